@@ -1,0 +1,78 @@
+import CKCore
+
+/// The command line: finds the command in the table, scans its arguments, runs it, and maps
+/// every failure to one stderr line and an exit code.
+public enum CLI {
+    public static func main(_ argv: [String]) -> Int32 {
+        run(Array(argv.dropFirst()), io: .standard())
+    }
+
+    public static func run(_ tokens: [String], io: IO, table: CommandTable = .standard) -> Int32 {
+        let errorFormat = GlobalOptions.errorFormat(tokens: tokens, environment: io.environment)
+        do {
+            let (command, rest) = try locate(tokens, table: table)
+            let args = try ArgumentScanner.scan(rest, specs: GlobalOptions.specs + command.options, command: command.path)
+            if args.helpRequested {
+                io.writeOut(Help.text(for: command, table: table))
+                return ExitCode.success
+            }
+            let globals = try GlobalOptions.resolve(args, io: io)
+            let inv = Invocation(command: command, args: args, globals: globals, io: io)
+            do {
+                return try command.run(inv)
+            } catch let e as CloudKitError {
+                return ErrorReporter.report(e, io: io, format: globals.errorFormat, assetBase: inv.assetBase)
+            }
+        } catch let u as UsageError {
+            return ErrorReporter.usage(u, io: io, format: errorFormat, table: table)
+        } catch let e as CloudKitError {
+            return ErrorReporter.report(e, io: io, format: errorFormat)
+        } catch {
+            return ErrorReporter.report(CloudKitError.internalError("\(error)"), io: io, format: errorFormat)
+        }
+    }
+
+    /// Splits the command path from the rest, skipping global options (which may come first).
+    static func locate(_ tokens: [String], table: CommandTable) throws -> (Command, [String]) {
+        var globalsWithValue = Set<String>()
+        for s in GlobalOptions.specs where s.value != nil { globalsWithValue.insert(s.name); s.aliases.forEach { globalsWithValue.insert($0) } }
+        var words: [(index: Int, word: String)] = []
+        var i = 0
+        var sawHelp = false
+        while i < tokens.count && words.count < 3 {
+            let t = tokens[i]
+            if t == "--" { break }
+            if t == "-h" || t == "--help" { sawHelp = true; i += 1; continue }
+            if t.hasPrefix("-") && t != "-" {
+                if globalsWithValue.contains(t) { i += 2 } else if t.contains("="), globalsWithValue.contains(String(t[..<t.firstIndex(of: "=")!])) { i += 1 } else { break }
+                continue
+            }
+            words.append((i, t))
+            i += 1
+        }
+        if words.isEmpty {
+            if let unknown = tokens.first(where: { $0.hasPrefix("-") && $0 != "-h" && $0 != "--help" && !isGlobal($0, globalsWithValue) }) {
+                throw UsageError("unknown option '\(unknown)'")
+            }
+            return (HelpCommand.command, tokens)
+        }
+        guard let c = table.match(words.map(\.word)) else {
+            let first = words[0].word
+            if table.groups.contains(first) {
+                if sawHelp || words.count == 1 && sawHelp { return (HelpCommand.command, [first]) }
+                let subs = table.children(of: [first]).map { $0.path.dropFirst().joined(separator: " ") }
+                if words.count > 1 { throw UsageError("unknown command 'ck \(first) \(words[1].word)'; '\(first)' has: \(subs.joined(separator: ", "))") }
+                throw UsageError("'ck \(first)' needs a subcommand: \(subs.joined(separator: ", "))")
+            }
+            throw UsageError("unknown command '\(first)'")
+        }
+        let used = Set(words.prefix(c.path.count).map(\.index))
+        let rest = tokens.enumerated().filter { !used.contains($0.offset) }.map(\.element)
+        return (c, rest)
+    }
+
+    private static func isGlobal(_ t: String, _ withValue: Set<String>) -> Bool {
+        let name = t.contains("=") ? String(t[..<t.firstIndex(of: "=")!]) : t
+        return withValue.contains(name)
+    }
+}

@@ -1,0 +1,23 @@
+/// One row of the command table: the single source of truth for dispatch, help and docs.
+public struct Command {
+    public var path: [String]
+    public var synopsis: String
+    public var summary: String
+    public var options: [OptionSpec]
+    /// Longer help, shown by `ck <command> --help`.
+    public var details: String
+    public var run: (Invocation) throws -> Int32
+
+    public init(_ path: [String], synopsis: String, summary: String, options: [OptionSpec] = [], details: String = "",
+                run: @escaping (Invocation) throws -> Int32) {
+        self.path = path
+        self.synopsis = synopsis
+        self.summary = summary
+        self.options = options
+        self.details = details
+        self.run = run
+    }
+
+    public var name: String { path.joined(separator: " ") }
+    public var usage: String { "ck \(name)\(synopsis.isEmpty ? "" : " " + synopsis)" }
+}

@@ -1,0 +1,73 @@
+import CKCore
+
+extension RecordCommands {
+    static let get: Command = Command(["record", "get"], synopsis: "NAME… [--fields a,b] [--asset FIELD]",
+        summary: "Fetch records by name",
+        options: [fieldsOption, OptionSpec("--asset", value: "FIELD", help: "write the bytes of this ASSET field of one record to stdout")],
+        details: "One name prints the record (NOT_FOUND, exit 3, when missing). Several names print\n{\"records\": [...]} with a record or an error dictionary per name, in order; exit 9 when\nany is missing.") { inv in
+        let names = try inv.positionals(min: 1, what: "record name").map(recordName)
+        let keys = try desiredKeys(inv)
+        let db = try inv.database()
+        if let field = inv.args.value("--asset") {
+            guard names.count == 1 else { throw inv.usageError("--asset takes exactly one record name") }
+            try Names.validateFieldName(field)
+            let r = try db.lookup(zone: inv.globals.zone, recordNames: names)[0]
+            if let e = r.error { throw e }
+            guard case .saved(let rec) = r, let f = rec.fields[field] else {
+                throw CloudKitError(.notFound, "record '\(names[0])' has no field '\(field)'", recordName: names[0])
+            }
+            guard f.type == FieldType(.asset), let sum = f.value["fileChecksum"]?.stringValue else {
+                throw CloudKitError(.badRequest, "field '\(field)' of record '\(names[0])' is \(f.type), not an ASSETID", recordName: names[0])
+            }
+            guard let bytes = try db.assets.read(checksum: sum) else {
+                throw CloudKitError.internalError("asset \(sum) of record '\(names[0])' is missing from the store (run 'ck fsck')")
+            }
+            inv.io.writeOutBytes(bytes)
+            return ExitCode.success
+        }
+        let results = try db.lookup(zone: inv.globals.zone, recordNames: names)
+        if names.count == 1 {
+            if let e = results[0].error { throw e }
+            inv.emit(inv.resultJSON(results[0], desiredKeys: keys))
+            return ExitCode.success
+        }
+        inv.emit(["records": .array(results.map { inv.resultJSON($0, desiredKeys: keys) })], listKey: "records")
+        return inv.batchExit(results, noun: "records")
+    }
+
+    static let delete: Command = Command(["record", "delete"], synopsis: "NAME [--tag TAG | --force]",
+        summary: "Delete a record (cascading DELETE_SELF references)",
+        options: [
+            OptionSpec("--tag", value: "TAG", help: "delete only if TAG is the current recordChangeTag, else CONFLICT"),
+            OptionSpec("--force", help: "forceDelete: no tag check (the default without --tag)"),
+        ],
+        details: "Prints the tombstone {recordName, deleted: true, zoneID}. A record still referenced with\nVALIDATE cannot be deleted (VALIDATING_REFERENCE_ERROR); records referencing it with\nDELETE_SELF are deleted with it.") { inv in
+        let name = try recordName(try inv.positionals(min: 1, max: 1, what: "record name")[0])
+        if inv.args.has("--force") && inv.args.value("--tag") != nil { throw inv.usageError("--tag and --force exclude each other") }
+        let op = RecordOperation(type: inv.args.value("--tag") == nil ? .forceDelete : .delete, recordName: name,
+                                 recordChangeTag: inv.args.value("--tag"))
+        let r = try inv.database().modify(zone: inv.globals.zone, operations: [op])[0]
+        if let e = r.error { throw e }
+        inv.emit(inv.resultJSON(r))
+        return ExitCode.success
+    }
+
+    static let list: Command = Command(["record", "list"], synopsis: "[--type T] [--fields a,b]",
+        summary: "List every record of a zone (streams; no index needed)",
+        options: [OptionSpec("--type", value: "T", help: "only records of this type"), fieldsOption],
+        details: "Records come in storage order, which is stable for the same data. Use --format ndjson\nfor one record per line.") { inv in
+        _ = try inv.positionals(max: 0, what: "")
+        let type = inv.args.value("--type")
+        if let t = type { try Names.validateRecordType(t) }
+        let keys = try desiredKeys(inv)
+        let z = try inv.database().zone(inv.globals.zone)
+        let base = inv.assetBase
+        try inv.printer.stream(listKey: "records") { emit in
+            try z.forEachRecord { r in
+                if type == nil || r.recordType == type { emit(r.json(assetBase: base, desiredKeys: keys)) }
+                return true
+            }
+        }
+        return ExitCode.success
+    }
+}

@@ -1,0 +1,36 @@
+import CKCore
+
+extension RecordCommands {
+    static let modify: Command = Command(["record", "modify"], synopsis: "< REQUEST.json",
+        summary: "Apply a Web Services records/modify request from stdin",
+        details: """
+        Reads {"operations": [{"operationType": "create|update|forceUpdate|replace|forceReplace|
+        delete|forceDelete", "record": {…}}], "atomic": true, "zoneID": {"zoneName": …},
+        "desiredKeys": […]} and prints {"records": [...]}: one result per operation, in order
+        (a record, a tombstone, or an error dictionary). In a custom zone an atomic request
+        applies all or nothing and the other operations fail with ATOMIC_ERROR. At most 400
+        operations (LIMIT_EXCEEDED, nothing applied). Exit 9 when any operation failed.
+        """) { inv in
+        _ = try inv.positionals(max: 0, what: "")
+        let body = try inv.readJSONInput(what: "modify request")
+        let req = try ModifyRequest.parse(body)
+        // Asset values given as "@path" strings in the request are read here.
+        var assets: [String: [UInt8]] = [:]
+        var ops = req.operations
+        let fa = FieldArguments(currentDirectory: inv.io.currentDirectory, command: inv.command.path)
+        if let opsJSON = body["operations"]?.arrayValue {
+            for (i, oj) in opsJSON.enumerated() {
+                guard let f = oj["record"]?["fields"]?.objectValue else { continue }
+                let needsFiles = f.filter { ($0.value["value"]?.stringValue ?? "").hasPrefix("@") }
+                guard !needsFiles.isEmpty else { continue }
+                let parsed = try fa.parseFieldObject(needsFiles)
+                for (k, v) in parsed.fields { ops[i].fields[k] = v }
+                assets.merge(parsed.assets) { a, _ in a }
+            }
+        }
+        let zone = req.zoneName ?? inv.globals.zone
+        let results = try inv.database().modify(zone: zone, operations: ops, atomic: req.atomic, assets: assets)
+        inv.emit(["records": .array(results.map { inv.resultJSON($0, desiredKeys: req.desiredKeys) })], listKey: "records")
+        return inv.batchExit(results, noun: "operations")
+    }
+}

@@ -1,0 +1,42 @@
+import CKCore
+
+/// `ck zone create|delete|list`.
+enum ZoneCommands {
+    static var all: [Command] { [create, delete, list] }
+
+    static let create: Command = Command(["zone", "create"], synopsis: "NAME…", summary: "Create custom zones (private database only)",
+        details: "Creating a zone that exists returns it unchanged. Custom zones exist only in the\nprivate database; public and shared refuse, as CloudKit does.") { inv in
+        let names = try inv.positionals(min: 1, what: "zone name")
+        for n in names { try Names.validateZoneName(n) }
+        let db = try inv.database()
+        let zones = try names.map { db.zoneJSON(try db.createZone($0)) }
+        inv.emit(["zones": .array(zones)], listKey: "zones")
+        return ExitCode.success
+    }
+
+    static let delete: Command = Command(["zone", "delete"], synopsis: "NAME…", summary: "Delete custom zones and every record in them") { inv in
+        let names = try inv.positionals(min: 1, what: "zone name")
+        for n in names { try Names.validateZoneName(n) }
+        let db = try inv.database()
+        // Check every zone first so one bad name deletes nothing.
+        for n in names {
+            if n == ZoneID.defaultZoneName { throw CloudKitError(.badRequest, "the default zone cannot be deleted", zoneID: db.zoneID(n)) }
+            _ = try db.zone(n)
+        }
+        _ = try db.requireWrite()
+        var out: [JSONValue] = []
+        for n in names {
+            try db.deleteZone(n)
+            out.append(["zoneID": db.zoneID(n).json, "deleted": true])
+        }
+        inv.emit(["zones": .array(out)], listKey: "zones")
+        return ExitCode.success
+    }
+
+    static let list: Command = Command(["zone", "list"], synopsis: "", summary: "List the zones of a database") { inv in
+        _ = try inv.positionals(max: 0, what: "")
+        let db = try inv.database()
+        inv.emit(["zones": .array(try db.listZones().map(db.zoneJSON))], listKey: "zones")
+        return ExitCode.success
+    }
+}

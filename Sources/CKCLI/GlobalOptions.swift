@@ -1,0 +1,94 @@
+import CKCore
+import Foundation
+
+/// Output formats (SPEC §2).
+public enum OutputFormat: String, CaseIterable { case json, ndjson, table }
+public enum ErrorFormat: String, CaseIterable { case text, json }
+
+/// The options every command accepts, with their environment variables and defaults (SPEC §1).
+public struct GlobalOptions {
+    public static let specs: [OptionSpec] = [
+        OptionSpec("--data-dir", value: "DIR", help: "data directory [$CK_DATA_DIR; default: nearest .ck/, else ~/.ck]"),
+        OptionSpec("--container", value: "ID", help: "container identifier, iCloud.… [$CK_CONTAINER; default: 'ck container use', else iCloud.com.example.app]"),
+        OptionSpec("--environment", aliases: ["--env"], value: "ENV", help: "development or production [$CK_ENVIRONMENT; default: development]"),
+        OptionSpec("--database", aliases: ["--db"], value: "DB", help: "public, private or shared [$CK_DATABASE; default: private]"),
+        OptionSpec("--zone", value: "NAME", help: "zone name [default: _defaultZone]"),
+        OptionSpec("--as", value: "APPLE-ID", help: "act as this signed-in user for one command [$CK_USER]"),
+        OptionSpec("--device", value: "NAME", help: "device whose bookmarks and notifications are used [$CK_DEVICE; default: default]"),
+        OptionSpec("--format", value: "FORMAT", help: "json, ndjson or table [$CK_FORMAT; default: json]"),
+        OptionSpec("--error-format", value: "FORMAT", help: "text or json [$CK_ERROR_FORMAT; default: text]"),
+    ]
+
+    public static let defaultContainer = "iCloud.com.example.app"
+
+    public var dataDirectory: String
+    public var containerOverride: String?
+    public var environment: CKCore.Environment
+    public var scope: DatabaseScope
+    public var zone: String
+    public var actingAs: String?
+    public var device: String
+    public var format: OutputFormat
+    public var errorFormat: ErrorFormat
+
+    /// The error format alone, read leniently, so even a bad command line reports in the
+    /// format the caller asked for.
+    static func errorFormat(tokens: [String], environment: [String: String]) -> ErrorFormat {
+        var v = environment["CK_ERROR_FORMAT"]
+        for (i, t) in tokens.enumerated() {
+            if t == "--error-format", i + 1 < tokens.count { v = tokens[i + 1] }
+            if t.hasPrefix("--error-format=") { v = String(t.dropFirst("--error-format=".count)) }
+        }
+        return v.flatMap(ErrorFormat.init(rawValue:)) ?? .text
+    }
+
+    static func resolve(_ args: ParsedArguments, io: IO) throws -> GlobalOptions {
+        let env = io.environment
+        func pick(_ name: String, _ variable: String?) -> String? {
+            if let v = args.value(name) { return v }
+            if let variable = variable, let v = env[variable], !v.isEmpty { return v }
+            return nil
+        }
+        func choice<T: RawRepresentable>(_ name: String, _ variable: String, _ def: T) throws -> T where T.RawValue == String {
+            guard let raw = pick(name, variable) else { return def }
+            guard let v = T(rawValue: raw) else {
+                let source = args.value(name) != nil ? name : "$\(variable)"
+                throw UsageError("invalid value '\(raw)' for \(source)")
+            }
+            return v
+        }
+        var dataDir: String
+        if let d = pick("--data-dir", "CK_DATA_DIR") {
+            dataDir = d.hasPrefix("/") ? d : io.currentDirectory + "/" + d
+        } else if let found = findProjectDirectory(from: io.currentDirectory) {
+            dataDir = found
+        } else {
+            dataDir = (env["HOME"] ?? NSHomeDirectory()) + "/.ck"
+        }
+        if dataDir.contains("\u{0}") { throw UsageError("data directory contains a NUL character") }
+        let device = pick("--device", "CK_DEVICE") ?? "default"
+        do { try Names.validateRecordName(device) } catch let e as CloudKitError { throw UsageError("invalid device name: \(e.reason)") }
+        let zone = args.value("--zone") ?? ZoneID.defaultZoneName
+        return GlobalOptions(
+            dataDirectory: dataDir,
+            containerOverride: pick("--container", "CK_CONTAINER"),
+            environment: try choice("--environment", "CK_ENVIRONMENT", CKCore.Environment.development),
+            scope: try choice("--database", "CK_DATABASE", DatabaseScope.private),
+            zone: zone,
+            actingAs: pick("--as", "CK_USER"),
+            device: device,
+            format: try choice("--format", "CK_FORMAT", OutputFormat.json),
+            errorFormat: try choice("--error-format", "CK_ERROR_FORMAT", ErrorFormat.text))
+    }
+
+    /// The nearest `.ck/` walking up from `dir`, like git looks for `.git/`.
+    static func findProjectDirectory(from dir: String) -> String? {
+        var d = dir
+        while true {
+            let candidate = (d == "/" ? "" : d) + "/.ck"
+            if FileSystem.isDirectory(candidate) { return candidate }
+            if d == "/" || d.isEmpty { return nil }
+            d = (d as NSString).deletingLastPathComponent
+        }
+    }
+}

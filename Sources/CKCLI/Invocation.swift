@@ -1,0 +1,83 @@
+import CKCore
+
+/// Everything a command handler gets: its arguments, the resolved global options, the streams,
+/// and helpers to reach the store and print results.
+public final class Invocation {
+    public let command: Command
+    public let args: ParsedArguments
+    public let globals: GlobalOptions
+    public let io: IO
+    let printer: Printer
+
+    init(command: Command, args: ParsedArguments, globals: GlobalOptions, io: IO) {
+        self.command = command
+        self.args = args
+        self.globals = globals
+        self.io = io
+        self.printer = Printer(io: io, format: globals.format)
+    }
+
+    public lazy var store: CloudKitStore = CloudKitStore(root: globals.dataDirectory)
+
+    public func container() throws -> String {
+        let c = try globals.containerOverride ?? store.defaultContainer() ?? GlobalOptions.defaultContainer
+        try Names.validateContainerID(c)
+        return c
+    }
+
+    public func database(_ scope: DatabaseScope? = nil) throws -> Database {
+        try store.database(DatabaseAddress(container: container(), environment: globals.environment, scope: scope ?? globals.scope),
+                           actingAs: globals.actingAs, deviceID: globals.device)
+    }
+
+    var assetBase: String { store.assets.baseURL }
+
+    func usageError(_ message: String) -> UsageError { UsageError(message, command: command.path) }
+
+    /// Positionals, checked against the number the command takes.
+    func positionals(min: Int = 0, max: Int = Int.max, what: String) throws -> [String] {
+        let p = args.positionals
+        if p.count < min { throw usageError("missing \(what)") }
+        if p.count > max { throw usageError("unexpected argument '\(p[max])'") }
+        return p
+    }
+
+    /// Reads standard input as one JSON document (BAD_REQUEST when malformed).
+    func readJSONInput(what: String) throws -> JSONValue {
+        let bytes = io.readIn()
+        do { return try JSONParser.parse(bytes) } catch let f as JSONParser.Failure {
+            throw CloudKitError.badRequest("\(what) on stdin is not valid JSON: \(f)")
+        }
+    }
+
+    func emit(_ doc: JSONValue, listKey: String? = nil) { printer.emit(doc, listKey: listKey) }
+
+    func positiveInt(_ option: String, max: Int? = nil) throws -> Int? {
+        guard let raw = args.value(option) else { return nil }
+        guard let n = Int(raw), n >= 1 else { throw usageError("\(option) must be a positive integer, got '\(raw)'") }
+        if let m = max, n > m { throw usageError("\(option) must be at most \(m), got \(n)") }
+        return n
+    }
+
+    /// The exit code for a batch: 0, or 9 with a note on stderr when any item failed.
+    func batchExit(_ results: [OperationResult], noun: String) -> Int32 {
+        let failed = results.filter { $0.error != nil }.count
+        guard failed > 0 else { return ExitCode.success }
+        let first = results.compactMap(\.error).first!
+        if globals.errorFormat == .json {
+            io.writeErr(JSONWriter.line(["serverErrorCode": "PARTIAL_FAILURE", "reason": .string("\(failed) of \(results.count) \(noun) failed"),
+                                         "firstError": first.envelope()]))
+        } else {
+            io.writeErr("ck: PARTIAL_FAILURE: \(failed) of \(results.count) \(noun) failed (first: \(first.code.rawValue): \(ErrorReporter.oneLine(first.reason)))\n")
+        }
+        return ExitCode.partialFailure
+    }
+
+    func resultJSON(_ r: OperationResult, desiredKeys: Set<String>? = nil) -> JSONValue {
+        switch r {
+        case .saved(let rec): return rec.json(assetBase: assetBase, desiredKeys: desiredKeys)
+        case .deleted(let n, let z): return Record.tombstone(recordName: n, zoneID: z)
+        case .failed(let e): return e.envelope(assetBase: assetBase)
+        }
+    }
+}

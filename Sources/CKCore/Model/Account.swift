@@ -1,0 +1,73 @@
+/// CloudKit's account statuses (`CKAccountStatus`).
+public enum AccountStatus: String, Sendable, CaseIterable {
+    case available, noAccount, restricted, couldNotDetermine, temporarilyUnavailable
+
+    /// Why a private-database or write request is refused under this status.
+    public var refusal: String {
+        switch self {
+        case .available: return "the account is available"
+        case .noAccount: return "no iCloud account is signed in on this device (run 'ck account signin APPLE-ID')"
+        case .restricted: return "iCloud access is restricted on this device (parental controls or device management)"
+        case .couldNotDetermine: return "the iCloud account status could not be determined"
+        case .temporarilyUnavailable: return "the iCloud account is temporarily unavailable; wait for an account-changed event"
+        }
+    }
+}
+
+/// An iCloud user known to this device.
+public struct UserAccount: Equatable, Sendable {
+    public var appleID: String
+    public var userRecordName: String
+    public var givenName: String?
+    public var familyName: String?
+    public var phoneNumber: String?
+
+    public init(appleID: String, userRecordName: String, givenName: String? = nil, familyName: String? = nil, phoneNumber: String? = nil) {
+        self.appleID = appleID
+        self.userRecordName = userRecordName
+        self.givenName = givenName
+        self.familyName = familyName
+        self.phoneNumber = phoneNumber
+    }
+
+    var stored: JSONValue {
+        var o: [String: JSONValue] = [
+            "schemaVersion": .int(DataPaths.schemaVersion),
+            "appleID": .string(appleID),
+            "userRecordName": .string(userRecordName),
+        ]
+        if let g = givenName { o["givenName"] = .string(g) }
+        if let f = familyName { o["familyName"] = .string(f) }
+        if let p = phoneNumber { o["phoneNumber"] = .string(p) }
+        return .object(o)
+    }
+
+    init(stored j: JSONValue) throws {
+        guard let a = j["appleID"]?.stringValue, let u = j["userRecordName"]?.stringValue else {
+            throw CloudKitError.internalError("malformed user file")
+        }
+        self.init(appleID: a, userRecordName: u, givenName: j["givenName"]?.stringValue,
+                  familyName: j["familyName"]?.stringValue, phoneNumber: j["phoneNumber"]?.stringValue)
+    }
+}
+
+/// Who is making a request: the device's account status and the user acting.
+public struct Caller: Sendable {
+    public var status: AccountStatus
+    public var user: UserAccount?
+    public var deviceID: String
+
+    public init(status: AccountStatus, user: UserAccount?, deviceID: String) {
+        self.status = status
+        self.user = user
+        self.deviceID = deviceID
+    }
+
+    /// The signed-in user, or AUTHENTICATION_REQUIRED naming the status that blocks it.
+    public func requireUser(for what: String) throws -> UserAccount {
+        guard status == .available, let u = user else {
+            throw CloudKitError(.authenticationRequired, "\(what) needs an available iCloud account: \(status.refusal)")
+        }
+        return u
+    }
+}

@@ -1,0 +1,84 @@
+/// CloudKit Web Services server error codes (reference §4.2), plus CHANGE_TOKEN_EXPIRED.
+public enum ServerErrorCode: String, Sendable, CaseIterable {
+    case accessDenied = "ACCESS_DENIED"
+    case atomicError = "ATOMIC_ERROR"
+    case authenticationFailed = "AUTHENTICATION_FAILED"
+    case authenticationRequired = "AUTHENTICATION_REQUIRED"
+    case badRequest = "BAD_REQUEST"
+    case conflict = "CONFLICT"
+    case exists = "EXISTS"
+    case internalError = "INTERNAL_ERROR"
+    case notFound = "NOT_FOUND"
+    case quotaExceeded = "QUOTA_EXCEEDED"
+    case throttled = "THROTTLED"
+    case tryAgainLater = "TRY_AGAIN_LATER"
+    case validatingReferenceError = "VALIDATING_REFERENCE_ERROR"
+    case zoneNotFound = "ZONE_NOT_FOUND"
+    case changeTokenExpired = "CHANGE_TOKEN_EXPIRED"
+    case limitExceeded = "LIMIT_EXCEEDED"
+
+    /// The native `CKError.Code` raw value clients map this to (reference §4.4).
+    public var ckErrorCode: Int {
+        switch self {
+        case .accessDenied: return 10
+        case .atomicError: return 22
+        case .authenticationFailed, .authenticationRequired: return 9
+        case .badRequest: return 12
+        case .conflict, .exists: return 14
+        case .internalError: return 1
+        case .notFound: return 11
+        case .quotaExceeded: return 25
+        case .throttled: return 7
+        case .tryAgainLater: return 6
+        case .validatingReferenceError: return 31
+        case .zoneNotFound: return 26
+        case .changeTokenExpired: return 21
+        case .limitExceeded: return 27
+        }
+    }
+}
+
+/// The one error type the core throws. Carries what the Web Services error envelope carries.
+public struct CloudKitError: Error, Equatable, CustomStringConvertible {
+    public var code: ServerErrorCode
+    public var reason: String
+    public var recordName: String?
+    public var zoneID: ZoneID?
+    public var subscriptionID: String?
+    public var retryAfter: Int?
+    /// For CONFLICT and EXISTS: the record as the server has it.
+    public var serverRecord: Record?
+
+    public init(_ code: ServerErrorCode, _ reason: String, recordName: String? = nil, zoneID: ZoneID? = nil,
+                subscriptionID: String? = nil, retryAfter: Int? = nil, serverRecord: Record? = nil) {
+        self.code = code
+        self.reason = reason
+        self.recordName = recordName
+        self.zoneID = zoneID
+        self.subscriptionID = subscriptionID
+        self.retryAfter = retryAfter
+        self.serverRecord = serverRecord
+    }
+
+    public var description: String { "\(code.rawValue): \(reason)" }
+
+    public static func badRequest(_ reason: String) -> CloudKitError { CloudKitError(.badRequest, reason) }
+    public static func internalError(_ reason: String) -> CloudKitError { CloudKitError(.internalError, reason) }
+
+    /// The Web Services error dictionary. `uuid` is derived from the error's content so that
+    /// identical failures print identical bytes.
+    public func envelope(assetBase: String? = nil) -> JSONValue {
+        var o: [String: JSONValue] = [
+            "serverErrorCode": .string(code.rawValue),
+            "reason": .string(reason),
+            "ckErrorCode": .int(Int64(code.ckErrorCode)),
+        ]
+        if let r = recordName { o["recordName"] = .string(r) }
+        if let z = zoneID { o["zoneID"] = z.json }
+        if let s = subscriptionID { o["subscriptionID"] = .string(s) }
+        if let r = retryAfter { o["retryAfter"] = .int(Int64(r)) }
+        if let s = serverRecord { o["serverRecord"] = s.json(assetBase: assetBase) }
+        o["uuid"] = .string(Identifiers.uuid(from: Array((code.rawValue + "\u{0}" + reason + "\u{0}" + (recordName ?? "")).utf8)))
+        return .object(o)
+    }
+}

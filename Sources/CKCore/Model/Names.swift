@@ -1,0 +1,64 @@
+/// Name rules from CloudKit (reference §1.5, §6), checked before anything touches the disk.
+public enum Names {
+    public static let maxLength = 255
+
+    private static func describe(_ s: String) -> String {
+        let shown = s.unicodeScalars.map { u -> String in
+            u.value < 0x20 || u.value == 0x7F ? "\\u{\(String(u.value, radix: 16))}" : String(u)
+        }.joined()
+        return shown.count > 40 ? String(shown.prefix(40)) + "…" : shown
+    }
+
+    /// Record and zone names: 1…255 characters, no NUL or control characters, no `/` or `\`,
+    /// not `.` or `..` (they would address paths, which is what the store must never allow).
+    static func validateName(_ s: String, kind: String) throws {
+        if s.isEmpty { throw CloudKitError.badRequest("\(kind) name must not be empty") }
+        if s.count > maxLength {
+            throw CloudKitError.badRequest("\(kind) name '\(describe(s))' is \(s.count) characters; the limit is \(maxLength)")
+        }
+        for u in s.unicodeScalars {
+            if u.value < 0x20 || u.value == 0x7F {
+                throw CloudKitError.badRequest("\(kind) name '\(describe(s))' contains a control character (\\u{\(String(u.value, radix: 16))})")
+            }
+            if u == "/" || u == "\\" {
+                throw CloudKitError.badRequest("\(kind) name '\(describe(s))' contains '\(u)', which is not allowed")
+            }
+        }
+        if s == "." || s == ".." { throw CloudKitError.badRequest("\(kind) name '\(s)' is not allowed") }
+    }
+
+    public static func validateRecordName(_ s: String) throws { try validateName(s, kind: "record") }
+    public static func validateZoneName(_ s: String) throws { try validateName(s, kind: "zone") }
+
+    /// Identifiers (field names, record type names): an ASCII letter, then letters, digits or `_`.
+    static func validateIdentifier(_ s: String, kind: String) throws {
+        if s.isEmpty { throw CloudKitError.badRequest("\(kind) name must not be empty") }
+        if s.count > maxLength {
+            throw CloudKitError.badRequest("\(kind) name '\(describe(s))' is \(s.count) characters; the limit is \(maxLength)")
+        }
+        let u = Array(s.utf8)
+        if u[0] == UInt8(ascii: "_") {
+            throw CloudKitError.badRequest("\(kind) name '\(describe(s))' starts with '_', which is reserved for system fields")
+        }
+        func letter(_ b: UInt8) -> Bool { (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) }
+        guard letter(u[0]), u.allSatisfy({ letter($0) || ($0 >= 0x30 && $0 <= 0x39) || $0 == UInt8(ascii: "_") }) else {
+            throw CloudKitError.badRequest("\(kind) name '\(describe(s))' is invalid: it must start with an ASCII letter and contain only letters, digits and '_'")
+        }
+    }
+
+    public static func validateFieldName(_ s: String) throws { try validateIdentifier(s, kind: "field") }
+    public static func validateRecordType(_ s: String) throws { try validateIdentifier(s, kind: "record type") }
+
+    /// Container identifiers start with `iCloud.` and use letters, digits, `.`, `-` and `_`.
+    public static func validateContainerID(_ s: String) throws {
+        guard s.hasPrefix("iCloud."), s.count > 7, s.count <= maxLength else {
+            throw CloudKitError.badRequest("container identifier '\(describe(s))' must start with 'iCloud.' (e.g. iCloud.com.example.app)")
+        }
+        let ok = s.utf8.allSatisfy { b in
+            (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || (b >= 0x30 && b <= 0x39) || b == 0x2E || b == 0x2D || b == 0x5F
+        }
+        guard ok, !s.contains("..") else {
+            throw CloudKitError.badRequest("container identifier '\(describe(s))' may contain only letters, digits, '.', '-' and '_'")
+        }
+    }
+}

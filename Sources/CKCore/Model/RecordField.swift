@@ -1,0 +1,182 @@
+import Foundation
+
+/// One typed field value in canonical Web Services form: `{value, type}`.
+public struct RecordField: Equatable, Sendable {
+    public var type: FieldType
+    public var value: JSONValue
+
+    public init(type: FieldType, value: JSONValue) {
+        self.type = type
+        self.value = value
+    }
+
+    public var json: JSONValue { ["type": .string(type.rawValue), "value": value] }
+
+    /// Validates a Web Services field dictionary `{value, type?}` and returns it in canonical
+    /// form, or nil when the value is null (which clears the field).
+    public static func parse(name: String, json: JSONValue) throws -> RecordField? {
+        guard let o = json.objectValue else {
+            throw CloudKitError.badRequest("field '\(name)' must be an object {\"value\": …, \"type\": …}, got \(json.kindName)")
+        }
+        for k in o.keys where k != "value" && k != "type" && k != "isEncrypted" {
+            throw CloudKitError.badRequest("field '\(name)' has unknown key '\(k)'")
+        }
+        guard let value = o["value"] else { throw CloudKitError.badRequest("field '\(name)' has no 'value'") }
+        if value.isNull { return nil }
+        var type: FieldType
+        if let t = o["type"] {
+            guard let s = t.stringValue else { throw CloudKitError.badRequest("field '\(name)': type must be a string") }
+            guard let ft = FieldType(tag: s) else {
+                throw CloudKitError.badRequest("field '\(name)': unknown type '\(s)' (expected one of \(FieldType.allTags.joined(separator: ", ")))")
+            }
+            type = ft
+        } else {
+            type = try infer(name: name, value: value)
+        }
+        return RecordField(type: type, value: try canonical(name: name, type: type, value: value))
+    }
+
+    /// Infers a type tag for an untyped Web Services value, as the service does on save.
+    static func infer(name: String, value: JSONValue) throws -> FieldType {
+        switch value {
+        case .string: return FieldType(.string)
+        case .int, .bool: return FieldType(.int64)
+        case .double: return FieldType(.double)
+        case .object(let o):
+            if o["recordName"] != nil { return FieldType(.reference) }
+            if o["latitude"] != nil { return FieldType(.location) }
+            if o["fileChecksum"] != nil { return FieldType(.asset) }
+            throw CloudKitError.badRequest("field '\(name)': cannot infer the type of an object value; give a 'type'")
+        case .array(let a):
+            guard let first = a.first else { return FieldType(.unknown, list: true) }
+            let t = try infer(name: name, value: first)
+            return FieldType(t.base, list: true)
+        case .null:
+            throw CloudKitError.badRequest("field '\(name)': null value")
+        }
+    }
+
+    /// Checks that `value` fits `type` and returns its canonical encoding.
+    public static func canonical(name: String, type: FieldType, value: JSONValue) throws -> JSONValue {
+        if type.isList {
+            guard let a = value.arrayValue else {
+                throw CloudKitError.badRequest("field '\(name)' is \(type) but the value is \(value.kindName), not an array")
+            }
+            if type.base == .unknown {
+                guard a.isEmpty else { throw CloudKitError.badRequest("field '\(name)': UNKNOWN_LIST must be empty") }
+                return .array([])
+            }
+            return .array(try a.enumerated().map { (i, e) in
+                try canonical(name: "\(name)[\(i)]", type: type.element, value: e)
+            })
+        }
+        func wrong(_ expected: String) -> CloudKitError {
+            CloudKitError.badRequest("field '\(name)' is \(type) but the value is \(value.kindName) (\(expected) expected)")
+        }
+        switch type.base {
+        case .string:
+            guard case .string = value else { throw wrong("a string") }
+            return value
+        case .int64:
+            if case .bool(let b) = value { return .int(b ? 1 : 0) }
+            guard let i = value.int64Value else { throw wrong("an integer") }
+            return .int(i)
+        case .double:
+            guard let d = value.doubleValue else { throw wrong("a number") }
+            return .double(d)
+        case .timestamp:
+            guard let i = value.int64Value else { throw wrong("milliseconds since 1970 as an integer") }
+            return .int(i)
+        case .bytes:
+            guard let s = value.stringValue else { throw wrong("a base64 string") }
+            guard Data(base64Encoded: s) != nil else { throw CloudKitError.badRequest("field '\(name)' is BYTES but the value is not valid base64") }
+            return value
+        case .reference:
+            return try Reference.parse(name: name, json: value).json
+        case .location:
+            return try Location.parse(name: name, json: value)
+        case .asset:
+            guard let o = value.objectValue else { throw wrong("an asset dictionary") }
+            guard let sum = o["fileChecksum"]?.stringValue, !sum.isEmpty else {
+                throw CloudKitError.badRequest("field '\(name)': an asset needs a 'fileChecksum'")
+            }
+            guard let size = o["size"]?.int64Value, size >= 0 else {
+                throw CloudKitError.badRequest("field '\(name)': an asset needs a non-negative integer 'size'")
+            }
+            return ["fileChecksum": .string(sum), "size": .int(size)]
+        case .unknown:
+            throw CloudKitError.badRequest("field '\(name)': UNKNOWN is only valid as UNKNOWN_LIST")
+        }
+    }
+}
+
+/// A reference value `{recordName, action, zoneID?}`.
+public struct Reference: Equatable, Sendable {
+    public enum Action: String, Sendable, CaseIterable { case none = "NONE", deleteSelf = "DELETE_SELF", validate = "VALIDATE" }
+    public var recordName: String
+    public var action: Action
+    public var zoneName: String?
+
+    public init(recordName: String, action: Action, zoneName: String? = nil) {
+        self.recordName = recordName
+        self.action = action
+        self.zoneName = zoneName
+    }
+
+    public var json: JSONValue {
+        var o: [String: JSONValue] = ["recordName": .string(recordName), "action": .string(action.rawValue)]
+        if let z = zoneName { o["zoneID"] = ["zoneName": .string(z)] }
+        return .object(o)
+    }
+
+    public static func parse(name: String, json: JSONValue) throws -> Reference {
+        guard let o = json.objectValue else {
+            throw CloudKitError.badRequest("field '\(name)' is REFERENCE but the value is \(json.kindName) (a reference dictionary expected)")
+        }
+        guard let rn = o["recordName"]?.stringValue else {
+            throw CloudKitError.badRequest("field '\(name)': a reference needs a string 'recordName'")
+        }
+        try Names.validateRecordName(rn)
+        var action = Action.none
+        if let a = o["action"], !a.isNull {
+            guard let s = a.stringValue, let act = Action(rawValue: s) else {
+                throw CloudKitError.badRequest("field '\(name)': reference action must be NONE, DELETE_SELF or VALIDATE")
+            }
+            action = act
+        }
+        var zone: String?
+        if let z = o["zoneID"], !z.isNull { zone = try ZoneID(json: z).zoneName }
+        return Reference(recordName: rn, action: action, zoneName: zone)
+    }
+
+    /// Every reference in a field (one, or each element of a REFERENCE_LIST).
+    public static func all(in field: RecordField) -> [Reference] {
+        guard field.type.base == .reference else { return [] }
+        let values = field.type.isList ? (field.value.arrayValue ?? []) : [field.value]
+        return values.compactMap { try? parse(name: "", json: $0) }
+    }
+}
+
+/// A location value; latitude and longitude are required.
+enum Location {
+    static let keys: Set<String> = ["latitude", "longitude", "horizontalAccuracy", "verticalAccuracy", "altitude", "speed", "course", "timestamp"]
+
+    static func parse(name: String, json: JSONValue) throws -> JSONValue {
+        guard let o = json.objectValue else {
+            throw CloudKitError.badRequest("field '\(name)' is LOCATION but the value is \(json.kindName) (a location dictionary expected)")
+        }
+        var out: [String: JSONValue] = [:]
+        for (k, v) in o {
+            guard keys.contains(k) else { throw CloudKitError.badRequest("field '\(name)': unknown location key '\(k)'") }
+            guard let d = v.doubleValue else { throw CloudKitError.badRequest("field '\(name)': location '\(k)' must be a number") }
+            out[k] = k == "timestamp" ? .int(Int64(d)) : .double(d)
+        }
+        guard let lat = out["latitude"]?.doubleValue, let lon = out["longitude"]?.doubleValue else {
+            throw CloudKitError.badRequest("field '\(name)': a location needs 'latitude' and 'longitude'")
+        }
+        guard (-90...90).contains(lat), (-180...180).contains(lon) else {
+            throw CloudKitError.badRequest("field '\(name)': latitude must be within ±90 and longitude within ±180")
+        }
+        return .object(out)
+    }
+}

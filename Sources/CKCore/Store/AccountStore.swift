@@ -1,0 +1,150 @@
+/// The device's iCloud account (device.json), the users it has seen (users/), and the
+/// account-changed events (account-events.ndjson).
+public final class AccountStore {
+    public let paths: DataPaths
+    private let clock: Clock
+
+    public init(paths: DataPaths, clock: Clock) {
+        self.paths = paths
+        self.clock = clock
+    }
+
+    public struct DeviceAccount: Equatable {
+        public var status: AccountStatus
+        public var appleID: String?
+    }
+
+    public func device() throws -> DeviceAccount {
+        guard let j = try FileSystem.readJSON(paths.deviceFile) else { return DeviceAccount(status: .noAccount, appleID: nil) }
+        guard let s = j["status"]?.stringValue, let st = AccountStatus(rawValue: s) else {
+            throw CloudKitError.internalError("malformed \(paths.deviceFile)")
+        }
+        return DeviceAccount(status: st, appleID: j["appleID"]?.stringValue)
+    }
+
+    public func user(appleID: String) throws -> UserAccount? {
+        guard let j = try FileSystem.readJSON(paths.userFile(appleID: appleID)) else { return nil }
+        return try UserAccount(stored: j)
+    }
+
+    /// Every user this device has seen, by Apple ID.
+    public func allUsers() throws -> [UserAccount] {
+        try FileSystem.list(paths.usersDirectory).filter { $0.hasSuffix(".json") }.compactMap {
+            try FileSystem.readJSON(paths.usersDirectory + "/" + $0).map(UserAccount.init(stored:))
+        }
+    }
+
+    public func user(recordName: String) throws -> UserAccount? {
+        try allUsers().first { $0.userRecordName == recordName }
+    }
+
+    /// Resolves who a command runs as: `actingAs` (an Apple ID that signed in on this device
+    /// before) or the device's account.
+    public func caller(actingAs: String?, deviceID: String) throws -> Caller {
+        if let a = actingAs {
+            try Validation.appleID(a)
+            guard let u = try user(appleID: a) else {
+                throw CloudKitError(.authenticationRequired, "user '\(a)' has never signed in on this device (run 'ck account signin \(a)' first)")
+            }
+            return Caller(status: .available, user: u, deviceID: deviceID)
+        }
+        let d = try device()
+        let u = try d.appleID.flatMap { try user(appleID: $0) }
+        return Caller(status: u == nil && d.status == .available ? .noAccount : d.status, user: u, deviceID: deviceID)
+    }
+
+    /// Signs the device in, creating the iCloud user on first use with a user record name that
+    /// is never reused for another Apple ID.
+    @discardableResult
+    public func signIn(appleID: String, givenName: String?, familyName: String?, phone: String?) throws -> UserAccount {
+        try Validation.appleID(appleID)
+        if let p = phone { try Validation.phoneNumber(p) }
+        for (n, v) in [("given name", givenName), ("family name", familyName)] {
+            if let v = v, v.isEmpty || v.count > 255 || v.unicodeScalars.contains(where: { $0.value < 0x20 }) {
+                throw CloudKitError.badRequest("\(n) must be 1…255 printable characters")
+            }
+        }
+        var u: UserAccount
+        if let existing = try user(appleID: appleID) {
+            u = existing
+        } else {
+            var name = Identifiers.newUserRecordName()
+            let taken = Set(try allUsers().map(\.userRecordName))
+            while taken.contains(name) { name = Identifiers.newUserRecordName() }
+            u = UserAccount(appleID: appleID, userRecordName: name)
+        }
+        if let g = givenName { u.givenName = g }
+        if let f = familyName { u.familyName = f }
+        if let p = phone { u.phoneNumber = p }
+        try FileSystem.makeDirectories(paths.usersDirectory)
+        try FileSystem.writeJSON(paths.userFile(appleID: appleID), u.stored)
+        try setDevice(DeviceAccount(status: .available, appleID: u.appleID))
+        return u
+    }
+
+    public func signOut() throws {
+        try setDevice(DeviceAccount(status: .noAccount, appleID: nil))
+    }
+
+    public func setStatus(_ status: AccountStatus) throws {
+        var d = try device()
+        if status == .available && d.appleID == nil {
+            throw CloudKitError.badRequest("cannot set status 'available' with no account signed in (run 'ck account signin APPLE-ID')")
+        }
+        d.status = status
+        try setDevice(d)
+    }
+
+    private func setDevice(_ d: DeviceAccount) throws {
+        let before = try device()
+        try FileSystem.makeDirectories(paths.root)
+        var o: [String: JSONValue] = ["schemaVersion": .int(DataPaths.schemaVersion), "status": .string(d.status.rawValue)]
+        if let a = d.appleID { o["appleID"] = .string(a) }
+        try FileSystem.writeJSON(paths.deviceFile, .object(o))
+        if before != d { try appendEvent(d) }
+    }
+
+    public var eventsFile: String { paths.root + "/account-events.ndjson" }
+
+    private func appendEvent(_ d: DeviceAccount) throws {
+        let seq = Int64(try events().count + 1)
+        var o: [String: JSONValue] = [
+            "seq": .int(seq), "timestamp": .int(clock.now()), "type": "accountChanged", "status": .string(d.status.rawValue),
+        ]
+        if let a = d.appleID, let u = try user(appleID: a) { o["userRecordName"] = .string(u.userRecordName); o["appleID"] = .string(a) }
+        try FileSystem.append(eventsFile, Array(JSONWriter.line(.object(o)).utf8))
+    }
+
+    /// The account-changed events, oldest first.
+    public func events() throws -> [JSONValue] {
+        guard let bytes = try FileSystem.read(eventsFile) else { return [] }
+        return try bytes.split(separator: 0x0A).map { try JSONParser.parse(Array($0)) }
+    }
+}
+
+/// Checks on user-supplied identity strings.
+public enum Validation {
+    public static func appleID(_ s: String) throws {
+        let parts = s.split(separator: "@", omittingEmptySubsequences: false)
+        let ok = parts.count == 2 && !parts[0].isEmpty && parts[1].contains(".") && !parts[1].hasPrefix(".")
+            && !parts[1].hasSuffix(".") && s.count <= 255
+            && s.unicodeScalars.allSatisfy { $0.value > 0x20 && $0.value < 0x7F && $0 != "/" && $0 != "\\" }
+        if !ok { throw CloudKitError.badRequest("'\(s)' is not a valid Apple ID (expected an email address like alice@example.com)") }
+    }
+
+    public static func phoneNumber(_ s: String) throws {
+        let digits = s.filter(\.isNumber)
+        let ok = s.hasPrefix("+") && (7...15).contains(digits.count)
+            && s.dropFirst().allSatisfy { $0.isASCII && ($0.isNumber || $0 == " " || $0 == "-") }
+        if !ok { throw CloudKitError.badRequest("'\(s)' is not a valid phone number (expected international form like +1 408 555 0100)") }
+    }
+}
+
+/// The time source; tests and fixtures may pin it.
+public struct Clock: Sendable {
+    public var now: @Sendable () -> Int64
+    public init(now: @escaping @Sendable () -> Int64) { self.now = now }
+    public static let system = Clock { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
+}
+
+import Foundation

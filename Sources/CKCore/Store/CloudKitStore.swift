@@ -1,0 +1,40 @@
+/// The entry point of the core: a data directory holding one device's view of CloudKit.
+public final class CloudKitStore {
+    public let paths: DataPaths
+    public let clock: Clock
+    public let accounts: AccountStore
+
+    public init(root: String, clock: Clock = .system) {
+        self.paths = DataPaths(root: root)
+        self.clock = clock
+        self.accounts = AccountStore(paths: paths, clock: clock)
+    }
+
+    /// Opens a database as the device's account, or as `actingAs` (an Apple ID that signed in here).
+    public func database(_ address: DatabaseAddress, actingAs: String? = nil, deviceID: String = "default") throws -> Database {
+        let caller = try accounts.caller(actingAs: actingAs, deviceID: deviceID)
+        return try Database(address: address, caller: caller, paths: paths, clock: clock)
+    }
+
+    public var assets: AssetStore { AssetStore(paths: paths) }
+
+    /// Makes the data directory (0700) with its marker file; harmless when it exists.
+    @discardableResult
+    public func initialize() throws -> Bool {
+        if FileSystem.exists(paths.markerFile) { return false }
+        try FileSystem.makeDirectories(paths.root)
+        try FileSystem.writeJSON(paths.markerFile, ["schemaVersion": .int(DataPaths.schemaVersion), "kind": "ck data directory"])
+        return true
+    }
+
+    /// The container chosen with `ck container use`, if any.
+    public func defaultContainer() throws -> String? {
+        try FileSystem.readJSON(paths.configFile)?["container"]?.stringValue
+    }
+
+    public func setDefaultContainer(_ id: String) throws {
+        try Names.validateContainerID(id)
+        try FileSystem.makeDirectories(paths.root)
+        try FileSystem.writeJSON(paths.configFile, ["schemaVersion": .int(DataPaths.schemaVersion), "container": .string(id)])
+    }
+}

@@ -1,0 +1,92 @@
+/// A parsed Web Services `records/modify` request.
+public struct ModifyRequest: Sendable {
+    public var operations: [RecordOperation]
+    public var atomic: Bool
+    public var zoneName: String?
+    public var desiredKeys: Set<String>?
+
+    /// Keys a record dictionary may carry: the request keys, plus the response-only keys so a
+    /// record printed by ck can be fed back unchanged.
+    static let recordKeys: Set<String> = [
+        "recordName", "recordType", "recordChangeTag", "fields", "parent", "createShortGUID",
+        "created", "modified", "deleted", "zoneID", "shortGUID", "pluginFields",
+    ]
+
+    public static func parse(_ body: JSONValue) throws -> ModifyRequest {
+        guard let o = body.objectValue else { throw CloudKitError.badRequest("modify request must be a JSON object, got \(body.kindName)") }
+        for k in o.keys where !["operations", "atomic", "zoneID", "desiredKeys", "numbersAsStrings"].contains(k) {
+            throw CloudKitError.badRequest("unknown key '\(k)' in modify request")
+        }
+        guard let opsJSON = o["operations"]?.arrayValue else { throw CloudKitError.badRequest("modify request needs an 'operations' array") }
+        if opsJSON.count > Limits.operationsPerBatch {
+            throw CloudKitError(.limitExceeded, "a request holds at most \(Limits.operationsPerBatch) operations; this one has \(opsJSON.count)")
+        }
+        var req = ModifyRequest(operations: [], atomic: true, zoneName: nil, desiredKeys: nil)
+        if let a = o["atomic"], !a.isNull {
+            guard let b = a.boolValue else { throw CloudKitError.badRequest("'atomic' must be true or false") }
+            req.atomic = b
+        }
+        if let z = o["zoneID"], !z.isNull {
+            let zid = try ZoneID(json: z)
+            try Names.validateZoneName(zid.zoneName)
+            req.zoneName = zid.zoneName
+        }
+        if let d = o["desiredKeys"], !d.isNull {
+            guard let a = d.arrayValue, a.allSatisfy({ $0.stringValue != nil }) else { throw CloudKitError.badRequest("desiredKeys must be an array of field names") }
+            req.desiredKeys = Set(a.compactMap(\.stringValue))
+        }
+        var seen = Set<String>()
+        for (i, op) in opsJSON.enumerated() {
+            guard let oo = op.objectValue else { throw CloudKitError.badRequest("operations[\(i)] must be an object") }
+            for k in oo.keys where k != "operationType" && k != "record" && k != "desiredKeys" {
+                throw CloudKitError.badRequest("operations[\(i)]: unknown key '\(k)'")
+            }
+            guard let ts = oo["operationType"]?.stringValue, let type = RecordOperationType(rawValue: ts) else {
+                throw CloudKitError.badRequest("operations[\(i)]: operationType must be one of \(RecordOperationType.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            guard let rec = oo["record"] else { throw CloudKitError.badRequest("operations[\(i)] needs a 'record'") }
+            let parsed = try parseRecord(rec, type: type, context: "operations[\(i)]")
+            if let n = parsed.recordName {
+                // One operation per record, as Web Services requires.
+                if !seen.insert(n).inserted { throw CloudKitError(.badRequest, "operations[\(i)]: record '\(n)' appears in more than one operation", recordName: n) }
+            }
+            req.operations.append(parsed)
+        }
+        return req
+    }
+
+    /// Parses one Web Services record dictionary into an operation of the given type.
+    public static func parseRecord(_ j: JSONValue, type: RecordOperationType, context: String = "record") throws -> RecordOperation {
+        guard let r = j.objectValue else { throw CloudKitError.badRequest("\(context): record must be an object, got \(j.kindName)") }
+        for k in r.keys where !recordKeys.contains(k) { throw CloudKitError.badRequest("\(context): unknown record key '\(k)'") }
+        var op = RecordOperation(type: type)
+        if let n = r["recordName"], !n.isNull {
+            guard let s = n.stringValue else { throw CloudKitError.badRequest("\(context): recordName must be a string") }
+            try Names.validateRecordName(s)
+            op.recordName = s
+        }
+        if type.isDelete && op.recordName == nil { throw CloudKitError.badRequest("\(context): \(type.rawValue) needs a recordName") }
+        if let t = r["recordType"], !t.isNull {
+            guard let s = t.stringValue else { throw CloudKitError.badRequest("\(context): recordType must be a string") }
+            try Names.validateRecordType(s)
+            op.recordType = s
+        }
+        if let t = r["recordChangeTag"], !t.isNull {
+            guard let s = t.stringValue else { throw CloudKitError.badRequest("\(context): recordChangeTag must be a string") }
+            op.recordChangeTag = s
+        }
+        if let f = r["fields"], !f.isNull {
+            guard let fo = f.objectValue else { throw CloudKitError.badRequest("\(context): fields must be an object, got \(f.kindName)") }
+            for (k, v) in fo {
+                try Names.validateFieldName(k)
+                op.fields[k] = .some(try RecordField.parse(name: k, json: v))
+            }
+        }
+        if let p = r["parent"], !p.isNull {
+            guard let n = p["recordName"]?.stringValue else { throw CloudKitError.badRequest("\(context): parent must be {\"recordName\": …}") }
+            try Names.validateRecordName(n)
+            op.parent = n
+        }
+        return op
+    }
+}

@@ -1,0 +1,47 @@
+/// The Web Services `operationType`s of `records/modify`.
+public enum RecordOperationType: String, Sendable, CaseIterable {
+    case create, update, forceUpdate, replace, forceReplace, delete, forceDelete
+
+    var isDelete: Bool { self == .delete || self == .forceDelete }
+    var checksTag: Bool { self == .update || self == .replace || self == .delete }
+    var replacesFields: Bool { self == .replace || self == .forceReplace }
+}
+
+/// One operation of a modify request, already validated for shape and names.
+public struct RecordOperation: Sendable {
+    public var type: RecordOperationType
+    public var recordName: String?
+    public var recordType: String?
+    public var recordChangeTag: String?
+    /// Field values to set; nil clears a field.
+    public var fields: [String: RecordField?]
+    public var parent: String?
+
+    public init(type: RecordOperationType, recordName: String? = nil, recordType: String? = nil, recordChangeTag: String? = nil,
+                fields: [String: RecordField?] = [:], parent: String? = nil) {
+        self.type = type
+        self.recordName = recordName
+        self.recordType = recordType
+        self.recordChangeTag = recordChangeTag
+        self.fields = fields
+        self.parent = parent
+    }
+}
+
+/// What one operation did.
+public enum OperationResult: Sendable {
+    case saved(Record)
+    case deleted(recordName: String, zoneID: ZoneID)
+    case failed(CloudKitError)
+
+    public var error: CloudKitError? { if case .failed(let e) = self { return e }; return nil }
+}
+
+/// Limits CloudKit enforces (reference §6).
+public enum Limits {
+    public static let operationsPerBatch = 400
+    public static let recordBytes = 1_000_000
+    public static let fieldsPerRecord = 256
+    public static let deleteSelfReferencesPerTarget = 750
+    public static let resultsPerPage = 200
+}

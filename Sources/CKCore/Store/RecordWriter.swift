@@ -1,0 +1,128 @@
+/// Applies record operations to a transaction with CloudKit's rules: create/update/replace and
+/// their force variants, change tags, creator-only writes in the public database, references
+/// (same zone, VALIDATE, DELETE_SELF cascades) and the record limits.
+struct RecordWriter {
+    let zone: ZoneStore
+    let scope: DatabaseScope
+    let user: UserAccount
+    let deviceID: String
+    let now: Int64
+    let assets: AssetStore
+
+    static func tag(for seq: Int64) -> String { String(seq, radix: 36) }
+
+    func apply(_ op: RecordOperation, in tx: Transaction) throws -> OperationResult {
+        let name = op.recordName ?? Identifiers.newRecordName()
+        let existing = try tx.record(name)
+
+        if let e = existing, scope == .public, e.created.userRecordName != user.userRecordName, op.type != .create {
+            throw CloudKitError(.accessDenied, "record '\(name)' in the public database was created by another user; only its creator may change or delete it", recordName: name)
+        }
+        if op.type.checksTag {
+            guard let tag = op.recordChangeTag else {
+                throw CloudKitError(.badRequest, "\(op.type.rawValue) of record '\(name)' needs its recordChangeTag", recordName: name)
+            }
+            guard let e = existing else {
+                throw CloudKitError(.notFound, "recordChangeTag specified, but record '\(name)' not found", recordName: name)
+            }
+            if e.recordChangeTag != tag {
+                throw CloudKitError(.conflict, "record '\(name)' changed on the server (tag \(e.recordChangeTag), yours \(tag))",
+                                    recordName: name, serverRecord: e)
+            }
+        }
+        if op.type.isDelete {
+            guard existing != nil else { throw CloudKitError(.notFound, "record '\(name)' not found", recordName: name) }
+            try delete(name, in: tx, cascadeFrom: nil)
+            return .deleted(recordName: name, zoneID: zone.zoneID)
+        }
+        if op.type == .create, let e = existing {
+            throw CloudKitError(.exists, "record to insert already exists: '\(name)'", recordName: name, serverRecord: e)
+        }
+        if let t = op.recordType, let e = existing, t != e.recordType {
+            throw CloudKitError(.badRequest, "record '\(name)' is of type '\(e.recordType)', not '\(t)'", recordName: name)
+        }
+        guard let type = op.recordType ?? existing?.recordType else {
+            throw CloudKitError(.badRequest, "\(op.type.rawValue) of new record '\(name)' needs a recordType", recordName: name)
+        }
+
+        var fields = (op.type.replacesFields || existing == nil) ? [:] : existing!.fields
+        for (k, v) in op.fields { fields[k] = v }
+        let seq = tx.takeSeq()
+        let stamp = ChangeStamp(timestamp: now, userRecordName: user.userRecordName, deviceID: deviceID)
+        let record = Record(recordName: name, recordType: type, recordChangeTag: RecordWriter.tag(for: seq), fields: fields,
+                            created: existing?.created ?? stamp, modified: stamp, zoneID: zone.zoneID,
+                            parent: op.parent ?? (op.type.replacesFields ? nil : existing?.parent))
+        try check(record, in: tx)
+        try tx.reindex(source: name, old: existing, new: record)
+        tx.put(record)
+        tx.entries.append(entry(seq: seq, op: "save", name: name, record: record))
+        return .saved(record)
+    }
+
+    private func check(_ r: Record, in tx: Transaction) throws {
+        if r.fields.count > Limits.fieldsPerRecord {
+            throw CloudKitError(.limitExceeded, "record '\(r.recordName)' has \(r.fields.count) fields; the limit is \(Limits.fieldsPerRecord)", recordName: r.recordName)
+        }
+        let size = r.storedSize
+        if size > Limits.recordBytes {
+            throw CloudKitError(.limitExceeded, "record too large: '\(r.recordName)' holds \(size) bytes; the limit is \(Limits.recordBytes) (assets excluded)", recordName: r.recordName)
+        }
+        for (field, ref) in r.references {
+            if let z = ref.zoneName, z != zone.zoneID.zoneName {
+                throw CloudKitError(.badRequest, "field '\(field)' references zone '\(z)'; references must point into the record's own zone '\(zone.zoneID.zoneName)'", recordName: r.recordName)
+            }
+            if ref.action == .validate, ref.recordName != r.recordName, try tx.record(ref.recordName) == nil {
+                throw CloudKitError(.validatingReferenceError, "field '\(field)' has a VALIDATE reference to record '\(ref.recordName)', which does not exist", recordName: r.recordName)
+            }
+            if ref.action == .deleteSelf {
+                let n = try tx.referrers(ref.recordName).filter { $0.value.contains("DELETE_SELF") && $0.key != r.recordName }.count
+                if n >= Limits.deleteSelfReferencesPerTarget {
+                    throw CloudKitError(.limitExceeded, "record '\(ref.recordName)' already has \(n) DELETE_SELF references; the limit is \(Limits.deleteSelfReferencesPerTarget)", recordName: r.recordName)
+                }
+            }
+        }
+        for (k, v) in r.fields where v.type.base == .asset {
+            let values = v.type.isList ? (v.value.arrayValue ?? []) : [v.value]
+            for a in values {
+                guard let sum = a["fileChecksum"]?.stringValue else { continue }
+                if tx.assetPending(sum) || assets.contains(checksum: sum) { continue }
+                throw CloudKitError(.badRequest, "field '\(k)': no asset with checksum '\(sum)' is stored (pass the file as \(k):ASSET=@PATH)", recordName: r.recordName)
+            }
+        }
+    }
+
+    /// Deletes a record, refusing when a VALIDATE reference still points at it, and deletes
+    /// records that point at it with DELETE_SELF.
+    private func delete(_ name: String, in tx: Transaction, cascadeFrom: String?) throws {
+        guard let existing = try tx.record(name) else { return }
+        let referrers = try tx.referrers(name)
+        for (source, actions) in referrers.sorted(by: { $0.key < $1.key }) where actions.contains("VALIDATE") && source != name {
+            if try tx.record(source) != nil {
+                throw CloudKitError(.validatingReferenceError, "Record delete would violate validating reference: record '\(source)' references '\(name)' with VALIDATE", recordName: cascadeFrom ?? name)
+            }
+        }
+        let seq = tx.takeSeq()
+        try tx.reindex(source: name, old: existing, new: nil)
+        tx.remove(name)
+        tx.entries.append(entry(seq: seq, op: "delete", name: name, record: nil))
+        for (source, actions) in referrers.sorted(by: { $0.key < $1.key }) where actions.contains("DELETE_SELF") && source != name {
+            try delete(source, in: tx, cascadeFrom: cascadeFrom ?? name)
+        }
+    }
+
+    private func entry(seq: Int64, op: String, name: String, record: Record?) -> JSONValue {
+        var o: [String: JSONValue] = [
+            "seq": .int(seq), "timestamp": .int(now), "op": .string(op), "recordName": .string(name),
+            "userRecordName": .string(user.userRecordName), "deviceID": .string(deviceID),
+        ]
+        if let r = record { o["record"] = r.json(); o["recordChangeTag"] = .string(r.recordChangeTag) }
+        return .object(o)
+    }
+}
+
+extension Transaction {
+    func assetPending(_ sum: String) -> Bool {
+        if assets[sum] != nil { return true }
+        return parent?.assetPending(sum) ?? false
+    }
+}

@@ -1,0 +1,74 @@
+/// Pending changes to one zone, layered over the disk (and over a parent transaction), so a
+/// batch sees its own earlier operations and a failed operation can be dropped whole.
+final class Transaction {
+    let zone: ZoneStore
+    let parent: Transaction?
+    /// nil value: deleted in this transaction.
+    var records: [String: Record?] = [:]
+    /// target → (source → actions); an empty map removes the index file.
+    var refs: [String: [String: [String]]] = [:]
+    var entries: [JSONValue] = []
+    var assets: [String: [UInt8]] = [:]
+    private(set) var nextSeq: Int64
+
+    init(zone: ZoneStore, nextSeq: Int64) {
+        self.zone = zone
+        self.parent = nil
+        self.nextSeq = nextSeq
+    }
+
+    private init(parent: Transaction) {
+        self.zone = parent.zone
+        self.parent = parent
+        self.nextSeq = parent.nextSeq
+    }
+
+    func child() -> Transaction { Transaction(parent: self) }
+
+    func record(_ name: String) throws -> Record? {
+        if let r = records[name] { return r }
+        if let p = parent { return try p.record(name) }
+        return try zone.record(named: name)
+    }
+
+    func referrers(_ target: String) throws -> [String: [String]] {
+        if let r = refs[target] { return r }
+        if let p = parent { return try p.referrers(target) }
+        return try zone.referrers(of: target)
+    }
+
+    func takeSeq() -> Int64 {
+        defer { nextSeq += 1 }
+        return nextSeq
+    }
+
+    func put(_ r: Record) { records[r.recordName] = .some(r) }
+    func remove(_ name: String) { records[name] = .some(nil) }
+
+    /// Folds a successful child into this transaction.
+    func merge(_ c: Transaction) {
+        for (k, v) in c.records { records[k] = .some(v) }
+        for (k, v) in c.refs { refs[k] = v }
+        entries.append(contentsOf: c.entries)
+        for (k, v) in c.assets { assets[k] = v }
+        nextSeq = c.nextSeq
+    }
+
+    /// Moves `source` in the reference index from its old DELETE_SELF/VALIDATE targets to its
+    /// new ones.
+    func reindex(source: String, old: Record?, new: Record?) throws {
+        func targets(_ r: Record?) -> [String: Set<String>] {
+            var t: [String: Set<String>] = [:]
+            for (_, ref) in r?.references ?? [] where ref.action != .none {
+                t[ref.recordName, default: []].insert(ref.action.rawValue)
+            }
+            return t
+        }
+        let before = targets(old), after = targets(new)
+        for target in Set(before.keys).union(after.keys) where before[target] != after[target] {
+            var m = try referrers(target)
+            if let a = after[target] { m[source] = a.sorted() } else { m[source] = nil }
+            refs[target] = m
+        }
+    }
+}

@@ -1,0 +1,32 @@
+/// Turns any name into one safe path component: bytes outside `[A-Za-z0-9_-]` (and a leading
+/// `.`) are percent-encoded, and a name whose encoding is too long for a file name is cut and
+/// suffixed with its SHA-256, so no name can address a path outside its directory.
+public enum PathEncoding {
+    static let maxComponent = 200
+
+    public static func component(_ name: String) -> String {
+        var out = [UInt8]()
+        for (i, b) in name.utf8.enumerated() {
+            let safe = (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || (b >= 0x30 && b <= 0x39)
+                || b == 0x2D || b == 0x5F || (b == 0x2E && i > 0)
+            if safe { out.append(b) } else {
+                out.append(0x25)
+                let hex = Array("0123456789ABCDEF".utf8)
+                out.append(hex[Int(b >> 4)]); out.append(hex[Int(b & 15)])
+            }
+        }
+        if out.isEmpty { return "%" }
+        if out.count > maxComponent {
+            return String(decoding: out.prefix(120), as: UTF8.self) + "~" + SHA256.hex(Array(name.utf8))
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// A two-hex-digit shard for a name (FNV-1a), so no directory holds millions of files.
+    public static func shard(_ name: String) -> String {
+        var h: UInt32 = 2166136261
+        for b in name.utf8 { h = (h ^ UInt32(b)) &* 16777619 }
+        let v = UInt8((h ^ (h >> 8) ^ (h >> 16) ^ (h >> 24)) & 0xff)
+        return Identifiers.hex([v])
+    }
+}

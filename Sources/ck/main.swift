@@ -1,0 +1,4 @@
+import CKCLI
+import Foundation
+
+exit(CLI.main(CommandLine.arguments))

@@ -1,0 +1,43 @@
+import XCTest
+@testable import CKCore
+
+final class JSONTests: XCTestCase {
+    func testRoundTripKeepsIntegersAndSortsKeys() throws {
+        let v = try JSONParser.parse(#"{"b": 1, "a": [1.5, "x", true, null], "c": {"z": -9007199254740993}}"#)
+        XCTAssertEqual(JSONWriter.compact(v), #"{"a":[1.5,"x",true,null],"b":1,"c":{"z":-9007199254740993}}"#)
+    }
+
+    func testRejectsMalformedInputWithPosition() {
+        for bad in ["", "{", "[1,]", "{\"a\" 1}", "01", "1.", "\"\\x\"", "{\"a\":1,\"a\":2}", "[1] x", "\"\u{1}\"", "NaN"] {
+            XCTAssertThrowsError(try JSONParser.parse(bad), bad)
+        }
+        XCTAssertThrowsError(try JSONParser.parse("{\n  \"a\": tru\n}")) { e in
+            let f = e as! JSONParser.Failure
+            XCTAssertEqual(f.line, 2)
+        }
+    }
+
+    func testRejectsInvalidUTF8AndDeepNesting() {
+        XCTAssertThrowsError(try JSONParser.parse([0x22, 0xFF, 0x22]))
+        XCTAssertThrowsError(try JSONParser.parse(String(repeating: "[", count: 300) + String(repeating: "]", count: 300)))
+        XCTAssertNoThrow(try JSONParser.parse(String(repeating: "[", count: 100) + String(repeating: "]", count: 100)))
+    }
+
+    func testSurrogatePairsAndEscapes() throws {
+        XCTAssertEqual(try JSONParser.parse(#""\ud83d\ude00\n""#), .string("😀\n"))
+        XCTAssertThrowsError(try JSONParser.parse(#""\ud83d""#))
+        XCTAssertEqual(JSONWriter.compact(.string("a\"b\\\u{1}")), #""a\"b\\\u0001""#)
+    }
+
+    func testPrettyIsStable() {
+        let v: JSONValue = ["b": [1, 2], "a": [:], "c": []]
+        XCTAssertEqual(JSONWriter.pretty(v), "{\n  \"a\": {},\n  \"b\": [\n    1,\n    2\n  ],\n  \"c\": []\n}\n")
+    }
+
+    func testSHA256KnownVectors() {
+        XCTAssertEqual(SHA256.hex(Array("".utf8)), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        XCTAssertEqual(SHA256.hex(Array("abc".utf8)), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        XCTAssertEqual(SHA256.hex(Array(String(repeating: "a", count: 1000).utf8)),
+                       "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3")
+    }
+}
