@@ -17,5 +17,7 @@ let package = Package(
         // A thin entry point.
         .executableTarget(name: "ck", dependencies: ["CKCLI"]),
         .testTarget(name: "CKCoreTests", dependencies: ["CKCore"]),
+        .testTarget(name: "CKCLITests", dependencies: ["CKCLI", "CKCore"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["ck"]),
     ]
 )
