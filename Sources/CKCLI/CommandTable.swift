@@ -4,7 +4,7 @@ public struct CommandTable {
 
     public static let standard: CommandTable = CommandTable(commands:
         [InitCommand.command, HelpCommand.command, ContainerCommands.use, ContainerCommands.show]
-        + AccountCommands.all + ZoneCommands.all + RecordCommands.all)
+        + AccountCommands.all + IdentityCommands.all + ZoneCommands.all + RecordCommands.all)
 
     public func command(_ path: [String]) -> Command? { commands.first { $0.path == path } }
 

@@ -11,6 +11,8 @@ public final class IO {
     public var writeOutBytes: ([UInt8]) -> Void
     public var environment: [String: String]
     public var currentDirectory: String
+    /// Flushes stdout; false once the reader has gone away (EPIPE).
+    public var flush: () -> Bool = { true }
 
     public init(writeOut: @escaping (String) -> Void, writeErr: @escaping (String) -> Void, readIn: @escaping () -> [UInt8],
                 writeOutBytes: @escaping ([UInt8]) -> Void, environment: [String: String], currentDirectory: String) {
@@ -24,12 +26,14 @@ public final class IO {
 
     /// The process's own stdin, stdout, stderr, environment and working directory.
     public static func standard() -> IO {
-        IO(writeOut: { s in fputs(s, stdout) },
+        let io = IO(writeOut: { s in fputs(s, stdout) },
            writeErr: { s in fputs(s, stderr) },
            readIn: { FileHandle.standardInput.readDataToEndOfFile().map { $0 } },
            writeOutBytes: { b in _ = b.withUnsafeBufferPointer { fwrite($0.baseAddress, 1, b.count, stdout) } },
            environment: ProcessInfo.processInfo.environment,
            currentDirectory: FileManager.default.currentDirectoryPath)
+        io.flush = { fflush(stdout) == 0 && ferror(stdout) == 0 }
+        return io
     }
 
     /// Captured streams for in-process tests.

@@ -55,9 +55,25 @@ enum AccountCommands {
         return ExitCode.success
     }
 
-    static let events: Command = Command(["account", "events"], synopsis: "", summary: "List account-changed events") { inv in
+    static let events: Command = Command(["account", "events"], synopsis: "[--follow [--timeout S]]",
+        summary: "List account-changed events (or follow them as they happen)",
+        options: [
+            OptionSpec("--follow", help: "keep running and print each new event as an NDJSON line"),
+            OptionSpec("--timeout", value: "S", help: "with --follow: stop after S seconds"),
+        ],
+        details: "Each sign-in, sign-out or status change appends an event {seq, timestamp, type:\n\"accountChanged\", status, userRecordName?, appleID?}, like CloudKit's CKAccountChanged.\nWith --follow, the events so far are printed first, then new ones as they arrive; ck exits\n0 at the timeout, on SIGINT or SIGTERM, or when the reader closes the pipe.") { inv in
         _ = try inv.positionals(max: 0, what: "")
-        inv.emit(["events": .array(try inv.store.accounts.events())], listKey: "events")
+        let timeout = try Follow.parseTimeout(inv)
+        guard inv.args.has("--follow") else {
+            inv.emit(["events": .array(try inv.store.accounts.events())], listKey: "events")
+            return ExitCode.success
+        }
+        var printed = 0
+        try Follow.run(io: inv.io, timeout: timeout) {
+            let all = try inv.store.accounts.events()
+            for e in all.dropFirst(printed) { inv.io.writeOut(JSONWriter.line(e)) }
+            printed = max(printed, all.count)
+        }
         return ExitCode.success
     }
 }

@@ -17,6 +17,7 @@ public final class CloudKitStore {
     }
 
     public var assets: AssetStore { AssetStore(paths: paths) }
+    public var identities: IdentityStore { IdentityStore(paths: paths, accounts: accounts) }
 
     /// Makes the data directory (0700) with its marker file; harmless when it exists.
     @discardableResult

@@ -1,0 +1,39 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Set by SIGINT/SIGTERM while a command follows a stream.
+nonisolated(unsafe) private var stopRequested: sig_atomic_t = 0
+
+/// `--follow`: polls for new items until the timeout, SIGINT/SIGTERM, or the reader closing the
+/// pipe (SIGPIPE is ignored so the write fails with EPIPE and ck exits cleanly instead).
+enum Follow {
+    static let pollInterval: useconds_t = 100_000
+
+    static func parseTimeout(_ inv: Invocation) throws -> Double? {
+        guard let raw = inv.args.value("--timeout") else { return nil }
+        guard let t = Double(raw), t > 0, t.isFinite else { throw inv.usageError("--timeout must be a positive number of seconds, got '\(raw)'") }
+        if !inv.args.has("--follow") { throw inv.usageError("--timeout needs --follow") }
+        return t
+    }
+
+    /// Calls `poll` until stopped; `poll` prints what is new and returns.
+    static func run(io: IO, timeout: Double?, _ poll: () throws -> Void) rethrows {
+        stopRequested = 0
+        signal(SIGINT) { _ in stopRequested = 1 }
+        signal(SIGTERM) { _ in stopRequested = 1 }
+        signal(SIGPIPE, SIG_IGN)
+        defer {
+            signal(SIGINT, SIG_DFL)
+            signal(SIGTERM, SIG_DFL)
+        }
+        let deadline = timeout.map { Date().addingTimeInterval($0) }
+        while stopRequested == 0 {
+            try poll()
+            if !io.flush() { return }
+            if let d = deadline, Date() >= d { return }
+            usleep(pollInterval)
+        }
+    }
+}
