@@ -1,0 +1,51 @@
+import XCTest
+@testable import CKCore
+
+final class ModifyTests: XCTestCase {
+    func testAtomicBatchInCustomZoneAppliesNothingOnFailure() throws {
+        let t = TempStore()
+        let db = try t.db()
+        _ = try db.createZone("Z")
+        _ = try db.modify(zone: "Z", operations: [op(.create, "exists")])
+        let before = t.snapshot()
+        let results = try db.modify(zone: "Z", operations: [op(.create, "new1"), op(.create, "exists"), op(.create, "new2")])
+        XCTAssertEqual(results.map { $0.error?.code }, [.atomicError, .exists, .atomicError])
+        XCTAssertEqual(before, t.snapshot())
+    }
+
+    func testNonAtomicAndDefaultZoneApplyTheGoodOperations() throws {
+        let t = TempStore()
+        let db = try t.db()
+        _ = try db.createZone("Z")
+        _ = try db.modify(zone: "Z", operations: [op(.create, "exists")])
+        let r = try db.modify(zone: "Z", operations: [op(.create, "new1"), op(.create, "exists")], atomic: false)
+        XCTAssertNotNil(r[0].record)
+        XCTAssertEqual(r[1].error?.code, .exists)
+        _ = try db.modify(zone: "_defaultZone", operations: [op(.create, "exists")])
+        let d = try db.modify(zone: "_defaultZone", operations: [op(.create, "d1"), op(.create, "exists")], atomic: true)
+        XCTAssertNotNil(d[0].record, "atomic is only enforced in custom zones")
+    }
+
+    func testBatchSeesItsOwnEarlierOperations() throws {
+        let db = try TempStore().db()
+        let r = try db.modify(zone: "_defaultZone", operations: [op(.create, "a", ["n": 1]), op(.update, "a", type: nil, tag: "1", ["n": 2])])
+        XCTAssertEqual(r[1].record?.recordChangeTag, "2")
+        XCTAssertEqual(r[1].record?.fields["n"]?.value, 2)
+    }
+
+    func testParseRejectsBadRequests() {
+        let bad: [String] = [
+            #"[]"#, #"{"operations": 3}"#, #"{"operations": [{"operationType": "upsert", "record": {}}]}"#,
+            #"{"operations": [{"operationType": "create", "record": {"recordName": "../x", "recordType": "T"}}]}"#,
+            #"{"operations": [{"operationType": "create", "record": {"recordType": "T", "fields": {"_x": {"value": 1}}}}]}"#,
+            #"{"operations": [{"operationType": "create", "record": {"recordType": "T", "fields": {"n": {"value": "a", "type": "INT64"}}}}]}"#,
+            #"{"operations": [], "bogus": 1}"#,
+            #"{"operations": [{"operationType": "delete", "record": {}}]}"#,
+        ]
+        for b in bad {
+            XCTAssertThrowsError(try ModifyRequest.parse(try JSONParser.parse(b)), b) { e in
+                XCTAssertEqual((e as? CloudKitError)?.code, .badRequest, b)
+            }
+        }
+    }
+}

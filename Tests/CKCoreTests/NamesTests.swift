@@ -1,0 +1,65 @@
+import XCTest
+@testable import CKCore
+
+final class NamesTests: XCTestCase {
+    func testRecordAndZoneNamesRefusePathsControlAndLength() {
+        for bad in ["", "../x", "a/b", "a\\b", ".", "..", "a\u{0}b", "tab\there", String(repeating: "n", count: 256)] {
+            XCTAssertThrowsError(try Names.validateRecordName(bad), bad)
+            XCTAssertThrowsError(try Names.validateZoneName(bad), bad)
+        }
+        XCTAssertNoThrow(try Names.validateRecordName(String(repeating: "n", count: 255)))
+        XCTAssertNoThrow(try Names.validateRecordName("todo-1.ÄÖ 😀"))
+    }
+
+    func testFieldAndTypeNames() {
+        for bad in ["_x", "1a", "a-b", "a b", "", "é", String(repeating: "a", count: 256)] {
+            XCTAssertThrowsError(try Names.validateFieldName(bad), bad)
+        }
+        XCTAssertNoThrow(try Names.validateFieldName("dueDate_2"))
+        XCTAssertThrowsError(try Names.validateRecordType("To Do"))
+    }
+
+    func testContainerIdentifiers() {
+        XCTAssertNoThrow(try Names.validateContainerID("iCloud.com.example.app"))
+        for bad in ["com.example.app", "iCloud.", "iCloud.a/b", "iCloud.../x", "iCloud.a b"] {
+            XCTAssertThrowsError(try Names.validateContainerID(bad), bad)
+        }
+    }
+
+    func testPathEncodingNeverEscapesItsDirectory() {
+        for name in ["../../etc/passwd", "..", ".hidden", "a/b", "%2F", String(repeating: "é", count: 255), "a\u{0}"] {
+            let c = PathEncoding.component(name)
+            XCTAssertFalse(c.contains("/"), name)
+            XCTAssertFalse(c.hasPrefix("."), name)
+            XCTAssertLessThanOrEqual(c.utf8.count, 255, name)
+        }
+        XCTAssertNotEqual(PathEncoding.component("a/b"), PathEncoding.component("a%2Fb"), "encoding is injective")
+        XCTAssertNotEqual(PathEncoding.component(String(repeating: "é", count: 200) + "x"),
+                          PathEncoding.component(String(repeating: "é", count: 200) + "y"), "long names stay distinct")
+    }
+
+    func testTimestamps() {
+        XCTAssertEqual(Timestamps.parseISO8601("2019-10-28"), 1_572_220_800_000)
+        XCTAssertEqual(Timestamps.parseISO8601("1970-01-01T00:00:01.5Z"), 1_500)
+        XCTAssertEqual(Timestamps.parseISO8601("2019-10-28T02:00:00+02:00"), 1_572_220_800_000)
+        XCTAssertEqual(Timestamps.parseISO8601("2020-02-29 12:00"), 1_582_977_600_000)
+        for bad in ["2019-13-01", "2019-02-30", "2019-10-28T25:00", "yesterday", "2019-10-28Tx", "20191028"] {
+            XCTAssertNil(Timestamps.parseISO8601(bad), bad)
+        }
+    }
+
+    func testFieldValueValidation() throws {
+        let bad: [JSONValue] = [
+            ["value": "x", "type": "INT64"], ["value": 1.5, "type": "INT64"], ["value": "!!", "type": "BYTES"],
+            ["value": ["latitude": 91, "longitude": 0], "type": "LOCATION"], ["value": ["recordName": "a/b"], "type": "REFERENCE"],
+            ["value": ["recordName": "a", "action": "CASCADE"], "type": "REFERENCE"], ["value": [1, "x"], "type": "INT64_LIST"],
+            ["value": 1, "type": "BOOLEAN"], ["value": ["a": 1]], ["type": "STRING"], "plain",
+        ]
+        for b in bad { XCTAssertThrowsError(try RecordField.parse(name: "f", json: b), JSONWriter.compact(b)) }
+        XCTAssertEqual(try RecordField.parse(name: "f", json: ["value": true])?.value, 1)
+        XCTAssertEqual(try RecordField.parse(name: "f", json: ["value": [1, 2]])?.type.rawValue, "INT64_LIST")
+        XCTAssertEqual(try RecordField.parse(name: "f", json: ["value": []])?.type.rawValue, "UNKNOWN_LIST")
+        XCTAssertEqual(try RecordField.parse(name: "f", json: ["value": ["recordName": "a"]])?.value["action"], "NONE")
+        XCTAssertNil(try RecordField.parse(name: "f", json: ["value": nil]), "null clears the field")
+    }
+}

@@ -1,0 +1,74 @@
+import XCTest
+@testable import CKCore
+
+final class QueryTests: XCTestCase {
+    func seeded() throws -> Database {
+        let db = try TempStore().db()
+        let rows: [(String, [String: JSONValue])] = [
+            ("a", ["title": "Apples", "priority": 3, "tags": ["red", "fruit"], "note": "The quick brown Fox"]),
+            ("b", ["title": "bananas", "priority": 5, "tags": ["yellow", "fruit"], "place": ["latitude": 37.33, "longitude": -122.03]]),
+            ("c", ["title": "Carrots", "priority": 1, "tags": ["orange"], "place": ["latitude": 48.85, "longitude": 2.35]]),
+        ]
+        _ = try db.modify(zone: "_defaultZone", operations: rows.map { op(.create, $0.0, $0.1) } + [op(.create, "other", type: "Else", ["priority": 9])])
+        return db
+    }
+
+    func names(_ db: Database, _ filters: [QueryFilter], sorts: [QuerySort] = []) throws -> [String] {
+        try db.query(zone: "_defaultZone", QueryRequest(recordType: "Item", filters: filters, sorts: sorts)).records.map(\.recordName)
+    }
+
+    func f(_ name: String, _ c: QueryComparator, _ v: JSONValue, distance: Double? = nil) -> QueryFilter {
+        QueryFilter(fieldName: name, comparator: c, value: field(v)!, distance: distance)
+    }
+
+    func testComparators() throws {
+        let db = try seeded()
+        XCTAssertEqual(try names(db, [f("priority", .greaterThan, 2)]), ["a", "b"])
+        XCTAssertEqual(try names(db, [f("priority", .lessThanOrEquals, 3)]), ["a", "c"])
+        XCTAssertEqual(try names(db, [f("title", .equals, "APPLES")]), ["a"], "string equality ignores case")
+        XCTAssertEqual(try names(db, [f("title", .notEquals, "apples")]), ["b", "c"])
+        XCTAssertEqual(try names(db, [f("title", .beginsWith, "Ca")]), ["c"])
+        XCTAssertEqual(try names(db, [f("title", .beginsWith, "ca")]), [], "BEGINS_WITH is case-sensitive")
+        XCTAssertEqual(try names(db, [f("priority", .in, [1, 5])]), ["b", "c"])
+        XCTAssertEqual(try names(db, [f("priority", .notIn, [1, 5])]), ["a"])
+        XCTAssertEqual(try names(db, [f("tags", .listContains, "fruit")]), ["a", "b"])
+        XCTAssertEqual(try names(db, [f("tags", .notListContains, "fruit")]), ["c"])
+        XCTAssertEqual(try names(db, [f("tags", .listContainsAny, ["red", "orange"])]), ["a", "c"])
+        XCTAssertEqual(try names(db, [f("tags", .listContainsAll, ["yellow", "fruit"])]), ["b"])
+        XCTAssertEqual(try names(db, [f("tags", .notListContainsAny, ["red", "orange"])]), ["b"])
+        XCTAssertEqual(try names(db, [f("tags", .listMemberBeginsWith, "ye")]), ["b"])
+        XCTAssertEqual(try names(db, [f("note", .containsAllTokens, "fox the QUICK")]), ["a"], "stop words and case ignored")
+        XCTAssertEqual(try names(db, [f("note", .containsAnyTokens, "slow fox")]), ["a"])
+        XCTAssertEqual(try names(db, [f("place", .near, ["latitude": 37.3, "longitude": -122.0], distance: 10_000)]), ["b"])
+        XCTAssertEqual(try names(db, [f("priority", .greaterThan, 0), f("tags", .listContains, "fruit")]), ["a", "b"], "filters AND")
+        XCTAssertEqual(try names(db, [f("recordName", .equals, ["recordName": "c"])]), ["c"])
+    }
+
+    func testSortsAndPaging() throws {
+        let db = try seeded()
+        XCTAssertEqual(try names(db, [], sorts: [QuerySort(fieldName: "priority", ascending: false)]), ["b", "a", "c"])
+        var seen: [String] = []
+        var req = QueryRequest(recordType: "Item", sorts: [QuerySort(fieldName: "priority")], resultsLimit: 1)
+        repeat {
+            let r = try db.query(zone: "_defaultZone", req)
+            seen += r.records.map(\.recordName)
+            req.continuationMarker = r.continuationMarker
+        } while req.continuationMarker != nil
+        XCTAssertEqual(seen, ["c", "a", "b"])
+    }
+
+    func testMarkerOfAnotherQueryIsRefused() throws {
+        let db = try seeded()
+        let m = try db.query(zone: "_defaultZone", QueryRequest(recordType: "Item", resultsLimit: 1)).continuationMarker!
+        XCTAssertThrowsError(try db.query(zone: "_defaultZone", QueryRequest(recordType: "Item", filters: [f("priority", .greaterThan, 0)], continuationMarker: m)))
+        XCTAssertThrowsError(try db.query(zone: "_defaultZone", QueryRequest(recordType: "Item", continuationMarker: "bm90IGEgbWFya2Vy")))
+    }
+
+    func testParseWebServicesQuery() throws {
+        let body = try JSONParser.parse(#"{"query": {"recordType": "Item", "filterBy": [{"fieldName": "priority", "comparator": "GREATER_THAN", "fieldValue": {"value": 2}}], "sortBy": [{"fieldName": "priority", "ascending": false}]}, "resultsLimit": 1}"#)
+        let (req, _) = try QueryRequest.parse(body)
+        let db = try seeded()
+        XCTAssertEqual(try db.query(zone: "_defaultZone", req).records.map(\.recordName), ["b"])
+        XCTAssertThrowsError(try QueryRequest.parse(try JSONParser.parse(#"{"query": {"recordType": "Item", "filterBy": [{"fieldName": "x", "comparator": "LIKE", "fieldValue": {"value": 1}}]}}"#)))
+    }
+}
