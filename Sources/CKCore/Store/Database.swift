@@ -185,6 +185,10 @@ public final class Database {
             try z.create(timestamp: clock.now())
         }
         return try z.withLock {
+            // The zone may have been deleted while this process waited for the lock.
+            guard z.existsOnDisk else {
+                throw CloudKitError(.zoneNotFound, "zone '\(name)' does not exist in the \(scope.rawValue) database", zoneID: z.zoneID)
+            }
             let (tx, results) = try run(nextSeq: z.history.head() + 1)
             try z.commit(tx, assets: assets)
             return results
