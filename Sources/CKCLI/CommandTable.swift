@@ -4,7 +4,8 @@ public struct CommandTable {
 
     public static let standard: CommandTable = CommandTable(commands:
         [InitCommand.command, HelpCommand.command, ContainerCommands.use, ContainerCommands.show]
-        + AccountCommands.all + IdentityCommands.all + ZoneCommands.all + RecordCommands.all)
+        + AccountCommands.all + IdentityCommands.all + ZoneCommands.all + RecordCommands.all
+        + ChangeCommands.all + SubscriptionCommands.all + NotificationCommands.all)
 
     public func command(_ path: [String]) -> Command? { commands.first { $0.path == path } }
 

@@ -7,7 +7,20 @@ public struct ChangeHistory {
     public var logFile: String { directory + "/history.log" }
     public var indexFile: String { directory + "/history.idx" }
 
+    public var metaFile: String { directory + "/history.json" }
+
     public init(zoneDirectory: String) { directory = zoneDirectory }
+
+    /// Tokens older than this point are CHANGE_TOKEN_EXPIRED (0: the whole history is kept).
+    public func expiredThrough() throws -> Int64 {
+        try FileSystem.readJSON(metaFile)?["expiredThrough"]?.int64Value ?? 0
+    }
+
+    /// Drops the retained history up to now, as CloudKit's server does on its own schedule:
+    /// every earlier token expires; the head stays valid.
+    public func expire() throws {
+        try FileSystem.writeJSON(metaFile, ["schemaVersion": .int(DataPaths.schemaVersion), "expiredThrough": .int(head())])
+    }
 
     /// Sequence number of the newest change (0 for an empty history).
     public func head() -> Int64 { (FileSystem.size(indexFile) ?? 0) / 8 }

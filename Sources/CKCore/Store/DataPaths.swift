@@ -34,6 +34,11 @@ public struct DataPaths: Sendable {
         }
     }
 
+    /// A user's devices and their pending notifications.
+    public func notifications(_ container: String, _ env: Environment, user: String) -> String {
+        environment(container, env) + "/notifications/" + PathEncoding.component(user)
+    }
+
     public static func zone(database: String, zoneName: String) -> String {
         database + "/zones/" + PathEncoding.component(zoneName)
     }

@@ -112,6 +112,8 @@ public final class Database {
             let count = try listZones().count
             if count >= 1000 { throw CloudKitError(.limitExceeded, "a database holds at most 1000 zones", zoneID: z.zoneID) }
             try z.create(timestamp: clock.now())
+            try appendZoneChangeLocked(name, op: "create")
+            try deliverZoneEvent(name)
         }
         return z
     }
@@ -134,8 +136,10 @@ public final class Database {
             let trash = directory + "/zones/.deleted-" + Identifiers.hex((0..<8).map { _ in UInt8.random(in: 0...255) })
             if rename(z.directory, trash) != 0 { throw CloudKitError.internalError("cannot delete zone '\(name)': \(String(cString: strerror(errno)))") }
             FileSystem.syncDirectory(directory + "/zones")
+            try appendZoneChangeLocked(name, op: "delete")
             try FileSystem.removeTree(trash)
         }
+        try deliverZoneEvent(name)
     }
 
     // MARK: records
@@ -173,6 +177,7 @@ public final class Database {
             if let f = failedAt {
                 for i in 0..<f { results[i] = .failed(CloudKitError(.atomicError, "atomic batch failed", recordName: operations[i].recordName ?? recordName(of: results[i]))) }
                 tx.entries = []
+                tx.changes = []
             }
             return (tx, results)
         }
@@ -184,15 +189,21 @@ public final class Database {
             if dry.entries.isEmpty { return results }
             try z.create(timestamp: clock.now())
         }
-        return try z.withLock {
+        let (tx, results) = try z.withLock { () throws -> (Transaction, [OperationResult]) in
             // The zone may have been deleted while this process waited for the lock.
             guard z.existsOnDisk else {
                 throw CloudKitError(.zoneNotFound, "zone '\(name)' does not exist in the \(scope.rawValue) database", zoneID: z.zoneID)
             }
             let (tx, results) = try run(nextSeq: z.history.head() + 1)
             try z.commit(tx, assets: assets)
-            return results
+            return (tx, results)
         }
+        if !tx.entries.isEmpty {
+            // The records are committed; what follows only feeds change fetches and pushes.
+            try noteZoneChange(name, op: "change")
+            try deliverNotifications(zone: z, changes: tx.changes)
+        }
+        return results
     }
 
     private func recordName(of r: OperationResult) -> String? {

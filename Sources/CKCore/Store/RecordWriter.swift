@@ -56,6 +56,7 @@ struct RecordWriter {
         try tx.reindex(source: name, old: existing, new: record)
         tx.put(record)
         tx.entries.append(entry(seq: seq, op: "save", name: name, record: record))
+        tx.changes.append(RecordChange(kind: existing == nil ? .created : .updated, recordName: name, before: existing, after: record))
         return .saved(record)
     }
 
@@ -105,6 +106,7 @@ struct RecordWriter {
         try tx.reindex(source: name, old: existing, new: nil)
         tx.remove(name)
         tx.entries.append(entry(seq: seq, op: "delete", name: name, record: nil))
+        tx.changes.append(RecordChange(kind: .deleted, recordName: name, before: existing, after: nil))
         for (source, actions) in referrers.sorted(by: { $0.key < $1.key }) where actions.contains("DELETE_SELF") && source != name {
             try delete(source, in: tx, cascadeFrom: cascadeFrom ?? name)
         }

@@ -9,6 +9,8 @@ final class Transaction {
     var refs: [String: [String: [String]]] = [:]
     var entries: [JSONValue] = []
     var assets: [String: [UInt8]] = [:]
+    /// What the transaction did to each record, in order, for subscriptions to match.
+    var changes: [RecordChange] = []
     private(set) var nextSeq: Int64
 
     init(zone: ZoneStore, nextSeq: Int64) {
@@ -50,6 +52,7 @@ final class Transaction {
         for (k, v) in c.records { records[k] = .some(v) }
         for (k, v) in c.refs { refs[k] = v }
         entries.append(contentsOf: c.entries)
+        changes.append(contentsOf: c.changes)
         for (k, v) in c.assets { assets[k] = v }
         nextSeq = c.nextSeq
     }
@@ -71,4 +74,13 @@ final class Transaction {
             refs[target] = m
         }
     }
+}
+
+/// One record's change within a committed batch: what subscriptions are matched against.
+struct RecordChange {
+    enum Kind { case created, updated, deleted }
+    var kind: Kind
+    var recordName: String
+    var before: Record?
+    var after: Record?
 }

@@ -20,6 +20,11 @@ public final class ZoneStore {
 
     public var existsOnDisk: Bool { FileSystem.exists(zoneFile) }
 
+    /// Distinguishes a zone from an earlier zone of the same name that was deleted.
+    public func incarnation() throws -> String {
+        try FileSystem.readJSON(zoneFile)?["incarnation"]?.stringValue ?? "0"
+    }
+
     public func recordPath(_ name: String) -> String {
         recordsDirectory + "/" + PathEncoding.shard(name) + "/" + PathEncoding.component(name) + ".json"
     }
@@ -49,6 +54,7 @@ public final class ZoneStore {
         try FileSystem.makeDirectories(directory)
         try FileSystem.writeJSON(zoneFile, [
             "schemaVersion": .int(DataPaths.schemaVersion), "zoneID": zoneID.json, "created": .int(timestamp),
+            "incarnation": .string(Identifiers.hex((0..<8).map { _ in UInt8.random(in: 0...255) })),
         ])
     }
 

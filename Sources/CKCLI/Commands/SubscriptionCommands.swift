@@ -1,0 +1,84 @@
+import CKCore
+
+/// `ck subscribe`, `ck subscription list|get|delete`.
+enum SubscriptionCommands {
+    static var all: [Command] { [subscribe, list, get, delete] }
+
+    static let subscribe: Command = Command(["subscribe"],
+        synopsis: "[database | zone --zone Z | query --type T [--filter 'FIELD OP VALUE'…] [--fires-on create,update,delete] [--fires-once]] [--id ID] [--content-available] [--alert-body TEXT]",
+        summary: "Save a database, zone or query subscription (same ID: replaced)",
+        options: [
+            OptionSpec("--id", value: "ID", help: "subscription ID [default: derived from the subscription, so saving it again replaces it]"),
+            OptionSpec("--type", value: "T", help: "record type (query; optional filter for zone subscriptions)"),
+            OptionSpec("--filter", value: "'FIELD OP VALUE'", repeatable: true, help: "query predicate; repeat to AND several"),
+            OptionSpec("--fires-on", value: "LIST", help: "query: any of create,update,delete [default: all three]"),
+            OptionSpec("--fires-once", help: "query: delete the subscription after its first notification"),
+            OptionSpec("--content-available", help: "notificationInfo.shouldSendContentAvailable (silent push)"),
+            OptionSpec("--alert-body", value: "TEXT", help: "notificationInfo.alertBody"),
+        ],
+        details: """
+        database (the default) watches every custom zone of the private or shared database;
+        zone watches one custom zone of the private database; query watches records of a type
+        that match the filters, in the public or private database (every zone unless --zone is
+        given). Each change that matches notifies every device of the subscribing user except
+        the one that made it; see 'ck notifications'.
+        """) { inv in
+        let p = try inv.positionals(max: 1, what: "")
+        let kindName = p.first ?? "database"
+        guard let kind = Subscription.Kind(rawValue: kindName) else {
+            throw inv.usageError("unknown subscription kind '\(kindName)'; expected database, zone or query")
+        }
+        let filters = try inv.args.values("--filter").map { try FilterArgument.parse($0, command: inv.command.path) }
+        var firesOn = Subscription.FiresOn.allCases
+        if let raw = inv.args.value("--fires-on") {
+            firesOn = try raw.split(separator: ",", omittingEmptySubsequences: false).map {
+                let w = $0.trimmingCharacters(in: .whitespaces)
+                guard let f = Subscription.FiresOn(rawValue: w) else {
+                    throw inv.usageError("unknown --fires-on value '\(w)'; expected create, update or delete")
+                }
+                return f
+            }
+        }
+        if kind != .query {
+            for o in ["--filter", "--fires-on", "--fires-once"] where inv.args.has(o) {
+                throw inv.usageError("\(o) applies only to query subscriptions")
+            }
+        }
+        if kind == .query && inv.args.value("--type") == nil { throw inv.usageError("a query subscription needs --type") }
+        if kind == .database && inv.args.has("--type") { throw inv.usageError("--type does not apply to database subscriptions") }
+        if kind == .zone && !inv.args.has("--zone") { throw inv.usageError("a zone subscription needs --zone") }
+        var s = Subscription(subscriptionID: "", kind: kind,
+                             zoneName: kind == .database || !inv.args.has("--zone") ? nil : inv.globals.zone,
+                             recordType: inv.args.value("--type"), filters: filters, firesOn: firesOn,
+                             firesOnce: inv.args.has("--fires-once"), alertBody: inv.args.value("--alert-body"),
+                             shouldSendContentAvailable: inv.args.has("--content-available"))
+        s.subscriptionID = inv.args.value("--id") ?? s.defaultID
+        let db = try inv.database()
+        let saved = try db.saveSubscription(s)
+        inv.emit(db.subscriptionJSON(saved))
+        return ExitCode.success
+    }
+
+    static let list: Command = Command(["subscription", "list"], synopsis: "", summary: "List your subscriptions in a database") { inv in
+        _ = try inv.positionals(max: 0, what: "")
+        let db = try inv.database()
+        inv.emit(["subscriptions": .array(try db.subscriptions().map(db.subscriptionJSON))], listKey: "subscriptions")
+        return ExitCode.success
+    }
+
+    static let get: Command = Command(["subscription", "get"], synopsis: "ID", summary: "Show one subscription") { inv in
+        let id = try inv.positionals(min: 1, max: 1, what: "subscription ID")[0]
+        let db = try inv.database()
+        inv.emit(db.subscriptionJSON(try db.subscription(id)))
+        return ExitCode.success
+    }
+
+    static let delete: Command = Command(["subscription", "delete"], synopsis: "ID…", summary: "Delete subscriptions") { inv in
+        let ids = try inv.positionals(min: 1, what: "subscription ID")
+        let db = try inv.database()
+        for id in ids { _ = try db.subscription(id) }
+        for id in ids { try db.deleteSubscription(id) }
+        inv.emit(["subscriptions": .array(ids.map { ["subscriptionID": .string($0), "deleted": true] })], listKey: "subscriptions")
+        return ExitCode.success
+    }
+}

@@ -1,0 +1,112 @@
+/// A subscription: what the server watches for one user, and how it notifies their devices.
+/// Three kinds, as CKSubscription has them: a query subscription (a record type and predicate,
+/// public or private database), a zone subscription (one custom zone of the private database),
+/// a database subscription (every custom zone of the private or shared database).
+public struct Subscription: Equatable, Sendable {
+    public enum Kind: String, Sendable, CaseIterable { case query, zone, database }
+
+    public enum FiresOn: String, Sendable, CaseIterable, Comparable {
+        case create, update, delete
+        public static func < (a: FiresOn, b: FiresOn) -> Bool {
+            allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
+        }
+    }
+
+    public var subscriptionID: String
+    public var kind: Kind
+    /// The zone watched: required for zone subscriptions, optional for query subscriptions
+    /// (nil: every zone — `zoneWide`).
+    public var zoneName: String?
+    /// Required for query subscriptions; optional filter for zone subscriptions.
+    public var recordType: String?
+    public var filters: [QueryFilter]
+    public var firesOn: [FiresOn]
+    public var firesOnce: Bool
+    public var alertBody: String?
+    public var shouldSendContentAvailable: Bool
+
+    public init(subscriptionID: String, kind: Kind, zoneName: String? = nil, recordType: String? = nil, filters: [QueryFilter] = [],
+                firesOn: [FiresOn] = FiresOn.allCases, firesOnce: Bool = false, alertBody: String? = nil,
+                shouldSendContentAvailable: Bool = false) {
+        self.subscriptionID = subscriptionID
+        self.kind = kind
+        self.zoneName = zoneName
+        self.recordType = recordType
+        self.filters = filters
+        self.firesOn = Array(Set(firesOn)).sorted()
+        self.firesOnce = firesOnce
+        self.alertBody = alertBody
+        self.shouldSendContentAvailable = shouldSendContentAvailable
+    }
+
+    /// Subscription IDs follow record-name rules (they name a file, and CloudKit caps them at 255).
+    public static func validateID(_ id: String) throws {
+        do { try Names.validateRecordName(id) } catch let e as CloudKitError {
+            throw CloudKitError.badRequest("invalid subscription ID: \(e.reason)")
+        }
+    }
+
+    /// The default ID: the same subscription always gets the same ID, so saving it again
+    /// replaces it instead of adding a second one.
+    public var defaultID: String {
+        switch kind {
+        case .database: return "database"
+        case .zone: return "zone-" + (zoneName ?? "") + (recordType.map { "-" + $0 } ?? "")
+        case .query:
+            var c = self
+            c.subscriptionID = ""
+            let digest = Identifiers.hex(SHA256.digest(Array(JSONWriter.compact(c.json(ownerRecordName: "")).utf8)).prefix(6))
+            return "query-" + (recordType ?? "") + "-" + digest
+        }
+    }
+
+    /// The Web Services subscription dictionary (with `database` as a third subscriptionType).
+    public func json(ownerRecordName: String) -> JSONValue {
+        var o: [String: JSONValue] = ["subscriptionID": .string(subscriptionID), "subscriptionType": .string(kind.rawValue)]
+        if let z = zoneName { o["zoneID"] = ZoneID(zoneName: z, ownerRecordName: ownerRecordName).json }
+        var info: [String: JSONValue] = ["shouldSendContentAvailable": .bool(shouldSendContentAvailable)]
+        if let a = alertBody { info["alertBody"] = .string(a) }
+        o["notificationInfo"] = .object(info)
+        switch kind {
+        case .query:
+            var q: [String: JSONValue] = ["recordType": .string(recordType ?? "")]
+            if !filters.isEmpty { q["filterBy"] = .array(filters.map(\.json)) }
+            o["query"] = .object(q)
+            o["firesOn"] = .array(firesOn.map { .string($0.rawValue) })
+            o["firesOnce"] = .bool(firesOnce)
+            o["zoneWide"] = .bool(zoneName == nil)
+        case .zone:
+            if let t = recordType { o["recordType"] = .string(t) }
+        case .database:
+            break
+        }
+        return .object(o)
+    }
+
+    /// Reads a stored subscription back.
+    public init(stored j: JSONValue) throws {
+        guard let id = j["subscriptionID"]?.stringValue, let k = j["subscriptionType"]?.stringValue, let kind = Kind(rawValue: k) else {
+            throw CloudKitError.internalError("stored subscription is damaged")
+        }
+        let info = j["notificationInfo"]
+        self.init(subscriptionID: id, kind: kind, zoneName: j["zoneID"]?["zoneName"]?.stringValue,
+                  recordType: j["query"]?["recordType"]?.stringValue ?? j["recordType"]?.stringValue,
+                  filters: try (j["query"]?["filterBy"]?.arrayValue ?? []).map(QueryRequest.parseFilter),
+                  firesOn: (j["firesOn"]?.arrayValue ?? []).compactMap { $0.stringValue.flatMap(FiresOn.init(rawValue:)) },
+                  firesOnce: j["firesOnce"]?.boolValue ?? false, alertBody: info?["alertBody"]?.stringValue,
+                  shouldSendContentAvailable: info?["shouldSendContentAvailable"]?.boolValue ?? false)
+        if kind != .query { firesOn = FiresOn.allCases }
+    }
+
+    /// What a change means to this subscription: the query reason it fires with, or nil.
+    func fires(on change: RecordChange, zone: String) -> FiresOn? {
+        if let z = zoneName, z != zone { return nil }
+        let r = change.after ?? change.before
+        if let t = recordType, r?.recordType != t { return nil }
+        let event: FiresOn = change.kind == .created ? .create : change.kind == .updated ? .update : .delete
+        guard kind == .query else { return event }
+        guard firesOn.contains(event) else { return nil }
+        guard let subject = change.kind == .deleted ? change.before : change.after else { return nil }
+        return filters.allSatisfy { QueryMatcher.matches(subject, $0) } ? event : nil
+    }
+}

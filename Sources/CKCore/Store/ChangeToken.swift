@@ -1,0 +1,77 @@
+import Foundation
+
+/// Opaque change tokens. A token names a point (`seq`) in one history — a zone's, or a
+/// database's — and is signed with the data directory's secret, so a forged, truncated or
+/// edited token is refused, and a token of another zone or database is recognised as such.
+public struct ChangeToken: Equatable, Sendable {
+    public enum Kind: String, Sendable { case zone, database }
+
+    public var kind: Kind
+    /// Which history: container/environment/scope/owner(/zone), and the zone's incarnation.
+    public var scopeKey: String
+    public var seq: Int64
+
+    public init(kind: Kind, scopeKey: String, seq: Int64) {
+        self.kind = kind
+        self.scopeKey = scopeKey
+        self.seq = seq
+    }
+
+    static let prefix = "ck1."
+
+    public func encode(secret: [UInt8]) -> String {
+        let payload: JSONValue = ["k": .string(kind.rawValue), "s": .string(scopeKey), "q": .int(seq)]
+        let body = ChangeToken.base64url(Array(JSONWriter.compact(payload).utf8))
+        let mac = ChangeToken.base64url(Array(HMAC.sha256(key: secret, message: Array((ChangeToken.prefix + body).utf8)).prefix(16)))
+        return ChangeToken.prefix + body + "." + mac
+    }
+
+    /// Decodes and verifies a token; BAD_REQUEST for anything ck did not issue.
+    public static func decode(_ s: String, secret: [UInt8]?) throws -> ChangeToken {
+        let bad = CloudKitError.badRequest("change token is not valid (forged, truncated or not issued by this store)")
+        guard s.hasPrefix(prefix), s.utf8.count < 4096 else { throw bad }
+        let rest = s.dropFirst(prefix.count)
+        let parts = rest.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 2, let secret = secret else { throw bad }
+        let expect = base64url(Array(HMAC.sha256(key: secret, message: Array((prefix + parts[0]).utf8)).prefix(16)))
+        guard String(parts[1]) == expect, let bytes = unbase64url(String(parts[0])),
+              let j = try? JSONParser.parse(bytes), let k = j["k"]?.stringValue, let kind = Kind(rawValue: k),
+              let key = j["s"]?.stringValue, let seq = j["q"]?.int64Value, seq >= 0
+        else { throw bad }
+        return ChangeToken(kind: kind, scopeKey: key, seq: seq)
+    }
+
+    static func base64url(_ b: [UInt8]) -> String {
+        Data(b).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    static func unbase64url(_ s: String) -> [UInt8]? {
+        var t = s.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while t.count % 4 != 0 { t += "=" }
+        return Data(base64Encoded: t).map(Array.init)
+    }
+}
+
+/// The data directory's token-signing secret (`secret`, 0600), made on first use.
+struct TokenSecret {
+    let paths: DataPaths
+    var file: String { paths.root + "/secret" }
+
+    /// The secret if one exists (reading never creates it).
+    func existing() throws -> [UInt8]? {
+        guard let b = try FileSystem.read(file), b.count == 32 else { return nil }
+        return b
+    }
+
+    func getOrCreate() throws -> [UInt8] {
+        if let s = try existing() { return s }
+        try FileSystem.makeDirectories(paths.root)
+        let lock = try FileLock(path: paths.root + "/secret.lock")
+        defer { lock.unlock() }
+        if let s = try existing() { return s }
+        let s = (0..<32).map { _ in UInt8.random(in: 0...255) }
+        try FileSystem.writeAtomically(file, s)
+        return s
+    }
+}
