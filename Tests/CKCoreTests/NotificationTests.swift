@@ -1,0 +1,100 @@
+import XCTest
+@testable import CKCore
+
+final class NotificationTests: XCTestCase {
+    private func db(_ t: TempStore, _ scope: DatabaseScope = .private, device: String, as user: String? = nil) throws -> Database {
+        try t.store.database(DatabaseAddress(container: "iCloud.com.example.test", environment: .development, scope: scope), actingAs: user, deviceID: device)
+    }
+
+    private func unread(_ d: Database) throws -> [JSONValue] {
+        let box = try d.notificationInbox()
+        return try box.read(from: try box.unreadOffset()).notifications
+    }
+
+    func testSavingTheSameSubscriptionTwiceKeepsOne() throws {
+        let t = TempStore()
+        let d = try db(t, device: "A")
+        let s = Subscription(subscriptionID: "", kind: .database)
+        var s1 = s; s1.subscriptionID = s.defaultID
+        try d.saveSubscription(s1)
+        try d.saveSubscription(s1)
+        XCTAssertEqual(try d.subscriptions().map(\.subscriptionID), ["database"])
+        try d.deleteSubscription("database")
+        XCTAssertThrowsError(try d.subscription("database")) { XCTAssertEqual(($0 as? CloudKitError)?.code, .notFound) }
+    }
+
+    func testKindsAreRefusedWhereCloudKitRefusesThem() throws {
+        let t = TempStore()
+        let priv = try db(t, device: "A"), pub = try db(t, .public, device: "A"), shared = try db(t, .shared, device: "A")
+        XCTAssertThrowsError(try pub.saveSubscription(Subscription(subscriptionID: "d", kind: .database)))
+        XCTAssertThrowsError(try pub.saveSubscription(Subscription(subscriptionID: "z", kind: .zone, zoneName: "_defaultZone")))
+        XCTAssertThrowsError(try shared.saveSubscription(Subscription(subscriptionID: "q", kind: .query, recordType: "T")))
+        XCTAssertThrowsError(try priv.saveSubscription(Subscription(subscriptionID: "z", kind: .zone, zoneName: "_defaultZone")))
+        XCTAssertThrowsError(try priv.saveSubscription(Subscription(subscriptionID: "z", kind: .zone, zoneName: "Missing"))) {
+            XCTAssertEqual(($0 as? CloudKitError)?.code, .zoneNotFound)
+        }
+        XCTAssertThrowsError(try priv.saveSubscription(Subscription(subscriptionID: "../x", kind: .database)))
+        XCTAssertThrowsError(try priv.saveSubscription(Subscription(subscriptionID: "q", kind: .query, recordType: "T", firesOn: [])))
+        XCTAssertNoThrow(try pub.saveSubscription(Subscription(subscriptionID: "q", kind: .query, recordType: "T")))
+        XCTAssertEqual(try priv.subscriptions().count, 0)
+    }
+
+    func testOtherDevicesAreNotifiedAndUnreadZoneNotificationsCoalesce() throws {
+        let t = TempStore()
+        let a = try db(t, device: "A"), b = try db(t, device: "B")
+        _ = try a.createZone("Z")
+        try a.saveSubscription(Subscription(subscriptionID: "zone-Z", kind: .zone, zoneName: "Z"))
+        try b.registerForNotifications()
+        _ = try b.modify(zone: "Z", operations: [op(.create, "r1")])
+        _ = try b.modify(zone: "Z", operations: [op(.create, "r2")])
+        XCTAssertEqual(try unread(b).count, 0, "the device that made the change is left out")
+        let notes = try unread(a)
+        XCTAssertEqual(notes.count, 1, "two unread zone notifications coalesce into one")
+        XCTAssertEqual(notes[0]["notificationType"], "recordZone")
+        XCTAssertEqual(notes[0]["zoneID"]?["zoneName"], "Z")
+        let box = try a.notificationInbox()
+        try box.markRead(through: try box.read(from: try box.unreadOffset()).end)
+        XCTAssertEqual(try unread(a).count, 0)
+        _ = try b.modify(zone: "Z", operations: [op(.forceDelete, "r1")])
+        XCTAssertEqual(try unread(a).count, 1, "after reading, the next change notifies again")
+    }
+
+    func testQuerySubscriptionsHonourFiresOnPredicateAndFiresOnce() throws {
+        let t = TempStore()
+        let a = try db(t, device: "A"), b = try db(t, device: "B")
+        let f = QueryFilter(fieldName: "n", comparator: .greaterThan, value: field(2)!)
+        try a.saveSubscription(Subscription(subscriptionID: "big", kind: .query, recordType: "Item", filters: [f], firesOn: [.create, .delete]))
+        try a.saveSubscription(Subscription(subscriptionID: "once", kind: .query, recordType: "Item", firesOnce: true))
+        _ = try b.modify(zone: "_defaultZone", operations: [op(.create, "small", ["n": 1]), op(.create, "large", ["n": 5])])
+        _ = try b.modify(zone: "_defaultZone", operations: [op(.forceUpdate, "large", ["n": 6])])
+        _ = try b.modify(zone: "_defaultZone", operations: [op(.forceDelete, "large")])
+        let notes = try unread(a)
+        let big = notes.filter { $0["subscriptionID"] == "big" }
+        XCTAssertEqual(big.map { $0["recordName"] }, ["large", "large"])
+        XCTAssertEqual(big.map { $0["queryNotificationReason"] }, ["recordCreated", "recordDeleted"])
+        XCTAssertEqual(notes.filter { $0["subscriptionID"] == "once" }.count, 1)
+        XCTAssertEqual(try a.subscriptions().map(\.subscriptionID), ["big"], "a fires-once subscription is gone after firing")
+    }
+
+    func testPublicQuerySubscriptionsNotifyTheirOwnerOnly() throws {
+        let t = TempStore()
+        try t.store.accounts.signIn(appleID: "bob@example.com", givenName: nil, familyName: nil, phone: nil)
+        let bob = try db(t, .public, device: "default", as: "bob@example.com")
+        let alice = try db(t, .public, device: "default", as: "alice@example.com")
+        try bob.saveSubscription(Subscription(subscriptionID: "notes", kind: .query, recordType: "Note"))
+        try alice.registerForNotifications()
+        _ = try alice.modify(zone: "_defaultZone", operations: [op(.create, "n1", type: "Note")])
+        XCTAssertEqual(try unread(bob).map { $0["recordName"] }, ["n1"], "bob's device gets alice's change")
+        XCTAssertEqual(try unread(alice).count, 0)
+    }
+
+    func testDatabaseSubscriptionsIgnoreTheDefaultZoneAndSeeZoneDeletion() throws {
+        let t = TempStore()
+        let a = try db(t, device: "A"), b = try db(t, device: "B")
+        try a.saveSubscription(Subscription(subscriptionID: "db", kind: .database))
+        _ = try b.modify(zone: "_defaultZone", operations: [op(.create, "x")])
+        XCTAssertEqual(try unread(a).count, 0)
+        _ = try b.createZone("Z")
+        XCTAssertEqual(try unread(a).map { $0["notificationType"] }, ["database"])
+    }
+}

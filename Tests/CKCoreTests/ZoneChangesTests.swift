@@ -1,0 +1,141 @@
+import XCTest
+@testable import CKCore
+
+final class ZoneChangesTests: XCTestCase {
+    private func names(_ r: ZoneChangesResult) -> [String] {
+        r.changes.map { if case .record(let rec) = $0 { return rec.recordName } else if case .deleted(let n) = $0 { return "-" + n }; return "" }
+    }
+
+    func testChangesSinceATokenAreTheLatestStateAndTombstones() throws {
+        let t = TempStore()
+        let db = try t.db()
+        _ = try db.createZone("Z")
+        _ = try db.modify(zone: "Z", operations: [op(.create, "a"), op(.create, "b"), op(.create, "c")])
+        let first = try db.zoneChanges(zone: "Z", since: nil)
+        XCTAssertEqual(names(first), ["a", "b", "c"])
+        XCTAssertFalse(first.moreComing)
+        _ = try db.modify(zone: "Z", operations: [op(.forceUpdate, "a", ["n": 1]), op(.forceUpdate, "a", ["n": 2]), op(.forceDelete, "b")])
+        let next = try db.zoneChanges(zone: "Z", since: first.syncToken)
+        XCTAssertEqual(names(next), ["a", "-b"])
+        if case .record(let a) = next.changes[0] { XCTAssertEqual(a.fields["n"]?.value, 2) } else { XCTFail() }
+        // At the head: stable, no records, same token.
+        let again = try db.zoneChanges(zone: "Z", since: next.syncToken)
+        XCTAssertTrue(again.changes.isEmpty)
+        XCTAssertEqual(again.syncToken, next.syncToken)
+    }
+
+    func testFromTheStartOmitsRecordsThatNoLongerExist() throws {
+        let t = TempStore()
+        let db = try t.db()
+        _ = try db.createZone("Z")
+        _ = try db.modify(zone: "Z", operations: [op(.create, "a"), op(.create, "b")])
+        _ = try db.modify(zone: "Z", operations: [op(.forceDelete, "a")])
+        XCTAssertEqual(names(try db.zoneChanges(zone: "Z", since: nil)), ["b"])
+    }
+
+    func testPagesHoldAtMostTheLimitAndChainToTheEnd() throws {
+        let t = TempStore()
+        let db = try t.db()
+        _ = try db.createZone("Z")
+        _ = try db.modify(zone: "Z", operations: (0..<7).map { op(.create, "r\($0)") })
+        var token: String? = nil
+        var seen: [String] = []
+        var pages = 0
+        repeat {
+            let p = try db.zoneChanges(zone: "Z", since: token, limit: 3)
+            XCTAssertLessThanOrEqual(p.changes.count, 3)
+            seen += names(p)
+            token = p.syncToken
+            pages += 1
+            if !p.moreComing { break }
+        } while pages < 10
+        XCTAssertEqual(seen, (0..<7).map { "r\($0)" })
+        XCTAssertEqual(pages, 3)
+    }
+
+    func testForgedTruncatedForeignAndFutureTokensAreBadRequest() throws {
+        let t = TempStore()
+        let db = try t.db()
+        _ = try db.createZone("Z")
+        _ = try db.createZone("Y")
+        _ = try db.modify(zone: "Z", operations: [op(.create, "a")])
+        let tok = try db.zoneChanges(zone: "Z", since: nil).syncToken
+        for bad in [String(tok.dropLast()), tok + "A", "ck1.e30.AAAAAAAAAAAAAAAAAAAAAA", "", "hello", tok.replacingOccurrences(of: "ck1.", with: "ck2.")] {
+            XCTAssertThrowsError(try db.zoneChanges(zone: "Z", since: bad)) { XCTAssertEqual(($0 as? CloudKitError)?.code, .badRequest, bad) }
+        }
+        XCTAssertThrowsError(try db.zoneChanges(zone: "Y", since: tok)) {
+            XCTAssertEqual(($0 as? CloudKitError)?.code, .badRequest)
+            XCTAssertTrue(($0 as? CloudKitError)?.reason.contains("zone 'Z'") ?? false)
+        }
+        XCTAssertThrowsError(try db.databaseChanges(since: tok)) { XCTAssertEqual(($0 as? CloudKitError)?.code, .badRequest) }
+        // Another user's zone of the same name.
+        try t.store.accounts.signIn(appleID: "bob@example.com", givenName: nil, familyName: nil, phone: nil)
+        let bob = try t.db()
+        _ = try bob.createZone("Z")
+        XCTAssertThrowsError(try bob.zoneChanges(zone: "Z", since: tok)) { XCTAssertEqual(($0 as? CloudKitError)?.code, .badRequest) }
+        // A token signed with a key this store never had.
+        let alien = ChangeToken(kind: .zone, scopeKey: "x", seq: 1).encode(secret: Array(repeating: 7, count: 32))
+        XCTAssertThrowsError(try db.zoneChanges(zone: "Z", since: alien)) { XCTAssertEqual(($0 as? CloudKitError)?.code, .badRequest) }
+    }
+
+    func testExpiryInvalidatesEarlierTokensButNotTheHead() throws {
+        let t = TempStore()
+        let db = try t.db()
+        _ = try db.createZone("Z")
+        _ = try db.modify(zone: "Z", operations: [op(.create, "a")])
+        let old = try db.zoneChanges(zone: "Z", since: nil).syncToken
+        _ = try db.modify(zone: "Z", operations: [op(.create, "b")])
+        let head = try db.expireTokens(zone: "Z")
+        XCTAssertThrowsError(try db.zoneChanges(zone: "Z", since: old)) { XCTAssertEqual(($0 as? CloudKitError)?.code, .changeTokenExpired) }
+        XCTAssertTrue(try db.zoneChanges(zone: "Z", since: head).changes.isEmpty)
+        _ = try db.modify(zone: "Z", operations: [op(.create, "c")])
+        XCTAssertEqual(names(try db.zoneChanges(zone: "Z", since: head)), ["c"])
+        XCTAssertEqual(names(try db.zoneChanges(zone: "Z", since: nil)), ["a", "b", "c"])
+    }
+
+    func testAZoneDeletedAndCreatedAgainExpiresItsTokens() throws {
+        let t = TempStore()
+        let db = try t.db()
+        _ = try db.createZone("Z")
+        _ = try db.modify(zone: "Z", operations: [op(.create, "a")])
+        let tok = try db.zoneChanges(zone: "Z", since: nil).syncToken
+        try db.deleteZone("Z")
+        _ = try db.createZone("Z")
+        XCTAssertThrowsError(try db.zoneChanges(zone: "Z", since: tok)) { XCTAssertEqual(($0 as? CloudKitError)?.code, .changeTokenExpired) }
+    }
+
+    func testChangeFeedsOnlyForCustomZonesOfPrivateAndShared() throws {
+        let t = TempStore()
+        XCTAssertThrowsError(try t.db().zoneChanges(zone: "_defaultZone", since: nil)) { XCTAssertEqual(($0 as? CloudKitError)?.code, .badRequest) }
+        XCTAssertThrowsError(try t.db(.public).zoneChanges(zone: "_defaultZone", since: nil)) { XCTAssertEqual(($0 as? CloudKitError)?.code, .badRequest) }
+        XCTAssertThrowsError(try t.db(.public).databaseChanges(since: nil)) { XCTAssertEqual(($0 as? CloudKitError)?.code, .badRequest) }
+        XCTAssertThrowsError(try t.db().zoneChanges(zone: "Nope", since: nil)) { XCTAssertEqual(($0 as? CloudKitError)?.code, .zoneNotFound) }
+    }
+
+    func testDatabaseChangesListChangedAndDeletedZones() throws {
+        let t = TempStore()
+        let db = try t.db()
+        _ = try db.createZone("A")
+        _ = try db.createZone("B")
+        let start = try db.databaseChanges(since: nil)
+        XCTAssertEqual(start.zones.map(\.zoneName), ["A", "B"])
+        _ = try db.modify(zone: "B", operations: [op(.create, "x")])
+        try db.deleteZone("A")
+        _ = try db.modify(zone: "_defaultZone", operations: [op(.create, "d")])
+        let next = try db.databaseChanges(since: start.syncToken)
+        XCTAssertEqual(next.zones.map(\.zoneName), ["B"])
+        XCTAssertEqual(next.deletedZones.map(\.zoneName), ["A"])
+        XCTAssertTrue(try db.databaseChanges(since: next.syncToken).zones.isEmpty)
+    }
+
+    func testBookmarksAreKeptPerDevice() throws {
+        let t = TempStore()
+        let a = try t.store.database(DatabaseAddress(container: "iCloud.com.example.test", environment: .development, scope: .private), deviceID: "A")
+        let b = try t.store.database(DatabaseAddress(container: "iCloud.com.example.test", environment: .development, scope: .private), deviceID: "B")
+        XCTAssertNil(try a.bookmark(zone: "Z"))
+        try a.saveBookmark(zone: "Z", token: "t1")
+        XCTAssertEqual(try a.bookmark(zone: "Z"), "t1")
+        XCTAssertNil(try b.bookmark(zone: "Z"))
+        XCTAssertNil(try a.bookmark(zone: nil))
+    }
+}
