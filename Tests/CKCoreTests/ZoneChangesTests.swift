@@ -85,7 +85,11 @@ final class ZoneChangesTests: XCTestCase {
         _ = try db.modify(zone: "Z", operations: [op(.create, "a")])
         let old = try db.zoneChanges(zone: "Z", since: nil).syncToken
         _ = try db.modify(zone: "Z", operations: [op(.create, "b")])
+        let headBefore = try db.zoneChanges(zone: "Z", since: old).syncToken
         let head = try db.expireTokens(zone: "Z")
+        XCTAssertThrowsError(try db.zoneChanges(zone: "Z", since: headBefore), "every token issued before the expiry expires") {
+            XCTAssertEqual(($0 as? CloudKitError)?.code, .changeTokenExpired)
+        }
         XCTAssertThrowsError(try db.zoneChanges(zone: "Z", since: old)) { XCTAssertEqual(($0 as? CloudKitError)?.code, .changeTokenExpired) }
         XCTAssertTrue(try db.zoneChanges(zone: "Z", since: head).changes.isEmpty)
         _ = try db.modify(zone: "Z", operations: [op(.create, "c")])

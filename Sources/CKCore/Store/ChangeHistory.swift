@@ -11,15 +11,17 @@ public struct ChangeHistory {
 
     public init(zoneDirectory: String) { directory = zoneDirectory }
 
-    /// Tokens older than this point are CHANGE_TOKEN_EXPIRED (0: the whole history is kept).
-    public func expiredThrough() throws -> Int64 {
-        try FileSystem.readJSON(metaFile)?["expiredThrough"]?.int64Value ?? 0
+    /// How many times the retained history was dropped: tokens issued in an earlier epoch are
+    /// CHANGE_TOKEN_EXPIRED.
+    public func epoch() throws -> Int64 {
+        try FileSystem.readJSON(metaFile)?["epoch"]?.int64Value ?? 0
     }
 
     /// Drops the retained history up to now, as CloudKit's server does on its own schedule:
-    /// every earlier token expires; the head stays valid.
+    /// every token issued so far expires; tokens issued from now on work.
     public func expire() throws {
-        try FileSystem.writeJSON(metaFile, ["schemaVersion": .int(DataPaths.schemaVersion), "expiredThrough": .int(head())])
+        try FileSystem.writeJSON(metaFile, ["schemaVersion": .int(DataPaths.schemaVersion), "epoch": .int(try epoch() + 1),
+                                            "expiredAt": .int(head())])
     }
 
     /// Sequence number of the newest change (0 for an empty history).

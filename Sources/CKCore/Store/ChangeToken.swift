@@ -10,17 +10,20 @@ public struct ChangeToken: Equatable, Sendable {
     /// Which history: container/environment/scope/owner(/zone), and the zone's incarnation.
     public var scopeKey: String
     public var seq: Int64
+    /// The history's expiry epoch when the token was issued.
+    public var epoch: Int64
 
-    public init(kind: Kind, scopeKey: String, seq: Int64) {
+    public init(kind: Kind, scopeKey: String, seq: Int64, epoch: Int64 = 0) {
         self.kind = kind
         self.scopeKey = scopeKey
         self.seq = seq
+        self.epoch = epoch
     }
 
     static let prefix = "ck1."
 
     public func encode(secret: [UInt8]) -> String {
-        let payload: JSONValue = ["k": .string(kind.rawValue), "s": .string(scopeKey), "q": .int(seq)]
+        let payload: JSONValue = ["k": .string(kind.rawValue), "s": .string(scopeKey), "q": .int(seq), "e": .int(epoch)]
         let body = ChangeToken.base64url(Array(JSONWriter.compact(payload).utf8))
         let mac = ChangeToken.base64url(Array(HMAC.sha256(key: secret, message: Array((ChangeToken.prefix + body).utf8)).prefix(16)))
         return ChangeToken.prefix + body + "." + mac
@@ -36,9 +39,10 @@ public struct ChangeToken: Equatable, Sendable {
         let expect = base64url(Array(HMAC.sha256(key: secret, message: Array((prefix + parts[0]).utf8)).prefix(16)))
         guard String(parts[1]) == expect, let bytes = unbase64url(String(parts[0])),
               let j = try? JSONParser.parse(bytes), let k = j["k"]?.stringValue, let kind = Kind(rawValue: k),
-              let key = j["s"]?.stringValue, let seq = j["q"]?.int64Value, seq >= 0
+              let key = j["s"]?.stringValue, let seq = j["q"]?.int64Value, seq >= 0,
+              let epoch = j["e"]?.int64Value, epoch >= 0
         else { throw bad }
-        return ChangeToken(kind: kind, scopeKey: key, seq: seq)
+        return ChangeToken(kind: kind, scopeKey: key, seq: seq, epoch: epoch)
     }
 
     static func base64url(_ b: [UInt8]) -> String {

@@ -45,7 +45,7 @@ extension Database {
                 throw CloudKitError.badRequest("change token belongs to another database, not the \(scope.rawValue) database of this user and container")
             }
             if t.seq > h.head() { throw CloudKitError.badRequest("change token is from the future of this database") }
-            if t.seq < (try h.expiredThrough()) {
+            if t.epoch < (try h.epoch()) {
                 throw CloudKitError(.changeTokenExpired, "change token expired: the database no longer retains history that old; fetch from the start")
             }
             start = t.seq

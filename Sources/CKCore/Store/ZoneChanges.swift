@@ -46,8 +46,8 @@ extension Database {
             let other = a.count >= 5 ? "zone '\(a[4])' of the \(a[2]) database" : "another zone"
             throw CloudKitError(.badRequest, "change token belongs to \(other), not zone '\(z.zoneID.zoneName)' of the \(scope.rawValue) database", zoneID: z.zoneID)
         }
-        if t.seq > z.history.head() { throw CloudKitError(.badRequest, "change token is from the future of zone '\(z.zoneID.zoneName)'", zoneID: z.zoneID) }
-        if t.seq < (try z.history.expiredThrough()) {
+        if try t.seq > z.history.head() || t.epoch > z.history.epoch() { throw CloudKitError(.badRequest, "change token is from the future of zone '\(z.zoneID.zoneName)'", zoneID: z.zoneID) }
+        if t.epoch < (try z.history.epoch()) {
             throw CloudKitError(.changeTokenExpired, "change token expired: zone '\(z.zoneID.zoneName)' no longer retains history that old; fetch from the start", zoneID: z.zoneID)
         }
         return t.seq
@@ -77,7 +77,7 @@ extension Database {
             if let r = try z.record(named: n) { return .record(r) }
             return since == nil ? nil : .deleted(n)
         }
-        let token = ChangeToken(kind: .zone, scopeKey: try zoneScopeKey(z), seq: end).encode(secret: try tokenSecret.getOrCreate())
+        let token = ChangeToken(kind: .zone, scopeKey: try zoneScopeKey(z), seq: end, epoch: try z.history.epoch()).encode(secret: try tokenSecret.getOrCreate())
         return ZoneChangesResult(zoneID: z.zoneID, changes: changes, syncToken: token, moreComing: end < head)
     }
 
@@ -87,16 +87,16 @@ extension Database {
     public func expireTokens(zone name: String) throws -> String {
         try requireWrite()
         let z = try changeFeedZone(name)
-        let head = try z.withLock { () throws -> Int64 in
+        let (head, epoch) = try z.withLock { () throws -> (Int64, Int64) in
             try z.history.expire()
-            return z.history.head()
+            return (z.history.head(), try z.history.epoch())
         }
-        return ChangeToken(kind: .zone, scopeKey: try zoneScopeKey(z), seq: head).encode(secret: try tokenSecret.getOrCreate())
+        return ChangeToken(kind: .zone, scopeKey: try zoneScopeKey(z), seq: head, epoch: epoch).encode(secret: try tokenSecret.getOrCreate())
     }
 
     /// The zone's current token, as `zones/list` returns it.
     public func currentToken(zone z: ZoneStore) throws -> String? {
         guard scope != .public, !z.zoneID.isDefault, z.existsOnDisk, let secret = try tokenSecret.existing() else { return nil }
-        return ChangeToken(kind: .zone, scopeKey: try zoneScopeKey(z), seq: z.history.head()).encode(secret: secret)
+        return ChangeToken(kind: .zone, scopeKey: try zoneScopeKey(z), seq: z.history.head(), epoch: try z.history.epoch()).encode(secret: secret)
     }
 }
