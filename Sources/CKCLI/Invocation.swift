@@ -60,15 +60,16 @@ public final class Invocation {
     }
 
     /// The exit code for a batch: 0, or 9 with a note on stderr when any item failed.
-    func batchExit(_ results: [OperationResult], noun: String) -> Int32 {
+    func batchExit(_ results: [OperationResult], total: Int? = nil, noun: String) -> Int32 {
         let failed = results.filter { $0.error != nil }.count
+        let count = total ?? results.count
         guard failed > 0 else { return ExitCode.success }
         let first = results.compactMap(\.error).first!
         if globals.errorFormat == .json {
-            io.writeErr(JSONWriter.line(["serverErrorCode": "PARTIAL_FAILURE", "reason": .string("\(failed) of \(results.count) \(noun) failed"),
+            io.writeErr(JSONWriter.line(["serverErrorCode": "PARTIAL_FAILURE", "reason": .string("\(failed) of \(count) \(noun) failed"),
                                          "firstError": first.envelope()]))
         } else {
-            io.writeErr("ck: PARTIAL_FAILURE: \(failed) of \(results.count) \(noun) failed (first: \(first.code.rawValue): \(ErrorReporter.oneLine(first.reason)))\n")
+            io.writeErr("ck: PARTIAL_FAILURE: \(failed) of \(count) \(noun) failed (first: \(first.code.rawValue): \(ErrorReporter.oneLine(first.reason)))\n")
         }
         return ExitCode.partialFailure
     }

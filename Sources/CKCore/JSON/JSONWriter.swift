@@ -25,7 +25,7 @@ public enum JSONWriter {
     }
 
     static func sortedKeys(_ o: [String: JSONValue]) -> [String] {
-        o.keys.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
+        o.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
     }
 
     public static func write(_ v: JSONValue, into out: inout String, indent: Int, pretty: Bool) {
@@ -68,6 +68,12 @@ public enum JSONWriter {
 
     static func writeString(_ s: String, into out: inout String) {
         out.append("\"")
+        // Most strings need no escaping: copy them whole. (U+2028/2029 start with 0xE2.)
+        if !s.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0xE2 }) {
+            out.append(s)
+            out.append("\"")
+            return
+        }
         for u in s.unicodeScalars {
             switch u {
             case "\"": out.append("\\\"")

@@ -76,17 +76,20 @@ public final class ZoneStore {
         }
     }
 
-    /// Writes what a transaction changed: history first (it is the write-ahead log), then the
-    /// asset bytes, record files and reference index.
+    /// Writes what a transaction changed: history first — it is the write-ahead log, synced
+    /// before anything else is written, and holds every saved record whole — then the asset
+    /// bytes, record files and reference index, each replaced atomically, and one file-system
+    /// sync for them all. A crash in between leaves files that `ck fsck` restores from the log.
     func commit(_ tx: Transaction, assets: AssetStore) throws {
         guard !tx.entries.isEmpty else { return }
         try history.append(tx.entries)
+        defer { FileSystem.syncFileSystem(directory) }
         for (sum, bytes) in tx.assets where !assets.contains(checksum: sum) { _ = try assets.put(bytes) }
         for (name, rec) in tx.records {
             let p = recordPath(name)
             if let r = rec {
                 try FileSystem.makeDirectories((p as NSString).deletingLastPathComponent)
-                try FileSystem.writeJSON(p, ["schemaVersion": .int(DataPaths.schemaVersion), "record": r.json()])
+                try FileSystem.writeJSON(p, ["schemaVersion": .int(DataPaths.schemaVersion), "record": r.json()], durable: false)
             } else {
                 try FileSystem.remove(p)
             }
@@ -96,7 +99,7 @@ public final class ZoneStore {
             if refs.isEmpty { try FileSystem.remove(p); continue }
             try FileSystem.makeDirectories((p as NSString).deletingLastPathComponent)
             let o = refs.mapValues { JSONValue.array($0.map(JSONValue.string)) }
-            try FileSystem.writeJSON(p, ["schemaVersion": .int(DataPaths.schemaVersion), "target": .string(target), "referrers": .object(o)])
+            try FileSystem.writeJSON(p, ["schemaVersion": .int(DataPaths.schemaVersion), "target": .string(target), "referrers": .object(o)], durable: false)
         }
     }
 }

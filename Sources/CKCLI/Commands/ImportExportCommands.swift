@@ -1,0 +1,144 @@
+import Foundation
+import CKCore
+
+/// `ck export` and `ck import`: a database's records as NDJSON, one Web Services record per
+/// line, for fixtures, backups and bulk loads.
+enum ImportExportCommands {
+    static var all: [Command] { [export, importRecords] }
+
+    static let export: Command = Command(["export"], synopsis: "[--zone Z]",
+        summary: "Print every record of a database as NDJSON (one record per line)",
+        details: """
+        Every zone of the database (--db), or only --zone Z, zone by zone in storage order;
+        each line is a full Web Services record with its zoneID, which 'ck import' reads back.
+        """) { inv in
+        _ = try inv.positionals(max: 0, what: "")
+        let db = try inv.database()
+        let zones = inv.args.has("--zone") ? [try db.zone(inv.globals.zone)] : try db.listZones()
+        let base = inv.assetBase
+        for z in zones {
+            try z.forEachRecord { r in
+                inv.io.writeOut(JSONWriter.line(r.json(assetBase: base)))
+                return inv.io.flush()
+            }
+        }
+        return ExitCode.success
+    }
+
+    static let importRecords: Command = Command(["import"], synopsis: "[FILE] [--batch N]",
+        summary: "Load records from NDJSON (or a JSON array), replacing records of the same name",
+        options: [OptionSpec("--batch", value: "N", help: "records per committed batch [default and maximum: 400]")],
+        details: """
+        Reads Web Services records, one per line (what 'ck export' prints) or as one JSON array,
+        from FILE or stdin. Each record goes to the zone named by its zoneID (or --zone); custom
+        zones of the private database are created as needed. Every line is checked before
+        anything is written, so malformed input changes nothing. Records are saved with
+        forceReplace in batches of up to 400; as each batch commits, one line per record is
+        printed ({recordName, recordChangeTag, zoneID}, or an error dictionary). Exit 9 when
+        any record failed.
+        """) { inv in
+        let files = try inv.positionals(max: 1, what: "")
+        let batch = try inv.positiveInt("--batch", max: Limits.operationsPerBatch) ?? Limits.operationsPerBatch
+        let bytes: [UInt8]
+        if let f = files.first {
+            let path = f.hasPrefix("/") ? f : inv.io.currentDirectory + "/" + f
+            guard let b = try FileSystem.read(path) else { throw CloudKitError.badRequest("cannot read '\(f)': no such file") }
+            bytes = b
+        } else {
+            bytes = inv.io.readIn()
+        }
+        let source = RecordSource(bytes: bytes, defaultZone: inv.globals.zone)
+        // First pass: check everything, so bad input writes nothing.
+        var zones: [String] = []
+        var seenZones = Set<String>()
+        var count = 0
+        try source.forEach { zone, _ in
+            count += 1
+            if seenZones.insert(zone).inserted { zones.append(zone) }
+        }
+        let db = try inv.database()
+        _ = try db.requireWrite()
+        for z in zones where z != ZoneID.defaultZoneName {
+            if inv.globals.scope != .private { _ = try db.zone(z) }
+        }
+        for z in zones where z != ZoneID.defaultZoneName && inv.globals.scope == .private { _ = try db.createZone(z) }
+
+        // Only failures are kept: holding every saved record would grow with the input.
+        var failures: [OperationResult] = []
+        var total = 0
+        var pendingZone: String?
+        var pending: [RecordOperation] = []
+        var pendingNames = Set<String>()
+        try inv.printer.stream(listKey: "records") { emit in
+            func flush() throws {
+                guard let z = pendingZone, !pending.isEmpty else { return }
+                for r in try db.modify(zone: z, operations: pending, atomic: false) {
+                    total += 1
+                    if r.error != nil { failures.append(r) }
+                    switch r {
+                    case .saved(let rec):
+                        emit(["recordName": .string(rec.recordName), "recordChangeTag": .string(rec.recordChangeTag), "zoneID": rec.zoneID.json])
+                    default: emit(inv.resultJSON(r))
+                    }
+                }
+                _ = inv.io.flush()
+                pending = []
+                pendingNames = []
+            }
+            try source.forEach { zone, op in
+                // A batch holds one operation per record, as a records/modify request must.
+                if zone != pendingZone || pending.count == batch || pendingNames.contains(op.recordName ?? "") {
+                    try flush()
+                    pendingZone = zone
+                }
+                pending.append(op)
+                pendingNames.insert(op.recordName ?? "")
+            }
+            try flush()
+        }
+        return inv.batchExit(failures, total: total, noun: "records")
+    }
+}
+
+/// Records in NDJSON or a JSON array, parsed one at a time with line numbers in errors.
+struct RecordSource {
+    let bytes: [UInt8]
+    let defaultZone: String
+
+    func forEach(_ body: (String, RecordOperation) throws -> Void) throws {
+        let first = bytes.first { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }
+        if first == UInt8(ascii: "[") {
+            let doc: JSONValue
+            do { doc = try JSONParser.parse(bytes) } catch { throw CloudKitError.badRequest("import: input is not valid JSON: \(error)") }
+            for (i, r) in (doc.arrayValue ?? []).enumerated() { try emit(r, context: "record \(i + 1)", body) }
+            return
+        }
+        var line = 0
+        var start = 0
+        while start < bytes.count {
+            let end = bytes[start...].firstIndex(of: 0x0A) ?? bytes.count
+            line += 1
+            let slice = Array(bytes[start..<end])
+            start = end + 1
+            if slice.allSatisfy({ [0x20, 0x09, 0x0D].contains($0) }) { continue }
+            let j: JSONValue
+            do { j = try JSONParser.parse(slice) } catch { throw CloudKitError.badRequest("import: line \(line) is not valid JSON: \(error)") }
+            try emit(j, context: "line \(line)", body)
+        }
+    }
+
+    private func emit(_ j: JSONValue, context: String, _ body: (String, RecordOperation) throws -> Void) throws {
+        guard j.objectValue != nil else { throw CloudKitError.badRequest("import: \(context) must be a record object, got \(j.kindName)") }
+        var zone = defaultZone
+        if let z = j["zoneID"], !z.isNull {
+            guard let n = z["zoneName"]?.stringValue else { throw CloudKitError.badRequest("import: \(context): zoneID needs a zoneName") }
+            try Names.validateZoneName(n)
+            zone = n
+        }
+        var op = try ModifyRequest.parseRecord(j, type: .forceReplace, context: "import: \(context)")
+        if op.recordName == nil { throw CloudKitError.badRequest("import: \(context): record needs a recordName") }
+        if op.recordType == nil { throw CloudKitError.badRequest("import: \(context): record needs a recordType") }
+        op.recordChangeTag = nil
+        try body(zone, op)
+    }
+}
