@@ -82,6 +82,49 @@ public struct ChangeHistory {
         }
     }
 
+    /// One entry by its sequence number.
+    public func entry(_ seq: Int64) throws -> JSONValue? {
+        guard seq >= 1, seq <= head() else { return nil }
+        var out: JSONValue?
+        try forEachEntry(after: seq - 1) { e in out = e; return false }
+        return out
+    }
+
+    /// Repairs what a crash can leave at the end of the history: an index whose size is not a
+    /// multiple of 8, and log bytes after the last indexed entry (a write that was never
+    /// acknowledged). Returns what it found.
+    public func repairTail(repair: Bool) throws -> [String] {
+        var found: [String] = []
+        let idxSize = FileSystem.size(indexFile) ?? 0
+        if idxSize % 8 != 0 {
+            found.append("history index has a torn last entry (\(idxSize % 8) stray bytes)")
+            if repair { try FileSystem.truncate(indexFile, to: idxSize - idxSize % 8) }
+        }
+        let h = (repair ? (FileSystem.size(indexFile) ?? 0) : idxSize - idxSize % 8) / 8
+        var end: Int64 = 0
+        if h > 0, let last = try offset(of: h) {
+            let fd = open(logFile, O_RDONLY | O_CLOEXEC)
+            if fd >= 0 {
+                defer { close(fd) }
+                var pos = last
+                var buf = [UInt8](repeating: 0, count: 65536)
+                scan: while true {
+                    let n = buf.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 65536, off_t(pos)) }
+                    if n <= 0 { break }
+                    if let i = buf[0..<n].firstIndex(of: 0x0A) { end = pos + Int64(i) + 1; break scan }
+                    pos += Int64(n)
+                }
+            }
+            if end == 0 { found.append("history log lacks the entry its index points to (seq \(h))") }
+        }
+        let logSize = FileSystem.size(logFile) ?? 0
+        if end > 0 || h == 0, logSize > end {
+            found.append("history log holds \(logSize - end) bytes after its last indexed entry (a write that was never acknowledged)")
+            if repair { try FileSystem.truncate(logFile, to: end) }
+        }
+        return found
+    }
+
     private func offset(of seq: Int64) throws -> Int64? {
         let fd = open(indexFile, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }

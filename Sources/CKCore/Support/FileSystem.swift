@@ -176,6 +176,15 @@ public enum FileSystem {
         if fsync(fd) != 0 { throw posixError("cannot fsync", path) }
     }
 
+    /// Cuts a file to `length` bytes and syncs it.
+    public static func truncate(_ path: String, to length: Int64) throws {
+        let fd = open(path, O_WRONLY | O_CLOEXEC)
+        if fd < 0 { throw posixError("cannot open", path) }
+        defer { close(fd) }
+        if ftruncate(fd, off_t(length)) != 0 { throw posixError("cannot truncate", path) }
+        if fsync(fd) != 0 { throw posixError("cannot fsync", path) }
+    }
+
     public static func size(_ path: String) -> Int64? {
         var st = stat()
         guard stat(path, &st) == 0 else { return nil }

@@ -1,0 +1,75 @@
+import XCTest
+@testable import CKCore
+
+final class FsckTests: XCTestCase {
+    private func zoneWith(_ n: Int) throws -> (TempStore, ZoneStore) {
+        let t = TempStore()
+        let db = try t.db()
+        _ = try db.createZone("Z")
+        _ = try db.modify(zone: "Z", operations: (0..<n).map { op(.create, "r\($0)", ["n": .int(Int64($0))]) })
+        return (t, try db.zone("Z"))
+    }
+
+    func testACleanStoreHasNoProblems() throws {
+        let (t, _) = try zoneWith(5)
+        let r = try Fsck.run(paths: t.store.paths, repair: true)
+        XCTAssertTrue(r.problems.isEmpty, "\(r.problems.map(\.problem))")
+        XCTAssertEqual(r.records, 5)
+        XCTAssertEqual(r.historyEntries, 5)
+    }
+
+    func testRepairsWhatACrashLeaves() throws {
+        let (t, z) = try zoneWith(4)
+        // A torn record file, a missing one, a stale one, a deleted one that came back,
+        // a temporary file, and an unacknowledged history tail.
+        try FileSystem.writeAtomically(z.recordPath("r0"), Array("{\"schemaVers".utf8))
+        try FileSystem.remove(z.recordPath("r1"))
+        var stale = try z.record(named: "r2")!
+        stale.recordChangeTag = "old"
+        try FileSystem.writeJSON(z.recordPath("r2"), ["schemaVersion": 1, "record": stale.json()])
+        _ = try t.db().modify(zone: "Z", operations: [op(.forceDelete, "r3")])
+        let gone = try FileSystem.read(z.history.logFile)!
+        var r3 = stale
+        r3.recordName = "r3"
+        try FileSystem.writeJSON(z.recordPath("r3"), ["schemaVersion": 1, "record": r3.json()])
+        try FileSystem.writeAtomically(z.directory + "/.tmp-1-x-1", [1, 2, 3])
+        try FileSystem.append(z.history.logFile, Array("{\"seq\":99,".utf8))
+
+        let dry = try Fsck.run(paths: t.store.paths, repair: false)
+        XCTAssertEqual(dry.problems.count, 6, "\(dry.problems.map(\.problem))")
+        XCTAssertFalse(dry.clean)
+        XCTAssertEqual(try FileSystem.read(z.history.logFile)!.count, gone.count + 10, "a dry run repairs nothing")
+
+        let fixed = try Fsck.run(paths: t.store.paths, repair: true)
+        XCTAssertEqual(fixed.problems.count, 6)
+        XCTAssertTrue(fixed.clean)
+        XCTAssertEqual(try z.record(named: "r0")?.fields["n"]?.value, 0)
+        XCTAssertEqual(try z.record(named: "r1")?.fields["n"]?.value, 1)
+        XCTAssertEqual(try z.record(named: "r2")?.recordChangeTag, "3")
+        XCTAssertNil(try z.record(named: "r3"))
+        XCTAssertEqual(try FileSystem.read(z.history.logFile)!, gone)
+        XCTAssertFalse(FileSystem.exists(z.directory + "/.tmp-1-x-1"))
+        XCTAssertTrue(try Fsck.run(paths: t.store.paths, repair: true).problems.isEmpty)
+    }
+
+    func testARecordWithoutHistoryIsAdopted() throws {
+        let (t, z) = try zoneWith(1)
+        var extra = try z.record(named: "r0")!
+        extra.recordName = "handmade"
+        try FileSystem.makeDirectories(String(z.recordPath("handmade").dropLast(("/" + PathEncoding.component("handmade") + ".json").count)))
+        try FileSystem.writeJSON(z.recordPath("handmade"), ["schemaVersion": 1, "record": extra.json()])
+        let r = try Fsck.run(paths: t.store.paths, repair: true)
+        XCTAssertEqual(r.problems.map(\.problem), ["record 'handmade' has no history entry"])
+        XCTAssertEqual(z.history.head(), 2)
+        let changes = try t.db().zoneChanges(zone: "Z", since: nil)
+        XCTAssertEqual(changes.changes.count, 2, "an adopted record shows in the change feed")
+    }
+
+    func testATornIndexIsCutBack() throws {
+        let (t, z) = try zoneWith(2)
+        try FileSystem.append(z.history.indexFile, [0, 0, 0])
+        let r = try Fsck.run(paths: t.store.paths, repair: true)
+        XCTAssertEqual(r.problems.count, 1, "\(r.problems.map(\.problem))")
+        XCTAssertEqual(FileSystem.size(z.history.indexFile), 16)
+    }
+}
