@@ -56,6 +56,7 @@ enum ImportExportCommands {
             count += 1
             if seenZones.insert(zone).inserted { zones.append(zone) }
         }
+        if count == 0 { throw CloudKitError.badRequest("import: the input holds no records") }
         let db = try inv.database()
         _ = try db.requireWrite()
         for z in zones where z != ZoneID.defaultZoneName {
@@ -139,6 +140,7 @@ struct RecordSource {
         if op.recordName == nil { throw CloudKitError.badRequest("import: \(context): record needs a recordName") }
         if op.recordType == nil { throw CloudKitError.badRequest("import: \(context): record needs a recordType") }
         op.recordChangeTag = nil
+        try op.checkLimits()
         try body(zone, op)
     }
 }

@@ -68,8 +68,16 @@ extension RecordCommands {
         }
         if op.type == .create && op.recordType == nil { throw inv.usageError("creating a record needs --type (or a recordType on stdin)") }
 
+        // A record on stdin names its zone; --zone, when given, must agree.
+        var zone = inv.globals.zone
+        if let z = op.zoneName {
+            if inv.args.has("--zone") && z != zone {
+                throw CloudKitError.badRequest("the record's zoneID names zone '\(z)' but --zone says '\(zone)'")
+            }
+            zone = z
+        }
         let db = try inv.database()
-        let result = try db.modify(zone: inv.globals.zone, operations: [op], atomic: true, assets: input.assets)[0]
+        let result = try db.modify(zone: zone, operations: [op], atomic: true, assets: input.assets)[0]
         if let e = result.error { throw e }
         inv.emit(inv.resultJSON(result, desiredKeys: try desiredKeys(inv)))
         return ExitCode.success

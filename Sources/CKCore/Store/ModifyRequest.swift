@@ -82,6 +82,11 @@ public struct ModifyRequest: Sendable {
                 op.fields[k] = .some(try RecordField.parse(name: k, json: v))
             }
         }
+        if let z = r["zoneID"], !z.isNull {
+            let zid = try ZoneID(json: z)
+            try Names.validateZoneName(zid.zoneName)
+            op.zoneName = zid.zoneName
+        }
         if let p = r["parent"], !p.isNull {
             guard let n = p["recordName"]?.stringValue else { throw CloudKitError.badRequest("\(context): parent must be {\"recordName\": …}") }
             try Names.validateRecordName(n)

@@ -16,6 +16,8 @@ public struct RecordOperation: Sendable {
     /// Field values to set; nil clears a field.
     public var fields: [String: RecordField?]
     public var parent: String?
+    /// The zone named by the record's own zoneID, when it carried one.
+    public var zoneName: String?
 
     public init(type: RecordOperationType, recordName: String? = nil, recordType: String? = nil, recordChangeTag: String? = nil,
                 fields: [String: RecordField?] = [:], parent: String? = nil) {
@@ -44,4 +46,19 @@ public enum Limits {
     public static let fieldsPerRecord = 256
     public static let deleteSelfReferencesPerTarget = 750
     public static let resultsPerPage = 200
+}
+
+extension RecordOperation {
+    /// The record limits that can be checked before the operation runs: field count and size.
+    public func checkLimits() throws {
+        let name = recordName ?? ""
+        if fields.count > Limits.fieldsPerRecord {
+            throw CloudKitError(.limitExceeded, "record '\(name)' has \(fields.count) fields; the limit is \(Limits.fieldsPerRecord)", recordName: recordName)
+        }
+        var size = name.utf8.count + (recordType?.utf8.count ?? 0)
+        for (k, v) in fields { if let v = v, v.type.base != .asset { size += k.utf8.count + JSONWriter.compact(v.value).utf8.count } }
+        if size > Limits.recordBytes {
+            throw CloudKitError(.limitExceeded, "record too large: '\(name)' holds \(size) bytes; the limit is \(Limits.recordBytes) (assets excluded)", recordName: recordName)
+        }
+    }
 }
