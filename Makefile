@@ -21,6 +21,9 @@ test: debug
 bench: build
 	bash bench/run.sh
 
+stress: build
+	bash bench/stress.sh
+
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 .build/$(CONFIG)/ck $(DESTDIR)$(PREFIX)/bin/ck

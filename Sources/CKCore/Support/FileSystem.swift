@@ -41,15 +41,24 @@ public enum FileSystem {
             throw posixError("cannot open", path)
         }
         defer { close(fd) }
-        var out = [UInt8]()
         var st = stat()
-        if fstat(fd, &st) == 0 && st.st_size > 0 { out.reserveCapacity(Int(st.st_size)) }
-        var buf = [UInt8](repeating: 0, count: 65536)
+        let size = fstat(fd, &st) == 0 ? max(Int(st.st_size), 0) : 0
+        // Read straight into an array of the file's size; keep reading if it grew meanwhile.
+        var out = try [UInt8](unsafeUninitializedCapacity: size) { buf, count in
+            count = 0
+            while count < size {
+                let n = Glibc.read(fd, buf.baseAddress! + count, size - count)
+                if n < 0 { if errno == EINTR { continue }; throw posixError("cannot read", path) }
+                if n == 0 { break }
+                count += n
+            }
+        }
+        var chunk = [UInt8](repeating: 0, count: 4096)
         while true {
-            let n = buf.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, 65536) }
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, 4096) }
             if n < 0 { if errno == EINTR { continue }; throw posixError("cannot read", path) }
             if n == 0 { break }
-            out.append(contentsOf: buf[0..<n])
+            out.append(contentsOf: chunk[0..<n])
         }
         return out
     }

@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# ck's benchmarks (`make bench`). Prints each figure and writes them to bench/out/results.txt.
+# Environment: CK=path/to/ck (default .build/release/ck), N=records in the big zone (100000),
+# RUNS=timed repetitions per median (21), ONLY="one_record changes bulk query startup".
+set -euo pipefail
+cd "$(dirname "$0")/.."
+CK=${CK:-$PWD/.build/release/ck}
+N=${N:-100000}
+SMALL=${SMALL:-1000}
+RUNS=${RUNS:-21}
+ONLY=${ONLY:-"one_record changes bulk query startup"}
+OUT=$PWD/bench/out
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/ck-bench.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+mkdir -p "$OUT"
+RESULTS=$OUT/results.txt
+: > "$RESULTS"
+
+[ -x "$CK" ] || { echo "bench: no ck binary at $CK (run 'make build')" >&2; exit 1; }
+
+# sqlite3 and jq are the yardsticks; install them from Debian's packages when missing.
+need() {
+  command -v "$1" >/dev/null && return 0
+  if command -v apt-get >/dev/null; then
+    echo "bench: installing $2" >&2
+    (apt-get install -y "$2" >/dev/null 2>&1 || { apt-get update >/dev/null 2>&1 && apt-get install -y "$2" >/dev/null 2>&1; }) || true
+  fi
+  command -v "$1" >/dev/null || { echo "bench: $1 is missing and could not be installed; skipping what needs it" >&2; return 1; }
+}
+
+now_ns() { date +%s%N; }
+ms() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b - a) / 1e6 }'; }
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "inf"; else printf "%.2f", a / b }'; }
+report() { printf '%-58s %s\n' "$1" "$2" | tee -a "$RESULTS"; }
+
+# Median wall time (ms) of RUNS runs of a command; "{i}" in the arguments becomes the run number.
+time_median() {
+  local i t0 t1
+  for ((i = 0; i < RUNS; i++)); do
+    local args=("${@//\{i\}/$i}")
+    t0=$(now_ns); "${args[@]}" >/dev/null; t1=$(now_ns)
+    ms "$t0" "$t1"; echo
+  done | median
+}
+
+# NDJSON of n ToDoItem-like records: a string, a timestamp, an int, a list.
+todo_items() {
+  awk -v n="$1" -v p="${2:-todo}" 'BEGIN { for (i = 0; i < n; i++)
+    printf "{\"recordName\":\"%s-%d\",\"recordType\":\"ToDoItem\",\"fields\":{\"title\":{\"value\":\"Task %d\"},\"dueDate\":{\"type\":\"TIMESTAMP\",\"value\":%d},\"priority\":{\"value\":%d},\"tags\":{\"value\":[\"home\",\"tag%d\"]}}}\n", p, i, i, 1700000000000 + i * 1000, i % 10, i % 7 }'
+}
+
+# One data directory with alice signed in and zones Small (SMALL records) and Big (N records).
+seed() {
+  [ -d "$WORK/data" ] && return 0
+  export CK_DATA_DIR=$WORK/data
+  "$CK" account signin alice@example.com >/dev/null
+  todo_items "$SMALL" > "$WORK/small.ndjson"
+  todo_items "$N" > "$WORK/big.ndjson"
+  local t0 t1
+  "$CK" --zone Small import "$WORK/small.ndjson" >/dev/null
+  t0=$(now_ns); "$CK" --zone Big import "$WORK/big.ndjson" >/dev/null; t1=$(now_ns)
+  SEED_MS=$(ms "$t0" "$t1")
+}
+
+bench_one_record() {
+  seed
+  local s_small s_big g_small g_big
+  s_small=$(time_median "$CK" --zone Small record save --type ToDoItem --name "new-{i}" title=x priority=1)
+  s_big=$(time_median "$CK" --zone Big record save --type ToDoItem --name "new-{i}" title=x priority=1)
+  g_small=$(time_median "$CK" --zone Small record get todo-500)
+  g_big=$(time_median "$CK" --zone Big record get "todo-$((N / 2))")
+  report "one-record save, zone of $SMALL (median ms)" "$s_small"
+  report "one-record save, zone of $N (median ms)" "$s_big"
+  report "one-record save ratio $N/$SMALL (target <= 1.2)" "$(ratio "$s_big" "$s_small")"
+  report "one-record get, zone of $SMALL (median ms)" "$g_small"
+  report "one-record get, zone of $N (median ms)" "$g_big"
+  report "one-record get ratio $N/$SMALL (target <= 1.2)" "$(ratio "$g_big" "$g_small")"
+}
+
+bench_changes() {
+  seed
+  local zone tok last=() t0 t1 pages=0 records=0 page more
+  for zone in Small Big; do
+    tok=$("$CK" --zone $zone zone changes --since "$("$CK" --zone $zone token expire | sed -n 's/.*"syncToken": "\(.*\)".*/\1/p')" --no-save | sed -n 's/.*"syncToken": "\(.*\)".*/\1/p')
+    todo_items 100 "change" > "$WORK/changes.ndjson"
+    "$CK" --zone $zone import "$WORK/changes.ndjson" >/dev/null
+    last+=("$(time_median "$CK" --zone $zone zone changes --since "$tok" --limit 200 --no-save)")
+  done
+  report "fetch last 100 changes, zone of $SMALL (median ms)" "${last[0]}"
+  report "fetch last 100 changes, zone of $N (median ms)" "${last[1]}"
+  report "fetch last 100 changes ratio $N/$SMALL (target <= 1.5)" "$(ratio "${last[1]}" "${last[0]}")"
+  # A full fetch of the big zone's history, page by page, as a new device would.
+  tok=""
+  t0=$(now_ns)
+  while :; do
+    if [ -z "$tok" ]; then page=$("$CK" --zone Big zone changes --from-start --no-save --format ndjson)
+    else page=$("$CK" --zone Big zone changes --since "$tok" --no-save --format ndjson); fi
+    pages=$((pages + 1))
+    records=$((records + $(printf '%s\n' "$page" | grep -c '"recordName"' || true)))
+    tok=$(printf '%s\n' "$page" | tail -1 | sed -n 's/.*"syncToken":"\([^"]*\)".*/\1/p')
+    more=$(printf '%s\n' "$page" | tail -1 | grep -c '"moreComing":true' || true)
+    [ "$more" = 1 ] || break
+  done
+  t1=$(now_ns)
+  report "full fetch of $records changes in $pages pages of 200 (s)" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')"
+  report "full fetch throughput (records/s)" "$(awk -v a="$t0" -v b="$t1" -v n="$records" 'BEGIN { printf "%.0f", n / ((b - a) / 1e9) }')"
+}
+
+bench_bulk() {
+  seed
+  report "bulk load: ck import of $N records (s)" "$(awk -v m="$SEED_MS" 'BEGIN { printf "%.2f", m / 1000 }')"
+  need sqlite3 sqlite3 || return 0
+  # The same rows as JSON text in a table, inserted in one transaction.
+  awk 'BEGIN { print "CREATE TABLE records (name TEXT PRIMARY KEY, record TEXT);"; print "BEGIN;" }
+       { line = $0; gsub(/\047/, "\047\047", line); match($0, /"recordName":"[^"]*"/); name = substr($0, RSTART + 14, RLENGTH - 15)
+         printf "INSERT INTO records VALUES (\047%s\047, \047%s\047);\n", name, line }
+       END { print "COMMIT;" }' "$WORK/big.ndjson" > "$WORK/insert.sql"
+  rm -f "$WORK/bench.sqlite"
+  local t0 t1 sq
+  t0=$(now_ns); sqlite3 "$WORK/bench.sqlite" < "$WORK/insert.sql"; t1=$(now_ns)
+  sq=$(ms "$t0" "$t1")
+  report "bulk load: sqlite3 insert of $N rows, one transaction (s)" "$(awk -v m="$sq" 'BEGIN { printf "%.2f", m / 1000 }')"
+  report "bulk load ratio ck/sqlite3 (target <= 3)" "$(ratio "$SEED_MS" "$sq")"
+}
+
+peak_kb() { /usr/bin/time -f '%M' "$@" 2>&1 >/dev/null | tail -1; }
+
+bench_query() {
+  seed
+  local ckq jqq matches
+  matches=$("$CK" --zone Big record query --type ToDoItem --filter 'priority > 3' --limit 200 --format ndjson | grep -c '"recordName"' || true)
+  RUNS=${QUERY_RUNS:-5}
+  ckq=$(time_median "$CK" --zone Big record query --type ToDoItem --filter 'priority > 3')
+  report "query priority > 3 over $N records, ck (median ms)" "$ckq"
+  if command -v /usr/bin/time >/dev/null; then
+    report "query peak memory, ck (MiB, target < 64)" "$(awk -v k="$(peak_kb "$CK" --zone Big record query --type ToDoItem --filter 'priority > 3')" 'BEGIN { printf "%.1f", k / 1024 }')"
+  fi
+  if need jq jq; then
+    jqq=$(time_median jq -c 'select(.fields.priority.value > 3)' "$WORK/big.ndjson")
+    report "query priority > 3 over $N records, jq on NDJSON (median ms)" "$jqq"
+    report "query ratio ck/jq (target <= 1)" "$(ratio "$ckq" "$jqq")"
+  fi
+  RUNS=${RUNS_SAVED:-21}
+}
+
+bench_startup() {
+  export CK_DATA_DIR=$WORK/startup
+  "$CK" account >/dev/null
+  local bare=$OUT/bare-foundation
+  if [ ! -x "$bare" ]; then
+    printf 'import Foundation\nprint(ProcessInfo.processInfo.processIdentifier > 0 ? "{}" : "")\n' > "$WORK/bare.swift"
+    swiftc -O "$WORK/bare.swift" -o "$bare" 2>/dev/null || { echo "bench: swiftc failed; skipping startup" >&2; return 0; }
+  fi
+  local c b
+  c=$(time_median "$CK" account)
+  b=$(time_median "$bare")
+  report "startup: ck account (median ms)" "$c"
+  report "startup: bare Swift program loading Foundation (median ms)" "$b"
+  report "startup ratio (target <= 1.5)" "$(ratio "$c" "$b")"
+}
+
+RUNS_SAVED=$RUNS
+echo "ck benchmarks: $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, N=$N, $RUNS runs per median" | tee -a "$RESULTS"
+for b in $ONLY; do "bench_$b"; done
+[ -n "${SEED_MS:-}" ] && report "(seeding: $N records imported in ms)" "$SEED_MS"
+echo "figures written to $RESULTS"
