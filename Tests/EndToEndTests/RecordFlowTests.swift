@@ -1,0 +1,176 @@
+import XCTest
+
+/// Zones and records through the built binary: save semantics, batches, queries, references,
+/// assets — each asserting stdout, stderr and exit code.
+final class RecordFlowTests: XCTestCase {
+    private func fields(_ r: CKResult) -> [String: [String: Any]] { r.object["fields"] as? [String: [String: Any]] ?? [:] }
+    private func tag(_ r: CKResult) -> String { r.object["recordChangeTag"] as? String ?? "" }
+
+    private func signedIn() -> Sandbox {
+        let s = Sandbox()
+        s.signIn()
+        XCTAssertEqual(s.ck("zone", "create", "Lists").status, 0)
+        return s
+    }
+
+    func testCreateUpdateConflictExistsForceAndReplace() {
+        let s = signedIn()
+        let created = s.ck("--zone", "Lists", "record", "save", "--type", "ToDoItem", "--name", "t", "title=a", "n=1")
+        XCTAssertEqual(created.status, 0, created.stderr)
+        XCTAssertEqual(created.stderr, "")
+        let t1 = tag(created)
+        s.assertUnchanged("EXISTS") {
+            assertFailure(s.ck("--zone", "Lists", "record", "save", "--type", "ToDoItem", "--name", "t", "title=b"), exit: 4, contains: "EXISTS")
+        }
+        let updated = s.ck("--zone", "Lists", "record", "save", "--name", "t", "--tag", t1, "title=b")
+        XCTAssertEqual(updated.status, 0, updated.stderr)
+        XCTAssertNotEqual(tag(updated), t1, "every write gives a new change tag")
+        XCTAssertEqual(fields(updated)["n"]?["value"] as? Int, 1, "update merges the fields")
+        s.assertUnchanged("CONFLICT") {
+            let stale = s.run(["--zone", "Lists", "record", "save", "--name", "t", "--tag", t1, "title=c", "--error-format", "json"])
+            assertFailure(stale, exit: 4, contains: "\"serverErrorCode\":\"CONFLICT\"")
+            XCTAssertTrue(stale.stderr.contains("\"serverRecord\""), "CONFLICT carries the server record: \(stale.stderr)")
+            XCTAssertTrue(stale.stderr.contains("\"title\":{\"type\":\"STRING\",\"value\":\"b\"}"), stale.stderr)
+        }
+        let forced = s.ck("--zone", "Lists", "record", "save", "--name", "t", "--force", "title=d")
+        XCTAssertEqual(fields(forced)["title"]?["value"] as? String, "d")
+        let replaced = s.ck("--zone", "Lists", "record", "save", "--name", "t", "--force", "--replace", "other=1")
+        XCTAssertNil(fields(replaced)["title"], "forceReplace drops the fields not given")
+        XCTAssertEqual(fields(replaced)["other"]?["value"] as? Int, 1)
+        assertFailure(s.ck("--zone", "Lists", "record", "save", "--name", "t", "--tag", "1", "--force", "x=1"), exit: 2, contains: "exclude")
+        assertFailure(s.ck("--zone", "Lists", "record", "save", "--name", "t", "--replace", "x=1"), exit: 2, contains: "--replace needs")
+    }
+
+    func testEveryFieldTypeRoundTrips() throws {
+        let s = signedIn()
+        let file = s.root.appendingPathComponent("photo.bin")
+        try Data("asset bytes\n".utf8).write(to: file)
+        let r = s.ck("--zone", "Lists", "record", "save", "--type", "Kitchen", "--name", "k",
+                     "s=text", "i=42", "d=2.5", "b=true", "ts:TIMESTAMP=2019-10-28T10:00:00Z", "by:BYTES=aGVsbG8=",
+                     "ref:REFERENCE=other,NONE", "loc:LOCATION=37.33,-122.03", "asset:ASSET=@\(file.path)",
+                     "sl:STRING_LIST=a,b", "il:INT64_LIST=[1,2]", "dl:DOUBLE_LIST=1.5,2", "tl:TIMESTAMP_LIST=2019-01-01,2020-01-01",
+                     "ll:LOCATION_LIST=1,2;3,4", "rl:REFERENCE_LIST=a,b")
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let f = fields(r)
+        let types = f.mapValues { $0["type"] as? String ?? "" }
+        XCTAssertEqual(types, ["s": "STRING", "i": "INT64", "d": "DOUBLE", "b": "INT64", "ts": "TIMESTAMP", "by": "BYTES",
+                               "ref": "REFERENCE", "loc": "LOCATION", "asset": "ASSETID", "sl": "STRING_LIST", "il": "INT64_LIST",
+                               "dl": "DOUBLE_LIST", "tl": "TIMESTAMP_LIST", "ll": "LOCATION_LIST", "rl": "REFERENCE_LIST"])
+        XCTAssertEqual(f["ts"]?["value"] as? Int, 1_572_256_800_000)
+        XCTAssertEqual(f["b"]?["value"] as? Int, 1)
+        XCTAssertEqual((f["ref"]?["value"] as? [String: Any])?["action"] as? String, "NONE")
+        let asset = s.ck("--zone", "Lists", "record", "get", "k", "--asset", "asset")
+        XCTAssertEqual(asset.stdout, "asset bytes\n", "asset bytes come back")
+        // The printed record, fed back on stdin with its tag, is an update.
+        let again = s.run(["record", "save", "--stdin"], stdin: r.stdout)
+        XCTAssertEqual(again.status, 0, again.stderr)
+        XCTAssertEqual((again.object["zoneID"] as? [String: Any])?["zoneName"] as? String, "Lists", "a stdin record's zoneID names its zone")
+        assertFailure(s.run(["record", "save", "--stdin"], stdin: r.stdout), exit: 4, contains: "CONFLICT")
+        // cktool-style --fields-json.
+        let ck = s.ck("--zone", "Lists", "record", "save", "--type", "Kitchen", "--name", "c", "--fields-json", "{\"n\":{\"type\":\"int64Type\",\"value\":7},\"t\":{\"type\":\"stringType\",\"value\":\"x\"}}")
+        XCTAssertEqual(fields(ck)["n"]?["type"] as? String, "INT64", ck.stderr)
+    }
+
+    func testGetSeveralDeleteAndList() {
+        let s = signedIn()
+        for n in ["a", "b", "c"] { s.ck("--zone", "Lists", "record", "save", "--type", "T", "--name", n, "v=\(n)") }
+        let several = s.ck("--zone", "Lists", "record", "get", "a", "nope", "c")
+        XCTAssertEqual(several.status, 9)
+        XCTAssertTrue(several.stderr.hasPrefix("ck: PARTIAL_FAILURE: 1 of 3 records failed"), several.stderr)
+        let items = several.object["records"] as? [[String: Any]] ?? []
+        XCTAssertEqual(items.map { ($0["recordName"] as? String) ?? "" }, ["a", "nope", "c"])
+        XCTAssertEqual(items[1]["serverErrorCode"] as? String, "NOT_FOUND")
+        assertFailure(s.ck("--zone", "Lists", "record", "get", "nope"), exit: 3, contains: "NOT_FOUND")
+        let a = s.ck("--zone", "Lists", "record", "get", "a", "--fields", "v")
+        XCTAssertEqual(Array(fields(a).keys), ["v"])
+        s.assertUnchanged("stale delete") {
+            assertFailure(s.ck("--zone", "Lists", "record", "delete", "a", "--tag", "zz"), exit: 4, contains: "CONFLICT")
+        }
+        let del = s.ck("--zone", "Lists", "record", "delete", "a")
+        XCTAssertEqual(del.status, 0, del.stderr)
+        XCTAssertEqual(del.object["deleted"] as? Bool, true)
+        let list = s.ck("--zone", "Lists", "record", "list", "--format", "ndjson")
+        XCTAssertEqual(list.stdout.split(separator: "\n").count, 2)
+        assertFailure(s.ck("--zone", "Nope", "record", "list"), exit: 3, contains: "ZONE_NOT_FOUND")
+    }
+
+    func testModifyIsAtomicInCustomZonesAndLimitedTo400() {
+        let s = signedIn()
+        s.ck("--zone", "Lists", "record", "save", "--type", "T", "--name", "exists", "v=1")
+        let body = """
+        {"operations": [
+          {"operationType": "create", "record": {"recordName": "new1", "recordType": "T", "fields": {"v": {"value": 1}}}},
+          {"operationType": "create", "record": {"recordName": "exists", "recordType": "T", "fields": {}}}
+        ]}
+        """
+        s.assertUnchanged("atomic failure") {
+            let r = s.run(["--zone", "Lists", "record", "modify"], stdin: body)
+            XCTAssertEqual(r.status, 9)
+            let codes = (r.object["records"] as? [[String: Any]] ?? []).map { $0["serverErrorCode"] as? String ?? "ok" }
+            XCTAssertEqual(codes, ["ATOMIC_ERROR", "EXISTS"])
+        }
+        let nonAtomic = s.run(["record", "modify"], stdin: body.replacingOccurrences(of: "\"exists\"", with: "\"exists\"").replacingOccurrences(of: "]}", with: "], \"atomic\": true}"))
+        XCTAssertEqual(nonAtomic.status, 0, "the default zone is never atomic, and 'exists' is not there: \(nonAtomic.stderr)")
+        let ops = (0..<401).map { "{\"operationType\":\"create\",\"record\":{\"recordName\":\"r\($0)\",\"recordType\":\"T\"}}" }.joined(separator: ",")
+        s.assertUnchanged("401 operations") {
+            assertFailure(s.run(["--zone", "Lists", "record", "modify"], stdin: "{\"operations\":[\(ops)]}"), exit: 8, contains: "400")
+        }
+        let ok = (0..<400).map { "{\"operationType\":\"create\",\"record\":{\"recordName\":\"r\($0)\",\"recordType\":\"T\"}}" }.joined(separator: ",")
+        let r = s.run(["--zone", "Lists", "record", "modify", "--format", "ndjson"], stdin: "{\"operations\":[\(ok)]}")
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertEqual(r.stdout.split(separator: "\n").count, 400)
+    }
+
+    func testQueryComparatorsSortLimitAndContinuation() {
+        let s = signedIn()
+        for i in 0..<7 {
+            s.ck("--zone", "Lists", "record", "save", "--type", "ToDoItem", "--name", "t\(i)", "title=Task \(i)", "priority=\(i)", "tags:STRING_LIST=home,t\(i % 2)")
+        }
+        func names(_ r: CKResult) -> [String] { (r.object["records"] as? [[String: Any]] ?? []).compactMap { $0["recordName"] as? String } }
+        XCTAssertEqual(names(s.ck("--zone", "Lists", "record", "query", "--type", "ToDoItem", "--filter", "priority >= 5", "--sort", "priority:desc")), ["t6", "t5"])
+        XCTAssertEqual(names(s.ck("--zone", "Lists", "record", "query", "--type", "ToDoItem", "--filter", "tags LIST_CONTAINS t1", "--filter", "priority < 4", "--sort", "priority")), ["t1", "t3"])
+        XCTAssertEqual(names(s.ck("--zone", "Lists", "record", "query", "--type", "ToDoItem", "--filter", "title = task 2")), ["t2"])
+        XCTAssertEqual(names(s.ck("--zone", "Lists", "record", "query", "--type", "ToDoItem", "--filter", "priority IN 1,3", "--sort", "priority")), ["t1", "t3"])
+        let p1 = s.ck("--zone", "Lists", "record", "query", "--type", "ToDoItem", "--sort", "priority", "--limit", "3")
+        XCTAssertEqual(names(p1), ["t0", "t1", "t2"])
+        let marker = p1.object["continuationMarker"] as? String ?? ""
+        XCTAssertFalse(marker.isEmpty)
+        let p2 = s.ck("--zone", "Lists", "record", "query", "--type", "ToDoItem", "--sort", "priority", "--limit", "3", "--continue", marker)
+        XCTAssertEqual(names(p2), ["t3", "t4", "t5"])
+        assertFailure(s.ck("--zone", "Lists", "record", "query", "--type", "ToDoItem", "--sort", "title", "--continue", marker), exit: 6, contains: "BAD_REQUEST")
+        let body = "{\"query\":{\"recordType\":\"ToDoItem\",\"filterBy\":[{\"fieldName\":\"priority\",\"comparator\":\"EQUALS\",\"fieldValue\":{\"value\":4}}]},\"zoneID\":{\"zoneName\":\"Lists\"}}"
+        XCTAssertEqual(names(s.run(["record", "query"], stdin: body)), ["t4"])
+        assertFailure(s.ck("--zone", "Lists", "record", "query", "--type", "ToDoItem", "--filter", "priority ~ 3"), exit: 2, contains: "comparator")
+    }
+
+    func testReferencesCascadeAndValidate() {
+        let s = signedIn()
+        s.ck("--zone", "Lists", "record", "save", "--type", "List", "--name", "list")
+        XCTAssertEqual(s.ck("--zone", "Lists", "record", "save", "--type", "Item", "--name", "i1", "list:REFERENCE=list,DELETE_SELF").status, 0)
+        XCTAssertEqual(s.ck("--zone", "Lists", "record", "save", "--type", "Note", "--name", "n1", "about:REFERENCE=i1,VALIDATE").status, 0)
+        s.assertUnchanged("validate") {
+            assertFailure(s.ck("--zone", "Lists", "record", "save", "--type", "Note", "--name", "n2", "about:REFERENCE=ghost,VALIDATE"), exit: 6, contains: "VALIDATING_REFERENCE_ERROR")
+            assertFailure(s.ck("--zone", "Lists", "record", "delete", "list"), exit: 6, contains: "validating reference")
+        }
+        XCTAssertEqual(s.ck("--zone", "Lists", "record", "delete", "n1").status, 0)
+        XCTAssertEqual(s.ck("--zone", "Lists", "record", "delete", "list").status, 0)
+        assertFailure(s.ck("--zone", "Lists", "record", "get", "i1"), exit: 3, contains: "NOT_FOUND")
+    }
+
+    func testZonesWhereCloudKitAllowsThem() {
+        let s = signedIn()
+        XCTAssertEqual(s.ck("zone", "create", "Lists").status, 0, "creating an existing zone is harmless")
+        let zones = (s.ck("zone", "list").object["zones"] as? [[String: Any]] ?? []).compactMap { ($0["zoneID"] as? [String: Any])?["zoneName"] as? String }
+        XCTAssertEqual(zones, ["_defaultZone", "Lists"])
+        s.assertUnchanged("refusals") {
+            assertFailure(s.ck("--db", "public", "zone", "create", "Z"), exit: 6, contains: "public database")
+            assertFailure(s.ck("--db", "shared", "zone", "create", "Z"), exit: 6, contains: "shared database")
+            assertFailure(s.ck("zone", "delete", "_defaultZone"), exit: 6, contains: "default zone cannot be deleted")
+            assertFailure(s.ck("zone", "delete", "Nope"), exit: 3, contains: "ZONE_NOT_FOUND")
+            assertFailure(s.ck("--db", "shared", "record", "list"), exit: 3, contains: "no default zone")
+        }
+        s.ck("--zone", "Lists", "record", "save", "--type", "T", "--name", "x")
+        XCTAssertEqual(s.ck("zone", "delete", "Lists").status, 0)
+        assertFailure(s.ck("--zone", "Lists", "record", "get", "x"), exit: 3, contains: "ZONE_NOT_FOUND")
+    }
+}
