@@ -5,7 +5,8 @@ public struct CommandTable {
     public static let standard: CommandTable = CommandTable(commands:
         [InitCommand.command, HelpCommand.command, ContainerCommands.use, ContainerCommands.show]
         + AccountCommands.all + IdentityCommands.all + ZoneCommands.all + RecordCommands.all
-        + ChangeCommands.all + SubscriptionCommands.all + NotificationCommands.all + ImportExportCommands.all + [FsckCommand.command])
+        + ChangeCommands.all + SubscriptionCommands.all + NotificationCommands.all + ImportExportCommands.all + [FsckCommand.command]
+        + SchemaCommands.all)
 
     public func command(_ path: [String]) -> Command? { commands.first { $0.path == path } }
 

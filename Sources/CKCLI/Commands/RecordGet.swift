@@ -60,11 +60,12 @@ extension RecordCommands {
         let type = inv.args.value("--type")
         if let t = type { try Names.validateRecordType(t) }
         let keys = try desiredKeys(inv)
-        let z = try inv.database().zone(inv.globals.zone)
+        let db = try inv.database()
+        let z = try db.zone(inv.globals.zone)
         let base = inv.assetBase
         try inv.printer.stream(listKey: "records") { emit in
             try z.forEachRecord { r in
-                if type == nil || r.recordType == type { emit(r.json(assetBase: base, desiredKeys: keys)) }
+                if (type == nil || r.recordType == type), try db.canRead(r) { emit(r.json(assetBase: base, desiredKeys: keys)) }
                 return true
             }
         }

@@ -6,16 +6,25 @@ import Foundation
 public struct QueryResult {
     public var records: [Record]
     public var continuationMarker: String?
+    /// Why production would refuse this query, when development answered it anyway.
+    public var warnings: [String] = []
 }
 
 extension Database {
     public func query(zone name: String, _ req: QueryRequest) throws -> QueryResult {
         let z = try zone(name)
+        var warnings: [String] = []
+        if let why = SchemaRules.refusal(req, in: try schema()) {
+            if address.environment == .production { throw CloudKitError.badRequest(why) }
+            warnings.append("production would refuse this query: \(why)")
+        }
+        let publicDB = scope == .public
         let after = try req.continuationMarker.map { try QueryEngine.decodeMarker($0, fingerprint: req.fingerprint) }
         let limit = max(1, min(req.resultsLimit, Limits.resultsPerPage))
         var best: [(key: [JSONValue], record: Record)] = []
         try z.forEachRecord { r in
             guard r.recordType == req.recordType, req.filters.allSatisfy({ QueryMatcher.matches(r, $0) }) else { return true }
+            if publicDB, try !canRead(r) { return true }
             let key = QueryEngine.key(r, req.sorts)
             if let a = after, QueryEngine.compare(key, a, req.sorts) <= 0 { return true }
             if best.count == limit + 1, QueryEngine.compare(key, best[limit].key, req.sorts) >= 0 { return true }
@@ -33,7 +42,7 @@ extension Database {
             best.removeLast()
             marker = QueryEngine.encodeMarker(best.last!.key, fingerprint: req.fingerprint)
         }
-        return QueryResult(records: best.map(\.record), continuationMarker: marker)
+        return QueryResult(records: best.map(\.record), continuationMarker: marker, warnings: warnings)
     }
 }
 

@@ -31,6 +31,35 @@ public final class Database {
     }
 
     var scope: DatabaseScope { address.scope }
+
+    private var cachedSchema: Schema?
+    private var cachedRoles: Set<String>?
+
+    public var schemaAdmin: SchemaAdmin { SchemaAdmin(paths: paths, container: address.container) }
+
+    /// The environment's schema, read once per command.
+    public func schema() throws -> Schema {
+        if let s = cachedSchema { return s }
+        let s = try schemaAdmin.store(address.environment).load()
+        cachedSchema = s
+        return s
+    }
+
+    /// The caller's custom roles in this environment (public-database GRANTs).
+    func callerRoles() throws -> Set<String> {
+        if let r = cachedRoles { return r }
+        let r = try caller.user.map { try schemaAdmin.roles(of: $0.userRecordName, address.environment) } ?? []
+        cachedRoles = r
+        return r
+    }
+
+    /// Whether the caller may read a record: always outside the public database; there, as the
+    /// record type's GRANTs say.
+    public func canRead(_ r: Record) throws -> Bool {
+        guard scope == .public else { return true }
+        return SchemaRules.permits(.read, type: try schema().types[r.recordType], user: caller.user, roles: try callerRoles(),
+                                   creator: r.created.userRecordName)
+    }
     public var assets: AssetStore { AssetStore(paths: paths) }
 
     /// Reading the public database needs no account; everything else needs an available one.
@@ -154,9 +183,14 @@ public final class Database {
         let user = try requireWrite()
         let z = try zone(name)
         let atomically = atomic && !z.zoneID.isDefault
-        let writer = RecordWriter(zone: z, scope: scope, user: user, deviceID: caller.deviceID, now: clock.now(), assets: assets)
+        let roles = try callerRoles()
+        let stored = try schema()
+        var schemaContext = SchemaContext(schema: stored, environment: address.environment)
 
         func run(nextSeq: Int64) throws -> (Transaction, [OperationResult]) {
+            schemaContext = SchemaContext(schema: stored, environment: address.environment)
+            let writer = RecordWriter(zone: z, scope: scope, user: user, deviceID: caller.deviceID, now: clock.now(), assets: assets,
+                                      schema: schemaContext, roles: roles)
             let tx = Transaction(zone: z, nextSeq: nextSeq)
             tx.assets = pending
             var results: [OperationResult] = []
@@ -195,6 +229,9 @@ public final class Database {
                 throw CloudKitError(.zoneNotFound, "zone '\(name)' does not exist in the \(scope.rawValue) database", zoneID: z.zoneID)
             }
             let (tx, results) = try run(nextSeq: z.history.head() + 1)
+            // Types and fields defined just in time go into the schema first, so no record is
+            // ever stored under a schema that lacks its fields.
+            if !tx.entries.isEmpty && schemaContext.changed { try schemaAdmin.store(address.environment).merge(schemaContext.additions) }
             try z.commit(tx, assets: assets)
             return (tx, results)
         }
@@ -219,7 +256,12 @@ public final class Database {
         let z = try zone(name)
         return try recordNames.map { n in
             try Names.validateRecordName(n)
-            if let r = try z.record(named: n) { return .saved(r) }
+            if let r = try z.record(named: n) {
+                guard try canRead(r) else {
+                    return .failed(CloudKitError(.accessDenied, "records of type '\(r.recordType)' are not readable by this user (schema GRANTs)", recordName: n, zoneID: z.zoneID))
+                }
+                return .saved(r)
+            }
             return .failed(CloudKitError(.notFound, "record '\(n)' not found", recordName: n, zoneID: z.zoneID))
         }
     }

@@ -8,6 +8,9 @@ struct RecordWriter {
     let deviceID: String
     let now: Int64
     let assets: AssetStore
+    let schema: SchemaContext
+    /// The user's custom roles (public-database GRANTs).
+    let roles: Set<String>
 
     static func tag(for seq: Int64) -> String { String(seq, radix: 36) }
 
@@ -15,8 +18,18 @@ struct RecordWriter {
         let name = op.recordName ?? Identifiers.newRecordName()
         let existing = try tx.record(name)
 
-        if let e = existing, scope == .public, e.created.userRecordName != user.userRecordName, op.type != .create {
-            throw CloudKitError(.accessDenied, "record '\(name)' in the public database was created by another user; only its creator may change or delete it", recordName: name)
+        if scope == .public, let t = op.recordType ?? existing?.recordType {
+            let type = schema.schema.types[t]
+            if let e = existing, op.type != .create {
+                if !SchemaRules.permits(.write, type: type, user: user, roles: roles, creator: e.created.userRecordName) {
+                    let onlyCreator = (type?.grants ?? RecordTypeSchema.defaultGrants)["_creator"]?.contains(.write) == true
+                    throw CloudKitError(.accessDenied, onlyCreator
+                        ? "record '\(name)' in the public database was created by another user; only its creator may change or delete it"
+                        : "this user may not change or delete records of type '\(t)' in the public database (schema GRANTs)", recordName: name)
+                }
+            } else if existing == nil && !op.type.isDelete && !SchemaRules.permits(.create, type: type, user: user, roles: roles, creator: nil) {
+                throw CloudKitError(.accessDenied, "this user may not create records of type '\(t)' in the public database (schema GRANTs)", recordName: name)
+            }
         }
         if op.type.checksTag {
             guard let tag = op.recordChangeTag else {
@@ -53,6 +66,7 @@ struct RecordWriter {
                             created: existing?.created ?? stamp, modified: stamp, zoneID: zone.zoneID,
                             parent: op.parent ?? (op.type.replacesFields ? nil : existing?.parent))
         try check(record, in: tx)
+        try schema.admit(record)
         try tx.reindex(source: name, old: existing, new: record)
         tx.put(record)
         tx.entries.append(entry(seq: seq, op: "save", name: name, record: record))

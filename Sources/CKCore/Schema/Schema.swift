@@ -1,0 +1,141 @@
+/// A container environment's schema, as CloudKit keeps it: record types with typed, indexed
+/// fields and security grants, and custom roles (reference §8).
+public struct Schema: Equatable, Sendable {
+    public var roles: Set<String> = []
+    public var types: [String: RecordTypeSchema] = [:]
+
+    public init() {}
+
+    /// The schema of a new container: only the `Users` type.
+    public static var initial: Schema {
+        var s = Schema()
+        s.types["Users"] = .users
+        return s
+    }
+}
+
+/// A schema field type: a primitive, possibly ENCRYPTED, or a LIST of one.
+public struct SchemaType: Equatable, Hashable, Sendable, CustomStringConvertible {
+    public enum Primitive: String, Sendable, CaseIterable {
+        case asset = "ASSET", bytes = "BYTES", double = "DOUBLE", int64 = "INT64", location = "LOCATION"
+        case number = "NUMBER", reference = "REFERENCE", string = "STRING", timestamp = "TIMESTAMP"
+    }
+
+    public var primitive: Primitive
+    public var isList = false
+    public var encrypted = false
+    /// For NUMBER: the type it is pinned to (`NUMBER PREFERRED AS INT64`).
+    public var preferred: Primitive?
+
+    public init(_ p: Primitive, list: Bool = false, encrypted: Bool = false, preferred: Primitive? = nil) {
+        primitive = p
+        isList = list
+        self.encrypted = encrypted
+        self.preferred = preferred
+    }
+
+    /// The schema type a record field of this Web Services type defines (nil for an empty
+    /// list, whose element type is unknown).
+    public init?(fieldType t: FieldType) {
+        let p: Primitive
+        switch t.base {
+        case .string: p = .string
+        case .int64: p = .int64
+        case .double: p = .double
+        case .timestamp: p = .timestamp
+        case .bytes: p = .bytes
+        case .reference: p = .reference
+        case .location: p = .location
+        case .asset: p = .asset
+        case .unknown: return nil
+        }
+        self.init(p, list: t.isList)
+    }
+
+    /// Whether a value of this Web Services type may be stored in a field of this schema type.
+    public func accepts(_ t: FieldType) -> Bool {
+        if t.base == .unknown { return t.isList == isList }
+        guard let given = SchemaType(fieldType: t), given.isList == isList else { return false }
+        if primitive == .number { return given.primitive == (preferred ?? given.primitive) && (given.primitive == .int64 || given.primitive == .double) }
+        return given.primitive == primitive
+    }
+
+    public var description: String {
+        var base = primitive.rawValue
+        if primitive == .number, let p = preferred { base += " PREFERRED AS " + p.rawValue }
+        if encrypted { base = "ENCRYPTED " + base }
+        return isList ? "LIST<\(base)>" : base
+    }
+}
+
+/// One field of a record type, with its indexes.
+public struct FieldSchema: Equatable, Sendable {
+    public var name: String
+    public var type: SchemaType
+    public var queryable = false
+    public var searchable = false
+    public var sortable = false
+
+    public init(name: String, type: SchemaType, queryable: Bool = false, searchable: Bool = false, sortable: Bool = false) {
+        self.name = name
+        self.type = type
+        self.queryable = queryable
+        self.searchable = searchable
+        self.sortable = sortable
+    }
+
+    /// A field defined just in time by a development save, with the indexes CloudKit gives it:
+    /// strings are queryable, searchable and sortable; numbers and dates queryable and
+    /// sortable; references, locations and lists queryable; bytes and assets none.
+    public static func justInTime(name: String, type: SchemaType) -> FieldSchema {
+        var f = FieldSchema(name: name, type: type)
+        if type.isList {
+            f.queryable = type.primitive != .asset && type.primitive != .bytes
+            return f
+        }
+        switch type.primitive {
+        case .string: f.queryable = true; f.searchable = true; f.sortable = true
+        case .int64, .double, .timestamp, .number: f.queryable = true; f.sortable = true
+        case .reference, .location: f.queryable = true
+        case .bytes, .asset: break
+        }
+        return f
+    }
+}
+
+/// A record type: its system and user fields, and who may do what with its records in the
+/// public database.
+public struct RecordTypeSchema: Equatable, Sendable {
+    public enum Permission: String, Sendable, CaseIterable { case write = "WRITE", create = "CREATE", read = "READ" }
+
+    public static let systemFields: [(String, SchemaType)] = [
+        ("___createTime", SchemaType(.timestamp)), ("___createdBy", SchemaType(.reference)), ("___etag", SchemaType(.string)),
+        ("___modTime", SchemaType(.timestamp)), ("___modifiedBy", SchemaType(.reference)), ("___recordID", SchemaType(.reference)),
+    ]
+    public static let defaultGrants: [String: Set<Permission>] = ["_creator": [.write], "_icloud": [.create], "_world": [.read]]
+
+    public var name: String
+    /// User fields and the system fields (which always exist; listing them sets their indexes).
+    public var fields: [String: FieldSchema]
+    /// Role → permissions.
+    public var grants: [String: Set<Permission>]
+
+    public init(name: String, fields: [String: FieldSchema] = [:], grants: [String: Set<Permission>] = RecordTypeSchema.defaultGrants) {
+        self.name = name
+        self.fields = fields
+        self.grants = grants
+        for (n, t) in RecordTypeSchema.systemFields where self.fields[n] == nil { self.fields[n] = FieldSchema(name: n, type: t) }
+    }
+
+    public static var users: RecordTypeSchema {
+        var t = RecordTypeSchema(name: "Users", grants: ["_creator": [.write], "_world": [.read]])
+        t.fields["___recordID"]?.queryable = true
+        t.fields["roles"] = FieldSchema(name: "roles", type: SchemaType(.int64, list: true))
+        return t
+    }
+
+    public static func isSystemField(_ n: String) -> Bool { n.hasPrefix("___") }
+
+    public var userFields: [FieldSchema] { fields.values.filter { !RecordTypeSchema.isSystemField($0.name) }.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) } }
+    public var systemFieldList: [FieldSchema] { RecordTypeSchema.systemFields.compactMap { fields[$0.0] } }
+}

@@ -1,0 +1,110 @@
+/// The developer's side of the schema: deploy development to production, import and export
+/// the schema language, reset development, and assign custom roles to users.
+public struct SchemaAdmin {
+    public let paths: DataPaths
+    public let container: String
+
+    public init(paths: DataPaths, container: String) {
+        self.paths = paths
+        self.container = container
+    }
+
+    public func store(_ e: Environment) -> SchemaStore { SchemaStore(paths: paths, container: container, environment: e) }
+
+    /// Why replacing `old` (production) by `new` would lose data or change types, if it would:
+    /// production is additive only.
+    static func loss(from old: Schema, to new: Schema) -> String? {
+        for (name, t) in old.types.sorted(by: { $0.key < $1.key }) {
+            guard let n = new.types[name] else { return "record type '\(name)' exists in production and cannot be removed" }
+            for (fname, f) in t.fields.sorted(by: { $0.key < $1.key }) where !RecordTypeSchema.isSystemField(fname) {
+                guard let nf = n.fields[fname] else { return "field '\(fname)' of record type '\(name)' exists in production and cannot be removed" }
+                if nf.type != f.type { return "field '\(fname)' of record type '\(name)' is \(f.type) in production and cannot become \(nf.type)" }
+            }
+        }
+        for r in old.roles.sorted() where !new.roles.contains(r) { return "role '\(r)' exists in production and cannot be removed" }
+        return nil
+    }
+
+    public struct DeployResult {
+        public var typesAdded: [String]
+        public var fieldsAdded: [String]
+    }
+
+    /// Promotes the development schema to production, additively; refuses (changing nothing)
+    /// when it would remove or retype anything production has.
+    public func deploy() throws -> DeployResult {
+        let dev = try store(.development).load()
+        return try store(.production).withLock {
+            let prod = try store(.production).load()
+            if let why = SchemaAdmin.loss(from: prod, to: dev) {
+                throw CloudKitError.badRequest("cannot deploy: \(why); the development schema must keep everything production has")
+            }
+            var types: [String] = [], fields: [String] = []
+            for (name, t) in dev.types.sorted(by: { $0.key < $1.key }) {
+                guard let p = prod.types[name] else { types.append(name); continue }
+                for f in t.userFields where p.fields[f.name] == nil { fields.append("\(name).\(f.name)") }
+            }
+            if dev != prod { try store(.production).save(dev) }
+            return DeployResult(typesAdded: types, fieldsAdded: fields)
+        }
+    }
+
+    /// Checks a schema-language text against production and, unless `validateOnly`, makes it
+    /// the development schema.
+    @discardableResult
+    public func importSchema(_ text: String, validateOnly: Bool) throws -> Schema {
+        let new = try SchemaParser.parse(text)
+        let prod = try store(.production).load()
+        if let why = SchemaAdmin.loss(from: prod, to: new) {
+            throw CloudKitError.badRequest("cannot import: \(why)")
+        }
+        if !validateOnly { try store(.development).withLock { try store(.development).save(new) } }
+        return new
+    }
+
+    /// Resets development to production's schema and deletes every development record,
+    /// subscription, notification and bookmark of the container.
+    public func resetDevelopment() throws {
+        let prod = try store(.production).load()
+        let dev = paths.environment(container, .development)
+        try store(.development).withLock {
+            for d in ["public", "private", "shared", "notifications", "roles.json"] { try FileSystem.removeTree(dev + "/" + d) }
+            for device in try FileSystem.list(paths.root + "/devices") {
+                try FileSystem.removeTree(paths.root + "/devices/" + device + "/bookmarks/" + PathEncoding.component(container) + "/development")
+            }
+            try store(.development).save(prod)
+        }
+    }
+
+    // MARK: roles
+
+    func rolesFile(_ e: Environment) -> String { paths.environment(container, e) + "/roles.json" }
+
+    /// Role → user record names.
+    public func roleMembers(_ e: Environment) throws -> [String: [String]] {
+        var out: [String: [String]] = [:]
+        for (k, v) in try FileSystem.readJSON(rolesFile(e))?["members"]?.objectValue ?? [:] {
+            out[k] = (v.arrayValue ?? []).compactMap(\.stringValue)
+        }
+        return out
+    }
+
+    public func roles(of user: String, _ e: Environment) throws -> Set<String> {
+        Set(try roleMembers(e).filter { $0.value.contains(user) }.keys)
+    }
+
+    /// Adds a user to a custom role (or removes them), as the CloudKit console does.
+    public func setRole(_ role: String, user: String, member: Bool, _ e: Environment) throws {
+        guard try store(e).load().roles.contains(role) else {
+            throw CloudKitError.badRequest("role '\(role)' is not defined in the \(e.rawValue) schema (CREATE ROLE \(role) in a schema import, then deploy)")
+        }
+        try store(e).withLock {
+            var m = try roleMembers(e)
+            var set = Set(m[role] ?? [])
+            if member { set.insert(user) } else { set.remove(user) }
+            m[role] = set.sorted()
+            try FileSystem.writeJSON(rolesFile(e), ["schemaVersion": .int(DataPaths.schemaVersion),
+                                                     "members": .object(m.mapValues { .array($0.map(JSONValue.string)) })])
+        }
+    }
+}

@@ -1,0 +1,109 @@
+/// What the schema decides: which saves it admits (defining fields just in time in
+/// development, never in production), which queries it can answer (indexes), and what each
+/// role may do with a record type's records in the public database (GRANTs).
+public enum SchemaRules {
+    static func typeMismatch(field: String, type: String, stored: SchemaType, given: String) -> CloudKitError {
+        CloudKitError.badRequest("type mismatch for field '\(field)' in record type '\(type)': the schema has \(stored), the value is \(given)")
+    }
+}
+
+/// The schema as one batch of writes sees it: the stored schema plus what the batch defines.
+final class SchemaContext {
+    let environment: Environment
+    private(set) var schema: Schema
+    /// Types and fields this batch defined just in time.
+    private(set) var additions = Schema()
+
+    init(schema: Schema, environment: Environment) {
+        self.schema = schema
+        self.environment = environment
+    }
+
+    var changed: Bool { !additions.types.isEmpty }
+
+    /// Admits a record about to be saved, or throws CloudKit's refusal. All of a record's
+    /// additions are made together, or none.
+    func admit(_ r: Record) throws {
+        var type = schema.types[r.recordType]
+        var added = additions.types[r.recordType]
+        if type == nil {
+            guard environment == .development else {
+                throw CloudKitError(.badRequest, "Cannot create new type \(r.recordType) in production schema", recordName: r.recordName)
+            }
+            type = RecordTypeSchema(name: r.recordType)
+            added = RecordTypeSchema(name: r.recordType)
+        }
+        for (name, value) in r.fields.sorted(by: { $0.key < $1.key }) {
+            if let f = type!.fields[name] {
+                if !f.type.accepts(value.type) {
+                    throw CloudKitError(.badRequest, "type mismatch for field '\(name)' in record type '\(r.recordType)': the schema has \(f.type), the value is \(value.type)", recordName: r.recordName)
+                }
+                continue
+            }
+            guard environment == .development else {
+                throw CloudKitError(.badRequest, "Cannot create or modify field '\(name)' in record '\(r.recordType)' in production schema", recordName: r.recordName)
+            }
+            guard let st = SchemaType(fieldType: value.type) else { continue }  // an empty list defines nothing yet
+            let f = FieldSchema.justInTime(name: name, type: st)
+            type!.fields[name] = f
+            if added == nil { added = RecordTypeSchema(name: r.recordType, fields: [:], grants: [:]) }
+            added!.fields[name] = f
+        }
+        schema.types[r.recordType] = type
+        if let a = added { additions.types[r.recordType] = a }
+    }
+}
+
+extension SchemaRules {
+    /// The index a filter needs, by comparator.
+    static func index(for c: QueryComparator) -> String {
+        switch c {
+        case .lessThan, .lessThanOrEquals, .greaterThan, .greaterThanOrEquals: return "sortable"
+        case .containsAllTokens, .containsAnyTokens: return "searchable"
+        default: return "queryable"
+        }
+    }
+
+    /// The schema field a query field name stands for (system fields by their schema names).
+    static func schemaField(_ name: String) -> String {
+        switch SystemField(name: name) {
+        case .recordName: return "___recordID"
+        case .createdTimestamp: return "___createTime"
+        case .modifiedTimestamp: return "___modTime"
+        case .createdUserRecordName: return "___createdBy"
+        case .modifiedUserRecordName: return "___modifiedBy"
+        default: return name
+        }
+    }
+
+    /// Why production would refuse this query, if it would: a missing type or index.
+    public static func refusal(_ req: QueryRequest, in s: Schema) -> String? {
+        guard let t = s.types[req.recordType] else { return "Did not find record type: \(req.recordType)" }
+        func has(_ field: String, _ index: String) -> Bool {
+            guard let f = t.fields[schemaField(field)] else { return false }
+            switch index {
+            case "sortable": return f.sortable
+            case "searchable": return f.searchable
+            default: return f.queryable
+            }
+        }
+        if req.filters.isEmpty && !has("___recordID", "queryable") { return "Field 'recordName' is not marked queryable" }
+        for f in req.filters {
+            let need = index(for: f.comparator)
+            if !has(f.fieldName, need) { return "Field '\(f.fieldName)' is not marked \(need)" }
+        }
+        for s in req.sorts where !has(s.fieldName, "sortable") { return "Field '\(s.fieldName)' is not marked sortable" }
+        return nil
+    }
+
+    /// What a user may do with records of a type in the public database.
+    static func permits(_ p: RecordTypeSchema.Permission, type: RecordTypeSchema?, user: UserAccount?, roles: Set<String>, creator: String?) -> Bool {
+        let grants = type?.grants ?? RecordTypeSchema.defaultGrants
+        if grants["_world"]?.contains(p) == true { return true }
+        guard let u = user else { return false }
+        if grants["_icloud"]?.contains(p) == true { return true }
+        if roles.contains(where: { grants[$0]?.contains(p) == true }) { return true }
+        if grants["_creator"]?.contains(p) == true { return creator == nil || creator == u.userRecordName }
+        return false
+    }
+}

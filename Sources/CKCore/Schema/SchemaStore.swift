@@ -1,0 +1,59 @@
+/// Where an environment's schema lives: `<container>/<env>/schema.ckdb`, in the schema
+/// language itself (readable and diffable), headed by a `schemaVersion` comment; absent means
+/// the initial schema (only `Users`). Changes are made under `schema.lock`.
+public struct SchemaStore {
+    public let paths: DataPaths
+    public let container: String
+    public let environment: Environment
+
+    public init(paths: DataPaths, container: String, environment: Environment) {
+        self.paths = paths
+        self.container = container
+        self.environment = environment
+    }
+
+    var file: String { paths.environment(container, environment) + "/schema.ckdb" }
+    var lockFile: String { paths.environment(container, environment) + "/schema.lock" }
+    static let header = "// ck schema, schemaVersion \(DataPaths.schemaVersion): the CloudKit schema language (cktool export-schema layout)\n"
+
+    public func load() throws -> Schema {
+        guard let b = try FileSystem.read(file) else { return .initial }
+        do { return try SchemaParser.parse(String(decoding: b, as: UTF8.self)) } catch let e as CloudKitError {
+            throw CloudKitError.internalError("damaged schema file '\(file)': \(e.reason)")
+        }
+    }
+
+    func save(_ s: Schema) throws {
+        try FileSystem.makeDirectories(paths.environment(container, environment))
+        try FileSystem.writeAtomically(file, Array((SchemaStore.header + SchemaPrinter.print(s)).utf8))
+    }
+
+    func withLock<T>(_ body: () throws -> T) throws -> T {
+        try FileSystem.makeDirectories(paths.environment(container, environment))
+        let lock = try FileLock(path: lockFile)
+        defer { lock.unlock() }
+        return try body()
+    }
+
+    /// Folds just-in-time additions into the stored schema, refusing if another process defined
+    /// one of the same fields with another type meanwhile.
+    func merge(_ additions: Schema) throws {
+        try withLock {
+            var s = try load()
+            var changed = false
+            for (name, t) in additions.types {
+                guard var have = s.types[name] else { s.types[name] = t; changed = true; continue }
+                for (fname, f) in t.fields where !RecordTypeSchema.isSystemField(fname) {
+                    if let old = have.fields[fname] {
+                        if old.type != f.type { throw SchemaRules.typeMismatch(field: fname, type: name, stored: old.type, given: f.type.description) }
+                        continue
+                    }
+                    have.fields[fname] = f
+                    changed = true
+                }
+                s.types[name] = have
+            }
+            if changed { try save(s) }
+        }
+    }
+}
