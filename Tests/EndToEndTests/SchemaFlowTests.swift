@@ -1,0 +1,131 @@
+import XCTest
+
+/// The development → production workflow through the built binary.
+final class SchemaFlowTests: XCTestCase {
+    func testToDoItemWorksInDevelopmentAndNeedsADeployInProduction() {
+        let s = Sandbox()
+        s.signIn()
+        let save = ["record", "save", "--type", "ToDoItem", "--name", "todo-1", "title=Get apples", "priority=3"]
+        XCTAssertEqual(s.run(save).status, 0)
+        s.assertUnchanged("production save") {
+            assertFailure(s.run(["--env", "production"] + save), exit: 6, contains: "Cannot create new type ToDoItem in production schema")
+        }
+        let deploy = s.ck("schema", "deploy")
+        XCTAssertEqual(deploy.status, 0, deploy.stderr)
+        XCTAssertEqual(deploy.object["recordTypesAdded"] as? [String], ["ToDoItem"])
+        XCTAssertEqual(s.run(["--env", "production"] + save).status, 0)
+        s.assertUnchanged("new field in production") {
+            assertFailure(s.ck("--env", "production", "record", "save", "--type", "ToDoItem", "--name", "todo-2", "due:TIMESTAMP=2020-01-01"),
+                          exit: 6, contains: "Cannot create or modify field 'due' in record 'ToDoItem' in production schema")
+        }
+        s.assertUnchanged("type change") {
+            assertFailure(s.ck("record", "save", "--type", "ToDoItem", "--name", "todo-3", "priority=high"), exit: 6,
+                          contains: "field 'priority' in record type 'ToDoItem': the schema has INT64, the value is STRING")
+        }
+    }
+
+    func testAppleExampleRoundTripsAndBadSchemasChangeNothing() throws {
+        let s = Sandbox()
+        let file = s.root.appendingPathComponent("apple.ckdb")
+        try SchemaTestsText.apple.write(to: file, atomically: true, encoding: .utf8)
+        let imported = s.ck("schema", "import", file.path)
+        XCTAssertEqual(imported.status, 0, imported.stderr)
+        let first = s.ck("schema", "export")
+        XCTAssertTrue(first.stdout.contains("GRANT WRITE, CREATE, READ TO DeptManager"), first.stdout)
+        let exported = s.root.appendingPathComponent("exported.ckdb")
+        try first.stdout.write(to: exported, atomically: true, encoding: .utf8)
+        XCTAssertEqual(s.ck("schema", "import", exported.path).status, 0)
+        XCTAssertEqual(s.ck("schema", "export").stdout, first.stdout, "export → import → export is byte-identical")
+        let bad: [(String, String)] = [
+            ("DEFINE SCHEMA RECORD TYPE T (a BLOB);", "1:32: unknown type 'BLOB'"),
+            ("DEFINE SCHEMA RECORD TYPE T a STRING);", "1:29: expected '('"),
+            ("DEFINE SCHEMA RECORD TYPE T (sortable STRING);", "1:30: 'sortable' is a reserved word"),
+            ("DEFINE SCHEMA\nRECORD TYPE T (\n  a STRING,\n  b LIST<INT64\n);", "5:1: expected '>'"),
+        ]
+        for (text, want) in bad {
+            let f = s.root.appendingPathComponent("bad.ckdb")
+            try text.write(to: f, atomically: true, encoding: .utf8)
+            s.assertUnchanged(want) {
+                assertFailure(s.ck("schema", "import", f.path), exit: 6, contains: want)
+                assertFailure(s.ck("schema", "import", f.path, "--validate"), exit: 6, contains: want)
+            }
+        }
+        // Production keeps what it has: once deployed, a schema without Department is refused.
+        XCTAssertEqual(s.ck("schema", "deploy").status, 0)
+        let smaller = s.root.appendingPathComponent("smaller.ckdb")
+        try "DEFINE SCHEMA RECORD TYPE Other (x STRING);".write(to: smaller, atomically: true, encoding: .utf8)
+        s.assertUnchanged("removal") {
+            assertFailure(s.ck("schema", "import", smaller.path), exit: 6, contains: "record type 'Department' exists in production and cannot be removed")
+        }
+        assertFailure(s.ck("schema", "import", "/nonexistent.ckdb"), exit: 6, contains: "no such file")
+    }
+
+    func testIndexErrorsInProductionAndWarningsInDevelopment() throws {
+        let s = Sandbox()
+        s.signIn()
+        s.ck("record", "save", "--type", "Memo", "--name", "m1", "text=hello", "blob:BYTES=aGk=")
+        let dev = s.ck("record", "query", "--type", "Memo")
+        XCTAssertEqual(dev.status, 0)
+        XCTAssertEqual((dev.object["records"] as? [Any])?.count, 1, "development answers")
+        XCTAssertEqual(dev.stderr, "ck: warning: production would refuse this query: Field 'recordName' is not marked queryable\n")
+        XCTAssertEqual(s.ck("schema", "deploy").status, 0)
+        assertFailure(s.ck("--env", "production", "record", "query", "--type", "Memo"), exit: 6, contains: "Field 'recordName' is not marked queryable")
+        let filtered = s.ck("--env", "production", "record", "query", "--type", "Memo", "--filter", "text = hello")
+        XCTAssertEqual(filtered.status, 0, "just-in-time strings are queryable: \(filtered.stderr)")
+        XCTAssertEqual(filtered.stderr, "")
+        // Add the index by importing the exported schema with ___recordID QUERYABLE, then deploy.
+        let schema = s.ck("schema", "export").stdout.replacingOccurrences(of: "\"___recordID\"   REFERENCE,", with: "\"___recordID\"   REFERENCE QUERYABLE,")
+        let f = s.root.appendingPathComponent("s.ckdb")
+        try schema.write(to: f, atomically: true, encoding: .utf8)
+        XCTAssertEqual(s.ck("schema", "import", f.path).status, 0)
+        XCTAssertEqual(s.ck("record", "query", "--type", "Memo").stderr, "", "no warning once indexed")
+        XCTAssertEqual(s.ck("schema", "deploy").status, 0)
+        XCTAssertEqual(s.ck("--env", "production", "record", "query", "--type", "Memo").status, 0)
+    }
+
+    func testResetDeletesDevelopmentDataAndSchema() {
+        let s = Sandbox()
+        s.signIn()
+        s.ck("record", "save", "--type", "Kept", "--name", "k")
+        XCTAssertEqual(s.ck("schema", "deploy").status, 0)
+        s.ck("record", "save", "--type", "Scratch", "--name", "x")
+        XCTAssertEqual(s.ck("schema", "reset").status, 0)
+        assertFailure(s.ck("record", "get", "x"), exit: 3, contains: "NOT_FOUND")
+        let export = s.ck("schema", "export").stdout
+        XCTAssertTrue(export.contains("RECORD TYPE Kept"))
+        XCTAssertFalse(export.contains("Scratch"))
+    }
+
+    func testCustomRolesAndGrantsInThePublicDatabase() throws {
+        let s = Sandbox()
+        s.signIn("alice@example.com")
+        s.signIn("bob@example.com")
+        let f = s.root.appendingPathComponent("roles.ckdb")
+        try "DEFINE SCHEMA CREATE ROLE Editor; RECORD TYPE Memo (text STRING, GRANT READ TO \"_world\", GRANT CREATE, WRITE TO Editor);".write(to: f, atomically: true, encoding: .utf8)
+        XCTAssertEqual(s.ck("schema", "import", f.path).status, 0)
+        s.assertUnchanged("not an editor") {
+            assertFailure(s.ck("--db", "public", "record", "save", "--type", "Memo", "--name", "m", "text=x"), exit: 5, contains: "ACCESS_DENIED")
+        }
+        XCTAssertEqual(s.ck("role", "assign", "Editor", "bob@example.com").status, 0)
+        XCTAssertEqual(s.ck("--db", "public", "record", "save", "--type", "Memo", "--name", "m", "text=x").status, 0)
+        assertFailure(s.ck("--as", "alice@example.com", "--db", "public", "record", "save", "--name", "m", "--force", "text=y"), exit: 5, contains: "ACCESS_DENIED")
+        XCTAssertEqual(s.ck("--as", "alice@example.com", "--db", "public", "record", "get", "m").status, 0, "_world reads")
+        assertFailure(s.ck("role", "assign", "Ghost", "bob@example.com"), exit: 6, contains: "not defined")
+        assertFailure(s.ck("role", "assign", "Editor", "nobody@example.com"), exit: 3, contains: "NOT_FOUND")
+    }
+}
+
+enum SchemaTestsText {
+    static let apple = """
+    DEFINE SCHEMA
+        CREATE ROLE DeptManager;
+        RECORD TYPE Department (
+            "___createTime" TIMESTAMP QUERYABLE SORTABLE,
+            "___recordID" REFERENCE QUERYABLE,
+            name STRING, address STRING, phone LIST<STRING>, employees LIST<REFERENCE>,
+            GRANT WRITE TO "_creator", GRANT CREATE TO "_icloud", GRANT READ TO "_world",
+            GRANT WRITE, CREATE, READ TO DeptManager
+        );
+
+    """
+}
