@@ -114,3 +114,27 @@ final class CorpusTests: XCTestCase {
         run(commands.flatMap { c in flags.map { Case(args: c + [$0], allowed: [2], what: "flag \($0)") } })
     }
 }
+
+extension CorpusTests {
+    /// Files 0600 and directories 0700 everywhere in a store that has seen every kind of write.
+    func testEveryFileIsPrivateToItsOwner() throws {
+        let s = Self.seeded()
+        s.ck("--device", "phone", "--zone", "Z", "record", "save", "--type", "T", "--name", "r2", "n=2")
+        s.ck("notifications")
+        s.ck("--zone", "Z", "zone", "changes")
+        s.ck("--zone", "Z", "token", "expire")
+        s.ck("permission", "request", "userDiscoverability")
+        s.ck("schema", "deploy")
+        let fm = FileManager.default
+        let e = try XCTUnwrap(fm.enumerator(atPath: s.dataDir.path))
+        var checked = 0
+        while let rel = e.nextObject() as? String {
+            let attrs = try fm.attributesOfItem(atPath: s.dataDir.appendingPathComponent(rel).path)
+            let mode = (attrs[.posixPermissions] as? Int ?? 0) & 0o777
+            let isDir = (attrs[.type] as? FileAttributeType) == .typeDirectory
+            XCTAssertEqual(mode, isDir ? 0o700 : 0o600, rel)
+            checked += 1
+        }
+        XCTAssertGreaterThan(checked, 30)
+    }
+}
