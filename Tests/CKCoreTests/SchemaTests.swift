@@ -2,17 +2,9 @@ import XCTest
 @testable import CKCore
 
 final class SchemaTests: XCTestCase {
-    static let apple = """
-    DEFINE SCHEMA
-        CREATE ROLE DeptManager;
-        RECORD TYPE Department (
-            "___createTime" TIMESTAMP QUERYABLE SORTABLE,
-            "___recordID" REFERENCE QUERYABLE,
-            name STRING, address STRING, phone LIST<STRING>, employees LIST<REFERENCE>,
-            GRANT WRITE TO "_creator", GRANT CREATE TO "_icloud", GRANT READ TO "_world",
-            GRANT WRITE, CREATE, READ TO DeptManager
-        );
-    """
+    /// Apple's documented example schema (reference §8), kept in Tests/Fixtures.
+    static let apple = try! String(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Fixtures/apple-example.ckdb"), encoding: .utf8)
 
     func testParsesEveryElementOfTheLanguage() throws {
         let s = try SchemaParser.parse("""

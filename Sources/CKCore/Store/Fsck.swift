@@ -40,14 +40,18 @@ public struct Fsck {
         report.problems.append(.init(path: rel(path), problem: problem, repaired: repaired))
     }
 
+    /// Removes a temporary file an interrupted write left; true if `name` was one.
+    private mutating func sweptTemporary(_ dir: String, _ name: String) throws -> Bool {
+        guard name.hasPrefix(".tmp-") else { return false }
+        if repair { try FileSystem.removeTree(dir + "/" + name) }
+        note(dir + "/" + name, "half-written temporary file left by an interrupted write", repaired: repair)
+        return true
+    }
+
     private mutating func walk(_ dir: String) throws {
         for name in try FileSystem.list(dir) {
             let p = dir + "/" + name
-            if name.hasPrefix(".tmp-") {
-                if repair { try FileSystem.removeTree(p) }
-                note(p, "half-written temporary file left by an interrupted write", repaired: repair)
-                continue
-            }
+            if try sweptTemporary(dir, name) { continue }
             if name.hasPrefix(".deleted-") {
                 if repair { try FileSystem.removeTree(p) }
                 note(p, "zone deletion was interrupted; its files remain", repaired: repair)
@@ -86,10 +90,7 @@ public struct Fsck {
         }
         let z = ZoneStore(directory: dir, zoneID: zid)
         try z.withLock {
-            for name in try FileSystem.list(dir) where name.hasPrefix(".tmp-") {
-                if repair { try FileSystem.remove(dir + "/" + name) }
-                note(dir + "/" + name, "half-written temporary file left by an interrupted write", repaired: repair)
-            }
+            for name in try FileSystem.list(dir) { _ = try sweptTemporary(dir, name) }
             for found in try z.history.repairTail(repair: repair) { note(z.history.logFile, found, repaired: repair) }
             // The last history entry of each record says what its file must hold.
             var last: [String: (seq: Int64, op: String, tag: String?)] = [:]
@@ -112,11 +113,7 @@ public struct Fsck {
                 let sdir = z.recordsDirectory + "/" + shard
                 for file in try FileSystem.list(sdir) {
                     let p = sdir + "/" + file
-                    if file.hasPrefix(".tmp-") {
-                        if repair { try FileSystem.remove(p) }
-                        note(p, "half-written temporary file left by an interrupted write", repaired: repair)
-                        continue
-                    }
+                    if try sweptTemporary(sdir, file) { continue }
                     guard file.hasSuffix(".json") else { continue }
                     report.files += 1
                     let stored = try? FileSystem.readJSON(p)
