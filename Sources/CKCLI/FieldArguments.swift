@@ -129,10 +129,9 @@ struct FieldArguments {
 
     func readFile(_ path: String, field: String) throws -> [UInt8] {
         let p = path.hasPrefix("/") ? path : currentDirectory + "/" + path
-        guard !FileSystem.isDirectory(p), let b = try? FileSystem.read(p) else {
-            throw CloudKitError.badRequest("field '\(field)': cannot read file '\(path)'")
+        do { return try FileSystem.readUserFile(p, shownAs: path) } catch let e as CloudKitError {
+            throw CloudKitError.badRequest("field '\(field)': \(e.reason)")
         }
-        return b
     }
 
     /// cktool's `--fields-json`: `{"name": {"type": "stringType", "value": …}}`; Web Services

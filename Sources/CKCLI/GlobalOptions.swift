@@ -1,5 +1,8 @@
 import CKCore
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Output formats (SPEC §2).
 public enum OutputFormat: String, CaseIterable { case json, ndjson, table }
@@ -58,14 +61,21 @@ public struct GlobalOptions {
             return v
         }
         var dataDir: String
-        if let d = pick("--data-dir", "CK_DATA_DIR") {
+        var discovered = false
+        if let d = args.value("--data-dir"), d.isEmpty {
+            throw UsageError("--data-dir must not be empty")
+        } else if let d = pick("--data-dir", "CK_DATA_DIR") {
             dataDir = d.hasPrefix("/") ? d : io.currentDirectory + "/" + d
         } else if let found = findProjectDirectory(from: io.currentDirectory) {
             dataDir = found
+            discovered = true
         } else {
             dataDir = (env["HOME"] ?? NSHomeDirectory()) + "/.ck"
         }
         if dataDir.contains("\u{0}") { throw UsageError("data directory contains a NUL character") }
+        do { try DataDirectoryCheck.verify(dataDir, discovered: discovered) } catch DataDirectoryCheck.Failure.notADirectory(let p) {
+            throw UsageError("data directory '\(p)' is not a directory")
+        }
         let device = pick("--device", "CK_DEVICE") ?? "default"
         do { try Names.validateRecordName(device) } catch let e as CloudKitError { throw UsageError("invalid device name: \(e.reason)") }
         let zone = args.value("--zone") ?? ZoneID.defaultZoneName
@@ -81,12 +91,14 @@ public struct GlobalOptions {
             errorFormat: try choice("--error-format", "CK_ERROR_FORMAT", ErrorFormat.text))
     }
 
-    /// The nearest `.ck/` walking up from `dir`, like git looks for `.git/`.
+    /// The nearest `.ck` walking up from `dir`, like git looks for `.git/` (whether it may be
+    /// used is checked next: DataDirectoryCheck).
     static func findProjectDirectory(from dir: String) -> String? {
         var d = dir
         while true {
             let candidate = (d == "/" ? "" : d) + "/.ck"
-            if FileSystem.isDirectory(candidate) { return candidate }
+            var st = stat()
+            if lstat(candidate, &st) == 0 { return candidate }
             if d == "/" || d.isEmpty { return nil }
             d = (d as NSString).deletingLastPathComponent
         }

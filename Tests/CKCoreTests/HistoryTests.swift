@@ -9,7 +9,7 @@ final class HistoryTests: XCTestCase {
         _ = try db.modify(zone: "Z", operations: [op(.create, "a"), op(.create, "b")])
         _ = try db.modify(zone: "Z", operations: [op(.forceDelete, "a")])
         let z = try db.zone("Z")
-        XCTAssertEqual(z.history.head(), 3)
+        XCTAssertEqual(try z.history.head(), 3)
         let entries = try z.history.entries(after: 0)
         XCTAssertEqual(entries.map { $0["seq"] }, [1, 2, 3])
         XCTAssertEqual(entries.map { $0["op"] }, ["save", "save", "delete"])

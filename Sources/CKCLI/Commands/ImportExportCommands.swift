@@ -42,8 +42,7 @@ enum ImportExportCommands {
         let bytes: [UInt8]
         if let f = files.first {
             let path = f.hasPrefix("/") ? f : inv.io.currentDirectory + "/" + f
-            guard let b = try FileSystem.read(path) else { throw CloudKitError.badRequest("cannot read '\(f)': no such file") }
-            bytes = b
+            bytes = try FileSystem.readUserFile(path, shownAs: f)
         } else {
             bytes = inv.io.readIn()
         }

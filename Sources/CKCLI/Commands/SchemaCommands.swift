@@ -36,7 +36,7 @@ enum SchemaCommands {
         let text: String
         if file == "-" { text = String(decoding: inv.io.readIn(), as: UTF8.self) } else {
             let path = file.hasPrefix("/") ? file : inv.io.currentDirectory + "/" + file
-            guard let b = try FileSystem.read(path) else { throw CloudKitError.badRequest("cannot read schema file '\(file)': no such file") }
+            let b = try FileSystem.readUserFile(path, shownAs: file)
             guard let s = String(validating: b, as: UTF8.self) else { throw CloudKitError.badRequest("schema file '\(file)' is not valid UTF-8") }
             text = s
         }

@@ -2,19 +2,28 @@
 public enum Names {
     public static let maxLength = 255
 
-    private static func describe(_ s: String) -> String {
-        let shown = s.unicodeScalars.map { u -> String in
-            u.value < 0x20 || u.value == 0x7F ? "\\u{\(String(u.value, radix: 16))}" : String(u)
-        }.joined()
-        return shown.count > 40 ? String(shown.prefix(40)) + "…" : shown
+    /// A name as error messages show it: control characters escaped, at most 40 characters,
+    /// so a hostile multi-megabyte name never fills a terminal or a log.
+    public static func describe(_ s: String) -> String {
+        var shown = ""
+        var n = 0
+        for u in s.unicodeScalars {
+            if n == 40 { return shown + "…" }
+            shown += u.value < 0x20 || u.value == 0x7F ? "\\u{\(String(u.value, radix: 16))}" : String(u)
+            n += 1
+        }
+        return shown
     }
 
-    /// Record and zone names: 1…255 characters, no NUL or control characters, no `/` or `\`,
-    /// not `.` or `..` (they would address paths, which is what the store must never allow).
+    /// Record and zone names: 1…255 bytes of UTF-8 (limits bound bytes, never characters: one
+    /// "character" can be megabytes of combining marks), no NUL or control characters, no `/`
+    /// or `\`, not `.` or `..` (they would address paths, which the store must never allow).
+    /// Names are compared by their bytes everywhere: two spellings of one Unicode string
+    /// (`é` precomposed or decomposed) are two names, as on CloudKit's servers.
     static func validateName(_ s: String, kind: String) throws {
         if s.isEmpty { throw CloudKitError.badRequest("\(kind) name must not be empty") }
-        if s.count > maxLength {
-            throw CloudKitError.badRequest("\(kind) name '\(describe(s))' is \(s.count) characters; the limit is \(maxLength)")
+        if s.utf8.count > maxLength {
+            throw CloudKitError.badRequest("\(kind) name '\(describe(s))' is \(s.utf8.count) bytes long; the limit is \(maxLength) bytes")
         }
         for u in s.unicodeScalars {
             if u.value < 0x20 || u.value == 0x7F {
@@ -33,8 +42,8 @@ public enum Names {
     /// Identifiers (field names, record type names): an ASCII letter, then letters, digits or `_`.
     static func validateIdentifier(_ s: String, kind: String) throws {
         if s.isEmpty { throw CloudKitError.badRequest("\(kind) name must not be empty") }
-        if s.count > maxLength {
-            throw CloudKitError.badRequest("\(kind) name '\(describe(s))' is \(s.count) characters; the limit is \(maxLength)")
+        if s.utf8.count > maxLength {
+            throw CloudKitError.badRequest("\(kind) name '\(describe(s))' is \(s.utf8.count) bytes long; the limit is \(maxLength)")
         }
         let u = Array(s.utf8)
         if u[0] == UInt8(ascii: "_") {
@@ -51,7 +60,7 @@ public enum Names {
 
     /// Container identifiers start with `iCloud.` and use letters, digits, `.`, `-` and `_`.
     public static func validateContainerID(_ s: String) throws {
-        guard s.hasPrefix("iCloud."), s.count > 7, s.count <= maxLength else {
+        guard s.hasPrefix("iCloud."), s.utf8.count > 7, s.utf8.count <= maxLength else {
             throw CloudKitError.badRequest("container identifier '\(describe(s))' must start with 'iCloud.' (e.g. iCloud.com.example.app)")
         }
         let ok = s.utf8.allSatisfy { b in
@@ -61,4 +70,19 @@ public enum Names {
             throw CloudKitError.badRequest("container identifier '\(describe(s))' may contain only letters, digits, '.', '-' and '_'")
         }
     }
+}
+
+/// A name compared and hashed by its bytes. Swift's `String` equality is canonical equivalence
+/// (`"é" == "e\u{301}"`), which would merge two records CloudKit keeps apart; every map or set
+/// of record or zone names in the store is keyed by `NameKey` instead.
+public struct NameKey: Hashable, Comparable, Sendable {
+    public let bytes: [UInt8]
+    public init(_ s: String) { bytes = Array(s.utf8) }
+    public var string: String { String(decoding: bytes, as: UTF8.self) }
+    public static func < (a: NameKey, b: NameKey) -> Bool { a.bytes.lexicographicallyPrecedes(b.bytes) }
+}
+
+extension String {
+    /// Equal bytes: the only equality names have.
+    func sameBytes(_ other: String) -> Bool { utf8.elementsEqual(other.utf8) }
 }

@@ -1,45 +1,76 @@
 /// Turns committed changes into notifications for every subscription they match, delivered to
-/// each device of the subscribing user (except the device that made the change, as CloudKit
-/// leaves out the originating device).
+/// each device of the subscribing user — except the device that made the change, as CloudKit
+/// leaves out the originating device — and only about records the subscriber may read.
 extension Database {
-    /// After a batch of record changes in one zone.
-    func deliverNotifications(zone z: ZoneStore, changes: [RecordChange]) throws {
+    /// After a commit to one zone, for its changes up to history entry `seq`. Redoing it after
+    /// a crash delivers nothing twice: each inbox remembers how far it has this zone's history.
+    func deliverNotifications(zone z: ZoneStore, changes: [RecordChange], through seq: Int64) throws {
         guard !changes.isEmpty else { return }
+        let subscriptions = try subscriptionStore.all(owner: ownerRecordName)
+        guard !subscriptions.isEmpty else { return }
         let zoneName = z.zoneID.zoneName
-        for (owner, sub) in try subscriptionStore.all(owner: ownerRecordName) {
-            var items: [NotificationInbox.Pending] = []
+        // Per subscriber: the notifications, each with the device that made its change.
+        var byOwner: [String: [(origin: RecordChange, item: NotificationInbox.Pending)]] = [:]
+        var firedOnce: [(String, String)] = []
+        for (owner, sub) in subscriptions {
+            var items: [(RecordChange, NotificationInbox.Pending)] = []
             switch sub.kind {
             case .database:
                 if z.zoneID.isDefault { continue }
-                items.append(NotificationInbox.Pending(notification: notification(sub, type: "database"), coalesceKey: "database|\(scope.rawValue)|\(sub.subscriptionID)"))
+                for c in changes { items.append((c, .init(notification: notification(sub, type: "database"), coalesceKey: coalesceKey("database", sub)))) }
             case .zone:
-                guard changes.contains(where: { sub.fires(on: $0, zone: zoneName) != nil }) else { continue }
-                var n = notification(sub, type: "recordZone")
-                n["zoneID"] = z.zoneID.json
-                items.append(NotificationInbox.Pending(notification: n, coalesceKey: "recordZone|\(scope.rawValue)|\(sub.subscriptionID)"))
+                for c in changes where sub.fires(on: c, zone: zoneName) != nil {
+                    var n = notification(sub, type: "recordZone")
+                    n["zoneID"] = z.zoneID.json
+                    items.append((c, .init(notification: n, coalesceKey: coalesceKey("recordZone", sub))))
+                }
             case .query:
                 for c in changes {
-                    guard let event = sub.fires(on: c, zone: zoneName) else { continue }
+                    guard let event = sub.fires(on: c, zone: zoneName), let subject = c.after ?? c.before,
+                          try subscriberMayRead(subject, owner: owner) else { continue }
                     var n = notification(sub, type: "query")
                     n["zoneID"] = z.zoneID.json
                     n["recordName"] = .string(c.recordName)
                     n["queryNotificationReason"] = .string(["create": "recordCreated", "update": "recordUpdated", "delete": "recordDeleted"][event.rawValue]!)
-                    items.append(NotificationInbox.Pending(notification: n, coalesceKey: nil))
+                    items.append((c, .init(notification: n, coalesceKey: nil)))
                     if sub.firesOnce { break }
                 }
             }
             guard !items.isEmpty else { continue }
-            try deliver(items, to: owner)
-            if sub.firesOnce { _ = try subscriptionStore.delete(owner: owner, id: sub.subscriptionID) }
+            byOwner[owner, default: []] += items.map { (origin: $0.0, item: $0.1) }
+            if sub.firesOnce { firedOnce.append((owner, sub.subscriptionID)) }
         }
+        let source = (key: ["zone", scope.rawValue, PathEncoding.component(ownerRecordName), PathEncoding.component(zoneName), z.incarnation]
+            .joined(separator: "|"), seq: seq)
+        for (owner, items) in byOwner.sorted(by: { $0.key < $1.key }) {
+            try deliver(to: owner, source: source) { device in
+                items.filter { !($0.origin.userRecordName == owner && PathEncoding.component($0.origin.deviceID) == device) }.map(\.item)
+            }
+        }
+        for (owner, id) in firedOnce { _ = try subscriptionStore.delete(owner: owner, id: id) }
     }
 
     /// After a custom zone is created or deleted: database subscriptions fire.
     func deliverZoneEvent(_ zoneName: String) throws {
         guard scope != .public, zoneName != ZoneID.defaultZoneName else { return }
         for (owner, sub) in try subscriptionStore.all(owner: ownerRecordName) where sub.kind == .database {
-            try deliver([NotificationInbox.Pending(notification: notification(sub, type: "database"), coalesceKey: "database|\(scope.rawValue)|\(sub.subscriptionID)")], to: owner)
+            let item = NotificationInbox.Pending(notification: notification(sub, type: "database"), coalesceKey: coalesceKey("database", sub))
+            try deliver(to: owner, source: nil) { device in
+                owner == caller.user?.userRecordName && device == PathEncoding.component(caller.deviceID) ? [] : [item]
+            }
         }
+    }
+
+    /// In the public database a query notification names a record only to a subscriber its
+    /// type's GRANTs let read it; private and shared databases belong to their subscriber.
+    private func subscriberMayRead(_ r: Record, owner: String) throws -> Bool {
+        guard scope == .public else { return true }
+        return SchemaRules.permits(.read, type: try schema().types[r.recordType], user: UserAccount(appleID: "", userRecordName: owner),
+                                   roles: try schemaAdmin.roles(of: owner, address.environment), creator: r.created.userRecordName)
+    }
+
+    private func coalesceKey(_ type: String, _ sub: Subscription) -> String {
+        type + "|" + scope.rawValue + "|" + PathEncoding.component(sub.subscriptionID)
     }
 
     private func notification(_ sub: Subscription, type: String) -> [String: JSONValue] {
@@ -53,12 +84,18 @@ extension Database {
         return n
     }
 
-    private func deliver(_ items: [NotificationInbox.Pending], to owner: String) throws {
+    /// Delivers to every registered device of `owner` (named as on disk, encoded) what
+    /// `items(device)` gives it. Every
+    /// inbox is tried; the first failure is then reported (the caller redoes the delivery, which
+    /// the inboxes that have it skip).
+    private func deliver(to owner: String, source: (key: String, seq: Int64)?, _ items: (String) -> [NotificationInbox.Pending]) throws {
         let root = paths.notifications(address.container, address.environment, user: owner)
-        for device in try FileSystem.list(root) where !device.hasPrefix(".") {
-            let box = NotificationInbox(directory: root + "/" + device)
-            if owner == caller.user?.userRecordName && device == PathEncoding.component(caller.deviceID) { continue }
-            try box.deliver(items)
+        var failure: Error?
+        for entry in try FileSystem.list(root) where !entry.hasPrefix(".") {
+            let box = NotificationInbox(directory: root + "/" + entry)
+            guard box.isRegistered else { continue }
+            do { try box.deliver(items(entry), source: source) } catch { failure = failure ?? error }
         }
+        if let f = failure { throw f }
     }
 }

@@ -1,31 +1,47 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// One device's notifications: `log.ndjson` (one `{seq, notification}` line per notification
-/// delivered, append-only) and `state.json` (how far the device has read, and which unread
-/// database and zone notifications later ones coalesce into).
+/// delivered, append-only) and `state.json`, which commits the log — only its first `logSize`
+/// bytes exist; anything after is what an interrupted delivery left, cut by the next one — and
+/// says how far the device has read, which unread database and zone notifications later ones
+/// coalesce into, and how far each source (a zone's history) has been delivered, so a delivery
+/// that is redone after a crash is not delivered twice.
 public struct NotificationInbox {
     public let directory: String
-    var logFile: String { directory + "/log.ndjson" }
-    var stateFile: String { directory + "/state.json" }
+    static let logName = "log.ndjson"
+    static let stateName = "state.json"
+    var logFile: String { directory + "/" + NotificationInbox.logName }
+    var stateFile: String { directory + "/" + NotificationInbox.stateName }
     var lockFile: String { directory + "/lock" }
 
     struct State {
         var head: Int64 = 0
+        var logSize: Int64 = 0
         var readThrough: Int64 = 0
         var readOffset: Int64 = 0
         /// Coalescing key → seq of the newest notification delivered under it.
         var latest: [String: Int64] = [:]
+        /// Source (a zone history) → its last entry delivered here.
+        var sources: [String: Int64] = [:]
 
         init() {}
 
         init(json j: JSONValue) {
             head = j["head"]?.int64Value ?? 0
+            logSize = j["logSize"]?.int64Value ?? 0
             readThrough = j["readThrough"]?.int64Value ?? 0
             readOffset = j["readOffset"]?.int64Value ?? 0
             for (k, v) in j["latest"]?.objectValue ?? [:] { latest[k] = v.int64Value }
+            for (k, v) in j["sources"]?.objectValue ?? [:] { sources[k] = v.int64Value }
         }
 
         var json: JSONValue {
-            ["schemaVersion": .int(DataPaths.schemaVersion), "head": .int(head), "readThrough": .int(readThrough),
-             "readOffset": .int(readOffset), "latest": .object(latest.mapValues { .int($0) })]
+            ["schemaVersion": .int(DataPaths.schemaVersion), "head": .int(head), "logSize": .int(logSize), "readThrough": .int(readThrough),
+             "readOffset": .int(readOffset), "latest": .object(latest.mapValues { .int($0) }), "sources": .object(sources.mapValues { .int($0) })]
         }
     }
 
@@ -39,7 +55,6 @@ public struct NotificationInbox {
     func state() throws -> State { try FileSystem.readJSON(stateFile).map(State.init(json:)) ?? State() }
 
     func withLock<T>(_ body: () throws -> T) throws -> T {
-        try FileSystem.makeDirectories(directory)
         let lock = try FileLock(path: lockFile)
         defer { lock.unlock() }
         return try body()
@@ -47,14 +62,19 @@ public struct NotificationInbox {
 
     /// Makes the device known, so changes made from now on notify it.
     public func register() throws {
-        if FileSystem.exists(stateFile) { return }
-        try withLock { if !FileSystem.exists(stateFile) { try FileSystem.writeJSON(stateFile, State().json) } }
+        if try FileSystem.exists(stateFile) { return }
+        try withLock { if try !FileSystem.exists(stateFile) { try FileSystem.writeJSON(stateFile, State().json) } }
     }
 
-    func deliver(_ items: [Pending]) throws {
+    /// Whether the device is registered (has an inbox).
+    var isRegistered: Bool { (try? FileSystem.exists(stateFile)) == true }
+
+    /// Delivers notifications, unless `source` says this inbox already has them.
+    func deliver(_ items: [Pending], source: (key: String, seq: Int64)? = nil) throws {
         guard !items.isEmpty else { return }
         try withLock {
             var st = try state()
+            if let s = source, (st.sources[s.key] ?? 0) >= s.seq { return }
             var lines = [UInt8]()
             for item in items {
                 if let k = item.coalesceKey, let s = st.latest[k], s > st.readThrough { continue }
@@ -64,8 +84,17 @@ public struct NotificationInbox {
                 lines += Array(JSONWriter.line(["seq": .int(st.head), "notification": .object(n)]).utf8)
                 if let k = item.coalesceKey { st.latest[k] = st.head }
             }
-            guard !lines.isEmpty else { return }
-            try FileSystem.append(logFile, lines)
+            if let s = source { st.sources[s.key] = s.seq }
+            if !lines.isEmpty {
+                guard let dir = try Directory.open(directory, create: true) else { return }
+                let f = try dir.openForWriting(NotificationInbox.logName)
+                defer { close(f) }
+                // Cut what an interrupted delivery left, then append after the committed bytes.
+                if ftruncate(f, off_t(st.logSize)) != 0 { throw FileSystem.failure("cannot truncate", logFile) }
+                try FileSystem.writeAt(f, lines, offset: st.logSize, path: logFile, rollback: true)
+                try FileSystem.fsync(f, path: logFile)
+                st.logSize += Int64(lines.count)
+            }
             try FileSystem.writeJSON(stateFile, st.json)
         }
     }
@@ -73,11 +102,11 @@ public struct NotificationInbox {
     /// Where the unread notifications start.
     public func unreadOffset() throws -> Int64 { try state().readOffset }
 
-    /// Complete notifications from a byte offset on, and the offset after the last one.
+    /// Complete notifications from a byte offset on, up to the committed end, and the offset
+    /// after the last one.
     public func read(from offset: Int64) throws -> (notifications: [JSONValue], end: Int64) {
-        guard let size = FileSystem.size(logFile), size > offset else { return ([], offset) }
-        let fd = open(logFile, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return ([], offset) }
+        let size = try state().logSize
+        guard size > offset, let dir = try Directory.open(directory), let fd = try dir.openFile(NotificationInbox.logName) else { return ([], offset) }
         defer { close(fd) }
         var bytes = [UInt8](repeating: 0, count: Int(size - offset))
         let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(offset)) }
@@ -96,9 +125,8 @@ public struct NotificationInbox {
     public func markRead(through offset: Int64) throws {
         try withLock {
             var st = try state()
-            guard offset > st.readOffset, let size = FileSystem.size(logFile), offset <= size else { return }
-            let fd = open(logFile, O_RDONLY | O_CLOEXEC)
-            guard fd >= 0 else { return }
+            guard offset > st.readOffset, offset <= st.logSize, let dir = try Directory.open(directory),
+                  let fd = try dir.openFile(NotificationInbox.logName) else { return }
             defer { close(fd) }
             var bytes = [UInt8](repeating: 0, count: Int(offset - st.readOffset))
             let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(st.readOffset)) }
@@ -109,8 +137,14 @@ public struct NotificationInbox {
             try FileSystem.writeJSON(stateFile, st.json)
         }
     }
-}
 
-#if canImport(Glibc)
-import Glibc
-#endif
+    /// Cuts log bytes beyond the committed end (`ck fsck`); returns how many there were.
+    func cutUncommittedTail(repair: Bool) throws -> Int64 {
+        try withLock {
+            let st = try state()
+            guard let size = try FileSystem.size(logFile), size > st.logSize else { return 0 }
+            if repair { try FileSystem.truncate(logFile, to: st.logSize) }
+            return size - st.logSize
+        }
+    }
+}

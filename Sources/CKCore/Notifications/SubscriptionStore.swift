@@ -27,7 +27,7 @@ struct SubscriptionStore {
 
     func delete(owner: String, id: String) throws -> Bool {
         let f = file(owner: owner, id: id)
-        guard FileSystem.exists(f) else { return false }
+        guard try FileSystem.exists(f) else { return false }
         try FileSystem.remove(f)
         return true
     }

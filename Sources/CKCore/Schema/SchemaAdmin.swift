@@ -63,17 +63,37 @@ public struct SchemaAdmin {
     }
 
     /// Resets development to production's schema and deletes every development record,
-    /// subscription, notification and bookmark of the container.
+    /// subscription, notification and bookmark of the container — all or nothing: it holds the
+    /// environment's lock exclusively and writes `reset.json` first, so a reset a crash
+    /// interrupts is finished by whoever next uses the environment.
     public func resetDevelopment() throws {
-        let prod = try store(.production).load()
-        let dev = paths.environment(container, .development)
-        try store(.development).withLock {
-            for d in ["public", "private", "shared", "notifications", "roles.json"] { try FileSystem.removeTree(dev + "/" + d) }
-            for device in try FileSystem.list(paths.root + "/devices") {
-                try FileSystem.removeTree(paths.root + "/devices/" + device + "/bookmarks/" + PathEncoding.component(container) + "/development")
-            }
-            try store(.development).save(prod)
+        let g = EnvironmentGuard(paths: paths, container: container, environment: .development)
+        let lock = try FileLock(path: g.lockFile, .exclusive)
+        defer { lock.unlock() }
+        try FileSystem.writeJSON(g.resetMarker, ["schemaVersion": .int(DataPaths.schemaVersion), "reset": "development"])
+        try completeReset()
+    }
+
+    /// The steps of a reset, each one idempotent. The caller holds the environment's lock
+    /// exclusively and `reset.json` exists.
+    func completeReset() throws {
+        let g = EnvironmentGuard(paths: paths, container: container, environment: .development)
+        guard let env = try Directory.open(g.directory) else { return }
+        // Everything goes to one trash directory, one rename each, then the trash is emptied.
+        let trash = try env.subdirectory(".reset-trash", create: true)!
+        for d in ["public", "private", "shared", "notifications", "roles.json"] where env.kind(of: d) != nil {
+            try trash.removeTree(d)
+            try env.move(d, to: trash, as: d)
         }
+        env.sync()
+        for device in try FileSystem.list(paths.root + "/devices") where !device.hasPrefix(".") {
+            try FileSystem.removeTree(paths.root + "/devices/" + device + "/bookmarks/" + PathEncoding.component(container) + "/development")
+        }
+        let production = try store(.production).load()
+        try store(.development).withLock { _ = try store(.development).save(production) }
+        try env.removeTree(".reset-trash")
+        try env.remove("reset.json")
+        env.sync()
     }
 
     // MARK: roles

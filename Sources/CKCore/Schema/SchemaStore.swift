@@ -23,21 +23,23 @@ public struct SchemaStore {
         }
     }
 
-    func save(_ s: Schema) throws {
-        try FileSystem.makeDirectories(paths.environment(container, environment))
-        try FileSystem.writeAtomically(file, Array((SchemaStore.header + SchemaPrinter.print(s)).utf8))
+    @discardableResult
+    func save(_ s: Schema) throws -> [UInt8] {
+        let bytes = Array((SchemaStore.header + SchemaPrinter.print(s)).utf8)
+        try FileSystem.writeAtomically(file, bytes)
+        return bytes
     }
 
     func withLock<T>(_ body: () throws -> T) throws -> T {
-        try FileSystem.makeDirectories(paths.environment(container, environment))
         let lock = try FileLock(path: lockFile)
         defer { lock.unlock() }
         return try body()
     }
 
     /// Folds just-in-time additions into the stored schema, refusing if another process defined
-    /// one of the same fields with another type meanwhile.
-    func merge(_ additions: Schema) throws {
+    /// one of the same fields with another type meanwhile. Returns how to take them out again
+    /// (for a commit that then fails), or nil if nothing changed.
+    func merge(_ additions: Schema) throws -> (() throws -> Void)? {
         try withLock {
             var s = try load()
             var changed = false
@@ -53,7 +55,16 @@ public struct SchemaStore {
                 }
                 s.types[name] = have
             }
-            if changed { try save(s) }
+            guard changed else { return nil }
+            let before = try FileSystem.read(file)
+            let after = try save(s)
+            return {
+                try self.withLock {
+                    // Only if no other process changed the schema since.
+                    guard try FileSystem.read(self.file) == after else { return }
+                    if let b = before { try FileSystem.writeAtomically(self.file, b) } else { try FileSystem.remove(self.file) }
+                }
+            }
         }
     }
 }

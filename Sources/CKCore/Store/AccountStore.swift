@@ -39,75 +39,109 @@ public final class AccountStore {
     }
 
     /// Resolves who a command runs as: `actingAs` (an Apple ID that signed in on this device
-    /// before) or the device's account.
+    /// before) or the device's account. The device's account status binds both: a signed-out
+    /// or restricted device is so for every user acting on it.
     public func caller(actingAs: String?, deviceID: String) throws -> Caller {
+        let d = try device()
         if let a = actingAs {
             try Validation.appleID(a)
             guard let u = try user(appleID: a) else {
                 throw CloudKitError(.authenticationRequired, "user '\(a)' has never signed in on this device (run 'ck account signin \(a)' first)")
             }
-            return Caller(status: .available, user: u, deviceID: deviceID)
+            return Caller(status: d.status, user: u, deviceID: deviceID)
         }
-        let d = try device()
         let u = try d.appleID.flatMap { try user(appleID: $0) }
         return Caller(status: u == nil && d.status == .available ? .noAccount : d.status, user: u, deviceID: deviceID)
     }
 
+    var lockFile: String { paths.root + "/account.lock" }
+
+    /// Runs `body` holding the account lock, after making the event log agree with the device.
+    private func withLock<T>(_ body: () throws -> T) throws -> T {
+        let lock = try FileLock(path: lockFile)
+        defer { lock.unlock() }
+        _ = try reconcile(repair: true)
+        return try body()
+    }
+
     /// Signs the device in, creating the iCloud user on first use with a user record name that
-    /// is never reused for another Apple ID.
+    /// is never reused for another Apple ID. Concurrent first sign-ins of one Apple ID agree.
     @discardableResult
     public func signIn(appleID: String, givenName: String?, familyName: String?, phone: String?) throws -> UserAccount {
         try Validation.appleID(appleID)
         if let p = phone { try Validation.phoneNumber(p) }
         for (n, v) in [("given name", givenName), ("family name", familyName)] {
-            if let v = v, v.isEmpty || v.count > 255 || v.unicodeScalars.contains(where: { $0.value < 0x20 }) {
-                throw CloudKitError.badRequest("\(n) must be 1…255 printable characters")
+            if let v = v, v.isEmpty || v.utf8.count > 255 || v.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+                throw CloudKitError.badRequest("\(n) must be 1…255 bytes of printable characters")
             }
         }
-        var u: UserAccount
-        if let existing = try user(appleID: appleID) {
-            u = existing
-        } else {
-            var name = Identifiers.newUserRecordName()
-            let taken = Set(try allUsers().map(\.userRecordName))
-            while taken.contains(name) { name = Identifiers.newUserRecordName() }
-            u = UserAccount(appleID: appleID, userRecordName: name)
+        return try withLock {
+            var u: UserAccount
+            if let existing = try user(appleID: appleID) {
+                u = existing
+            } else {
+                var name = Identifiers.newUserRecordName()
+                let taken = Set(try allUsers().map(\.userRecordName))
+                while taken.contains(name) { name = Identifiers.newUserRecordName() }
+                u = UserAccount(appleID: appleID, userRecordName: name)
+            }
+            if let g = givenName { u.givenName = g }
+            if let f = familyName { u.familyName = f }
+            if let p = phone { u.phoneNumber = p }
+            if try user(appleID: appleID) != u { try FileSystem.writeJSON(paths.userFile(appleID: appleID), u.stored) }
+            try setDevice(DeviceAccount(status: .available, appleID: u.appleID))
+            return u
         }
-        if let g = givenName { u.givenName = g }
-        if let f = familyName { u.familyName = f }
-        if let p = phone { u.phoneNumber = p }
-        try FileSystem.makeDirectories(paths.usersDirectory)
-        try FileSystem.writeJSON(paths.userFile(appleID: appleID), u.stored)
-        try setDevice(DeviceAccount(status: .available, appleID: u.appleID))
-        return u
     }
 
     public func signOut() throws {
-        try setDevice(DeviceAccount(status: .noAccount, appleID: nil))
+        try withLock { try setDevice(DeviceAccount(status: .noAccount, appleID: nil)) }
     }
 
     public func setStatus(_ status: AccountStatus) throws {
-        var d = try device()
-        if status == .available && d.appleID == nil {
-            throw CloudKitError.badRequest("cannot set status 'available' with no account signed in (run 'ck account signin APPLE-ID')")
+        try withLock {
+            var d = try device()
+            if status == .available && d.appleID == nil {
+                throw CloudKitError.badRequest("cannot set status 'available' with no account signed in (run 'ck account signin APPLE-ID')")
+            }
+            d.status = status
+            try setDevice(d)
         }
-        d.status = status
-        try setDevice(d)
     }
 
+    /// Writes the device's account, then its event. A crash between the two is put right by
+    /// `reconcile` the next time the lock is taken.
     private func setDevice(_ d: DeviceAccount) throws {
         let before = try device()
-        try FileSystem.makeDirectories(paths.root)
+        guard before != d else { return }
         var o: [String: JSONValue] = ["schemaVersion": .int(DataPaths.schemaVersion), "status": .string(d.status.rawValue)]
         if let a = d.appleID { o["appleID"] = .string(a) }
         try FileSystem.writeJSON(paths.deviceFile, .object(o))
-        if before != d { try appendEvent(d) }
+        try appendEvent(d)
     }
 
     public var eventsFile: String { paths.root + "/account-events.ndjson" }
 
+    /// The event log's committed part: whole lines. A torn last line is what an interrupted
+    /// append left; it is not an event.
+    private func readEvents() throws -> (events: [JSONValue], committed: Int, damaged: [Int]) {
+        guard let bytes = try FileSystem.read(eventsFile) else { return ([], 0, []) }
+        var out: [JSONValue] = []
+        var damaged: [Int] = []
+        var start = 0
+        var line = 0
+        while let nl = bytes[start...].firstIndex(of: 0x0A) {
+            line += 1
+            if let e = try? JSONParser.parse(Array(bytes[start..<nl])), e["seq"]?.int64Value != nil { out.append(e) } else { damaged.append(line) }
+            start = nl + 1
+        }
+        return (out, start, damaged)
+    }
+
     private func appendEvent(_ d: DeviceAccount) throws {
-        let seq = Int64(try events().count + 1)
+        let (events, committed, _) = try readEvents()
+        if let size = try FileSystem.size(eventsFile), size > Int64(committed) { try FileSystem.truncate(eventsFile, to: Int64(committed)) }
+        let seq = (events.last?["seq"]?.int64Value ?? 0) + 1
         var o: [String: JSONValue] = [
             "seq": .int(seq), "timestamp": .int(clock.now()), "type": "accountChanged", "status": .string(d.status.rawValue),
         ]
@@ -115,11 +149,39 @@ public final class AccountStore {
         try FileSystem.append(eventsFile, Array(JSONWriter.line(.object(o)).utf8))
     }
 
-    /// The account-changed events, oldest first.
-    public func events() throws -> [JSONValue] {
-        guard let bytes = try FileSystem.read(eventsFile) else { return [] }
-        return try bytes.split(separator: 0x0A).map { try JSONParser.parse(Array($0)) }
+    /// Whether the last event describes the device as it is; if not (a crash came between the
+    /// two writes), appends the missing event. Returns what it found.
+    private func reconcile(repair: Bool) throws -> String? {
+        let d = try device()
+        let last = try readEvents().events.last
+        let lastState = last.map { DeviceAccount(status: AccountStatus(rawValue: $0["status"]?.stringValue ?? "") ?? .noAccount, appleID: $0["appleID"]?.stringValue) }
+            ?? DeviceAccount(status: .noAccount, appleID: nil)
+        guard lastState != d else { return nil }
+        if repair { try appendEvent(d) }
+        return "the device's account changed without an account-changed event (an interrupted sign-in, sign-out or status change)"
     }
+
+    /// `ck fsck`: the event log's torn tail and damaged lines, and its last event.
+    func check(repair: Bool) throws -> [String] {
+        guard try FileSystem.exists(paths.deviceFile) || FileSystem.exists(eventsFile) else { return [] }
+        let lock = try FileLock(path: lockFile)
+        defer { lock.unlock() }
+        var found: [String] = []
+        let (events, committed, damaged) = try readEvents()
+        if let size = try FileSystem.size(eventsFile), size > Int64(committed) {
+            found.append("account event log ends in a torn line (\(size - Int64(committed)) bytes of an interrupted append)")
+            if repair { try FileSystem.truncate(eventsFile, to: Int64(committed)) }
+        }
+        if !damaged.isEmpty {
+            found.append("account event log has damaged lines (\(damaged.map(String.init).joined(separator: ", ")))")
+            if repair { try FileSystem.writeAtomically(eventsFile, events.flatMap { Array(JSONWriter.line($0).utf8) }) }
+        }
+        if let r = try reconcile(repair: repair) { found.append(r) }
+        return found
+    }
+
+    /// The account-changed events, oldest first.
+    public func events() throws -> [JSONValue] { try readEvents().events }
 }
 
 /// Checks on user-supplied identity strings.

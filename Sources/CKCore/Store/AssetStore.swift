@@ -25,14 +25,11 @@ public struct AssetStore {
     public func put(_ bytes: [UInt8]) throws -> JSONValue {
         let sum = AssetStore.checksum(of: bytes)
         let p = path(checksum: sum)
-        if !FileSystem.exists(p) {
-            try FileSystem.makeDirectories((p as NSString).deletingLastPathComponent)
-            try FileSystem.writeAtomically(p, bytes)
-        }
+        if try !FileSystem.exists(p) { try FileSystem.writeAtomically(p, bytes) }
         return ["fileChecksum": .string(sum), "size": .int(Int64(bytes.count))]
     }
 
-    public func contains(checksum: String) -> Bool { FileSystem.exists(path(checksum: checksum)) }
+    public func contains(checksum: String) throws -> Bool { try FileSystem.exists(path(checksum: checksum)) }
 
     public func read(checksum: String) throws -> [UInt8]? { try FileSystem.read(path(checksum: checksum)) }
 }

@@ -1,15 +1,233 @@
-/// A zone's append-only change history, kept beside the zone: `history.log` holds one JSON
-/// entry per change (with the full record for saves, so the log doubles as a write-ahead log),
-/// and `history.idx` holds the 8-byte offset of each entry, so entry `seq` is found without
-/// reading the ones before it.
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An append-only history kept beside a zone (or a database): `history.log` holds one JSON
+/// entry per line — for a zone, each change with the whole saved record, so the log is also the
+/// write-ahead log everything else is derived from — and `history.idx` holds, per entry, 8
+/// bytes big-endian: the entry's end offset in the log, with the top bit set on the last entry
+/// of each commit.
+///
+/// The index defines the history: entry `seq` is committed when an entry at or after it carries
+/// the commit bit. Bytes beyond the last committed entry, in either file, are what a crash or a
+/// full disk left of a commit that never happened; readers never look at them and the next
+/// writer cuts them, under the lock, before it appends.
 public struct ChangeHistory {
     public let directory: String
-    public var logFile: String { directory + "/history.log" }
-    public var indexFile: String { directory + "/history.idx" }
+    static let logName = "history.log"
+    static let indexName = "history.idx"
+    static let metaName = "history.json"
+    static let commitBit: UInt64 = 1 << 63
 
-    public var metaFile: String { directory + "/history.json" }
+    public init(directory: String) { self.directory = directory }
 
-    public init(zoneDirectory: String) { directory = zoneDirectory }
+    public var logFile: String { directory + "/" + ChangeHistory.logName }
+    public var indexFile: String { directory + "/" + ChangeHistory.indexName }
+    public var metaFile: String { directory + "/" + ChangeHistory.metaName }
+
+    /// Where the committed history ends: its last sequence number and the log length it covers.
+    public struct Head: Equatable {
+        public var seq: Int64
+        public var logEnd: Int64
+    }
+
+    // MARK: reading
+
+    /// Sequence number of the newest committed entry (0 for an empty history).
+    public func head() throws -> Int64 {
+        guard let dir = try Directory.open(directory) else { return 0 }
+        return try committedHead(dir).seq
+    }
+
+    func committedHead(_ dir: Directory) throws -> Head {
+        guard let f = try dir.openFile(ChangeHistory.indexName) else { return Head(seq: 0, logEnd: 0) }
+        defer { close(f) }
+        var st = stat()
+        guard fstat(f, &st) == 0 else { throw FileSystem.failure("cannot stat", indexFile) }
+        var n = Int64(st.st_size) / 8
+        // Look back from the end for the last entry carrying the commit bit.
+        while n > 0 {
+            let count = min(n, 512)
+            let words = try readIndex(f, from: n - count, count: count)
+            for i in stride(from: words.count - 1, through: 0, by: -1) where words[i] & ChangeHistory.commitBit != 0 {
+                return Head(seq: n - count + Int64(i) + 1, logEnd: Int64(words[i] & ~ChangeHistory.commitBit))
+            }
+            n -= count
+        }
+        return Head(seq: 0, logEnd: 0)
+    }
+
+    /// `count` index words starting at entry index `first` (0-based).
+    private func readIndex(_ f: Int32, from first: Int64, count: Int64) throws -> [UInt64] {
+        var bytes = [UInt8](repeating: 0, count: Int(count) * 8)
+        var got = 0
+        while got < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { pread(f, $0.baseAddress! + got, $0.count - got, off_t(first * 8) + off_t(got)) }
+            if n < 0 { if errno == EINTR { continue }; throw FileSystem.failure("cannot read", indexFile) }
+            if n == 0 { break }
+            got += n
+        }
+        return stride(from: 0, to: got - got % 8, by: 8).map { i in
+            bytes[i..<i + 8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        }
+    }
+
+    /// Streams committed entries with seq > `after` (up to `through`, default the head), oldest
+    /// first; `body` returns false to stop. Every entry is checked against its index word and
+    /// its own `seq`, so a reader racing a writer's repair re-reads instead of misreading.
+    public func forEachEntry(after: Int64, through: Int64? = nil, _ body: (JSONValue) throws -> Bool) throws {
+        var from = after
+        for attempt in 0..<3 {
+            do {
+                try scan(after: from, through: through) { seq, e in
+                    from = seq
+                    return try body(e)
+                }
+                return
+            } catch let d as Damage {
+                if attempt == 2 {
+                    throw CloudKitError.internalError("the history in '\(directory)' is damaged at entry \(d.seq): \(d.what) (run 'ck fsck')")
+                }
+            }
+        }
+    }
+
+    struct Damage: Error {
+        var seq: Int64
+        var what: String
+    }
+
+    private func scan(after: Int64, through: Int64?, _ body: (Int64, JSONValue) throws -> Bool) throws {
+        guard let dir = try Directory.open(directory) else { return }
+        let head = try committedHead(dir)
+        let last = min(through ?? head.seq, head.seq)
+        guard after < last else { return }
+        guard let idx = try dir.openFile(ChangeHistory.indexName), let log = try dir.openFile(ChangeHistory.logName) else {
+            throw Damage(seq: after + 1, what: "a history file is missing")
+        }
+        defer { close(idx); close(log) }
+        var start: Int64 = 0
+        if after > 0 {
+            guard let w = try readIndex(idx, from: after - 1, count: 1).first else { throw Damage(seq: after, what: "index entry missing") }
+            start = Int64(w & ~ChangeHistory.commitBit)
+        }
+        var seq = after
+        // buffer[used...] holds the log from offset `at` on.
+        var buffer = [UInt8]()
+        var used = 0
+        var at = start
+        while seq < last {
+            let words = try readIndex(idx, from: seq, count: min(last - seq, 4096))
+            if words.isEmpty { throw Damage(seq: seq + 1, what: "index entry missing") }
+            for w in words {
+                seq += 1
+                let end = Int64(w & ~ChangeHistory.commitBit)
+                guard end > at else { throw Damage(seq: seq, what: "index entries are out of order") }
+                while at + Int64(buffer.count - used) < end {
+                    if used > 0 { buffer.removeFirst(used); used = 0 }
+                    let want = max(Int(end - at) - buffer.count, 65536)
+                    var chunk = [UInt8](repeating: 0, count: want)
+                    let n = chunk.withUnsafeMutableBytes { pread(log, $0.baseAddress, want, off_t(at) + off_t(buffer.count)) }
+                    if n < 0 { if errno == EINTR { continue }; throw FileSystem.failure("cannot read", logFile) }
+                    if n == 0 { throw Damage(seq: seq, what: "the log is shorter than its index says") }
+                    buffer.append(contentsOf: chunk[0..<n])
+                }
+                let lineEnd = used + Int(end - at)
+                guard buffer[lineEnd - 1] == 0x0A else { throw Damage(seq: seq, what: "the log does not hold the entry its index points to") }
+                let entry: JSONValue
+                do { entry = try JSONParser.parse(Array(buffer[used..<lineEnd - 1])) } catch {
+                    throw Damage(seq: seq, what: "entry is not valid JSON")
+                }
+                guard entry["seq"]?.int64Value == seq else {
+                    throw Damage(seq: seq, what: "entry carries seq \(entry["seq"].map(JSONWriter.compact) ?? "none")")
+                }
+                used = lineEnd
+                at = end
+                if try !body(seq, entry) { return }
+            }
+        }
+    }
+
+    /// Entries with seq > `after`, at most `limit` of them (nil: all), oldest first.
+    public func entries(after: Int64, limit: Int? = nil) throws -> [JSONValue] {
+        var out: [JSONValue] = []
+        try forEachEntry(after: after) { e in
+            out.append(e)
+            return limit.map { out.count < $0 } ?? true
+        }
+        return out
+    }
+
+    /// One committed entry by its sequence number.
+    public func entry(_ seq: Int64) throws -> JSONValue? {
+        guard seq >= 1 else { return nil }
+        var out: JSONValue?
+        try forEachEntry(after: seq - 1, through: seq) { e in out = e; return false }
+        return out
+    }
+
+    // MARK: writing (the caller holds the lock)
+
+    /// Cuts what lies beyond the committed history — a commit a crash or a full disk
+    /// interrupted — and says what it cut. The caller holds the history's lock.
+    @discardableResult
+    public func cutUncommittedTail(repair: Bool = true) throws -> [String] {
+        guard let dir = try Directory.open(directory) else { return [] }
+        let head = try committedHead(dir)
+        var found: [String] = []
+        let idxSize = Int64(dir.status(of: ChangeHistory.indexName)?.st_size ?? 0)
+        let logSize = Int64(dir.status(of: ChangeHistory.logName)?.st_size ?? 0)
+        if idxSize > head.seq * 8 {
+            found.append("history index holds \(idxSize - head.seq * 8) bytes after its last committed entry (a commit that never completed)")
+            if repair { try dir.truncate(ChangeHistory.indexName, to: head.seq * 8) }
+        }
+        if logSize > head.logEnd {
+            found.append("history log holds \(logSize - head.logEnd) bytes after its last committed entry (a commit that never completed)")
+            if repair { try dir.truncate(ChangeHistory.logName, to: head.logEnd) }
+        } else if logSize < head.logEnd {
+            found.append("history log is shorter (\(logSize) bytes) than its committed entries (\(head.logEnd) bytes)")
+        }
+        return found
+    }
+
+    /// Appends entries (their `seq` continuing from the head) as one commit: the log bytes are
+    /// written and synced, then the index words, the last one carrying the commit bit. Any
+    /// failure — a full disk, an I/O error — cuts both files back: nothing changed. Returns the
+    /// new head. The caller holds the history's lock.
+    @discardableResult
+    public func append(_ entries: [JSONValue]) throws -> Int64 {
+        guard !entries.isEmpty else { return try head() }
+        let dir = try Directory.open(directory, create: true)!
+        try cutUncommittedTail()
+        let head = try committedHead(dir)
+        var log = [UInt8]()
+        var idx = [UInt8]()
+        for (i, e) in entries.enumerated() {
+            log.append(contentsOf: JSONWriter.line(e).utf8)
+            var word = UInt64(head.logEnd) + UInt64(log.count)
+            if i == entries.count - 1 { word |= ChangeHistory.commitBit }
+            for s in stride(from: 56, through: 0, by: -8) { idx.append(UInt8((word >> UInt64(s)) & 0xff)) }
+        }
+        let lf = try dir.openForWriting(ChangeHistory.logName)
+        defer { close(lf) }
+        let xf = try dir.openForWriting(ChangeHistory.indexName)
+        defer { close(xf) }
+        do {
+            try FileSystem.writeAt(lf, log, offset: head.logEnd, path: logFile, rollback: false)
+            try FileSystem.fsync(lf, path: logFile)
+            try FileSystem.writeAt(xf, idx, offset: head.seq * 8, path: indexFile, rollback: false)
+            try FileSystem.fsync(xf, path: indexFile)
+        } catch {
+            _ = ftruncate(xf, off_t(head.seq * 8))
+            _ = ftruncate(lf, off_t(head.logEnd))
+            throw error
+        }
+        return head.seq + Int64(entries.count)
+    }
+
+    // MARK: expiry
 
     /// How many times the retained history was dropped: tokens issued in an earlier epoch are
     /// CHANGE_TOKEN_EXPIRED.
@@ -23,119 +241,4 @@ public struct ChangeHistory {
         try FileSystem.writeJSON(metaFile, ["schemaVersion": .int(DataPaths.schemaVersion), "epoch": .int(try epoch() + 1),
                                             "expiredAt": .int(head())])
     }
-
-    /// Sequence number of the newest change (0 for an empty history).
-    public func head() -> Int64 { (FileSystem.size(indexFile) ?? 0) / 8 }
-
-    /// Appends entries whose `seq` values continue from `head()`. The log is written and synced
-    /// before the index, so a crash leaves at worst a log tail without index entries, which
-    /// `ck fsck` repairs.
-    public func append(_ entries: [JSONValue]) throws {
-        guard !entries.isEmpty else { return }
-        var offset = FileSystem.size(logFile) ?? 0
-        var log = [UInt8]()
-        var idx = [UInt8]()
-        for e in entries {
-            for s in stride(from: 56, through: 0, by: -8) { idx.append(UInt8((UInt64(offset) >> UInt64(s)) & 0xff)) }
-            let line = Array(JSONWriter.line(e).utf8)
-            log.append(contentsOf: line)
-            offset += Int64(line.count)
-        }
-        try FileSystem.append(logFile, log)
-        try FileSystem.append(indexFile, idx)
-    }
-
-    /// Entries with seq > `after`, at most `limit` of them (nil: all), oldest first.
-    public func entries(after: Int64, limit: Int? = nil) throws -> [JSONValue] {
-        var out: [JSONValue] = []
-        try forEachEntry(after: after) { e in
-            out.append(e)
-            return limit.map { out.count < $0 } ?? true
-        }
-        return out
-    }
-
-    /// Streams entries with seq > `after`; the body returns false to stop.
-    public func forEachEntry(after: Int64, _ body: (JSONValue) throws -> Bool) throws {
-        let h = head()
-        guard after < h else { return }
-        guard let start = try offset(of: after + 1) else { return }
-        let fd = open(logFile, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return }
-        defer { close(fd) }
-        lseek(fd, off_t(start), SEEK_SET)
-        var pending = [UInt8]()
-        var buf = [UInt8](repeating: 0, count: 65536)
-        var seq = after
-        while seq < h {
-            let n = buf.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, 65536) }
-            if n <= 0 { break }
-            pending.append(contentsOf: buf[0..<n])
-            var lineStart = 0
-            while seq < h, let nl = pending[lineStart...].firstIndex(of: 0x0A) {
-                let e = try JSONParser.parse(Array(pending[lineStart..<nl]))
-                lineStart = nl + 1
-                seq += 1
-                if try !body(e) { return }
-            }
-            pending.removeFirst(lineStart)
-        }
-    }
-
-    /// One entry by its sequence number.
-    public func entry(_ seq: Int64) throws -> JSONValue? {
-        guard seq >= 1, seq <= head() else { return nil }
-        var out: JSONValue?
-        try forEachEntry(after: seq - 1) { e in out = e; return false }
-        return out
-    }
-
-    /// Repairs what a crash can leave at the end of the history: an index whose size is not a
-    /// multiple of 8, and log bytes after the last indexed entry (a write that was never
-    /// acknowledged). Returns what it found.
-    public func repairTail(repair: Bool) throws -> [String] {
-        var found: [String] = []
-        let idxSize = FileSystem.size(indexFile) ?? 0
-        if idxSize % 8 != 0 {
-            found.append("history index has a torn last entry (\(idxSize % 8) stray bytes)")
-            if repair { try FileSystem.truncate(indexFile, to: idxSize - idxSize % 8) }
-        }
-        let h = (repair ? (FileSystem.size(indexFile) ?? 0) : idxSize - idxSize % 8) / 8
-        var end: Int64 = 0
-        if h > 0, let last = try offset(of: h) {
-            let fd = open(logFile, O_RDONLY | O_CLOEXEC)
-            if fd >= 0 {
-                defer { close(fd) }
-                var pos = last
-                var buf = [UInt8](repeating: 0, count: 65536)
-                scan: while true {
-                    let n = buf.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 65536, off_t(pos)) }
-                    if n <= 0 { break }
-                    if let i = buf[0..<n].firstIndex(of: 0x0A) { end = pos + Int64(i) + 1; break scan }
-                    pos += Int64(n)
-                }
-            }
-            if end == 0 { found.append("history log lacks the entry its index points to (seq \(h))") }
-        }
-        let logSize = FileSystem.size(logFile) ?? 0
-        if end > 0 || h == 0, logSize > end {
-            found.append("history log holds \(logSize - end) bytes after its last indexed entry (a write that was never acknowledged)")
-            if repair { try FileSystem.truncate(logFile, to: end) }
-        }
-        return found
-    }
-
-    private func offset(of seq: Int64) throws -> Int64? {
-        let fd = open(indexFile, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var b = [UInt8](repeating: 0, count: 8)
-        let n = b.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 8, off_t((seq - 1) * 8)) }
-        guard n == 8 else { return nil }
-        return b.reduce(Int64(0)) { $0 << 8 | Int64($1) }
-    }
 }
-
-#if canImport(Glibc)
-import Glibc
-#endif

@@ -13,7 +13,9 @@ public final class CloudKitStore {
     /// Opens a database as the device's account, or as `actingAs` (an Apple ID that signed in here).
     public func database(_ address: DatabaseAddress, actingAs: String? = nil, deviceID: String = "default") throws -> Database {
         let caller = try accounts.caller(actingAs: actingAs, deviceID: deviceID)
-        return try Database(address: address, caller: caller, paths: paths, clock: clock)
+        let db = try Database(address: address, caller: caller, paths: paths, clock: clock)
+        try db.environmentGuard.checkForInterruptedReset()
+        return db
     }
 
     public var assets: AssetStore { AssetStore(paths: paths) }
@@ -22,7 +24,7 @@ public final class CloudKitStore {
     /// Makes the data directory (0700) with its marker file; harmless when it exists.
     @discardableResult
     public func initialize() throws -> Bool {
-        if FileSystem.exists(paths.markerFile) { return false }
+        if try FileSystem.exists(paths.markerFile) { return false }
         try FileSystem.makeDirectories(paths.root)
         try FileSystem.writeJSON(paths.markerFile, ["schemaVersion": .int(DataPaths.schemaVersion), "kind": "ck data directory"])
         return true

@@ -1,14 +1,39 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Where everything lives under the data directory (see Docs/storage.md).
 public struct DataPaths: Sendable {
     /// Version of every file format ck writes; each file carries it as `schemaVersion`.
-    public static let schemaVersion: Int64 = 1
+    /// 2: history indexes hold end offsets with commit bits; entries carry `prev`.
+    public static let schemaVersion: Int64 = 2
 
     public let root: String
 
+    /// The root is resolved once (links above it are the user's choice); below it, nothing is
+    /// ever reached through a link.
     public init(root: String) {
-        var r = root
-        while r.count > 1 && r.hasSuffix("/") { r.removeLast() }
-        self.root = r
+        self.root = DataPaths.resolve(root)
+    }
+
+    /// An absolute path with every link in its existing part resolved, and `.` and `..`
+    /// taken out of the rest.
+    public static func resolve(_ path: String) -> String {
+        var comps = path.split(separator: "/").map(String.init)
+        var rest: [String] = []
+        while true {
+            let prefix = "/" + comps.joined(separator: "/")
+            if let r = realpath(prefix, nil) {
+                var base = String(cString: r).split(separator: "/").map(String.init)
+                free(r)
+                for c in rest where c != "." { if c == ".." { _ = base.popLast() } else { base.append(c) } }
+                return "/" + base.joined(separator: "/")
+            }
+            guard let last = comps.popLast() else { return "/" + rest.joined(separator: "/") }
+            rest.insert(last, at: 0)
+        }
     }
 
     public var markerFile: String { root + "/ck.json" }

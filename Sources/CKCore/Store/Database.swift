@@ -78,25 +78,30 @@ public final class Database {
 
     public func zoneID(_ name: String) -> ZoneID { ZoneID(zoneName: name, ownerRecordName: ownerRecordName) }
 
-    func zoneStore(_ name: String) -> ZoneStore {
-        ZoneStore(directory: DataPaths.zone(database: directory, zoneName: name), zoneID: zoneID(name))
+    func zonePath(_ name: String) -> String { DataPaths.zone(database: directory, zoneName: name) }
+
+    func zonePresence(_ name: String) throws -> ZoneStore.Presence {
+        try ZoneStore.load(directory: zonePath(name), zoneID: zoneID(name))
     }
+
+    /// The default zone before its first record: nothing on disk yet.
+    func unmadeZone(_ name: String) -> ZoneStore { ZoneStore(directory: zonePath(name), zoneID: zoneID(name), incarnation: "") }
+
+    var environmentGuard: EnvironmentGuard { EnvironmentGuard(paths: paths, container: address.container, environment: address.environment) }
 
     /// A zone that exists, for reading or writing records.
     public func zone(_ name: String) throws -> ZoneStore {
         try Names.validateZoneName(name)
         try requireRead()
-        let z = zoneStore(name)
-        if name == ZoneID.defaultZoneName {
-            if scope == .shared {
-                throw CloudKitError(.zoneNotFound, "the shared database has no default zone; its zones are other users' shared zones", zoneID: z.zoneID)
-            }
-            return z
+        if name == ZoneID.defaultZoneName && scope == .shared {
+            throw CloudKitError(.zoneNotFound, "the shared database has no default zone; its zones are other users' shared zones", zoneID: zoneID(name))
         }
-        guard z.existsOnDisk else {
-            throw CloudKitError(.zoneNotFound, "zone '\(name)' does not exist in the \(scope.rawValue) database", zoneID: z.zoneID)
+        switch try zonePresence(name) {
+        case .present(let z): return z
+        case .absent where name == ZoneID.defaultZoneName: return unmadeZone(name)
+        case .absent, .collision:
+            throw CloudKitError(.zoneNotFound, "zone '\(Names.describe(name))' does not exist in the \(scope.rawValue) database (create it with 'ck zone create')", zoneID: zoneID(name))
         }
-        return z
     }
 
     // MARK: zones
@@ -106,149 +111,21 @@ public final class Database {
         ["zoneID": z.zoneID.json, "atomic": .bool(!z.zoneID.isDefault)]
     }
 
+    /// The database's zones: the default zone first (but in the shared database, which has
+    /// none), then custom zones by the bytes of their names.
     public func listZones() throws -> [ZoneStore] {
         try requireRead()
         var out: [ZoneStore] = []
-        if scope != .shared { out.append(zoneStore(ZoneID.defaultZoneName)) }
-        let dir = directory + "/zones"
-        var names: [String] = []
-        for entry in try FileSystem.list(dir) where !entry.hasPrefix(".") {
-            guard let j = try FileSystem.readJSON(dir + "/" + entry + "/zone.json"), let n = j["zoneID"]?["zoneName"]?.stringValue else { continue }
-            if n != ZoneID.defaultZoneName { names.append(n) }
+        if scope != .shared { out.append(try zone(ZoneID.defaultZoneName)) }
+        var custom: [ZoneStore] = []
+        guard let zones = try Directory.open(directory + "/zones") else { return out }
+        for entry in try zones.entries() where !entry.hasPrefix(".") && zones.kind(of: entry) == .directory {
+            guard let j = try zones.subdirectory(entry)?.readJSON("zone.json"), let n = j["zoneID"]?["zoneName"]?.stringValue,
+                  n != ZoneID.defaultZoneName, PathEncoding.component(n) == entry, case .present(let z) = try zonePresence(n) else { continue }
+            custom.append(z)
         }
-        out += names.sorted().map(zoneStore)
+        out += custom.sorted { NameKey($0.zoneID.zoneName) < NameKey($1.zoneID.zoneName) }
         return out
-    }
-
-    var lockFile: String { directory + "/lock" }
-
-    /// Creates custom zones (only in the private database, as CloudKit). Creating a zone that
-    /// exists returns it unchanged, like saving a CKRecordZone again.
-    public func createZone(_ name: String) throws -> ZoneStore {
-        try Names.validateZoneName(name)
-        try requireWrite()
-        switch scope {
-        case .public: throw CloudKitError(.badRequest, "custom zones cannot be created in the public database; it has only _defaultZone", zoneID: zoneID(name))
-        case .shared: throw CloudKitError(.badRequest, "zones cannot be created in the shared database; it shows zones other users share with you", zoneID: zoneID(name))
-        case .private: break
-        }
-        if name == ZoneID.defaultZoneName { return zoneStore(name) }
-        let z = zoneStore(name)
-        try FileSystem.makeDirectories(directory)
-        let lock = try FileLock(path: lockFile)
-        defer { lock.unlock() }
-        if !z.existsOnDisk {
-            let count = try listZones().count
-            if count >= 1000 { throw CloudKitError(.limitExceeded, "a database holds at most 1000 zones", zoneID: z.zoneID) }
-            try z.create(timestamp: clock.now())
-            try appendZoneChangeLocked(name, op: "create")
-            try deliverZoneEvent(name)
-        }
-        return z
-    }
-
-    /// Deletes a custom zone and every record in it.
-    public func deleteZone(_ name: String) throws {
-        try Names.validateZoneName(name)
-        try requireWrite()
-        if name == ZoneID.defaultZoneName {
-            throw CloudKitError(.badRequest, "the default zone cannot be deleted", zoneID: zoneID(name))
-        }
-        if scope == .public {
-            throw CloudKitError(.badRequest, "the public database has no custom zones to delete", zoneID: zoneID(name))
-        }
-        let z = try zone(name)
-        let lock = try FileLock(path: lockFile)
-        defer { lock.unlock() }
-        // Hold the zone lock too, so no writer is half-way through the zone while it goes.
-        try z.withLock {
-            let trash = directory + "/zones/.deleted-" + Identifiers.hex((0..<8).map { _ in UInt8.random(in: 0...255) })
-            if rename(z.directory, trash) != 0 { throw CloudKitError.internalError("cannot delete zone '\(name)': \(String(cString: strerror(errno)))") }
-            FileSystem.syncDirectory(directory + "/zones")
-            try appendZoneChangeLocked(name, op: "delete")
-            try FileSystem.removeTree(trash)
-        }
-        try deliverZoneEvent(name)
-    }
-
-    // MARK: records
-
-    /// Applies a `records/modify` request to one zone: operations in order, one result each.
-    /// In a custom zone an atomic request applies all or nothing (ATOMIC_ERROR for the others).
-    public func modify(zone name: String, operations: [RecordOperation], atomic: Bool = true,
-                       assets pending: [String: [UInt8]] = [:]) throws -> [OperationResult] {
-        if operations.count > Limits.operationsPerBatch {
-            throw CloudKitError(.limitExceeded, "a request holds at most \(Limits.operationsPerBatch) operations; this one has \(operations.count)")
-        }
-        let user = try requireWrite()
-        let z = try zone(name)
-        let atomically = atomic && !z.zoneID.isDefault
-        let roles = try callerRoles()
-        let stored = try schema()
-        var schemaContext = SchemaContext(schema: stored, environment: address.environment)
-
-        func run(nextSeq: Int64) throws -> (Transaction, [OperationResult]) {
-            schemaContext = SchemaContext(schema: stored, environment: address.environment)
-            let writer = RecordWriter(zone: z, scope: scope, user: user, deviceID: caller.deviceID, now: clock.now(), assets: assets,
-                                      schema: schemaContext, roles: roles)
-            let tx = Transaction(zone: z, nextSeq: nextSeq)
-            tx.assets = pending
-            var results: [OperationResult] = []
-            var failedAt: Int?
-            for (i, op) in operations.enumerated() {
-                if failedAt != nil { results.append(.failed(CloudKitError(.atomicError, "atomic batch failed", recordName: op.recordName))); continue }
-                let child = tx.child()
-                do {
-                    results.append(try writer.apply(op, in: child))
-                    tx.merge(child)
-                } catch let e as CloudKitError {
-                    var err = e
-                    if err.recordName == nil { err.recordName = op.recordName }
-                    results.append(.failed(err))
-                    if atomically { failedAt = i }
-                }
-            }
-            if let f = failedAt {
-                for i in 0..<f { results[i] = .failed(CloudKitError(.atomicError, "atomic batch failed", recordName: operations[i].recordName ?? recordName(of: results[i]))) }
-                tx.entries = []
-                tx.changes = []
-            }
-            return (tx, results)
-        }
-
-        if !z.existsOnDisk {
-            // Nothing on disk yet: find out first whether anything would be written, so a
-            // request that fails leaves the data directory untouched.
-            let (dry, results) = try run(nextSeq: 1)
-            if dry.entries.isEmpty { return results }
-            try z.create(timestamp: clock.now())
-        }
-        let (tx, results) = try z.withLock { () throws -> (Transaction, [OperationResult]) in
-            // The zone may have been deleted while this process waited for the lock.
-            guard z.existsOnDisk else {
-                throw CloudKitError(.zoneNotFound, "zone '\(name)' does not exist in the \(scope.rawValue) database", zoneID: z.zoneID)
-            }
-            let (tx, results) = try run(nextSeq: z.history.head() + 1)
-            // Types and fields defined just in time go into the schema first, so no record is
-            // ever stored under a schema that lacks its fields.
-            if !tx.entries.isEmpty && schemaContext.changed { try schemaAdmin.store(address.environment).merge(schemaContext.additions) }
-            try z.commit(tx, assets: assets)
-            return (tx, results)
-        }
-        if !tx.entries.isEmpty {
-            // The records are committed; what follows only feeds change fetches and pushes.
-            try noteZoneChange(name, op: "change")
-            try deliverNotifications(zone: z, changes: tx.changes)
-        }
-        return results
-    }
-
-    private func recordName(of r: OperationResult) -> String? {
-        switch r {
-        case .saved(let rec): return rec.recordName
-        case .deleted(let n, _): return n
-        case .failed(let e): return e.recordName
-        }
     }
 
     /// Looks records up by name: a record or a NOT_FOUND error per name.
@@ -262,7 +139,7 @@ public final class Database {
                 }
                 return .saved(r)
             }
-            return .failed(CloudKitError(.notFound, "record '\(n)' not found", recordName: n, zoneID: z.zoneID))
+            return .failed(CloudKitError(.notFound, "record '\(Names.describe(n))' not found", recordName: n, zoneID: z.zoneID))
         }
     }
 }

@@ -1,5 +1,6 @@
-/// `changes/database`: which zones changed or were deleted since a token, from the database's
-/// own history (`history.log` beside `zones/`), one entry per zone create, write batch or delete.
+/// `changes/database`: which zones were created, written or deleted since a token, from the
+/// database's own history (`history.log` beside `zones/`), one entry per zone create, commit
+/// or delete (see DatabaseIntent), reported as of the returned token.
 public struct DatabaseChangesResult {
     public var zones: [ZoneID]
     public var deletedZones: [ZoneID]
@@ -8,27 +9,9 @@ public struct DatabaseChangesResult {
 }
 
 extension Database {
-    var databaseHistory: ChangeHistory { ChangeHistory(zoneDirectory: directory) }
-
     var databaseScopeKey: String {
         [address.container, address.environment.rawValue, scope.rawValue, ownerRecordName]
             .map { $0.replacingOccurrences(of: "|", with: "%7C") }.joined(separator: "|")
-    }
-
-    /// Records that a custom zone was created, written or deleted. Called without holding the
-    /// zone's lock (zone deletion takes the database lock first, then the zone's).
-    func noteZoneChange(_ zoneName: String, op: String) throws {
-        guard scope != .public, zoneName != ZoneID.defaultZoneName else { return }
-        try FileSystem.makeDirectories(directory)
-        let lock = try FileLock(path: lockFile)
-        defer { lock.unlock() }
-        try appendZoneChangeLocked(zoneName, op: op)
-    }
-
-    func appendZoneChangeLocked(_ zoneName: String, op: String) throws {
-        guard scope != .public, zoneName != ZoneID.defaultZoneName else { return }
-        let h = databaseHistory
-        try h.append([["seq": .int(h.head() + 1), "timestamp": .int(clock.now()), "op": .string(op), "zoneName": .string(zoneName)]])
     }
 
     public func databaseChanges(since: String?, limit: Int = Limits.resultsPerPage) throws -> DatabaseChangesResult {
@@ -37,37 +20,39 @@ extension Database {
             throw CloudKitError(.badRequest, "the public database has no change feed; CloudKit offers database changes only for the private and shared databases")
         }
         let h = databaseHistory
+        let head = try h.head()
         var start: Int64 = 0
         if let s = since {
             let t = try ChangeToken.decode(s, secret: try tokenSecret.existing())
             guard t.kind == .database else { throw CloudKitError.badRequest("this is a zone change token, not a database change token") }
-            guard t.scopeKey == databaseScopeKey else {
+            guard t.scopeKey.sameBytes(databaseScopeKey) else {
                 throw CloudKitError.badRequest("change token belongs to another database, not the \(scope.rawValue) database of this user and container")
             }
-            if t.seq > h.head() { throw CloudKitError.badRequest("change token is from the future of this database") }
+            if t.seq > head { throw CloudKitError.badRequest("change token is from the future of this database") }
             if t.epoch < (try h.epoch()) {
                 throw CloudKitError(.changeTokenExpired, "change token expired: the database no longer retains history that old; fetch from the start")
             }
             start = t.seq
         }
-        var order: [String] = []
-        var last: [String: String] = [:]
+        var order: [NameKey] = []
+        var last: [NameKey: String] = [:]
         var end = start
-        try h.forEachEntry(after: start) { e in
+        try h.forEachEntry(after: start, through: head) { e in
             guard let n = e["zoneName"]?.stringValue, let op = e["op"]?.stringValue, let seq = e["seq"]?.int64Value else { return true }
-            if last[n] == nil {
+            let key = NameKey(n)
+            if last[key] == nil {
                 if order.count == limit { return false }
-                order.append(n)
+                order.append(key)
             }
-            last[n] = op
+            last[key] = op
             end = seq
             return true
         }
         var zones: [ZoneID] = [], deleted: [ZoneID] = []
-        for n in order {
-            if zoneStore(n).existsOnDisk { zones.append(zoneID(n)) } else { deleted.append(zoneID(n)) }
+        for k in order {
+            if last[k] == "delete" { deleted.append(zoneID(k.string)) } else { zones.append(zoneID(k.string)) }
         }
         let token = ChangeToken(kind: .database, scopeKey: databaseScopeKey, seq: end).encode(secret: try tokenSecret.getOrCreate())
-        return DatabaseChangesResult(zones: zones, deletedZones: deleted, syncToken: token, moreComing: end < h.head())
+        return DatabaseChangesResult(zones: zones, deletedZones: deleted, syncToken: token, moreComing: end < head)
     }
 }

@@ -1,7 +1,10 @@
-/// `ck fsck`: checks every file of the data directory and every change history, and repairs
-/// what a crash can leave: half-written temporary files, an interrupted zone deletion, a torn
-/// history tail, and record files out of step with the history — which, being the write-ahead
-/// log and holding every saved record whole, says what each record file must contain.
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What `ck fsck` found, and what it repaired.
 public struct FsckReport {
     public struct Problem {
         public var path: String
@@ -18,164 +21,197 @@ public struct FsckReport {
     public var clean: Bool { problems.allSatisfy(\.repaired) }
 }
 
-public struct Fsck {
+/// `ck fsck`: checks every file of the data directory and every history, and repairs what a
+/// crash, a full disk or a hand edit can leave — taking the same locks writers take, so it is
+/// safe beside them. The primary files are the histories (each zone's, which holds every saved
+/// record whole, and each database's zone-level entries), `zone.json`, `device.json` and the
+/// users; everything else is derived from them and rebuilt when it disagrees: record files,
+/// the reference index, database-history entries a crash kept from being written, notification
+/// logs, the account-event log. A second run after a repair finds nothing.
+public final class Fsck {
     let paths: DataPaths
     let repair: Bool
-    private var report = FsckReport()
+    let clock: Clock
+    var report = FsckReport()
 
-    public init(paths: DataPaths, repair: Bool) {
+    init(paths: DataPaths, repair: Bool, clock: Clock) {
         self.paths = paths
         self.repair = repair
+        self.clock = clock
     }
 
-    public static func run(paths: DataPaths, repair: Bool) throws -> FsckReport {
-        var f = Fsck(paths: paths, repair: repair)
+    public static func run(paths: DataPaths, repair: Bool, clock: Clock = .system) throws -> FsckReport {
+        let f = Fsck(paths: paths, repair: repair, clock: clock)
+        guard try FileSystem.isDirectory(paths.root) else { return f.report }
+        try f.checkAccount()
+        for container in try FileSystem.list(paths.root + "/containers") where !container.hasPrefix(".") {
+            for env in Environment.allCases { try f.checkEnvironment(container: container, env) }
+        }
         try f.walk(paths.root)
         return f.report
     }
 
-    private func rel(_ p: String) -> String { p.hasPrefix(paths.root + "/") ? String(p.dropFirst(paths.root.count + 1)) : p }
+    func rel(_ p: String) -> String { p.hasPrefix(paths.root + "/") ? String(p.dropFirst(paths.root.count + 1)) : p }
 
-    private mutating func note(_ path: String, _ problem: String, repaired: Bool) {
+    func note(_ path: String, _ problem: String, repaired: Bool) {
         report.problems.append(.init(path: rel(path), problem: problem, repaired: repaired))
     }
 
-    /// Removes a temporary file an interrupted write left; true if `name` was one.
-    private mutating func sweptTemporary(_ dir: String, _ name: String) throws -> Bool {
-        guard name.hasPrefix(".tmp-") else { return false }
-        if repair { try FileSystem.removeTree(dir + "/" + name) }
-        note(dir + "/" + name, "half-written temporary file left by an interrupted write", repaired: repair)
-        return true
+    // MARK: the account
+
+    private func checkAccount() throws {
+        let accounts = AccountStore(paths: paths, clock: clock)
+        for found in try accounts.check(repair: repair) { note(accounts.eventsFile, found, repaired: repair) }
     }
 
-    private mutating func walk(_ dir: String) throws {
-        for name in try FileSystem.list(dir) {
-            let p = dir + "/" + name
-            if try sweptTemporary(dir, name) { continue }
-            if name.hasPrefix(".deleted-") {
-                if repair { try FileSystem.removeTree(p) }
-                note(p, "zone deletion was interrupted; its files remain", repaired: repair)
-                continue
+    // MARK: environments and databases
+
+    private func checkEnvironment(container encoded: String, _ env: Environment) throws {
+        let envDir = paths.root + "/containers/" + encoded + "/" + env.rawValue
+        guard try FileSystem.isDirectory(envDir), let container = PathEncoding.decodeSimple(encoded) else { return }
+        let g = EnvironmentGuard(paths: paths, container: container, environment: env)
+        if try FileSystem.exists(g.resetMarker) {
+            if repair { try g.finishInterruptedReset() }
+            note(g.resetMarker, "a schema reset was interrupted; its data is half gone", repaired: repair)
+        }
+        let lock = try FileLock(path: g.lockFile, .shared)
+        defer { lock.unlock() }
+        if try FileSystem.isDirectory(envDir + "/public") {
+            try checkDatabase(container: container, env, .public, owner: nil, directory: envDir + "/public")
+        }
+        for scope in [DatabaseScope.private, .shared] {
+            for owner in try FileSystem.list(envDir + "/" + scope.rawValue) where !owner.hasPrefix(".") {
+                guard Identifiers.isUserRecordName(owner) else {
+                    note(envDir + "/" + scope.rawValue + "/" + owner, "not a user's database (expected _ and 32 hex digits)", repaired: false)
+                    continue
+                }
+                try checkDatabase(container: container, env, scope, owner: owner, directory: envDir + "/" + scope.rawValue + "/" + owner)
             }
-            if FileSystem.isDirectory(p) {
-                if name == "zones" {
-                    try checkHistory(dir, what: "database")
-                    for z in try FileSystem.list(p) where !z.hasPrefix(".") && FileSystem.isDirectory(p + "/" + z) {
-                        try checkZone(p + "/" + z)
+        }
+        for user in try FileSystem.list(envDir + "/notifications") where !user.hasPrefix(".") {
+            for device in try FileSystem.list(envDir + "/notifications/" + user) where !device.hasPrefix(".") {
+                let box = NotificationInbox(directory: envDir + "/notifications/" + user + "/" + device)
+                do {
+                    let cut = try box.cutUncommittedTail(repair: repair)
+                    if cut > 0 { note(box.logFile, "notification log holds \(cut) bytes after its committed end (a delivery that never completed)", repaired: repair) }
+                } catch let e as CloudKitError {
+                    note(box.directory, "notification inbox is damaged: \(e.reason)", repaired: false)
+                }
+            }
+        }
+    }
+
+    /// A Database as fsck acts on it: as its owner, from no device.
+    private func database(container: String, _ env: Environment, _ scope: DatabaseScope, owner: String?) throws -> Database {
+        let user = owner.map { UserAccount(appleID: "", userRecordName: $0) }
+        return try Database(address: DatabaseAddress(container: container, environment: env, scope: scope),
+                            caller: Caller(status: .available, user: user, deviceID: "ck-fsck"), paths: paths, clock: clock)
+    }
+
+    private func checkDatabase(container: String, _ env: Environment, _ scope: DatabaseScope, owner: String?, directory: String) throws {
+        let db = try database(container: container, env, scope, owner: owner)
+        guard db.directory == directory else {
+            note(directory, "database directory does not match its owner", repaired: false)
+            return
+        }
+        // Database level: interrupted zone creations and deletions, the history's tail.
+        var announced: [NameKey: [String: Int64]] = [:]
+        try db.withDatabaseLock(holdingZone: nil) {
+            let pending = try FileSystem.list(db.intentsDirectory).filter { !$0.hasPrefix(".") }
+            if !pending.isEmpty {
+                // finishIntents already ran for every zone nobody holds; what is left is in use.
+                for p in pending { note(db.intentsDirectory + "/" + p, "a zone change is being finished by a running writer", repaired: true) }
+            }
+            try checkHistory(db.databaseHistory, what: "database history")
+            try emptyTrash(db)
+            try sweepLegacyDeletions(db)
+            try db.databaseHistory.forEachEntry(after: 0) { e in
+                if let n = e["zoneName"]?.stringValue, let inc = e["incarnation"]?.stringValue {
+                    let s = e["zoneSeq"]?.int64Value ?? 0
+                    announced[NameKey(n), default: [:]][inc] = max(announced[NameKey(n)]?[inc] ?? 0, s)
+                }
+                return true
+            }
+        }
+        guard let zones = try Directory.open(directory + "/zones") else { return }
+        for entry in try zones.entries() where !entry.hasPrefix(".") && zones.kind(of: entry) == .directory {
+            try checkZone(db, directoryName: entry, announced: announced)
+        }
+    }
+
+    /// Trash left by a deletion whose intent is gone (a power loss): record it, remove it.
+    private func emptyTrash(_ db: Database) throws {
+        for inc in try FileSystem.list(db.trashDirectory) where !inc.hasPrefix(".") {
+            let dir = db.trashDirectory + "/" + inc
+            if repair {
+                if let name = try? FileSystem.readJSON(dir + "/zone.json")?["zoneID"]?["zoneName"]?.stringValue {
+                    try db.appendDatabaseEntry(DatabaseIntent(op: .delete, zoneName: name, incarnation: inc))
+                }
+                try FileSystem.removeTree(dir)
+            }
+            note(dir, "a deleted zone's files remain (its deletion was interrupted)", repaired: repair)
+        }
+    }
+
+    /// Deletions of the earlier layout (`zones/.deleted-…`).
+    private func sweepLegacyDeletions(_ db: Database) throws {
+        for name in try FileSystem.list(db.directory + "/zones") where name.hasPrefix(".deleted-") {
+            if repair { try FileSystem.removeTree(db.directory + "/zones/" + name) }
+            note(db.directory + "/zones/" + name, "zone deletion was interrupted; its files remain", repaired: repair)
+        }
+    }
+
+    /// Cuts an uncommitted tail and reads the whole history once, checking every entry.
+    func checkHistory(_ h: ChangeHistory, what: String) throws {
+        for found in try h.cutUncommittedTail(repair: repair) { note(h.logFile, "\(what): \(found)", repaired: repair) }
+        do {
+            var n: Int64 = 0
+            try h.forEachEntry(after: 0) { _ in n += 1; return true }
+            report.historyEntries += n
+        } catch let e as CloudKitError {
+            note(h.logFile, "\(what) is damaged: \(e.reason)", repaired: false)
+        }
+    }
+
+    // MARK: every file
+
+    /// Links (never followed), modes, temporary files of writers that are gone, files that
+    /// are not valid JSON.
+    private func walk(_ path: String) throws {
+        guard let dir = try Directory.open(path) else { return }
+        if let st = try Directory.parent(of: path)?.0.status(of: String(path[path.index(after: path.lastIndex(of: "/")!)...])),
+           st.st_mode & 0o077 != 0 {
+            if repair { try FileSystem.setMode(path, FileSystem.directoryPermissions) }
+            note(path, "directory is readable or writable by others (mode \(String(st.st_mode & 0o777, radix: 8)))", repaired: repair)
+        }
+        for name in try dir.entries() {
+            let p = path + "/" + name
+            switch dir.kind(of: name) {
+            case .symlink?:
+                note(p, "symbolic link inside the data directory: ck never follows it (remove it)", repaired: false)
+            case .directory?:
+                try walk(p)
+            case .file?:
+                if let pid = FileSystem.temporaryOwner(name) {
+                    if kill(pid, 0) != 0 && errno == ESRCH {
+                        if repair { try dir.remove(name) }
+                        note(p, "half-written temporary file left by an interrupted write", repaired: repair)
                     }
                     continue
                 }
-                try walk(p)
-                continue
-            }
-            report.files += 1
-            if name.hasSuffix(".json") {
-                do { _ = try JSONParser.parse(try FileSystem.read(p) ?? []) } catch {
-                    note(p, "not valid JSON: \(error)", repaired: false)
+                report.files += 1
+                if let st = dir.status(of: name), st.st_mode & 0o077 != 0 {
+                    if repair { try dir.setMode(name, FileSystem.filePermissions) }
+                    note(p, "file is readable or writable by others (mode \(String(st.st_mode & 0o777, radix: 8)))", repaired: repair)
                 }
-            }
-        }
-    }
-
-    private mutating func checkHistory(_ dir: String, what: String) throws {
-        let h = ChangeHistory(zoneDirectory: dir)
-        for found in try h.repairTail(repair: repair) { note(dir + "/history.log", "\(what) \(found)", repaired: repair) }
-    }
-
-    private mutating func checkZone(_ dir: String) throws {
-        report.zones += 1
-        guard let zj = try? FileSystem.readJSON(dir + "/zone.json"), let zidJSON = zj["zoneID"], let zid = try? ZoneID(json: zidJSON) else {
-            note(dir + "/zone.json", "zone file is missing or damaged", repaired: false)
-            return
-        }
-        let z = ZoneStore(directory: dir, zoneID: zid)
-        try z.withLock {
-            for name in try FileSystem.list(dir) { _ = try sweptTemporary(dir, name) }
-            for found in try z.history.repairTail(repair: repair) { note(z.history.logFile, found, repaired: repair) }
-            // The last history entry of each record says what its file must hold.
-            var last: [String: (seq: Int64, op: String, tag: String?)] = [:]
-            var expected: Int64 = 0
-            var gap = false
-            try z.history.forEachEntry(after: 0) { e in
-                expected += 1
-                guard let seq = e["seq"]?.int64Value, let n = e["recordName"]?.stringValue, let op = e["op"]?.stringValue else { return true }
-                if seq != expected && !gap {
-                    gap = true
-                    note(z.history.logFile, "history entry \(expected) carries seq \(seq): a gap or duplicate", repaired: false)
-                }
-                last[n] = (seq, op, e["recordChangeTag"]?.stringValue)
-                return true
-            }
-            report.historyEntries += expected
-            // Record files on disk.
-            var seen = Set<String>()
-            for shard in try FileSystem.list(z.recordsDirectory) where !shard.hasPrefix(".") {
-                let sdir = z.recordsDirectory + "/" + shard
-                for file in try FileSystem.list(sdir) {
-                    let p = sdir + "/" + file
-                    if try sweptTemporary(sdir, file) { continue }
-                    guard file.hasSuffix(".json") else { continue }
-                    report.files += 1
-                    let stored = try? FileSystem.readJSON(p)
-                    guard let rj = stored?["record"], let rec = try? Record(stored: rj) else {
-                        // Torn or damaged: the history knows what belongs here.
-                        if let (name, entry) = try entryForFile(z, file: p, last: last) {
-                            seen.insert(name)
-                            try restore(z, name: name, entry: entry, path: p, why: "record file is torn or damaged")
-                        } else {
-                            note(p, "record file is damaged and the history has no copy of it", repaired: false)
-                        }
-                        continue
-                    }
-                    report.records += 1
-                    seen.insert(rec.recordName)
-                    guard let l = last[rec.recordName] else {
-                        // A record the history never saw (written by hand, or by a tool): adopt it.
-                        if repair { try adopt(z, rec) }
-                        note(p, "record '\(rec.recordName)' has no history entry", repaired: repair)
-                        continue
-                    }
-                    if l.op == "delete" {
-                        if repair { try FileSystem.remove(p) }
-                        note(p, "record '\(rec.recordName)' was deleted in the history but its file remains", repaired: repair)
-                    } else if let tag = l.tag, tag != rec.recordChangeTag {
-                        try restore(z, name: rec.recordName, entry: l.seq, path: p, why: "record '\(rec.recordName)' is older than its last history entry (tag \(rec.recordChangeTag), history \(tag))")
+                if name.hasSuffix(".json"), !report.problems.contains(where: { $0.path == rel(p) }) {
+                    do { _ = try JSONParser.parse(try dir.read(name) ?? []) } catch {
+                        note(p, "not valid JSON: \(error)", repaired: false)
                     }
                 }
+            default:
+                note(p, "not a regular file or directory", repaired: false)
             }
-            for (name, l) in last where l.op == "save" && !seen.contains(name) {
-                try restore(z, name: name, entry: l.seq, path: z.recordPath(name), why: "history entry \(l.seq) of record '\(name)' has no record file")
-            }
         }
-    }
-
-    /// Which record a damaged file stands for, by its encoded name.
-    private func entryForFile(_ z: ZoneStore, file: String, last: [String: (seq: Int64, op: String, tag: String?)]) throws -> (String, Int64)? {
-        for (name, l) in last where z.recordPath(name) == file { return (name, l.seq) }
-        return nil
-    }
-
-    private mutating func restore(_ z: ZoneStore, name: String, entry seq: Int64, path: String, why: String) throws {
-        guard let e = try z.history.entry(seq) else { note(path, why, repaired: false); return }
-        if e["op"]?.stringValue == "delete" {
-            if repair { try FileSystem.remove(path) }
-            note(path, why, repaired: repair)
-            return
-        }
-        guard let rj = e["record"], let rec = try? Record(stored: rj) else { note(path, why + "; its history entry holds no record", repaired: false); return }
-        if repair {
-            try FileSystem.makeDirectories(String(path[..<path.lastIndex(of: "/")!]))
-            try FileSystem.writeJSON(path, ["schemaVersion": .int(DataPaths.schemaVersion), "record": rec.json()])
-        }
-        note(path, why, repaired: repair)
-    }
-
-    private func adopt(_ z: ZoneStore, _ rec: Record) throws {
-        let seq = z.history.head() + 1
-        try z.history.append([[
-            "seq": .int(seq), "timestamp": .int(rec.modified.timestamp), "op": "save", "recordName": .string(rec.recordName),
-            "userRecordName": .string(rec.modified.userRecordName), "deviceID": .string(rec.modified.deviceID),
-            "record": rec.json(), "recordChangeTag": .string(rec.recordChangeTag),
-        ]])
     }
 }

@@ -12,7 +12,9 @@ struct RecordWriter {
     /// The user's custom roles (public-database GRANTs).
     let roles: Set<String>
 
+    /// A record's change tag names the history entry that wrote it.
     static func tag(for seq: Int64) -> String { String(seq, radix: 36) }
+    static func seq(ofTag tag: String) -> Int64? { Int64(tag, radix: 36) }
 
     func apply(_ op: RecordOperation, in tx: Transaction) throws -> OperationResult {
         let name = op.recordName ?? Identifiers.newRecordName()
@@ -39,8 +41,8 @@ struct RecordWriter {
                 throw CloudKitError(.notFound, "recordChangeTag specified, but record '\(name)' not found", recordName: name)
             }
             if e.recordChangeTag != tag {
-                throw CloudKitError(.conflict, "record '\(name)' changed on the server (tag \(e.recordChangeTag), yours \(tag))",
-                                    recordName: name, serverRecord: e)
+                throw CloudKitError(.conflict, "record '\(Names.describe(name))' changed on the server (tag \(e.recordChangeTag), yours \(tag))",
+                                    recordName: name, serverRecord: readable(e))
             }
         }
         if op.type.isDelete {
@@ -49,7 +51,7 @@ struct RecordWriter {
             return .deleted(recordName: name, zoneID: zone.zoneID)
         }
         if op.type == .create, let e = existing {
-            throw CloudKitError(.exists, "record to insert already exists: '\(name)'", recordName: name, serverRecord: e)
+            throw CloudKitError(.exists, "record to insert already exists: '\(Names.describe(name))'", recordName: name, serverRecord: readable(e))
         }
         if let t = op.recordType, let e = existing, t != e.recordType {
             throw CloudKitError(.badRequest, "record '\(name)' is of type '\(e.recordType)', not '\(t)'", recordName: name)
@@ -69,9 +71,18 @@ struct RecordWriter {
         try schema.admit(record)
         try tx.reindex(source: name, old: existing, new: record)
         tx.put(record)
-        tx.entries.append(entry(seq: seq, op: "save", name: name, record: record))
-        tx.changes.append(RecordChange(kind: existing == nil ? .created : .updated, recordName: name, before: existing, after: record))
+        tx.entries.append(entry(seq: seq, op: "save", name: name, record: record, previous: existing))
+        tx.changes.append(RecordChange(kind: existing == nil ? .created : .updated, recordName: name, before: existing, after: record,
+                                       userRecordName: user.userRecordName, deviceID: deviceID))
         return .saved(record)
+    }
+
+    /// The server's copy of a record as an error may show it: only to a caller who may read
+    /// it (in the public database, as the type's GRANTs say).
+    private func readable(_ r: Record) -> Record? {
+        guard scope == .public else { return r }
+        return SchemaRules.permits(.read, type: schema.schema.types[r.recordType], user: user, roles: roles,
+                                   creator: r.created.userRecordName) ? r : nil
     }
 
     private func check(_ r: Record, in tx: Transaction) throws {
@@ -86,11 +97,11 @@ struct RecordWriter {
             if let z = ref.zoneName, z != zone.zoneID.zoneName {
                 throw CloudKitError(.badRequest, "field '\(field)' references zone '\(z)'; references must point into the record's own zone '\(zone.zoneID.zoneName)'", recordName: r.recordName)
             }
-            if ref.action == .validate, ref.recordName != r.recordName, try tx.record(ref.recordName) == nil {
-                throw CloudKitError(.validatingReferenceError, "field '\(field)' has a VALIDATE reference to record '\(ref.recordName)', which does not exist", recordName: r.recordName)
+            if ref.action == .validate, !ref.recordName.sameBytes(r.recordName), try tx.record(ref.recordName) == nil {
+                throw CloudKitError(.validatingReferenceError, "field '\(field)' has a VALIDATE reference to record '\(Names.describe(ref.recordName))', which does not exist", recordName: r.recordName)
             }
             if ref.action == .deleteSelf {
-                let n = try tx.referrers(ref.recordName).filter { $0.value.contains("DELETE_SELF") && $0.key != r.recordName }.count
+                let n = try tx.referrers(ref.recordName).filter { $0.value.contains("DELETE_SELF") && $0.key != NameKey(r.recordName) }.count
                 if n >= Limits.deleteSelfReferencesPerTarget {
                     throw CloudKitError(.limitExceeded, "record '\(ref.recordName)' already has \(n) DELETE_SELF references; the limit is \(Limits.deleteSelfReferencesPerTarget)", recordName: r.recordName)
                 }
@@ -100,7 +111,7 @@ struct RecordWriter {
             let values = v.type.isList ? (v.value.arrayValue ?? []) : [v.value]
             for a in values {
                 guard let sum = a["fileChecksum"]?.stringValue else { continue }
-                if tx.assetPending(sum) || assets.contains(checksum: sum) { continue }
+                if try tx.assetPending(sum) || assets.contains(checksum: sum) { continue }
                 throw CloudKitError(.badRequest, "field '\(k)': no asset with checksum '\(sum)' is stored (pass the file as \(k):ASSET=@PATH)", recordName: r.recordName)
             }
         }
@@ -110,28 +121,33 @@ struct RecordWriter {
     /// records that point at it with DELETE_SELF.
     private func delete(_ name: String, in tx: Transaction, cascadeFrom: String?) throws {
         guard let existing = try tx.record(name) else { return }
-        let referrers = try tx.referrers(name)
-        for (source, actions) in referrers.sorted(by: { $0.key < $1.key }) where actions.contains("VALIDATE") && source != name {
-            if try tx.record(source) != nil {
-                throw CloudKitError(.validatingReferenceError, "Record delete would violate validating reference: record '\(source)' references '\(name)' with VALIDATE", recordName: cascadeFrom ?? name)
+        let referrers = try tx.referrers(name).sorted { $0.key < $1.key }
+        let key = NameKey(name)
+        for (source, actions) in referrers where actions.contains("VALIDATE") && source != key {
+            if try tx.record(source.string) != nil {
+                throw CloudKitError(.validatingReferenceError, "Record delete would violate validating reference: record '\(Names.describe(source.string))' references '\(Names.describe(name))' with VALIDATE", recordName: cascadeFrom ?? name)
             }
         }
         let seq = tx.takeSeq()
         try tx.reindex(source: name, old: existing, new: nil)
         tx.remove(name)
-        tx.entries.append(entry(seq: seq, op: "delete", name: name, record: nil))
-        tx.changes.append(RecordChange(kind: .deleted, recordName: name, before: existing, after: nil))
-        for (source, actions) in referrers.sorted(by: { $0.key < $1.key }) where actions.contains("DELETE_SELF") && source != name {
-            try delete(source, in: tx, cascadeFrom: cascadeFrom ?? name)
+        tx.entries.append(entry(seq: seq, op: "delete", name: name, record: nil, previous: existing))
+        tx.changes.append(RecordChange(kind: .deleted, recordName: name, before: existing, after: nil,
+                                       userRecordName: user.userRecordName, deviceID: deviceID))
+        for (source, actions) in referrers where actions.contains("DELETE_SELF") && source != key {
+            try delete(source.string, in: tx, cascadeFrom: cascadeFrom ?? name)
         }
     }
 
-    private func entry(seq: Int64, op: String, name: String, record: Record?) -> JSONValue {
+    /// A history entry: the change, who made it, the whole record saved, and `prev`, the entry
+    /// that wrote the version it replaces — so the state before any change can be read back.
+    private func entry(seq: Int64, op: String, name: String, record: Record?, previous: Record?) -> JSONValue {
         var o: [String: JSONValue] = [
             "seq": .int(seq), "timestamp": .int(now), "op": .string(op), "recordName": .string(name),
             "userRecordName": .string(user.userRecordName), "deviceID": .string(deviceID),
         ]
         if let r = record { o["record"] = r.json(); o["recordChangeTag"] = .string(r.recordChangeTag) }
+        if let p = previous, let s = RecordWriter.seq(ofTag: p.recordChangeTag) { o["prev"] = .int(s) }
         return .object(o)
     }
 }

@@ -1,12 +1,13 @@
 /// Pending changes to one zone, layered over the disk (and over a parent transaction), so a
-/// batch sees its own earlier operations and a failed operation can be dropped whole.
+/// batch sees its own earlier operations and a failed operation can be dropped whole. Names
+/// are keyed by their bytes.
 final class Transaction {
     let zone: ZoneStore
     let parent: Transaction?
     /// nil value: deleted in this transaction.
-    var records: [String: Record?] = [:]
+    var records: [NameKey: Record?] = [:]
     /// target → (source → actions); an empty map removes the index file.
-    var refs: [String: [String: [String]]] = [:]
+    var refs: [NameKey: [NameKey: [String]]] = [:]
     var entries: [JSONValue] = []
     var assets: [String: [UInt8]] = [:]
     /// What the transaction did to each record, in order, for subscriptions to match.
@@ -28,13 +29,13 @@ final class Transaction {
     func child() -> Transaction { Transaction(parent: self) }
 
     func record(_ name: String) throws -> Record? {
-        if let r = records[name] { return r }
+        if let r = records[NameKey(name)] { return r }
         if let p = parent { return try p.record(name) }
-        return try zone.record(named: name)
+        return try zone.recordForWrite(named: name)
     }
 
-    func referrers(_ target: String) throws -> [String: [String]] {
-        if let r = refs[target] { return r }
+    func referrers(_ target: String) throws -> [NameKey: [String]] {
+        if let r = refs[NameKey(target)] { return r }
         if let p = parent { return try p.referrers(target) }
         return try zone.referrers(of: target)
     }
@@ -44,8 +45,8 @@ final class Transaction {
         return nextSeq
     }
 
-    func put(_ r: Record) { records[r.recordName] = .some(r) }
-    func remove(_ name: String) { records[name] = .some(nil) }
+    func put(_ r: Record) { records[NameKey(r.recordName)] = .some(r) }
+    func remove(_ name: String) { records[NameKey(name)] = .some(nil) }
 
     /// Folds a successful child into this transaction.
     func merge(_ c: Transaction) {
@@ -60,17 +61,18 @@ final class Transaction {
     /// Moves `source` in the reference index from its old DELETE_SELF/VALIDATE targets to its
     /// new ones.
     func reindex(source: String, old: Record?, new: Record?) throws {
-        func targets(_ r: Record?) -> [String: Set<String>] {
-            var t: [String: Set<String>] = [:]
+        func targets(_ r: Record?) -> [NameKey: Set<String>] {
+            var t: [NameKey: Set<String>] = [:]
             for (_, ref) in r?.references ?? [] where ref.action != .none {
-                t[ref.recordName, default: []].insert(ref.action.rawValue)
+                t[NameKey(ref.recordName), default: []].insert(ref.action.rawValue)
             }
             return t
         }
         let before = targets(old), after = targets(new)
+        let key = NameKey(source)
         for target in Set(before.keys).union(after.keys) where before[target] != after[target] {
-            var m = try referrers(target)
-            if let a = after[target] { m[source] = a.sorted() } else { m[source] = nil }
+            var m = try referrers(target.string)
+            if let a = after[target] { m[key] = a.sorted() } else { m[key] = nil }
             refs[target] = m
         }
     }
@@ -83,4 +85,7 @@ struct RecordChange {
     var recordName: String
     var before: Record?
     var after: Record?
+    /// Who made it, from which device (which is not notified of its own change).
+    var userRecordName: String
+    var deviceID: String
 }

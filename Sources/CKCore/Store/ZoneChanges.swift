@@ -16,8 +16,8 @@ public struct ZoneChangesResult {
 extension Database {
     var tokenSecret: TokenSecret { TokenSecret(paths: paths) }
 
-    func zoneScopeKey(_ z: ZoneStore) throws -> String {
-        [address.container, address.environment.rawValue, scope.rawValue, z.zoneID.ownerRecordName, z.zoneID.zoneName, try z.incarnation()]
+    func zoneScopeKey(_ z: ZoneStore) -> String {
+        [address.container, address.environment.rawValue, scope.rawValue, z.zoneID.ownerRecordName, z.zoneID.zoneName, z.incarnation]
             .map { $0.replacingOccurrences(of: "|", with: "%7C") }.joined(separator: "|")
     }
 
@@ -34,50 +34,56 @@ extension Database {
 
     /// Checks a zone token: BAD_REQUEST when forged or foreign, CHANGE_TOKEN_EXPIRED when older
     /// than the retained history or from an earlier zone of the same name.
-    func checkZoneToken(_ raw: String, zone z: ZoneStore) throws -> Int64 {
+    func checkZoneToken(_ raw: String, zone z: ZoneStore, head: Int64) throws -> Int64 {
         let t = try ChangeToken.decode(raw, secret: try tokenSecret.existing())
         guard t.kind == .zone else { throw CloudKitError(.badRequest, "this is a database change token, not a zone change token", zoneID: z.zoneID) }
-        let mine = try zoneScopeKey(z)
-        if t.scopeKey != mine {
+        let mine = zoneScopeKey(z)
+        if !t.scopeKey.sameBytes(mine) {
             let a = t.scopeKey.split(separator: "|", omittingEmptySubsequences: false), b = mine.split(separator: "|", omittingEmptySubsequences: false)
-            if a.count == b.count && Array(a.dropLast()) == Array(b.dropLast()) {
-                throw CloudKitError(.changeTokenExpired, "change token expired: zone '\(z.zoneID.zoneName)' was deleted and created again since; fetch from the start", zoneID: z.zoneID)
+            if a.count == b.count && Array(a.dropLast()).elementsEqual(Array(b.dropLast()), by: { $0.utf8.elementsEqual($1.utf8) }) {
+                throw CloudKitError(.changeTokenExpired, "change token expired: zone '\(Names.describe(z.zoneID.zoneName))' was deleted and created again since; fetch from the start", zoneID: z.zoneID)
             }
-            let other = a.count >= 5 ? "zone '\(a[4])' of the \(a[2]) database" : "another zone"
-            throw CloudKitError(.badRequest, "change token belongs to \(other), not zone '\(z.zoneID.zoneName)' of the \(scope.rawValue) database", zoneID: z.zoneID)
+            let other = a.count >= 5 ? "zone '\(Names.describe(String(a[4])))' of the \(a[2]) database" : "another zone"
+            throw CloudKitError(.badRequest, "change token belongs to \(other), not zone '\(Names.describe(z.zoneID.zoneName))' of the \(scope.rawValue) database", zoneID: z.zoneID)
         }
-        if try t.seq > z.history.head() || t.epoch > z.history.epoch() { throw CloudKitError(.badRequest, "change token is from the future of zone '\(z.zoneID.zoneName)'", zoneID: z.zoneID) }
-        if t.epoch < (try z.history.epoch()) {
-            throw CloudKitError(.changeTokenExpired, "change token expired: zone '\(z.zoneID.zoneName)' no longer retains history that old; fetch from the start", zoneID: z.zoneID)
+        let epoch = try z.history.epoch()
+        if t.seq > head || t.epoch > epoch { throw CloudKitError(.badRequest, "change token is from the future of zone '\(Names.describe(z.zoneID.zoneName))'", zoneID: z.zoneID) }
+        if t.epoch < epoch {
+            throw CloudKitError(.changeTokenExpired, "change token expired: zone '\(Names.describe(z.zoneID.zoneName))' no longer retains history that old; fetch from the start", zoneID: z.zoneID)
         }
         return t.seq
     }
 
-    /// Fetches up to `limit` changed records after `since` (nil: from the start).
+    /// Fetches up to `limit` changed records after `since` (nil: from the start), served from
+    /// the history itself: the returned token names a point in the history, and each record is
+    /// returned as it was at that point — never a newer or older version, never a record a
+    /// concurrent commit has not finished. Cost: the entries read, not the zone's size.
     public func zoneChanges(zone name: String, since: String?, limit: Int = Limits.resultsPerPage) throws -> ZoneChangesResult {
         let z = try changeFeedZone(name)
+        let head = try z.history.head()
         var start: Int64 = 0
-        if let s = since { start = try checkZoneToken(s, zone: z) }
-        var order: [String] = []
-        var seen = Set<String>()
+        if let s = since { start = try checkZoneToken(s, zone: z, head: head) }
+        var order: [NameKey] = []
+        var latest: [NameKey: JSONValue] = [:]
         var end = start
-        let head = z.history.head()
-        try z.history.forEachEntry(after: start) { e in
+        try z.history.forEachEntry(after: start, through: head) { e in
             guard let n = e["recordName"]?.stringValue, let seq = e["seq"]?.int64Value else { return true }
-            if !seen.contains(n) {
+            let key = NameKey(n)
+            if latest[key] == nil {
                 if order.count == limit { return false }
-                seen.insert(n)
-                order.append(n)
+                order.append(key)
             }
+            latest[key] = e
             end = seq
             return true
         }
-        // From the start there is nothing to forget: only records that exist are returned.
-        let changes: [ZoneChangesResult.RecordChange] = try order.compactMap { n in
-            if let r = try z.record(named: n) { return .record(r) }
-            return since == nil ? nil : .deleted(n)
+        let changes: [ZoneChangesResult.RecordChange] = try order.compactMap { k in
+            let e = latest[k]!
+            if let r = e["record"], e["op"]?.stringValue == "save" { return .record(try Record(stored: r)) }
+            // From the start there is nothing to forget: records deleted by then are left out.
+            return since == nil ? nil : .deleted(k.string)
         }
-        let token = ChangeToken(kind: .zone, scopeKey: try zoneScopeKey(z), seq: end, epoch: try z.history.epoch()).encode(secret: try tokenSecret.getOrCreate())
+        let token = ChangeToken(kind: .zone, scopeKey: zoneScopeKey(z), seq: end, epoch: try z.history.epoch()).encode(secret: try tokenSecret.getOrCreate())
         return ZoneChangesResult(zoneID: z.zoneID, changes: changes, syncToken: token, moreComing: end < head)
     }
 
@@ -86,17 +92,19 @@ extension Database {
     @discardableResult
     public func expireTokens(zone name: String) throws -> String {
         try requireWrite()
+        _ = try changeFeedZone(name)
+        let env = try environmentGuard.lockForWriting()
+        defer { env.unlock() }
+        let lock = try lockZone(name)
+        defer { lock.unlock() }
         let z = try changeFeedZone(name)
-        let (head, epoch) = try z.withLock { () throws -> (Int64, Int64) in
-            try z.history.expire()
-            return (z.history.head(), try z.history.epoch())
-        }
-        return ChangeToken(kind: .zone, scopeKey: try zoneScopeKey(z), seq: head, epoch: epoch).encode(secret: try tokenSecret.getOrCreate())
+        try z.history.expire()
+        return ChangeToken(kind: .zone, scopeKey: zoneScopeKey(z), seq: try z.history.head(), epoch: try z.history.epoch()).encode(secret: try tokenSecret.getOrCreate())
     }
 
     /// The zone's current token, as `zones/list` returns it.
     public func currentToken(zone z: ZoneStore) throws -> String? {
-        guard scope != .public, !z.zoneID.isDefault, z.existsOnDisk, let secret = try tokenSecret.existing() else { return nil }
-        return ChangeToken(kind: .zone, scopeKey: try zoneScopeKey(z), seq: z.history.head(), epoch: try z.history.epoch()).encode(secret: secret)
+        guard scope != .public, !z.zoneID.isDefault, !z.incarnation.isEmpty, let secret = try tokenSecret.existing() else { return nil }
+        return ChangeToken(kind: .zone, scopeKey: zoneScopeKey(z), seq: try z.history.head(), epoch: try z.history.epoch()).encode(secret: secret)
     }
 }

@@ -1,29 +1,64 @@
-import Foundation
-
-/// One zone on disk: `zone.json`, `records/<shard>/<name>.json`, `refs/<shard>/<name>.json`
-/// (who references a record with DELETE_SELF or VALIDATE), the change history, and `lock`.
+/// One zone on disk:
+/// - `zone.json`: zoneID, creation time, incarnation (a new one each time a zone of this name
+///   is made, so tokens of a deleted zone are told apart);
+/// - `history.log`, `history.idx`: the change history, the truth everything else derives from;
+/// - `records/<shard>/<name>.json`: each record's latest version, derived from the history;
+/// - `refs/<shard>/<name>.json`: which records reference a record with DELETE_SELF or VALIDATE;
+/// - `applied.json`: how far the record files, references and notifications have been brought
+///   up to date with the history (a commit a crash interrupted is finished from there);
+/// The zone's lock is kept beside the zones, by name (`locks/<zone>`), so that it outlives the
+/// zone: a zone deleted and made again is guarded by the same lock.
 public final class ZoneStore {
     public let directory: String
     public let zoneID: ZoneID
     public let history: ChangeHistory
+    /// Distinguishes this zone from an earlier zone of the same name that was deleted.
+    public let incarnation: String
 
-    public init(directory: String, zoneID: ZoneID) {
+    init(directory: String, zoneID: ZoneID, incarnation: String) {
         self.directory = directory
         self.zoneID = zoneID
-        self.history = ChangeHistory(zoneDirectory: directory)
+        self.incarnation = incarnation
+        self.history = ChangeHistory(directory: directory)
     }
 
     public var zoneFile: String { directory + "/zone.json" }
-    public var lockFile: String { directory + "/lock" }
     public var recordsDirectory: String { directory + "/records" }
     var refsDirectory: String { directory + "/refs" }
+    var appliedFile: String { directory + "/applied.json" }
 
-    public var existsOnDisk: Bool { FileSystem.exists(zoneFile) }
-
-    /// Distinguishes a zone from an earlier zone of the same name that was deleted.
-    public func incarnation() throws -> String {
-        try FileSystem.readJSON(zoneFile)?["incarnation"]?.stringValue ?? "0"
+    /// What is on disk where a zone of this name would be.
+    enum Presence {
+        case absent
+        case present(ZoneStore)
+        /// Another name's zone lives at this path (names that differ only in case, on a
+        /// case-insensitive file system): never merged, never overwritten.
+        case collision(String)
     }
+
+    static func load(directory: String, zoneID: ZoneID) throws -> Presence {
+        guard let j = try FileSystem.readJSON(directory + "/zone.json") else { return .absent }
+        guard let stored = j["zoneID"]?["zoneName"]?.stringValue, let inc = j["incarnation"]?.stringValue else {
+            throw CloudKitError.internalError("zone file '\(directory)/zone.json' is damaged (run 'ck fsck')")
+        }
+        guard stored.sameBytes(zoneID.zoneName) else { return .collision(stored) }
+        if let v = j["schemaVersion"]?.int64Value, v != DataPaths.schemaVersion {
+            throw CloudKitError.internalError("zone '\(Names.describe(zoneID.zoneName))' was written in storage format \(v); this ck reads format \(DataPaths.schemaVersion) (export it with the ck that wrote it, then import)")
+        }
+        return .present(ZoneStore(directory: directory, zoneID: zoneID, incarnation: inc))
+    }
+
+    /// Makes the zone's directory and `zone.json`; nil if a zone is there already.
+    static func make(directory: String, zoneID: ZoneID, incarnation: String, timestamp: Int64) throws -> ZoneStore? {
+        let doc: JSONValue = [
+            "schemaVersion": .int(DataPaths.schemaVersion), "zoneID": zoneID.json, "created": .int(timestamp),
+            "incarnation": .string(incarnation),
+        ]
+        guard try FileSystem.createExclusively(directory + "/zone.json", Array(JSONWriter.pretty(doc).utf8)) else { return nil }
+        return ZoneStore(directory: directory, zoneID: zoneID, incarnation: incarnation)
+    }
+
+    // MARK: records
 
     public func recordPath(_ name: String) -> String {
         recordsDirectory + "/" + PathEncoding.shard(name) + "/" + PathEncoding.component(name) + ".json"
@@ -33,73 +68,75 @@ public final class ZoneStore {
         refsDirectory + "/" + PathEncoding.shard(target) + "/" + PathEncoding.component(target) + ".json"
     }
 
-    /// Reads one record: one file, whatever the zone's size.
+    /// Reads one record: one file, whatever the zone's size. Nil when absent — or when the file
+    /// holds a record of another name (case-insensitive file systems, hashed long names).
     public func record(named name: String) throws -> Record? {
-        guard let j = try FileSystem.readJSON(recordPath(name)) else { return nil }
-        guard let r = j["record"] else { throw CloudKitError.internalError("corrupt record file \(recordPath(name))") }
-        let rec = try Record(stored: r)
-        // A long name is stored under a hashed file name; make sure it is this one.
-        return rec.recordName == name ? rec : nil
+        guard let r = try storedRecord(at: recordPath(name)) else { return nil }
+        return r.recordName.sameBytes(name) ? r : nil
+    }
+
+    /// The record a write of `name` replaces. A file holding another name's record is never
+    /// overwritten: the write is refused instead.
+    func recordForWrite(named name: String) throws -> Record? {
+        guard let r = try storedRecord(at: recordPath(name)) else { return nil }
+        guard r.recordName.sameBytes(name) else {
+            throw CloudKitError(.badRequest, "record name '\(Names.describe(name))' collides with record '\(Names.describe(r.recordName))' on this file system (names that differ only in case on a case-insensitive file system); choose another name", recordName: name)
+        }
+        return r
+    }
+
+    private func storedRecord(at path: String) throws -> Record? {
+        guard let j = try FileSystem.readJSON(path) else { return nil }
+        guard let r = j["record"] else { throw CloudKitError.internalError("corrupt record file '\(path)' (run 'ck fsck')") }
+        return try Record(stored: r)
     }
 
     /// Records referencing `target` with DELETE_SELF or VALIDATE: source name → actions.
-    func referrers(of target: String) throws -> [String: [String]] {
-        guard let j = try FileSystem.readJSON(refsPath(target)), let o = j["referrers"]?.objectValue else { return [:] }
-        return o.mapValues { ($0.arrayValue ?? []).compactMap(\.stringValue) }
+    func referrers(of target: String) throws -> [NameKey: [String]] {
+        guard let j = try FileSystem.readJSON(refsPath(target)) else { return [:] }
+        return ZoneStore.parseReferrers(j)
     }
 
-    /// Creates the zone's directory and zone.json if missing.
-    func create(timestamp: Int64) throws {
-        if existsOnDisk { return }
-        try FileSystem.makeDirectories(directory)
-        try FileSystem.writeJSON(zoneFile, [
-            "schemaVersion": .int(DataPaths.schemaVersion), "zoneID": zoneID.json, "created": .int(timestamp),
-            "incarnation": .string(Identifiers.hex((0..<8).map { _ in UInt8.random(in: 0...255) })),
-        ])
+    static func parseReferrers(_ j: JSONValue) -> [NameKey: [String]] {
+        var out: [NameKey: [String]] = [:]
+        for r in j["referrers"]?.arrayValue ?? [] {
+            guard let n = r["recordName"]?.stringValue else { continue }
+            out[NameKey(n)] = (r["actions"]?.arrayValue ?? []).compactMap(\.stringValue)
+        }
+        return out
     }
 
-    /// Runs `body` holding the zone's lock.
-    public func withLock<T>(_ body: () throws -> T) throws -> T {
-        let lock = try FileLock(path: lockFile)
-        defer { lock.unlock() }
-        return try body()
+    static func referrersJSON(target: String, _ refs: [NameKey: [String]]) -> JSONValue {
+        let list: [JSONValue] = refs.keys.sorted().map { k in
+            ["recordName": .string(k.string), "actions": .array(refs[k]!.map(JSONValue.string))]
+        }
+        return ["schemaVersion": .int(DataPaths.schemaVersion), "target": .string(target), "referrers": .array(list)]
     }
 
-    /// Streams every record, shard by shard, in a stable order (same state, same order).
+    /// Streams every record, shard by shard, in a stable order (same state, same order),
+    /// opening each directory once.
     public func forEachRecord(_ body: (Record) throws -> Bool) throws {
-        for shard in try FileSystem.list(recordsDirectory) {
-            let dir = recordsDirectory + "/" + shard
-            for file in try FileSystem.list(dir) where file.hasSuffix(".json") && !file.hasPrefix(".") {
-                guard let j = try FileSystem.readJSON(dir + "/" + file), let r = j["record"] else { continue }
+        guard let records = try Directory.open(recordsDirectory) else { return }
+        for shard in try records.entries() where !shard.hasPrefix(".") {
+            guard records.kind(of: shard) == .directory, let dir = try records.subdirectory(shard) else { continue }
+            for file in try dir.entries() where file.hasSuffix(".json") && !file.hasPrefix(".") {
+                guard let j = try dir.readJSON(file), let r = j["record"] else { continue }
                 if try !body(try Record(stored: r)) { return }
             }
         }
     }
 
-    /// Writes what a transaction changed: history first — it is the write-ahead log, synced
-    /// before anything else is written, and holds every saved record whole — then the asset
-    /// bytes, record files and reference index, each replaced atomically, and one file-system
-    /// sync for them all. A crash in between leaves files that `ck fsck` restores from the log.
-    func commit(_ tx: Transaction, assets: AssetStore) throws {
-        guard !tx.entries.isEmpty else { return }
-        try history.append(tx.entries)
-        defer { FileSystem.syncFileSystem(directory) }
-        for (sum, bytes) in tx.assets where !assets.contains(checksum: sum) { _ = try assets.put(bytes) }
-        for (name, rec) in tx.records {
-            let p = recordPath(name)
-            if let r = rec {
-                try FileSystem.makeDirectories((p as NSString).deletingLastPathComponent)
-                try FileSystem.writeJSON(p, ["schemaVersion": .int(DataPaths.schemaVersion), "record": r.json()], durable: false)
-            } else {
-                try FileSystem.remove(p)
-            }
-        }
-        for (target, refs) in tx.refs {
-            let p = refsPath(target)
-            if refs.isEmpty { try FileSystem.remove(p); continue }
-            try FileSystem.makeDirectories((p as NSString).deletingLastPathComponent)
-            let o = refs.mapValues { JSONValue.array($0.map(JSONValue.string)) }
-            try FileSystem.writeJSON(p, ["schemaVersion": .int(DataPaths.schemaVersion), "target": .string(target), "referrers": .object(o)], durable: false)
-        }
+    // MARK: the applied cursor
+
+    /// The last history entry whose record files, references and notifications are done.
+    /// A missing or unreadable cursor is 0: everything is redone, which is always correct.
+    func appliedSeq() throws -> Int64 {
+        guard let b = try FileSystem.read(appliedFile), let j = try? JSONParser.parse(b) else { return 0 }
+        return j["seq"]?.int64Value ?? 0
+    }
+
+    /// Not synced on its own: after a crash an older cursor only means redoing idempotent work.
+    func setApplied(_ seq: Int64) throws {
+        try FileSystem.writeJSON(appliedFile, ["schemaVersion": .int(DataPaths.schemaVersion), "seq": .int(seq)], durable: false)
     }
 }

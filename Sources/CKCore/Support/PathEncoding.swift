@@ -22,6 +22,23 @@ public enum PathEncoding {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// The name an encoded component stands for; nil for a hashed (cut) one.
+    public static func decodeSimple(_ component: String) -> String? {
+        guard !component.contains("~") else { return nil }
+        var out = [UInt8]()
+        var it = Array(component.utf8)[...]
+        while let b = it.popFirst() {
+            if b == 0x25 {
+                guard it.count >= 2, let v = UInt8(String(decoding: it.prefix(2), as: UTF8.self), radix: 16) else { return nil }
+                out.append(v)
+                it = it.dropFirst(2)
+            } else {
+                out.append(b)
+            }
+        }
+        return String(validating: out, as: UTF8.self)
+    }
+
     /// A two-hex-digit shard for a name (FNV-1a), so no directory holds millions of files.
     public static func shard(_ name: String) -> String {
         var h: UInt32 = 2166136261

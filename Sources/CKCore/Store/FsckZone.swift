@@ -1,0 +1,187 @@
+/// `ck fsck` on one zone, under its lock: the history first (its uncommitted tail cut, every
+/// entry read), then everything derived from it — an interrupted commit finished, each record
+/// file checked against the history's last entry for it (restored, removed, or adopted into
+/// the history when written by hand), the reference index rebuilt from the records, and the
+/// database history's entries for the zone completed.
+extension Fsck {
+    func checkZone(_ db: Database, directoryName entry: String, announced: [NameKey: [String: Int64]]) throws {
+        let dir = db.directory + "/zones/" + entry
+        report.zones += 1
+        guard let zj = try? FileSystem.readJSON(dir + "/zone.json"), let name = zj["zoneID"]?["zoneName"]?.stringValue,
+              PathEncoding.component(name) == entry else {
+            note(dir + "/zone.json", "zone file is missing, damaged or names another zone", repaired: false)
+            return
+        }
+        let lock = try FileLock(path: db.zoneLockFile(name))
+        defer { lock.unlock() }
+        guard case .present(let z) = try db.zonePresence(name) else { return }
+        try checkHistory(z.history, what: "history")
+        do {
+            if repair {
+                let n = try db.finishInterruptedCommit(z)
+                if n > 0 { note(z.directory, "\(n) history entries were committed but not yet applied to the record files", repaired: true) }
+            } else if try z.appliedSeq() < z.history.head() {
+                note(z.directory, "history entries after \(try z.appliedSeq()) are committed but not yet applied to the record files", repaired: false)
+            }
+        } catch let e as CloudKitError {
+            note(z.directory, "cannot apply the history: \(e.reason)", repaired: false)
+            return
+        }
+        let headBefore = try z.history.head()
+        try checkRecordFiles(z)
+        try rebuildReferences(z)
+        if db.announces(name) {
+            // Adopting records adds entries; recording them is part of that repair.
+            let head = try z.history.head()
+            let covered = announced[NameKey(name)]?[z.incarnation]
+            if covered != nil && covered! >= headBefore && head > headBefore {
+                if repair { try db.withDatabaseLock(holdingZone: name) { try db.appendDatabaseEntry(DatabaseIntent(op: .change, zoneName: name, incarnation: z.incarnation, zoneSeq: head)) } }
+            } else if covered == nil || covered! < head {
+                if repair {
+                    try db.withDatabaseLock(holdingZone: name) {
+                        let op: DatabaseIntent.Op = covered == nil ? .create : .change
+                        try db.appendDatabaseEntry(DatabaseIntent(op: op, zoneName: name, incarnation: z.incarnation, zoneSeq: op == .change ? head : nil))
+                    }
+                }
+                note(db.databaseHistory.logFile, covered == nil ? "the database history lacks zone '\(Names.describe(name))'" :
+                        "the database history lacks the changes of zone '\(Names.describe(name))' after entry \(covered!)", repaired: repair)
+            }
+        }
+    }
+
+    /// Every record file against the history's last entry for its record.
+    private func checkRecordFiles(_ z: ZoneStore) throws {
+        struct Last { var seq: Int64; var op: String; var tag: String? }
+        var last: [NameKey: Last] = [:]
+        try? z.history.forEachEntry(after: 0) { e in
+            guard let seq = e["seq"]?.int64Value, let n = e["recordName"]?.stringValue, let op = e["op"]?.stringValue else { return true }
+            last[NameKey(n)] = Last(seq: seq, op: op, tag: e["recordChangeTag"]?.stringValue)
+            return true
+        }
+        // Which record each file name stands for.
+        var byFile: [String: NameKey] = [:]
+        for k in last.keys { byFile[z.recordPath(k.string)] = k }
+        var seen = Set<NameKey>()
+        if let records = try Directory.open(z.recordsDirectory) {
+            for shard in try records.entries() where !shard.hasPrefix(".") && records.kind(of: shard) == .directory {
+                guard let sdir = try records.subdirectory(shard) else { continue }
+                for file in try sdir.entries() where file.hasSuffix(".json") && !file.hasPrefix(".") && sdir.kind(of: file) == .file {
+                    let path = z.recordsDirectory + "/" + shard + "/" + file
+                    guard let rj = (try? sdir.readJSON(file))??["record"], let rec = try? Record(stored: rj) else {
+                        if let k = byFile[path] {
+                            seen.insert(k)
+                            try restore(z, k, last[k]!.seq, path: path, why: "record file is torn or damaged")
+                        } else {
+                            note(path, "record file is damaged and the history has no copy of it", repaired: false)
+                        }
+                        continue
+                    }
+                    report.records += 1
+                    let k = NameKey(rec.recordName)
+                    guard z.recordPath(rec.recordName) == path else {
+                        // A record in another record's file: the history decides what belongs where.
+                        if last[k] == nil, repair { try adopt(z, rec) }
+                        if repair { try sdir.remove(file) }
+                        note(path, "file holds record '\(Names.describe(rec.recordName))', whose file is elsewhere", repaired: repair)
+                        if let f = byFile[path] {
+                            seen.insert(f)
+                            try restore(z, f, last[f]!.seq, path: path, why: "record file held another record")
+                        }
+                        continue
+                    }
+                    seen.insert(k)
+                    guard let l = last[k] else {
+                        if repair { try adopt(z, rec) }
+                        note(path, "record '\(Names.describe(rec.recordName))' has no history entry (adopted)", repaired: repair)
+                        continue
+                    }
+                    if l.op == "delete" {
+                        if repair { try sdir.remove(file) }
+                        note(path, "record '\(Names.describe(rec.recordName))' was deleted in the history but its file remains", repaired: repair)
+                    } else if let tag = l.tag, tag != rec.recordChangeTag {
+                        try restore(z, k, l.seq, path: path, why: "record '\(Names.describe(rec.recordName))' differs from its last history entry (tag \(rec.recordChangeTag), history \(tag))")
+                    }
+                }
+            }
+        }
+        for (k, l) in last where l.op == "save" && !seen.contains(k) {
+            try restore(z, k, l.seq, path: z.recordPath(k.string), why: "history entry \(l.seq) of record '\(Names.describe(k.string))' has no record file")
+        }
+    }
+
+    private func restore(_ z: ZoneStore, _ name: NameKey, _ seq: Int64, path: String, why: String) throws {
+        guard let e = try z.history.entry(seq) else { note(path, why, repaired: false); return }
+        if e["op"]?.stringValue == "delete" {
+            if repair { try FileSystem.remove(path) }
+            note(path, why, repaired: repair)
+            return
+        }
+        guard let rj = e["record"], let rec = try? Record(stored: rj), NameKey(rec.recordName) == name else {
+            note(path, why + "; its history entry holds no record", repaired: false)
+            return
+        }
+        if repair { try FileSystem.writeJSON(path, ["schemaVersion": .int(DataPaths.schemaVersion), "record": rec.json()]) }
+        note(path, why, repaired: repair)
+    }
+
+    /// A record the history never saw (written by hand, or by a tool) joins it as a new
+    /// version, with a change tag of its own, so change feeds and tags stay true.
+    private func adopt(_ z: ZoneStore, _ found: Record) throws {
+        let seq = try z.history.head() + 1
+        var rec = found
+        rec.recordChangeTag = RecordWriter.tag(for: seq)
+        var e: [String: JSONValue] = [
+            "seq": .int(seq), "timestamp": .int(rec.modified.timestamp), "op": "save", "recordName": .string(rec.recordName),
+            "userRecordName": .string(rec.modified.userRecordName), "deviceID": .string(rec.modified.deviceID),
+            "record": rec.json(), "recordChangeTag": .string(rec.recordChangeTag),
+        ]
+        if let old = try z.record(named: rec.recordName) { e["prev"] = RecordWriter.seq(ofTag: old.recordChangeTag).map(JSONValue.int) }
+        try z.history.append([.object(e)])
+        try FileSystem.writeJSON(z.recordPath(rec.recordName), ["schemaVersion": .int(DataPaths.schemaVersion), "record": rec.json()])
+        try z.setApplied(seq)
+    }
+
+    /// The reference index, recomputed from the records and compared with the files.
+    private func rebuildReferences(_ z: ZoneStore) throws {
+        var expected: [NameKey: [NameKey: [String]]] = [:]
+        if let records = try Directory.open(z.recordsDirectory) {
+            for shard in try records.entries() where !shard.hasPrefix(".") && records.kind(of: shard) == .directory {
+                guard let sdir = try records.subdirectory(shard) else { continue }
+                for file in try sdir.entries() where file.hasSuffix(".json") && !file.hasPrefix(".") {
+                    // Damaged files were reported above.
+                    guard let rj = (try? sdir.readJSON(file))??["record"], let r = try? Record(stored: rj) else { continue }
+                    var t: [NameKey: Set<String>] = [:]
+                    for (_, ref) in r.references where ref.action != .none { t[NameKey(ref.recordName), default: []].insert(ref.action.rawValue) }
+                    for (target, actions) in t { expected[target, default: [:]][NameKey(r.recordName)] = actions.sorted() }
+                }
+            }
+        }
+        var found: [NameKey: [NameKey: [String]]] = [:]
+        var files: [NameKey: String] = [:]
+        if let refs = try Directory.open(z.refsDirectory) {
+            for shard in try refs.entries() where !shard.hasPrefix(".") && refs.kind(of: shard) == .directory {
+                guard let sdir = try refs.subdirectory(shard) else { continue }
+                for file in try sdir.entries() where file.hasSuffix(".json") && !file.hasPrefix(".") {
+                    let path = z.refsDirectory + "/" + shard + "/" + file
+                    guard let j = try? sdir.readJSON(file), let target = j["target"]?.stringValue, z.refsPath(target) == path else {
+                        if repair { try sdir.remove(file) }
+                        note(path, "reference index file is damaged", repaired: repair)
+                        continue
+                    }
+                    found[NameKey(target)] = ZoneStore.parseReferrers(j)
+                    files[NameKey(target)] = path
+                }
+            }
+        }
+        var fix: [NameKey: [NameKey: [String]]] = [:]
+        for k in Set(expected.keys).union(found.keys) where expected[k] != found[k] {
+            fix[k] = expected[k] ?? [:]
+            note(files[k] ?? z.refsPath(k.string), "reference index for '\(Names.describe(k.string))' disagrees with the records (DELETE_SELF and VALIDATE depend on it)", repaired: repair)
+        }
+        if repair && !fix.isEmpty {
+            let p = try z.prepare(records: [:], refs: fix)
+            try z.publish(p)
+            z.syncFiles()
+        }
+    }
+}

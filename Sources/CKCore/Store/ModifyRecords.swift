@@ -1,0 +1,188 @@
+/// `records/modify`: applying record operations to a zone and committing them.
+///
+/// A commit, under the environment's lock (shared), the zone's lock and — for a zone with a
+/// change feed — the database's lock:
+/// 1. finishes what an interrupted earlier commit left (see `finishInterruptedCommit`);
+/// 2. runs the operations against the zone as it is, in memory;
+/// 3. prepares everything it will write: new asset files, and each changed record file and
+///    reference-index file as a temporary file — a full disk fails here and changes nothing;
+/// 4. commits: appends the entries to the zone's history (the point of no return) and, for a
+///    custom zone, the database history's entry for it, under an intent that lets the next
+///    lock holder finish that entry if this process dies in between;
+/// 5. publishes the prepared files (renames), syncs them, delivers notifications, and moves
+///    the zone's applied cursor. A crash anywhere in 5 is finished by the next writer of the
+///    zone, or by `ck fsck`, from the history, which holds every record whole.
+extension Database {
+    /// Applies a `records/modify` request to one zone: operations in order, one result each.
+    /// In a custom zone an atomic request applies all or nothing (ATOMIC_ERROR for the others).
+    public func modify(zone name: String, operations: [RecordOperation], atomic: Bool = true,
+                       assets pending: [String: [UInt8]] = [:]) throws -> [OperationResult] {
+        if operations.count > Limits.operationsPerBatch {
+            throw CloudKitError(.limitExceeded, "a request holds at most \(Limits.operationsPerBatch) operations; this one has \(operations.count)")
+        }
+        let user = try requireWrite()
+        var z = try zone(name)
+        let atomically = atomic && !z.zoneID.isDefault
+        let roles = try callerRoles()
+        let stored = try schema()
+        var schemaContext = SchemaContext(schema: stored, environment: address.environment)
+
+        func run(_ z: ZoneStore, nextSeq: Int64) throws -> (Transaction, [OperationResult]) {
+            schemaContext = SchemaContext(schema: stored, environment: address.environment)
+            let writer = RecordWriter(zone: z, scope: scope, user: user, deviceID: caller.deviceID, now: clock.now(), assets: assets,
+                                      schema: schemaContext, roles: roles)
+            let tx = Transaction(zone: z, nextSeq: nextSeq)
+            tx.assets = pending
+            var results: [OperationResult] = []
+            var failedAt: Int?
+            for (i, op) in operations.enumerated() {
+                if failedAt != nil { results.append(.failed(CloudKitError(.atomicError, "atomic batch failed", recordName: op.recordName))); continue }
+                let child = tx.child()
+                do {
+                    results.append(try writer.apply(op, in: child))
+                    tx.merge(child)
+                } catch let e as CloudKitError {
+                    var err = e
+                    if err.recordName == nil { err.recordName = op.recordName }
+                    results.append(.failed(err))
+                    if atomically { failedAt = i }
+                }
+            }
+            if let f = failedAt {
+                for i in 0..<f { results[i] = .failed(CloudKitError(.atomicError, "atomic batch failed", recordName: operations[i].recordName ?? recordName(of: results[i]))) }
+                tx.entries = []
+                tx.changes = []
+            }
+            return (tx, results)
+        }
+
+        if z.incarnation.isEmpty {
+            // The default zone before its first record: find out first whether anything would
+            // be written, so a request that fails leaves the data directory untouched.
+            let (dry, results) = try run(z, nextSeq: 1)
+            if dry.entries.isEmpty { return results }
+        }
+        let env = try environmentGuard.lockForWriting()
+        defer { env.unlock() }
+        let lock = try lockZone(name)
+        defer { lock.unlock() }
+        // The zone as it is now that it is locked: it may have been deleted (or made) meanwhile.
+        z = try zone(name)
+        var madeZone = false
+        if z.incarnation.isEmpty {
+            guard let made = try ZoneStore.make(directory: z.directory, zoneID: z.zoneID, incarnation: Identifiers.hex((0..<8).map { _ in UInt8.random(in: 0...255) }),
+                                                timestamp: clock.now()) else {
+                throw CloudKitError.internalError("zone '\(name)' appeared while its lock was held")
+            }
+            z = made
+            madeZone = true
+        }
+        do {
+            try finishInterruptedCommit(z)
+            let (tx, results) = try run(z, nextSeq: try z.history.head() + 1)
+            if tx.entries.isEmpty {
+                if madeZone { try? FileSystem.removeTree(z.directory) }
+                return results
+            }
+            // Types and fields defined just in time go into the schema first, so no record is
+            // ever stored under a schema that lacks its fields; a commit that then fails takes
+            // them out again.
+            let undo = schemaContext.changed ? try schemaAdmin.store(address.environment).merge(schemaContext.additions) : nil
+            do { try commit(tx, in: z) } catch {
+                try? undo?()
+                throw error
+            }
+            return results
+        } catch {
+            if madeZone, (try? z.history.head()) == 0 { try? FileSystem.removeTree(z.directory) }
+            throw error
+        }
+    }
+
+    private func recordName(of r: OperationResult) -> String? {
+        switch r {
+        case .saved(let rec): return rec.recordName
+        case .deleted(let n, _): return n
+        case .failed(let e): return e.recordName
+        }
+    }
+
+    /// Commits a transaction (steps 3–5 above). The caller holds the zone's lock.
+    func commit(_ tx: Transaction, in z: ZoneStore) throws {
+        guard let last = tx.entries.last?["seq"]?.int64Value else { return }
+        var prepared = PreparedFiles()
+        do {
+            // Asset files are content-addressed and may be shared with a concurrent commit of
+            // another zone, so a failed commit leaves any it stored (unreferenced, harmless).
+            for (sum, bytes) in tx.assets.sorted(by: { $0.key < $1.key }) where !(try assets.contains(checksum: sum)) {
+                _ = try assets.put(bytes)
+            }
+            prepared = try z.prepare(records: tx.records, refs: tx.refs)
+            if announces(z.zoneID.zoneName) {
+                try withDatabaseLock(holdingZone: z.zoneID.zoneName) {
+                    let intent = DatabaseIntent(op: .change, zoneName: z.zoneID.zoneName, incarnation: z.incarnation, zoneSeq: last)
+                    try writeIntent(intent)
+                    do { try z.history.append(tx.entries) } catch {
+                        try? FileSystem.remove(intentFile(intent.zoneName))
+                        throw error
+                    }
+                    // Committed. Should recording it fail, the intent stays and is finished later.
+                    if (try? appendDatabaseEntry(intent)) != nil { try? FileSystem.remove(intentFile(intent.zoneName)) }
+                }
+            } else {
+                try z.history.append(tx.entries)
+            }
+        } catch {
+            z.discard(prepared)
+            throw error
+        }
+        do { try z.publish(prepared) } catch let e as CloudKitError {
+            throw CloudKitError.internalError("the change was committed (history entry \(last)) but its record files could not be updated: \(e.reason); 'ck fsck' finishes it")
+        }
+        z.syncFiles()
+        if (try? deliverNotifications(zone: z, changes: tx.changes, through: last)) != nil { try? z.setApplied(last) }
+    }
+
+    /// Brings a zone's record files, reference index and notifications up to date with its
+    /// history, replaying the entries after the applied cursor: what a commit interrupted
+    /// after its point of no return left undone. Idempotent. The caller holds the zone's lock.
+    @discardableResult
+    func finishInterruptedCommit(_ z: ZoneStore) throws -> Int64 {
+        let head = try z.history.head()
+        let applied = try z.appliedSeq()
+        guard applied < head else { return 0 }
+        let replay = try HistoryReplay(zone: z, after: applied, through: head)
+        let prepared = try z.prepare(records: replay.transaction.records, refs: replay.transaction.refs)
+        try z.publish(prepared)
+        z.syncFiles()
+        try deliverNotifications(zone: z, changes: replay.transaction.changes, through: head)
+        try z.setApplied(head)
+        return head - applied
+    }
+}
+
+/// The history entries of a range turned back into a transaction: the final state of each
+/// record changed, the reference-index changes, and each change with its before and after.
+struct HistoryReplay {
+    let transaction: Transaction
+
+    init(zone z: ZoneStore, after: Int64, through: Int64) throws {
+        let tx = Transaction(zone: z, nextSeq: after + 1)
+        var versions: [Int64: Record] = [:]
+        try z.history.forEachEntry(after: after, through: through) { e in
+            guard let name = e["recordName"]?.stringValue, let seq = e["seq"]?.int64Value else { return true }
+            let record = try e["record"].map(Record.init(stored:))
+            var before: Record?
+            if let p = e["prev"]?.int64Value {
+                if let v = versions[p] { before = v } else { before = try z.history.entry(p)?["record"].map(Record.init(stored:)) }
+            }
+            try tx.reindex(source: name, old: before, new: record)
+            if let r = record { tx.put(r); versions[seq] = r } else { tx.remove(name) }
+            let kind: RecordChange.Kind = record == nil ? .deleted : (before == nil ? .created : .updated)
+            tx.changes.append(RecordChange(kind: kind, recordName: name, before: before, after: record,
+                                           userRecordName: e["userRecordName"]?.stringValue ?? "", deviceID: e["deviceID"]?.stringValue ?? ""))
+            return true
+        }
+        transaction = tx
+    }
+}

@@ -1,0 +1,88 @@
+/// The files a commit derives from the history — each changed record's file and each changed
+/// reference-index file — written as temporary files before the history commits (so a full
+/// disk fails the commit cleanly) and renamed into place after it.
+struct PreparedFiles {
+    struct Item {
+        let directory: Directory
+        /// nil: the file is to be removed.
+        let temporary: String?
+        let name: String
+    }
+    var items: [Item] = []
+    /// Shard directories this commit made, removed again if it is abandoned.
+    var madeDirectories: [(parent: Directory, name: String)] = []
+}
+
+extension ZoneStore {
+    /// Prepares the files for records (nil: deleted) and reference-index entries (empty:
+    /// removed). On failure nothing is left behind.
+    func prepare(records: [NameKey: Record?], refs: [NameKey: [NameKey: [String]]]) throws -> PreparedFiles {
+        var p = PreparedFiles()
+        do {
+            guard let zoneDir = try Directory.open(directory) else { throw CloudKitError.internalError("zone directory '\(directory)' is missing") }
+            var tops: [String: Directory] = [:]
+            var shards: [String: Directory] = [:]
+            func shard(_ top: String, _ name: String) throws -> Directory {
+                let s = PathEncoding.shard(name)
+                if let d = shards[top + "/" + s] { return d }
+                if tops[top] == nil {
+                    if zoneDir.kind(of: top) == nil { p.madeDirectories.append((zoneDir, top)) }
+                    tops[top] = try zoneDir.subdirectory(top, create: true)
+                }
+                let t = tops[top]!
+                if t.kind(of: s) == nil { p.madeDirectories.append((t, s)) }
+                let d = try t.subdirectory(s, create: true)!
+                shards[top + "/" + s] = d
+                return d
+            }
+            for (k, rec) in records.sorted(by: { $0.key < $1.key }) {
+                let name = k.string
+                let d = try shard("records", name)
+                let file = PathEncoding.component(name) + ".json"
+                if let r = rec {
+                    let doc: JSONValue = ["schemaVersion": .int(DataPaths.schemaVersion), "record": r.json()]
+                    p.items.append(.init(directory: d, temporary: try d.prepare(Array(JSONWriter.pretty(doc).utf8)), name: file))
+                } else {
+                    p.items.append(.init(directory: d, temporary: nil, name: file))
+                }
+            }
+            for (k, m) in refs.sorted(by: { $0.key < $1.key }) {
+                let target = k.string
+                let d = try shard("refs", target)
+                let file = PathEncoding.component(target) + ".json"
+                if m.isEmpty {
+                    p.items.append(.init(directory: d, temporary: nil, name: file))
+                } else {
+                    let bytes = Array(JSONWriter.pretty(ZoneStore.referrersJSON(target: target, m)).utf8)
+                    p.items.append(.init(directory: d, temporary: try d.prepare(bytes), name: file))
+                }
+            }
+        } catch {
+            discard(p)
+            throw error
+        }
+        return p
+    }
+
+    /// Renames the prepared files into place and removes the deleted ones.
+    func publish(_ p: PreparedFiles) throws {
+        for (i, item) in p.items.enumerated() {
+            do {
+                if let t = item.temporary { try item.directory.publish(t, as: item.name) } else { try item.directory.remove(item.name) }
+            } catch {
+                discard(PreparedFiles(items: Array(p.items[(i + 1)...]), madeDirectories: []))
+                throw error
+            }
+        }
+    }
+
+    func discard(_ p: PreparedFiles) {
+        for item in p.items { if let t = item.temporary { item.directory.discard(t) } }
+        for (parent, name) in p.madeDirectories.reversed() { parent.removeIfEmpty(name) }
+    }
+
+    /// Makes every file written since the last sync durable.
+    func syncFiles() {
+        (try? Directory.open(directory))??.syncFileSystem()
+    }
+}

@@ -1,0 +1,82 @@
+/// `zones/modify`: creating and deleting custom zones. Each takes the environment's lock
+/// (shared), the zone's lock, then the database's, writes its intent, changes the disk in one
+/// atomic step (a `zone.json` appears; a zone directory leaves `zones/` in one rename), records
+/// the change in the database history, notifies database subscriptions, and drops the intent.
+extension Database {
+    /// Creates a custom zone (only in the private database, as CloudKit). Creating a zone that
+    /// exists returns it unchanged, like saving a CKRecordZone again.
+    public func createZone(_ name: String) throws -> ZoneStore {
+        try Names.validateZoneName(name)
+        try requireWrite()
+        switch scope {
+        case .public: throw CloudKitError(.badRequest, "custom zones cannot be created in the public database; it has only _defaultZone", zoneID: zoneID(name))
+        case .shared: throw CloudKitError(.badRequest, "zones cannot be created in the shared database; it shows zones other users share with you", zoneID: zoneID(name))
+        case .private: break
+        }
+        if name == ZoneID.defaultZoneName { return try zone(name) }
+        if case .present(let z) = try zonePresence(name) { return z }
+        let env = try environmentGuard.lockForWriting()
+        defer { env.unlock() }
+        let lock = try lockZone(name)
+        defer { lock.unlock() }
+        return try withDatabaseLock(holdingZone: name) {
+            switch try zonePresence(name) {
+            case .present(let z): return z
+            case .collision(let other):
+                throw CloudKitError(.badRequest, "zone name '\(Names.describe(name))' collides with zone '\(Names.describe(other))' on this file system (names that differ only in case on a case-insensitive file system)", zoneID: zoneID(name))
+            case .absent: break
+            }
+            if try listZones().count >= 1000 { throw CloudKitError(.limitExceeded, "a database holds at most 1000 zones", zoneID: zoneID(name)) }
+            let path = zonePath(name)
+            // The incarnation is chosen before anything is written, so the intent can name it.
+            let inc = Identifiers.hex((0..<8).map { _ in UInt8.random(in: 0...255) })
+            let intent = DatabaseIntent(op: .create, zoneName: name, incarnation: inc)
+            try writeIntent(intent)
+            let z: ZoneStore
+            do {
+                guard let made = try ZoneStore.make(directory: path, zoneID: zoneID(name), incarnation: inc, timestamp: clock.now()) else {
+                    throw CloudKitError.internalError("zone '\(Names.describe(name))' appeared while its lock was held")
+                }
+                z = made
+                try appendDatabaseEntry(intent)
+            } catch {
+                try? FileSystem.removeTree(path)
+                try? FileSystem.remove(intentFile(name))
+                throw error
+            }
+            // Done. Delivery follows; if it fails, the intent stays and is finished later.
+            if (try? deliverZoneEvent(name)) != nil { try? FileSystem.remove(intentFile(name)) }
+            return z
+        }
+    }
+
+    /// Deletes a custom zone and every record in it.
+    public func deleteZone(_ name: String) throws {
+        try Names.validateZoneName(name)
+        try requireWrite()
+        if name == ZoneID.defaultZoneName {
+            throw CloudKitError(.badRequest, "the default zone cannot be deleted", zoneID: zoneID(name))
+        }
+        if scope == .public {
+            throw CloudKitError(.badRequest, "the public database has no custom zones to delete", zoneID: zoneID(name))
+        }
+        _ = try zone(name)
+        let env = try environmentGuard.lockForWriting()
+        defer { env.unlock() }
+        let lock = try lockZone(name)
+        defer { lock.unlock() }
+        try withDatabaseLock(holdingZone: name) {
+            // It may have gone while this process waited for the locks.
+            let z = try zone(name)
+            let intent = DatabaseIntent(op: .delete, zoneName: name, incarnation: z.incarnation)
+            try writeIntent(intent)
+            do { try moveToTrash(z) } catch {
+                try? FileSystem.remove(intentFile(name))
+                throw error
+            }
+            // The zone is gone. Finishing records it, notifies and empties the trash; if that
+            // fails (a full disk), the intent stays and is finished later.
+            try? finish(intent)
+        }
+    }
+}

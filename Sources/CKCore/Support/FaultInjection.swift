@@ -1,0 +1,38 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Test hooks on every operation that changes the disk (write, fsync, rename, unlink, mkdir,
+/// truncate, link). They are how ck proves its crash and full-disk promises exhaustively: the
+/// CLI arms them from `CK_DEBUG_CRASH_AT_OP` and `CK_DEBUG_ENOSPC_AT_OP` (see
+/// Docs/reliability.md); nothing else sets them.
+public enum FaultInjection {
+    /// Mutating operations performed so far by this process.
+    nonisolated(unsafe) public private(set) static var operations = 0
+    /// The process exits at once (like `kill -9`) instead of performing this operation (1-based).
+    nonisolated(unsafe) public static var crashAtOperation: Int?
+    /// This operation and every later one fail with ENOSPC (a write first writes half its bytes,
+    /// as a filling disk does).
+    nonisolated(unsafe) public static var noSpaceFromOperation: Int?
+    /// Called with each operation's description, for tests that list the crash points.
+    nonisolated(unsafe) public static var trace: ((Int, String) -> Void)?
+
+    public static func reset() {
+        operations = 0
+        crashAtOperation = nil
+        noSpaceFromOperation = nil
+        trace = nil
+    }
+
+    /// Counts one mutating operation; crashes or reports ENOSPC when armed to.
+    /// Returns true when the operation must fail with ENOSPC (errno is set).
+    static func fails(_ what: String) -> Bool {
+        operations += 1
+        trace?(operations, what)
+        if let c = crashAtOperation, operations >= c { _exit(137) }
+        if let n = noSpaceFromOperation, operations >= n { errno = ENOSPC; return true }
+        return false
+    }
+}
