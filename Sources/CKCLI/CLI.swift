@@ -1,14 +1,42 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import CKCore
 
 /// The command line: finds the command in the table, scans its arguments, runs it, and maps
 /// every failure to one stderr line and an exit code.
 public enum CLI {
     public static func main(_ argv: [String]) -> Int32 {
-        run(Array(argv.dropFirst()), io: .standard())
+        let io = IO.standard()
+        armFaultInjection(io.environment)
+        return run(Array(argv.dropFirst()), io: io)
     }
 
+    /// Test hooks (Docs/reliability.md): crash, or run out of disk, at the Nth mutating file
+    /// operation. Armed only in the real process, never in-process.
+    static func armFaultInjection(_ env: [String: String]) {
+        FaultInjection.crashAtOperation = env["CK_DEBUG_CRASH_AT_OP"].flatMap { Int($0) }
+        FaultInjection.noSpaceFromOperation = env["CK_DEBUG_ENOSPC_AT_OP"].flatMap { Int($0) }
+        if env["CK_DEBUG_TRACE_OPS"] != nil { FaultInjection.trace = { n, what in fputs("op \(n): \(what)\n", stderr) } }
+    }
+
+    /// Runs one command line; its output is flushed before this returns. If stdout cannot be
+    /// written, that is the outcome: exit 141 without a word when the reader went away (as a
+    /// process killed by SIGPIPE, like git), else one line on stderr and exit 1.
     public static func run(_ tokens: [String], io: IO, table: CommandTable = .standard) -> Int32 {
         let errorFormat = GlobalOptions.errorFormat(tokens: tokens, environment: io.environment)
+        var code: Int32
+        do { code = try execute(tokens, io: io, table: table, errorFormat: errorFormat) } catch let o as OutputError {
+            return ErrorReporter.output(o.status, io: io, format: errorFormat)
+        } catch {
+            code = ErrorReporter.report(CloudKitError.internalError("\(error)"), io: io, format: errorFormat)
+        }
+        let status = io.finish()
+        if status != .ok { return ErrorReporter.output(status, io: io, format: errorFormat) }
+        return code
+    }
+
+    private static func execute(_ tokens: [String], io: IO, table: CommandTable, errorFormat: ErrorFormat) throws -> Int32 {
         do {
             let (command, rest) = try locate(tokens, table: table)
             let args = try ArgumentScanner.scan(rest, specs: GlobalOptions.specs + command.options, command: command.path)
@@ -27,8 +55,6 @@ public enum CLI {
             return ErrorReporter.usage(u, io: io, format: errorFormat, table: table)
         } catch let e as CloudKitError {
             return ErrorReporter.report(e, io: io, format: errorFormat)
-        } catch {
-            return ErrorReporter.report(CloudKitError.internalError("\(error)"), io: io, format: errorFormat)
         }
     }
 

@@ -12,6 +12,8 @@ public enum ExitCode {
     public static let tokenExpired: Int32 = 7
     public static let limit: Int32 = 8
     public static let partialFailure: Int32 = 9
+    /// stdout's reader went away: what a shell reports for a process killed by SIGPIPE.
+    public static let brokenPipe: Int32 = 141
 
     public static func of(_ code: ServerErrorCode) -> Int32 {
         switch code {
@@ -32,9 +34,27 @@ enum ErrorReporter {
     static func report(_ e: CloudKitError, io: IO, format: ErrorFormat, assetBase: String? = nil) -> Int32 {
         switch format {
         case .text: io.writeErr("ck: \(e.code.rawValue): \(oneLine(e.reason))\n")
-        case .json: io.writeErr(JSONWriter.line(e.envelope(assetBase: assetBase)))
+        case .json:
+            var shown = e
+            shown.reason = oneLine(e.reason)
+            if let n = e.recordName, n.utf8.count > Names.maxLength { shown.recordName = Names.describe(n) }
+            io.writeErr(JSONWriter.line(shown.envelope(assetBase: assetBase)))
         }
         return ExitCode.of(e.code)
+    }
+
+    /// stdout could not be written. A reader that went away is not an error to talk about.
+    static func output(_ s: OutputStatus, io: IO, format: ErrorFormat) -> Int32 {
+        switch s {
+        case .ok: return ExitCode.success
+        case .closed: return ExitCode.brokenPipe
+        case .failed(let why):
+            switch format {
+            case .text: io.writeErr("ck: cannot write output: \(why)\n")
+            case .json: io.writeErr(JSONWriter.line(["serverErrorCode": "OUTPUT_ERROR", "reason": .string("cannot write output: " + why), "exitCode": 1]))
+            }
+            return ExitCode.internalFailure
+        }
     }
 
     static func usage(_ u: UsageError, io: IO, format: ErrorFormat, table: CommandTable) -> Int32 {
@@ -47,14 +67,21 @@ enum ErrorReporter {
                 io.writeErr("usage: ck <command> [options]\nSee 'ck help'.\n")
             }
         case .json:
-            io.writeErr(JSONWriter.line(["serverErrorCode": "USAGE", "reason": .string(u.message), "exitCode": 2]))
+            io.writeErr(JSONWriter.line(["serverErrorCode": "USAGE", "reason": .string(oneLine(u.message)), "exitCode": 2]))
         }
         return ExitCode.usage
     }
 
+    /// One line, and never an unbounded one: a message echoing hostile input is cut.
     static func oneLine(_ s: String) -> String {
-        s.replacingOccurrences(of: "\n", with: " ").replacingOccurrences(of: "\r", with: " ")
+        var t = s.replacingOccurrences(of: "\n", with: " ").replacingOccurrences(of: "\r", with: " ")
+        if t.utf8.count > maxMessageBytes {
+            t = String(decoding: Array(t.utf8.prefix(maxMessageBytes)), as: UTF8.self).trimmingCharacters(in: CharacterSet(charactersIn: "\u{FFFD}")) + "…"
+        }
+        return t
     }
+
+    static let maxMessageBytes = 2000
 }
 
 import Foundation

@@ -7,7 +7,7 @@ import Glibc
 nonisolated(unsafe) private var stopRequested: sig_atomic_t = 0
 
 /// `--follow`: polls for new items until the timeout, SIGINT/SIGTERM, or the reader closing the
-/// pipe (SIGPIPE is ignored so the write fails with EPIPE and ck exits cleanly instead).
+/// pipe, which every tick checks (SIGPIPE is ignored; the CLI exits 141 without a word).
 enum Follow {
     static let pollInterval: useconds_t = 100_000
 
@@ -19,11 +19,10 @@ enum Follow {
     }
 
     /// Calls `poll` until stopped; `poll` prints what is new and returns.
-    static func run(io: IO, timeout: Double?, _ poll: () throws -> Void) rethrows {
+    static func run(io: IO, timeout: Double?, _ poll: () throws -> Void) throws {
         stopRequested = 0
         signal(SIGINT) { _ in stopRequested = 1 }
         signal(SIGTERM) { _ in stopRequested = 1 }
-        signal(SIGPIPE, SIG_IGN)
         defer {
             signal(SIGINT, SIG_DFL)
             signal(SIGTERM, SIG_DFL)
@@ -31,7 +30,10 @@ enum Follow {
         let deadline = timeout.map { Date().addingTimeInterval($0) }
         while stopRequested == 0 {
             try poll()
-            if !io.flush() { return }
+            let s = io.finish()
+            if s != .ok { throw OutputError(status: s) }
+            // A reader that went away is noticed at the next tick, not at the next event.
+            if io.readerGone() { throw OutputError(status: .closed) }
             if let d = deadline, Date() >= d { return }
             usleep(pollInterval)
         }

@@ -52,6 +52,15 @@ public final class Invocation {
 
     func emit(_ doc: JSONValue, listKey: String? = nil) { printer.emit(doc, listKey: listKey) }
 
+    /// Output first, then state: runs `commit` (moving a bookmark, marking notifications read)
+    /// only once everything printed so far is written — and, on a pipe, read. Otherwise nothing
+    /// is committed and the command fails (quietly if the reader went away).
+    func afterOutput(_ commit: () throws -> Void) throws {
+        let s = io.confirmDelivered()
+        guard s == .ok else { throw OutputError(status: s) }
+        try commit()
+    }
+
     func positiveInt(_ option: String, max: Int? = nil) throws -> Int? {
         guard let raw = args.value(option) else { return nil }
         guard let n = Int(raw), n >= 1 else { throw usageError("\(option) must be a positive integer, got '\(raw)'") }

@@ -61,7 +61,7 @@ enum AccountCommands {
             OptionSpec("--follow", help: "keep running and print each new event as an NDJSON line"),
             OptionSpec("--timeout", value: "S", help: "with --follow: stop after S seconds"),
         ],
-        details: "Each sign-in, sign-out or status change appends an event {seq, timestamp, type:\n\"accountChanged\", status, userRecordName?, appleID?}, like CloudKit's CKAccountChanged.\nWith --follow, the events so far are printed first, then new ones as they arrive; ck exits\n0 at the timeout, on SIGINT or SIGTERM, or when the reader closes the pipe.") { inv in
+        details: "Each sign-in, sign-out or status change appends an event {seq, timestamp, type:\n\"accountChanged\", status, userRecordName?, appleID?}, like CloudKit's CKAccountChanged.\nWith --follow, the events so far are printed first, then new ones as they arrive; ck exits\n0 at the timeout or on SIGINT or SIGTERM, and 141 within a second of the reader closing\nthe pipe.") { inv in
         _ = try inv.positionals(max: 0, what: "")
         let timeout = try Follow.parseTimeout(inv)
         guard inv.args.has("--follow") else {

@@ -33,7 +33,9 @@ enum ChangeCommands {
         Prints {zoneID, records, syncToken, moreComing}: the latest state of each record changed
         since the token, deletions as {recordName, deleted: true}, at most N per page; call again
         with the returned syncToken while moreComing is true. Without --since, ck continues from
-        this device's bookmark for the zone (--device, $CK_DEVICE) and moves it to the new token.
+        this device's bookmark for the zone (--device, $CK_DEVICE) and moves it to the new token
+        once the output has been written (and, on a pipe, read): if stdout fails or its reader
+        goes away first, the bookmark stays where it was.
         A token older than the zone's retained history fails with CHANGE_TOKEN_EXPIRED (exit 7):
         refetch with --from-start. Change feeds exist only for custom zones of the private and
         shared databases, as in CloudKit.
@@ -45,7 +47,6 @@ enum ChangeCommands {
         let zone = inv.globals.zone
         let (since, fromBookmark) = try startToken(inv) { try db.bookmark(zone: zone) }
         let page = try db.zoneChanges(zone: zone, since: since, limit: n)
-        if fromBookmark && !inv.args.has("--no-save") { try db.saveBookmark(zone: zone, token: page.syncToken) }
         let records: [JSONValue] = page.changes.map {
             switch $0 {
             case .record(let r): return r.json(assetBase: inv.assetBase, desiredKeys: keys)
@@ -54,6 +55,7 @@ enum ChangeCommands {
         }
         inv.emit(["zoneID": page.zoneID.json, "records": .array(records), "syncToken": .string(page.syncToken),
                   "moreComing": .bool(page.moreComing)], listKey: "records")
+        if fromBookmark && !inv.args.has("--no-save") { try inv.afterOutput { try db.saveBookmark(zone: zone, token: page.syncToken) } }
         return ExitCode.success
     }
 
@@ -70,9 +72,9 @@ enum ChangeCommands {
         let db = try inv.database()
         let (since, fromBookmark) = try startToken(inv) { try db.bookmark(zone: nil) }
         let page = try db.databaseChanges(since: since, limit: n)
-        if fromBookmark && !inv.args.has("--no-save") { try db.saveBookmark(zone: nil, token: page.syncToken) }
         inv.emit(["zones": .array(page.zones.map { ["zoneID": $0.json] }), "deletedZones": .array(page.deletedZones.map { ["zoneID": $0.json] }),
                   "syncToken": .string(page.syncToken), "moreComing": .bool(page.moreComing)], listKey: "zones")
+        if fromBookmark && !inv.args.has("--no-save") { try inv.afterOutput { try db.saveBookmark(zone: nil, token: page.syncToken) } }
         return ExitCode.success
     }
 

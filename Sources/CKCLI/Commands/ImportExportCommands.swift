@@ -18,7 +18,7 @@ enum ImportExportCommands {
         let base = inv.assetBase
         for z in zones {
             try z.forEachRecord { r in
-                inv.io.writeOut(JSONWriter.line(r.json(assetBase: base)))
+                if try db.canRead(r) { inv.io.writeOut(JSONWriter.line(r.json(assetBase: base))) }
                 return inv.io.flush()
             }
         }

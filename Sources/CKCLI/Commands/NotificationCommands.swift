@@ -19,7 +19,9 @@ enum NotificationCommands {
         notification says something changed; fetch the changes to learn what. Running this
         command (or 'ck subscribe') registers the device (--device) for notifications.
         With --follow, unread notifications are printed first, then new ones as they arrive;
-        ck exits 0 at the timeout, on SIGINT or SIGTERM, or when the reader closes the pipe.
+        ck exits 0 at the timeout or on SIGINT or SIGTERM, and 141 within a second of the reader
+        closing the pipe. With --mark-read, notifications are marked read only once they have
+        been written (and, on a pipe, read).
         """) { inv in
         _ = try inv.positionals(max: 0, what: "")
         let timeout = try Follow.parseTimeout(inv)
@@ -30,13 +32,13 @@ enum NotificationCommands {
         guard inv.args.has("--follow") else {
             let (notes, end) = try box.read(from: offset)
             inv.emit(["notifications": .array(notes)], listKey: "notifications")
-            if markRead { try box.markRead(through: end) }
+            if markRead { try inv.afterOutput { try box.markRead(through: end) } }
             return ExitCode.success
         }
         try Follow.run(io: inv.io, timeout: timeout) {
             let (notes, end) = try box.read(from: offset)
             for n in notes { inv.io.writeOut(JSONWriter.line(n)) }
-            if markRead && end > offset { try box.markRead(through: end) }
+            if markRead && end > offset { try inv.afterOutput { try box.markRead(through: end) } }
             offset = end
         }
         return ExitCode.success
