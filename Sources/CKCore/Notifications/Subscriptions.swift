@@ -37,8 +37,10 @@ extension Database {
         } else if s.kind == .zone {
             throw CloudKitError(.badRequest, "a zone subscription needs a zone", subscriptionID: s.subscriptionID)
         }
-        try subscriptionStore.save(s, owner: user.userRecordName)
+        let env = try environmentGuard.lockForWriting()
+        defer { env.unlock() }
         try notificationInbox().register()
+        try subscriptionStore.save(s, owner: user.userRecordName)
         return s
     }
 
@@ -59,6 +61,8 @@ extension Database {
     public func deleteSubscription(_ id: String) throws {
         try Subscription.validateID(id)
         let user = try requireWrite()
+        let env = try environmentGuard.lockForWriting()
+        defer { env.unlock() }
         guard try subscriptionStore.delete(owner: user.userRecordName, id: id) else {
             throw CloudKitError(.notFound, "subscription '\(id)' not found in the \(scope.rawValue) database", subscriptionID: id)
         }

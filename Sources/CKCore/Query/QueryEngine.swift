@@ -19,7 +19,8 @@ extension Database {
             warnings.append("production would refuse this query: \(why)")
         }
         let publicDB = scope == .public
-        let after = try req.continuationMarker.map { try QueryEngine.decodeMarker($0, fingerprint: req.fingerprint) }
+        let binding = req.fingerprint + "|" + zoneScopeKey(z)
+        let after = try req.continuationMarker.map { try QueryEngine.decodeMarker($0, binding: binding, secret: try tokenSecret.existing()) }
         let limit = max(1, min(req.resultsLimit, Limits.resultsPerPage))
         var best: [(key: [JSONValue], record: Record)] = []
         try z.forEachRecord { r in
@@ -40,7 +41,7 @@ extension Database {
         var marker: String?
         if best.count > limit {
             best.removeLast()
-            marker = QueryEngine.encodeMarker(best.last!.key, fingerprint: req.fingerprint)
+            marker = QueryEngine.encodeMarker(best.last!.key, binding: binding, secret: try tokenSecret.getOrCreate())
         }
         return QueryResult(records: best.map(\.record), continuationMarker: marker, warnings: warnings)
     }
@@ -80,16 +81,26 @@ enum QueryEngine {
         return 0
     }
 
-    static func encodeMarker(_ key: [JSONValue], fingerprint: String) -> String {
-        let j: JSONValue = ["v": 1, "q": .string(fingerprint), "after": .array(key)]
-        return Data(JSONWriter.compact(j).utf8).base64EncodedString()
+    static let markerPrefix = "ck1q."
+
+    /// A continuation marker: the last key returned, bound to the query and the zone, signed
+    /// like change tokens, so an edited or foreign marker is refused instead of paging wrong.
+    static func encodeMarker(_ key: [JSONValue], binding: String, secret: [UInt8]) -> String {
+        let j: JSONValue = ["v": 2, "b": .string(binding), "after": .array(key)]
+        let body = ChangeToken.base64url(Array(JSONWriter.compact(j).utf8))
+        return markerPrefix + body + "." + ChangeToken.base64url(Array(HMAC.sha256(key: secret, message: Array((markerPrefix + body).utf8)).prefix(16)))
     }
 
-    static func decodeMarker(_ m: String, fingerprint: String) throws -> [JSONValue] {
-        guard let d = Data(base64Encoded: m), let j = try? JSONParser.parse(Array(d)), j["v"] == .int(1),
-              let q = j["q"]?.stringValue, let after = j["after"]?.arrayValue, !after.isEmpty
-        else { throw CloudKitError.badRequest("continuation marker is not one ck issued") }
-        guard q == fingerprint else { throw CloudKitError.badRequest("continuation marker belongs to a different query") }
+    static func decodeMarker(_ m: String, binding: String, secret: [UInt8]?) throws -> [JSONValue] {
+        let bad = CloudKitError.badRequest("continuation marker is not one ck issued (edited, truncated or from another store)")
+        guard m.hasPrefix(markerPrefix), m.utf8.count < 1 << 20, let secret = secret else { throw bad }
+        let parts = m.dropFirst(markerPrefix.count).split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 2 else { throw bad }
+        let mac = ChangeToken.base64url(Array(HMAC.sha256(key: secret, message: Array((markerPrefix + parts[0]).utf8)).prefix(16)))
+        guard String(parts[1]) == mac, let bytes = ChangeToken.unbase64url(String(parts[0])), let j = try? JSONParser.parse(bytes),
+              j["v"] == .int(2), let b = j["b"]?.stringValue, let after = j["after"]?.arrayValue, !after.isEmpty
+        else { throw bad }
+        guard b.sameBytes(binding) else { throw CloudKitError.badRequest("continuation marker belongs to a different query or zone") }
         return after
     }
 }
