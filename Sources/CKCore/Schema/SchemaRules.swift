@@ -107,3 +107,10 @@ extension SchemaRules {
         return false
     }
 }
+
+extension SchemaRules {
+    /// The user a public-database read is made as. The device's account status binds every
+    /// user acting on it (`--as`, `CK_USER`): without an available account nobody is signed
+    /// in, so only `_world` GRANTs apply — never `_icloud`, `_creator` or a custom role.
+    static func reader(_ caller: Caller) -> UserAccount? { caller.status == .available ? caller.user : nil }
+}

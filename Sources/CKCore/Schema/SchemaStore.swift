@@ -56,15 +56,27 @@ public struct SchemaStore {
                 s.types[name] = have
             }
             guard changed else { return nil }
-            let before = try FileSystem.read(file)
+            // The old schema stays reachable by a second link, so taking the additions out
+            // again is a rename, which a full disk cannot refuse.
+            let env = try Directory.open(paths.environment(container, environment), create: true)!
+            let hadSchema = env.kind(of: "schema.ckdb") != nil
+            try env.remove(SchemaStore.undoName)
+            if hadSchema { try env.link("schema.ckdb", as: SchemaStore.undoName) }
             let after = try save(s)
             return {
                 try self.withLock {
                     // Only if no other process changed the schema since.
-                    guard try FileSystem.read(self.file) == after else { return }
-                    if let b = before { try FileSystem.writeAtomically(self.file, b) } else { try FileSystem.remove(self.file) }
+                    guard try FileSystem.read(self.file) == after else { try env.remove(SchemaStore.undoName); return }
+                    if hadSchema { try env.rename(SchemaStore.undoName, to: "schema.ckdb") } else { try env.remove("schema.ckdb") }
                 }
             }
         }
+    }
+
+    static let undoName = ".schema-undo.ckdb"
+
+    /// Drops the old schema a merge kept for taking its additions out (once the commit stands).
+    func forgetUndo() {
+        try? Directory.open(paths.environment(container, environment))?.remove(SchemaStore.undoName)
     }
 }

@@ -180,8 +180,15 @@ public final class AccountStore {
         return found
     }
 
-    /// The account-changed events, oldest first.
-    public func events() throws -> [JSONValue] { try readEvents().events }
+    /// The account-changed events, oldest first — after appending the one a crash kept from
+    /// being written, if the device's account changed without it.
+    public func events() throws -> [JSONValue] {
+        let current = try readEvents().events
+        let d = try device()
+        let last = current.last.map { DeviceAccount(status: AccountStatus(rawValue: $0["status"]?.stringValue ?? "") ?? .noAccount, appleID: $0["appleID"]?.stringValue) }
+        if last ?? DeviceAccount(status: .noAccount, appleID: nil) == d { return current }
+        return try withLock { try readEvents().events }
+    }
 }
 
 /// Checks on user-supplied identity strings.

@@ -53,11 +53,14 @@ public final class Database {
         return r
     }
 
-    /// Whether the caller may read a record: always outside the public database; there, as the
-    /// record type's GRANTs say.
+    /// Whether the caller may read a record: always outside the public database (which needs an
+    /// available account to be read at all); there, as the record type's GRANTs say for the
+    /// user the device lets act — nobody, without an available account, so only `_world`
+    /// GRANTs apply whoever `--as` names. Every read path goes through this.
     public func canRead(_ r: Record) throws -> Bool {
         guard scope == .public else { return true }
-        return SchemaRules.permits(.read, type: try schema().types[r.recordType], user: caller.user, roles: try callerRoles(),
+        let reader = SchemaRules.reader(caller)
+        return SchemaRules.permits(.read, type: try schema().types[r.recordType], user: reader, roles: reader == nil ? [] : try callerRoles(),
                                    creator: r.created.userRecordName)
     }
     public var assets: AssetStore { AssetStore(paths: paths) }

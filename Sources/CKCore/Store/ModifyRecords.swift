@@ -87,11 +87,13 @@ extension Database {
             // Types and fields defined just in time go into the schema first, so no record is
             // ever stored under a schema that lacks its fields; a commit that then fails takes
             // them out again.
-            let undo = schemaContext.changed ? try schemaAdmin.store(address.environment).merge(schemaContext.additions) : nil
+            let schemaStore = schemaAdmin.store(address.environment)
+            let undo = schemaContext.changed ? try schemaStore.merge(schemaContext.additions) : nil
             do { try commit(tx, in: z) } catch {
                 try? undo?()
                 throw error
             }
+            if undo != nil { schemaStore.forgetUndo() }
             return results
         } catch {
             if madeZone, (try? z.history.head()) == 0 { try? FileSystem.removeTree(z.directory) }

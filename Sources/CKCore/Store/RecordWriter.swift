@@ -74,7 +74,17 @@ struct RecordWriter {
         tx.entries.append(entry(seq: seq, op: "save", name: name, record: record, previous: existing))
         tx.changes.append(RecordChange(kind: existing == nil ? .created : .updated, recordName: name, before: existing, after: record,
                                        userRecordName: user.userRecordName, deviceID: deviceID))
-        return .saved(record)
+        return .saved(readable(record) ?? writtenPart(of: record, by: op))
+    }
+
+    /// What the response to a write may show of a record its writer may not read (a type
+    /// whose GRANTs let the user write but not read another user's records): the record's
+    /// identity and only the fields this operation set — never fields someone else stored.
+    private func writtenPart(of r: Record, by op: RecordOperation) -> Record {
+        var shown = r
+        shown.fields = r.fields.filter { op.fields[$0.key] != nil }
+        shown.parent = op.parent
+        return shown
     }
 
     /// The server's copy of a record as an error may show it: only to a caller who may read

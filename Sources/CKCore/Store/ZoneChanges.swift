@@ -43,7 +43,9 @@ extension Database {
             if a.count == b.count && Array(a.dropLast()).elementsEqual(Array(b.dropLast()), by: { $0.utf8.elementsEqual($1.utf8) }) {
                 throw CloudKitError(.changeTokenExpired, "change token expired: zone '\(Names.describe(z.zoneID.zoneName))' was deleted and created again since; fetch from the start", zoneID: z.zoneID)
             }
-            let other = a.count >= 5 ? "zone '\(Names.describe(String(a[4])))' of the \(a[2]) database" : "another zone"
+            var other = a.count >= 5 ? "zone '\(Names.describe(String(a[4])))' of the \(a[2]) database" : "another zone"
+            if a.count >= 5, b.count >= 5, !a[3].utf8.elementsEqual(b[3].utf8) { other = "another user's " + other }
+            if a.count >= 5, b.count >= 5, !a[0].utf8.elementsEqual(b[0].utf8) || a[1] != b[1] { other += " of another container or environment" }
             throw CloudKitError(.badRequest, "change token belongs to \(other), not zone '\(Names.describe(z.zoneID.zoneName))' of the \(scope.rawValue) database", zoneID: z.zoneID)
         }
         let epoch = try z.history.epoch()

@@ -72,6 +72,7 @@ extension Database {
             try writeIntent(intent)
             do { try moveToTrash(z) } catch {
                 try? FileSystem.remove(intentFile(name))
+                (try? Directory.open(directory))??.removeIfEmpty("trash")
                 throw error
             }
             // The zone is gone. Finishing records it, notifies and empties the trash; if that

@@ -112,16 +112,36 @@ public final class Directory {
         return fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? st : nil
     }
 
-    /// Opens a regular file for reading; nil when absent; a link is an error.
+    /// Opens a regular file for reading; nil when absent; a link is an error, and so is
+    /// anything that is not a regular file (a FIFO planted here would block the read forever).
     func openFile(_ name: String) throws -> Int32? {
         while true {
-            let f = openat(fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-            if f >= 0 { return f }
+            let f = openat(fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+            if f >= 0 { return try regularFile(f, name) }
             if errno == EINTR { continue }
             if errno == ENOENT { return nil }
             if errno == ELOOP || errno == EMLINK { throw FileSystem.symlink(path + "/" + name) }
             throw FileSystem.failure("cannot open", path + "/" + name)
         }
+    }
+
+    /// `f` (opened non-blocking) if it is a regular file, now blocking again; otherwise it is
+    /// closed and the error names the path: a FIFO, socket or device inside the data directory
+    /// is never read or written (it could hang ck or swallow a write).
+    private func regularFile(_ f: Int32, _ name: String) throws -> Int32 {
+        var st = stat()
+        guard fstat(f, &st) == 0 else {
+            let e = FileSystem.failure("cannot stat", path + "/" + name)
+            close(f)
+            throw e
+        }
+        guard st.st_mode & S_IFMT == S_IFREG else {
+            close(f)
+            throw FileSystem.notRegular(path + "/" + name, mode: st.st_mode)
+        }
+        let flags = fcntl(f, F_GETFL)
+        if flags >= 0 { _ = fcntl(f, F_SETFL, flags & ~O_NONBLOCK) }
+        return f
     }
 
     /// A whole file; nil when it does not exist.
@@ -250,8 +270,8 @@ public final class Directory {
     /// Opens (creating, 0600) a file for appending or in-place writes; a link is an error.
     func openForWriting(_ name: String, create: Bool = true) throws -> Int32 {
         while true {
-            let f = openat(fd, name, O_RDWR | (create ? O_CREAT : 0) | O_NOFOLLOW | O_CLOEXEC, FileSystem.filePermissions)
-            if f >= 0 { return f }
+            let f = openat(fd, name, O_RDWR | (create ? O_CREAT : 0) | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, FileSystem.filePermissions)
+            if f >= 0 { return try regularFile(f, name) }
             if errno == EINTR { continue }
             if errno == ELOOP || errno == EMLINK { throw FileSystem.symlink(path + "/" + name) }
             throw FileSystem.failure("cannot open", path + "/" + name)

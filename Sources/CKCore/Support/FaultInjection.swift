@@ -13,8 +13,9 @@ public enum FaultInjection {
     nonisolated(unsafe) public private(set) static var operations = 0
     /// The process exits at once (like `kill -9`) instead of performing this operation (1-based).
     nonisolated(unsafe) public static var crashAtOperation: Int?
-    /// This operation and every later one fail with ENOSPC (a write first writes half its bytes,
-    /// as a filling disk does).
+    /// This operation and every later one that needs space (mkdir, create, write, link, fsync)
+    /// fail with ENOSPC, as on a full disk — a write first writes half its bytes. Operations that
+    /// free or move space (unlink, rmdir, rename, truncate, chmod) still work, as they do there.
     nonisolated(unsafe) public static var noSpaceFromOperation: Int?
     /// Called with each operation's description, for tests that list the crash points.
     nonisolated(unsafe) public static var trace: ((Int, String) -> Void)?
@@ -26,13 +27,18 @@ public enum FaultInjection {
         trace = nil
     }
 
+    static func needsSpace(_ what: String) -> Bool {
+        for p in ["mkdir ", "create ", "write ", "link ", "fsync "] where what.hasPrefix(p) { return true }
+        return false
+    }
+
     /// Counts one mutating operation; crashes or reports ENOSPC when armed to.
     /// Returns true when the operation must fail with ENOSPC (errno is set).
     static func fails(_ what: String) -> Bool {
         operations += 1
         trace?(operations, what)
         if let c = crashAtOperation, operations >= c { _exit(137) }
-        if let n = noSpaceFromOperation, operations >= n { errno = ENOSPC; return true }
+        if let n = noSpaceFromOperation, operations >= n, needsSpace(what) { errno = ENOSPC; return true }
         return false
     }
 }

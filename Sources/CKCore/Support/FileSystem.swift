@@ -30,6 +30,18 @@ public enum FileSystem {
         CloudKitError.internalError("refusing to follow the symbolic link '\(path)': ck never follows links inside a data directory (remove the link; 'ck fsck' lists them)")
     }
 
+    static func notRegular(_ path: String, mode: mode_t) -> CloudKitError {
+        let what: String
+        switch mode & S_IFMT {
+        case S_IFDIR: what = "a directory"
+        case S_IFIFO: what = "a FIFO"
+        case S_IFSOCK: what = "a socket"
+        case S_IFCHR, S_IFBLK: what = "a device"
+        default: what = "a special file"
+        }
+        return CloudKitError.internalError("'\(path)' is \(what), not a regular file: ck reads and writes only regular files inside a data directory (remove it; 'ck fsck' lists it)")
+    }
+
     // MARK: path operations
 
     public static func exists(_ path: String) throws -> Bool {

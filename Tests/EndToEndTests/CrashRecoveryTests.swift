@@ -1,0 +1,228 @@
+import Foundation
+import XCTest
+
+/// Crash at every point: each command below is run again and again, the Nth time dying (like
+/// `kill -9`) just before its Nth operation that changes the disk (`CK_DEBUG_CRASH_AT_OP=N`),
+/// for N = 1, 2, … until it completes. After every crash: another write, then `ck fsck`, then a
+/// second fsck that must find nothing, then the store's promises are checked exactly — nothing
+/// acknowledged lost, the change feed equal to the records, the database history agreeing with
+/// the zones, a notification for every record created, none twice.
+final class CrashRecoveryTests: XCTestCase {
+    private var s: Sandbox!
+    private var acknowledged: [String: String] = [:]   // recordName → zone, of every save that exited 0
+
+    override func setUp() {
+        s = Sandbox()
+        s.signIn()
+        ok(["zone", "create", "Z"])
+        // Two watching devices (every device of the user hears every subscription): "v" keeps
+        // its notifications to count one per record created; "w" reads them, to see new ones.
+        ok(["--device", "v", "subscribe", "query", "--type", "T", "--fires-on", "create"])
+        ok(["--device", "w", "subscribe"])
+        save("seed-1", zone: "Z")
+        save("seed-2", zone: "Z")
+    }
+
+    @discardableResult
+    private func ok(_ args: [String], stdin: String? = nil, file: StaticString = #filePath, line: UInt = #line) -> CKResult {
+        let r = s.run(args, stdin: stdin)
+        XCTAssertEqual(r.status, 0, "\(args): \(r.stderr)", file: file, line: line)
+        return r
+    }
+
+    private func save(_ name: String, zone: String, file: StaticString = #filePath, line: UInt = #line) {
+        ok(["--zone", zone, "record", "save", "--type", "T", "--name", name, "n=1"], file: file, line: line)
+        acknowledged[name] = zone
+    }
+
+    private func json(_ r: CKResult) -> [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8))) as? [String: Any] ?? [:]
+    }
+
+    private func lines(_ r: CKResult) -> [[String: Any]] {
+        r.stdout.split(separator: "\n").compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] }
+    }
+
+    /// Runs `command` crashing at each operation in turn; returns how many crash points it has.
+    @discardableResult
+    private func sweep(_ label: String, before: (Int) -> Void = { _ in }, _ command: (Int) -> [String], stdin: ((Int) -> String)? = nil,
+                       anotherWrite: ((Int) -> Void)? = nil,
+                       after: (Int, CKResult) -> Void = { _, _ in }, file: StaticString = #filePath, line: UInt = #line) -> Int {
+        for n in 1...400 {
+            before(n)
+            let r = s.run(command(n), stdin: stdin?(n), env: ["CK_DEBUG_CRASH_AT_OP": String(n)])
+            let crashed = r.status == 137
+            if !crashed { XCTAssertEqual(r.status, 0, "\(label) at op \(n): \(r.stderr)", file: file, line: line) }
+            // Another write, before any repair: it must work, and finish what the crash left.
+            if let w = anotherWrite { w(n) } else { save("after-\(label)-\(n)", zone: "Z", file: file, line: line) }
+            let fix = s.run(["fsck"])
+            XCTAssertEqual(fix.status, 0, "\(label) at op \(n): fsck could not repair: \(fix.stdout)", file: file, line: line)
+            let again = s.run(["fsck", "--dry-run"])
+            XCTAssertEqual(again.status, 0, "\(label) at op \(n): second fsck: \(again.stdout)", file: file, line: line)
+            XCTAssertEqual(json(again)["clean"] as? Bool, true, "\(label) at op \(n): second fsck: \(again.stdout)", file: file, line: line)
+            after(n, r)
+            checkPromises("\(label) at op \(n)", file: file, line: line)
+            if !crashed { return n - 1 }
+        }
+        XCTFail("\(label) never completed", file: file, line: line)
+        return 0
+    }
+
+    /// What must hold after any crash and repair.
+    private func checkPromises(_ what: String, file: StaticString, line: UInt) {
+        let zones = Set((json(s.run(["zone", "list"]))["zones"] as? [[String: Any]] ?? []).compactMap { ($0["zoneID"] as? [String: Any])?["zoneName"] as? String })
+        var present: Set<String> = []
+        for zone in zones { for r in lines(s.run(["--zone", zone, "export"])) { present.insert("\(zone)/\(r["recordName"] as! String)") } }
+        // Nothing acknowledged is lost.
+        for (name, zone) in acknowledged where zones.contains(zone) {
+            XCTAssertTrue(present.contains("\(zone)/\(name)"), "\(what): acknowledged record \(name) is lost", file: file, line: line)
+        }
+        // Every custom zone's change feed, read from the start, is exactly its records.
+        var created: Set<String> = []
+        for zone in zones where zone != "_defaultZone" {
+            var feed: [String: String] = [:]
+            var more = true
+            var args = ["--zone", zone, "zone", "changes", "--from-start", "--no-save"]
+            while more {
+                let page = json(s.run(args))
+                for r in page["records"] as? [[String: Any]] ?? [] {
+                    let n = r["recordName"] as! String
+                    if r["deleted"] as? Bool == true { feed[n] = nil } else { feed[n] = r["recordChangeTag"] as? String }
+                }
+                more = page["moreComing"] as? Bool ?? false
+                args = ["--zone", zone, "zone", "changes", "--since", page["syncToken"] as? String ?? "", "--no-save"]
+            }
+            var exported: [String: String] = [:]
+            for r in lines(s.run(["--zone", zone, "export"])) {
+                exported[r["recordName"] as! String] = r["recordChangeTag"] as? String
+                if r["recordType"] as? String == "T" { created.insert(r["recordName"] as! String) }
+            }
+            XCTAssertEqual(feed, exported, "\(what): zone \(zone): the change feed disagrees with the records", file: file, line: line)
+        }
+        // The database history knows exactly the zones there are.
+        let db = json(s.run(["database", "changes", "--from-start", "--no-save"]))
+        let listed = Set((db["zones"] as? [[String: Any]] ?? []).compactMap { ($0["zoneID"] as? [String: Any])?["zoneName"] as? String })
+        XCTAssertEqual(listed, zones.subtracting(["_defaultZone"]), "\(what): database changes disagree with the zones", file: file, line: line)
+        // One creation notification per record of type T, never two.
+        let notes = (json(s.run(["--device", "v", "notifications"]))["notifications"] as? [[String: Any]] ?? [])
+            .filter { $0["queryNotificationReason"] as? String == "recordCreated" }.compactMap { $0["recordName"] as? String }
+        let counted = Dictionary(notes.map { ($0, 1) }, uniquingKeysWith: +)
+        for name in created {
+            XCTAssertEqual(counted[name], 1, "\(what): record \(name) has \(counted[name] ?? 0) creation notifications", file: file, line: line)
+        }
+    }
+
+    func testSaveSurvivesACrashAtEveryOperation() {
+        let points = sweep("save", { n in ["--zone", "Z", "record", "save", "--type", "T", "--name", "c\(n)", "n=\(n)", "label=x\(n)"] },
+                           after: { n, r in if r.status == 0 { self.acknowledged["c\(n)"] = "Z" } })
+        XCTAssertGreaterThan(points, 10, "a save has more crash points than that")
+    }
+
+    func testUpdateAndDeleteCascadeSurviveACrashAtEveryOperation() {
+        // Each round: a parent, a child that DELETE_SELF-references it, then one batch that
+        // updates the parent and deletes it (cascading to the child) and creates another record.
+        sweep("modify", before: { n in
+            self.ok(["--zone", "Z", "record", "save", "--type", "T", "--name", "p\(n)", "n=1"])
+            self.ok(["--zone", "Z", "record", "save", "--type", "T", "--name", "k\(n)", "parent:REFERENCE=p\(n),DELETE_SELF"])
+        }, { _ in ["--zone", "Z", "record", "modify"] }, stdin: { n in
+            "{\"atomic\": true, \"operations\": [{\"operationType\": \"forceDelete\", \"record\": {\"recordName\": \"p\(n)\"}}, " +
+                "{\"operationType\": \"create\", \"record\": {\"recordName\": \"m\(n)\", \"recordType\": \"T\", \"fields\": {\"n\": {\"value\": \(n)}}}}]}"
+        }, after: { n, r in
+            let parent = self.s.run(["--zone", "Z", "record", "get", "p\(n)"]).status
+            let child = self.s.run(["--zone", "Z", "record", "get", "k\(n)"]).status
+            let made = self.s.run(["--zone", "Z", "record", "get", "m\(n)"]).status
+            // Atomic: all of the batch or none of it.
+            XCTAssertTrue((parent, child, made) == (3, 3, 0) || (parent, child, made) == (0, 0, 3),
+                          "modify at op \(n): half a batch: parent \(parent), child \(child), new \(made)")
+            if r.status == 0 { self.acknowledged["m\(n)"] = "Z" }
+        })
+    }
+
+    func testImportSurvivesACrashAtEveryOperation() {
+        let input = (0..<3).map { "{\"recordName\":\"i-ROUND-\($0)\",\"recordType\":\"T\",\"fields\":{\"n\":{\"value\":\($0)}}}" }.joined(separator: "\n")
+        for n in 1...400 {
+            let r = s.run(["--zone", "Z", "import", "--batch", "2", "--format", "ndjson"], stdin: input.replacingOccurrences(of: "ROUND", with: "\(n)"),
+                          env: ["CK_DEBUG_CRASH_AT_OP": String(n)])
+            // Every line printed before the crash acknowledged a committed record.
+            for l in lines(r) { if let name = l["recordName"] as? String, l["serverErrorCode"] == nil { acknowledged[name] = "Z" } }
+            save("after-import-\(n)", zone: "Z")
+            XCTAssertEqual(s.run(["fsck"]).status, 0)
+            XCTAssertEqual(json(s.run(["fsck", "--dry-run"]))["clean"] as? Bool, true, "import at op \(n)")
+            checkPromises("import at op \(n)", file: #filePath, line: #line)
+            if r.status != 137 { XCTAssertEqual(r.status, 0, r.stderr); return }
+        }
+    }
+
+    func testZoneCreateAndDeleteSurviveACrashAtEveryOperation() {
+        sweep("zone-create", before: { _ in self.ok(["--device", "w", "notifications", "--mark-read"]) },
+              { n in ["zone", "create", "Y\(n)"] }, after: { n, r in
+            let exists = self.s.run(["--zone", "Y\(n)", "record", "list"]).status == 0
+            if r.status == 0 { XCTAssertTrue(exists, "an acknowledged zone is missing") }
+            if exists {
+                // Database subscribers heard of it.
+                let notes = self.json(self.s.run(["--device", "w", "notifications", "--mark-read"]))["notifications"] as? [[String: Any]] ?? []
+                XCTAssertTrue(notes.contains { $0["notificationType"] as? String == "database" }, "zone Y\(n) was created without a database notification")
+                self.ok(["zone", "delete", "Y\(n)"])
+            }
+        })
+        sweep("zone-delete", before: { n in
+            self.ok(["zone", "create", "D\(n)"])
+            self.save("d\(n)", zone: "D\(n)")
+            self.ok(["--device", "w", "notifications", "--mark-read"])
+        }, { n in ["zone", "delete", "D\(n)"] }, after: { n, r in
+            let exists = self.s.run(["--zone", "D\(n)", "record", "list"]).status == 0
+            if r.status == 0 { XCTAssertFalse(exists, "an acknowledged deletion did not happen") }
+            if exists {
+                XCTAssertEqual(self.s.run(["--zone", "D\(n)", "record", "get", "d\(n)"]).status, 0, "a zone that survived lost its record")
+                self.ok(["zone", "delete", "D\(n)"])
+            } else {
+                let db = self.json(self.s.run(["database", "changes", "--from-start", "--no-save"]))
+                let deleted = (db["deletedZones"] as? [[String: Any]] ?? []).compactMap { ($0["zoneID"] as? [String: Any])?["zoneName"] as? String }
+                XCTAssertTrue(deleted.contains("D\(n)"), "zone D\(n) is gone but the database history does not say so")
+                let notes = self.json(self.s.run(["--device", "w", "notifications", "--mark-read"]))["notifications"] as? [[String: Any]] ?? []
+                XCTAssertTrue(notes.contains { $0["notificationType"] as? String == "database" }, "zone D\(n) was deleted without a database notification")
+            }
+        })
+    }
+
+    func testSchemaResetIsAllOrNothing() {
+        sweep("reset", before: { n in
+            self.ok(["zone", "create", "R"])
+            self.save("r\(n)", zone: "R")
+        }, { _ in ["schema", "reset"] }, anotherWrite: { n in
+            // The reset may have taken zone Z away: write where it cannot.
+            self.ok(["record", "save", "--type", "T", "--name", "after-reset-\(n)", "n=1"])
+        }, after: { n, r in
+            // After recovery the reset either happened whole or not at all.
+            let zone = self.s.run(["--zone", "R", "record", "get", "r\(n)"]).status
+            let seed = self.s.run(["--zone", "Z", "record", "get", "seed-1"]).status
+            XCTAssertTrue((zone, seed) == (0, 0) || (zone, seed) == (3, 3), "reset at op \(n) is half done: R \(zone), Z \(seed)")
+            if r.status == 0 { XCTAssertEqual(seed, 3) }
+            if seed == 3 {
+                // Start over: the reset removed the zones, subscriptions and acknowledged records.
+                self.acknowledged = [:]
+                self.ok(["zone", "create", "Z"])
+                self.ok(["--device", "v", "subscribe", "query", "--type", "T", "--fires-on", "create"])
+                self.ok(["--device", "w", "subscribe"])
+            }
+        })
+    }
+
+    func testSignInAndStatusChangesKeepTheirEvents() {
+        func check(_ what: String) {
+            let account = json(s.run(["account"]))
+            let events = json(s.run(["account", "events"]))["events"] as? [[String: Any]] ?? []
+            XCTAssertEqual(events.last?["status"] as? String, account["status"] as? String, "\(what): the last account event disagrees with the account")
+            XCTAssertEqual(events.last?["appleID"] as? String, account["appleID"] as? String, "\(what): the last account event disagrees with the account")
+            XCTAssertEqual(events.map { $0["seq"] as? Int ?? 0 }, Array(1...max(events.count, 1)).prefix(events.count).map { $0 }, "\(what): account events are not numbered 1…n")
+        }
+        for command in [["account", "signin", "bob@example.com"], ["account", "set-status", "restricted"], ["account", "signout"]] {
+            sweep(command[1], { _ in command }, anotherWrite: { _ in
+                // The crashed change stands or not; either way the log must say what the account is.
+                check("\(command) after a crash")
+                self.s.signIn()
+            })
+            s.signIn()
+        }
+    }
+}
