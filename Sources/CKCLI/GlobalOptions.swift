@@ -77,7 +77,7 @@ public struct GlobalOptions {
             throw UsageError("data directory '\(p)' is not a directory")
         }
         let device = pick("--device", "CK_DEVICE") ?? "default"
-        do { try Names.validateRecordName(device) } catch let e as CloudKitError { throw UsageError("invalid device name: \(e.reason)") }
+        do { try Names.validateName(device, noun: "device name") } catch let e as CloudKitError { throw UsageError("invalid " + e.reason) }
         let zone = args.value("--zone") ?? ZoneID.defaultZoneName
         return GlobalOptions(
             dataDirectory: dataDir,

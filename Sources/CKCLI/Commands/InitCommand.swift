@@ -7,7 +7,11 @@ enum InitCommand {
         let p = try inv.positionals(max: 1, what: "directory")
         var base = p.first ?? inv.io.currentDirectory
         if !base.hasPrefix("/") { base = inv.io.currentDirectory + "/" + base }
-        let dir = inv.args.value("--data-dir") ?? (base == "/" ? "/.ck" : base + "/.ck")
+        let dir = inv.args.has("--data-dir") ? inv.globals.dataDirectory : (base == "/" ? "/.ck" : base + "/.ck")
+        // A .ck already there is checked as a discovered one would be: never a link, never another user's.
+        do { try DataDirectoryCheck.verify(dir, discovered: !inv.args.has("--data-dir")) } catch DataDirectoryCheck.Failure.notADirectory(let p) {
+            throw inv.usageError("'\(p)' exists and is not a directory")
+        }
         let store = CloudKitStore(root: dir)
         let created = try store.initialize()
         inv.emit(["dataDirectory": .string(store.paths.root), "created": .bool(created)])

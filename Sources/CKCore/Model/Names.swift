@@ -20,24 +20,36 @@ public enum Names {
     /// or `\`, not `.` or `..` (they would address paths, which the store must never allow).
     /// Names are compared by their bytes everywhere: two spellings of one Unicode string
     /// (`é` precomposed or decomposed) are two names, as on CloudKit's servers.
-    static func validateName(_ s: String, kind: String) throws {
-        if s.isEmpty { throw CloudKitError.badRequest("\(kind) name must not be empty") }
+    public static func validateName(_ s: String, noun: String) throws {
+        if s.isEmpty { throw CloudKitError.badRequest("\(noun) must not be empty") }
         if s.utf8.count > maxLength {
-            throw CloudKitError.badRequest("\(kind) name '\(describe(s))' is \(s.utf8.count) bytes long; the limit is \(maxLength) bytes")
+            throw CloudKitError.badRequest("\(noun) '\(describe(s))' is \(s.utf8.count) bytes long; the limit is \(maxLength) bytes")
         }
         for u in s.unicodeScalars {
             if u.value < 0x20 || u.value == 0x7F {
-                throw CloudKitError.badRequest("\(kind) name '\(describe(s))' contains a control character (\\u{\(String(u.value, radix: 16))})")
+                throw CloudKitError.badRequest("\(noun) '\(describe(s))' contains a control character (\\u{\(String(u.value, radix: 16))})")
             }
             if u == "/" || u == "\\" {
-                throw CloudKitError.badRequest("\(kind) name '\(describe(s))' contains '\(u)', which is not allowed")
+                throw CloudKitError.badRequest("\(noun) '\(describe(s))' contains '\(u)', which is not allowed")
             }
         }
-        if s == "." || s == ".." { throw CloudKitError.badRequest("\(kind) name '\(s)' is not allowed") }
+        if s == "." || s == ".." { throw CloudKitError.badRequest("\(noun) '\(s)' is not allowed") }
     }
 
-    public static func validateRecordName(_ s: String) throws { try validateName(s, kind: "record") }
-    public static func validateZoneName(_ s: String) throws { try validateName(s, kind: "zone") }
+    public static func validateRecordName(_ s: String) throws { try validateName(s, noun: "record name") }
+    public static func validateZoneName(_ s: String) throws { try validateName(s, noun: "zone name") }
+
+    /// A name made from others (a default subscription ID) cut to the byte limit, keeping it
+    /// unique with a digest of the whole.
+    public static func bounded(_ s: String) -> String {
+        guard s.utf8.count > maxLength else { return s }
+        var head = ""
+        for ch in s {
+            if head.utf8.count + ch.utf8.count > maxLength - 17 { break }
+            head.append(ch)
+        }
+        return head + "-" + Identifiers.hex(SHA256.digest(Array(s.utf8)).prefix(8))
+    }
 
     /// Identifiers (field names, record type names): an ASCII letter, then letters, digits or `_`.
     static func validateIdentifier(_ s: String, kind: String) throws {

@@ -41,8 +41,8 @@ public struct Subscription: Equatable, Sendable {
 
     /// Subscription IDs follow record-name rules (they name a file, and CloudKit caps them at 255).
     public static func validateID(_ id: String) throws {
-        do { try Names.validateRecordName(id) } catch let e as CloudKitError {
-            throw CloudKitError.badRequest("invalid subscription ID: \(e.reason)")
+        do { try Names.validateName(id, noun: "subscription ID") } catch let e as CloudKitError {
+            throw CloudKitError.badRequest("invalid " + e.reason)
         }
     }
 
@@ -51,12 +51,12 @@ public struct Subscription: Equatable, Sendable {
     public var defaultID: String {
         switch kind {
         case .database: return "database"
-        case .zone: return "zone-" + (zoneName ?? "") + (recordType.map { "-" + $0 } ?? "")
+        case .zone: return Names.bounded("zone-" + (zoneName ?? "") + (recordType.map { "-" + $0 } ?? ""))
         case .query:
             var c = self
             c.subscriptionID = ""
             let digest = Identifiers.hex(SHA256.digest(Array(JSONWriter.compact(c.json(ownerRecordName: "")).utf8)).prefix(6))
-            return "query-" + (recordType ?? "") + "-" + digest
+            return Names.bounded("query-" + (recordType ?? "") + "-" + digest)
         }
     }
 

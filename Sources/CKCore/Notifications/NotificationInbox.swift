@@ -140,11 +140,15 @@ public struct NotificationInbox {
 
     /// Cuts log bytes beyond the committed end (`ck fsck`); returns how many there were.
     func cutUncommittedTail(repair: Bool) throws -> Int64 {
-        try withLock {
+        func cut() throws -> Int64 {
             let st = try state()
             guard let size = try FileSystem.size(logFile), size > st.logSize else { return 0 }
             if repair { try FileSystem.truncate(logFile, to: st.logSize) }
             return size - st.logSize
         }
+        if repair { return try withLock(cut) }
+        let lock = try FileLock.acquireExisting(lockFile)
+        defer { lock?.unlock() }
+        return try cut()
     }
 }

@@ -70,8 +70,16 @@ public struct SchemaAdmin {
         let g = EnvironmentGuard(paths: paths, container: container, environment: .development)
         let lock = try FileLock(path: g.lockFile, .exclusive)
         defer { lock.unlock() }
+        // Everything the reset will touch must be reachable without a link, or it does not start.
+        for device in try FileSystem.list(paths.root + "/devices") where !device.hasPrefix(".") {
+            _ = try Directory.open(bookmarks(device: device))
+        }
         try FileSystem.writeJSON(g.resetMarker, ["schemaVersion": .int(DataPaths.schemaVersion), "reset": "development"])
         try completeReset()
+    }
+
+    private func bookmarks(device: String) -> String {
+        paths.root + "/devices/" + device + "/bookmarks/" + PathEncoding.component(container) + "/development"
     }
 
     /// The steps of a reset, each one idempotent. The caller holds the environment's lock
@@ -87,7 +95,7 @@ public struct SchemaAdmin {
         }
         env.sync()
         for device in try FileSystem.list(paths.root + "/devices") where !device.hasPrefix(".") {
-            try FileSystem.removeTree(paths.root + "/devices/" + device + "/bookmarks/" + PathEncoding.component(container) + "/development")
+            try FileSystem.removeTree(bookmarks(device: device))
         }
         let production = try store(.production).load()
         try store(.development).withLock { _ = try store(.development).save(production) }

@@ -164,8 +164,8 @@ public final class AccountStore {
     /// `ck fsck`: the event log's torn tail and damaged lines, and its last event.
     func check(repair: Bool) throws -> [String] {
         guard try FileSystem.exists(paths.deviceFile) || FileSystem.exists(eventsFile) else { return [] }
-        let lock = try FileLock(path: lockFile)
-        defer { lock.unlock() }
+        let lock = repair ? try FileLock(path: lockFile) : try FileLock.acquireExisting(lockFile)
+        defer { lock?.unlock() }
         var found: [String] = []
         let (events, committed, damaged) = try readEvents()
         if let size = try FileSystem.size(eventsFile), size > Int64(committed) {

@@ -48,7 +48,7 @@ extension Database {
     var trashDirectory: String { directory + "/trash" }
 
     func intentFile(_ zone: String) -> String { intentsDirectory + "/" + PathEncoding.component(zone) + ".json" }
-    func zoneLockFile(_ zone: String) -> String { directory + "/locks/" + PathEncoding.component(zone) }
+    func zoneLockFile(_ zone: String) -> String { directory + "/locks/" + PathEncoding.component(zone) + ".lock" }
 
     /// Whether changes to this zone are entries of the database history: custom zones of the
     /// private and shared databases, which are the ones with change feeds.

@@ -43,12 +43,30 @@ public final class Fsck {
     public static func run(paths: DataPaths, repair: Bool, clock: Clock = .system) throws -> FsckReport {
         let f = Fsck(paths: paths, repair: repair, clock: clock)
         guard try FileSystem.isDirectory(paths.root) else { return f.report }
-        try f.checkAccount()
-        for container in try FileSystem.list(paths.root + "/containers") where !container.hasPrefix(".") {
-            for env in Environment.allCases { try f.checkEnvironment(container: container, env) }
+        f.guarded(paths.root) { try f.checkAccount() }
+        f.guarded(paths.root + "/containers") {
+            for container in try FileSystem.list(paths.root + "/containers") where !container.hasPrefix(".") {
+                for env in Environment.allCases {
+                    f.guarded(paths.root + "/containers/" + container + "/" + env.rawValue) { try f.checkEnvironment(container: container, env) }
+                }
+            }
         }
-        try f.walk(paths.root)
+        f.walk(paths.root)
         return f.report
+    }
+
+    /// Runs one check; what stops it (a link, a damaged file) is reported and the rest goes on.
+    func guarded(_ path: String, _ body: () throws -> Void) {
+        do { try body() } catch let e as CloudKitError {
+            if !report.problems.contains(where: { $0.problem == e.reason }) { note(path, e.reason, repaired: false) }
+        } catch {
+            note(path, "\(error)", repaired: false)
+        }
+    }
+
+    /// The writers' lock; a dry run takes it only if it exists, so that it creates nothing.
+    func lock(_ path: String, _ mode: FileLock.Mode = .exclusive) throws -> FileLock? {
+        repair ? try FileLock(path: path, mode) : try FileLock.acquireExisting(path, mode)
     }
 
     func rel(_ p: String) -> String { p.hasPrefix(paths.root + "/") ? String(p.dropFirst(paths.root.count + 1)) : p }
@@ -74,28 +92,31 @@ public final class Fsck {
             if repair { try g.finishInterruptedReset() }
             note(g.resetMarker, "a schema reset was interrupted; its data is half gone", repaired: repair)
         }
-        let lock = try FileLock(path: g.lockFile, .shared)
-        defer { lock.unlock() }
+        let lock = try self.lock(g.lockFile, .shared)
+        defer { lock?.unlock() }
         if try FileSystem.isDirectory(envDir + "/public") {
-            try checkDatabase(container: container, env, .public, owner: nil, directory: envDir + "/public")
+            guarded(envDir + "/public") { try checkDatabase(container: container, env, .public, owner: nil, directory: envDir + "/public") }
         }
         for scope in [DatabaseScope.private, .shared] {
-            for owner in try FileSystem.list(envDir + "/" + scope.rawValue) where !owner.hasPrefix(".") {
-                guard Identifiers.isUserRecordName(owner) else {
-                    note(envDir + "/" + scope.rawValue + "/" + owner, "not a user's database (expected _ and 32 hex digits)", repaired: false)
-                    continue
+            guarded(envDir + "/" + scope.rawValue) {
+                for owner in try FileSystem.list(envDir + "/" + scope.rawValue) where !owner.hasPrefix(".") {
+                    let dir = envDir + "/" + scope.rawValue + "/" + owner
+                    guard Identifiers.isUserRecordName(owner) else {
+                        note(dir, "not a user's database (expected _ and 32 hex digits)", repaired: false)
+                        continue
+                    }
+                    guarded(dir) { try checkDatabase(container: container, env, scope, owner: owner, directory: dir) }
                 }
-                try checkDatabase(container: container, env, scope, owner: owner, directory: envDir + "/" + scope.rawValue + "/" + owner)
             }
         }
-        for user in try FileSystem.list(envDir + "/notifications") where !user.hasPrefix(".") {
-            for device in try FileSystem.list(envDir + "/notifications/" + user) where !device.hasPrefix(".") {
-                let box = NotificationInbox(directory: envDir + "/notifications/" + user + "/" + device)
-                do {
-                    let cut = try box.cutUncommittedTail(repair: repair)
-                    if cut > 0 { note(box.logFile, "notification log holds \(cut) bytes after its committed end (a delivery that never completed)", repaired: repair) }
-                } catch let e as CloudKitError {
-                    note(box.directory, "notification inbox is damaged: \(e.reason)", repaired: false)
+        guarded(envDir + "/notifications") {
+            for user in try FileSystem.list(envDir + "/notifications") where !user.hasPrefix(".") {
+                for device in try FileSystem.list(envDir + "/notifications/" + user) where !device.hasPrefix(".") {
+                    let box = NotificationInbox(directory: envDir + "/notifications/" + user + "/" + device)
+                    guarded(box.directory) {
+                        let cut = try box.cutUncommittedTail(repair: repair)
+                        if cut > 0 { note(box.logFile, "notification log holds \(cut) bytes after its committed end (a delivery that never completed)", repaired: repair) }
+                    }
                 }
             }
         }
@@ -116,16 +137,24 @@ public final class Fsck {
         }
         // Database level: interrupted zone creations and deletions, the history's tail.
         var announced: [NameKey: [String: Int64]] = [:]
-        try db.withDatabaseLock(holdingZone: nil) {
-            let pending = try FileSystem.list(db.intentsDirectory).filter { !$0.hasPrefix(".") }
-            if !pending.isEmpty {
-                // finishIntents already ran for every zone nobody holds; what is left is in use.
-                for p in pending { note(db.intentsDirectory + "/" + p, "a zone change is being finished by a running writer", repaired: true) }
+        do {
+            let lock = try self.lock(db.databaseLockFile)
+            defer { lock?.unlock() }
+            let pending = try FileSystem.list(db.intentsDirectory).filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") }
+            if repair {
+                try db.finishIntents(holdingZone: nil)
+                for p in pending {
+                    let left = try FileSystem.exists(db.intentsDirectory + "/" + p)
+                    // What is left belongs to a zone a running writer holds; it finishes it.
+                    note(db.intentsDirectory + "/" + p, left ? "a zone change is being finished by a running writer" : "a zone change a crash interrupted was finished", repaired: true)
+                }
+            } else {
+                for p in pending { note(db.intentsDirectory + "/" + p, "a zone change a crash interrupted awaits finishing", repaired: false) }
             }
             try checkHistory(db.databaseHistory, what: "database history")
             try emptyTrash(db)
             try sweepLegacyDeletions(db)
-            try db.databaseHistory.forEachEntry(after: 0) { e in
+            try? db.databaseHistory.forEachEntry(after: 0) { e in
                 if let n = e["zoneName"]?.stringValue, let inc = e["incarnation"]?.stringValue {
                     let s = e["zoneSeq"]?.int64Value ?? 0
                     announced[NameKey(n), default: [:]][inc] = max(announced[NameKey(n)]?[inc] ?? 0, s)
@@ -135,7 +164,7 @@ public final class Fsck {
         }
         guard let zones = try Directory.open(directory + "/zones") else { return }
         for entry in try zones.entries() where !entry.hasPrefix(".") && zones.kind(of: entry) == .directory {
-            try checkZone(db, directoryName: entry, announced: announced)
+            guarded(directory + "/zones/" + entry) { try checkZone(db, directoryName: entry, announced: announced) }
         }
     }
 
@@ -177,20 +206,23 @@ public final class Fsck {
 
     /// Links (never followed), modes, temporary files of writers that are gone, files that
     /// are not valid JSON.
-    private func walk(_ path: String) throws {
+    private func walk(_ path: String) {
+        guarded(path) { try walkDirectory(path) }
+    }
+
+    private func walkDirectory(_ path: String) throws {
         guard let dir = try Directory.open(path) else { return }
-        if let st = try Directory.parent(of: path)?.0.status(of: String(path[path.index(after: path.lastIndex(of: "/")!)...])),
-           st.st_mode & 0o077 != 0 {
-            if repair { try FileSystem.setMode(path, FileSystem.directoryPermissions) }
-            note(path, "directory is readable or writable by others (mode \(String(st.st_mode & 0o777, radix: 8)))", repaired: repair)
-        }
         for name in try dir.entries() {
             let p = path + "/" + name
             switch dir.kind(of: name) {
             case .symlink?:
                 note(p, "symbolic link inside the data directory: ck never follows it (remove it)", repaired: false)
             case .directory?:
-                try walk(p)
+                if let st = dir.status(of: name), st.st_mode & 0o077 != 0 {
+                    if repair { try dir.setMode(name, FileSystem.directoryPermissions) }
+                    note(p, "directory is readable or writable by others (mode \(String(st.st_mode & 0o777, radix: 8)))", repaired: repair)
+                }
+                walk(p)
             case .file?:
                 if let pid = FileSystem.temporaryOwner(name) {
                     if kill(pid, 0) != 0 && errno == ESRCH {

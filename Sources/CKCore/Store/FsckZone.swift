@@ -12,8 +12,8 @@ extension Fsck {
             note(dir + "/zone.json", "zone file is missing, damaged or names another zone", repaired: false)
             return
         }
-        let lock = try FileLock(path: db.zoneLockFile(name))
-        defer { lock.unlock() }
+        let lock = try self.lock(db.zoneLockFile(name))
+        defer { lock?.unlock() }
         guard case .present(let z) = try db.zonePresence(name) else { return }
         try checkHistory(z.history, what: "history")
         do {
@@ -105,7 +105,11 @@ extension Fsck {
             }
         }
         for (k, l) in last where l.op == "save" && !seen.contains(k) {
-            try restore(z, k, l.seq, path: z.recordPath(k.string), why: "history entry \(l.seq) of record '\(Names.describe(k.string))' has no record file")
+            let path = z.recordPath(k.string)
+            let why = (try? Directory.parent(of: path))??.0.kind(of: PathEncoding.component(k.string) + ".json") == .symlink
+                ? "a symbolic link stands in place of record '\(Names.describe(k.string))' (replaced by the record, from history entry \(l.seq); the link's target is untouched)"
+                : "history entry \(l.seq) of record '\(Names.describe(k.string))' has no record file"
+            try restore(z, k, l.seq, path: path, why: why)
         }
     }
 

@@ -38,6 +38,13 @@ public final class FileLock {
         }
     }
 
+    /// Takes the lock only if its file exists (nil otherwise): for readers such as
+    /// `ck fsck --dry-run`, which must not create anything.
+    public static func acquireExisting(_ path: String, _ mode: Mode = .exclusive) throws -> FileLock? {
+        guard let (dir, leaf) = try Directory.parent(of: path), dir.kind(of: leaf) == .file else { return nil }
+        return try acquire(path, mode, createDirectory: false)
+    }
+
     /// Takes an exclusive lock only if nobody holds it; nil otherwise.
     public static func attempt(_ path: String) throws -> FileLock? {
         guard let (dir, leaf) = try Directory.parent(of: path, create: true) else { return nil }
