@@ -39,8 +39,16 @@ extension Database {
         }
         let env = try environmentGuard.lockForWriting()
         defer { env.unlock() }
-        try notificationInbox().register()
-        try subscriptionStore.save(s, owner: user.userRecordName)
+        // The device is registered with the subscription, or neither happens.
+        let box = try notificationInbox()
+        let registered = box.isRegistered
+        do {
+            try box.register()
+            try subscriptionStore.save(s, owner: user.userRecordName)
+        } catch {
+            if !registered { try? FileSystem.removeTree(box.directory) }
+            throw error
+        }
         return s
     }
 

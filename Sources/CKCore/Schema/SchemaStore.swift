@@ -62,7 +62,11 @@ public struct SchemaStore {
             let hadSchema = env.kind(of: "schema.ckdb") != nil
             try env.remove(SchemaStore.undoName)
             if hadSchema { try env.link("schema.ckdb", as: SchemaStore.undoName) }
-            let after = try save(s)
+            let after: [UInt8]
+            do { after = try save(s) } catch {
+                try? env.remove(SchemaStore.undoName)
+                throw error
+            }
             return {
                 try self.withLock {
                     // Only if no other process changed the schema since.
