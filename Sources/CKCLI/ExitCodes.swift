@@ -32,6 +32,7 @@ public enum ExitCode {
 /// Prints failures on stderr: one line, text or the Web Services error envelope.
 enum ErrorReporter {
     static func report(_ e: CloudKitError, io: IO, format: ErrorFormat, assetBase: String? = nil) -> Int32 {
+        io.discardPending()
         switch format {
         case .text: io.writeErr("ck: \(e.code.rawValue): \(oneLine(e.reason))\n")
         case .json:
@@ -48,16 +49,18 @@ enum ErrorReporter {
         switch s {
         case .ok: return ExitCode.success
         case .closed: return ExitCode.brokenPipe
+        case .interrupted: return ExitCode.success
         case .failed(let why):
             switch format {
             case .text: io.writeErr("ck: cannot write output: \(why)\n")
-            case .json: io.writeErr(JSONWriter.line(["serverErrorCode": "OUTPUT_ERROR", "reason": .string("cannot write output: " + why), "exitCode": 1]))
+            case .json: io.writeErr(JSONWriter.line(CloudKitError.internalError("cannot write output: " + why).envelope()))
             }
             return ExitCode.internalFailure
         }
     }
 
     static func usage(_ u: UsageError, io: IO, format: ErrorFormat, table: CommandTable) -> Int32 {
+        io.discardPending()
         switch format {
         case .text:
             io.writeErr("ck: error: \(oneLine(u.message))\n")

@@ -21,8 +21,19 @@ enum Follow {
     /// Calls `poll` until stopped; `poll` prints what is new and returns.
     static func run(io: IO, timeout: Double?, _ poll: () throws -> Void) throws {
         stopRequested = 0
-        signal(SIGINT) { _ in stopRequested = 1 }
-        signal(SIGTERM) { _ in stopRequested = 1 }
+        // Without SA_RESTART, so that a write blocked on a reader that does not read returns
+        // (EINTR) and the stop is honoured instead of waiting for the reader.
+        var action = sigaction()
+        #if canImport(Glibc)
+        action.__sigaction_handler.sa_handler = { _ in stopRequested = 1 }
+        #else
+        action.__sigaction_u.__sa_handler = { _ in stopRequested = 1 }
+        #endif
+        action.sa_flags = 0
+        sigemptyset(&action.sa_mask)
+        sigaction(SIGINT, &action, nil)
+        sigaction(SIGTERM, &action, nil)
+        io.stopRequested = { stopRequested != 0 }
         defer {
             signal(SIGINT, SIG_DFL)
             signal(SIGTERM, SIG_DFL)

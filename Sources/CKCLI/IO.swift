@@ -10,6 +10,10 @@ public enum OutputStatus: Equatable {
     case closed
     /// Any other write error (a full disk behind `>`, an I/O error).
     case failed(String)
+    /// A `--follow` was asked to stop (SIGINT, SIGTERM) while its output was blocked on a
+    /// reader that does not read: the rest is dropped, nothing is committed, and ck exits 0 as
+    /// on any stop request.
+    case interrupted
 }
 
 /// stdout could not be written: nothing the command would have committed after its output
@@ -28,6 +32,9 @@ public final class IO {
     public var currentDirectory: String
     /// Pushes buffered output out; false once a write has failed (then nothing more is written).
     public var flush: () -> Bool = { true }
+    /// False once a write has failed: a long stream checks this to stop early, without
+    /// pushing out what it buffers.
+    public var writable: () -> Bool = { true }
     /// Flushes and says how writing went.
     public var finish: () -> OutputStatus = { .ok }
     /// Flushes, then — when stdout is a pipe — waits until the reader has read everything
@@ -36,6 +43,12 @@ public final class IO {
     public var confirmDelivered: () -> OutputStatus = { .ok }
     /// True once stdout's reader has gone (a closed pipe, a hung-up terminal).
     public var readerGone: () -> Bool = { false }
+    /// Drops output not yet written: a command that fails prints nothing on stdout (what a
+    /// streaming command already pushed out, past its buffer, cannot be taken back).
+    public var discardPending: () -> Void = {}
+    /// True once the command has been asked to stop (SIGINT or SIGTERM during `--follow`):
+    /// a write, or a wait for the reader, that a stalled reader holds up then gives up.
+    public var stopRequested: () -> Bool = { false }
 
     public init(writeOut: @escaping (String) -> Void, writeErr: @escaping (String) -> Void, readIn: @escaping () -> [UInt8],
                 writeOutBytes: @escaping ([UInt8]) -> Void, environment: [String: String], currentDirectory: String) {
@@ -62,6 +75,9 @@ public final class IO {
         io.finish = { out.push() }
         io.confirmDelivered = { out.confirmDelivered() }
         io.readerGone = { StandardOutput.readerGone() }
+        io.discardPending = { out.discard() }
+        io.writable = { out.isWritable }
+        out.stopRequested = { [unowned io] in io.stopRequested() }
         return io
     }
 
@@ -87,6 +103,8 @@ public final class IO {
 final class StandardOutput {
     private var buffer: [UInt8] = []
     private var status: OutputStatus = .ok
+    /// Checked before each write and while waiting for the reader (see `IO.stopRequested`).
+    var stopRequested: () -> Bool = { false }
 
     func append(_ bytes: [UInt8]) {
         guard status == .ok else { return }
@@ -98,6 +116,8 @@ final class StandardOutput {
         guard status == .ok else { return status }
         var off = 0
         while off < buffer.count {
+            // A stop request interrupts a write blocked on a full pipe (EINTR, or a short count).
+            if stopRequested() { status = .interrupted; break }
             let n = buffer.withUnsafeBytes { write(1, $0.baseAddress! + off, buffer.count - off) }
             if n < 0 {
                 if errno == EINTR { continue }
@@ -110,19 +130,31 @@ final class StandardOutput {
         return status
     }
 
+    func discard() { buffer.removeAll() }
+
+    var isWritable: Bool { status == .ok }
+
+    /// How long a reader that is there but does not read is waited for. A reader that fails
+    /// (`jq` with a typo, `head`) leaves at once and is seen leaving; one still there after
+    /// this (a parent that waits for ck to exit before it reads) is taken to read later.
+    static let patience: Double = 2
+
     func confirmDelivered() -> OutputStatus {
         let s = push()
         guard s == .ok else { return s }
         var st = stat()
         guard fstat(1, &st) == 0, st.st_mode & S_IFMT == S_IFIFO else { return .ok }
-        while true {
+        let deadline = Date().addingTimeInterval(StandardOutput.patience)
+        while Date() < deadline {
             var unread: Int32 = 0
             // FIONREAD on a pipe counts what its reader has not read yet.
             guard ioctl(1, UInt(FIONREAD), &unread) == 0 else { return .ok }
             if unread == 0 { return .ok }
+            if stopRequested() { status = .interrupted; return .interrupted }
             if StandardOutput.readerGone() { status = .closed; return .closed }
             usleep(2_000)
         }
+        return StandardOutput.readerGone() ? .closed : .ok
     }
 
     static func readerGone() -> Bool {

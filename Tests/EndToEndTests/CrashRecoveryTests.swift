@@ -68,48 +68,8 @@ final class CrashRecoveryTests: XCTestCase {
         return 0
     }
 
-    /// What must hold after any crash and repair.
     private func checkPromises(_ what: String, file: StaticString, line: UInt) {
-        let zones = Set((json(s.run(["zone", "list"]))["zones"] as? [[String: Any]] ?? []).compactMap { ($0["zoneID"] as? [String: Any])?["zoneName"] as? String })
-        var present: Set<String> = []
-        for zone in zones { for r in lines(s.run(["--zone", zone, "export"])) { present.insert("\(zone)/\(r["recordName"] as! String)") } }
-        // Nothing acknowledged is lost.
-        for (name, zone) in acknowledged where zones.contains(zone) {
-            XCTAssertTrue(present.contains("\(zone)/\(name)"), "\(what): acknowledged record \(name) is lost", file: file, line: line)
-        }
-        // Every custom zone's change feed, read from the start, is exactly its records.
-        var created: Set<String> = []
-        for zone in zones where zone != "_defaultZone" {
-            var feed: [String: String] = [:]
-            var more = true
-            var args = ["--zone", zone, "zone", "changes", "--from-start", "--no-save"]
-            while more {
-                let page = json(s.run(args))
-                for r in page["records"] as? [[String: Any]] ?? [] {
-                    let n = r["recordName"] as! String
-                    if r["deleted"] as? Bool == true { feed[n] = nil } else { feed[n] = r["recordChangeTag"] as? String }
-                }
-                more = page["moreComing"] as? Bool ?? false
-                args = ["--zone", zone, "zone", "changes", "--since", page["syncToken"] as? String ?? "", "--no-save"]
-            }
-            var exported: [String: String] = [:]
-            for r in lines(s.run(["--zone", zone, "export"])) {
-                exported[r["recordName"] as! String] = r["recordChangeTag"] as? String
-                if r["recordType"] as? String == "T" { created.insert(r["recordName"] as! String) }
-            }
-            XCTAssertEqual(feed, exported, "\(what): zone \(zone): the change feed disagrees with the records", file: file, line: line)
-        }
-        // The database history knows exactly the zones there are.
-        let db = json(s.run(["database", "changes", "--from-start", "--no-save"]))
-        let listed = Set((db["zones"] as? [[String: Any]] ?? []).compactMap { ($0["zoneID"] as? [String: Any])?["zoneName"] as? String })
-        XCTAssertEqual(listed, zones.subtracting(["_defaultZone"]), "\(what): database changes disagree with the zones", file: file, line: line)
-        // One creation notification per record of type T, never two.
-        let notes = (json(s.run(["--device", "v", "notifications"]))["notifications"] as? [[String: Any]] ?? [])
-            .filter { $0["queryNotificationReason"] as? String == "recordCreated" }.compactMap { $0["recordName"] as? String }
-        let counted = Dictionary(notes.map { ($0, 1) }, uniquingKeysWith: +)
-        for name in created {
-            XCTAssertEqual(counted[name], 1, "\(what): record \(name) has \(counted[name] ?? 0) creation notifications", file: file, line: line)
-        }
+        for broken in s.brokenPromises(acknowledged: acknowledged, watcher: "v") { XCTFail("\(what): \(broken)", file: file, line: line) }
     }
 
     func testSaveSurvivesACrashAtEveryOperation() {

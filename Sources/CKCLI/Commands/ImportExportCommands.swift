@@ -19,7 +19,7 @@ enum ImportExportCommands {
         for z in zones {
             try z.forEachRecord { r in
                 if try db.canRead(r) { inv.io.writeOut(JSONWriter.line(r.json(assetBase: base))) }
-                return inv.io.flush()
+                return inv.io.writable()
             }
         }
         return ExitCode.success

@@ -137,6 +137,7 @@ public final class Fsck {
         }
         // Database level: interrupted zone creations and deletions, the history's tail.
         var announced: [NameKey: [String: Int64]] = [:]
+        var announcedThrough: Int64 = 0
         do {
             let lock = try self.lock(db.databaseLockFile)
             defer { lock?.unlock() }
@@ -154,17 +155,23 @@ public final class Fsck {
             try checkHistory(db.databaseHistory, what: "database history")
             try emptyTrash(db)
             try sweepLegacyDeletions(db)
-            try? db.databaseHistory.forEachEntry(after: 0) { e in
-                if let n = e["zoneName"]?.stringValue, let inc = e["incarnation"]?.stringValue {
-                    let s = e["zoneSeq"]?.int64Value ?? 0
-                    announced[NameKey(n), default: [:]][inc] = max(announced[NameKey(n)]?[inc] ?? 0, s)
-                }
-                return true
-            }
+            announcedThrough = try db.databaseHistory.head()
+            try? Fsck.announcements(db, after: 0, through: announcedThrough, into: &announced)
         }
         guard let zones = try Directory.open(directory + "/zones") else { return }
         for entry in try zones.entries() where !entry.hasPrefix(".") && zones.kind(of: entry) == .directory {
-            guarded(directory + "/zones/" + entry) { try checkZone(db, directoryName: entry, announced: announced) }
+            guarded(directory + "/zones/" + entry) { try checkZone(db, directoryName: entry, announced: announced, through: announcedThrough) }
+        }
+    }
+
+    /// Which zone incarnations the database history records, and through which zone entry.
+    static func announcements(_ db: Database, after: Int64, through: Int64?, into map: inout [NameKey: [String: Int64]]) throws {
+        try db.databaseHistory.forEachEntry(after: after, through: through) { e in
+            if let n = e["zoneName"]?.stringValue, let inc = e["incarnation"]?.stringValue {
+                let s = e["zoneSeq"]?.int64Value ?? 0
+                map[NameKey(n), default: [:]][inc] = max(map[NameKey(n)]?[inc] ?? 0, s)
+            }
+            return true
         }
     }
 

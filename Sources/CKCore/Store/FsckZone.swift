@@ -4,17 +4,32 @@
 /// the history when written by hand), the reference index rebuilt from the records, and the
 /// database history's entries for the zone completed.
 extension Fsck {
-    func checkZone(_ db: Database, directoryName entry: String, announced: [NameKey: [String: Int64]]) throws {
+    func checkZone(_ db: Database, directoryName entry: String, announced snapshot: [NameKey: [String: Int64]], through: Int64) throws {
         let dir = db.directory + "/zones/" + entry
         report.zones += 1
-        guard let zj = try? FileSystem.readJSON(dir + "/zone.json"), let name = zj["zoneID"]?["zoneName"]?.stringValue,
-              PathEncoding.component(name) == entry else {
-            note(dir + "/zone.json", "zone file is missing, damaged or names another zone", repaired: false)
+        func zoneName() -> String? {
+            guard let zj = try? FileSystem.readJSON(dir + "/zone.json"), let name = zj["zoneID"]?["zoneName"]?.stringValue,
+                  PathEncoding.component(name) == entry else { return nil }
+            return name
+        }
+        var found = zoneName()
+        if found == nil {
+            // A zone being made right now: its maker holds the database lock until zone.json is there.
+            let l = try self.lock(db.databaseLockFile)
+            l?.unlock()
+            found = zoneName()
+        }
+        guard let name = found else {
+            if try FileSystem.isDirectory(dir) { note(dir + "/zone.json", "zone file is missing, damaged or names another zone", repaired: false) }
             return
         }
         let lock = try self.lock(db.zoneLockFile(name))
         defer { lock?.unlock() }
         guard case .present(let z) = try db.zonePresence(name) else { return }
+        // What the database history says of this zone now that no writer of it can commit:
+        // the snapshot, and what was recorded since.
+        var announced = snapshot
+        try? Fsck.announcements(db, after: through, through: nil, into: &announced)
         try checkHistory(z.history, what: "history")
         do {
             if repair {
