@@ -29,4 +29,66 @@ final class HistoryTests: XCTestCase {
             XCTAssertEqual(mode, isDir ? 0o700 : 0o600, rel)
         }
     }
+
+    /// The index defines the history: log bytes or index words without a commit bit after them
+    /// are not entries, readers never see them, and the next append cuts them first.
+    func testOnlyCommittedEntriesExistAndTheNextAppendCutsTheRest() throws {
+        let t = TempStore()
+        let db = try t.db()
+        _ = try db.createZone("Z")
+        _ = try db.modify(zone: "Z", operations: [op(.create, "a"), op(.create, "b")])
+        let z = try db.zone("Z")
+        let logBefore = try FileSystem.read(z.history.logFile)!
+        // A whole entry in the log, and its index word without the commit bit.
+        let ghost = Array("{\"seq\":3,\"op\":\"delete\",\"recordName\":\"a\"}\n".utf8)
+        try FileSystem.append(z.history.logFile, ghost)
+        let word = UInt64(logBefore.count + ghost.count)
+        try FileSystem.append(z.history.indexFile, (0..<8).map { UInt8(truncatingIfNeeded: word >> (56 - 8 * UInt64($0))) })
+        XCTAssertEqual(try z.history.head(), 2)
+        XCTAssertEqual(try z.history.entries(after: 0).count, 2)
+        XCTAssertNotNil(try db.lookup(zone: "Z", recordNames: ["a"])[0].record, "an uncommitted delete deletes nothing")
+        // The next commit takes seq 3, after cutting the ghost.
+        _ = try db.modify(zone: "Z", operations: [op(.create, "c")])
+        XCTAssertEqual(try z.history.entries(after: 0).map { $0["recordName"] }, ["a", "b", "c"])
+        XCTAssertEqual(try z.history.entry(3)?["op"], "save")
+        XCTAssertFalse(String(decoding: try FileSystem.read(z.history.logFile)!, as: UTF8.self).contains("\"op\":\"delete\""))
+        // A torn index word is no entry either.
+        try FileSystem.append(z.history.indexFile, [0x80, 0, 0])
+        XCTAssertEqual(try z.history.head(), 3)
+        XCTAssertEqual(try z.history.cutUncommittedTail(repair: true).count, 1)
+        XCTAssertEqual(try FileSystem.size(z.history.indexFile), 24)
+    }
+
+    /// A commit is visible whole or not at all: index words of a batch without the commit bit
+    /// on the last one are not entries, even if the log holds all of it.
+    func testABatchIsVisibleOnlyWhenItsLastWordCarriesTheCommitBit() throws {
+        let dir = NSTemporaryDirectory() + "ck-history-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let h = ChangeHistory(directory: dir)
+        try h.append([["seq": 1, "recordName": "a"], ["seq": 2, "recordName": "b"], ["seq": 3, "recordName": "c"]])
+        XCTAssertEqual(try h.head(), 3)
+        // Clear the commit bit of the last word: the whole batch disappears.
+        var idx = try FileSystem.read(h.indexFile)!
+        idx[16] &= 0x7F
+        try FileSystem.writeAtomically(h.indexFile, idx)
+        XCTAssertEqual(try h.head(), 0)
+        XCTAssertEqual(try h.entries(after: 0).count, 0)
+        XCTAssertEqual(try h.append([["seq": 1, "recordName": "x"]]), 1)
+        XCTAssertEqual(try h.entries(after: 0).map { $0["recordName"] }, ["x"])
+    }
+
+    /// An index pointing where the log does not hold its entry is damage, named, not data.
+    func testAnIndexThatLiesIsReportedAsDamage() throws {
+        let dir = NSTemporaryDirectory() + "ck-history-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let h = ChangeHistory(directory: dir)
+        try h.append([["seq": 1, "recordName": "a"]])
+        try h.append([["seq": 2, "recordName": "b"]])
+        let log = try FileSystem.read(h.logFile)!
+        try FileSystem.writeAtomically(h.logFile, Array(log.prefix(log.count - 3)) + Array("xx\n".utf8))
+        XCTAssertThrowsError(try h.entries(after: 0)) { e in
+            XCTAssertTrue((e as? CloudKitError)?.reason.contains("damaged at entry 2") == true, "\(e)")
+        }
+        XCTAssertEqual(try h.entries(after: 0, limit: 1).count, 1, "entries before the damage still read")
+    }
 }

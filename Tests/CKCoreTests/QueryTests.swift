@@ -71,4 +71,16 @@ final class QueryTests: XCTestCase {
         XCTAssertEqual(try db.query(zone: "_defaultZone", req).records.map(\.recordName), ["b"])
         XCTAssertThrowsError(try QueryRequest.parse(try JSONParser.parse(#"{"query": {"recordType": "Item", "filterBy": [{"fieldName": "x", "comparator": "LIKE", "fieldValue": {"value": 1}}]}}"#)))
     }
+
+    /// Markers are signed: an edited one is refused, not followed to a wrong page.
+    func testAnEditedMarkerIsRefused() throws {
+        let db = try seeded()
+        let m = try db.query(zone: "_defaultZone", QueryRequest(recordType: "Item", resultsLimit: 1)).continuationMarker!
+        XCTAssertNoThrow(try db.query(zone: "_defaultZone", QueryRequest(recordType: "Item", resultsLimit: 1, continuationMarker: m)))
+        for edited in [String(m.dropLast()), m.replacingOccurrences(of: "ck1q.e", with: "ck1q.f"), m + "A", "ck1q." + m.dropFirst(5).reversed()] {
+            XCTAssertThrowsError(try db.query(zone: "_defaultZone", QueryRequest(recordType: "Item", resultsLimit: 1, continuationMarker: edited))) { e in
+                XCTAssertEqual((e as? CloudKitError)?.code, .badRequest)
+            }
+        }
+    }
 }

@@ -142,4 +142,34 @@ final class ZoneChangesTests: XCTestCase {
         XCTAssertNil(try b.bookmark(zone: "Z"))
         XCTAssertNil(try a.bookmark(zone: nil))
     }
+
+    /// Zone names at the byte limit, of any bytes, still make tokens the store accepts.
+    func testTokensOfZonesWithLongNamesWork() throws {
+        let t = TempStore()
+        let db = try t.db()
+        for name in [String(repeating: "|", count: 255), String(repeating: "é", count: 127), String(repeating: "\u{1F600}", count: 63)] {
+            _ = try db.createZone(name)
+            _ = try db.modify(zone: name, operations: [op(.create, "a")])
+            let first = try db.zoneChanges(zone: name, since: nil)
+            _ = try db.modify(zone: name, operations: [op(.create, "b")])
+            XCTAssertEqual(names(try db.zoneChanges(zone: name, since: first.syncToken)), ["b"], "zone of \(name.utf8.count) bytes")
+        }
+    }
+
+    /// Two records whose names differ only in Unicode normalization are two records, in one
+    /// batch and in the change feed.
+    func testNamesAreComparedByTheirBytes() throws {
+        let t = TempStore()
+        let db = try t.db()
+        _ = try db.createZone("Z")
+        let r = try db.modify(zone: "Z", operations: [op(.create, "caf\u{E9}", ["n": 1]), op(.create, "cafe\u{301}", ["n": 2])])
+        XCTAssertEqual(r.compactMap { $0.error }.count, 0, "\(r.compactMap { $0.error })")
+        let feed = try db.zoneChanges(zone: "Z", since: nil)
+        XCTAssertEqual(feed.changes.count, 2)
+        XCTAssertEqual(try db.lookup(zone: "Z", recordNames: ["caf\u{E9}"])[0].record?.fields["n"]?.value, 1)
+        XCTAssertEqual(try db.lookup(zone: "Z", recordNames: ["cafe\u{301}"])[0].record?.fields["n"]?.value, 2)
+        _ = try db.modify(zone: "Z", operations: [op(.forceDelete, "cafe\u{301}")])
+        XCTAssertEqual(names(try db.zoneChanges(zone: "Z", since: feed.syncToken)).map { Array($0.utf8) }, [Array("-cafe\u{301}".utf8)])
+        XCTAssertNotNil(try db.lookup(zone: "Z", recordNames: ["caf\u{E9}"])[0].record)
+    }
 }
