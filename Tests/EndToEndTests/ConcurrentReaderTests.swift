@@ -19,7 +19,7 @@ final class ConcurrentReaderTests: XCTestCase {
         s.signIn()
         XCTAssertEqual(s.ck("zone", "create", "Z").status, 0)
         let log = Log()
-        let writers = 3, rounds = 12
+        let writers = 3, rounds = 12 * Sandbox.stressScale
         let done = DispatchGroup()
         for w in 0..<writers {
             done.enter()
@@ -87,5 +87,6 @@ final class ConcurrentReaderTests: XCTestCase {
         XCTAssertTrue(missing.isEmpty && extra.isEmpty && stale.isEmpty,
                       "replica differs from the zone: \(missing.count) missing, \(extra.count) extra, \(stale.count) stale, after \(polls) polls")
         XCTAssertGreaterThan(polls, 3, "the poller must have run during the writes")
+        print("STRESS reader: \(writers) writers, \(writers * rounds) batches and \(writers * rounds) forced updates of one record, \(polls) polls; replica: \(missing.count) missing, \(stale.count) stale, \(extra.count) extra, \(log.failures.count) false tombstones or versions out of order")
     }
 }

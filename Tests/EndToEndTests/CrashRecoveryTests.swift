@@ -62,7 +62,10 @@ final class CrashRecoveryTests: XCTestCase {
             XCTAssertEqual(json(again)["clean"] as? Bool, true, "\(label) at op \(n): second fsck: \(again.stdout)", file: file, line: line)
             after(n, r)
             checkPromises("\(label) at op \(n)", file: file, line: line)
-            if !crashed { return n - 1 }
+            if !crashed {
+                print("STRESS crash-points: \(label): crashed at each of its \(n - 1) disk operations, each followed by another write and fsck")
+                return n - 1
+            }
         }
         XCTFail("\(label) never completed", file: file, line: line)
         return 0

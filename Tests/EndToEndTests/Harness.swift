@@ -24,7 +24,12 @@ final class Sandbox {
     let dataDir: URL
     var environment: [String: String]
 
+    /// How much longer `make stress` runs the loops of the stress-capable tests (1 in `make test`).
+    static let stressScale = max(1, Int(ProcessInfo.processInfo.environment["CK_STRESS_SCALE"] ?? "") ?? 1)
+
     static var binary: URL {
+        // `make stress` runs the release build (CK_TEST_BINARY).
+        if let b = ProcessInfo.processInfo.environment["CK_TEST_BINARY"], !b.isEmpty { return URL(fileURLWithPath: b) }
         // The test bundle sits in the products directory, beside the `ck` executable.
         var dir = Bundle(for: Sandbox.self).bundleURL
         while dir.pathExtension == "xctest" || dir.lastPathComponent.hasSuffix(".xctest") { dir = dir.deletingLastPathComponent() }

@@ -244,6 +244,11 @@ final class HostilePathTests: XCTestCase {
             defer { lock.unlock() }
             return found
         }
+        /// For `make stress`'s figures: commands run against planted links, and escapes
+        /// (anything outside the data directory changed).
+        private(set) var commands = 0
+        private(set) var escapes = 0
+        func ran(escaped: Bool) { lock.lock(); commands += 1; if escaped { escapes += 1 }; lock.unlock() }
     }
 
     /// A fresh sandbox holding a byte-for-byte copy (modes too) of the template's store.
@@ -273,7 +278,9 @@ final class HostilePathTests: XCTestCase {
         /// Each command works without following the link, or fails cleanly, naming the link.
         func check(_ args: [String]) {
             let before = Self.data(s)
+            let outsideAtStart = Self.outside(s)
             let r = s.run(args)
+            f.ran(escaped: !Self.changes(outsideAtStart, Self.outside(s)).isEmpty)
             let context = "\(what): `ck \(args.joined(separator: " "))` exit \(r.status)"
             f.expect(!(r.stdout + r.stderr).contains("HIJACKED"), "\(context): read through the link: \(r.stdout.prefix(400))")
             if r.status == 0 { return }
@@ -374,6 +381,7 @@ final class HostilePathTests: XCTestCase {
             worker.start()
         }
         group.wait()
+        print("STRESS hostile: \(plants.count) planted links, \(f.commands) commands run against them, \(f.escapes) escapes")
         for m in f.messages { XCTFail(m, file: file, line: line) }
     }
 
@@ -394,7 +402,7 @@ final class HostilePathTests: XCTestCase {
             Plant("the user's private database") { l in l.database },
             Plant("zones") { l in l.database + "/zones" },
             Plant("the database history.log") { l in l.database + "/history.log" },
-            Plant("locks/Lists") { l in l.database + "/locks/Lists" },
+            Plant("locks/Lists.lock") { l in l.database + "/locks/Lists.lock" },
             Plant("intents") { l in l.database + "/intents" },
             Plant("subscriptions") { l in l.database + "/subscriptions" },
         ])
