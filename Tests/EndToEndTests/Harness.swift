@@ -64,29 +64,55 @@ final class Sandbox {
     }
 
     private func runHere(_ args: [String], stdin: String?, stdinData: Data?, env: [String: String], cwd: URL?) -> CKResult {
+        let l = launch(args, stdin: .bytes(stdinData ?? stdin.map { Data($0.utf8) } ?? Data()), env: env, cwd: cwd)
+        return l.collect()
+    }
+
+    /// What a launched ck reads on stdin.
+    enum Input { case bytes(Data), file(URL?) }
+
+    /// A ck process started by `launch`: signal it, then `collect` its output and exit status.
+    struct Launched {
+        let process: Process
+        fileprivate let out: Pipe, err: Pipe
+
+        /// Reads both pipes (so a large output cannot block the child), then waits for it.
+        func collect() -> CKResult {
+            final class Box: @unchecked Sendable { var data = Data() }
+            let outBox = Box()
+            let group = DispatchGroup()
+            group.enter()
+            DispatchQueue.global().async { outBox.data = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+            let errData = err.fileHandleForReading.readDataToEndOfFile()
+            group.wait()
+            process.waitUntilExit()
+            return CKResult(stdout: String(decoding: outBox.data, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self),
+                            status: process.terminationStatus)
+        }
+    }
+
+    /// Starts the binary without waiting for it.
+    func launch(_ args: [String], stdin: Input = .bytes(Data()), env: [String: String] = [:], cwd: URL? = nil) -> Launched {
         let p = Process()
         p.executableURL = Sandbox.binary
         p.arguments = args
         p.environment = environment.merging(env) { _, new in new }
         p.currentDirectoryURL = cwd ?? root
-        let out = Pipe(), err = Pipe(), inp = Pipe()
+        let out = Pipe(), err = Pipe()
         p.standardOutput = out
         p.standardError = err
-        p.standardInput = inp
-        try! p.run()
-        if let d = stdinData ?? stdin?.data(using: .utf8) { inp.fileHandleForWriting.write(d) }
-        try? inp.fileHandleForWriting.close()
-        // Read both pipes before waiting so a large output cannot block the child.
-        final class Box: @unchecked Sendable { var data = Data() }
-        let outBox = Box()
-        let group = DispatchGroup()
-        group.enter()
-        DispatchQueue.global().async { outBox.data = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        group.wait()
-        let outData = outBox.data
-        p.waitUntilExit()
-        return CKResult(stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self), status: p.terminationStatus)
+        switch stdin {
+        case .bytes(let d):
+            let inp = Pipe()
+            p.standardInput = inp
+            try! p.run()
+            if !d.isEmpty { inp.fileHandleForWriting.write(d) }
+            try? inp.fileHandleForWriting.close()
+        case .file(let url):
+            p.standardInput = url.flatMap { FileHandle(forReadingAtPath: $0.path) } ?? FileHandle.nullDevice
+            try! p.run()
+        }
+        return Launched(process: p, out: out, err: err)
     }
 
     @discardableResult

@@ -138,7 +138,6 @@ final class HostilePathTests: XCTestCase {
     // MARK: - running ck with a file on stdin, a clock and a watchdog
 
     final class Box: @unchecked Sendable {
-        var data = Data()
         var timedOut = false
     }
 
@@ -153,38 +152,20 @@ final class HostilePathTests: XCTestCase {
     /// `unblock` runs first (e.g. opens a FIFO the command is stuck on), then SIGTERM.
     static func timed(_ s: Sandbox, _ args: [String], stdinFile: URL? = nil, env: [String: String] = [:],
                       timeout: Double = 60, unblock: (() -> Void)? = nil) -> Timed {
-        let p = Process()
-        p.executableURL = Sandbox.binary
-        p.arguments = args
-        p.environment = s.environment.merging(env) { _, new in new }
-        p.currentDirectoryURL = s.root
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        p.standardInput = stdinFile.flatMap { FileHandle(forReadingAtPath: $0.path) } ?? FileHandle.nullDevice
         let start = Date()
-        try! p.run()
+        let l = s.launch(args, stdin: .file(stdinFile), env: env)
         let finished = DispatchSemaphore(value: 0)
         let state = Box()
         DispatchQueue.global().async {
             if finished.wait(timeout: .now() + timeout) == .timedOut {
                 state.timedOut = true
                 unblock?()
-                p.terminate()
+                l.process.terminate()
             }
         }
-        let outBox = Box()
-        let group = DispatchGroup()
-        group.enter()
-        DispatchQueue.global().async { outBox.data = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        group.wait()
-        p.waitUntilExit()
+        let result = l.collect()
         finished.signal()
-        let seconds = Date().timeIntervalSince(start)
-        return Timed(result: CKResult(stdout: String(decoding: outBox.data, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self),
-                                      status: p.terminationStatus),
-                     seconds: seconds, timedOut: state.timedOut)
+        return Timed(result: result, seconds: Date().timeIntervalSince(start), timedOut: state.timedOut)
     }
 
     // MARK: - 1. planted symbolic links at every level

@@ -22,28 +22,11 @@ final class KillLoopTests: XCTestCase {
     /// Starts ck, kills it after `delay` seconds (unless it finished), returns its stdout and
     /// whether it completed.
     private func killed(_ s: Sandbox, _ args: [String], stdin: String?, after delay: Double) -> (stdout: String, completed: Bool) {
-        let p = Process()
-        p.executableURL = Sandbox.binary
-        p.arguments = args
-        p.environment = s.environment
-        p.currentDirectoryURL = s.root
-        let out = Pipe(), inp = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        p.standardInput = inp
-        try! p.run()
-        if let d = stdin { inp.fileHandleForWriting.write(Data(d.utf8)) }
-        try? inp.fileHandleForWriting.close()
-        final class Box: @unchecked Sendable { var data = Data() }
-        let box = Box()
-        let reading = DispatchGroup()
-        reading.enter()
-        DispatchQueue.global().async { box.data = out.fileHandleForReading.readDataToEndOfFile(); reading.leave() }
+        let l = s.launch(args, stdin: .bytes(Data((stdin ?? "").utf8)))
         usleep(useconds_t(delay * 1_000_000))
-        kill(p.processIdentifier, SIGKILL)
-        p.waitUntilExit()
-        reading.wait()
-        return (String(decoding: box.data, as: UTF8.self), p.terminationReason == .exit && p.terminationStatus == 0)
+        kill(l.process.processIdentifier, SIGKILL)
+        let r = l.collect()
+        return (r.stdout, l.process.terminationReason == .exit && r.status == 0)
     }
 
     func testRandomKillsFollowedByAnotherWriteLoseNothing() {
