@@ -17,7 +17,7 @@ enum ImportExportCommands {
         let zones = inv.args.has("--zone") ? [try db.zone(inv.globals.zone)] : try db.listZones()
         let base = inv.assetBase
         for z in zones {
-            try z.forEachRecord { r in
+            try z.snapshot().forEachRecord { r in
                 if try db.canRead(r) { inv.io.writeOut(JSONWriter.line(r.json(assetBase: base))) }
                 return inv.io.writable()
             }
@@ -49,26 +49,26 @@ enum ImportExportCommands {
         let source = RecordSource(bytes: bytes, defaultZone: inv.globals.zone)
         // First pass: check everything, so bad input writes nothing.
         var zones: [String] = []
-        var seenZones = Set<String>()
+        var seenZones = Set<NameKey>()
         var count = 0
         try source.forEach { zone, _ in
             count += 1
-            if seenZones.insert(zone).inserted { zones.append(zone) }
+            if seenZones.insert(NameKey(zone)).inserted { zones.append(zone) }
         }
         if count == 0 { throw CloudKitError.badRequest("import: the input holds no records") }
         let db = try inv.database()
         _ = try db.requireWrite()
-        for z in zones where z != ZoneID.defaultZoneName {
+        for z in zones where !z.utf8.elementsEqual(ZoneID.defaultZoneName.utf8) {
             if inv.globals.scope != .private { _ = try db.zone(z) }
         }
-        for z in zones where z != ZoneID.defaultZoneName && inv.globals.scope == .private { _ = try db.createZone(z) }
+        for z in zones where !z.utf8.elementsEqual(ZoneID.defaultZoneName.utf8) && inv.globals.scope == .private { _ = try db.createZone(z) }
 
         // Only failures are kept: holding every saved record would grow with the input.
         var failures: [OperationResult] = []
         var total = 0
         var pendingZone: String?
         var pending: [RecordOperation] = []
-        var pendingNames = Set<String>()
+        var pendingNames = Set<NameKey>()
         try inv.printer.stream(listKey: "records") { emit in
             func flush() throws {
                 guard let z = pendingZone, !pending.isEmpty else { return }
@@ -87,12 +87,14 @@ enum ImportExportCommands {
             }
             try source.forEach { zone, op in
                 // A batch holds one operation per record, as a records/modify request must.
-                if zone != pendingZone || pending.count == batch || pendingNames.contains(op.recordName ?? "") {
+                // Names are compared by their bytes: two spellings of a name are two names.
+                if pendingZone.map({ !zone.utf8.elementsEqual($0.utf8) }) ?? true || pending.count == batch
+                    || pendingNames.contains(NameKey(op.recordName ?? "")) {
                     try flush()
                     pendingZone = zone
                 }
                 pending.append(op)
-                pendingNames.insert(op.recordName ?? "")
+                pendingNames.insert(NameKey(op.recordName ?? ""))
             }
             try flush()
         }

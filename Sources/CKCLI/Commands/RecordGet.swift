@@ -64,7 +64,7 @@ extension RecordCommands {
         let z = try db.zone(inv.globals.zone)
         let base = inv.assetBase
         try inv.printer.stream(listKey: "records") { emit in
-            try z.forEachRecord { r in
+            try z.snapshot().forEachRecord { r in
                 if (type == nil || r.recordType == type), try db.canRead(r) { emit(r.json(assetBase: base, desiredKeys: keys)) }
                 return true
             }

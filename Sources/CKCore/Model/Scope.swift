@@ -22,7 +22,7 @@ public struct ZoneID: Hashable, Sendable {
         self.ownerRecordName = ownerRecordName
     }
 
-    public var isDefault: Bool { zoneName == ZoneID.defaultZoneName }
+    public var isDefault: Bool { zoneName.utf8.elementsEqual(ZoneID.defaultZoneName.utf8) }
 
     public var json: JSONValue {
         ["zoneName": .string(zoneName), "ownerRecordName": .string(ownerRecordName)]

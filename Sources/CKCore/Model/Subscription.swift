@@ -51,7 +51,11 @@ public struct Subscription: Equatable, Sendable {
     public var defaultID: String {
         switch kind {
         case .database: return "database"
-        case .zone: return Names.bounded("zone-" + (zoneName ?? "") + (recordType.map { "-" + $0 } ?? ""))
+        case .zone:
+            // With a type, a digest keeps `zone-a` + type `b` apart from zone `a-b`.
+            guard let t = recordType else { return Names.bounded("zone-" + (zoneName ?? "")) }
+            let digest = Identifiers.hex(SHA256.digest(Array(((zoneName ?? "") + "\u{0}" + t).utf8)).prefix(6))
+            return Names.bounded("zone-" + (zoneName ?? "") + "-" + t + "-" + digest)
         case .query:
             var c = self
             c.subscriptionID = ""
@@ -100,7 +104,7 @@ public struct Subscription: Equatable, Sendable {
 
     /// What a change means to this subscription: the query reason it fires with, or nil.
     func fires(on change: RecordChange, zone: String) -> FiresOn? {
-        if let z = zoneName, z != zone { return nil }
+        if let z = zoneName, !z.sameBytes(zone) { return nil }
         let r = change.after ?? change.before
         if let t = recordType, r?.recordType != t { return nil }
         let event: FiresOn = change.kind == .created ? .create : change.kind == .updated ? .update : .delete

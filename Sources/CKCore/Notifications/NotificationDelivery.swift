@@ -12,7 +12,9 @@ extension Database {
         // Per subscriber: the notifications, each with the device that made its change.
         var byOwner: [String: [(origin: RecordChange, item: NotificationInbox.Pending)]] = [:]
         var firedOnce: [(String, String)] = []
-        for (owner, sub) in subscriptions {
+        for (owner, sub, created) in subscriptions {
+            // Only changes committed since the subscription was saved.
+            let changes = changes.filter { $0.timestamp >= created }
             var items: [(RecordChange, NotificationInbox.Pending)] = []
             switch sub.kind {
             case .database:
@@ -50,13 +52,18 @@ extension Database {
         for (owner, id) in firedOnce { _ = try subscriptionStore.delete(owner: owner, id: id) }
     }
 
-    /// After a custom zone is created or deleted: database subscriptions fire.
-    func deliverZoneEvent(_ zoneName: String) throws {
-        guard scope != .public, zoneName != ZoneID.defaultZoneName else { return }
-        for (owner, sub) in try subscriptionStore.all(owner: ownerRecordName) where sub.kind == .database {
-            let item = NotificationInbox.Pending(notification: notification(sub, type: "database"), coalesceKey: coalesceKey("database", sub))
-            try deliver(to: owner, source: nil) { device in
-                owner == caller.user?.userRecordName && device == PathEncoding.component(caller.deviceID) ? [] : [item]
+    /// After a custom zone is created or deleted (database history entry `entry`): database
+    /// subscriptions fire. Redone after a crash, it delivers nothing twice.
+    func deliverZoneEvent(_ zoneName: String, entry: Int64) throws {
+        guard scope != .public, !zoneName.sameBytes(ZoneID.defaultZoneName) else { return }
+        let source = (key: ["database", scope.rawValue, PathEncoding.component(ownerRecordName)].joined(separator: "|"), seq: entry)
+        var byOwner: [String: [NotificationInbox.Pending]] = [:]
+        for (owner, sub, _) in try subscriptionStore.all(owner: ownerRecordName) where sub.kind == .database {
+            byOwner[owner, default: []].append(NotificationInbox.Pending(notification: notification(sub, type: "database"), coalesceKey: coalesceKey("database", sub)))
+        }
+        for (owner, items) in byOwner.sorted(by: { $0.key < $1.key }) {
+            try deliver(to: owner, source: source) { device in
+                owner == caller.user?.userRecordName && device == PathEncoding.component(caller.deviceID) ? [] : items
             }
         }
     }

@@ -66,6 +66,14 @@ public struct NotificationInbox {
         try withLock { if try !FileSystem.exists(stateFile) { try FileSystem.writeJSON(stateFile, State().json) } }
     }
 
+    /// Takes back a registration nothing has used yet (a subscription that failed to save).
+    func unregisterIfUntouched() throws {
+        try withLock {
+            let st = try state()
+            if st.head == 0 && st.logSize == 0 && st.sources.isEmpty && st.readOffset == 0 { try FileSystem.remove(stateFile) }
+        }
+    }
+
     /// Whether the device is registered (has an inbox).
     var isRegistered: Bool { (try? FileSystem.exists(stateFile)) == true }
 

@@ -13,10 +13,12 @@ struct SubscriptionStore {
 
     func file(owner: String, id: String) -> String { directory(owner: owner) + "/" + PathEncoding.component(id) + ".json" }
 
-    func save(_ s: Subscription, owner: String) throws {
-        try FileSystem.makeDirectories(directory(owner: owner))
+    /// `created`: when it was saved; changes committed before then never notify it (a
+    /// delivery redone after a crash must not tell a newer subscription of an older change).
+    func save(_ s: Subscription, owner: String, created: Int64) throws {
         try FileSystem.writeJSON(file(owner: owner, id: s.subscriptionID), [
             "schemaVersion": .int(DataPaths.schemaVersion), "owner": .string(owner), "subscription": s.json(ownerRecordName: owner),
+            "created": .int(created),
         ])
     }
 
@@ -43,17 +45,17 @@ struct SubscriptionStore {
         return out.sorted { $0.subscriptionID < $1.subscriptionID }
     }
 
-    /// Every subscription of the database with its owner: all users' in the public database.
-    func all(owner: String) throws -> [(owner: String, subscription: Subscription)] {
-        guard scope == .public else { return try list(owner: owner).map { (owner, $0) } }
-        var out: [(owner: String, subscription: Subscription)] = []
-        for d in try FileSystem.list(root) where !d.hasPrefix(".") {
-            for f in try FileSystem.list(root + "/" + d) where f.hasSuffix(".json") && !f.hasPrefix(".") {
-                guard let j = try FileSystem.readJSON(root + "/" + d + "/" + f), let s = j["subscription"],
-                      let o = j["owner"]?.stringValue else { continue }
-                out.append((o, try Subscription(stored: s)))
+    /// Every subscription of the database with its owner and when it was saved: all users' in
+    /// the public database.
+    func all(owner: String) throws -> [(owner: String, subscription: Subscription, created: Int64)] {
+        let owners = scope == .public ? try FileSystem.list(root).filter { !$0.hasPrefix(".") }.map { root + "/" + $0 } : [root]
+        var out: [(owner: String, subscription: Subscription, created: Int64)] = []
+        for dir in owners {
+            for f in try FileSystem.list(dir) where f.hasSuffix(".json") && !f.hasPrefix(".") {
+                guard let j = try FileSystem.readJSON(dir + "/" + f), let s = j["subscription"] else { continue }
+                out.append((j["owner"]?.stringValue ?? owner, try Subscription(stored: s), j["created"]?.int64Value ?? 0))
             }
         }
-        return out
+        return out.sorted { $0.subscription.subscriptionID.utf8.lexicographicallyPrecedes($1.subscription.subscriptionID.utf8) }
     }
 }

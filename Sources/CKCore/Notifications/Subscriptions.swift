@@ -44,9 +44,9 @@ extension Database {
         let registered = box.isRegistered
         do {
             try box.register()
-            try subscriptionStore.save(s, owner: user.userRecordName)
+            try subscriptionStore.save(s, owner: user.userRecordName, created: clock.now())
         } catch {
-            if !registered { try? FileSystem.removeTree(box.directory) }
+            if !registered { try? box.unregisterIfUntouched() }
             throw error
         }
         return s

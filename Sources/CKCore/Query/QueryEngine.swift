@@ -23,7 +23,7 @@ extension Database {
         let after = try req.continuationMarker.map { try QueryEngine.decodeMarker($0, binding: binding, secret: try tokenSecret.existing()) }
         let limit = max(1, min(req.resultsLimit, Limits.resultsPerPage))
         var best: [(key: [JSONValue], record: Record)] = []
-        try z.forEachRecord { r in
+        try z.snapshot().forEachRecord { r in
             guard r.recordType == req.recordType, req.filters.allSatisfy({ QueryMatcher.matches(r, $0) }) else { return true }
             if publicDB, try !canRead(r) { return true }
             let key = QueryEngine.key(r, req.sorts)

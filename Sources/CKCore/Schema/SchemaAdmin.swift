@@ -70,25 +70,41 @@ public struct SchemaAdmin {
         let g = EnvironmentGuard(paths: paths, container: container, environment: .development)
         let lock = try FileLock(path: g.lockFile, .exclusive)
         defer { lock.unlock() }
-        // Everything the reset will touch must be reachable without a link, or it does not start.
+        // Everything the reset will touch must be reachable without a link, and everything that
+        // needs space is made first: once reset.json exists the reset only renames and removes,
+        // which a full disk cannot refuse.
         for device in try FileSystem.list(paths.root + "/devices") where !device.hasPrefix(".") {
             _ = try Directory.open(bookmarks(device: device))
         }
-        try FileSystem.writeJSON(g.resetMarker, ["schemaVersion": .int(DataPaths.schemaVersion), "reset": "development"])
-        try completeReset()
+        let env = try Directory.open(g.directory, create: true)!
+        let madeTrash = env.kind(of: SchemaAdmin.resetTrash) == nil
+        var schema: String?
+        do {
+            _ = try env.subdirectory(SchemaAdmin.resetTrash, create: true)
+            schema = try env.prepare(try store(.development).bytes(of: try store(.production).load()), durable: true)
+            try env.writeJSON("reset.json", ["schemaVersion": .int(DataPaths.schemaVersion), "reset": "development"])
+        } catch {
+            if let t = schema { env.discard(t) }
+            if madeTrash { env.removeIfEmpty(SchemaAdmin.resetTrash) }
+            throw error
+        }
+        try completeReset(preparedSchema: schema)
     }
+
+    static let resetTrash = ".reset-trash"
 
     private func bookmarks(device: String) -> String {
         paths.root + "/devices/" + device + "/bookmarks/" + PathEncoding.component(container) + "/development"
     }
 
     /// The steps of a reset, each one idempotent. The caller holds the environment's lock
-    /// exclusively and `reset.json` exists.
-    func completeReset() throws {
+    /// exclusively and `reset.json` exists. `preparedSchema` is the new schema, written to a
+    /// temporary file beside it (when finishing an interrupted reset, it is written here).
+    func completeReset(preparedSchema: String? = nil) throws {
         let g = EnvironmentGuard(paths: paths, container: container, environment: .development)
         guard let env = try Directory.open(g.directory) else { return }
         // Everything goes to one trash directory, one rename each, then the trash is emptied.
-        let trash = try env.subdirectory(".reset-trash", create: true)!
+        let trash = try env.subdirectory(SchemaAdmin.resetTrash, create: true)!
         for d in ["public", "private", "shared", "notifications", "roles.json"] where env.kind(of: d) != nil {
             try trash.removeTree(d)
             try env.move(d, to: trash, as: d)
@@ -97,9 +113,9 @@ public struct SchemaAdmin {
         for device in try FileSystem.list(paths.root + "/devices") where !device.hasPrefix(".") {
             try FileSystem.removeTree(bookmarks(device: device))
         }
-        let production = try store(.production).load()
-        try store(.development).withLock { _ = try store(.development).save(production) }
-        try env.removeTree(".reset-trash")
+        let schema = try preparedSchema ?? env.prepare(try store(.development).bytes(of: try store(.production).load()), durable: true)
+        try store(.development).withLock { try env.publish(schema, as: "schema.ckdb") }
+        try env.removeTree(SchemaAdmin.resetTrash)
         try env.remove("reset.json")
         env.sync()
     }

@@ -23,11 +23,14 @@ public struct SchemaStore {
         }
     }
 
+    /// The file's bytes for a schema.
+    func bytes(of s: Schema) -> [UInt8] { Array((SchemaStore.header + SchemaPrinter.print(s)).utf8) }
+
     @discardableResult
     func save(_ s: Schema) throws -> [UInt8] {
-        let bytes = Array((SchemaStore.header + SchemaPrinter.print(s)).utf8)
-        try FileSystem.writeAtomically(file, bytes)
-        return bytes
+        let b = bytes(of: s)
+        try FileSystem.writeAtomically(file, b)
+        return b
     }
 
     func withLock<T>(_ body: () throws -> T) throws -> T {
@@ -37,9 +40,10 @@ public struct SchemaStore {
     }
 
     /// Folds just-in-time additions into the stored schema, refusing if another process defined
-    /// one of the same fields with another type meanwhile. Returns how to take them out again
-    /// (for a commit that then fails), or nil if nothing changed.
-    func merge(_ additions: Schema) throws -> (() throws -> Void)? {
+    /// one of the same fields with another type meanwhile. They are not taken out again if the
+    /// write that defined them then fails: another writer may already rely on them, and a
+    /// type or field no record uses yet is harmless (as in CloudKit's development schema).
+    func merge(_ additions: Schema) throws {
         try withLock {
             var s = try load()
             var changed = false
@@ -55,32 +59,7 @@ public struct SchemaStore {
                 }
                 s.types[name] = have
             }
-            guard changed else { return nil }
-            // The old schema stays reachable by a second link, so taking the additions out
-            // again is a rename, which a full disk cannot refuse.
-            let env = try Directory.open(paths.environment(container, environment), create: true)!
-            let hadSchema = env.kind(of: "schema.ckdb") != nil
-            try env.remove(SchemaStore.undoName)
-            if hadSchema { try env.link("schema.ckdb", as: SchemaStore.undoName) }
-            let after: [UInt8]
-            do { after = try save(s) } catch {
-                try? env.remove(SchemaStore.undoName)
-                throw error
-            }
-            return {
-                try self.withLock {
-                    // Only if no other process changed the schema since.
-                    guard try FileSystem.read(self.file) == after else { try env.remove(SchemaStore.undoName); return }
-                    if hadSchema { try env.rename(SchemaStore.undoName, to: "schema.ckdb") } else { try env.remove("schema.ckdb") }
-                }
-            }
+            if changed { try save(s) }
         }
-    }
-
-    static let undoName = ".schema-undo.ckdb"
-
-    /// Drops the old schema a merge kept for taking its additions out (once the commit stands).
-    func forgetUndo() {
-        try? Directory.open(paths.environment(container, environment))?.remove(SchemaStore.undoName)
     }
 }

@@ -88,8 +88,13 @@ public final class AccountStore {
             if let g = givenName { u.givenName = g }
             if let f = familyName { u.familyName = f }
             if let p = phone { u.phoneNumber = p }
+            let previous = try FileSystem.read(paths.userFile(appleID: appleID))
             if try user(appleID: appleID) != u { try FileSystem.writeJSON(paths.userFile(appleID: appleID), u.stored) }
-            try setDevice(DeviceAccount(status: .available, appleID: u.appleID))
+            do { try setDevice(DeviceAccount(status: .available, appleID: u.appleID)) } catch {
+                // A sign-in that fails changes nothing, the user's file included.
+                if let p = previous { try? FileSystem.writeAtomically(paths.userFile(appleID: appleID), p) } else { try? FileSystem.remove(paths.userFile(appleID: appleID)) }
+                throw error
+            }
             return u
         }
     }
@@ -110,14 +115,27 @@ public final class AccountStore {
     }
 
     /// Writes the device's account, then its event. A crash between the two is put right by
-    /// `reconcile` the next time the lock is taken.
+    /// `reconcile` the next time the lock is taken; a failure writing the event (a full disk)
+    /// puts the old account back — by a rename, which needs no space — so nothing changed.
     private func setDevice(_ d: DeviceAccount) throws {
         let before = try device()
         guard before != d else { return }
         var o: [String: JSONValue] = ["schemaVersion": .int(DataPaths.schemaVersion), "status": .string(d.status.rawValue)]
         if let a = d.appleID { o["appleID"] = .string(a) }
-        try FileSystem.writeJSON(paths.deviceFile, .object(o))
-        try appendEvent(d)
+        let root = try Directory.open(paths.root, create: true)!
+        let undo = ".device-undo.json"
+        try root.remove(undo)
+        let had = root.kind(of: "device.json") != nil
+        if had { try root.link("device.json", as: undo) }
+        do { try root.writeJSON("device.json", .object(o)) } catch {
+            try? root.remove(undo)
+            throw error
+        }
+        do { try appendEvent(d) } catch {
+            if had { try? root.rename(undo, to: "device.json") } else { try? root.remove("device.json") }
+            throw error
+        }
+        try? root.remove(undo)
     }
 
     public var eventsFile: String { paths.root + "/account-events.ndjson" }

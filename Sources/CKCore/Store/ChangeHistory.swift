@@ -170,32 +170,42 @@ public struct ChangeHistory {
 
     // MARK: writing (the caller holds the lock)
 
+    /// What `cutUncommittedTail` found: a tail it cuts, or damage it can only report.
+    public struct TailFinding {
+        public var problem: String
+        public var repairable: Bool
+    }
+
     /// Cuts what lies beyond the committed history — a commit a crash or a full disk
-    /// interrupted — and says what it cut. The caller holds the history's lock.
+    /// interrupted — and says what it found. The caller holds the history's lock.
     @discardableResult
-    public func cutUncommittedTail(repair: Bool = true) throws -> [String] {
+    public func cutUncommittedTail(repair: Bool = true) throws -> [TailFinding] {
         guard let dir = try Directory.open(directory) else { return [] }
         let head = try committedHead(dir)
-        var found: [String] = []
+        var found: [TailFinding] = []
         let idxSize = Int64(dir.status(of: ChangeHistory.indexName)?.st_size ?? 0)
         let logSize = Int64(dir.status(of: ChangeHistory.logName)?.st_size ?? 0)
         if idxSize > head.seq * 8 {
-            found.append("history index holds \(idxSize - head.seq * 8) bytes after its last committed entry (a commit that never completed)")
+            found.append(.init(problem: "history index holds \(idxSize - head.seq * 8) bytes after its last committed entry (a commit that never completed)", repairable: true))
             if repair { try dir.truncate(ChangeHistory.indexName, to: head.seq * 8) }
         }
         if logSize > head.logEnd {
-            found.append("history log holds \(logSize - head.logEnd) bytes after its last committed entry (a commit that never completed)")
+            found.append(.init(problem: "history log holds \(logSize - head.logEnd) bytes after its last committed entry (a commit that never completed)", repairable: true))
             if repair { try dir.truncate(ChangeHistory.logName, to: head.logEnd) }
         } else if logSize < head.logEnd {
-            found.append("history log is shorter (\(logSize) bytes) than its committed entries (\(head.logEnd) bytes)")
+            found.append(.init(problem: "history log is shorter (\(logSize) bytes) than its committed entries (\(head.logEnd) bytes): entries are lost", repairable: false))
         }
         return found
     }
 
-    /// Appends entries (their `seq` continuing from the head) as one commit: the log bytes are
-    /// written and synced, then the index words, the last one carrying the commit bit. Any
-    /// failure — a full disk, an I/O error — cuts both files back: nothing changed. Returns the
-    /// new head. The caller holds the history's lock.
+    /// Appends entries (their `seq` continuing from the head) as one commit:
+    /// 1. the log bytes, then fsync;
+    /// 2. the index words, without the commit bit, then fsync;
+    /// 3. the commit bit, set by a one-byte write in the last word — the point of no return: from
+    ///    here readers see the commit, so it is never taken back — then fsync.
+    /// A failure before 3 (a full disk, an I/O error) cuts both files back: nothing changed. A
+    /// failure of the last fsync leaves the commit in place and is reported as
+    /// `CommittedButNotSynced`. Returns the new head. The caller holds the history's lock.
     @discardableResult
     public func append(_ entries: [JSONValue]) throws -> Int64 {
         guard !entries.isEmpty else { return try head() }
@@ -204,27 +214,38 @@ public struct ChangeHistory {
         let head = try committedHead(dir)
         var log = [UInt8]()
         var idx = [UInt8]()
-        for (i, e) in entries.enumerated() {
+        for e in entries {
             log.append(contentsOf: JSONWriter.line(e).utf8)
-            var word = UInt64(head.logEnd) + UInt64(log.count)
-            if i == entries.count - 1 { word |= ChangeHistory.commitBit }
+            let word = UInt64(head.logEnd) + UInt64(log.count)
             for s in stride(from: 56, through: 0, by: -8) { idx.append(UInt8((word >> UInt64(s)) & 0xff)) }
         }
         let lf = try dir.openForWriting(ChangeHistory.logName)
         defer { close(lf) }
         let xf = try dir.openForWriting(ChangeHistory.indexName)
         defer { close(xf) }
+        let lastWord = (head.seq + Int64(entries.count) - 1) * 8
         do {
             try FileSystem.writeAt(lf, log, offset: head.logEnd, path: logFile, rollback: false)
             try FileSystem.fsync(lf, path: logFile)
             try FileSystem.writeAt(xf, idx, offset: head.seq * 8, path: indexFile, rollback: false)
             try FileSystem.fsync(xf, path: indexFile)
+            // The commit: one byte, the top of the last word (big-endian), which no disk writes
+            // half of.
+            try FileSystem.overwrite(xf, [idx[idx.count - 8] | 0x80], offset: lastWord, path: indexFile)
         } catch {
             _ = ftruncate(xf, off_t(head.seq * 8))
             _ = ftruncate(lf, off_t(head.logEnd))
             throw error
         }
+        do { try FileSystem.fsync(xf, path: indexFile, overwrite: true) } catch let e as CloudKitError {
+            throw CommittedButNotSynced(reason: e.reason)
+        }
         return head.seq + Int64(entries.count)
+    }
+
+    /// A commit readers can already see, but the disk would not confirm durable.
+    public struct CommittedButNotSynced: Error {
+        public var reason: String
     }
 
     // MARK: expiry

@@ -43,7 +43,7 @@ public struct DataPaths: Sendable {
     public var assetsDirectory: String { root + "/assets" }
     public var configFile: String { root + "/config.json" }
 
-    public func container(_ id: String) -> String { root + "/containers/" + PathEncoding.component(id) }
+    public func container(_ id: String) -> String { root + "/containers/" + PathEncoding.component(id, limit: 255) }
 
     public func environment(_ container: String, _ env: Environment) -> String {
         self.container(container) + "/" + env.rawValue

@@ -45,6 +45,12 @@ public final class Database {
         return s
     }
 
+    /// Reads the schema and roles afresh next time (a write, once it holds its locks).
+    func forgetCachedSchema() {
+        cachedSchema = nil
+        cachedRoles = nil
+    }
+
     /// The caller's custom roles in this environment (public-database GRANTs).
     func callerRoles() throws -> Set<String> {
         if let r = cachedRoles { return r }
@@ -134,9 +140,10 @@ public final class Database {
     /// Looks records up by name: a record or a NOT_FOUND error per name.
     public func lookup(zone name: String, recordNames: [String]) throws -> [OperationResult] {
         let z = try zone(name)
+        let snapshot = try z.snapshot()
         return try recordNames.map { n in
             try Names.validateRecordName(n)
-            if let r = try z.record(named: n) {
+            if let r = try snapshot.record(named: n) {
                 guard try canRead(r) else {
                     return .failed(CloudKitError(.accessDenied, "records of type '\(r.recordType)' are not readable by this user (schema GRANTs)", recordName: n, zoneID: z.zoneID))
                 }

@@ -11,7 +11,7 @@ public struct DatabaseChangesResult {
 extension Database {
     var databaseScopeKey: String {
         [address.container, address.environment.rawValue, scope.rawValue, ownerRecordName]
-            .map { $0.replacingOccurrences(of: "|", with: "%7C") }.joined(separator: "|")
+            .map { PathEncoding.component($0) }.joined(separator: "|")
     }
 
     public func databaseChanges(since: String?, limit: Int = Limits.resultsPerPage) throws -> DatabaseChangesResult {

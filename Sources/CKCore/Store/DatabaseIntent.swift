@@ -12,25 +12,29 @@ struct DatabaseIntent: Equatable {
     var incarnation: String
     /// For a change: the zone history's last entry written by the commit.
     var zoneSeq: Int64?
+    /// The database history's head when the intent was written: an entry recording it can
+    /// only come after.
+    var after: Int64
 
     var json: JSONValue {
         var o: [String: JSONValue] = ["schemaVersion": .int(DataPaths.schemaVersion), "op": .string(op.rawValue),
-                                      "zoneName": .string(zoneName), "incarnation": .string(incarnation)]
+                                      "zoneName": .string(zoneName), "incarnation": .string(incarnation), "after": .int(after)]
         if let s = zoneSeq { o["zoneSeq"] = .int(s) }
         return .object(o)
     }
 
-    init(op: Op, zoneName: String, incarnation: String, zoneSeq: Int64? = nil) {
+    init(op: Op, zoneName: String, incarnation: String, zoneSeq: Int64? = nil, after: Int64 = 0) {
         self.op = op
         self.zoneName = zoneName
         self.incarnation = incarnation
         self.zoneSeq = zoneSeq
+        self.after = after
     }
 
     init?(json j: JSONValue) {
         guard let o = j["op"]?.stringValue.flatMap(Op.init(rawValue:)), let z = j["zoneName"]?.stringValue,
-              let i = j["incarnation"]?.stringValue else { return nil }
-        self.init(op: o, zoneName: z, incarnation: i, zoneSeq: j["zoneSeq"]?.int64Value)
+              let i = j["incarnation"]?.stringValue, let a = j["after"]?.int64Value else { return nil }
+        self.init(op: o, zoneName: z, incarnation: i, zoneSeq: j["zoneSeq"]?.int64Value, after: a)
         if o == .change && zoneSeq == nil { return nil }
     }
 
@@ -52,7 +56,7 @@ extension Database {
 
     /// Whether changes to this zone are entries of the database history: custom zones of the
     /// private and shared databases, which are the ones with change feeds.
-    func announces(_ zoneName: String) -> Bool { scope != .public && zoneName != ZoneID.defaultZoneName }
+    func announces(_ zoneName: String) -> Bool { scope != .public && !zoneName.sameBytes(ZoneID.defaultZoneName) }
 
     /// Takes a zone's lock (by name: it outlives the zone, so a zone deleted and made again is
     /// guarded by the same lock), then finishes a database-level change a crash left for it.
@@ -91,6 +95,11 @@ extension Database {
         }
     }
 
+    /// An intent for a change about to be made. The caller holds the database lock.
+    func newIntent(_ op: DatabaseIntent.Op, zoneName: String, incarnation: String, zoneSeq: Int64? = nil) throws -> DatabaseIntent {
+        DatabaseIntent(op: op, zoneName: zoneName, incarnation: incarnation, zoneSeq: zoneSeq, after: try databaseHistory.head())
+    }
+
     func writeIntent(_ i: DatabaseIntent) throws {
         try FileSystem.writeJSON(intentFile(i.zoneName), i.json, durable: false)
     }
@@ -103,37 +112,47 @@ extension Database {
         switch intent.op {
         case .create:
             if zone != nil {
-                try record(intent)
-                try deliverZoneEvent(intent.zoneName)
+                try deliverZoneEvent(intent.zoneName, entry: try recordInDatabaseHistory(intent))
             } else if case .absent = try zonePresence(intent.zoneName) {
                 // Made part-way: a directory without its zone.json is no zone.
                 try FileSystem.removeTree(DataPaths.zone(database: directory, zoneName: intent.zoneName))
             }
         case .change:
-            if let z = zone, try z.history.head() >= intent.zoneSeq! { try record(intent) }
+            if let z = zone, try z.history.head() >= intent.zoneSeq! { _ = try recordInDatabaseHistory(intent) }
         case .delete:
-            if let z = zone { try moveToTrash(z) }
-            try record(intent)
-            try deliverZoneEvent(intent.zoneName)
+            if let z = zone {
+                // Its last commit's notifications go out before it goes.
+                try finishInterruptedCommit(z)
+                try moveToTrash(z)
+            }
+            try deliverZoneEvent(intent.zoneName, entry: try recordInDatabaseHistory(intent))
             try FileSystem.removeTree(trashDirectory + "/" + intent.incarnation)
         }
         try FileSystem.remove(intentFile(intent.zoneName))
     }
 
-    /// Appends the intent's database history entry unless it is already the last one.
-    private func record(_ intent: DatabaseIntent) throws {
-        let h = databaseHistory
-        let head = try h.head()
-        if head > 0, let last = try h.entry(head), intent.isRecorded(by: last) { return }
-        try appendDatabaseEntry(intent)
+    /// The database history entry recording the intent: found among the entries written since
+    /// the intent was (so it is recorded once, whoever finishes it), or appended. Returns its seq.
+    func recordInDatabaseHistory(_ intent: DatabaseIntent) throws -> Int64 {
+        var found: Int64?
+        try databaseHistory.forEachEntry(after: intent.after) { e in
+            if intent.isRecorded(by: e) { found = e["seq"]?.int64Value; return false }
+            return true
+        }
+        if let f = found { return f }
+        return try appendDatabaseEntry(intent)
     }
 
-    func appendDatabaseEntry(_ i: DatabaseIntent) throws {
+    /// Appends an entry; a commit the disk would not confirm durable is still appended.
+    @discardableResult
+    func appendDatabaseEntry(_ i: DatabaseIntent) throws -> Int64 {
         let h = databaseHistory
-        var e: [String: JSONValue] = ["seq": .int(try h.head() + 1), "timestamp": .int(clock.now()), "op": .string(i.op.rawValue),
+        let seq = try h.head() + 1
+        var e: [String: JSONValue] = ["seq": .int(seq), "timestamp": .int(clock.now()), "op": .string(i.op.rawValue),
                                       "zoneName": .string(i.zoneName), "incarnation": .string(i.incarnation)]
         if let s = i.zoneSeq { e["zoneSeq"] = .int(s) }
-        try h.append([.object(e)])
+        do { try h.append([.object(e)]) } catch is ChangeHistory.CommittedButNotSynced {}
+        return seq
     }
 
     /// A zone leaves `zones/` in one rename: from then on it does not exist.

@@ -12,11 +12,14 @@ struct EnvironmentGuard {
     var lockFile: String { directory + "/lock" }
     var resetMarker: String { directory + "/reset.json" }
 
+    /// Only development is ever reset; a `reset.json` elsewhere is not ck's (fsck reports it).
+    var resets: Bool { environment == .development }
+
     /// The shared lock a write holds, after finishing an interrupted reset.
     func lockForWriting() throws -> FileLock {
         while true {
             let lock = try FileLock(path: lockFile, .shared)
-            if try !FileSystem.exists(resetMarker) { return lock }
+            if try !resets || !FileSystem.exists(resetMarker) { return lock }
             lock.unlock()
             try finishInterruptedReset()
         }
@@ -24,12 +27,12 @@ struct EnvironmentGuard {
 
     /// For readers: one check that no reset is half done.
     func checkForInterruptedReset() throws {
-        if try FileSystem.exists(resetMarker) { try finishInterruptedReset() }
+        if try resets && FileSystem.exists(resetMarker) { try finishInterruptedReset() }
     }
 
     func finishInterruptedReset() throws {
         let lock = try FileLock(path: lockFile, .exclusive)
         defer { lock.unlock() }
-        if try FileSystem.exists(resetMarker) { try SchemaAdmin(paths: paths, container: container).completeReset() }
+        if try resets && FileSystem.exists(resetMarker) { try SchemaAdmin(paths: paths, container: container).completeReset() }
     }
 }

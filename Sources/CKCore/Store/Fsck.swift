@@ -46,6 +46,9 @@ public final class Fsck {
         f.guarded(paths.root) { try f.checkAccount() }
         f.guarded(paths.root + "/containers") {
             for container in try FileSystem.list(paths.root + "/containers") where !container.hasPrefix(".") {
+                if PathEncoding.decodeSimple(container) == nil {
+                    f.note(paths.root + "/containers/" + container, "not a container's directory (its name decodes to no container identifier)", repaired: false)
+                }
                 for env in Environment.allCases {
                     f.guarded(paths.root + "/containers/" + container + "/" + env.rawValue) { try f.checkEnvironment(container: container, env) }
                 }
@@ -89,8 +92,13 @@ public final class Fsck {
         guard try FileSystem.isDirectory(envDir), let container = PathEncoding.decodeSimple(encoded) else { return }
         let g = EnvironmentGuard(paths: paths, container: container, environment: env)
         if try FileSystem.exists(g.resetMarker) {
-            if repair { try g.finishInterruptedReset() }
-            note(g.resetMarker, "a schema reset was interrupted; its data is half gone", repaired: repair)
+            if g.resets {
+                if repair { try g.finishInterruptedReset() }
+                note(g.resetMarker, "a schema reset was interrupted; finishing it", repaired: repair)
+            } else {
+                if repair { try FileSystem.remove(g.resetMarker) }
+                note(g.resetMarker, "a reset marker in \(env.rawValue), which is never reset: not ck's (removed)", repaired: repair)
+            }
         }
         let lock = try self.lock(g.lockFile, .shared)
         defer { lock?.unlock() }
@@ -138,6 +146,7 @@ public final class Fsck {
         // Database level: interrupted zone creations and deletions, the history's tail.
         var announced: [NameKey: [String: Int64]] = [:]
         var announcedThrough: Int64 = 0
+        var databaseWhole = true
         do {
             let lock = try self.lock(db.databaseLockFile)
             defer { lock?.unlock() }
@@ -152,15 +161,17 @@ public final class Fsck {
             } else {
                 for p in pending { note(db.intentsDirectory + "/" + p, "a zone change a crash interrupted awaits finishing", repaired: false) }
             }
-            try checkHistory(db.databaseHistory, what: "database history")
-            try emptyTrash(db)
+            databaseWhole = try checkHistory(db.databaseHistory, what: "database history")
+            if databaseWhole { try emptyTrash(db) }
             try sweepLegacyDeletions(db)
             announcedThrough = try db.databaseHistory.head()
             try? Fsck.announcements(db, after: 0, through: announcedThrough, into: &announced)
         }
         guard let zones = try Directory.open(directory + "/zones") else { return }
         for entry in try zones.entries() where !entry.hasPrefix(".") && zones.kind(of: entry) == .directory {
-            guarded(directory + "/zones/" + entry) { try checkZone(db, directoryName: entry, announced: announced, through: announcedThrough) }
+            guarded(directory + "/zones/" + entry) {
+                try checkZone(db, directoryName: entry, announced: databaseWhole ? announced : nil, through: announcedThrough)
+            }
         }
     }
 
@@ -181,7 +192,7 @@ public final class Fsck {
             let dir = db.trashDirectory + "/" + inc
             if repair {
                 if let name = try? FileSystem.readJSON(dir + "/zone.json")?["zoneID"]?["zoneName"]?.stringValue {
-                    try db.appendDatabaseEntry(DatabaseIntent(op: .delete, zoneName: name, incarnation: inc))
+                    _ = try db.recordInDatabaseHistory(DatabaseIntent(op: .delete, zoneName: name, incarnation: inc, after: 0))
                 }
                 try FileSystem.removeTree(dir)
             }
@@ -198,15 +209,24 @@ public final class Fsck {
     }
 
     /// Cuts an uncommitted tail and reads the whole history once, checking every entry.
-    func checkHistory(_ h: ChangeHistory, what: String) throws {
-        for found in try h.cutUncommittedTail(repair: repair) { note(h.logFile, "\(what): \(found)", repaired: repair) }
+    /// Returns whether the history is whole: nothing derived from a damaged one is rebuilt, so
+    /// that no record is ever "restored" to an older version than the one acknowledged.
+    @discardableResult
+    func checkHistory(_ h: ChangeHistory, what: String) throws -> Bool {
+        var whole = true
+        for found in try h.cutUncommittedTail(repair: repair) {
+            note(h.logFile, "\(what): \(found.problem)", repaired: repair && found.repairable)
+            if !found.repairable { whole = false }
+        }
         do {
             var n: Int64 = 0
             try h.forEachEntry(after: 0) { _ in n += 1; return true }
             report.historyEntries += n
         } catch let e as CloudKitError {
-            note(h.logFile, "\(what) is damaged: \(e.reason)", repaired: false)
+            note(h.logFile, "\(what) is damaged: \(e.reason); nothing derived from it is repaired until it is restored (from a backup)", repaired: false)
+            whole = false
         }
+        return whole
     }
 
     // MARK: every file
@@ -222,6 +242,8 @@ public final class Fsck {
         for name in try dir.entries() {
             let p = path + "/" + name
             switch dir.kind(of: name) {
+            case nil:
+                continue  // gone meanwhile: a writer's temporary file, renamed into place
             case .symlink?:
                 note(p, "symbolic link inside the data directory: ck never follows it (remove it)", repaired: false)
             case .directory?:

@@ -4,7 +4,9 @@
 /// the history when written by hand), the reference index rebuilt from the records, and the
 /// database history's entries for the zone completed.
 extension Fsck {
-    func checkZone(_ db: Database, directoryName entry: String, announced snapshot: [NameKey: [String: Int64]], through: Int64) throws {
+    /// `announced`: what the database history records of each zone (nil when that history is
+    /// damaged: then no entry is added to it).
+    func checkZone(_ db: Database, directoryName entry: String, announced snapshot: [NameKey: [String: Int64]]?, through: Int64) throws {
         let dir = db.directory + "/zones/" + entry
         report.zones += 1
         func zoneName() -> String? {
@@ -14,8 +16,9 @@ extension Fsck {
         }
         var found = zoneName()
         if found == nil {
-            // A zone being made right now: its maker holds the database lock until zone.json is there.
-            let l = try self.lock(db.databaseLockFile)
+            // A zone being made right now: its maker holds the zone's lock (and, for a custom
+            // zone, the database's) until zone.json is there.
+            let l = try PathEncoding.decodeSimple(entry).map { try self.lock(db.zoneLockFile($0)) } ?? self.lock(db.databaseLockFile)
             l?.unlock()
             found = zoneName()
         }
@@ -28,9 +31,9 @@ extension Fsck {
         guard case .present(let z) = try db.zonePresence(name) else { return }
         // What the database history says of this zone now that no writer of it can commit:
         // the snapshot, and what was recorded since.
-        var announced = snapshot
-        try? Fsck.announcements(db, after: through, through: nil, into: &announced)
-        try checkHistory(z.history, what: "history")
+        var announced = snapshot ?? [:]
+        if snapshot != nil { try? Fsck.announcements(db, after: through, through: nil, into: &announced) }
+        guard try checkHistory(z.history, what: "history") else { return }
         do {
             if repair {
                 let n = try db.finishInterruptedCommit(z)
@@ -45,7 +48,7 @@ extension Fsck {
         let headBefore = try z.history.head()
         try checkRecordFiles(z)
         try rebuildReferences(z)
-        if db.announces(name) {
+        if db.announces(name), snapshot != nil {
             // Adopting records adds entries; recording them is part of that repair.
             let head = try z.history.head()
             let covered = announced[NameKey(name)]?[z.incarnation]
@@ -68,7 +71,7 @@ extension Fsck {
     private func checkRecordFiles(_ z: ZoneStore) throws {
         struct Last { var seq: Int64; var op: String; var tag: String? }
         var last: [NameKey: Last] = [:]
-        try? z.history.forEachEntry(after: 0) { e in
+        try z.history.forEachEntry(after: 0) { e in
             guard let seq = e["seq"]?.int64Value, let n = e["recordName"]?.stringValue, let op = e["op"]?.stringValue else { return true }
             last[NameKey(n)] = Last(seq: seq, op: op, tag: e["recordChangeTag"]?.stringValue)
             return true

@@ -23,8 +23,8 @@ extension Database {
         let user = try requireWrite()
         var z = try zone(name)
         let atomically = atomic && !z.zoneID.isDefault
-        let roles = try callerRoles()
-        let stored = try schema()
+        var roles = try callerRoles()
+        var stored = try schema()
         var schemaContext = SchemaContext(schema: stored, environment: address.environment)
 
         func run(_ z: ZoneStore, nextSeq: Int64) throws -> (Transaction, [OperationResult]) {
@@ -66,7 +66,11 @@ extension Database {
         defer { env.unlock() }
         let lock = try lockZone(name)
         defer { lock.unlock() }
-        // The zone as it is now that it is locked: it may have been deleted (or made) meanwhile.
+        // The zone, schema and roles as they are now that they are locked: a zone may have been
+        // deleted (or made), a schema reset, meanwhile.
+        forgetCachedSchema()
+        stored = try schema()
+        roles = try callerRoles()
         z = try zone(name)
         var madeZone = false
         if z.incarnation.isEmpty {
@@ -85,15 +89,9 @@ extension Database {
                 return results
             }
             // Types and fields defined just in time go into the schema first, so no record is
-            // ever stored under a schema that lacks its fields; a commit that then fails takes
-            // them out again.
-            let schemaStore = schemaAdmin.store(address.environment)
-            let undo = schemaContext.changed ? try schemaStore.merge(schemaContext.additions) : nil
-            do { try commit(tx, in: z) } catch {
-                try? undo?()
-                throw error
-            }
-            if undo != nil { schemaStore.forgetUndo() }
+            // ever stored under a schema that lacks its fields.
+            if schemaContext.changed { try schemaAdmin.store(address.environment).merge(schemaContext.additions) }
+            try commit(tx, in: z)
             return results
         } catch {
             if madeZone, (try? z.history.head()) == 0 { try? FileSystem.removeTree(z.directory) }
@@ -113,6 +111,11 @@ extension Database {
     func commit(_ tx: Transaction, in z: ZoneStore) throws {
         guard let last = tx.entries.last?["seq"]?.int64Value else { return }
         var prepared = PreparedFiles()
+        var notSynced: String?
+        /// The history append: a commit the disk would not confirm durable is still a commit.
+        func append() throws {
+            do { try z.history.append(tx.entries) } catch let c as ChangeHistory.CommittedButNotSynced { notSynced = c.reason }
+        }
         do {
             // Asset files are content-addressed and may be shared with a concurrent commit of
             // another zone, so a failed commit leaves any it stored (unreferenced, harmless).
@@ -122,27 +125,32 @@ extension Database {
             prepared = try z.prepare(records: tx.records, refs: tx.refs)
             if announces(z.zoneID.zoneName) {
                 try withDatabaseLock(holdingZone: z.zoneID.zoneName) {
-                    let intent = DatabaseIntent(op: .change, zoneName: z.zoneID.zoneName, incarnation: z.incarnation, zoneSeq: last)
+                    let intent = try newIntent(.change, zoneName: z.zoneID.zoneName, incarnation: z.incarnation, zoneSeq: last)
                     try writeIntent(intent)
-                    do { try z.history.append(tx.entries) } catch {
+                    do { try append() } catch {
                         try? FileSystem.remove(intentFile(intent.zoneName))
                         throw error
                     }
                     // Committed. Should recording it fail, the intent stays and is finished later.
-                    if (try? appendDatabaseEntry(intent)) != nil { try? FileSystem.remove(intentFile(intent.zoneName)) }
+                    if (try? recordInDatabaseHistory(intent)) != nil { try? FileSystem.remove(intentFile(intent.zoneName)) }
                 }
             } else {
-                try z.history.append(tx.entries)
+                try append()
             }
         } catch {
             z.discard(prepared)
             throw error
         }
-        do { try z.publish(prepared) } catch let e as CloudKitError {
-            throw CloudKitError.internalError("the change was committed (history entry \(last)) but its record files could not be updated: \(e.reason); 'ck fsck' finishes it")
+        // Committed: readers see it (ZoneSnapshot reads what the files do not hold yet from the
+        // history). What follows brings the derived files up to date; if it stops part-way, the
+        // next writer of the zone, or ck fsck, finishes it.
+        if (try? z.publish(prepared)) != nil {
+            z.syncFiles()
+            if (try? deliverNotifications(zone: z, changes: tx.changes, through: last)) != nil { try? z.setApplied(last) }
         }
-        z.syncFiles()
-        if (try? deliverNotifications(zone: z, changes: tx.changes, through: last)) != nil { try? z.setApplied(last) }
+        if let why = notSynced {
+            throw CloudKitError.internalError("the change was committed (readers see it), but the disk did not confirm it durable: \(why)")
+        }
     }
 
     /// Brings a zone's record files, reference index and notifications up to date with its
@@ -182,7 +190,8 @@ struct HistoryReplay {
             if let r = record { tx.put(r); versions[seq] = r } else { tx.remove(name) }
             let kind: RecordChange.Kind = record == nil ? .deleted : (before == nil ? .created : .updated)
             tx.changes.append(RecordChange(kind: kind, recordName: name, before: before, after: record,
-                                           userRecordName: e["userRecordName"]?.stringValue ?? "", deviceID: e["deviceID"]?.stringValue ?? ""))
+                                           userRecordName: e["userRecordName"]?.stringValue ?? "", deviceID: e["deviceID"]?.stringValue ?? "",
+                                           timestamp: e["timestamp"]?.int64Value ?? 0))
             return true
         }
         transaction = tx

@@ -35,7 +35,7 @@ public struct ModifyRequest: Sendable {
             guard let a = d.arrayValue, a.allSatisfy({ $0.stringValue != nil }) else { throw CloudKitError.badRequest("desiredKeys must be an array of field names") }
             req.desiredKeys = Set(a.compactMap(\.stringValue))
         }
-        var seen = Set<String>()
+        var seen = Set<NameKey>()
         for (i, op) in opsJSON.enumerated() {
             guard let oo = op.objectValue else { throw CloudKitError.badRequest("operations[\(i)] must be an object") }
             for k in oo.keys where k != "operationType" && k != "record" && k != "desiredKeys" {
@@ -48,7 +48,7 @@ public struct ModifyRequest: Sendable {
             let parsed = try parseRecord(rec, type: type, context: "operations[\(i)]")
             if let n = parsed.recordName {
                 // One operation per record, as Web Services requires.
-                if !seen.insert(n).inserted { throw CloudKitError(.badRequest, "operations[\(i)]: record '\(n)' appears in more than one operation", recordName: n) }
+                if !seen.insert(NameKey(n)).inserted { throw CloudKitError(.badRequest, "operations[\(i)]: record '\(n)' appears in more than one operation", recordName: n) }
             }
             req.operations.append(parsed)
         }

@@ -73,7 +73,7 @@ struct RecordWriter {
         tx.put(record)
         tx.entries.append(entry(seq: seq, op: "save", name: name, record: record, previous: existing))
         tx.changes.append(RecordChange(kind: existing == nil ? .created : .updated, recordName: name, before: existing, after: record,
-                                       userRecordName: user.userRecordName, deviceID: deviceID))
+                                       userRecordName: user.userRecordName, deviceID: deviceID, timestamp: now))
         return .saved(readable(record) ?? writtenPart(of: record, by: op))
     }
 
@@ -104,7 +104,7 @@ struct RecordWriter {
             throw CloudKitError(.limitExceeded, "record too large: '\(r.recordName)' holds \(size) bytes; the limit is \(Limits.recordBytes) (assets excluded)", recordName: r.recordName)
         }
         for (field, ref) in r.references {
-            if let z = ref.zoneName, z != zone.zoneID.zoneName {
+            if let z = ref.zoneName, !z.sameBytes(zone.zoneID.zoneName) {
                 throw CloudKitError(.badRequest, "field '\(field)' references zone '\(z)'; references must point into the record's own zone '\(zone.zoneID.zoneName)'", recordName: r.recordName)
             }
             if ref.action == .validate, !ref.recordName.sameBytes(r.recordName), try tx.record(ref.recordName) == nil {
@@ -143,7 +143,7 @@ struct RecordWriter {
         tx.remove(name)
         tx.entries.append(entry(seq: seq, op: "delete", name: name, record: nil, previous: existing))
         tx.changes.append(RecordChange(kind: .deleted, recordName: name, before: existing, after: nil,
-                                       userRecordName: user.userRecordName, deviceID: deviceID))
+                                       userRecordName: user.userRecordName, deviceID: deviceID, timestamp: now))
         for (source, actions) in referrers where actions.contains("DELETE_SELF") && source != key {
             try delete(source.string, in: tx, cascadeFrom: cascadeFrom ?? name)
         }

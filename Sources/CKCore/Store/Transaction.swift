@@ -85,7 +85,8 @@ struct RecordChange {
     var recordName: String
     var before: Record?
     var after: Record?
-    /// Who made it, from which device (which is not notified of its own change).
+    /// Who made it, from which device (which is not notified of its own change), and when.
     var userRecordName: String
     var deviceID: String
+    var timestamp: Int64
 }

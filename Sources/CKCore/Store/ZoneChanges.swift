@@ -16,9 +16,11 @@ public struct ZoneChangesResult {
 extension Database {
     var tokenSecret: TokenSecret { TokenSecret(paths: paths) }
 
+    /// Which history a zone token names; each part encoded byte by byte, so the key is
+    /// injective and `|` never appears inside a part.
     func zoneScopeKey(_ z: ZoneStore) -> String {
         [address.container, address.environment.rawValue, scope.rawValue, z.zoneID.ownerRecordName, z.zoneID.zoneName, z.incarnation]
-            .map { $0.replacingOccurrences(of: "|", with: "%7C") }.joined(separator: "|")
+            .map { PathEncoding.component($0) }.joined(separator: "|")
     }
 
     /// Change feeds exist only for custom zones of the private and shared databases.
@@ -43,7 +45,7 @@ extension Database {
             if a.count == b.count && Array(a.dropLast()).elementsEqual(Array(b.dropLast()), by: { $0.utf8.elementsEqual($1.utf8) }) {
                 throw CloudKitError(.changeTokenExpired, "change token expired: zone '\(Names.describe(z.zoneID.zoneName))' was deleted and created again since; fetch from the start", zoneID: z.zoneID)
             }
-            var other = a.count >= 5 ? "zone '\(Names.describe(String(a[4])))' of the \(a[2]) database" : "another zone"
+            var other = a.count >= 5 ? "zone '\(Names.describe(PathEncoding.decodeSimple(String(a[4])) ?? String(a[4])))' of the \(a[2]) database" : "another zone"
             if a.count >= 5, b.count >= 5, !a[3].utf8.elementsEqual(b[3].utf8) { other = "another user's " + other }
             if a.count >= 5, b.count >= 5, !a[0].utf8.elementsEqual(b[0].utf8) || a[1] != b[1] { other += " of another container or environment" }
             throw CloudKitError(.badRequest, "change token belongs to \(other), not zone '\(Names.describe(z.zoneID.zoneName))' of the \(scope.rawValue) database", zoneID: z.zoneID)
@@ -61,7 +63,16 @@ extension Database {
     /// returned as it was at that point — never a newer or older version, never a record a
     /// concurrent commit has not finished. Cost: the entries read, not the zone's size.
     public func zoneChanges(zone name: String, since: String?, limit: Int = Limits.resultsPerPage) throws -> ZoneChangesResult {
-        let z = try changeFeedZone(name)
+        for _ in 0..<3 {
+            let z = try changeFeedZone(name)
+            let page = try zoneChanges(z, since: since, limit: limit)
+            // Read from the zone the token stands for, not one deleted (and made again) meanwhile.
+            if case .present(let now) = try zonePresence(name), now.incarnation == z.incarnation { return page }
+        }
+        throw CloudKitError(.zoneNotFound, "zone '\(Names.describe(name))' was deleted while its changes were read", zoneID: zoneID(name))
+    }
+
+    private func zoneChanges(_ z: ZoneStore, since: String?, limit: Int) throws -> ZoneChangesResult {
         let head = try z.history.head()
         var start: Int64 = 0
         if let s = since { start = try checkZoneToken(s, zone: z, head: head) }

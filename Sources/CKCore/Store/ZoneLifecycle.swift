@@ -30,22 +30,23 @@ extension Database {
             let path = zonePath(name)
             // The incarnation is chosen before anything is written, so the intent can name it.
             let inc = Identifiers.hex((0..<8).map { _ in UInt8.random(in: 0...255) })
-            let intent = DatabaseIntent(op: .create, zoneName: name, incarnation: inc)
+            let intent = try newIntent(.create, zoneName: name, incarnation: inc)
             try writeIntent(intent)
             let z: ZoneStore
+            let entry: Int64
             do {
                 guard let made = try ZoneStore.make(directory: path, zoneID: zoneID(name), incarnation: inc, timestamp: clock.now()) else {
                     throw CloudKitError.internalError("zone '\(Names.describe(name))' appeared while its lock was held")
                 }
                 z = made
-                try appendDatabaseEntry(intent)
+                entry = try appendDatabaseEntry(intent)
             } catch {
                 try? FileSystem.removeTree(path)
                 try? FileSystem.remove(intentFile(name))
                 throw error
             }
             // Done. Delivery follows; if it fails, the intent stays and is finished later.
-            if (try? deliverZoneEvent(name)) != nil { try? FileSystem.remove(intentFile(name)) }
+            if (try? deliverZoneEvent(name, entry: entry)) != nil { try? FileSystem.remove(intentFile(name)) }
             return z
         }
     }
@@ -68,7 +69,9 @@ extension Database {
         try withDatabaseLock(holdingZone: name) {
             // It may have gone while this process waited for the locks.
             let z = try zone(name)
-            let intent = DatabaseIntent(op: .delete, zoneName: name, incarnation: z.incarnation)
+            // Its last commit's notifications go out before it goes.
+            try finishInterruptedCommit(z)
+            let intent = try newIntent(.delete, zoneName: name, incarnation: z.incarnation)
             try writeIntent(intent)
             do { try moveToTrash(z) } catch {
                 try? FileSystem.remove(intentFile(name))

@@ -113,9 +113,13 @@ public final class ZoneStore {
         return ["schemaVersion": .int(DataPaths.schemaVersion), "target": .string(target), "referrers": .array(list)]
     }
 
-    /// Streams every record, shard by shard, in a stable order (same state, same order),
-    /// opening each directory once.
-    public func forEachRecord(_ body: (Record) throws -> Bool) throws {
+    /// The zone's records as of its history's head, for readers (see ZoneSnapshot).
+    public func snapshot() throws -> ZoneSnapshot { try ZoneSnapshot(self) }
+
+    /// Streams every record file, shard by shard, in a stable order (same state, same order),
+    /// opening each directory once. Readers go through `snapshot()`; writers, who hold the
+    /// lock and have finished any interrupted commit, may read the files directly.
+    func forEachRecordFile(_ body: (Record) throws -> Bool) throws {
         guard let records = try Directory.open(recordsDirectory) else { return }
         for shard in try records.entries() where !shard.hasPrefix(".") {
             guard records.kind(of: shard) == .directory, let dir = try records.subdirectory(shard) else { continue }

@@ -260,6 +260,20 @@ public final class Directory {
         }
     }
 
+    /// A second name for a file in this directory (a hard link: no data is copied).
+    public func link(_ name: String, as other: String) throws {
+        if FaultInjection.fails("link " + path + "/" + other) || linkat(fd, name, fd, other, 0) != 0 {
+            throw FileSystem.failure("cannot link", path + "/" + other)
+        }
+    }
+
+    /// Renames within this directory, replacing `target` (a rename needs no space).
+    public func rename(_ name: String, to target: String) throws {
+        if FaultInjection.fails("rename " + path + "/" + target) || renameat(fd, name, fd, target) != 0 {
+            throw FileSystem.failure("cannot rename", path + "/" + name)
+        }
+    }
+
     /// Renames `name` here to `newName` in `target` (atomic on one file system).
     public func move(_ name: String, to target: Directory, as newName: String) throws {
         if FaultInjection.fails("rename " + path + "/" + name) || renameat(fd, name, target.fd, newName) != 0 {

@@ -221,8 +221,16 @@ public enum FileSystem {
         }
     }
 
-    static func fsync(_ fd: Int32, path: String) throws {
-        if FaultInjection.fails("fsync " + path) || Glibc.fsync(fd) != 0 { throw failure("cannot fsync", path) }
+    /// `overwrite`: the data synced only overwrote bytes already on disk, so no space is needed.
+    static func fsync(_ fd: Int32, path: String, overwrite: Bool = false) throws {
+        if FaultInjection.fails((overwrite ? "resync " : "fsync ") + path) || Glibc.fsync(fd) != 0 { throw failure("cannot fsync", path) }
+    }
+
+    /// Overwrites bytes in place (no space needed: they exist already).
+    static func overwrite(_ fd: Int32, _ bytes: [UInt8], offset: Int64, path: String) throws {
+        if FaultInjection.fails("overwrite " + path) { throw failure("cannot write", path) }
+        let n = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress!, bytes.count, off_t(offset)) }
+        if n != bytes.count { throw failure("cannot write", path) }
     }
 
     // MARK: temporary files

@@ -2,9 +2,11 @@
 /// `.`) are percent-encoded, and a name whose encoding is too long for a file name is cut and
 /// suffixed with its SHA-256, so no name can address a path outside its directory.
 public enum PathEncoding {
-    static let maxComponent = 200
+    public static let maxComponent = 200
 
-    public static func component(_ name: String) -> String {
+    /// `limit`: the longest encoding kept whole (200 leaves room for a suffix such as `.json`;
+    /// a container directory, which has none, keeps up to 255 — every container ID whole).
+    public static func component(_ name: String, limit: Int = maxComponent) -> String {
         var out = [UInt8]()
         for (i, b) in name.utf8.enumerated() {
             let safe = (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || (b >= 0x30 && b <= 0x39)
@@ -16,7 +18,7 @@ public enum PathEncoding {
             }
         }
         if out.isEmpty { return "%" }
-        if out.count > maxComponent {
+        if out.count > limit {
             return String(decoding: out.prefix(120), as: UTF8.self) + "~" + SHA256.hex(Array(name.utf8))
         }
         return String(decoding: out, as: UTF8.self)

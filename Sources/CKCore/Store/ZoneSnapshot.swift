@@ -1,0 +1,81 @@
+/// A zone's records as of one point of its history, for readers, who take no lock.
+///
+/// Record files are derived from the history and renamed into place one by one after a commit;
+/// `applied.json` says how far they are done. A reader that read the files alone could see half
+/// of a batch — during any publish, and for as long as a crashed writer's commit waits for the
+/// zone's next writer. So a snapshot takes the history's committed head `H` and reads:
+/// - for records changed after the applied cursor `A` (entries `A+1…H`, normally none), their
+///   version from the history itself;
+/// - for any other record, its file — unless the file is newer than `H` (a commit after the
+///   snapshot was taken, being published), in which case the version as of `H` is found by
+///   following `prev` back through the history.
+/// The cursor is read before the head, so every file for an entry up to `A` is in place. One
+/// window remains for a scan (list, query, export): a record a later commit deletes while the
+/// scan runs may be missing from it; a single lookup checks for that too.
+public struct ZoneSnapshot {
+    let zone: ZoneStore
+    /// The history entry the snapshot stands at.
+    public let head: Int64
+    /// Records changed in `A+1…H`: their version as of `H` (nil: deleted by then).
+    private let recent: [NameKey: Record?]
+
+    public init(_ z: ZoneStore) throws {
+        zone = z
+        let applied = try z.appliedSeq()
+        head = try z.history.head()
+        var recent: [NameKey: Record?] = [:]
+        if applied < head {
+            try z.history.forEachEntry(after: applied, through: head) { e in
+                guard let n = e["recordName"]?.stringValue else { return true }
+                recent[NameKey(n)] = try e["record"].map(Record.init(stored:))
+                return true
+            }
+        }
+        self.recent = recent
+    }
+
+    /// One record as of the snapshot; nil when it does not exist then.
+    public func record(named name: String) throws -> Record? {
+        if let r = recent[NameKey(name)] { return r }
+        if let file = try zone.record(named: name) { return try asOfHead(file) }
+        // No file: unless a commit after the snapshot deleted it, there is no such record.
+        var deletedLater: Int64?
+        try zone.history.forEachEntry(after: head) { e in
+            guard e["recordName"]?.stringValue.map({ $0.sameBytes(name) }) == true else { return true }
+            deletedLater = e["prev"]?.int64Value ?? 0
+            return false
+        }
+        guard let p = deletedLater, p > 0, let e = try zone.history.entry(p), e["op"]?.stringValue == "save", let j = e["record"] else { return nil }
+        return try Record(stored: j)
+    }
+
+    /// A record read from its file, taken back to the snapshot's point if the file is newer.
+    private func asOfHead(_ file: Record?) throws -> Record? {
+        guard var r = file, let seq = RecordWriter.seq(ofTag: r.recordChangeTag), seq > head else { return file }
+        // A commit after the snapshot: follow `prev` back to the version the snapshot holds.
+        var entry = try zone.history.entry(seq)
+        while let e = entry, let s = e["seq"]?.int64Value, s > head {
+            guard let p = e["prev"]?.int64Value else { return nil }
+            entry = try zone.history.entry(p)
+        }
+        guard let e = entry, e["op"]?.stringValue == "save", let j = e["record"] else { return nil }
+        r = try Record(stored: j)
+        return r
+    }
+
+    /// Every record as of the snapshot, in storage order, then those the files do not hold yet.
+    public func forEachRecord(_ body: (Record) throws -> Bool) throws {
+        var stop = false
+        try zone.forEachRecordFile { file in
+            if recent[NameKey(file.recordName)] != nil { return true }
+            guard let r = try asOfHead(file) else { return true }
+            if try !body(r) { stop = true; return false }
+            return true
+        }
+        if stop { return }
+        for k in recent.keys.sorted() {
+            guard let r = recent[k] ?? nil else { continue }
+            if try !body(r) { return }
+        }
+    }
+}
