@@ -113,4 +113,58 @@ final class FsckTests: XCTestCase {
         XCTAssertEqual(try z.record(named: "b")?.recordChangeTag, RecordWriter.tag(for: 3))
         XCTAssertEqual(try z.appliedSeq(), 3)
     }
+
+    /// A history fsck cannot read whole is reported, and nothing derived from it is "restored":
+    /// no acknowledged record goes back to an older version, none is adopted again.
+    func testADamagedHistoryNeverRollsRecordsBack() throws {
+        let t = TempStore()
+        let db = try t.db()
+        _ = try db.createZone("Z")
+        _ = try db.modify(zone: "Z", operations: [op(.create, "r1", ["v": 1])])
+        _ = try db.modify(zone: "Z", operations: [op(.create, "r2")])
+        _ = try db.modify(zone: "Z", operations: [op(.forceUpdate, "r1", ["v": 3])])
+        let z = try db.zone("Z")
+        var log = String(decoding: try FileSystem.read(z.history.logFile)!, as: UTF8.self)
+        log = log.replacingOccurrences(of: "\"seq\":2,", with: "\"seq\":7,")
+        try FileSystem.writeAtomically(z.history.logFile, Array(log.utf8))
+        let r = try Fsck.run(paths: t.store.paths, repair: true)
+        XCTAssertFalse(r.clean)
+        XCTAssertTrue(r.problems.contains { $0.problem.contains("damaged") && !$0.repaired }, "\(r.problems.map(\.problem))")
+        XCTAssertEqual(try z.record(named: "r1")?.fields["v"]?.value, 3, "r1 keeps its acknowledged version")
+        XCTAssertEqual(try z.record(named: "r1")?.recordChangeTag, RecordWriter.tag(for: 3))
+    }
+
+    /// A log shorter than its index says is damage fsck cannot repair, and says so.
+    func testALogShorterThanItsIndexIsReportedNotRepaired() throws {
+        let t = TempStore()
+        let db = try t.db()
+        _ = try db.createZone("Z")
+        _ = try db.modify(zone: "Z", operations: [op(.create, "a", ["v": 1])])
+        _ = try db.modify(zone: "Z", operations: [op(.forceUpdate, "a", ["v": 2])])
+        let z = try db.zone("Z")
+        let log = try FileSystem.read(z.history.logFile)!
+        try FileSystem.truncate(z.history.logFile, to: Int64(log.count / 2))
+        let r = try Fsck.run(paths: t.store.paths, repair: true)
+        let shorter = r.problems.filter { $0.problem.contains("is shorter (") }
+        XCTAssertEqual(shorter.count, 1)
+        XCTAssertFalse(shorter[0].repaired)
+        XCTAssertEqual(try z.record(named: "a")?.fields["v"]?.value, 2, "the record file is left as it is")
+    }
+
+    /// A reset marker outside development is not ck's: it is never honoured (production
+    /// writes go on, development keeps its data) and fsck removes it.
+    func testAResetMarkerInProductionIsIgnoredAndRemoved() throws {
+        let t = TempStore()
+        let dev = try t.db()
+        _ = try dev.modify(zone: "_defaultZone", operations: [op(.create, "keep")])
+        try SchemaAdmin(paths: t.store.paths, container: "iCloud.com.example.test").deploy()
+        let marker = t.store.paths.environment("iCloud.com.example.test", .production) + "/reset.json"
+        try FileSystem.writeJSON(marker, ["reset": "development"])
+        let prod = try t.db(env: .production)
+        XCTAssertNil(try prod.modify(zone: "_defaultZone", operations: [op(.create, "p")])[0].error)
+        XCTAssertNotNil(try t.db().lookup(zone: "_defaultZone", recordNames: ["keep"])[0].record)
+        let r = try Fsck.run(paths: t.store.paths, repair: true)
+        XCTAssertEqual(r.problems.filter { $0.problem.contains("never reset") }.count, 1)
+        XCTAssertFalse(try FileSystem.exists(marker))
+    }
 }

@@ -48,4 +48,17 @@ final class ModifyTests: XCTestCase {
             }
         }
     }
+
+    /// Two names that differ only in Unicode normalization are two records in one request, and
+    /// a reference into another zone is refused whatever its spelling.
+    func testNamesInABatchAndReferenceZonesAreComparedByBytes() throws {
+        let t = TempStore()
+        let db = try t.db()
+        _ = try db.createZone("Z\u{E9}")
+        let body = try JSONParser.parse(#"{"operations": [{"operationType": "create", "record": {"recordName": "caf\u00e9", "recordType": "Item"}}, {"operationType": "create", "record": {"recordName": "cafe\u0301", "recordType": "Item"}}]}"#)
+        let req = try ModifyRequest.parse(body)
+        XCTAssertEqual(req.operations.count, 2)
+        let ref: JSONValue = ["recordName": "x", "action": "NONE", "zoneID": ["zoneName": "Ze\u{301}"]]
+        XCTAssertEqual(try db.modify(zone: "Z\u{E9}", operations: [op(.create, "a", ["r": ref])])[0].error?.code, .badRequest)
+    }
 }

@@ -97,4 +97,61 @@ final class NotificationTests: XCTestCase {
         _ = try b.createZone("Z")
         XCTAssertEqual(try unread(a).map { $0["notificationType"] }, ["database"])
     }
+
+    /// A zone event redone after a crash (the same database-history entry) notifies once.
+    func testAZoneEventDeliveredTwiceArrivesOnce() throws {
+        let t = TempStore()
+        let phone = try db(t, device: "phone")
+        try phone.saveSubscription(Subscription(subscriptionID: "database", kind: .database))
+        let laptop = try db(t, device: "laptop")
+        _ = try laptop.createZone("V")
+        XCTAssertEqual(try unread(phone).count, 1)
+        let box = try phone.notificationInbox()
+        try box.markRead(through: try box.read(from: try box.unreadOffset()).end)
+        let entry = try laptop.databaseHistory.head()
+        try laptop.deliverZoneEvent("V", entry: entry)
+        XCTAssertEqual(try unread(phone).count, 0, "the same entry is not delivered again")
+    }
+
+    /// A change committed before a subscription was saved never notifies it, even when its
+    /// delivery is redone afterwards (a crashed commit finished by the next writer).
+    func testARedoneDeliveryDoesNotReachANewerSubscription() throws {
+        let t = TempStore()
+        let laptop = try db(t, device: "laptop")
+        _ = try laptop.createZone("Z")
+        _ = try laptop.modify(zone: "Z", operations: [op(.create, "old")])
+        let z = try laptop.zone("Z")
+        try z.setApplied(0)  // as if the commit's delivery had not happened
+        t.advance(1000)
+        let phone = try db(t, device: "phone")
+        try phone.saveSubscription(Subscription(subscriptionID: "q", kind: .query, recordType: "Item"))
+        t.advance(1000)
+        _ = try laptop.modify(zone: "Z", operations: [op(.create, "new")])
+        XCTAssertEqual(try unread(phone).compactMap { $0["recordName"]?.stringValue }, ["new"])
+    }
+
+    /// A zone subscription watches its zone only, by the bytes of its name.
+    func testAZoneSubscriptionDoesNotFireForAnotherSpellingOfItsZone() throws {
+        let t = TempStore()
+        let phone = try db(t, device: "phone")
+        let laptop = try db(t, device: "laptop")
+        _ = try laptop.createZone("Z\u{E9}")
+        _ = try laptop.createZone("Ze\u{301}")
+        try phone.saveSubscription(Subscription(subscriptionID: "s", kind: .zone, zoneName: "Z\u{E9}"))
+        _ = try laptop.modify(zone: "Ze\u{301}", operations: [op(.create, "a")])
+        XCTAssertEqual(try unread(phone).filter { $0["notificationType"] == "recordZone" }.count, 0)
+        _ = try laptop.modify(zone: "Z\u{E9}", operations: [op(.create, "a")])
+        XCTAssertEqual(try unread(phone).filter { $0["notificationType"] == "recordZone" }.count, 1)
+    }
+
+    /// Default zone-subscription IDs keep a zone with a type apart from a zone whose name
+    /// happens to read the same.
+    func testDefaultZoneSubscriptionIDsDoNotCollide() {
+        let a = Subscription(subscriptionID: "", kind: .zone, zoneName: "a", recordType: "b").defaultID
+        let b = Subscription(subscriptionID: "", kind: .zone, zoneName: "a-b").defaultID
+        XCTAssertNotEqual(a, b)
+        let long = Subscription(subscriptionID: "", kind: .zone, zoneName: String(repeating: "z", count: 255)).defaultID
+        XCTAssertLessThanOrEqual(long.utf8.count, 255)
+        XCTAssertNoThrow(try Subscription.validateID(long))
+    }
 }

@@ -46,13 +46,15 @@ final class CrashRecoveryTests: XCTestCase {
     /// Runs `command` crashing at each operation in turn; returns how many crash points it has.
     @discardableResult
     private func sweep(_ label: String, before: (Int) -> Void = { _ in }, _ command: (Int) -> [String], stdin: ((Int) -> String)? = nil,
-                       anotherWrite: ((Int) -> Void)? = nil,
+                       rightAfter: ((Int) -> Void)? = nil, anotherWrite: ((Int) -> Void)? = nil,
                        after: (Int, CKResult) -> Void = { _, _ in }, file: StaticString = #filePath, line: UInt = #line) -> Int {
         for n in 1...400 {
             before(n)
             let r = s.run(command(n), stdin: stdin?(n), env: ["CK_DEBUG_CRASH_AT_OP": String(n)])
             let crashed = r.status == 137
             if !crashed { XCTAssertEqual(r.status, 0, "\(label) at op \(n): \(r.stderr)", file: file, line: line) }
+            // What readers see before anything is repaired.
+            rightAfter?(n)
             // Another write, before any repair: it must work, and finish what the crash left.
             if let w = anotherWrite { w(n) } else { save("after-\(label)-\(n)", zone: "Z", file: file, line: line) }
             let fix = s.run(["fsck"])
@@ -90,6 +92,16 @@ final class CrashRecoveryTests: XCTestCase {
         }, { _ in ["--zone", "Z", "record", "modify"] }, stdin: { n in
             "{\"atomic\": true, \"operations\": [{\"operationType\": \"forceDelete\", \"record\": {\"recordName\": \"p\(n)\"}}, " +
                 "{\"operationType\": \"create\", \"record\": {\"recordName\": \"m\(n)\", \"recordType\": \"T\", \"fields\": {\"n\": {\"value\": \(n)}}}}]}"
+        }, rightAfter: { n in
+            // Before any repair, readers see the whole batch or none of it: get, list, query.
+            let got = ["p\(n)", "k\(n)", "m\(n)"].map { self.s.run(["--zone", "Z", "record", "get", $0]).status == 0 }
+            XCTAssertTrue(got == [true, true, false] || got == [false, false, true], "modify at op \(n): get shows half a batch: \(got)")
+            let listed = Set(self.lines(self.s.run(["--zone", "Z", "record", "list", "--format", "ndjson"])).compactMap { $0["recordName"] as? String })
+            let seen = ["p\(n)", "k\(n)", "m\(n)"].map { listed.contains($0) }
+            XCTAssertEqual(seen, got, "modify at op \(n): list disagrees with get")
+            let queried = Set(self.lines(self.s.run(["--zone", "Z", "record", "query", "--type", "T", "--format", "ndjson", "--limit", "200"]))
+                .compactMap { $0["recordName"] as? String })
+            XCTAssertEqual(["p\(n)", "m\(n)"].map { queried.contains($0) }, [got[0], got[2]], "modify at op \(n): query disagrees with get")
         }, after: { n, r in
             let parent = self.s.run(["--zone", "Z", "record", "get", "p\(n)"]).status
             let child = self.s.run(["--zone", "Z", "record", "get", "k\(n)"]).status
@@ -187,5 +199,48 @@ final class CrashRecoveryTests: XCTestCase {
             })
             s.signIn()
         }
+    }
+
+    /// An intent left after its database-history entry was written, finished by another
+    /// process while a third holds the zone: the entry is recorded once, never twice.
+    func testAZoneChangeIsRecordedOnceWhoeverFinishesIt() throws {
+        XCTAssertEqual(s.run(["zone", "create", "A"]).status, 0)
+        XCTAssertEqual(s.run(["zone", "create", "B"]).status, 0)
+        // The operation that removes A's intent, after its history entries are written.
+        let trace = s.run(["--zone", "A", "record", "save", "--type", "T", "--name", "probe", "n=1"], env: ["CK_DEBUG_TRACE_OPS": "1"])
+        let ops = trace.stderr.split(separator: "\n")
+        guard let unlink = ops.firstIndex(where: { $0.contains("unlink") && $0.hasSuffix("/intents/A.json") }) else {
+            return XCTFail("no intent removal in \(ops)")
+        }
+        let crashAt = unlink + 1
+        let crashed = s.run(["--zone", "A", "record", "save", "--type", "T", "--name", "a1", "n=1"], env: ["CK_DEBUG_CRASH_AT_OP": String(crashAt)])
+        XCTAssertEqual(crashed.status, 137)
+        // Another process holds A while a writer of B finishes what it can.
+        let lockPath = try FileManager.default.subpathsOfDirectory(atPath: s.dataDir.path).first { $0.hasSuffix("locks/A.lock") }!
+        let fd = open(s.dataDir.appendingPathComponent(lockPath).path, O_RDWR)
+        XCTAssertEqual(flock(fd, LOCK_EX), 0)
+        XCTAssertEqual(s.run(["--zone", "B", "record", "save", "--type", "T", "--name", "b1", "n=1"]).status, 0)
+        flock(fd, LOCK_UN)
+        close(fd)
+        XCTAssertEqual(s.run(["--zone", "A", "record", "save", "--type", "T", "--name", "a2", "n=1"]).status, 0)
+        XCTAssertEqual(s.run(["fsck"]).status, 0)
+        let dbLog = try FileManager.default.subpathsOfDirectory(atPath: s.dataDir.path).first { $0.hasSuffix("/history.log") && !$0.contains("/zones/") }!
+        let entries = try String(contentsOf: s.dataDir.appendingPathComponent(dbLog), encoding: .utf8).split(separator: "\n")
+            .map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any] }
+            .filter { $0["zoneName"] as? String == "A" && $0["op"] as? String == "change" }
+            .map { "\($0["incarnation"] ?? "")/\($0["zoneSeq"] ?? "")" }
+        XCTAssertEqual(entries.count, Set(entries).count, "a zone change recorded twice in the database history: \(entries)")
+    }
+
+    /// A container whose identifier is 255 bytes long is checked and repaired like any other.
+    func testFsckRepairsAStoreUnderALongContainerIdentifier() {
+        let long = "iCloud." + String(repeating: "a", count: 248)
+        XCTAssertEqual(s.run(["--container", long, "zone", "create", "Q"]).status, 0)
+        let crashed = s.run(["--container", long, "--zone", "Q", "record", "save", "--type", "T", "--name", "q", "n=1"], env: ["CK_DEBUG_CRASH_AT_OP": "15"])
+        XCTAssertEqual(crashed.status, 137)
+        let fix = s.run(["fsck"])
+        XCTAssertEqual(fix.status, 0, fix.stdout)
+        XCTAssertTrue(fix.stdout.contains("\"zones\": 2") && fix.stdout.contains(long + "/development"), "the long container's zone is checked: \(fix.stdout)")
+        XCTAssertTrue(s.run(["fsck", "--dry-run"]).stdout.contains("\"clean\": true"))
     }
 }

@@ -104,6 +104,25 @@ final class FullDiskTests: XCTestCase {
               done: { self.s.run(["subscription", "get", "s\($0)"]).status == 0 })
     }
 
+    func testResetAndSignInFailCleanlyOnAFullDisk() {
+        sweep("reset", before: { n in
+            XCTAssertEqual(self.s.run(["--zone", "Z", "record", "save", "--type", "T", "--name", "keep\(n)", "n=1"]).status, 0)
+        }, { _ in ["schema", "reset"] }, done: { n in
+            let gone = self.s.run(["zone", "list"]).stdout.contains("\"Z\"") == false
+            if gone {
+                // Set the store up again for the next round.
+                XCTAssertEqual(self.s.run(["zone", "create", "Z"]).status, 0)
+                XCTAssertEqual(self.s.run(["--zone", "Z", "record", "save", "--type", "T", "--name", "seed", "n=1"]).status, 0)
+            }
+            return gone
+        })
+        sweep("signin", { n in ["account", "signin", "user\(n)@example.com"] }, done: { n in
+            let now = self.s.run(["account"]).stdout.contains("user\(n)@example.com")
+            if now { self.s.signIn() }
+            return now
+        })
+    }
+
     /// A real file system filling up: saves of 100 KB records into a 2 MB tmpfs until the disk
     /// refuses one, which must then change nothing; deleting makes room; writing works again.
     func testARealFullFileSystem() throws {

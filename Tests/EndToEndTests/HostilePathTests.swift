@@ -907,4 +907,21 @@ final class HostilePathTests: XCTestCase {
             try? FileManager.default.removeItem(at: nul)
         }
     }
+
+    /// An import names each record's zone: two zones whose names differ only in Unicode
+    /// normalization stay two zones, and no record lands in the other's.
+    func testImportKeepsZonesThatDifferOnlyInNormalizationApart() throws {
+        let s = Sandbox()
+        s.signIn()
+        XCTAssertEqual(s.ck("zone", "create", "Z\u{E9}").status, 0)
+        XCTAssertEqual(s.ck("--zone", "Z\u{E9}", "record", "save", "--type", "T", "--name", "invoice-1", "v=PRECIOUS").status, 0)
+        let input = [
+            #"{"recordName": "other", "recordType": "T", "zoneID": {"zoneName": "Z\#u{E9}"}, "fields": {"v": {"value": "x"}}}"#,
+            #"{"recordName": "invoice-1", "recordType": "T", "zoneID": {"zoneName": "Ze\#u{301}"}, "fields": {"v": {"value": "decomposed"}}}"#,
+        ].joined(separator: "\n")
+        let r = s.run(["import"], stdin: input)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(s.ck("--zone", "Z\u{E9}", "record", "get", "invoice-1").stdout.contains("PRECIOUS"))
+        XCTAssertTrue(s.ck("--zone", "Ze\u{301}", "record", "get", "invoice-1").stdout.contains("decomposed"))
+    }
 }

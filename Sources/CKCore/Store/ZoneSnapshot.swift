@@ -27,7 +27,7 @@ public struct ZoneSnapshot {
         if applied < head {
             try z.history.forEachEntry(after: applied, through: head) { e in
                 guard let n = e["recordName"]?.stringValue else { return true }
-                recent[NameKey(n)] = try e["record"].map(Record.init(stored:))
+                recent[NameKey(n)] = .some(try e["record"].map(Record.init(stored:)))
                 return true
             }
         }

@@ -300,7 +300,12 @@ public final class Directory {
         var st = stat()
         guard fstat(f, &st) == 0 else { throw FileSystem.failure("cannot stat", path + "/" + name) }
         try FileSystem.writeAt(f, bytes, offset: Int64(st.st_size), path: path + "/" + name, rollback: true)
-        if durable { try FileSystem.fsync(f, path: path + "/" + name) }
+        if durable {
+            do { try FileSystem.fsync(f, path: path + "/" + name) } catch {
+                _ = ftruncate(f, st.st_size)
+                throw error
+            }
+        }
     }
 
     /// Cuts a file to `length` bytes and syncs it.
