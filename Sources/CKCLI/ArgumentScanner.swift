@@ -31,8 +31,15 @@ public struct ParsedArguments {
 }
 
 /// A small strict scanner: `--opt value`, `--opt=value`, flags, positionals, `--`; anything
-/// unknown is a usage error, never ignored.
+/// unknown is a usage error, never ignored. An option's value is taken as it is, even when it
+/// starts with '-'; a negative number (`-5`, `-1.5`) is a positional, as no option looks so.
 public enum ArgumentScanner {
+    static func isNegativeNumber(_ t: String) -> Bool {
+        let rest = t.utf8.dropFirst()
+        guard let first = rest.first, first >= 0x30 && first <= 0x39 else { return false }
+        return rest.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || $0 == UInt8(ascii: ".") }
+    }
+
     public static func scan(_ tokens: [String], specs: [OptionSpec], command: [String]) throws -> ParsedArguments {
         var byName: [String: OptionSpec] = [:]
         for s in specs {
@@ -45,7 +52,7 @@ public enum ArgumentScanner {
         while i < tokens.count {
             let t = tokens[i]
             i += 1
-            if onlyPositionals || t == "-" || !t.hasPrefix("-") { out.positionals.append(t); continue }
+            if onlyPositionals || t == "-" || !t.hasPrefix("-") || isNegativeNumber(t) { out.positionals.append(t); continue }
             if t == "--" { onlyPositionals = true; continue }
             if t == "-h" || t == "--help" { out.helpRequested = true; continue }
             var name = t
@@ -55,7 +62,9 @@ public enum ArgumentScanner {
                 inline = String(t[t.index(after: eq)...])
             }
             guard let spec = byName[name] else {
-                throw UsageError("unknown option '\(name)'", command: command)
+                // Record names may start with '-' (Photos has `----Root-Folder----`).
+                let hint = byName["--name"] != nil ? "; a name that starts with '-' goes in --name (--name '\(t)') or after '--'" : ""
+                throw UsageError("unknown option '\(name)'\(hint)", command: command)
             }
             if spec.takesValue {
                 var v: String

@@ -44,12 +44,15 @@ public enum CLI {
                 io.writeOut(Help.text(for: command, table: table))
                 return ExitCode.success
             }
+            if !command.severalZones && Set(args.values("--zone")).count > 1 {
+                throw UsageError("option '--zone' given more than once ('ck zone changes' is the command that fetches several zones)", command: command.path)
+            }
             let globals = try GlobalOptions.resolve(args, io: io)
             let inv = Invocation(command: command, args: args, globals: globals, io: io)
             do {
                 return try command.run(inv)
             } catch let e as CloudKitError {
-                return ErrorReporter.report(e, io: io, format: globals.errorFormat, assetBase: inv.assetBase)
+                return ErrorReporter.report(e, io: io, format: globals.errorFormat, style: inv.style)
             }
         } catch let u as UsageError {
             return ErrorReporter.usage(u, io: io, format: errorFormat, table: table)

@@ -6,15 +6,18 @@ public struct Command {
     public var options: [OptionSpec]
     /// Longer help, shown by `ck <command> --help`.
     public var details: String
+    /// Whether the command takes several `--zone`s (the others take one).
+    public var severalZones: Bool
     public var run: (Invocation) throws -> Int32
 
     public init(_ path: [String], synopsis: String, summary: String, options: [OptionSpec] = [], details: String = "",
-                run: @escaping (Invocation) throws -> Int32) {
+                severalZones: Bool = false, run: @escaping (Invocation) throws -> Int32) {
         self.path = path
         self.synopsis = synopsis
         self.summary = summary
         self.options = options
         self.details = details
+        self.severalZones = severalZones
         self.run = run
     }
 

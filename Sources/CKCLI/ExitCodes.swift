@@ -31,7 +31,7 @@ public enum ExitCode {
 
 /// Prints failures on stderr: one line, text or the Web Services error envelope.
 enum ErrorReporter {
-    static func report(_ e: CloudKitError, io: IO, format: ErrorFormat, assetBase: String? = nil) -> Int32 {
+    static func report(_ e: CloudKitError, io: IO, format: ErrorFormat, style: ResponseStyle? = nil) -> Int32 {
         io.discardPending()
         switch format {
         case .text: io.writeErr("ck: \(e.code.rawValue): \(oneLine(e.reason))\n")
@@ -39,7 +39,7 @@ enum ErrorReporter {
             var shown = e
             shown.reason = oneLine(e.reason)
             if let n = e.recordName, n.utf8.count > Names.maxLength { shown.recordName = Names.describe(n) }
-            io.writeErr(JSONWriter.line(shown.envelope(assetBase: assetBase)))
+            io.writeErr(JSONWriter.line(shown.envelope(style: style)))
         }
         return ExitCode.of(e.code)
     }

@@ -6,6 +6,8 @@ import Foundation
 /// stores them only if the save succeeds.
 struct FieldInput {
     var fields: [String: RecordField?] = [:]
+    /// Values given without a type in a JSON field object (they take the field's type on save).
+    var untyped: [String: JSONValue] = [:]
     var assets: [String: [UInt8]] = [:]
 }
 
@@ -98,7 +100,7 @@ struct FieldArguments {
             if Self.isInteger(raw), let ms = Int64(raw) { return .int(ms) }
             guard let ms = Timestamps.parseISO8601(raw) else { throw bad(name, type, raw, "an ISO-8601 date (2019-10-28 or 2019-10-28T09:30:00Z) or milliseconds") }
             return .int(ms)
-        case .bytes:
+        case .bytes, .encryptedBytes:
             if raw.hasPrefix("@") { return .string(Data(try readFile(String(raw.dropFirst()), field: name)).base64EncodedString()) }
             guard Data(base64Encoded: raw) != nil else { throw bad(name, type, raw, "base64 (or @file)") }
             return .string(raw)
@@ -166,6 +168,7 @@ struct FieldArguments {
             var norm = fo
             if let tag = fo["type"]?.stringValue, let t = FieldType(tag: tag) { norm["type"] = .string(t.rawValue) }
             out.fields[name] = try RecordField.parse(name: name, json: .object(norm))
+            if let raw = RecordField.untypedValue(v) { out.untyped[name] = raw }
         }
         return out
     }

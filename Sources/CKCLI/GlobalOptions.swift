@@ -15,7 +15,7 @@ public struct GlobalOptions {
         OptionSpec("--container", value: "ID", help: "container identifier, iCloud.… [$CK_CONTAINER; default: 'ck container use', else iCloud.com.example.app]"),
         OptionSpec("--environment", aliases: ["--env"], value: "ENV", help: "development or production [$CK_ENVIRONMENT; default: development]"),
         OptionSpec("--database", aliases: ["--db"], value: "DB", help: "public, private or shared [$CK_DATABASE; default: private]"),
-        OptionSpec("--zone", value: "NAME", help: "zone name [default: _defaultZone]"),
+        OptionSpec("--zone", value: "NAME", repeatable: true, help: "zone name [default: _defaultZone]; 'zone changes' takes several"),
         OptionSpec("--as", value: "APPLE-ID", help: "act as this signed-in user for one command [$CK_USER]"),
         OptionSpec("--device", value: "NAME", help: "device whose bookmarks and notifications are used [$CK_DEVICE; default: default]"),
         OptionSpec("--format", value: "FORMAT", help: "json, ndjson or table [$CK_FORMAT; default: json]"),
@@ -29,6 +29,8 @@ public struct GlobalOptions {
     public var environment: CKCore.Environment
     public var scope: DatabaseScope
     public var zone: String
+    /// Every --zone given (`zone changes` fetches several zones in one call).
+    public var zones: [String]
     public var actingAs: String?
     public var device: String
     public var format: OutputFormat
@@ -78,13 +80,15 @@ public struct GlobalOptions {
         }
         let device = pick("--device", "CK_DEVICE") ?? "default"
         do { try Names.validateName(device, noun: "device name") } catch let e as CloudKitError { throw UsageError("invalid " + e.reason) }
-        let zone = args.value("--zone") ?? ZoneID.defaultZoneName
+        let zones = args.values("--zone")
+        let zone = zones.last ?? ZoneID.defaultZoneName
         return GlobalOptions(
             dataDirectory: dataDir,
             containerOverride: pick("--container", "CK_CONTAINER"),
             environment: try choice("--environment", "CK_ENVIRONMENT", CKCore.Environment.development),
             scope: try choice("--database", "CK_DATABASE", DatabaseScope.private),
             zone: zone,
+            zones: zones,
             actingAs: pick("--as", "CK_USER"),
             device: device,
             format: try choice("--format", "CK_FORMAT", OutputFormat.json),

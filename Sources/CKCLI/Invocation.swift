@@ -30,7 +30,9 @@ public final class Invocation {
                            actingAs: globals.actingAs, deviceID: globals.device)
     }
 
-    var assetBase: String { store.assets.baseURL }
+    /// How responses show records here: asset URLs into this store; the keys of encrypted
+    /// assets in the private and shared databases.
+    var style: ResponseStyle { ResponseStyle(assetBase: store.assets.baseURL, encryptedAssets: globals.scope != .public) }
 
     func usageError(_ message: String) -> UsageError { UsageError(message, command: command.path) }
 
@@ -83,11 +85,19 @@ public final class Invocation {
         return ExitCode.partialFailure
     }
 
-    func resultJSON(_ r: OperationResult, desiredKeys: Set<String>? = nil) -> JSONValue {
+    /// One item of a records/lookup response (records with their zoneID) or of a
+    /// records/modify response (records and tombstones without it, as Apple's servers send).
+    enum Endpoint { case lookup, modify }
+
+    func resultJSON(_ r: OperationResult, _ endpoint: Endpoint, desiredKeys: Set<String>? = nil) -> JSONValue {
         switch r {
-        case .saved(let rec): return rec.json(assetBase: assetBase, desiredKeys: desiredKeys)
-        case .deleted(let n, let z): return Record.tombstone(recordName: n, zoneID: z)
-        case .failed(let e): return e.envelope(assetBase: assetBase)
+        case .saved(let rec): return rec.response(style, desiredKeys: desiredKeys, withZoneID: endpoint == .lookup)
+        case .deleted(let n, let z): return Record.tombstone(recordName: n, zoneID: endpoint == .lookup ? z : nil)
+        case .failed(let e):
+            // A per-record error names its record, not its zone (Apple's Record Fetch Error dictionary).
+            var shown = e
+            if shown.recordName != nil { shown.zoneID = nil }
+            return shown.envelope(style: style)
         }
     }
 }

@@ -36,7 +36,8 @@ final class ModifyTests: XCTestCase {
     func testParseRejectsBadRequests() {
         let bad: [String] = [
             #"[]"#, #"{"operations": 3}"#, #"{"operations": [{"operationType": "upsert", "record": {}}]}"#,
-            #"{"operations": [{"operationType": "create", "record": {"recordName": "../x", "recordType": "T"}}]}"#,
+            #"{"operations": [{"operationType": "create", "record": {"recordName": "", "recordType": "T"}}]}"#,
+            #"{"operations": [{"operationType": "create", "record": {"recordName": "x", "recordType": "T", "zoneID": {"zoneName": "../x"}}}]}"#,
             #"{"operations": [{"operationType": "create", "record": {"recordType": "T", "fields": {"_x": {"value": 1}}}}]}"#,
             #"{"operations": [{"operationType": "create", "record": {"recordType": "T", "fields": {"n": {"value": "a", "type": "INT64"}}}}]}"#,
             #"{"operations": [], "bogus": 1}"#,

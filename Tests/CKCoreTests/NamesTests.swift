@@ -3,10 +3,16 @@ import XCTest
 
 final class NamesTests: XCTestCase {
     func testRecordAndZoneNamesRefusePathsControlAndLength() {
-        for bad in ["", "../x", "a/b", "a\\b", ".", "..", "a\u{0}b", "tab\there", String(repeating: "n", count: 256)] {
+        for bad in ["", "a\u{0}b", "tab\there", "x\u{7F}", String(repeating: "n", count: 256), String(repeating: "é", count: 128)] {
             XCTAssertThrowsError(try Names.validateRecordName(bad), bad)
             XCTAssertThrowsError(try Names.validateZoneName(bad), bad)
         }
+        // Record names take `/`, `\`, `+` and dots as CloudKit does (real names: `2/2/<hex>`,
+        // `AePrcOf/CTl//CIzZ6wpFz0/G4b+`); zone names, which name directories, do not.
+        for pathLike in ["../x", "a/b", "a\\b", ".", "..", "2/2/4dca04a3", "AePrcOf/CTl//CIzZ6wpFz0/G4b+", "----Root-Folder----"] {
+            XCTAssertNoThrow(try Names.validateRecordName(pathLike), pathLike)
+        }
+        for bad in ["../x", "a/b", "a\\b", ".", ".."] { XCTAssertThrowsError(try Names.validateZoneName(bad), bad) }
         XCTAssertNoThrow(try Names.validateRecordName(String(repeating: "n", count: 255)))
         XCTAssertNoThrow(try Names.validateRecordName("todo-1.ÄÖ 😀"))
     }
@@ -51,7 +57,7 @@ final class NamesTests: XCTestCase {
     func testFieldValueValidation() throws {
         let bad: [JSONValue] = [
             ["value": "x", "type": "INT64"], ["value": 1.5, "type": "INT64"], ["value": "!!", "type": "BYTES"],
-            ["value": ["latitude": 91, "longitude": 0], "type": "LOCATION"], ["value": ["recordName": "a/b"], "type": "REFERENCE"],
+            ["value": ["latitude": 91, "longitude": 0], "type": "LOCATION"], ["value": ["recordName": ""], "type": "REFERENCE"],
             ["value": ["recordName": "a", "action": "CASCADE"], "type": "REFERENCE"], ["value": [1, "x"], "type": "INT64_LIST"],
             ["value": 1, "type": "BOOLEAN"], ["value": ["a": 1]], ["type": "STRING"], "plain",
         ]

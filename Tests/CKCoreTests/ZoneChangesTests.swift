@@ -122,13 +122,13 @@ final class ZoneChangesTests: XCTestCase {
         _ = try db.createZone("A")
         _ = try db.createZone("B")
         let start = try db.databaseChanges(since: nil)
-        XCTAssertEqual(start.zones.map(\.zoneName), ["A", "B"])
+        XCTAssertEqual(start.zones.map(\.zoneID.zoneName), ["A", "B"])
         _ = try db.modify(zone: "B", operations: [op(.create, "x")])
         try db.deleteZone("A")
         _ = try db.modify(zone: "_defaultZone", operations: [op(.create, "d")])
         let next = try db.databaseChanges(since: start.syncToken)
-        XCTAssertEqual(next.zones.map(\.zoneName), ["B"])
-        XCTAssertEqual(next.deletedZones.map(\.zoneName), ["A"])
+        XCTAssertEqual(next.zones.map(\.zoneID.zoneName), ["B", "A"])
+        XCTAssertEqual(next.zones.map(\.deleted), [false, true])
         XCTAssertTrue(try db.databaseChanges(since: next.syncToken).zones.isEmpty)
     }
 

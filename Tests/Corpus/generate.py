@@ -64,9 +64,12 @@ add("field-long", rec(fields={"f" * 300: {"value": 1}}))
 add("field-digit-first", rec(fields={"1abc": {"value": 1}}))
 add("field-empty-name", rec(fields={"": {"value": 1}}))
 add("asset-unknown-checksum", rec(fields={"a": {"type": "ASSETID", "value": {"fileChecksum": "AAAA"}}}))
-# Bad names inside records.
-for i, n in enumerate(["../x", "a/b", "..", ".", "a\u0000b", "r" * 300, "", "a\\b", "line\nbreak"]):
+# Bad names inside records. `/`, `\\` and dots are ordinary in record names (as in CloudKit);
+# in zone names they are refused.
+for i, n in enumerate(["a\u0000b", "r" * 300, "r" * 256, "", "line\nbreak", "tab\tname", "x\u007f"]):
     add(f"record-name-bad-{i}", json.dumps({"recordName": n, "recordType": "T", "fields": {}}))
+for i, n in enumerate(["../x", "a/b", "..", ".", "a\\b", "/"]):
+    add(f"zone-name-bad-{i}", json.dumps({"recordName": "x", "recordType": "T", "zoneID": {"zoneName": n}}))
 add("record-type-underscore", json.dumps({"recordName": "x", "recordType": "_T"}))
 add("record-type-long", json.dumps({"recordName": "x", "recordType": "T" * 300}))
 add("record-type-slash", json.dumps({"recordName": "x", "recordType": "a/b"}))

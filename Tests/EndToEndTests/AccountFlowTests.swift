@@ -91,8 +91,9 @@ final class AccountFlowTests: XCTestCase {
         for lookup in [["--email", "bob@example.com"], ["--phone", "+442079460000"], ["--record-name", bobName]] {
             let found = s.run(["user", "discover"] + lookup)
             XCTAssertEqual(found.status, 0, "\(lookup) \(found.stderr)")
-            XCTAssertEqual(found.object["userRecordName"] as? String, bobName)
-            XCTAssertEqual((found.object["nameComponents"] as? [String: String])?["givenName"], "Bob")
+            let user = (found.object["users"] as? [[String: Any]])?.first ?? [:]
+            XCTAssertEqual(user["userRecordName"] as? String, bobName)
+            XCTAssertEqual((user["nameComponents"] as? [String: String])?["givenName"], "Bob")
         }
     }
 
@@ -116,7 +117,7 @@ final class AccountFlowTests: XCTestCase {
         XCTAssertEqual(s.ck("record", "save", "--type", "Note", "--name", "n", "owner=alice").status, 0)
         assertFailure(s.ck("--as", "bob@example.com", "record", "get", "n"), exit: 3)
         XCTAssertEqual(s.run(["record", "save", "--type", "Note", "--name", "n", "owner=bob"], env: ["CK_USER": "bob@example.com"]).status, 0)
-        let alices = s.ck("record", "get", "n").object["fields"] as? [String: [String: Any]]
+        let alices = s.ck("record", "get", "n").record["fields"] as? [String: [String: Any]]
         XCTAssertEqual(alices?["owner"]?["value"] as? String, "alice")
         XCTAssertEqual(s.ck("account").object["appleID"] as? String, "alice@example.com", "--as does not change the device")
     }

@@ -33,7 +33,7 @@ final class ConcurrencyTests: XCTestCase {
         }
         let total = 1 + writers * perWriter + 2 * perWriter
         XCTAssertEqual(seqs, Array(1...total))
-        let tag = s.run(["--zone", "Z", "record", "get", "shared"]).object["recordChangeTag"] as? String
+        let tag = s.run(["--zone", "Z", "record", "get", "shared"]).record["recordChangeTag"] as? String
         XCTAssertNotNil(tag)
     }
 

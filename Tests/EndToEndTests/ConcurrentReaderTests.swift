@@ -48,8 +48,10 @@ final class ConcurrentReaderTests: XCTestCase {
         /// One fetch from the device's bookmark; returns whether more is coming.
         func poll() -> Bool {
             let r = s.run(["--device", "poller", "--zone", "Z", "zone", "changes", "--limit", "37"])
-            guard r.status == 0, let page = (try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8))) as? [String: Any] else {
-                log.fail("poll failed: \(r.stderr)")
+            // changes/zone: {zones: [{zoneID, records, syncToken, moreComing}]}, one entry per zone asked for.
+            guard r.status == 0, let body = (try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8))) as? [String: Any],
+                  let zones = body["zones"] as? [[String: Any]], zones.count == 1, let page = zones.first, page["records"] is [Any] else {
+                log.fail("poll failed: \(r.stderr) \(r.stdout.prefix(200))")
                 return false
             }
             for rec in page["records"] as? [[String: Any]] ?? [] {

@@ -152,7 +152,7 @@ final class CrashRecoveryTests: XCTestCase {
                 self.ok(["zone", "delete", "D\(n)"])
             } else {
                 let db = self.json(self.s.run(["database", "changes", "--from-start", "--no-save"]))
-                let deleted = (db["deletedZones"] as? [[String: Any]] ?? []).compactMap { ($0["zoneID"] as? [String: Any])?["zoneName"] as? String }
+                let deleted = (db["zones"] as? [[String: Any]] ?? []).filter { $0["deleted"] as? Bool == true }.compactMap { ($0["zoneID"] as? [String: Any])?["zoneName"] as? String }
                 XCTAssertTrue(deleted.contains("D\(n)"), "zone D\(n) is gone but the database history does not say so")
                 let notes = self.json(self.s.run(["--device", "w", "notifications", "--mark-read"]))["notifications"] as? [[String: Any]] ?? []
                 XCTAssertTrue(notes.contains { $0["notificationType"] as? String == "database" }, "zone D\(n) was deleted without a database notification")

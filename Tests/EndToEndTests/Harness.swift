@@ -17,6 +17,12 @@ struct CKResult {
     }
 
     var object: [String: Any] { (json() as? [String: Any]) ?? [:] }
+
+    /// The first record of a records/lookup or records/modify response (`{records: [...]}`).
+    var record: [String: Any] { (object["records"] as? [[String: Any]])?.first ?? [:] }
+
+    /// The first zone entry of a changes/zone response (`{zones: [{zoneID, records, …}]}`).
+    var zoneChanges: [String: Any] { (object["zones"] as? [[String: Any]])?.first ?? [:] }
 }
 
 final class Sandbox {

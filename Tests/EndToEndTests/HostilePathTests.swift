@@ -124,11 +124,13 @@ final class HostilePathTests: XCTestCase {
         return lstat(path, &st) == 0 && st.st_mode & S_IFMT == S_IFLNK
     }
 
-    /// The records of a lookup: `{records:[…]}`, or the bare record `record get` prints for one name.
+    /// The records of a `records/lookup` or `records/modify` body (`{records:[…]}`) or of a
+    /// one-zone `changes/zone` body (`{zones:[{records:[…]}]}`).
     static func records(_ r: CKResult) -> [[String: Any]] {
         let o = r.object
         if let list = o["records"] as? [[String: Any]] { return list }
-        return o["recordName"] == nil ? [] : [o]
+        if let zone = (o["zones"] as? [[String: Any]])?.first, let list = zone["records"] as? [[String: Any]] { return list }
+        return []
     }
 
     /// Names compared as CloudKit compares them: by their bytes (Swift's `==` on String is
@@ -454,7 +456,7 @@ final class HostilePathTests: XCTestCase {
         for (zone, name, v) in [(a, a, 1), (a, b, 2), (b, a, 3)] {
             let r = s.run(["--zone", zone, "record", "save", "--type", "T", "--name", name, "v=\(v)"])
             XCTAssertEqual(r.status, 0, "save \(name.unicodeScalars.map { String($0.value, radix: 16) }) in zone: \(r.stderr)", file: file, line: line)
-            XCTAssertEqual(Self.bytes(r.object["recordName"]), Array(name.utf8), file: file, line: line)
+            XCTAssertEqual(Self.bytes(Self.records(r).first?["recordName"]), Array(name.utf8), file: file, line: line)
         }
         func value(_ r: [String: Any]) -> Int? { ((r["fields"] as? [String: Any])?["v"] as? [String: Any])?["value"] as? Int }
 
@@ -490,11 +492,12 @@ final class HostilePathTests: XCTestCase {
                        "export holds all three records in their own zones", file: file, line: line)
         XCTAssertEqual(pairs.count, 3, file: file, line: line)
 
-        // `zone changes` (whatever its shape: one zone, or {zones:[…]}) fetches each zone's own records.
+        // `zone changes` ({zones:[…]}, as changes/zone) fetches each zone's own records.
         func changed(_ zone: String) -> Set<[UInt8]> {
             let r = s.run(["--zone", zone, "zone", "changes", "--from-start", "--no-save"])
             XCTAssertEqual(r.status, 0, r.stderr, file: file, line: line)
-            let pages = (r.object["zones"] as? [[String: Any]]) ?? [r.object]
+            let pages = r.object["zones"] as? [[String: Any]] ?? []
+            XCTAssertEqual(pages.count, 1, r.stdout, file: file, line: line)
             var names = Set<[UInt8]>()
             for page in pages {
                 XCTAssertEqual(Self.bytes((page["zoneID"] as? [String: Any])?["zoneName"]), Array(zone.utf8), file: file, line: line)
@@ -890,10 +893,26 @@ final class HostilePathTests: XCTestCase {
         }
         XCTAssertEqual(Self.changes(outside, Self.outside(s)), [])
 
-        // Names that would address a path are refused before anything is written.
+        // Record names as CloudKit takes them: `/`, `\` and dots are ordinary characters, and
+        // such a record stays a file inside its zone; nothing outside is touched.
+        let pathLike = ["..", ".", "../../victim", "a/b", "/etc", "a\\b", "photos/2019/IMG_0001.HEIC", "a+b"]
+        for n in pathLike {
+            let saved = s.run(["--zone", zoneNames[0], "record", "save", "--type", "T", "--name", n, "v=1"])
+            XCTAssertEqual(saved.status, 0, "\(n): \(saved.stderr)")
+        }
+        let back = s.run(["--zone", zoneNames[0], "record", "get"] + pathLike)
+        XCTAssertEqual(Self.records(back).map { Self.bytes($0["recordName"]) }, pathLike.map { Array($0.utf8) })
+        XCTAssertEqual(Self.changes(outside, Self.outside(s)), [], "a path-like record name reached outside the store")
+        XCTAssertTrue(s.ck("fsck", "--dry-run").stdout.contains("\"clean\": true"))
+
+        // Names that would address a path are refused for zones and devices, control
+        // characters everywhere, before anything is written.
         s.assertUnchanged("path-like names") {
             for bad in ["..", ".", "../../victim", "a/b", "/etc", "a\\b", "a\u{1}b", "\u{7F}"] {
-                assertFailure(s.run(["--zone", zoneNames[0], "record", "save", "--type", "T", "--name", bad, "v=1"]), exit: 6, contains: "BAD_REQUEST")
+                let controls = bad.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
+                if controls {
+                    assertFailure(s.run(["--zone", zoneNames[0], "record", "save", "--type", "T", "--name", bad, "v=1"]), exit: 6, contains: "BAD_REQUEST")
+                }
                 assertFailure(s.run(["zone", "create", bad]), exit: 6, contains: "BAD_REQUEST")
                 XCTAssertEqual(s.run(["--device", bad, "account"]).status, 2)
             }

@@ -121,8 +121,12 @@ final class IsolationTests: XCTestCase {
         })
     }
 
+    /// A field's value in a record, or in the one record of a records/lookup or records/modify
+    /// response.
     func fieldValue(_ record: Any?, _ field: String = "t") -> String? {
-        (((record as? [String: Any])?["fields"] as? [String: Any])?[field] as? [String: Any])?["value"] as? String
+        var r = record as? [String: Any]
+        if let list = r?["records"] as? [[String: Any]], list.count == 1 { r = list[0] }
+        return ((r?["fields"] as? [String: Any])?[field] as? [String: Any])?["value"] as? String
     }
 
     func parseLine(_ text: String, file: StaticString = #filePath, line: UInt = #line) -> [String: Any] {
@@ -437,7 +441,7 @@ final class IsolationTests: XCTestCase {
         // A write-only user's write succeeds, and its response shows only what that user wrote.
         let write = run(s, .flag(Self.bob), ["--db", "public", "record", "save", "--name", "Drop-alice", "--force", "u=from-bob"])
         XCTAssertEqual(write.status, 0, write.stderr)
-        XCTAssertEqual((write.object["fields"] as? [String: Any]).map { Set($0.keys) }, ["u"], write.stdout)
+        XCTAssertEqual((write.record["fields"] as? [String: Any]).map { Set($0.keys) }, ["u"], write.stdout)
         XCTAssertEqual(fieldValue(write.json(), "u"), "from-bob")
         XCTAssertFalse(write.stdout.contains("payload:"), write.stdout)
         let modified = run(s, .env(Self.carol), ["--db", "public", "record", "modify"], stdin:
@@ -484,7 +488,7 @@ final class IsolationTests: XCTestCase {
         XCTAssertEqual(ck(s, "--zone", "Work", "record", "save", "--type", "Diary", "--name", "w1", "t:STRING=payload:alice-work").status, 0)
         XCTAssertEqual(ck(s, "--device", "phone", "subscribe", "--id", "db").status, 0)
         XCTAssertEqual(ck(s, "--device", "phone", "subscribe", "query", "--type", "Diary", "--id", "q").status, 0)
-        let aliceToken = ck(s, "--zone", "Work", "zone", "changes", "--from-start", "--no-save").object["syncToken"] as? String ?? ""
+        let aliceToken = ck(s, "--zone", "Work", "zone", "changes", "--from-start", "--no-save").zoneChanges["syncToken"] as? String ?? ""
         XCTAssertFalse(aliceToken.isEmpty)
 
         for a in [Actor.flag(Self.bob), .env(Self.bob)] {

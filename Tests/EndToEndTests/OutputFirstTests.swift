@@ -129,7 +129,9 @@ final class OutputFirstTests: XCTestCase {
 
     private func names(_ json: String) -> [String] {
         guard let d = json.data(using: .utf8), let o = (try? JSONSerialization.jsonObject(with: d)) as? [String: Any] else { return ["<not JSON: \(json.prefix(200))>"] }
-        return (o["records"] as? [[String: Any]] ?? []).map { ($0["deleted"] as? Bool == true ? "-" : "") + ($0["recordName"] as? String ?? "?") }
+        // A changes/zone response: the records of its (one) zone.
+        let page = (o["zones"] as? [[String: Any]])?.first ?? o
+        return (page["records"] as? [[String: Any]] ?? []).map { ($0["deleted"] as? Bool == true ? "-" : "") + ($0["recordName"] as? String ?? "?") }
     }
 
     private func zoneNames(_ json: String) -> [String] {
@@ -385,7 +387,7 @@ final class OutputFirstTests: XCTestCase {
         s.ck("zone", "create", "Z")
         s.ck("--zone", "Z", "record", "save", "--type", "Item", "--name", "z1", "n=1")
         s.ck("record", "save", "--type", "Item", "--name", "d1", "title=hello")
-        let token = s.ck("--zone", "Z", "zone", "changes").object["syncToken"] as? String ?? ""
+        let token = s.ck("--zone", "Z", "zone", "changes").zoneChanges["syncToken"] as? String ?? ""
         let commands: [[String]] = [
             ["export"],
             ["record", "get", "d1"],

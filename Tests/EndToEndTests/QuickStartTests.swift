@@ -11,7 +11,7 @@ final class QuickStartTests: XCTestCase {
         XCTAssertEqual(saved.stderr, "")
         let got = s.ck("record", "get", "todo-1")
         XCTAssertEqual(got.status, 0, got.stderr)
-        let rec = got.object
+        let rec = got.record
         XCTAssertEqual(rec["recordName"] as? String, "todo-1")
         XCTAssertEqual(rec["recordType"] as? String, "ToDoItem")
         let fields = rec["fields"] as? [String: [String: Any]]

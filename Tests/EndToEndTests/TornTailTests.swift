@@ -38,16 +38,16 @@ final class TornTailTests: XCTestCase {
             "\"deleted\":false,\"zoneID\":{\"zoneName\":\"Z\",\"ownerRecordName\":\"x\"}}}\n"
         try append(log, Array(ghost.utf8))
         // Readers do not see it.
-        let feed = json(s.ck("--zone", "Z", "zone", "changes", "--from-start", "--no-save"))
+        let feed = s.ck("--zone", "Z", "zone", "changes", "--from-start", "--no-save").zoneChanges
         XCTAssertEqual((feed["records"] as? [[String: Any]])?.compactMap { $0["recordName"] as? String }, ["A"])
         // The next save is acknowledged, as seq 2, in place of the ghost.
-        let saved = json(s.ck("--zone", "Z", "record", "save", "--type", "T", "--name", "B", "v=acknowledged-b"))
+        let saved = s.ck("--zone", "Z", "record", "save", "--type", "T", "--name", "B", "v=acknowledged-b").record
         XCTAssertEqual(saved["recordChangeTag"] as? String, "2")
         XCTAssertEqual(s.ck("fsck").status, 0)
         XCTAssertTrue(s.ck("fsck", "--dry-run").stdout.contains("\"clean\": true"))
-        let b = json(s.ck("--zone", "Z", "record", "get", "B"))
+        let b = s.ck("--zone", "Z", "record", "get", "B").record
         XCTAssertEqual(((b["fields"] as? [String: Any])?["v"] as? [String: Any])?["value"] as? String, "acknowledged-b")
-        let all = json(s.ck("--zone", "Z", "zone", "changes", "--from-start", "--no-save"))["records"] as? [[String: Any]] ?? []
+        let all = s.ck("--zone", "Z", "zone", "changes", "--from-start", "--no-save").zoneChanges["records"] as? [[String: Any]] ?? []
         XCTAssertEqual(all.count, 2)
         XCTAssertFalse(try String(contentsOf: log, encoding: .utf8).contains("ghost"), "the uncommitted entry was cut")
     }
@@ -82,7 +82,7 @@ final class TornTailTests: XCTestCase {
         let fsck = s.ck("fsck")
         XCTAssertEqual(fsck.status, 0, fsck.stdout)
         XCTAssertTrue(s.ck("fsck", "--dry-run").stdout.contains("\"clean\": true"))
-        let feed = json(s.ck("--zone", "Z", "zone", "changes", "--from-start", "--no-save"))["records"] as? [[String: Any]] ?? []
+        let feed = s.ck("--zone", "Z", "zone", "changes", "--from-start", "--no-save").zoneChanges["records"] as? [[String: Any]] ?? []
         XCTAssertEqual(feed.compactMap { $0["recordName"] as? String }.sorted(), ["A", "C", "D"])
     }
 

@@ -5,75 +5,115 @@ import CKCore
 enum ChangeCommands {
     static var all: [Command] { [zoneChanges, databaseChanges, tokenExpire] }
 
+    static let zoneSince = OptionSpec("--since", value: "TOKEN", repeatable: true,
+        help: "fetch changes after this token (the bookmark is left alone); with several --zone, one --since per zone, in order")
+    static let databaseSince = OptionSpec("--since", value: "TOKEN", help: "fetch changes after this token (the bookmark is left alone)")
     static let feedOptions: [OptionSpec] = [
-        OptionSpec("--since", value: "TOKEN", help: "fetch changes after this token (the bookmark is left alone)"),
         OptionSpec("--from-start", help: "ignore the bookmark and fetch the whole retained history"),
         OptionSpec("--limit", value: "N", help: "at most N items per page [default: 200; the server caps pages at 200]"),
         OptionSpec("--no-save", help: "do not move the device's bookmark"),
     ]
 
-    /// The token to fetch from: --since, nothing (--from-start), or the device's bookmark.
-    static func startToken(_ inv: Invocation, bookmark: () throws -> String?) throws -> (token: String?, fromBookmark: Bool) {
-        if let s = inv.args.value("--since") {
+    /// Where each fetch starts: --since, nothing (--from-start), or the device's bookmark.
+    static func startTokens(_ inv: Invocation, count: Int, bookmark: (Int) throws -> String?) throws -> (tokens: [String?], fromBookmark: Bool) {
+        let since = inv.args.values("--since")
+        if !since.isEmpty {
             if inv.args.has("--from-start") { throw inv.usageError("--since and --from-start exclude each other") }
-            return (s, false)
+            guard since.count == count else { throw inv.usageError("give one --since per --zone (\(count) zones, \(since.count) tokens)") }
+            return (since, false)
         }
-        if inv.args.has("--from-start") { return (nil, true) }
-        return (try bookmark(), true)
+        if inv.args.has("--from-start") { return (Array(repeating: nil, count: count), true) }
+        return (try (0..<count).map(bookmark), true)
     }
 
     static func limit(_ inv: Invocation) throws -> Int {
         min(try inv.positiveInt("--limit") ?? Limits.resultsPerPage, Limits.resultsPerPage)
     }
 
-    static let zoneChanges: Command = Command(["zone", "changes"], synopsis: "[--zone Z] [--since TOKEN | --from-start] [--limit N] [--fields a,b] [--no-save]",
-        summary: "Fetch the records changed in a custom zone since a token",
-        options: feedOptions + [RecordCommands.fieldsOption],
+    static let zoneChanges: Command = Command(["zone", "changes"], synopsis: "[--zone Z]… [--since TOKEN… | --from-start] [--limit N] [--fields a,b] [--no-save]",
+        summary: "Fetch the records changed in custom zones since their tokens (changes/zone)",
+        options: [zoneSince] + feedOptions + [RecordCommands.fieldsOption],
         details: """
-        Prints {zoneID, records, syncToken, moreComing}: the latest state of each record changed
-        since the token, deletions as {recordName, deleted: true}, at most N per page; call again
-        with the returned syncToken while moreComing is true. Without --since, ck continues from
-        this device's bookmark for the zone (--device, $CK_DEVICE) and moves it to the new token
-        once the output has been written (and, on a pipe, read): if stdout fails or its reader
-        goes away first, the bookmark stays where it was.
+        Prints the changes/zone response {zones: [{zoneID, records, syncToken, moreComing}]},
+        one entry per --zone, in order: the latest state of each record changed since the
+        zone's token, deletions as {recordName, deleted: true, zoneID}, at most N per page; call
+        again with the returned syncToken while moreComing is true. A zone that fails (not
+        found, token expired) is an entry {zoneID, serverErrorCode, reason}; with several
+        zones the others are still fetched and ck exits 9; with one it is the command's error.
+        Without --since, each zone continues from this device's bookmark for it (--device,
+        $CK_DEVICE), which moves to the new token once the output has been written (and, on a
+        pipe, read): if stdout fails or its reader goes away first, nothing moves.
         A token older than the zone's retained history fails with CHANGE_TOKEN_EXPIRED (exit 7):
         refetch with --from-start. Change feeds exist only for custom zones of the private and
-        shared databases, as in CloudKit.
-        """) { inv in
+        shared databases, as in CloudKit. With --format ndjson: each record is a line, then a
+        line {zoneID, syncToken, moreComing} closing each zone.
+        """, severalZones: true) { inv in
         _ = try inv.positionals(max: 0, what: "")
         let n = try limit(inv)
         let keys = try RecordCommands.desiredKeys(inv)
         let db = try inv.database()
-        let zone = inv.globals.zone
-        let (since, fromBookmark) = try startToken(inv) { try db.bookmark(zone: zone) }
-        let page = try db.zoneChanges(zone: zone, since: since, limit: n)
-        let records: [JSONValue] = page.changes.map {
-            switch $0 {
-            case .record(let r): return r.json(assetBase: inv.assetBase, desiredKeys: keys)
-            case .deleted(let name): return Record.tombstone(recordName: name, zoneID: page.zoneID)
+        let zones = inv.globals.zones.isEmpty ? [inv.globals.zone] : inv.globals.zones
+        let (tokens, fromBookmark) = try startTokens(inv, count: zones.count) { try db.bookmark(zone: zones[$0]) }
+        var entries: [JSONValue] = []
+        var fetched: [(zone: String, token: String)] = []
+        var failures: [OperationResult] = []
+        for (i, zone) in zones.enumerated() {
+            do {
+                let page = try db.zoneChanges(zone: zone, since: tokens[i], limit: n)
+                let records: [JSONValue] = page.changes.map {
+                    switch $0 {
+                    case .record(let r): return r.response(inv.style, desiredKeys: keys)
+                    case .deleted(let name): return Record.tombstone(recordName: name, zoneID: page.zoneID)
+                    }
+                }
+                entries.append(["zoneID": page.zoneID.json, "records": .array(records), "syncToken": .string(page.syncToken),
+                                "moreComing": .bool(page.moreComing)])
+                fetched.append((zone, page.syncToken))
+            } catch let e as CloudKitError {
+                if zones.count == 1 { throw e }
+                var err = e
+                if err.zoneID == nil { err.zoneID = db.zoneID(zone) }
+                entries.append(err.envelope(style: inv.style))
+                failures.append(.failed(err))
             }
         }
-        inv.emit(["zoneID": page.zoneID.json, "records": .array(records), "syncToken": .string(page.syncToken),
-                  "moreComing": .bool(page.moreComing)], listKey: "records")
-        if fromBookmark && !inv.args.has("--no-save") { try inv.afterOutput { try db.saveBookmark(zone: zone, token: page.syncToken) } }
-        return ExitCode.success
+        emitZoneChanges(inv, entries)
+        if fromBookmark && !inv.args.has("--no-save") && !fetched.isEmpty {
+            try inv.afterOutput { for f in fetched { try db.saveBookmark(zone: f.zone, token: f.token) } }
+        }
+        return inv.batchExit(failures, total: zones.count, noun: "zones")
+    }
+
+    /// The changes/zone body; as NDJSON, each zone's records, then a line closing the zone.
+    static func emitZoneChanges(_ inv: Invocation, _ entries: [JSONValue]) {
+        guard inv.globals.format == .ndjson else {
+            inv.emit(["zones": .array(entries)], listKey: "zones")
+            return
+        }
+        for e in entries {
+            guard var o = e.objectValue, let records = o["records"]?.arrayValue else { inv.io.writeOut(JSONWriter.line(e)); continue }
+            for r in records { inv.io.writeOut(JSONWriter.line(r)) }
+            o["records"] = nil
+            inv.io.writeOut(JSONWriter.line(.object(o)))
+        }
     }
 
     static let databaseChanges: Command = Command(["database", "changes"], synopsis: "[--since TOKEN | --from-start] [--limit N] [--no-save]",
-        summary: "Fetch the zones changed or deleted in a database since a token",
-        options: feedOptions,
+        summary: "Fetch the zones changed or deleted in a database since a token (changes/database)",
+        options: [databaseSince] + feedOptions,
         details: """
-        Prints {zones, deletedZones, syncToken, moreComing}: the custom zones created, written or
-        deleted since the token. Bookmarks work as for 'ck zone changes' (one per database).
+        Prints the changes/database response {zones: [{zoneID, deleted}], syncToken, moreComing}:
+        the custom zones created, written or deleted since the token, a deleted zone with
+        "deleted": true. Bookmarks work as for 'ck zone changes' (one per database).
         Database and zone tokens are not interchangeable (BAD_REQUEST).
         """) { inv in
         _ = try inv.positionals(max: 0, what: "")
         let n = try limit(inv)
         let db = try inv.database()
-        let (since, fromBookmark) = try startToken(inv) { try db.bookmark(zone: nil) }
-        let page = try db.databaseChanges(since: since, limit: n)
-        inv.emit(["zones": .array(page.zones.map { ["zoneID": $0.json] }), "deletedZones": .array(page.deletedZones.map { ["zoneID": $0.json] }),
-                  "syncToken": .string(page.syncToken), "moreComing": .bool(page.moreComing)], listKey: "zones")
+        let (tokens, fromBookmark) = try startTokens(inv, count: 1) { _ in try db.bookmark(zone: nil) }
+        let page = try db.databaseChanges(since: tokens[0], limit: n)
+        let zones: [JSONValue] = page.zones.map { ["zoneID": $0.zoneID.json, "deleted": .bool($0.deleted)] }
+        inv.emit(["zones": .array(zones), "syncToken": .string(page.syncToken), "moreComing": .bool(page.moreComing)], listKey: "zones")
         if fromBookmark && !inv.args.has("--no-save") { try inv.afterOutput { try db.saveBookmark(zone: nil, token: page.syncToken) } }
         return ExitCode.success
     }

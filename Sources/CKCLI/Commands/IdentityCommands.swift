@@ -50,7 +50,7 @@ enum IdentityCommands {
             OptionSpec("--phone", value: "P", help: "the user's phone number"),
             OptionSpec("--record-name", value: "R", help: "the user's record name (_ + 32 hex digits)"),
         ],
-        details: "NOT_FOUND (exit 3) unless that user granted userDiscoverability in this container; the\nerror does not reveal whether the user exists.") { inv in
+        details: "Prints the users/discover response {\"users\": [{userRecordName, lookupInfo, nameComponents}]}.\nNOT_FOUND (exit 3) unless that user granted userDiscoverability in this container; the\nerror does not reveal whether the user exists.") { inv in
         _ = try inv.positionals(max: 0, what: "")
         let given = ["--email", "--phone", "--record-name"].filter { inv.args.value($0) != nil }
         guard given.count == 1 else { throw inv.usageError("give exactly one of --email, --phone, --record-name") }
@@ -61,7 +61,7 @@ enum IdentityCommands {
         case "--phone": lookup = .phone(inv.args.value("--phone")!)
         default: lookup = .recordName(inv.args.value("--record-name")!)
         }
-        inv.emit(try inv.store.identities.discover(lookup, container: try inv.container()))
+        inv.emit(["users": [try inv.store.identities.discover(lookup, container: try inv.container())]], listKey: "users")
         return ExitCode.success
     }
 }

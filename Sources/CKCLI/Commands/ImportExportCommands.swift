@@ -15,10 +15,10 @@ enum ImportExportCommands {
         _ = try inv.positionals(max: 0, what: "")
         let db = try inv.database()
         let zones = inv.args.has("--zone") ? [try db.zone(inv.globals.zone)] : try db.listZones()
-        let base = inv.assetBase
+        let style = inv.style
         for z in zones {
             try z.snapshot().forEachRecord { r in
-                if try db.canRead(r) { inv.io.writeOut(JSONWriter.line(r.json(assetBase: base))) }
+                if try db.canRead(r) { inv.io.writeOut(JSONWriter.line(r.response(style))) }
                 return inv.io.writable()
             }
         }
@@ -72,13 +72,15 @@ enum ImportExportCommands {
         try inv.printer.stream(listKey: "records") { emit in
             func flush() throws {
                 guard let z = pendingZone, !pending.isEmpty else { return }
-                for r in try db.modify(zone: z, operations: pending, atomic: false) {
+                var assets: [String: [UInt8]] = [:]
+                AssetDownloads.collect(pending, store: inv.store.assets, into: &assets)
+                for r in try db.modify(zone: z, operations: pending, atomic: false, assets: assets) {
                     total += 1
                     if r.error != nil { failures.append(r) }
                     switch r {
                     case .saved(let rec):
                         emit(["recordName": .string(rec.recordName), "recordChangeTag": .string(rec.recordChangeTag), "zoneID": rec.zoneID.json])
-                    default: emit(inv.resultJSON(r))
+                    default: emit(inv.resultJSON(r, .modify))
                     }
                 }
                 _ = inv.io.flush()

@@ -17,6 +17,17 @@ enum RecordCommands {
         try Names.validateRecordName(raw)
         return raw
     }
+
+    /// `--name NAME`: a record name given as an option value, so that one starting with '-'
+    /// needs no '--'.
+    static let nameOption = OptionSpec("--name", value: "NAME", repeatable: true, help: "a record name (any name, even one that starts with '-')")
+
+    /// The record names of a command: its positionals, then each --name, in order.
+    static func givenNames(_ inv: Invocation) throws -> [String] {
+        let names = inv.args.positionals + inv.args.values("--name")
+        if names.isEmpty { throw inv.usageError("missing record name") }
+        return try names.map(recordName)
+    }
 }
 
 import Foundation

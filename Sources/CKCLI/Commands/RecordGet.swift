@@ -1,11 +1,17 @@
 import CKCore
 
 extension RecordCommands {
-    static let get: Command = Command(["record", "get"], synopsis: "NAME… [--fields a,b] [--asset FIELD]",
+    static let get: Command = Command(["record", "get"], synopsis: "NAME… [--name NAME]… [--fields a,b] [--asset FIELD]",
         summary: "Fetch records by name",
-        options: [fieldsOption, OptionSpec("--asset", value: "FIELD", help: "write the bytes of this ASSET field of one record to stdout")],
-        details: "One name prints the record (NOT_FOUND, exit 3, when missing). Several names print\n{\"records\": [...]} with a record or an error dictionary per name, in order; exit 9 when\nany is missing.") { inv in
-        let names = try inv.positionals(min: 1, what: "record name").map(recordName)
+        options: [nameOption, fieldsOption, OptionSpec("--asset", value: "FIELD", help: "write the bytes of this ASSET field of one record to stdout")],
+        details: """
+        Prints the records/lookup response {"records": [...]}: a record, or an error dictionary,
+        per name, in order; exit 9 when any is missing. With one name, a missing record is the
+        command's error (NOT_FOUND, exit 3). --format ndjson prints one record per line.
+        Names are taken as CloudKit takes them ('/', '+', dots are ordinary characters); a
+        name that starts with '-' goes in --name (ck record get --name ----Root-Folder----).
+        """) { inv in
+        let names = try givenNames(inv)
         let keys = try desiredKeys(inv)
         let db = try inv.database()
         if let field = inv.args.value("--asset") {
@@ -19,6 +25,9 @@ extension RecordCommands {
             guard f.type == FieldType(.asset), let sum = f.value["fileChecksum"]?.stringValue else {
                 throw CloudKitError(.badRequest, "field '\(field)' of record '\(names[0])' is \(f.type), not an ASSETID", recordName: names[0])
             }
+            if AssetValue.isRemote(f.value) {
+                throw CloudKitError(.notFound, "the bytes of asset field '\(field)' of record '\(names[0])' are not in this data directory: the record was loaded from a server response and its downloadURL points there (\(Names.describe(f.value["downloadURL"]?.stringValue ?? "")))", recordName: names[0])
+            }
             guard let bytes = try db.assets.read(checksum: sum) else {
                 throw CloudKitError.internalError("asset \(sum) of record '\(names[0])' is missing from the store (run 'ck fsck')")
             }
@@ -26,29 +35,28 @@ extension RecordCommands {
             return ExitCode.success
         }
         let results = try db.lookup(zone: inv.globals.zone, recordNames: names)
-        if names.count == 1 {
-            if let e = results[0].error { throw e }
-            inv.emit(inv.resultJSON(results[0], desiredKeys: keys))
-            return ExitCode.success
-        }
-        inv.emit(["records": .array(results.map { inv.resultJSON($0, desiredKeys: keys) })], listKey: "records")
+        if names.count == 1, let e = results[0].error { throw e }
+        inv.emit(["records": .array(results.map { inv.resultJSON($0, .lookup, desiredKeys: keys) })], listKey: "records")
         return inv.batchExit(results, noun: "records")
     }
 
-    static let delete: Command = Command(["record", "delete"], synopsis: "NAME [--tag TAG | --force]",
+    static let delete: Command = Command(["record", "delete"], synopsis: "NAME | --name NAME [--tag TAG | --force]",
         summary: "Delete a record (cascading DELETE_SELF references)",
         options: [
+            nameOption,
             OptionSpec("--tag", value: "TAG", help: "delete only if TAG is the current recordChangeTag, else CONFLICT"),
             OptionSpec("--force", help: "forceDelete: no tag check (the default without --tag)"),
         ],
-        details: "Prints the tombstone {recordName, deleted: true, zoneID}. A record still referenced with\nVALIDATE cannot be deleted (VALIDATING_REFERENCE_ERROR); records referencing it with\nDELETE_SELF are deleted with it.") { inv in
-        let name = try recordName(try inv.positionals(min: 1, max: 1, what: "record name")[0])
+        details: "Prints the records/modify response {\"records\": [{recordName, deleted: true}]}.\nA record still referenced with VALIDATE cannot be deleted (VALIDATING_REFERENCE_ERROR);\nrecords referencing it with DELETE_SELF are deleted with it.") { inv in
+        let names = try givenNames(inv)
+        guard names.count == 1 else { throw inv.usageError("unexpected argument '\(names[1])': record delete takes one name") }
+        let name = names[0]
         if inv.args.has("--force") && inv.args.value("--tag") != nil { throw inv.usageError("--tag and --force exclude each other") }
         let op = RecordOperation(type: inv.args.value("--tag") == nil ? .forceDelete : .delete, recordName: name,
                                  recordChangeTag: inv.args.value("--tag"))
         let r = try inv.database().modify(zone: inv.globals.zone, operations: [op])[0]
         if let e = r.error { throw e }
-        inv.emit(inv.resultJSON(r))
+        inv.emit(["records": [inv.resultJSON(r, .modify)]], listKey: "records")
         return ExitCode.success
     }
 
@@ -62,10 +70,10 @@ extension RecordCommands {
         let keys = try desiredKeys(inv)
         let db = try inv.database()
         let z = try db.zone(inv.globals.zone)
-        let base = inv.assetBase
+        let style = inv.style
         try inv.printer.stream(listKey: "records") { emit in
             try z.snapshot().forEachRecord { r in
-                if (type == nil || r.recordType == type), try db.canRead(r) { emit(r.json(assetBase: base, desiredKeys: keys)) }
+                if (type == nil || r.recordType == type), try db.canRead(r) { emit(r.response(style, desiredKeys: keys)) }
                 return true
             }
         }

@@ -24,13 +24,14 @@ extension RecordCommands {
                 let needsFiles = f.filter { ($0.value["value"]?.stringValue ?? "").hasPrefix("@") }
                 guard !needsFiles.isEmpty else { continue }
                 let parsed = try fa.parseFieldObject(needsFiles)
-                for (k, v) in parsed.fields { ops[i].fields[k] = v }
+                for (k, v) in parsed.fields { ops[i].fields[k] = v; ops[i].untyped[k] = parsed.untyped[k] }
                 assets.merge(parsed.assets) { a, _ in a }
             }
         }
-        let zone = req.zoneName ?? inv.globals.zone
+        let zone = try req.zone(fallback: inv.globals.zone)
+        AssetDownloads.collect(ops, store: inv.store.assets, into: &assets)
         let results = try inv.database().modify(zone: zone, operations: ops, atomic: req.atomic, assets: assets)
-        inv.emit(["records": .array(results.map { inv.resultJSON($0, desiredKeys: req.desiredKeys) })], listKey: "records")
+        inv.emit(["records": .array(results.map { inv.resultJSON($0, .modify, desiredKeys: req.desiredKeys) })], listKey: "records")
         return inv.batchExit(results, noun: "operations")
     }
 }

@@ -56,7 +56,7 @@ extension RecordCommands {
         if let k = try desiredKeys(inv) { req.desiredKeys = k }
         let result = try inv.database().query(zone: zone, req)
         for w in result.warnings { inv.io.writeErr("ck: warning: \(w)\n") }
-        var doc: [String: JSONValue] = ["records": .array(result.records.map { $0.json(assetBase: inv.assetBase, desiredKeys: req.desiredKeys) })]
+        var doc: [String: JSONValue] = ["records": .array(result.records.map { $0.response(inv.style, desiredKeys: req.desiredKeys) })]
         if let m = result.continuationMarker { doc["continuationMarker"] = .string(m) }
         inv.emit(.object(doc), listKey: "records")
         return ExitCode.success

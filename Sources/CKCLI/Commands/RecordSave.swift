@@ -21,7 +21,8 @@ extension RecordCommands {
         and each *_LIST (comma-separated, or a JSON array; LOCATION_LIST separated by ';').
 
         Without --tag or --force the save is a create: EXISTS if the name is taken. A record on
-        stdin that carries a recordChangeTag is an update with that tag.
+        stdin that carries a recordChangeTag is an update with that tag. Prints the
+        records/modify response {"records": [record]}.
 
         Example:
           ck record save --type ToDoItem --name todo-1 title="Get apples" dueDate:TIMESTAMP=2019-10-28 isCompleted=false
@@ -33,6 +34,7 @@ extension RecordCommands {
             for (k, v) in more.fields {
                 if input.fields[k] != nil { throw inv.usageError("field '\(k)' given both as an argument and in --fields-json") }
                 input.fields[k] = v
+                input.untyped[k] = more.untyped[k]
             }
             input.assets.merge(more.assets) { a, _ in a }
         }
@@ -44,19 +46,24 @@ extension RecordCommands {
         let fromStdin = inv.args.has("--stdin")
             || (inv.args.value("--type") == nil && inv.args.positionals.isEmpty && inv.args.value("--fields-json") == nil)
         if fromStdin {
-            let j = try inv.readJSONInput(what: "record")
+            var j = try inv.readJSONInput(what: "record")
+            // A response ck (or CloudKit) printed, {"records": [one record]}, is that record.
+            if let o = j.objectValue, o.count == 1, let list = o["records"]?.arrayValue {
+                guard list.count == 1 else { throw CloudKitError.badRequest("record on stdin: a {\"records\": [...]} document must hold exactly one record to save (use 'ck record modify' or 'ck import' for several)") }
+                j = list[0]
+            }
             var fieldsJSON: [String: JSONValue] = [:]
             var rec = j.objectValue ?? [:]
             if let f = rec["fields"]?.objectValue { fieldsJSON = f; rec["fields"] = nil }
             op = try ModifyRequest.parseRecord(j.objectValue == nil ? j : .object(rec), type: .create)
             let parsed = try fa.parseFieldObject(fieldsJSON)
-            for (k, v) in parsed.fields where input.fields[k] == nil { input.fields[k] = v }
+            for (k, v) in parsed.fields where input.fields[k] == nil { input.fields[k] = v; input.untyped[k] = parsed.untyped[k] }
             input.assets.merge(parsed.assets) { a, _ in a }
         }
         if let n = inv.args.value("--name") { op.recordName = n }
         if let t = inv.args.value("--type") { op.recordType = t }
         if let t = inv.args.value("--tag") { op.recordChangeTag = t }
-        for (k, v) in input.fields { op.fields[k] = v }
+        for (k, v) in input.fields { op.fields[k] = v; op.untyped[k] = input.untyped[k] }
 
         let replace = inv.args.has("--replace")
         if inv.args.has("--force") {
@@ -77,9 +84,10 @@ extension RecordCommands {
             zone = z
         }
         let db = try inv.database()
+        AssetDownloads.collect([op], store: inv.store.assets, into: &input.assets)
         let result = try db.modify(zone: zone, operations: [op], atomic: true, assets: input.assets)[0]
         if let e = result.error { throw e }
-        inv.emit(inv.resultJSON(result, desiredKeys: try desiredKeys(inv)))
+        inv.emit(["records": [inv.resultJSON(result, .modify, desiredKeys: try desiredKeys(inv))]], listKey: "records")
         return ExitCode.success
     }
 }

@@ -55,7 +55,7 @@ enum SubscriptionCommands {
         s.subscriptionID = inv.args.value("--id") ?? s.defaultID
         let db = try inv.database()
         let saved = try db.saveSubscription(s)
-        inv.emit(db.subscriptionJSON(saved))
+        inv.emit(["subscriptions": [db.subscriptionJSON(saved)]], listKey: "subscriptions")
         return ExitCode.success
     }
 
@@ -66,10 +66,10 @@ enum SubscriptionCommands {
         return ExitCode.success
     }
 
-    static let get: Command = Command(["subscription", "get"], synopsis: "ID", summary: "Show one subscription") { inv in
+    static let get: Command = Command(["subscription", "get"], synopsis: "ID", summary: "Show one subscription (subscriptions/lookup)") { inv in
         let id = try inv.positionals(min: 1, max: 1, what: "subscription ID")[0]
         let db = try inv.database()
-        inv.emit(db.subscriptionJSON(try db.subscription(id)))
+        inv.emit(["subscriptions": [db.subscriptionJSON(try db.subscription(id))]], listKey: "subscriptions")
         return ExitCode.success
     }
 

@@ -9,7 +9,7 @@ enum ZoneCommands {
         let names = try inv.positionals(min: 1, what: "zone name")
         for n in names { try Names.validateZoneName(n) }
         let db = try inv.database()
-        let zones = try names.map { db.zoneJSON(try db.createZone($0)) }
+        let zones = try names.map { try db.zoneJSON(try db.createZone($0)) }
         inv.emit(["zones": .array(zones)], listKey: "zones")
         return ExitCode.success
     }
@@ -36,7 +36,7 @@ enum ZoneCommands {
     static let list: Command = Command(["zone", "list"], synopsis: "", summary: "List the zones of a database") { inv in
         _ = try inv.positionals(max: 0, what: "")
         let db = try inv.database()
-        inv.emit(["zones": .array(try db.listZones().map(db.zoneJSON))], listKey: "zones")
+        inv.emit(["zones": .array(try db.listZones().map { try db.zoneJSON($0) })], listKey: "zones")
         return ExitCode.success
     }
 }

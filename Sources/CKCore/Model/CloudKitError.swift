@@ -48,6 +48,8 @@ public struct CloudKitError: Error, Equatable, CustomStringConvertible {
     public var retryAfter: Int?
     /// For CONFLICT and EXISTS: the record as the server has it.
     public var serverRecord: Record?
+    /// Random per error, as in Apple's responses; not part of what makes two errors equal.
+    public let uuid = Identifiers.newErrorUUID()
 
     public init(_ code: ServerErrorCode, _ reason: String, recordName: String? = nil, zoneID: ZoneID? = nil,
                 subscriptionID: String? = nil, retryAfter: Int? = nil, serverRecord: Record? = nil) {
@@ -62,12 +64,17 @@ public struct CloudKitError: Error, Equatable, CustomStringConvertible {
 
     public var description: String { "\(code.rawValue): \(reason)" }
 
+    public static func == (a: CloudKitError, b: CloudKitError) -> Bool {
+        a.code == b.code && a.reason == b.reason && a.recordName == b.recordName && a.zoneID == b.zoneID
+            && a.subscriptionID == b.subscriptionID && a.retryAfter == b.retryAfter && a.serverRecord == b.serverRecord
+    }
+
     public static func badRequest(_ reason: String) -> CloudKitError { CloudKitError(.badRequest, reason) }
     public static func internalError(_ reason: String) -> CloudKitError { CloudKitError(.internalError, reason) }
 
-    /// The Web Services error dictionary. `uuid` is derived from the error's content so that
-    /// identical failures print identical bytes.
-    public func envelope(assetBase: String? = nil) -> JSONValue {
+    /// The Web Services error dictionary; a CONFLICT or EXISTS carries the server's record as
+    /// a response shows it (`style`).
+    public func envelope(style: ResponseStyle? = nil) -> JSONValue {
         var o: [String: JSONValue] = [
             "serverErrorCode": .string(code.rawValue),
             "reason": .string(reason),
@@ -77,8 +84,8 @@ public struct CloudKitError: Error, Equatable, CustomStringConvertible {
         if let z = zoneID { o["zoneID"] = z.json }
         if let s = subscriptionID { o["subscriptionID"] = .string(s) }
         if let r = retryAfter { o["retryAfter"] = .int(Int64(r)) }
-        if let s = serverRecord { o["serverRecord"] = s.json(assetBase: assetBase) }
-        o["uuid"] = .string(Identifiers.uuid(from: Array((code.rawValue + "\u{0}" + reason + "\u{0}" + (recordName ?? "")).utf8)))
+        if let s = serverRecord { o["serverRecord"] = style.map { s.response($0) } ?? s.json() }
+        o["uuid"] = .string(uuid)
         return .object(o)
     }
 }

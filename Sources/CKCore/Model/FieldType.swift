@@ -6,6 +6,9 @@ public struct FieldType: Hashable, Sendable, CustomStringConvertible {
         case double = "DOUBLE"
         case timestamp = "TIMESTAMP"
         case bytes = "BYTES"
+        /// Ciphertext of a field the client encrypts (every Photos, Notes and Reminders record
+        /// has some): base64, stored, returned and queried like BYTES; schema `ENCRYPTED BYTES`.
+        case encryptedBytes = "ENCRYPTED_BYTES"
         case reference = "REFERENCE"
         case location = "LOCATION"
         /// Assets are tagged `ASSETID` in responses, as the service sends them (reference §1.2).

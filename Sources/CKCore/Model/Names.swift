@@ -15,12 +15,12 @@ public enum Names {
         return shown
     }
 
-    /// Record and zone names: 1…255 bytes of UTF-8 (limits bound bytes, never characters: one
-    /// "character" can be megabytes of combining marks), no NUL or control characters, no `/`
-    /// or `\`, not `.` or `..` (they would address paths, which the store must never allow).
+    /// Names: 1…255 bytes of UTF-8 (limits bound bytes, never characters: one "character" can
+    /// be megabytes of combining marks), no NUL or control characters. Names that are not
+    /// record names (zones, subscriptions, devices) also refuse `/`, `\`, `.` and `..`.
     /// Names are compared by their bytes everywhere: two spellings of one Unicode string
     /// (`é` precomposed or decomposed) are two names, as on CloudKit's servers.
-    public static func validateName(_ s: String, noun: String) throws {
+    public static func validateName(_ s: String, noun: String, pathCharacters: Bool = false) throws {
         if s.isEmpty { throw CloudKitError.badRequest("\(noun) must not be empty") }
         if s.utf8.count > maxLength {
             throw CloudKitError.badRequest("\(noun) '\(describe(s))' is \(s.utf8.count) bytes long; the limit is \(maxLength) bytes")
@@ -29,14 +29,16 @@ public enum Names {
             if u.value < 0x20 || u.value == 0x7F {
                 throw CloudKitError.badRequest("\(noun) '\(describe(s))' contains a control character (\\u{\(String(u.value, radix: 16))})")
             }
-            if u == "/" || u == "\\" {
+            if !pathCharacters && (u == "/" || u == "\\") {
                 throw CloudKitError.badRequest("\(noun) '\(describe(s))' contains '\(u)', which is not allowed")
             }
         }
-        if s == "." || s == ".." { throw CloudKitError.badRequest("\(noun) '\(s)' is not allowed") }
+        if !pathCharacters && (s == "." || s == "..") { throw CloudKitError.badRequest("\(noun) '\(s)' is not allowed") }
     }
 
-    public static func validateRecordName(_ s: String) throws { try validateName(s, noun: "record name") }
+    /// Record names as CloudKit takes them: `/`, `+`, `\` and dots are ordinary characters (a
+    /// tenth of real record names hold a `/`); only the path encoding cares (`storage.md`).
+    public static func validateRecordName(_ s: String) throws { try validateName(s, noun: "record name", pathCharacters: true) }
     public static func validateZoneName(_ s: String) throws { try validateName(s, noun: "zone name") }
 
     /// A name made from others (a default subscription ID) cut to the byte limit, keeping it

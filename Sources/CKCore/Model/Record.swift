@@ -22,6 +22,20 @@ public struct ChangeStamp: Equatable, Sendable {
     }
 }
 
+/// How a response shows records (Web Services shapes, reference §1.2 and Docs/wire.md).
+public struct ResponseStyle: Sendable {
+    /// `file://` URL of the asset store: asset values gain `downloadURL` under it.
+    public var assetBase: String
+    /// Private and shared databases encrypt assets: their values carry `wrappingKey` and
+    /// `referenceChecksum`, as the service sends them there.
+    public var encryptedAssets: Bool
+
+    public init(assetBase: String, encryptedAssets: Bool) {
+        self.assetBase = assetBase
+        self.encryptedAssets = encryptedAssets
+    }
+}
+
 /// A record as Web Services shows it.
 public struct Record: Equatable, Sendable {
     public var recordName: String
@@ -33,9 +47,11 @@ public struct Record: Equatable, Sendable {
     public var zoneID: ZoneID
     /// The `parent` reference used by sharing hierarchies.
     public var parent: String?
+    /// The short GUID a share link is built from, made when a save asks `createShortGUID`.
+    public var shortGUID: String?
 
     public init(recordName: String, recordType: String, recordChangeTag: String, fields: [String: RecordField],
-                created: ChangeStamp, modified: ChangeStamp, zoneID: ZoneID, parent: String? = nil) {
+                created: ChangeStamp, modified: ChangeStamp, zoneID: ZoneID, parent: String? = nil, shortGUID: String? = nil) {
         self.recordName = recordName
         self.recordType = recordType
         self.recordChangeTag = recordChangeTag
@@ -44,44 +60,51 @@ public struct Record: Equatable, Sendable {
         self.modified = modified
         self.zoneID = zoneID
         self.parent = parent
+        self.shortGUID = shortGUID
     }
 
-    /// The Web Services record dictionary. With `assetBase` (a `file://` URL of the asset
-    /// store), asset values gain their `downloadURL`. `desiredKeys` limits the fields shown.
-    public func json(assetBase: String? = nil, desiredKeys: Set<String>? = nil) -> JSONValue {
-        var f: [String: JSONValue] = [:]
-        for (k, v) in fields where desiredKeys?.contains(k) ?? true {
-            var field = v
-            if let base = assetBase, v.type.base == .asset { field.value = Record.withDownloadURL(v.value, base: base) }
-            f[k] = field.json
-        }
+    /// The record dictionary as the store keeps it (record files, history entries).
+    public func json() -> JSONValue {
         var o: [String: JSONValue] = [
             "recordName": .string(recordName),
             "recordType": .string(recordType),
             "recordChangeTag": .string(recordChangeTag),
-            "fields": .object(f),
+            "fields": .object(fields.mapValues(\.json)),
             "created": created.json,
             "modified": modified.json,
             "deleted": false,
             "zoneID": zoneID.json,
         ]
         if let p = parent { o["parent"] = ["recordName": .string(p)] }
+        if let g = shortGUID { o["shortGUID"] = .string(g) }
         return .object(o)
     }
 
-    static func withDownloadURL(_ v: JSONValue, base: String) -> JSONValue {
-        switch v {
-        case .array(let a): return .array(a.map { withDownloadURL($0, base: base) })
-        case .object(var o):
-            if let sum = o["fileChecksum"]?.stringValue { o["downloadURL"] = .string(base + AssetStore.relativePath(checksum: sum)) }
-            return .object(o)
-        default: return v
+    /// The record dictionary of a response, as recorded from Apple's servers: the stored keys
+    /// plus `pluginFields: {}`; asset values with their `downloadURL` (and, in private and
+    /// shared databases, `wrappingKey` and `referenceChecksum`). `desiredKeys` limits the
+    /// fields shown (`fields` stays, possibly empty). records/modify responses carry no
+    /// `zoneID` (`withZoneID: false`).
+    public func response(_ style: ResponseStyle, desiredKeys: Set<String>? = nil, withZoneID: Bool = true) -> JSONValue {
+        var f: [String: JSONValue] = [:]
+        for (k, v) in fields where desiredKeys?.contains(k) ?? true {
+            var field = v
+            if v.type.base == .asset { field.value = AssetValue.response(v.value, style: style) }
+            f[k] = field.json
         }
+        guard case .object(var o) = json() else { return json() }
+        o["fields"] = .object(f)
+        o["pluginFields"] = .object([:])
+        if !withZoneID { o["zoneID"] = nil }
+        return .object(o)
     }
 
-    /// A tombstone as change feeds and modify responses show deletions.
-    public static func tombstone(recordName: String, zoneID: ZoneID) -> JSONValue {
-        ["recordName": .string(recordName), "deleted": true, "zoneID": zoneID.json]
+    /// A tombstone as change feeds (with the zoneID) and modify responses (without) show a
+    /// deletion: `{recordName, deleted: true[, zoneID]}`.
+    public static func tombstone(recordName: String, zoneID: ZoneID?) -> JSONValue {
+        var o: [String: JSONValue] = ["recordName": .string(recordName), "deleted": true]
+        if let z = zoneID { o["zoneID"] = z.json }
+        return .object(o)
     }
 
     /// Reads a stored record dictionary back.
@@ -99,7 +122,7 @@ public struct Record: Equatable, Sendable {
         }
         self.init(recordName: name, recordType: type, recordChangeTag: tag, fields: fields,
                   created: try ChangeStamp(json: o["created"]), modified: try ChangeStamp(json: o["modified"]),
-                  zoneID: try ZoneID(json: z), parent: o["parent"]?["recordName"]?.stringValue)
+                  zoneID: try ZoneID(json: z), parent: o["parent"]?["recordName"]?.stringValue, shortGUID: o["shortGUID"]?.stringValue)
     }
 
     /// Every outgoing reference, with the field it sits in.

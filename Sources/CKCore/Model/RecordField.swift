@@ -36,7 +36,15 @@ public struct RecordField: Equatable, Sendable {
         return RecordField(type: type, value: try canonical(name: name, type: type, value: value))
     }
 
-    /// Infers a type tag for an untyped Web Services value, as the service does on save.
+    /// The value of a field dictionary sent without `type` (nil when it has a type, or clears
+    /// the field with a null value).
+    public static func untypedValue(_ json: JSONValue) -> JSONValue? {
+        guard let o = json.objectValue, o["type"] == nil || o["type"]!.isNull, let v = o["value"], !v.isNull else { return nil }
+        return v
+    }
+
+    /// Infers a type tag for an untyped Web Services value, for a field neither the schema nor
+    /// the record knows (otherwise the value takes the field's type when saved).
     static func infer(name: String, value: JSONValue) throws -> FieldType {
         switch value {
         case .string: return FieldType(.string)
@@ -50,6 +58,8 @@ public struct RecordField: Equatable, Sendable {
         case .array(let a):
             guard let first = a.first else { return FieldType(.unknown, list: true) }
             let t = try infer(name: name, value: first)
+            // Whole and fractional numbers together are a DOUBLE_LIST.
+            if t.base == .int64, a.contains(where: { if case .double = $0 { return true }; return false }) { return FieldType(.double, list: true) }
             return FieldType(t.base, list: true)
         case .null:
             throw CloudKitError.badRequest("field '\(name)': null value")
@@ -87,23 +97,16 @@ public struct RecordField: Equatable, Sendable {
         case .timestamp:
             guard let i = value.int64Value else { throw wrong("milliseconds since 1970 as an integer") }
             return .int(i)
-        case .bytes:
+        case .bytes, .encryptedBytes:
             guard let s = value.stringValue else { throw wrong("a base64 string") }
-            guard Data(base64Encoded: s) != nil else { throw CloudKitError.badRequest("field '\(name)' is BYTES but the value is not valid base64") }
+            guard Data(base64Encoded: s) != nil else { throw CloudKitError.badRequest("field '\(name)' is \(type) but the value is not valid base64") }
             return value
         case .reference:
             return try Reference.parse(name: name, json: value).json
         case .location:
             return try Location.parse(name: name, json: value)
         case .asset:
-            guard let o = value.objectValue else { throw wrong("an asset dictionary") }
-            guard let sum = o["fileChecksum"]?.stringValue, !sum.isEmpty else {
-                throw CloudKitError.badRequest("field '\(name)': an asset needs a 'fileChecksum'")
-            }
-            guard let size = o["size"]?.int64Value, size >= 0 else {
-                throw CloudKitError.badRequest("field '\(name)': an asset needs a non-negative integer 'size'")
-            }
-            return ["fileChecksum": .string(sum), "size": .int(size)]
+            return try AssetValue.canonical(name: name, value: value)
         case .unknown:
             throw CloudKitError.badRequest("field '\(name)': UNKNOWN is only valid as UNKNOWN_LIST")
         }
@@ -115,17 +118,21 @@ public struct Reference: Equatable, Sendable {
     public enum Action: String, Sendable, CaseIterable { case none = "NONE", deleteSelf = "DELETE_SELF", validate = "VALIDATE" }
     public var recordName: String
     public var action: Action
+    /// The zone named by the value, if it named one.
     public var zoneName: String?
+    /// The whole zoneID, once the server has filled it in (every stored reference has one).
+    public var zoneID: ZoneID?
 
-    public init(recordName: String, action: Action, zoneName: String? = nil) {
+    public init(recordName: String, action: Action, zoneName: String? = nil, zoneID: ZoneID? = nil) {
         self.recordName = recordName
         self.action = action
-        self.zoneName = zoneName
+        self.zoneName = zoneName ?? zoneID?.zoneName
+        self.zoneID = zoneID
     }
 
     public var json: JSONValue {
         var o: [String: JSONValue] = ["recordName": .string(recordName), "action": .string(action.rawValue)]
-        if let z = zoneName { o["zoneID"] = ["zoneName": .string(z)] }
+        if let z = zoneID { o["zoneID"] = z.json } else if let z = zoneName { o["zoneID"] = ["zoneName": .string(z)] }
         return .object(o)
     }
 
@@ -144,9 +151,15 @@ public struct Reference: Equatable, Sendable {
             }
             action = act
         }
-        var zone: String?
-        if let z = o["zoneID"], !z.isNull { zone = try ZoneID(json: z).zoneName }
-        return Reference(recordName: rn, action: action, zoneName: zone)
+        var zone: ZoneID?
+        if let z = o["zoneID"], !z.isNull {
+            zone = try ZoneID(json: z)
+            try Names.validateZoneName(zone!.zoneName)
+        }
+        return Reference(recordName: rn, action: action, zoneName: zone?.zoneName, zoneID: zone.flatMap { z in
+            // A zoneID as the server sends it (with its owner) is kept whole; a bare zone name is filled in on save.
+            (o["zoneID"]?["ownerRecordName"]?.stringValue != nil) ? z : nil
+        })
     }
 
     /// Every reference in a field (one, or each element of a REFERENCE_LIST).

@@ -38,24 +38,49 @@ public struct SchemaType: Equatable, Hashable, Sendable, CustomStringConvertible
     /// list, whose element type is unknown).
     public init?(fieldType t: FieldType) {
         let p: Primitive
+        var encrypted = false
         switch t.base {
         case .string: p = .string
         case .int64: p = .int64
         case .double: p = .double
         case .timestamp: p = .timestamp
         case .bytes: p = .bytes
+        case .encryptedBytes: p = .bytes; encrypted = true
         case .reference: p = .reference
         case .location: p = .location
         case .asset: p = .asset
         case .unknown: return nil
         }
-        self.init(p, list: t.isList)
+        self.init(p, list: t.isList, encrypted: encrypted)
+    }
+
+    /// The Web Services type a value sent without `type` takes in a field of this schema type:
+    /// ENCRYPTED_BYTES for an encrypted field; nil for a NUMBER not pinned to INT64 or DOUBLE.
+    public var fieldType: FieldType? {
+        if encrypted { return FieldType(.encryptedBytes, list: isList) }
+        let base: FieldType.Base
+        switch primitive {
+        case .asset: base = .asset
+        case .bytes: base = .bytes
+        case .double: base = .double
+        case .int64: base = .int64
+        case .location: base = .location
+        case .reference: base = .reference
+        case .string: base = .string
+        case .timestamp: base = .timestamp
+        case .number:
+            guard let p = preferred, p != .number else { return nil }
+            return SchemaType(p, list: isList).fieldType
+        }
+        return FieldType(base, list: isList)
     }
 
     /// Whether a value of this Web Services type may be stored in a field of this schema type.
     public func accepts(_ t: FieldType) -> Bool {
         if t.base == .unknown { return t.isList == isList }
         guard let given = SchemaType(fieldType: t), given.isList == isList else { return false }
+        // An encrypted field holds ciphertext, whatever its type in the clear.
+        if encrypted || given.encrypted { return encrypted && given.encrypted }
         if primitive == .number { return given.primitive == (preferred ?? given.primitive) && (given.primitive == .int64 || given.primitive == .double) }
         return given.primitive == primitive
     }

@@ -115,9 +115,15 @@ public final class Database {
 
     // MARK: zones
 
-    /// The Web Services zone dictionary.
-    public func zoneJSON(_ z: ZoneStore) -> JSONValue {
-        ["zoneID": z.zoneID.json, "atomic": .bool(!z.zoneID.isDefault)]
+    /// The Web Services zone dictionary as recorded from Apple's servers: zoneID, atomic, the
+    /// share-eligibility flags (a custom zone of the private database can be shared whole or
+    /// by hierarchy; no other zone can), and for a zone with a change feed its syncToken.
+    public func zoneJSON(_ z: ZoneStore) throws -> JSONValue {
+        let sharable = address.scope == .private && !z.zoneID.isDefault
+        var o: [String: JSONValue] = ["zoneID": z.zoneID.json, "atomic": .bool(!z.zoneID.isDefault),
+                                      "isEligibleForZoneShare": .bool(sharable), "isEligibleForHierarchicalShare": .bool(sharable)]
+        if let t = try currentToken(zone: z) { o["syncToken"] = .string(t) }
+        return .object(o)
     }
 
     /// The database's zones: the default zone first (but in the shared database, which has

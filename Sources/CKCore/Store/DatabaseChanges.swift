@@ -2,8 +2,13 @@
 /// database's own history (`history.log` beside `zones/`), one entry per zone create, commit
 /// or delete (see DatabaseIntent), reported as of the returned token.
 public struct DatabaseChangesResult {
-    public var zones: [ZoneID]
-    public var deletedZones: [ZoneID]
+    public struct Zone {
+        public var zoneID: ZoneID
+        /// Deleted as of the returned token.
+        public var deleted: Bool
+    }
+    /// Each zone changed, in the order of its first change since the token.
+    public var zones: [Zone]
     public var syncToken: String
     public var moreComing: Bool
 }
@@ -48,11 +53,8 @@ extension Database {
             end = seq
             return true
         }
-        var zones: [ZoneID] = [], deleted: [ZoneID] = []
-        for k in order {
-            if last[k] == "delete" { deleted.append(zoneID(k.string)) } else { zones.append(zoneID(k.string)) }
-        }
+        let zones = order.map { DatabaseChangesResult.Zone(zoneID: zoneID($0.string), deleted: last[$0] == "delete") }
         let token = ChangeToken(kind: .database, scopeKey: databaseScopeKey, seq: end).encode(secret: try tokenSecret.getOrCreate())
-        return DatabaseChangesResult(zones: zones, deletedZones: deleted, syncToken: token, moreComing: end < head)
+        return DatabaseChangesResult(zones: zones, syncToken: token, moreComing: end < head)
     }
 }

@@ -2,14 +2,23 @@
 public struct ModifyRequest: Sendable {
     public var operations: [RecordOperation]
     public var atomic: Bool
+    /// Whether the request said `atomic` itself (rather than taking the default).
+    public var atomicGiven = false
     public var zoneName: String?
     public var desiredKeys: Set<String>?
 
-    /// Keys a record dictionary may carry: the request keys, plus the response-only keys so a
-    /// record printed by ck can be fed back unchanged.
+    /// Keys a record dictionary may carry: the request keys.
     static let recordKeys: Set<String> = [
-        "recordName", "recordType", "recordChangeTag", "fields", "parent", "createShortGUID",
-        "created", "modified", "deleted", "zoneID", "shortGUID", "pluginFields",
+        "recordName", "recordType", "recordChangeTag", "fields", "parent", "createShortGUID", "zoneID",
+    ]
+    /// Keys only the server sends (Apple's reference, CloudKit JS, and records recorded from
+    /// Apple's servers — Tests/Fixtures/wire): a record copied from a real response is
+    /// accepted as it is and these are ignored, whatever their values. Sharing keys
+    /// (`share`, `participants`, …) belong to share records, made with `ck share`.
+    static let serverKeys: Set<String> = [
+        "created", "modified", "deleted", "shortGUID", "pluginFields", "expirationTime", "stableUrl",
+        "displayedHostname", "chainProtectionInfo", "share", "publicPermission", "participants", "owner",
+        "currentUserParticipant", "forRecord", "otherSystemFields", "zone", "shortGuid",
     ]
 
     public static func parse(_ body: JSONValue) throws -> ModifyRequest {
@@ -25,6 +34,7 @@ public struct ModifyRequest: Sendable {
         if let a = o["atomic"], !a.isNull {
             guard let b = a.boolValue else { throw CloudKitError.badRequest("'atomic' must be true or false") }
             req.atomic = b
+            req.atomicGiven = true
         }
         if let z = o["zoneID"], !z.isNull {
             let zid = try ZoneID(json: z)
@@ -46,6 +56,10 @@ public struct ModifyRequest: Sendable {
             }
             guard let rec = oo["record"] else { throw CloudKitError.badRequest("operations[\(i)] needs a 'record'") }
             let parsed = try parseRecord(rec, type: type, context: "operations[\(i)]")
+            // Refused whole, before anything is tried, as Apple's servers do (recorded reason).
+            if type.checksTag && parsed.recordChangeTag == nil {
+                throw CloudKitError(.badRequest, "BadRequestException: missing required field 'recordChangeTag' (operations[\(i)]: \(type.rawValue) of record '\(Names.describe(parsed.recordName ?? ""))')", recordName: parsed.recordName)
+            }
             if let n = parsed.recordName {
                 // One operation per record, as Web Services requires.
                 if !seen.insert(NameKey(n)).inserted { throw CloudKitError(.badRequest, "operations[\(i)]: record '\(n)' appears in more than one operation", recordName: n) }
@@ -55,10 +69,23 @@ public struct ModifyRequest: Sendable {
         return req
     }
 
+    /// The zone a request applies to: its own zoneID, else `fallback` (the --zone option).
+    /// `atomic: true` said in so many words is refused whole in a default zone, where CloudKit
+    /// has no atomic batches (when `atomic` is left out, a default-zone batch is not atomic).
+    public func zone(fallback: String) throws -> String {
+        let zone = zoneName ?? fallback
+        if atomicGiven && atomic && zone.utf8.elementsEqual(ZoneID.defaultZoneName.utf8) {
+            throw CloudKitError.badRequest("atomic operations not supported in default zone")
+        }
+        return zone
+    }
+
     /// Parses one Web Services record dictionary into an operation of the given type.
     public static func parseRecord(_ j: JSONValue, type: RecordOperationType, context: String = "record") throws -> RecordOperation {
         guard let r = j.objectValue else { throw CloudKitError.badRequest("\(context): record must be an object, got \(j.kindName)") }
-        for k in r.keys where !recordKeys.contains(k) { throw CloudKitError.badRequest("\(context): unknown record key '\(k)'") }
+        for k in r.keys where !recordKeys.contains(k) && !serverKeys.contains(k) {
+            throw CloudKitError.badRequest("\(context): unknown record key '\(k)'")
+        }
         var op = RecordOperation(type: type)
         if let n = r["recordName"], !n.isNull {
             guard let s = n.stringValue else { throw CloudKitError.badRequest("\(context): recordName must be a string") }
@@ -80,12 +107,17 @@ public struct ModifyRequest: Sendable {
             for (k, v) in fo {
                 try Names.validateFieldName(k)
                 op.fields[k] = .some(try RecordField.parse(name: k, json: v))
+                if let raw = RecordField.untypedValue(v) { op.untyped[k] = raw }
             }
         }
         if let z = r["zoneID"], !z.isNull {
             let zid = try ZoneID(json: z)
             try Names.validateZoneName(zid.zoneName)
             op.zoneName = zid.zoneName
+        }
+        if let g = r["createShortGUID"], !g.isNull {
+            guard let b = g.boolValue else { throw CloudKitError.badRequest("\(context): createShortGUID must be true or false") }
+            op.createShortGUID = b
         }
         if let p = r["parent"], !p.isNull {
             guard let n = p["recordName"]?.stringValue else { throw CloudKitError.badRequest("\(context): parent must be {\"recordName\": …}") }

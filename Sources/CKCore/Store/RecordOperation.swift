@@ -15,6 +15,12 @@ public struct RecordOperation: Sendable {
     public var recordChangeTag: String?
     /// Field values to set; nil clears a field.
     public var fields: [String: RecordField?]
+    /// The values of fields sent without a `type`, as given. Saving gives each the type the
+    /// schema (or the record being changed) has for its field, as CloudKit does; `fields`
+    /// holds the type the value suggests, used when neither knows the field.
+    public var untyped: [String: JSONValue] = [:]
+    /// `createShortGUID: true`: give the record a short GUID (for sharing) if it has none.
+    public var createShortGUID = false
     public var parent: String?
     /// The zone named by the record's own zoneID, when it carried one.
     public var zoneName: String?

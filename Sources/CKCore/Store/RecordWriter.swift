@@ -61,12 +61,17 @@ struct RecordWriter {
         }
 
         var fields = (op.type.replacesFields || existing == nil) ? [:] : existing!.fields
-        for (k, v) in op.fields { fields[k] = v }
+        for (k, v) in op.fields {
+            guard let given = v else { fields[k] = nil; continue }
+            let field = try typed(k, given, op: op, recordType: type, existing: existing, recordName: name)
+            fields[k] = filledReferences(try resolvedAssets(field, name: k, recordName: name, in: tx))
+        }
         let seq = tx.takeSeq()
         let stamp = ChangeStamp(timestamp: now, userRecordName: user.userRecordName, deviceID: deviceID)
         let record = Record(recordName: name, recordType: type, recordChangeTag: RecordWriter.tag(for: seq), fields: fields,
                             created: existing?.created ?? stamp, modified: stamp, zoneID: zone.zoneID,
-                            parent: op.parent ?? (op.type.replacesFields ? nil : existing?.parent))
+                            parent: op.parent ?? (op.type.replacesFields ? nil : existing?.parent),
+                            shortGUID: existing?.shortGUID ?? (op.createShortGUID ? Identifiers.newShortGUID() : nil))
         try check(record, in: tx)
         try schema.admit(record)
         try tx.reindex(source: name, old: existing, new: record)
@@ -85,6 +90,55 @@ struct RecordWriter {
         shown.fields = r.fields.filter { op.fields[$0.key] != nil }
         shown.parent = op.parent
         return shown
+    }
+
+    /// A value sent without `type` takes the type the schema has for its field, else the type
+    /// the field has in the record being changed, as CloudKit does: an integer into a
+    /// TIMESTAMP or DOUBLE field, base64 into BYTES or ENCRYPTED_BYTES. A value that does not
+    /// fit that type is refused with CloudKit's reason.
+    private func typed(_ field: String, _ given: RecordField, op: RecordOperation, recordType: String, existing: Record?,
+                       recordName: String) throws -> RecordField {
+        guard let raw = op.untyped[field] else { return given }
+        let known = schema.schema.types[recordType]?.fields[field]?.type.fieldType ?? existing?.fields[field]?.type
+        guard let target = known, target.base != .unknown, target != given.type else { return given }
+        do {
+            return RecordField(type: target, value: try RecordField.canonical(name: field, type: target, value: raw))
+        } catch {
+            throw CloudKitError(.badRequest, "Invalid value, expected type \(target.rawValue): field '\(field)' of record type '\(recordType)' is \(target) and the value sent is \(raw.kindName)", recordName: recordName)
+        }
+    }
+
+    /// Asset values: one whose bytes this data directory holds (stored now by this save, or
+    /// before) keeps `{fileChecksum, size}`; one copied from a real server response, whose
+    /// bytes are behind an https downloadURL, is kept as sent (a remote asset); any other is
+    /// refused — ck never stores an asset it cannot serve or account for.
+    private func resolvedAssets(_ f: RecordField, name: String, recordName: String, in tx: Transaction) throws -> RecordField {
+        guard f.type.base == .asset else { return f }
+        func resolve(_ v: JSONValue) throws -> JSONValue {
+            guard let sum = v["fileChecksum"]?.stringValue else { return v }
+            if try tx.assetPending(sum) || assets.contains(checksum: sum) { return AssetValue.local(v) }
+            if AssetValue.isRemote(v) { return v }
+            let hint = v["downloadURL"]?.stringValue.map { " and its downloadURL '\(Names.describe($0))' could not be read" } ?? ""
+            throw CloudKitError(.badRequest, "field '\(name)': no asset with checksum '\(sum)' is stored\(hint) (pass the file as \(name):ASSET=@PATH)", recordName: recordName)
+        }
+        var out = f
+        out.value = f.type.isList ? .array(try (f.value.arrayValue ?? []).map(resolve)) : try resolve(f.value)
+        return out
+    }
+
+    /// References come back with the zoneID the server fills in: the record's own zone (a
+    /// reference elsewhere is refused by `check`).
+    private func filledReferences(_ f: RecordField) -> RecordField {
+        guard f.type.base == .reference else { return f }
+        func fill(_ v: JSONValue) -> JSONValue {
+            guard var r = try? Reference.parse(name: "", json: v), r.zoneName.map({ $0.sameBytes(zone.zoneID.zoneName) }) ?? true else { return v }
+            r.zoneID = zone.zoneID
+            r.zoneName = zone.zoneID.zoneName
+            return r.json
+        }
+        var out = f
+        out.value = f.type.isList ? .array((f.value.arrayValue ?? []).map(fill)) : fill(f.value)
+        return out
     }
 
     /// The server's copy of a record as an error may show it: only to a caller who may read
@@ -115,14 +169,6 @@ struct RecordWriter {
                 if n >= Limits.deleteSelfReferencesPerTarget {
                     throw CloudKitError(.limitExceeded, "record '\(ref.recordName)' already has \(n) DELETE_SELF references; the limit is \(Limits.deleteSelfReferencesPerTarget)", recordName: r.recordName)
                 }
-            }
-        }
-        for (k, v) in r.fields where v.type.base == .asset {
-            let values = v.type.isList ? (v.value.arrayValue ?? []) : [v.value]
-            for a in values {
-                guard let sum = a["fileChecksum"]?.stringValue else { continue }
-                if try tx.assetPending(sum) || assets.contains(checksum: sum) { continue }
-                throw CloudKitError(.badRequest, "field '\(k)': no asset with checksum '\(sum)' is stored (pass the file as \(k):ASSET=@PATH)", recordName: r.recordName)
             }
         }
     }

@@ -152,6 +152,19 @@ public enum FileSystem {
         }
     }
 
+    /// The bytes of a regular file named by data (an asset's `file://` downloadURL), or nil
+    /// when it is not a regular file of exactly `size` bytes: a FIFO, a device or a huge file
+    /// named in a hostile import is never opened for long or read whole.
+    public static func readRegularFile(_ path: String, size: Int64) -> [UInt8]? {
+        let f = sysOpen(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard f >= 0 else { return nil }
+        defer { close(f) }
+        var st = stat()
+        guard fstat(f, &st) == 0, st.st_mode & S_IFMT == S_IFREG, Int64(st.st_size) == size else { return nil }
+        guard let bytes = try? readAll(f, path: path), Int64(bytes.count) == size else { return nil }
+        return bytes
+    }
+
     // MARK: descriptors
 
     static func sysOpen(_ path: String, _ flags: Int32) -> Int32 {

@@ -14,18 +14,21 @@ public enum Identifiers {
     /// A random UUID string, upper-case like Foundation's.
     public static func newRecordName() -> String { UUID().uuidString }
 
+    /// A random UUID in lower case, as the `uuid` of Apple's error responses.
+    public static func newErrorUUID() -> String { UUID().uuidString.lowercased() }
+
+    /// A short GUID shaped like those in iCloud share URLs (`www.icloud.com/share/<GUID>`):
+    /// `0` and 24 URL-safe characters.
+    public static func newShortGUID() -> String {
+        let alphabet = Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_-")
+        return "0" + String((0..<24).map { _ in alphabet[Int.random(in: 0..<alphabet.count)] })
+    }
+
     /// A user record name as CloudKit prints them: `_` + 32 lowercase hex digits.
     public static func newUserRecordName() -> String {
         var bytes = [UInt8](repeating: 0, count: 16)
         for i in 0..<16 { bytes[i] = UInt8.random(in: 0...255) }
         return "_" + hex(bytes)
-    }
-
-    /// A deterministic UUID-shaped string from some bytes.
-    public static func uuid(from bytes: [UInt8]) -> String {
-        let h = hex(SHA256.digest(bytes).prefix(16))
-        let c = Array(h)
-        return String(c[0..<8]) + "-" + String(c[8..<12]) + "-" + String(c[12..<16]) + "-" + String(c[16..<20]) + "-" + String(c[20..<32])
     }
 
     public static func isUserRecordName(_ s: String) -> Bool {
