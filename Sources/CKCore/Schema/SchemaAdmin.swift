@@ -58,7 +58,7 @@ public struct SchemaAdmin {
         if let why = SchemaAdmin.loss(from: prod, to: new) {
             throw CloudKitError.badRequest("cannot import: \(why)")
         }
-        if !validateOnly { try store(.development).withLock { try store(.development).save(new) } }
+        if !validateOnly { _ = try store(.development).withLock { try store(.development).save(new) } }
         return new
     }
 
@@ -81,7 +81,7 @@ public struct SchemaAdmin {
         var schema: String?
         do {
             _ = try env.subdirectory(SchemaAdmin.resetTrash, create: true)
-            schema = try env.prepare(try store(.development).bytes(of: try store(.production).load()), durable: true)
+            schema = try env.prepare(store(.development).bytes(of: try store(.production).load()), durable: true)
             try env.writeJSON("reset.json", ["schemaVersion": .int(DataPaths.schemaVersion), "reset": "development"])
         } catch {
             if let t = schema { env.discard(t) }
@@ -113,7 +113,7 @@ public struct SchemaAdmin {
         for device in try FileSystem.list(paths.root + "/devices") where !device.hasPrefix(".") {
             try FileSystem.removeTree(bookmarks(device: device))
         }
-        let schema = try preparedSchema ?? env.prepare(try store(.development).bytes(of: try store(.production).load()), durable: true)
+        let schema = try preparedSchema ?? env.prepare(store(.development).bytes(of: try store(.production).load()), durable: true)
         try store(.development).withLock { try env.publish(schema, as: "schema.ckdb") }
         try env.removeTree(SchemaAdmin.resetTrash)
         try env.remove("reset.json")
