@@ -187,6 +187,7 @@ final class WireShapeTests: XCTestCase {
         XCTAssertEqual(((entries.last?["zoneID"] as? [String: Any])?["zoneName"]) as? String, "Nope")
         assertFailure(s.run(["--zone", "PrimarySync", "--zone", "SharedSync", "zone", "changes", "--since", tokens[0]]), exit: 2, contains: "one --since per --zone")
         assertFailure(s.run(["--zone", "PrimarySync", "--zone", "SharedSync", "record", "list"]), exit: 2, contains: "--zone")
+        assertFailure(s.run(["--zone", "PrimarySync", "--zone", "PrimarySync", "zone", "changes"]), exit: 2, contains: "more than once")
     }
 
     func testDatabaseChangesListsDeletedZonesAsEntries() {

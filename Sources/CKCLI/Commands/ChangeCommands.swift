@@ -53,6 +53,8 @@ enum ChangeCommands {
         let keys = try RecordCommands.desiredKeys(inv)
         let db = try inv.database()
         let zones = inv.globals.zones.isEmpty ? [inv.globals.zone] : inv.globals.zones
+        var seen = Set<NameKey>()
+        for z in zones where !seen.insert(NameKey(z)).inserted { throw inv.usageError("zone '\(Names.describe(z))' is given more than once") }
         let (tokens, fromBookmark) = try startTokens(inv, count: zones.count) { try db.bookmark(zone: zones[$0]) }
         var entries: [JSONValue] = []
         var fetched: [(zone: String, token: String)] = []
