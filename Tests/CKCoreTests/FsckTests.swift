@@ -157,7 +157,7 @@ final class FsckTests: XCTestCase {
         let t = TempStore()
         let dev = try t.db()
         _ = try dev.modify(zone: "_defaultZone", operations: [op(.create, "keep")])
-        try SchemaAdmin(paths: t.store.paths, container: "iCloud.com.example.test").deploy()
+        _ = try SchemaAdmin(paths: t.store.paths, container: "iCloud.com.example.test").deploy()
         let marker = t.store.paths.environment("iCloud.com.example.test", .production) + "/reset.json"
         try FileSystem.writeJSON(marker, ["reset": "development"])
         let prod = try t.db(env: .production)

@@ -61,7 +61,7 @@ final class RecordWriteTests: XCTestCase {
         let db = try TempStore().db()
         _ = try save(db, op(.create, "a"))
         XCTAssertEqual(try save(db, op(.delete, "a", tag: "9")).error?.code, .conflict)
-        guard case .deleted(let n, _) = try save(db, op(.delete, "a", tag: "1")) else { return XCTFail("not deleted") }
+        guard case .deleted(let n, _, _) = try save(db, op(.delete, "a", tag: "1")) else { return XCTFail("not deleted") }
         XCTAssertEqual(n, "a")
         XCTAssertEqual(try db.lookup(zone: "_defaultZone", recordNames: ["a"])[0].error?.code, .notFound)
     }

@@ -213,9 +213,11 @@ final class WireRequestTests: XCTestCase {
         // As a record (its recordChangeTag makes it an update of a record that is not here: NOT_FOUND, not a key error).
         let save = s.run(["record", "save", "--stdin"], stdin: text)
         assertFailure(save, exit: 3, contains: "recordChangeTag specified")
-        // As a forceReplace operation: accepted, server-only keys ignored.
+        // As a forceReplace operation: accepted, server-only keys ignored. Its zoneID names
+        // PrimarySync, so the request must be for that zone (never written elsewhere).
         let op = "{\"operations\": [{\"operationType\": \"forceReplace\", \"record\": \(text)}]}"
-        let m = s.run(["record", "modify"], stdin: op)
+        assertFailure(s.run(["record", "modify"], stdin: op), exit: 6, contains: "but the request is for zone '_defaultZone'")
+        let m = s.run(["--zone", "PrimarySync", "record", "modify"], stdin: op)
         XCTAssertEqual(m.status, 0, m.stderr)
         XCTAssertEqual(m.record["recordName"] as? String, expiring["recordName"] as? String)
         // Unknown keys that no server sends are still refused.

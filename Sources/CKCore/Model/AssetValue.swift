@@ -1,5 +1,17 @@
 import Foundation
 
+extension Limits {
+    /// CloudKit's asset file size limit (50 MB, Web Services reference "Limits"; an upload URL
+    /// takes 15 MB, a conflict the reference notes — ck keeps the documented limit). ck stores
+    /// and reads no larger asset; a remote asset is as its server sent it.
+    public static let assetBytes: Int64 = 50_000_000
+    /// A downloadURL longer than this is not one a server sends (Apple's are ~600 bytes); asset
+    /// values do not count toward the 1 MB record limit, so their strings are bounded here.
+    public static let assetURLBytes = 8192
+    /// The other strings of an asset value (checksums, keys: tens of bytes on the service).
+    public static let assetStringBytes = 1024
+}
+
 /// An ASSETID value (reference §1.3): `{fileChecksum, size}` as stored; in responses also
 /// `downloadURL` and, in private and shared databases, `wrappingKey` and `referenceChecksum`.
 ///
@@ -7,11 +19,18 @@ import Foundation
 /// size}`, its `downloadURL` a `file://` URL into the asset store. An asset copied from a real
 /// server response whose bytes are elsewhere (`https://…icloud-content.com/…`) is *remote*: it
 /// keeps the keys the server sent and its bytes cannot be read here.
+///
+/// What a value sent to ck may be: `fileChecksum` canonical base64; `size` a non-negative
+/// integer, at most `Limits.assetBytes` unless the asset is remote; a `downloadURL` either an
+/// `https://` URL (remote) or a `file://` URL naming a file of an asset store as ck prints it,
+/// `…/assets/<2 hex>/<64 hex>`, whose name is the checksum (see `source(ofURL:checksum:)`).
 public enum AssetValue {
     /// Keys kept from a value as given (a request, or a record copied from a response).
     static let keptKeys = ["fileChecksum", "size", "downloadURL", "wrappingKey", "referenceChecksum"]
 
-    /// Checks an asset dictionary and keeps the keys that describe it.
+    /// Checks an asset dictionary's shape and keeps the keys that describe it. Whether its
+    /// bytes can be accounted for (and its downloadURL used) is the save's business
+    /// (`RecordWriter`), per record.
     static func canonical(name: String, value: JSONValue) throws -> JSONValue {
         guard let o = value.objectValue else {
             throw CloudKitError.badRequest("field '\(name)' is ASSETID but the value is \(value.kindName) (an asset dictionary expected)")
@@ -26,9 +45,136 @@ public enum AssetValue {
         for k in ["downloadURL", "wrappingKey", "referenceChecksum"] {
             guard let v = o[k], !v.isNull else { continue }
             guard let s = v.stringValue else { throw CloudKitError.badRequest("field '\(name)': asset '\(k)' must be a string") }
+            let most = k == "downloadURL" ? Limits.assetURLBytes : Limits.assetStringBytes
+            if s.utf8.count > most {
+                throw CloudKitError.badRequest("field '\(name)': asset '\(k)' holds \(s.utf8.count) bytes; at most \(most) are accepted")
+            }
             out[k] = .string(s)
         }
+        try checkChecksum(sum, field: name)
+        if size > Limits.assetBytes, !(o["downloadURL"]?.stringValue.map(isHTTPSURL) ?? false) {
+            throw tooLarge(size, what: "field '\(name)'")
+        }
         return .object(out)
+    }
+
+    /// A fileChecksum is base64 as the service writes it: canonical, so that one checksum has
+    /// one spelling (`…gN=` decodes to the bytes of `…gM=`, and would name the same file).
+    static func checkChecksum(_ sum: String, field: String) throws {
+        if sum.utf8.count > Limits.assetStringBytes {
+            throw CloudKitError.badRequest("field '\(field)': asset 'fileChecksum' holds \(sum.utf8.count) bytes; at most \(Limits.assetStringBytes) are accepted")
+        }
+        guard let d = Data(base64Encoded: sum), d.base64EncodedString() == sum else {
+            throw CloudKitError.badRequest("field '\(field)': asset fileChecksum '\(Names.describe(sum))' is not canonical base64 (the base64 of its bytes, as the service writes it, with '=' padding)")
+        }
+    }
+
+    /// LIMIT_EXCEEDED for an asset over CloudKit's limit; `what` names the field.
+    static func tooLarge(_ size: Int64, what: String, recordName: String? = nil) -> CloudKitError {
+        CloudKitError(.limitExceeded, "\(what): an asset of \(size) bytes is larger than CloudKit's asset limit of \(Limits.assetBytes) bytes (50 MB)",
+                      recordName: recordName)
+    }
+
+    /// Where a value's bytes are, as its downloadURL says.
+    public enum Source: Equatable, Sendable {
+        /// An `https://` URL: a server's asset, whose bytes are not here.
+        case remote
+        /// A file of an asset store, as ck prints it: `<dataDirectory>/assets/<shard>/<name>`.
+        case exported(AssetStore.ExportedFile)
+    }
+
+    /// Classifies a downloadURL sent in a value: an `https://` URL, or a `file://` URL of the
+    /// exact shape ck prints (`file:///…/assets/<2 hex>/<64 hex>`, the hex that of the
+    /// 32-byte SHA-256 the value's checksum names). Anything else is refused, with a reason
+    /// that fits after "its downloadURL '…' ".
+    public static func source(ofURL url: String, checksum sum: String) throws -> Source {
+        if isHTTPSURL(url) { return .remote }
+        if url.hasPrefix("https://") { throw CloudKitError.badRequest("is not a valid https:// URL") }
+        guard url.hasPrefix("file://") else {
+            throw CloudKitError.badRequest("is neither an https:// URL (a server's asset) nor a file:// URL into an asset store")
+        }
+        let shape = "ck reads a file:// downloadURL only from an asset store, as ck prints it: file:///…/assets/<2 hex>/<64 hex of the checksum>"
+        guard let path = localPath(ofURL: url), String(url.dropFirst(7)).removingPercentEncoding != nil, !path.contains("\0") else {
+            throw CloudKitError.badRequest("could not be read: it is not a file:// URL of a file on this machine (\(shape))")
+        }
+        var parts = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count >= 4, let name = parts.popLast(), let shard = parts.popLast(), parts.popLast() == "assets",
+              !parts.dropFirst().contains(where: { $0.isEmpty || $0 == "." || $0 == ".." }) else {
+            throw CloudKitError.badRequest("could not be read: \(shape)")
+        }
+        guard let d = Data(base64Encoded: sum), d.count == 32 else {
+            throw CloudKitError.badRequest("could not be read: its checksum is not a SHA-256 (32 bytes), so no asset store holds it")
+        }
+        let hex = Identifiers.hex(Array(d))
+        guard name == hex, shard == String(hex.prefix(2)) else {
+            throw CloudKitError.badRequest("could not be read: \(shape); the file is not named after the checksum")
+        }
+        let dir = parts.count == 1 ? "/" : parts.joined(separator: "/")
+        return .exported(AssetStore.ExportedFile(dataDirectory: dir, shard: shard, name: name))
+    }
+
+    /// A syntactically valid `https://` URL: a host name (letters, digits, `-`, dots) or a
+    /// bracketed IPv6 address, an optional port, no user information, and then only visible
+    /// ASCII with well-formed `%` escapes (Apple's URLs hold a literal `${f}`, so braces pass).
+    static func isHTTPSURL(_ url: String) -> Bool {
+        let u = Array(url.utf8)
+        guard u.count <= Limits.assetURLBytes, url.hasPrefix("https://") else { return false }
+        var i = 8
+        func isHex(_ c: UInt8) -> Bool { (48...57).contains(c) || (65...70).contains(c) || (97...102).contains(c) }
+        func isAlnum(_ c: UInt8) -> Bool { (48...57).contains(c) || (65...90).contains(c) || (97...122).contains(c) }
+        if i < u.count, u[i] == UInt8(ascii: "[") {
+            guard let close = u[i...].firstIndex(of: UInt8(ascii: "]")), close > i + 2,
+                  u[(i + 1)..<close].allSatisfy({ isHex($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: ".") }) else { return false }
+            i = close + 1
+        } else {
+            // Labels of letters, digits and inner hyphens, separated by single dots (a final
+            // dot, as in "example.com.", is allowed).
+            var label = 0, labels = 0
+            var previous: UInt8 = 0
+            while i < u.count, isAlnum(u[i]) || u[i] == UInt8(ascii: "-") || u[i] == UInt8(ascii: ".") {
+                if u[i] == UInt8(ascii: ".") {
+                    guard label > 0, previous != UInt8(ascii: "-") else { return false }
+                    label = 0
+                } else {
+                    if label == 0 { guard u[i] != UInt8(ascii: "-") else { return false }; labels += 1 }
+                    label += 1
+                    guard label <= 63 else { return false }
+                }
+                previous = u[i]
+                i += 1
+            }
+            guard labels > 0, previous != UInt8(ascii: "-") else { return false }
+        }
+        if i < u.count, u[i] == UInt8(ascii: ":") {
+            let start = i + 1
+            i = start
+            while i < u.count, (48...57).contains(u[i]) { i += 1 }
+            guard i > start, i - start <= 5, let port = Int(String(decoding: u[start..<i], as: UTF8.self)), port <= 65535 else { return false }
+        }
+        guard i == u.count || [UInt8(ascii: "/"), UInt8(ascii: "?"), UInt8(ascii: "#")].contains(u[i]) else { return false }
+        let refused: Set<UInt8> = [UInt8(ascii: "\""), UInt8(ascii: "<"), UInt8(ascii: ">"), UInt8(ascii: "\\")]
+        while i < u.count {
+            let c = u[i]
+            guard c > 0x20, c < 0x7F, !refused.contains(c) else { return false }
+            if c == UInt8(ascii: "%") {
+                guard i + 2 < u.count, isHex(u[i + 1]), isHex(u[i + 2]) else { return false }
+                i += 3
+                continue
+            }
+            i += 1
+        }
+        return true
+    }
+
+    /// A downloadURL as a message shows it: control characters escaped, a long one cut in the
+    /// middle (its scheme and its file name are what tell).
+    static func describeURL(_ url: String) -> String {
+        let scalars = Array(url.unicodeScalars)
+        func show(_ s: ArraySlice<Unicode.Scalar>) -> String {
+            s.map { $0.value < 0x20 || ($0.value >= 0x7F && $0.value <= 0x9F) ? "\\u{\(String($0.value, radix: 16))}" : String($0) }.joined()
+        }
+        guard scalars.count > 120 else { return show(scalars[...]) }
+        return show(scalars.prefix(50)) + "…" + show(scalars.suffix(70))
     }
 
     /// The `file://` path a downloadURL names, if it names a file on this machine.
@@ -40,7 +186,8 @@ public enum AssetValue {
         return rest.removingPercentEncoding ?? rest
     }
 
-    /// A value whose bytes live elsewhere: it names a downloadURL that is not a local file.
+    /// A stored value whose bytes live elsewhere: only a remote asset keeps its downloadURL in
+    /// the store (an `https://` one; a save refuses any other kind).
     public static func isRemote(_ v: JSONValue) -> Bool {
         guard let url = v["downloadURL"]?.stringValue else { return false }
         return localPath(ofURL: url) == nil

@@ -9,11 +9,14 @@ public enum Names {
         var n = 0
         for u in s.unicodeScalars {
             if n == 40 { return shown + "…" }
-            shown += u.value < 0x20 || u.value == 0x7F ? "\\u{\(String(u.value, radix: 16))}" : String(u)
+            shown += isControl(u) ? "\\u{\(String(u.value, radix: 16))}" : String(u)
             n += 1
         }
         return shown
     }
+
+    /// C0, DEL and C1 control characters (U+0000–U+001F, U+007F–U+009F).
+    static func isControl(_ u: Unicode.Scalar) -> Bool { u.value < 0x20 || (u.value >= 0x7F && u.value <= 0x9F) }
 
     /// Names: 1…255 bytes of UTF-8 (limits bound bytes, never characters: one "character" can
     /// be megabytes of combining marks), no NUL or control characters. Names that are not
@@ -26,7 +29,7 @@ public enum Names {
             throw CloudKitError.badRequest("\(noun) '\(describe(s))' is \(s.utf8.count) bytes long; the limit is \(maxLength) bytes")
         }
         for u in s.unicodeScalars {
-            if u.value < 0x20 || u.value == 0x7F {
+            if isControl(u) {
                 throw CloudKitError.badRequest("\(noun) '\(describe(s))' contains a control character (\\u{\(String(u.value, radix: 16))})")
             }
             if !pathCharacters && (u == "/" || u == "\\") {

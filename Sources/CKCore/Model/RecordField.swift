@@ -43,6 +43,10 @@ public struct RecordField: Equatable, Sendable {
         return v
     }
 
+    /// The type of a typeless value that could not be inferred, until the field's type (from
+    /// the schema or the record) is known; never stored.
+    public static let uninferred = FieldType(.unknown)
+
     /// Infers a type tag for an untyped Web Services value, for a field neither the schema nor
     /// the record knows (otherwise the value takes the field's type when saved).
     static func infer(name: String, value: JSONValue) throws -> FieldType {

@@ -1,6 +1,7 @@
 import Foundation
 
-/// CloudKit's matching rules for one filter: string equality ignores case, BEGINS_WITH is
+/// CloudKit's matching rules for one filter: string equality ignores case (record names and
+/// references are exact, byte for byte), BEGINS_WITH is
 /// case-sensitive, token searches ignore case, diacritics and stop words, NEAR is a circle.
 enum QueryMatcher {
     static func fieldValue(_ r: Record, _ name: String) -> RecordField? {
@@ -63,6 +64,11 @@ enum QueryMatcher {
 
     static func equal(_ a: JSONValue, _ b: JSONValue) -> Bool {
         if a["latitude"] != nil || b["latitude"] != nil { return a == b }
+        // Record names (references, recordName) are compared by their bytes, as everywhere.
+        if let x = a["recordName"]?.stringValue ?? (b["recordName"] != nil ? a.stringValue : nil),
+           let y = b["recordName"]?.stringValue ?? b.stringValue {
+            return x.utf8.elementsEqual(y.utf8)
+        }
         switch (scalar(a), scalar(b)) {
         case (.number(let x)?, .number(let y)?): return x == y
         case (.text(let x)?, .text(let y)?): return x.compare(y, options: [.caseInsensitive]) == .orderedSame

@@ -31,5 +31,38 @@ public struct AssetStore {
 
     public func contains(checksum: String) throws -> Bool { try FileSystem.exists(path(checksum: checksum)) }
 
+    /// The number of bytes stored for a checksum; nil when none are.
+    public func size(checksum: String) throws -> Int64? { try FileSystem.size(path(checksum: checksum)) }
+
     public func read(checksum: String) throws -> [UInt8]? { try FileSystem.read(path(checksum: checksum)) }
+
+    /// A file of some data directory's asset store, as a `file://` downloadURL that ck printed
+    /// names it (`AssetValue.source(ofURL:checksum:)` checks the shape).
+    public struct ExportedFile: Equatable, Sendable {
+        /// The data directory: reached as any path a user gives (links followed).
+        public let dataDirectory: String
+        /// `assets/<shard>/<name>` below it: opened without following a link.
+        public let shard: String
+        public let name: String
+    }
+
+    /// The bytes of another data directory's asset (`ck export` there, `ck import` here):
+    /// a regular file, no link on `assets/<shard>/<name>`, of exactly `size` bytes (at most
+    /// CloudKit's asset limit, checked before anything is opened), hashed as it is read and
+    /// refused unless its SHA-256 is `checksum`. A refusal is BAD_REQUEST whose reason is only
+    /// what went wrong, to be put in context by the caller.
+    public static func readExported(_ f: ExportedFile, checksum: String, size: Int64) throws -> [UInt8] {
+        guard size <= Limits.assetBytes else { throw AssetValue.tooLarge(size, what: "the file") }
+        var hash = SHA256Stream()
+        let bytes = try FileSystem.readRegularFile(f.dataDirectory, ["assets", f.shard, f.name], size: size) { hash.update($0) }
+        guard Data(hash.finish()).base64EncodedString() == checksum else {
+            throw CloudKitError.badRequest("the file's SHA-256 is not the fileChecksum")
+        }
+        return bytes
+    }
+}
+
+extension Transaction {
+    /// Bytes this request brings for a checksum (this save's `@file`, or a downloadURL read).
+    func pendingAsset(_ sum: String) -> [UInt8]? { assets[sum] ?? parent?.pendingAsset(sum) }
 }

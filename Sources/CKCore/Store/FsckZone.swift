@@ -53,7 +53,7 @@ extension Fsck {
             let head = try z.history.head()
             let covered = announced[NameKey(name)]?[z.incarnation]
             if covered != nil && covered! >= headBefore && head > headBefore {
-                if repair { try db.withDatabaseLock(holdingZone: name) { try db.appendDatabaseEntry(DatabaseIntent(op: .change, zoneName: name, incarnation: z.incarnation, zoneSeq: head)) } }
+                if repair { _ = try db.withDatabaseLock(holdingZone: name) { try db.appendDatabaseEntry(DatabaseIntent(op: .change, zoneName: name, incarnation: z.incarnation, zoneSeq: head)) } }
             } else if covered == nil || covered! < head {
                 if repair {
                     try db.withDatabaseLock(holdingZone: name) {

@@ -102,7 +102,7 @@ extension Database {
     private func recordName(of r: OperationResult) -> String? {
         switch r {
         case .saved(let rec): return rec.recordName
-        case .deleted(let n, _): return n
+        case .deleted(let n, _, _): return n
         case .failed(let e): return e.recordName
         }
     }

@@ -77,6 +77,13 @@ public struct ModifyRequest: Sendable {
         if atomicGiven && atomic && zone.utf8.elementsEqual(ZoneID.defaultZoneName.utf8) {
             throw CloudKitError.badRequest("atomic operations not supported in default zone")
         }
+        // A request applies to one zone: a record that names another is refused whole, never
+        // written into the request's zone instead.
+        for (i, op) in operations.enumerated() {
+            if let z = op.zoneName, !z.utf8.elementsEqual(zone.utf8) {
+                throw CloudKitError(.badRequest, "operations[\(i)]: record '\(Names.describe(op.recordName ?? ""))' names zone '\(Names.describe(z))' but the request is for zone '\(Names.describe(zone))' (one zone per records/modify request)", recordName: op.recordName)
+            }
+        }
         return zone
     }
 
@@ -92,7 +99,9 @@ public struct ModifyRequest: Sendable {
             try Names.validateRecordName(s)
             op.recordName = s
         }
-        if type.isDelete && op.recordName == nil { throw CloudKitError.badRequest("\(context): \(type.rawValue) needs a recordName") }
+        // An update, replace or delete names the record it changes (a create or a force
+        // save may leave the name to the server).
+        if (type == .update || type == .replace || type.isDelete) && op.recordName == nil { throw CloudKitError.badRequest("\(context): \(type.rawValue) needs a recordName") }
         if let t = r["recordType"], !t.isNull {
             guard let s = t.stringValue else { throw CloudKitError.badRequest("\(context): recordType must be a string") }
             try Names.validateRecordType(s)
@@ -100,14 +109,25 @@ public struct ModifyRequest: Sendable {
         }
         if let t = r["recordChangeTag"], !t.isNull {
             guard let s = t.stringValue else { throw CloudKitError.badRequest("\(context): recordChangeTag must be a string") }
-            op.recordChangeTag = s
+            // An empty tag is no tag (refused as missing where one is required).
+            if !s.isEmpty { op.recordChangeTag = s }
         }
         if let f = r["fields"], !f.isNull {
             guard let fo = f.objectValue else { throw CloudKitError.badRequest("\(context): fields must be an object, got \(f.kindName)") }
             for (k, v) in fo {
                 try Names.validateFieldName(k)
-                op.fields[k] = .some(try RecordField.parse(name: k, json: v))
-                if let raw = RecordField.untypedValue(v) { op.untyped[k] = raw }
+                if let raw = RecordField.untypedValue(v) {
+                    op.untyped[k] = raw
+                    // A typeless value whose type cannot be inferred still has one if the schema
+                    // (or the record) gives its field a type; else that record alone fails.
+                    do { op.fields[k] = .some(try RecordField.parse(name: k, json: v)) } catch let e as CloudKitError {
+                        // Nested lists are no field's value: malformed, refused whole.
+                        if raw.arrayValue?.contains(where: { $0.arrayValue != nil }) == true { throw e }
+                        op.fields[k] = .some(RecordField(type: RecordField.uninferred, value: raw))
+                    }
+                } else {
+                    op.fields[k] = .some(try RecordField.parse(name: k, json: v))
+                }
             }
         }
         if let z = r["zoneID"], !z.isNull {

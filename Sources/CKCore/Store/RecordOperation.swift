@@ -39,7 +39,9 @@ public struct RecordOperation: Sendable {
 /// What one operation did.
 public enum OperationResult: Sendable {
     case saved(Record)
-    case deleted(recordName: String, zoneID: ZoneID)
+    /// A record deleted, with the records its deletion removed through DELETE_SELF
+    /// references (in the order they went).
+    case deleted(recordName: String, zoneID: ZoneID, cascaded: [String] = [])
     case failed(CloudKitError)
 
     public var error: CloudKitError? { if case .failed(let e) = self { return e }; return nil }

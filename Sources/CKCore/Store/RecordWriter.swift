@@ -47,8 +47,10 @@ struct RecordWriter {
         }
         if op.type.isDelete {
             guard existing != nil else { throw CloudKitError(.notFound, "record '\(name)' not found", recordName: name) }
+            let before = tx.changes.count
             try delete(name, in: tx, cascadeFrom: nil)
-            return .deleted(recordName: name, zoneID: zone.zoneID)
+            let cascaded = tx.changes[before...].map(\.recordName).filter { $0 != name }
+            return .deleted(recordName: name, zoneID: zone.zoneID, cascaded: cascaded)
         }
         if op.type == .create, let e = existing {
             throw CloudKitError(.exists, "record to insert already exists: '\(Names.describe(name))'", recordName: name, serverRecord: readable(e))
@@ -100,7 +102,12 @@ struct RecordWriter {
                        recordName: String) throws -> RecordField {
         guard let raw = op.untyped[field] else { return given }
         let known = schema.schema.types[recordType]?.fields[field]?.type.fieldType ?? existing?.fields[field]?.type
-        guard let target = known, target.base != .unknown, target != given.type else { return given }
+        guard let target = known, target.base != .unknown, target != given.type else {
+            if given.type == RecordField.uninferred {
+                throw CloudKitError(.badRequest, "field '\(field)': cannot infer the type of \(raw.kindName) value \(Names.describe(JSONWriter.compact(raw))); give a 'type'", recordName: recordName)
+            }
+            return given
+        }
         do {
             return RecordField(type: target, value: try RecordField.canonical(name: field, type: target, value: raw))
         } catch {
@@ -108,18 +115,49 @@ struct RecordWriter {
         }
     }
 
-    /// Asset values: one whose bytes this data directory holds (stored now by this save, or
-    /// before) keeps `{fileChecksum, size}`; one copied from a real server response, whose
-    /// bytes are behind an https downloadURL, is kept as sent (a remote asset); any other is
-    /// refused — ck never stores an asset it cannot serve or account for.
+    /// Asset values (the rules are `AssetValue`'s): one whose bytes this data directory holds
+    /// (brought by this save, or stored before) keeps `{fileChecksum, size}`, and its size must
+    /// be theirs; one whose `file://` downloadURL names a file of another data directory's
+    /// asset store (what `export` prints) brings those bytes along when they are `size` bytes
+    /// hashing to the checksum; one copied from a real server response, behind an `https://`
+    /// downloadURL, is kept as sent (a remote asset); any other — another kind of URL, a file
+    /// elsewhere — is refused: ck never stores an asset it cannot serve or account for.
     private func resolvedAssets(_ f: RecordField, name: String, recordName: String, in tx: Transaction) throws -> RecordField {
         guard f.type.base == .asset else { return f }
+        let field = "field '\(name)' of record '\(Names.describe(recordName))'"
         func resolve(_ v: JSONValue) throws -> JSONValue {
             guard let sum = v["fileChecksum"]?.stringValue else { return v }
-            if try tx.assetPending(sum) || assets.contains(checksum: sum) { return AssetValue.local(v) }
-            if AssetValue.isRemote(v) { return v }
-            let hint = v["downloadURL"]?.stringValue.map { " and its downloadURL '\(Names.describe($0))' could not be read" } ?? ""
-            throw CloudKitError(.badRequest, "field '\(name)': no asset with checksum '\(sum)' is stored\(hint) (pass the file as \(name):ASSET=@PATH)", recordName: recordName)
+            let size = v["size"]?.int64Value ?? -1
+            do { try AssetValue.checkChecksum(sum, field: name) } catch let e as CloudKitError {
+                throw CloudKitError(e.code, e.reason, recordName: recordName)
+            }
+            let held = try tx.pendingAsset(sum).map { Int64($0.count) } ?? assets.size(checksum: sum)
+            let missing = held == nil ? "no asset with checksum '\(sum)' is stored and " : ""
+            var source: AssetValue.Source?
+            if let url = v["downloadURL"]?.stringValue {
+                do { source = try AssetValue.source(ofURL: url, checksum: sum) } catch let e as CloudKitError {
+                    throw CloudKitError(.badRequest, "\(field): \(missing)its downloadURL '\(AssetValue.describeURL(url))' \(e.reason)", recordName: recordName)
+                }
+            }
+            if source != .remote, size > Limits.assetBytes { throw AssetValue.tooLarge(size, what: field, recordName: recordName) }
+            if let held {
+                guard held == size else {
+                    throw CloudKitError(.badRequest, "\(field): the asset's size is \(size) but the bytes with checksum '\(sum)' are \(held) bytes long", recordName: recordName)
+                }
+                return AssetValue.local(v)
+            }
+            switch source {
+            case .remote?:
+                return v
+            case .exported(let file)?:
+                do { tx.assets[sum] = try AssetStore.readExported(file, checksum: sum, size: size) } catch let e as CloudKitError {
+                    let url = AssetValue.describeURL(v["downloadURL"]?.stringValue ?? "")
+                    throw CloudKitError(.badRequest, "\(field): \(missing)its downloadURL '\(url)' could not be read: \(e.reason)", recordName: recordName)
+                }
+                return AssetValue.local(v)
+            case nil:
+                throw CloudKitError(.badRequest, "\(field): \(missing)no downloadURL says where its bytes are (pass the file as \(name):ASSET=@PATH)", recordName: recordName)
+            }
         }
         var out = f
         out.value = f.type.isList ? .array(try (f.value.arrayValue ?? []).map(resolve)) : try resolve(f.value)
@@ -205,12 +243,5 @@ struct RecordWriter {
         if let r = record { o["record"] = r.json(); o["recordChangeTag"] = .string(r.recordChangeTag) }
         if let p = previous, let s = RecordWriter.seq(ofTag: p.recordChangeTag) { o["prev"] = .int(s) }
         return .object(o)
-    }
-}
-
-extension Transaction {
-    func assetPending(_ sum: String) -> Bool {
-        if assets[sum] != nil { return true }
-        return parent?.assetPending(sum) ?? false
     }
 }

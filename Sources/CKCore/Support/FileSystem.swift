@@ -152,16 +152,81 @@ public enum FileSystem {
         }
     }
 
-    /// The bytes of a regular file named by data (an asset's `file://` downloadURL), or nil
-    /// when it is not a regular file of exactly `size` bytes: a FIFO, a device or a huge file
-    /// named in a hostile import is never opened for long or read whole.
-    public static func readRegularFile(_ path: String, size: Int64) -> [UInt8]? {
-        let f = sysOpen(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-        guard f >= 0 else { return nil }
-        defer { close(f) }
+    /// The bytes of a regular file that data names (an asset's `file://` downloadURL), handed
+    /// to `chunk` piece by piece as they are read (to be hashed meanwhile). `directory` is
+    /// reached as any path a user gives (links followed); each of `components` below it is
+    /// opened without following a link. The file must be a regular file of exactly `size` bytes,
+    /// checked before anything is read: a FIFO, a device or a file of another size is never
+    /// read, and no more than `size` bytes (which the caller bounds) are ever held. A refusal
+    /// is BAD_REQUEST whose reason is only what went wrong ("no such file"), for the caller to
+    /// put in context.
+    public static func readRegularFile(_ directory: String, _ components: [String], size: Int64,
+                                       chunk: (UnsafeRawBufferPointer) -> Void) throws -> [UInt8] {
+        func refused(_ why: String) -> CloudKitError { CloudKitError.badRequest(why) }
+        func why(_ e: Int32) -> String {
+            e == ENOENT ? "no such file" : e == EACCES ? "permission denied" : String(cString: strerror(e)).lowercased()
+        }
+        guard size >= 0, size <= Int64(Int.max) else { throw refused("its size \(size) cannot be read") }
+        var fd = sysOpen(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if fd < 0 { throw refused(why(errno)) }
+        var shown = ""
+        for (i, name) in components.enumerated() {
+            shown += (shown.isEmpty ? "" : "/") + name
+            guard !name.isEmpty, name != ".", name != "..", !name.contains("/"), !name.contains("\0") else {
+                close(fd)
+                throw refused("'\(Names.describe(name))' is not a file name")
+            }
+            let last = i == components.count - 1
+            let flags = (last ? O_RDONLY | O_NONBLOCK : O_RDONLY | O_DIRECTORY) | O_NOFOLLOW | O_CLOEXEC
+            var next: Int32
+            repeat { next = openat(fd, name, flags) } while next < 0 && errno == EINTR
+            if next < 0 {
+                let e = errno
+                let kind = Directory.kind(fd, name)
+                close(fd)
+                if kind == .symlink { throw refused("'\(Names.describe(shown))' is a symbolic link, which ck does not follow here") }
+                if e == ENOTDIR { throw refused("'\(Names.describe(shown))' is not a directory") }
+                throw refused(e == ENOENT ? "no such file" : "'\(Names.describe(shown))': \(why(e))")
+            }
+            close(fd)
+            fd = next
+        }
+        defer { close(fd) }
         var st = stat()
-        guard fstat(f, &st) == 0, st.st_mode & S_IFMT == S_IFREG, Int64(st.st_size) == size else { return nil }
-        guard let bytes = try? readAll(f, path: path), Int64(bytes.count) == size else { return nil }
+        guard fstat(fd, &st) == 0 else { throw refused(why(errno)) }
+        guard st.st_mode & S_IFMT == S_IFREG else {
+            let what: String
+            switch st.st_mode & S_IFMT {
+            case S_IFDIR: what = "a directory"
+            case S_IFIFO: what = "a FIFO"
+            case S_IFSOCK: what = "a socket"
+            case S_IFCHR, S_IFBLK: what = "a device"
+            default: what = "a special file"
+            }
+            throw refused("it is \(what), not a regular file")
+        }
+        guard Int64(st.st_size) == size else { throw refused("the file holds \(st.st_size) bytes, not the asset's size \(size)") }
+        let flags = fcntl(fd, F_GETFL)
+        if flags >= 0 { _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) }
+
+        let total = Int(size), piece = 1 << 20
+        var failed: Int32 = 0
+        let bytes = [UInt8](unsafeUninitializedCapacity: total) { buf, count in
+            count = 0
+            while count < total {
+                let n = Glibc.read(fd, buf.baseAddress! + count, min(piece, total - count))
+                if n < 0 { if errno == EINTR { continue }; failed = errno; break }
+                if n == 0 { break }
+                chunk(UnsafeRawBufferPointer(start: buf.baseAddress! + count, count: n))
+                count += n
+            }
+        }
+        if failed != 0 { throw refused(why(failed)) }
+        // Shorter or longer than it was when checked: it changed while being read.
+        var extra: UInt8 = 0
+        var n: Int
+        repeat { n = Glibc.read(fd, &extra, 1) } while n < 0 && errno == EINTR
+        guard bytes.count == total, n == 0 else { throw refused("the file changed while it was read") }
         return bytes
     }
 
