@@ -1,7 +1,8 @@
 import CKCore
 
 /// Writes command results in the chosen format. JSON is one sorted, pretty document; NDJSON
-/// is one compact value per line; a table is for people.
+/// is one compact value per line; table, CSV and TSV are flat rows (TabularRows) for people
+/// and spreadsheets.
 struct Printer {
     let io: IO
     let format: OutputFormat
@@ -18,21 +19,36 @@ struct Printer {
             } else {
                 io.writeOut(JSONWriter.line(doc))
             }
-        case .table:
-            if let k = listKey, let items = doc[k]?.arrayValue {
-                io.writeOut(Table.render(items))
-                if var o = doc.objectValue {
-                    o[k] = nil
-                    for (key, v) in o.sorted(by: { $0.key < $1.key }) { io.writeOut("\(key): \(Table.cell(v))\n") }
+        case .table, .csv, .tsv:
+            var rows = TabularRows(time: LocalTime(environment: io.environment))
+            var trailer: [(String, String)] = []
+            if let k = listKey, var o = doc.objectValue, let items = o[k]?.arrayValue {
+                for item in items {
+                    // A changes/zone entry: its records are the rows; its token closes it.
+                    if var entry = item.objectValue, let records = entry["records"]?.arrayValue {
+                        records.forEach { rows.add($0) }
+                        entry["records"] = nil
+                        let zone = entry["zoneID"]?["zoneName"]?.stringValue
+                        entry["zoneID"] = nil
+                        for (path, v) in rows.flatten(.object(entry), prefix: "").sorted(by: Self.byPath) {
+                            trailer.append((zone.map { "\(path) (\($0))" } ?? path, rows.cell(v, key: path)))
+                        }
+                    } else {
+                        rows.add(item)
+                    }
                 }
+                o[k] = nil
+                for (path, v) in rows.flatten(.object(o), prefix: "").sorted(by: Self.byPath) { trailer.append((path, rows.cell(v, key: path))) }
             } else {
-                io.writeOut(Table.render([doc]))
+                rows.add(doc)
             }
+            write(rows, trailer: trailer)
         }
     }
 
-    /// Streams a list of items as `{"<listKey>": [ … ]}` (or NDJSON lines, or table rows)
-    /// without holding them all; the JSON bytes equal `emit` of the whole document.
+    /// Streams a list of items as `{"<listKey>": [ … ]}` (or NDJSON lines) without holding
+    /// them all; the JSON bytes equal `emit` of the whole document. Table, CSV and TSV hold
+    /// the rows, as text, until the end: the header needs every column.
     func stream(listKey: String, _ produce: ((JSONValue) -> Void) throws -> Void) rethrows {
         switch format {
         case .json:
@@ -46,49 +62,33 @@ struct Printer {
             io.writeOut(first ? "{\n  \"\(listKey)\": []\n}\n" : "\n  ]\n}\n")
         case .ndjson:
             try produce { io.writeOut(JSONWriter.line($0)) }
-        case .table:
-            var rows: [JSONValue] = []
-            try produce { rows.append($0) }
-            io.writeOut(Table.render(rows))
-        }
-    }
-}
-
-/// Aligned columns. Records show name, type, tag, then one column per field.
-enum Table {
-    static func cell(_ v: JSONValue) -> String {
-        switch v {
-        case .string(let s): return s
-        case .null: return ""
-        default: return JSONWriter.compact(v)
+        case .table, .csv, .tsv:
+            // Every column must be known before the header: the rows are held (as text).
+            var rows = TabularRows(time: LocalTime(environment: io.environment))
+            try produce { rows.add($0) }
+            write(rows, trailer: [])
         }
     }
 
-    static func render(_ items: [JSONValue]) -> String {
-        var columns: [String] = []
-        var rows: [[String: String]] = []
-        func add(_ c: String) { if !columns.contains(c) { columns.append(c) } }
-        for item in items {
-            var row: [String: String] = [:]
-            guard let o = item.objectValue else { add("value"); rows.append(["value": cell(item)]); continue }
-            if o["recordName"] != nil, let fields = o["fields"]?.objectValue {
-                for k in ["recordName", "recordType", "recordChangeTag"] { add(k); row[k] = o[k].map(cell) ?? "" }
-                for k in fields.keys.sorted() { add(k); row[k] = fields[k]?["value"].map(cell) ?? "" }
-            } else {
-                for k in o.keys.sorted() { add(k); row[k] = cell(o[k]!) }
-            }
-            rows.append(row)
+    private static func byPath(_ a: (String, JSONValue), _ b: (String, JSONValue)) -> Bool {
+        a.0.utf8.lexicographicallyPrecedes(b.0.utf8)
+    }
+
+    /// The rows, then the rest of the document (each zone's in turn): in a table as `key: value` lines after the
+    /// rows; in CSV and TSV on stderr (`ck: key: value`), so stdout stays one clean sheet.
+    private func write(_ rows: TabularRows, trailer: [(String, String)]) {
+        switch format {
+        case .csv:
+            io.writeOut(TabularText.csv(rows.columns, rows.rows))
+            for (k, v) in trailer { io.writeErr("ck: \(k): \(TabularText.escaped(v, forTerminal: true))\n") }
+        case .tsv:
+            io.writeOut(TabularText.tsv(rows.columns, rows.rows))
+            for (k, v) in trailer { io.writeErr("ck: \(k): \(TabularText.escaped(v, forTerminal: true))\n") }
+        default:
+            var out = TabularText.table(rows.columns, rows.rows)
+            for (k, v) in trailer { out += "\(k): \(TabularText.escaped(v, forTerminal: true))\n" }
+            io.writeOut(out)
         }
-        if columns.isEmpty { return "" }
-        var widths = columns.map { $0.count }
-        for r in rows { for (i, c) in columns.enumerated() { widths[i] = max(widths[i], (r[c] ?? "").count) } }
-        func line(_ cells: [String]) -> String {
-            cells.enumerated().map { i, s in i == cells.count - 1 ? s : s.padding(toLength: widths[i], withPad: " ", startingAt: 0) }
-                .joined(separator: "  ").trimmingTrailingSpaces() + "\n"
-        }
-        var out = line(columns.map { $0.uppercased() })
-        for r in rows { out += line(columns.map { r[$0] ?? "" }) }
-        return out
     }
 }
 
@@ -99,5 +99,3 @@ extension String {
         return s
     }
 }
-
-import Foundation

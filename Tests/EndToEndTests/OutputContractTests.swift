@@ -15,7 +15,7 @@ final class OutputContractTests: XCTestCase {
         XCTAssertEqual(lines.count, 2)
         XCTAssertTrue(lines.allSatisfy { $0.hasPrefix("{\"created\":") }, "compact, sorted keys: \(lines)")
         let table = s.run(["record", "list"], env: ["CK_FORMAT": "table"])
-        XCTAssertTrue(table.stdout.hasPrefix("RECORDNAME"), table.stdout)
+        XCTAssertTrue(table.stdout.hasPrefix("recordName"), table.stdout)
         XCTAssertTrue(table.stdout.contains(" a ") || table.stdout.contains("a  "), table.stdout)
         XCTAssertEqual(s.ck("record", "list").stdout, json.stdout, "same state, same bytes")
         assertFailure(s.ck("record", "list", "--format", "xml"), exit: 2, contains: "invalid value 'xml'")
