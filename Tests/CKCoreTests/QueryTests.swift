@@ -83,4 +83,43 @@ final class QueryTests: XCTestCase {
             }
         }
     }
+
+    /// A value of another kind than the field's schema type can never match: BAD_REQUEST,
+    /// not an empty page. Numbers compare with numbers, record names with text.
+    func testAValueOfAnotherKindThanTheSchemasTypeIsRefused() throws {
+        let store = TempStore()
+        _ = try store.db().modify(zone: "_defaultZone", operations: [
+            op(.create, "a", ["title": "Apples", "priority": 3, "place": ["latitude": 37.33, "longitude": -122.03]]),
+            op(.create, "b", ["title": "bananas", "priority": 5]),
+        ])
+        // A new Database, as each command opens one: it reads the schema the saves defined.
+        let db = try store.db()
+        for bad in [f("priority", .equals, "abc"), f("title", .greaterThan, 3), f("place", .equals, "x"),
+                    f("priority", .beginsWith, "1"), f("title", .near, ["latitude": 1, "longitude": 2], distance: 5),
+                    f("createdTimestamp", .greaterThan, "soon")] {
+            XCTAssertThrowsError(try names(db, [bad]), "\(bad.fieldName) \(bad.comparator)") { e in
+                XCTAssertEqual((e as? CloudKitError)?.code, .badRequest)
+                XCTAssertTrue((e as? CloudKitError)?.reason.hasPrefix("filter on '\(bad.fieldName)'") == true, "\(e)")
+            }
+        }
+        XCTAssertEqual(try names(db, [f("priority", .equals, 3.0)]), ["a"], "a DOUBLE against an INT64 field is a number")
+        XCTAssertEqual(try names(db, [f("recordName", .equals, "b")]), ["b"], "a record name as text")
+        XCTAssertEqual(try names(db, [f("nosuch", .equals, "x")]), [], "a field the schema does not know")
+    }
+
+    /// Dates without an offset are wall-clock times in the zone given (local time on the
+    /// command line); with an offset they are exact; without a zone, UTC.
+    func testTimestampsWithoutAnOffsetAreReadInTheGivenZone() {
+        let ny = TimeZone(identifier: "America/New_York")!
+        XCTAssertEqual(Timestamps.parseISO8601("2026-11-20", timeZone: ny), 1_795_150_800_000)
+        XCTAssertEqual(Timestamps.parseISO8601("2026-11-20T10:00", timeZone: ny), 1_795_186_800_000)
+        XCTAssertEqual(Timestamps.parseISO8601("2026-07-01T12:00", timeZone: ny), 1_782_921_600_000)
+        XCTAssertEqual(Timestamps.parseISO8601("2026-03-08T02:30", timeZone: ny), 1_772_955_000_000, "the skipped hour moves forward")
+        XCTAssertEqual(Timestamps.parseISO8601("2026-11-01T01:30", timeZone: ny), 1_793_511_000_000, "the repeated hour: the first")
+        XCTAssertEqual(Timestamps.parseISO8601("2026-11-20T10:00:00Z", timeZone: ny), 1_795_168_800_000)
+        XCTAssertEqual(Timestamps.parseISO8601("2026-11-20T10:00:00+01:00", timeZone: ny), 1_795_165_200_000)
+        XCTAssertEqual(Timestamps.parseISO8601("2026-11-20T10:00:00.250-0500", timeZone: ny), 1_795_186_800_250)
+        XCTAssertEqual(Timestamps.parseISO8601("2019-10-28"), 1_572_220_800_000)
+        XCTAssertNil(Timestamps.parseISO8601("2026-11-20T10:00Q", timeZone: ny))
+    }
 }

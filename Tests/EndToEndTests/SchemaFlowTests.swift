@@ -19,7 +19,10 @@ final class SchemaFlowTests: XCTestCase {
                           exit: 6, contains: "Cannot create or modify field 'due' in record 'ToDoItem' in production schema")
         }
         s.assertUnchanged("type change") {
+            // An untyped value is read as the schema's type; one that cannot be that type is refused.
             assertFailure(s.ck("record", "save", "--type", "ToDoItem", "--name", "todo-3", "priority=high"), exit: 6,
+                          contains: "field 'priority' is INT64 in the schema of record type 'ToDoItem' but 'high' is not a 64-bit integer")
+            assertFailure(s.ck("record", "save", "--type", "ToDoItem", "--name", "todo-3", "priority:STRING=high"), exit: 6,
                           contains: "field 'priority' in record type 'ToDoItem': the schema has INT64, the value is STRING")
         }
     }

@@ -6,7 +6,7 @@ extension RecordCommands {
         synopsis: "--type T [--filter 'FIELD OP VALUE'…] [--sort FIELD[:desc]…] [--limit N] [--continue MARKER] [--fields a,b]",
         summary: "Query records (filters, sorts, pages of at most 200)",
         options: [
-            OptionSpec("--type", value: "T", help: "record type to query (or give a records/query body on stdin)"),
+            OptionSpec("--type", aliases: ["--record-type"], value: "T", help: "record type to query (or give a records/query body on stdin)"),
             OptionSpec("--filter", value: "'FIELD OP VALUE'", repeatable: true, help: "a filter; repeat to AND several"),
             OptionSpec("--sort", value: "FIELD[:asc|:desc]", repeatable: true, help: "sort order; repeat for ties"),
             OptionSpec("--limit", value: "N", help: "results per page, 1…200 (default 200)"),
@@ -14,23 +14,32 @@ extension RecordCommands {
             fieldsOption,
         ],
         details: """
-        OP is ==, !=, <, <=, >, >= or a comparator name: BEGINS_WITH, NOT_BEGINS_WITH, IN, NOT_IN,
-        LIST_CONTAINS, NOT_LIST_CONTAINS, LIST_CONTAINS_ANY, NOT_LIST_CONTAINS_ANY,
-        LIST_CONTAINS_ALL, NOT_LIST_CONTAINS_ALL, LIST_MEMBER_BEGINS_WITH,
-        NOT_LIST_MEMBER_BEGINS_WITH, CONTAINS_ALL_TOKENS, CONTAINS_ANY_TOKENS, NEAR.
-        VALUE is typed like field arguments ("quoted" is always a STRING; TYPE:value is explicit);
-        IN and the LIST_*_ANY/ALL comparators take a comma-separated list or a JSON array;
-        NEAR takes 'lat,lon RADIUS' with RADIUS in m or km (e.g. 'place NEAR 37.33,-122.03 5km').
+        OP is =, ==, !=, <, <=, >, >= (spaces around a symbol are optional: priority>=3) or a
+        comparator name, cktool's spelling: EQUALS, NOT_EQUALS, LESS_THAN, LESS_THAN_OR_EQUALS,
+        GREATER_THAN, GREATER_THAN_OR_EQUALS, BEGINS_WITH, NOT_BEGINS_WITH, IN, NOT_IN,
+        LIST_CONTAINS, NOT_LIST_CONTAINS, LIST_CONTAINS_ANY, NOT_LIST_CONTAINS_ANY (or
+        LIST_NOT_CONTAINS_ANY), LIST_CONTAINS_ALL, NOT_LIST_CONTAINS_ALL,
+        LIST_MEMBER_BEGINS_WITH, NOT_LIST_MEMBER_BEGINS_WITH, CONTAINS_ALL_TOKENS,
+        CONTAINS_ANY_TOKENS, NEAR.
+        VALUE is the rest of the filter, read as the type the schema has for FIELD (title == -5
+        on a STRING field is the string "-5"); a value that cannot be that type is BAD_REQUEST
+        (exit 6), not an empty result. For a field the schema does not know, VALUE is inferred
+        as in 'record save'. "Quoted" values keep spaces and take \\\" and \\\\ escapes (a quoted
+        value of an unknown field is a STRING); TYPE:value gives the type. Dates without an
+        offset are local time ($TZ). IN and the LIST_*_ANY/ALL comparators take a
+        comma-separated list or a JSON array; NEAR takes 'lat,lon RADIUS' with RADIUS in m or
+        km (e.g. 'place NEAR 37.33,-122.03 5km').
         String equality ignores case; BEGINS_WITH does not; token searches ignore case and
         diacritics. Without --type a Web Services records/query body is read from stdin.
         """) { inv in
         _ = try inv.positionals(max: 0, what: "")
         var req: QueryRequest
         var zone = inv.globals.zone
+        var filters: [FilterSyntax] = []
         if let type = inv.args.value("--type") {
             try Names.validateRecordType(type)
             req = QueryRequest(recordType: type)
-            req.filters = try inv.args.values("--filter").map { try FilterArgument.parse($0, command: inv.command.path) }
+            filters = try inv.args.values("--filter").map { try FilterArgument.scan($0, command: inv.command.path) }
             req.sorts = try inv.args.values("--sort").map { raw in
                 var name = raw
                 var asc = true
@@ -54,8 +63,9 @@ extension RecordCommands {
         if let n = try inv.positiveInt("--limit", max: Limits.resultsPerPage) { req.resultsLimit = n }
         if let m = inv.args.value("--continue") { req.continuationMarker = m }
         if let k = try desiredKeys(inv) { req.desiredKeys = k }
+        req.filters += try FilterArgument.typed(filters, recordType: req.recordType, inv: inv)
         let result = try inv.database().query(zone: zone, req)
-        for w in result.warnings { inv.io.writeErr("ck: warning: \(w)\n") }
+        for w in result.warnings { inv.warn(w) }
         var doc: [String: JSONValue] = ["records": .array(result.records.map { $0.response(inv.style, desiredKeys: req.desiredKeys) })]
         if let m = result.continuationMarker { doc["continuationMarker"] = .string(m) }
         inv.emit(.object(doc), listKey: "records")
@@ -63,41 +73,148 @@ extension RecordCommands {
     }
 }
 
-/// `'FIELD OP VALUE'` filters, cktool style.
+/// A `'FIELD OP VALUE'` filter whose form is checked; its value is read once the field's type
+/// is known.
+struct FilterSyntax {
+    var raw: String
+    var field: String
+    var comparator: QueryComparator
+    var value: String
+    /// Meters, for NEAR.
+    var distance: Double?
+}
+
+/// `'FIELD OP VALUE'` filters, cktool style: `priority >= 3`, `priority>=3`, `title == "say \"hi\""`,
+/// `title BEGINS_WITH Get`, `place NEAR 37.33,-122.03 5km`. The value takes the type the schema
+/// has for the field (else it is inferred as field arguments are), so a value that cannot be
+/// that type is refused instead of matching nothing.
 enum FilterArgument {
-    static func parse(_ raw: String, command: [String]) throws -> QueryFilter {
-        let trimmed = raw.trimmingCharacters(in: .whitespaces)
-        let parts = trimmed.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true).map(String.init)
-        guard parts.count == 3 else { throw UsageError("filter '\(raw)' must look like 'FIELD OP VALUE'", command: command) }
-        let field = parts[0]
-        if SystemFieldNames.all.contains(field) == false { try Names.validateFieldName(field) }
-        guard let c = QueryComparator(name: parts[1]) else {
-            throw UsageError("unknown comparator '\(parts[1])' in filter '\(raw)'", command: command)
+    static let symbols: Set<Character> = ["=", "!", "<", ">"]
+
+    /// Filters read with the types the schema of `recordType` gives their fields; dates
+    /// without an offset in the local time zone (`TZ`).
+    static func typed(_ syntax: [FilterSyntax], recordType: String, inv: Invocation) throws -> [QueryFilter] {
+        guard !syntax.isEmpty else { return [] }
+        let schema = try inv.database().schema()
+        let tz = FieldArguments.localTimeZone(inv.io.environment)
+        return try syntax.map { try read($0, known: fieldType($0.field, recordType: recordType, schema: schema), timeZone: tz) }
+    }
+
+    /// One filter without the schema's help (values are inferred).
+    static func parse(_ raw: String, command: [String], known: KnownFieldType? = nil, timeZone: TimeZone = .current) throws -> QueryFilter {
+        try read(try scan(raw, command: command), known: known, timeZone: timeZone)
+    }
+
+    /// The type a filter's field has: a system field's, or the schema's.
+    static func fieldType(_ field: String, recordType: String, schema: Schema) -> KnownFieldType? {
+        if let t = SystemFieldNames.type(of: field) { return KnownFieldType(type: t, origin: " (a system field)") }
+        guard let t = schema.types[recordType]?.fields[field]?.type.fieldType else { return nil }
+        return KnownFieldType(type: t, origin: " in the schema of record type '\(recordType)'")
+    }
+
+    /// Splits `FIELD OP VALUE`; a symbol needs no spaces around it (`priority>=3`), a
+    /// comparator name does.
+    static func scan(_ raw: String, command: [String]) throws -> FilterSyntax {
+        let form = "filter '\(raw)' must look like 'FIELD OP VALUE' (e.g. 'priority >= 3' or 'title BEGINS_WITH Get')"
+        var rest = Substring(raw.trimmingCharacters(in: .whitespaces))
+        let field = String(rest.prefix { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") })
+        guard !field.isEmpty else { throw UsageError(form, command: command) }
+        rest = rest.dropFirst(field.count).drop { $0 == " " || $0 == "\t" }
+        let op: Substring
+        if let c = rest.first, symbols.contains(c) {
+            op = rest.prefix { symbols.contains($0) }
+        } else {
+            op = rest.prefix { $0 != " " && $0 != "\t" }
         }
-        var valueText = parts[2].trimmingCharacters(in: .whitespaces)
+        guard !op.isEmpty else { throw UsageError(form, command: command) }
+        guard let c = QueryComparator(name: String(op)) else {
+            throw UsageError("unknown comparator '\(op)' in filter '\(raw)'; use ==, !=, <, <=, >, >= or a name such as EQUALS, LESS_THAN, BEGINS_WITH, IN, LIST_CONTAINS, NEAR", command: command)
+        }
+        var value = rest.dropFirst(op.count).trimmingCharacters(in: .whitespaces)
+        guard !value.isEmpty else { throw UsageError(form, command: command) }
+        if SystemFieldNames.all.contains(field) == false { try Names.validateFieldName(field) }
         var distance: Double?
         if c == .near {
-            let np = valueText.split(separator: " ").map(String.init)
+            let np = value.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
             guard np.count == 2, let d = parseDistance(np[1]) else {
                 throw UsageError("NEAR needs 'lat,lon RADIUS' (RADIUS like 500m or 5km) in filter '\(raw)'", command: command)
             }
-            valueText = np[0]
+            value = np[0]
             distance = d
         }
-        let fa = FieldArguments(currentDirectory: "/", command: command)
-        var none: [String: [UInt8]] = [:]
-        func scalar(_ text: String) throws -> RecordField {
-            if text.count >= 2 && text.hasPrefix("\"") && text.hasSuffix("\"") {
-                return RecordField(type: FieldType(.string), value: .string(String(text.dropFirst().dropLast())))
-            }
-            if let colon = text.firstIndex(of: ":"), let t = FieldType(tag: String(text[..<colon])), !t.isList, t.base != .asset, t.base != .unknown {
-                return RecordField(type: t, value: try fa.convert(String(text[text.index(after: colon)...]), type: t, name: field, assets: &none))
-            }
-            var t = FieldArguments.infer(text)
-            if c == .near { t = FieldType(.location) }
-            if field == "recordName" || field == "parent" { t = FieldType(.reference) }
-            return RecordField(type: t, value: try fa.convert(text, type: t, name: field, assets: &none))
+        let pieces = c.takesListValue && !value.hasPrefix("[") ? listItems(value) : [value]
+        for p in pieces where p.hasPrefix("\"") { _ = try unquote(p, raw: raw, command: command) }
+        return FilterSyntax(raw: raw, field: field, comparator: c, value: value, distance: distance)
+    }
+
+    /// A double-quoted value, read as a JSON string: `\"` is a quote, `\\` a backslash.
+    static func unquote(_ text: String, raw: String, command: [String]) throws -> String {
+        guard let j = try? JSONParser.parse(text), let s = j.stringValue else {
+            throw UsageError("filter '\(raw)': the quoted value \(text) is not closed or has a bad escape (inside quotes write \\\" for a quote and \\\\ for a backslash)", command: command)
         }
+        return s
+    }
+
+    /// Splits a list value on the commas outside double quotes.
+    static func listItems(_ s: String) -> [String] {
+        var items: [String] = []
+        var cur = ""
+        var quoted = false, escaped = false
+        for ch in s {
+            if quoted {
+                cur.append(ch)
+                if escaped { escaped = false } else if ch == "\\" { escaped = true } else if ch == "\"" { quoted = false }
+            } else if ch == "," {
+                items.append(cur)
+                cur = ""
+            } else {
+                if ch == "\"" { quoted = true }
+                cur.append(ch)
+            }
+        }
+        items.append(cur)
+        return items.map { $0.trimmingCharacters(in: .whitespaces) }
+    }
+
+    /// Reads the value: a quoted value is text, `TYPE:value` is explicit, anything else takes
+    /// the field's type (`known`), else is inferred as a field argument is.
+    static func read(_ s: FilterSyntax, known: KnownFieldType?, timeZone: TimeZone) throws -> QueryFilter {
+        let raw = s.raw, field = s.field, c = s.comparator
+        let fa = FieldArguments(currentDirectory: "/", command: [], timeZone: timeZone)
+        var none: [String: [UInt8]] = [:]
+        let textOnly: Set<QueryComparator> = [.beginsWith, .notBeginsWith, .listMemberBeginsWith, .notListMemberBeginsWith, .containsAllTokens, .containsAnyTokens]
+        // The type the value must have, when the field's type says.
+        var element = known?.type.element
+        if let k = known {
+            if textOnly.contains(c) && k.type.base != .string {
+                throw CloudKitError.badRequest("filter '\(raw)': \(c.rawValue) needs a STRING field, but '\(field)' is \(k.type)\(k.origin)")
+            }
+            if c == .near && k.type.base != .location {
+                throw CloudKitError.badRequest("filter '\(raw)': NEAR needs a LOCATION field, but '\(field)' is \(k.type)\(k.origin)")
+            }
+        } else if textOnly.contains(c) {
+            element = FieldType(.string)
+        } else if c == .near {
+            element = FieldType(.location)
+        }
+        func convert(_ text: String, _ t: FieldType, origin: String) throws -> JSONValue {
+            do { return try fa.convert(text, type: t, name: field, assets: &none, origin: origin, files: false) } catch let e as CloudKitError {
+                throw CloudKitError.badRequest("filter '\(raw)': \(e.reason)")
+            }
+        }
+        func scalar(_ item: String) throws -> RecordField {
+            var text = item
+            var quoted = false
+            if text.hasPrefix("\"") {
+                text = try unquote(text, raw: raw, command: [])
+                quoted = true
+            } else if let colon = text.firstIndex(of: ":"), let t = FieldType(tag: String(text[..<colon])), !t.isList, t.base != .asset, t.base != .unknown {
+                return RecordField(type: t, value: try convert(String(text[text.index(after: colon)...]), t, origin: ""))
+            }
+            let t = element ?? (quoted ? FieldType(.string) : FieldArguments.infer(text))
+            return RecordField(type: t, value: try convert(text, t, origin: element != nil ? known?.origin ?? "" : ""))
+        }
+        let valueText = s.value
         let value: RecordField
         if c.takesListValue {
             var items: [RecordField]
@@ -106,33 +223,50 @@ enum FilterArgument {
                 do { j = try JSONParser.parse(valueText) } catch { throw CloudKitError.badRequest("filter '\(raw)': list is not valid JSON: \(error)") }
                 guard let a = j.arrayValue, !a.isEmpty else { throw CloudKitError.badRequest("filter '\(raw)': expected a non-empty JSON array") }
                 items = try a.map { e in
-                    if let s = e.stringValue { return RecordField(type: FieldType(.string), value: .string(s)) }
+                    if let str = e.stringValue {
+                        let t = element ?? FieldType(.string)
+                        return RecordField(type: t, value: try convert(str, t, origin: known?.origin ?? ""))
+                    }
+                    if let t = element {
+                        do { return RecordField(type: t, value: try RecordField.canonical(name: field, type: t, value: e)) } catch let err as CloudKitError {
+                            throw CloudKitError.badRequest("filter '\(raw)': \(err.reason)\(known?.origin ?? "")")
+                        }
+                    }
                     guard let f = try RecordField.parse(name: field, json: ["value": e]) else { throw CloudKitError.badRequest("filter '\(raw)': null in list") }
                     return f
                 }
             } else {
-                items = try valueText.split(separator: ",").map { try scalar(String($0).trimmingCharacters(in: .whitespaces)) }
+                items = try listItems(valueText).map(scalar)
             }
             guard let first = items.first else { throw CloudKitError.badRequest("filter '\(raw)': empty list") }
             value = RecordField(type: FieldType(first.type.base, list: true), value: .array(items.map(\.value)))
         } else {
             value = try scalar(valueText)
         }
-        let f = QueryFilter(fieldName: field, comparator: c, value: value, distance: distance)
+        let f = QueryFilter(fieldName: field, comparator: c, value: value, distance: s.distance)
         try f.validate()
         return f
     }
 
     static func parseDistance(_ s: String) -> Double? {
         let l = s.lowercased()
-        if l.hasSuffix("km"), let v = Double(l.dropLast(2)), v >= 0 { return v * 1000 }
-        if l.hasSuffix("m"), let v = Double(l.dropLast(1)), v >= 0 { return v }
-        if let v = Double(l), v >= 0 { return v }
+        if l.hasSuffix("km"), let v = FieldArguments.decimal(String(l.dropLast(2))), v >= 0 { return v * 1000 }
+        if l.hasSuffix("m"), let v = FieldArguments.decimal(String(l.dropLast(1))), v >= 0 { return v }
+        if let v = FieldArguments.decimal(l), v >= 0 { return v }
         return nil
     }
 }
 
 enum SystemFieldNames {
+    /// The type a system field's values have in a filter.
+    static func type(of name: String) -> FieldType? {
+        switch name {
+        case "createdTimestamp", "modifiedTimestamp", "___createTime", "___modTime": return FieldType(.timestamp)
+        case _ where all.contains(name): return FieldType(.reference)
+        default: return nil
+        }
+    }
+
     static let all: Set<String> = [
         "recordName", "createdTimestamp", "modifiedTimestamp", "createdUserRecordName", "modifiedUserRecordName", "parent", "share",
         "___recordID", "___createTime", "___modTime", "___createdBy", "___modifiedBy", "___parent", "___share",

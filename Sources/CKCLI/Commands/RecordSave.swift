@@ -4,7 +4,7 @@ extension RecordCommands {
     static let save: Command = Command(["record", "save"], synopsis: "[--type T] [--name N] [--tag TAG | --force] [--replace] [FIELD[:TYPE]=VALUE…]",
         summary: "Save one record (create, update, replace)",
         options: [
-            OptionSpec("--type", value: "T", help: "record type (needed to create)"),
+            OptionSpec("--type", aliases: ["--record-type"], value: "T", help: "record type (needed to create)"),
             OptionSpec("--name", value: "N", help: "record name (default: a new UUID)"),
             OptionSpec("--tag", value: "TAG", help: "update: merge the fields if TAG is the current recordChangeTag, else CONFLICT"),
             OptionSpec("--force", help: "forceUpdate: create or merge without checking the tag"),
@@ -14,11 +14,21 @@ extension RecordCommands {
             fieldsOption,
         ],
         details: """
-        Field arguments are name=value with the type inferred (integer → INT64, decimal → DOUBLE,
-        true/false → INT64 1/0, ISO-8601 date or date-time → TIMESTAMP, otherwise STRING), or
-        name:TYPE=value for any type: STRING, INT64, DOUBLE, TIMESTAMP, BYTES (base64 or @file),
-        REFERENCE (recordName[,NONE|DELETE_SELF|VALIDATE]), LOCATION (lat,lon), ASSET (@file),
-        and each *_LIST (comma-separated, or a JSON array; LOCATION_LIST separated by ';').
+        A field argument is name:TYPE=value, for any type: STRING, INT64, DOUBLE, TIMESTAMP,
+        BYTES (base64), REFERENCE (recordName[,NONE|DELETE_SELF|VALIDATE]), LOCATION (lat,lon),
+        ASSET (@file), and each *_LIST (comma-separated, or a JSON array; LOCATION_LIST
+        separated by ';'). In name=value the type is the one the schema has for the field (else
+        the one the field has in the record being changed), so title=-5 into a STRING field is
+        the string "-5"; a field neither knows is inferred: lowercase true/false → INT64 1/0, a
+        JSON number (no leading zeros, no '+') → INT64 if whole and within 64 bits, else
+        DOUBLE; an ISO-8601 date or date-time → TIMESTAMP; anything else (02139, TRUE, 1e999,
+        a 20-digit integer) → STRING. A value that cannot be the field's type fails with
+        BAD_REQUEST (exit 6).
+
+        A date or date-time without an offset (2019-10-28, 2019-10-28T09:30) is local time
+        ($TZ); with Z or +01:00 it is exact. An integer is milliseconds since 1970.
+        A STRING, BYTES or ASSET value @FILE is that file's content (verbatim), @- is stdin
+        (one field at most), and @@… is a value starting with a literal '@'.
 
         Without --tag or --force the save is a create: EXISTS if the name is taken. A record on
         stdin that carries a recordChangeTag is an update with that tag. Prints the
@@ -27,12 +37,15 @@ extension RecordCommands {
         Example:
           ck record save --type ToDoItem --name todo-1 title="Get apples" dueDate:TIMESTAMP=2019-10-28 isCompleted=false
         """) { inv in
-        let fa = FieldArguments(currentDirectory: inv.io.currentDirectory, command: inv.command.path)
-        var input = try fa.parse(inv.args.positionals)
+        let fa = FieldArguments(currentDirectory: inv.io.currentDirectory, command: inv.command.path,
+                                timeZone: FieldArguments.localTimeZone(inv.io.environment), stdin: StdinSource { inv.readStdin(what: "a field value") })
+        let args = try fa.scan(inv.args.positionals)
+        let argNames = Set(args.map(\.name))
+        var input = FieldInput()
         if let fj = inv.args.value("--fields-json") {
             let more = try fa.parseFieldsJSON(fj)
             for (k, v) in more.fields {
-                if input.fields[k] != nil { throw inv.usageError("field '\(k)' given both as an argument and in --fields-json") }
+                if argNames.contains(k) { throw inv.usageError("field '\(k)' given both as an argument and in --fields-json") }
                 input.fields[k] = v
                 input.untyped[k] = more.untyped[k]
             }
@@ -46,6 +59,9 @@ extension RecordCommands {
         let fromStdin = inv.args.has("--stdin")
             || (inv.args.value("--type") == nil && inv.args.positionals.isEmpty && inv.args.value("--fields-json") == nil)
         if fromStdin {
+            if let a = args.first(where: { $0.text == "@-" }) {
+                throw inv.usageError("--stdin reads the record from stdin, so field '\(a.name)' cannot read its value there (@-)")
+            }
             var j = try inv.readJSONInput(what: "record")
             // A response ck (or CloudKit) printed, {"records": [one record]}, is that record.
             if let o = j.objectValue, o.count == 1, let list = o["records"]?.arrayValue {
@@ -57,13 +73,15 @@ extension RecordCommands {
             if let f = rec["fields"]?.objectValue { fieldsJSON = f; rec["fields"] = nil }
             op = try ModifyRequest.parseRecord(j.objectValue == nil ? j : .object(rec), type: .create)
             let parsed = try fa.parseFieldObject(fieldsJSON)
-            for (k, v) in parsed.fields where input.fields[k] == nil { input.fields[k] = v; input.untyped[k] = parsed.untyped[k] }
+            for (k, v) in parsed.fields where input.fields[k] == nil && !argNames.contains(k) {
+                input.fields[k] = v
+                input.untyped[k] = parsed.untyped[k]
+            }
             input.assets.merge(parsed.assets) { a, _ in a }
         }
         if let n = inv.args.value("--name") { op.recordName = n }
         if let t = inv.args.value("--type") { op.recordType = t }
         if let t = inv.args.value("--tag") { op.recordChangeTag = t }
-        for (k, v) in input.fields { op.fields[k] = v; op.untyped[k] = input.untyped[k] }
 
         let replace = inv.args.has("--replace")
         if inv.args.has("--force") {
@@ -84,10 +102,37 @@ extension RecordCommands {
             zone = z
         }
         let db = try inv.database()
+        let known = try knownFieldTypes(args, op: op, zone: zone, db: db)
+        let given = try fa.read(args) { known[$0] }
+        for (k, v) in given.fields { input.fields[k] = v }
+        input.assets.merge(given.assets) { a, _ in a }
+        for (k, v) in input.fields { op.fields[k] = v; op.untyped[k] = input.untyped[k] }
+
         AssetDownloads.collect([op], store: inv.store.assets, into: &input.assets)
         let result = try db.modify(zone: zone, operations: [op], atomic: true, assets: input.assets)[0]
         if let e = result.error { throw e }
         inv.emit(["records": [inv.resultJSON(result, .modify, desiredKeys: try desiredKeys(inv))]], listKey: "records")
         return ExitCode.success
+    }
+
+    /// The types untyped field arguments take, as CloudKit types a value sent without one: the
+    /// schema's type for the field, else the type the field has in the record being changed.
+    /// A field neither knows (a new field in development) is left to inference.
+    static func knownFieldTypes(_ args: [FieldArgument], op: RecordOperation, zone: String, db: Database) throws -> [String: KnownFieldType] {
+        guard args.contains(where: { $0.type == nil }) else { return [:] }
+        var existing: Record?
+        // Only a hint: a missing zone or an unreadable record is reported by the save itself.
+        if let n = op.recordName, case .saved(let r)? = try? db.lookup(zone: zone, recordNames: [n]).first { existing = r }
+        guard let recordType = op.recordType ?? existing?.recordType else { return [:] }
+        let schemaFields = try db.schema().types[recordType]?.fields ?? [:]
+        var known: [String: KnownFieldType] = [:]
+        for a in args where a.type == nil {
+            if let t = schemaFields[a.name]?.type.fieldType {
+                known[a.name] = KnownFieldType(type: t, origin: " in the schema of record type '\(recordType)'")
+            } else if let e = existing, e.recordType == recordType, let t = e.fields[a.name]?.type, t.base != .unknown {
+                known[a.name] = KnownFieldType(type: t, origin: " in record '\(Names.describe(e.recordName))'")
+            }
+        }
+        return known
     }
 }

@@ -28,7 +28,7 @@ enum SubscriptionCommands {
         guard let kind = Subscription.Kind(rawValue: kindName) else {
             throw inv.usageError("unknown subscription kind '\(kindName)'; expected database, zone or query")
         }
-        let filters = try inv.args.values("--filter").map { try FilterArgument.parse($0, command: inv.command.path) }
+        let syntax = try inv.args.values("--filter").map { try FilterArgument.scan($0, command: inv.command.path) }
         var firesOn = Subscription.FiresOn.allCases
         if let raw = inv.args.value("--fires-on") {
             firesOn = try raw.split(separator: ",", omittingEmptySubsequences: false).map {
@@ -46,9 +46,11 @@ enum SubscriptionCommands {
         }
         if kind == .query && inv.args.value("--type") == nil { throw inv.usageError("a query subscription needs --type") }
         if kind == .database && inv.args.has("--type") { throw inv.usageError("--type does not apply to database subscriptions") }
-        if kind == .zone && !inv.args.has("--zone") { throw inv.usageError("a zone subscription needs --zone") }
+        if kind == .zone && inv.globals.zones.isEmpty { throw inv.usageError("a zone subscription needs --zone") }
+        // Filter values take the schema's types, as in 'record query'.
+        let filters = try FilterArgument.typed(syntax, recordType: inv.args.value("--type") ?? "", inv: inv)
         var s = Subscription(subscriptionID: "", kind: kind,
-                             zoneName: kind == .database || !inv.args.has("--zone") ? nil : inv.globals.zone,
+                             zoneName: kind == .database || inv.globals.zones.isEmpty ? nil : inv.globals.zone,
                              recordType: inv.args.value("--type"), filters: filters, firesOn: firesOn,
                              firesOnce: inv.args.has("--fires-once"), alertBody: inv.args.value("--alert-body"),
                              shouldSendContentAvailable: inv.args.has("--content-available"))

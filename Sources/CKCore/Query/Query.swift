@@ -209,6 +209,70 @@ extension QueryFilter {
     }
 }
 
+/// What a value compares as: CloudKit compares numbers with numbers (INT64, DOUBLE and
+/// TIMESTAMP alike), text with text (a record name is text), and so on.
+enum ValueKind: String {
+    case number, text, reference, location, bytes, asset
+
+    init?(_ t: FieldType) {
+        switch t.base {
+        case .string: self = .text
+        case .int64, .double, .timestamp: self = .number
+        case .bytes, .encryptedBytes: self = .bytes
+        case .reference: self = .reference
+        case .location: self = .location
+        case .asset: self = .asset
+        case .unknown: return nil
+        }
+    }
+
+    init(_ t: SchemaType) {
+        if t.encrypted { self = .bytes; return }
+        switch t.primitive {
+        case .string: self = .text
+        case .int64, .double, .timestamp, .number: self = .number
+        case .bytes: self = .bytes
+        case .reference: self = .reference
+        case .location: self = .location
+        case .asset: self = .asset
+        }
+    }
+
+    func compares(with other: ValueKind) -> Bool {
+        self == other || Set([self, other]) == [.text, .reference]
+    }
+}
+
+extension QueryFilter {
+    /// Why this filter can never match, when its value is of another kind than the field's
+    /// type in the schema (`priority > "abc"` on an INT64 field) — CloudKit refuses such a
+    /// query instead of answering it with nothing. Nil when it can match, or when the schema
+    /// does not know the field.
+    public func typeMismatch(recordType: String, schema: Schema) -> String? {
+        let fieldKind: ValueKind
+        let described: String
+        if let s = SystemField(name: fieldName) {
+            fieldKind = s.kind
+            described = "the system field '\(fieldName)' is \(s.kind == .number ? "TIMESTAMP" : "REFERENCE")"
+        } else if let t = schema.types[recordType]?.fields[fieldName]?.type {
+            fieldKind = ValueKind(t)
+            described = "field '\(fieldName)' is \(t) in the schema of record type '\(recordType)'"
+        } else {
+            return nil
+        }
+        let textOnly: Set<QueryComparator> = [.beginsWith, .notBeginsWith, .listMemberBeginsWith, .notListMemberBeginsWith, .containsAllTokens, .containsAnyTokens]
+        if textOnly.contains(comparator) && fieldKind != .text {
+            return "filter on '\(fieldName)': \(comparator.rawValue) needs a STRING field, but \(described)"
+        }
+        if comparator == .near && fieldKind != .location {
+            return "filter on '\(fieldName)': NEAR needs a LOCATION field, but \(described)"
+        }
+        guard let valueKind = ValueKind(value.type), !valueKind.compares(with: fieldKind) else { return nil }
+        let shown = JSONWriter.compact(value.value)
+        return "filter on '\(fieldName)': \(described) but the value \(shown.count > 60 ? String(shown.prefix(60)) + "…" : shown) is \(value.type.element)"
+    }
+}
+
 /// System fields a query may filter or sort on, by their Web Services and schema names.
 enum SystemField {
     case recordName, createdTimestamp, modifiedTimestamp, createdUserRecordName, modifiedUserRecordName, parent, share
@@ -223,6 +287,13 @@ enum SystemField {
         case "parent", "___parent": self = .parent
         case "share", "___share": self = .share
         default: return nil
+        }
+    }
+
+    var kind: ValueKind {
+        switch self {
+        case .createdTimestamp, .modifiedTimestamp: return .number
+        default: return .reference
         }
     }
 

@@ -14,6 +14,9 @@ extension Database {
     public func query(zone name: String, _ req: QueryRequest) throws -> QueryResult {
         let z = try zone(name)
         var warnings: [String] = []
+        for f in req.filters {
+            if let why = f.typeMismatch(recordType: req.recordType, schema: try schema()) { throw CloudKitError.badRequest(why) }
+        }
         if let why = SchemaRules.refusal(req, in: try schema()) {
             if address.environment == .production { throw CloudKitError.badRequest(why) }
             warnings.append("production would refuse this query: \(why)")

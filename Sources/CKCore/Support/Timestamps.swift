@@ -1,7 +1,12 @@
-/// ISO-8601 dates and date-times to milliseconds since 1970 (UTC unless an offset is given):
-/// `2019-10-28`, `2019-10-28T09:30`, `2019-10-28 09:30:15.250Z`, `2019-10-28T09:30:00+02:00`.
+import Foundation
+
+/// ISO-8601 dates and date-times to milliseconds since 1970: `2019-10-28`, `2019-10-28T09:30`,
+/// `2019-10-28 09:30:15.250Z`, `2019-10-28T09:30:00+02:00`. A value with an offset (`Z`,
+/// `+02:00`, `-0500`) is that exact instant; one without is a wall-clock time in `timeZone`
+/// (the command line passes the user's local zone, as `Calendar.current` is in Apple's
+/// CloudKit tutorial; without one, UTC).
 public enum Timestamps {
-    public static func parseISO8601(_ s: String) -> Int64? {
+    public static func parseISO8601(_ s: String, timeZone: TimeZone? = nil) -> Int64? {
         let u = Array(s.utf8)
         var i = 0
         func digits(_ n: Int) -> Int? {
@@ -22,40 +27,56 @@ public enum Timestamps {
         }
         guard let y = digits(4), expect(0x2D), let mo = digits(2), expect(0x2D), let d = digits(2) else { return nil }
         guard (1...12).contains(mo), (1...daysIn(month: mo, year: y)).contains(d) else { return nil }
+        // Wall-clock seconds, counted as if the zone were UTC.
         var secs = Int64(daysFromCivil(y, mo, d)) * 86400
         var ms: Int64 = 0
-        if i == u.count { return secs * 1000 }
-        guard u[i] == UInt8(ascii: "T") || u[i] == UInt8(ascii: " ") else { return nil }
-        i += 1
-        guard let h = digits(2), expect(0x3A), let mi = digits(2), h < 24, mi < 60 else { return nil }
-        secs += Int64(h * 3600 + mi * 60)
-        if expect(0x3A) {
-            guard let sec = digits(2), sec < 61 else { return nil }
-            secs += Int64(sec)
-            if expect(0x2E) {
-                var frac = 0, n = 0
-                while i < u.count, u[i] >= 0x30 && u[i] <= 0x39 {
-                    if n < 3 { frac = frac * 10 + Int(u[i] - 0x30); n += 1 }
-                    i += 1
+        var offset: Int64?
+        if i < u.count {
+            guard u[i] == UInt8(ascii: "T") || u[i] == UInt8(ascii: " ") else { return nil }
+            i += 1
+            guard let h = digits(2), expect(0x3A), let mi = digits(2), h < 24, mi < 60 else { return nil }
+            secs += Int64(h * 3600 + mi * 60)
+            if expect(0x3A) {
+                guard let sec = digits(2), sec < 61 else { return nil }
+                secs += Int64(sec)
+                if expect(0x2E) {
+                    var frac = 0, n = 0
+                    while i < u.count, u[i] >= 0x30 && u[i] <= 0x39 {
+                        if n < 3 { frac = frac * 10 + Int(u[i] - 0x30); n += 1 }
+                        i += 1
+                    }
+                    guard n > 0 else { return nil }
+                    while n < 3 { frac *= 10; n += 1 }
+                    ms = Int64(frac)
                 }
-                guard n > 0 else { return nil }
-                while n < 3 { frac *= 10; n += 1 }
-                ms = Int64(frac)
+            }
+            if i < u.count {
+                if expect(UInt8(ascii: "Z")) {
+                    offset = 0
+                } else if u[i] == UInt8(ascii: "+") || u[i] == UInt8(ascii: "-") {
+                    let sign: Int64 = u[i] == UInt8(ascii: "+") ? 1 : -1
+                    i += 1
+                    guard let oh = digits(2) else { return nil }
+                    _ = expect(0x3A)
+                    guard let om = digits(2), oh < 24, om < 60 else { return nil }
+                    offset = sign * Int64(oh * 3600 + om * 60)
+                } else { return nil }
             }
         }
-        if i < u.count {
-            if expect(UInt8(ascii: "Z")) {
-            } else if u[i] == UInt8(ascii: "+") || u[i] == UInt8(ascii: "-") {
-                let sign: Int64 = u[i] == UInt8(ascii: "+") ? 1 : -1
-                i += 1
-                guard let oh = digits(2) else { return nil }
-                _ = expect(0x3A)
-                guard let om = digits(2), oh < 24, om < 60 else { return nil }
-                secs -= sign * Int64(oh * 3600 + om * 60)
-            } else { return nil }
-        }
         guard i == u.count else { return nil }
-        return secs * 1000 + ms
+        if let o = offset { return (secs - o) * 1000 + ms }
+        guard let tz = timeZone else { return secs * 1000 + ms }
+        return utcSeconds(wallClock: secs, in: tz) * 1000 + ms
+    }
+
+    /// The instant a wall-clock time names in a zone. In the hour a change to summer time skips
+    /// it is read with the offset before the change (02:30 becomes 03:30), as `Calendar` does;
+    /// in the hour a change back repeats, it is the earlier of the two instants.
+    static func utcSeconds(wallClock wall: Int64, in tz: TimeZone) -> Int64 {
+        func offset(_ t: Int64) -> Int64 { Int64(tz.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(t)))) }
+        let before = offset(wall - 86400), after = offset(wall + 86400)
+        let fits = Set([wall - before, wall - after]).filter { offset($0) == wall - $0 }
+        return fits.min() ?? wall - before
     }
 
     static func isLeap(_ y: Int) -> Bool { (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 }
