@@ -63,7 +63,8 @@ public enum ArgumentScanner {
             }
             guard let spec = byName[name] else {
                 // Record names may start with '-' (Photos has `----Root-Folder----`).
-                let hint = byName["--name"] != nil ? "; a name that starts with '-' goes in --name (--name '\(t)') or after '--'" : ""
+                var hint = Suggestions.hint(name, among: Array(byName.keys.filter { $0.hasPrefix("--") }))
+                if hint.isEmpty && byName["--name"] != nil { hint = "; a name that starts with '-' goes in --name (--name '\(t)') or after '--'" }
                 throw UsageError("unknown option '\(name)'\(hint)", command: command)
             }
             if spec.takesValue {

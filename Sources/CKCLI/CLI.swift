@@ -44,7 +44,7 @@ public enum CLI {
                 io.writeOut(Help.text(for: command, table: table))
                 return ExitCode.success
             }
-            if !command.severalZones && Set(args.values("--zone")).count > 1 {
+            if !command.severalZones && Set(args.values("--zone").map(NameKey.init)).count > 1 {
                 throw UsageError("option '--zone' given more than once ('ck zone changes' is the command that fetches several zones)", command: command.path)
             }
             let globals = try GlobalOptions.resolve(args, io: io)
@@ -52,7 +52,8 @@ public enum CLI {
             do {
                 return try command.run(inv)
             } catch let e as CloudKitError {
-                return ErrorReporter.report(e, io: io, format: globals.errorFormat, style: inv.style)
+                return ErrorReporter.report(e, io: io, format: globals.errorFormat, style: inv.style,
+                                            hint: NextSteps.hint(for: e, command: command.path, globals: globals))
             }
         } catch let u as UsageError {
             return ErrorReporter.usage(u, io: io, format: errorFormat, table: table)
@@ -64,7 +65,10 @@ public enum CLI {
     /// Splits the command path from the rest, skipping global options (which may come first).
     static func locate(_ tokens: [String], table: CommandTable) throws -> (Command, [String]) {
         var globalsWithValue = Set<String>()
-        for s in GlobalOptions.specs where s.value != nil { globalsWithValue.insert(s.name); s.aliases.forEach { globalsWithValue.insert($0) } }
+        var globalFlags = Set<String>()
+        for s in GlobalOptions.specs {
+            if s.value != nil { globalsWithValue.insert(s.name); s.aliases.forEach { globalsWithValue.insert($0) } } else { globalFlags.insert(s.name); s.aliases.forEach { globalFlags.insert($0) } }
+        }
         var words: [(index: Int, word: String)] = []
         var i = 0
         var sawHelp = false
@@ -73,15 +77,17 @@ public enum CLI {
             if t == "--" { break }
             if t == "-h" || t == "--help" { sawHelp = true; i += 1; continue }
             if t.hasPrefix("-") && t != "-" {
-                if globalsWithValue.contains(t) { i += 2 } else if t.contains("="), globalsWithValue.contains(String(t[..<t.firstIndex(of: "=")!])) { i += 1 } else { break }
+                if globalFlags.contains(t) { i += 1 } else if globalsWithValue.contains(t) { i += 2 } else if t.contains("="), globalsWithValue.contains(String(t[..<t.firstIndex(of: "=")!])) { i += 1 } else { break }
                 continue
             }
             words.append((i, t))
             i += 1
         }
         if words.isEmpty {
-            if let unknown = tokens.first(where: { $0.hasPrefix("-") && $0 != "-h" && $0 != "--help" && !isGlobal($0, globalsWithValue) }) {
-                throw UsageError("unknown option '\(unknown)'")
+            // `ck --version`, as every tool has it: the `version` command.
+            if tokens.contains("--version"), let v = table.command(["version"]) { return (v, tokens.filter { $0 != "--version" }) }
+            if let unknown = tokens.first(where: { $0.hasPrefix("-") && $0 != "-h" && $0 != "--help" && !isGlobal($0, globalsWithValue) && !globalFlags.contains($0) }) {
+                throw UsageError("unknown option '\(unknown)'" + Suggestions.hint(unknown, among: GlobalOptions.specs.flatMap { [$0.name] + $0.aliases }))
             }
             return (HelpCommand.command, tokens)
         }
@@ -90,10 +96,14 @@ public enum CLI {
             if table.groups.contains(first) {
                 if sawHelp || words.count == 1 && sawHelp { return (HelpCommand.command, [first]) }
                 let subs = table.children(of: [first]).map { $0.path.dropFirst().joined(separator: " ") }
-                if words.count > 1 { throw UsageError("unknown command 'ck \(first) \(words[1].word)'; '\(first)' has: \(subs.joined(separator: ", "))") }
+                if words.count > 1 {
+                    let hint = Suggestions.hint(words[1].word, among: subs) { "'ck \(first) \($0)'" }
+                    throw UsageError("unknown command 'ck \(first) \(words[1].word)'\(hint.isEmpty ? "; '\(first)' has: \(subs.joined(separator: ", "))" : hint)")
+                }
                 throw UsageError("'ck \(first)' needs a subcommand: \(subs.joined(separator: ", "))")
             }
-            throw UsageError("unknown command '\(first)'")
+            let hint = Suggestions.hint(first, among: table.commands.map { $0.path[0] }) { "'ck \($0)'" }
+            throw UsageError("unknown command '\(first)'\(hint.isEmpty ? "; see 'ck help'" : hint)")
         }
         let used = Set(words.prefix(c.path.count).map(\.index))
         let rest = tokens.enumerated().filter { !used.contains($0.offset) }.map(\.element)

@@ -3,10 +3,11 @@ public struct CommandTable {
     public let commands: [Command]
 
     public static let standard: CommandTable = CommandTable(commands:
-        [InitCommand.command, HelpCommand.command, ContainerCommands.use, ContainerCommands.show]
+        [InitCommand.command, HelpCommand.command, StatusCommand.command, ContainerCommands.use, ContainerCommands.show]
         + AccountCommands.all + IdentityCommands.all + ZoneCommands.all + RecordCommands.all
         + ChangeCommands.all + SubscriptionCommands.all + NotificationCommands.all + ImportExportCommands.all + [FsckCommand.command]
-        + SchemaCommands.all)
+        + SchemaCommands.all
+        + [VersionCommand.command, CompletionCommand.command, ManCommand.command])
 
     public func command(_ path: [String]) -> Command? { commands.first { $0.path == path } }
 

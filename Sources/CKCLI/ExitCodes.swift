@@ -31,10 +31,10 @@ public enum ExitCode {
 
 /// Prints failures on stderr: one line, text or the Web Services error envelope.
 enum ErrorReporter {
-    static func report(_ e: CloudKitError, io: IO, format: ErrorFormat, style: ResponseStyle? = nil) -> Int32 {
+    static func report(_ e: CloudKitError, io: IO, format: ErrorFormat, style: ResponseStyle? = nil, hint: String? = nil) -> Int32 {
         io.discardPending()
         switch format {
-        case .text: io.writeErr("ck: \(e.code.rawValue): \(oneLine(e.reason))\n")
+        case .text: io.writeErr("ck: \(e.code.rawValue): \(oneLine(e.reason))\(hint.map { "; " + oneLine($0) } ?? "")\n")
         case .json:
             var shown = e
             shown.reason = oneLine(e.reason)

@@ -5,21 +5,22 @@ import Glibc
 #endif
 
 /// Output formats (SPEC §2).
-public enum OutputFormat: String, CaseIterable { case json, ndjson, table }
+public enum OutputFormat: String, CaseIterable { case json, ndjson, table, csv, tsv }
 public enum ErrorFormat: String, CaseIterable { case text, json }
 
 /// The options every command accepts, with their environment variables and defaults (SPEC §1).
 public struct GlobalOptions {
     public static let specs: [OptionSpec] = [
         OptionSpec("--data-dir", value: "DIR", help: "data directory [$CK_DATA_DIR; default: nearest .ck/, else ~/.ck]"),
-        OptionSpec("--container", value: "ID", help: "container identifier, iCloud.… [$CK_CONTAINER; default: 'ck container use', else iCloud.com.example.app]"),
+        OptionSpec("--container", aliases: ["--container-id"], value: "ID", help: "container identifier, iCloud.… [$CK_CONTAINER; default: 'ck container use', else iCloud.com.example.app]"),
         OptionSpec("--environment", aliases: ["--env"], value: "ENV", help: "development or production [$CK_ENVIRONMENT; default: development]"),
-        OptionSpec("--database", aliases: ["--db"], value: "DB", help: "public, private or shared [$CK_DATABASE; default: private]"),
-        OptionSpec("--zone", value: "NAME", repeatable: true, help: "zone name [default: _defaultZone]; 'zone changes' takes several"),
+        OptionSpec("--database", aliases: ["--db", "--database-type"], value: "DB", help: "public, private or shared [$CK_DATABASE; default: private]"),
+        OptionSpec("--zone", aliases: ["--zone-name"], value: "NAME", repeatable: true, help: "zone name [$CK_ZONE; default: _defaultZone]; 'zone changes' takes several"),
         OptionSpec("--as", value: "APPLE-ID", help: "act as this signed-in user for one command [$CK_USER]"),
         OptionSpec("--device", value: "NAME", help: "device whose bookmarks and notifications are used [$CK_DEVICE; default: default]"),
-        OptionSpec("--format", value: "FORMAT", help: "json, ndjson or table [$CK_FORMAT; default: json]"),
+        OptionSpec("--format", value: "FORMAT", help: "json, ndjson, table, csv or tsv [$CK_FORMAT; default: json]"),
         OptionSpec("--error-format", value: "FORMAT", help: "text or json [$CK_ERROR_FORMAT; default: text]"),
+        OptionSpec("--quiet", aliases: ["-q"], help: "no warnings or progress on stderr (errors still) [$CK_QUIET=1]"),
     ]
 
     public static let defaultContainer = "iCloud.com.example.app"
@@ -35,6 +36,8 @@ public struct GlobalOptions {
     public var device: String
     public var format: OutputFormat
     public var errorFormat: ErrorFormat
+    /// `-q`: warnings and progress are not printed.
+    public var quiet: Bool
 
     /// The error format alone, read leniently, so even a bad command line reports in the
     /// format the caller asked for.
@@ -54,11 +57,11 @@ public struct GlobalOptions {
             if let variable = variable, let v = env[variable], !v.isEmpty { return v }
             return nil
         }
-        func choice<T: RawRepresentable>(_ name: String, _ variable: String, _ def: T) throws -> T where T.RawValue == String {
+        func choice<T: RawRepresentable & CaseIterable>(_ name: String, _ variable: String, _ def: T) throws -> T where T.RawValue == String {
             guard let raw = pick(name, variable) else { return def }
             guard let v = T(rawValue: raw) else {
                 let source = args.value(name) != nil ? name : "$\(variable)"
-                throw UsageError("invalid value '\(raw)' for \(source)")
+                throw UsageError("invalid value '\(raw)' for \(source); valid values: \(T.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             return v
         }
@@ -80,7 +83,8 @@ public struct GlobalOptions {
         }
         let device = pick("--device", "CK_DEVICE") ?? "default"
         do { try Names.validateName(device, noun: "device name") } catch let e as CloudKitError { throw UsageError("invalid " + e.reason) }
-        let zones = args.values("--zone")
+        var zones = args.values("--zone")
+        if zones.isEmpty, let z = env["CK_ZONE"], !z.isEmpty { zones = [z] }
         let zone = zones.last ?? ZoneID.defaultZoneName
         return GlobalOptions(
             dataDirectory: dataDir,
@@ -92,7 +96,8 @@ public struct GlobalOptions {
             actingAs: pick("--as", "CK_USER"),
             device: device,
             format: try choice("--format", "CK_FORMAT", OutputFormat.json),
-            errorFormat: try choice("--error-format", "CK_ERROR_FORMAT", ErrorFormat.text))
+            errorFormat: try choice("--error-format", "CK_ERROR_FORMAT", ErrorFormat.text),
+            quiet: args.has("--quiet") || ["1", "true", "yes"].contains(env["CK_QUIET"]?.lowercased() ?? ""))
     }
 
     /// The nearest `.ck` walking up from `dir`, like git looks for `.git/` (whether it may be
@@ -108,3 +113,4 @@ public struct GlobalOptions {
         }
     }
 }
+

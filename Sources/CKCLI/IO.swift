@@ -49,6 +49,9 @@ public final class IO {
     /// True once the command has been asked to stop (SIGINT or SIGTERM during `--follow`):
     /// a write, or a wait for the reader, that a stalled reader holds up then gives up.
     public var stopRequested: () -> Bool = { false }
+    /// True when stdin is a terminal: a command about to read it says so instead of waiting
+    /// in silence.
+    public var stdinIsTerminal: () -> Bool = { false }
 
     public init(writeOut: @escaping (String) -> Void, writeErr: @escaping (String) -> Void, readIn: @escaping () -> [UInt8],
                 writeOutBytes: @escaping ([UInt8]) -> Void, environment: [String: String], currentDirectory: String) {
@@ -77,6 +80,7 @@ public final class IO {
         io.readerGone = { StandardOutput.readerGone() }
         io.discardPending = { out.discard() }
         io.writable = { out.isWritable }
+        io.stdinIsTerminal = { isatty(0) == 1 }
         out.stopRequested = { [unowned io] in io.stopRequested() }
         return io
     }

@@ -34,6 +34,11 @@ public final class Invocation {
     /// assets in the private and shared databases.
     var style: ResponseStyle { ResponseStyle(assetBase: store.assets.baseURL, encryptedAssets: globals.scope != .public) }
 
+    /// A warning on stderr, unless `--quiet`.
+    func warn(_ message: String) {
+        if !globals.quiet { io.writeErr("ck: warning: \(ErrorReporter.oneLine(message))\n") }
+    }
+
     func usageError(_ message: String) -> UsageError { UsageError(message, command: command.path) }
 
     /// Positionals, checked against the number the command takes.
@@ -44,9 +49,18 @@ public final class Invocation {
         return p
     }
 
+    /// Reads all of standard input. On a terminal it first says what it waits for, and how
+    /// to end it, rather than hanging in silence.
+    func readStdin(what: String) -> [UInt8] {
+        if io.stdinIsTerminal() {
+            io.writeErr("ck: reading \(what) from standard input (a terminal); end it with Ctrl-D, or give it with '< FILE' or a pipe\n")
+        }
+        return io.readIn()
+    }
+
     /// Reads standard input as one JSON document (BAD_REQUEST when malformed).
     func readJSONInput(what: String) throws -> JSONValue {
-        let bytes = io.readIn()
+        let bytes = readStdin(what: what)
         do { return try JSONParser.parse(bytes) } catch let f as JSONParser.Failure {
             throw CloudKitError.badRequest("\(what) on stdin is not valid JSON: \(f)")
         }
@@ -70,17 +84,24 @@ public final class Invocation {
         return n
     }
 
-    /// The exit code for a batch: 0, or 9 with a note on stderr when any item failed.
+    /// The exit code for a batch: 0, or 9 with a note on stderr when any item failed. When a
+    /// batch failed atomically, most items are ATOMIC_ERROR, which says nothing about why: the
+    /// note names the cause, the first error that is not ATOMIC_ERROR.
     func batchExit(_ results: [OperationResult], total: Int? = nil, noun: String) -> Int32 {
-        let failed = results.filter { $0.error != nil }.count
+        let errors = results.compactMap(\.error)
+        guard let first = errors.first else { return ExitCode.success }
         let count = total ?? results.count
-        guard failed > 0 else { return ExitCode.success }
-        let first = results.compactMap(\.error).first!
+        let cause = errors.first { $0.code != .atomicError }
+        let atomic = cause != nil && errors.contains { $0.code == .atomicError }
+        let shown = atomic ? cause! : first
+        let label = atomic ? "cause" : "first"
         if globals.errorFormat == .json {
-            io.writeErr(JSONWriter.line(["serverErrorCode": "PARTIAL_FAILURE", "reason": .string("\(failed) of \(count) \(noun) failed"),
-                                         "firstError": first.envelope()]))
+            var doc: [String: JSONValue] = ["serverErrorCode": "PARTIAL_FAILURE", "reason": .string("\(errors.count) of \(count) \(noun) failed"),
+                                            "firstError": first.envelope()]
+            if atomic { doc["cause"] = shown.envelope() }
+            io.writeErr(JSONWriter.line(.object(doc)))
         } else {
-            io.writeErr("ck: PARTIAL_FAILURE: \(failed) of \(count) \(noun) failed (first: \(first.code.rawValue): \(ErrorReporter.oneLine(first.reason)))\n")
+            io.writeErr("ck: PARTIAL_FAILURE: \(errors.count) of \(count) \(noun) failed (\(label): \(shown.code.rawValue): \(ErrorReporter.oneLine(shown.reason)))\n")
         }
         return ExitCode.partialFailure
     }
@@ -92,7 +113,7 @@ public final class Invocation {
     func resultJSON(_ r: OperationResult, _ endpoint: Endpoint, desiredKeys: Set<String>? = nil) -> JSONValue {
         switch r {
         case .saved(let rec): return rec.response(style, desiredKeys: desiredKeys, withZoneID: endpoint == .lookup)
-        case .deleted(let n, let z): return Record.tombstone(recordName: n, zoneID: endpoint == .lookup ? z : nil)
+        case .deleted(let n, let z, _): return Record.tombstone(recordName: n, zoneID: endpoint == .lookup ? z : nil)
         case .failed(let e):
             // A per-record error names its record, not its zone (Apple's Record Fetch Error dictionary).
             var shown = e

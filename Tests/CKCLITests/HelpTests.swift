@@ -15,10 +15,23 @@ final class HelpTests: XCTestCase {
         }
     }
 
+    /// `ck help --all` names every command whole; the one-screen overview names every word of
+    /// every command under its topic (`record save|get|…`).
     func testHelpListsEveryCommand() {
-        let r = CLISandbox().run("help")
-        XCTAssertEqual(r.status, 0)
-        for c in CommandTable.standard.commands { XCTAssertTrue(r.stdout.contains(c.name), c.name) }
+        let all = CLISandbox().run("help", "--all")
+        XCTAssertEqual(all.status, 0)
+        for c in CommandTable.standard.commands { XCTAssertTrue(all.stdout.contains("  " + c.name + " "), c.name) }
+        let overview = CLISandbox().run("help")
+        XCTAssertEqual(overview.status, 0)
+        let lines = overview.stdout.split(separator: "\n").map(String.init)
+        for c in CommandTable.standard.commands {
+            // The topic line that starts the command's group lists its subcommand.
+            guard let row = lines.firstIndex(where: { $0.contains(" " + c.path[0] + " ") || $0.contains(" " + c.path[0] + ",") || $0.hasSuffix(" " + c.path[0]) }) else {
+                XCTFail("\(c.path[0]) not in ck help"); continue
+            }
+            let text = lines[row...].prefix(2).joined(separator: " ")
+            if c.path.count > 1 { XCTAssertTrue(text.contains(c.path[1]), "\(c.name) not in ck help") }
+        }
     }
 
     func testUnknownCommandAndOptionAreUsageErrors() {

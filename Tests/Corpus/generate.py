@@ -97,7 +97,8 @@ tokens = ["", "x", "ck1.", "ck1..", "ck1.e30.", "ck1.e30.AAAAAAAAAAAAAAAAAAAAAA"
 with open(os.path.join(here, "tokens.json"), "w") as f:
     json.dump(tokens, f, indent=1)
 
-flags = ["--bogus", "--zone-name=x", "-x", "--fields-jsonx", "--FORCE", "--since-token", "---", "--=", "--dry", "--as-json"]
+# --zone-name is an alias of --zone (cktool), so the near miss is --zone-named.
+flags = ["--bogus", "--zone-named=x", "-x", "--fields-jsonx", "--FORCE", "--since-token", "---", "--=", "--dry", "--as-json"]
 with open(os.path.join(here, "flags.json"), "w") as f:
     json.dump(flags, f, indent=1)
 print(len(cases), "payloads,", len(names), "names,", len(tokens), "tokens,", len(flags), "flags")

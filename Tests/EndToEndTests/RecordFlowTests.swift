@@ -213,6 +213,8 @@ final class RecordFlowTests: XCTestCase {
         let del = s.run(["--zone", "Lists", "record", "delete", "--name", "----Root-Folder----"])
         XCTAssertEqual(del.status, 0, del.stderr)
         XCTAssertEqual(del.record["recordName"] as? String, "----Root-Folder----")
-        assertFailure(s.run(["--zone", "Lists", "record", "delete", "a.b", "--name", "-5"]), exit: 2, contains: "one name")
+        let both = s.run(["--zone", "Lists", "record", "delete", "a.b", "--name", "-5"])
+        XCTAssertEqual(both.status, 0, both.stderr)
+        XCTAssertEqual((both.object["records"] as? [[String: Any]] ?? []).map { $0["recordName"] as? String }, ["a.b", "-5"], "positionals, then each --name")
     }
 }

@@ -14,10 +14,22 @@ enum AccountCommands {
         return .object(o)
     }
 
-    static let status: Command = Command(["account"], synopsis: "", summary: "Show the account status of this device",
-        details: "Prints {status, userRecordName?, appleID?}. Status is one of available, noAccount,\nrestricted, couldNotDetermine, temporarilyUnavailable.") { inv in
+    static let status: Command = Command(["account"], synopsis: "[--require STATUS]", summary: "Show the account status of this device",
+        options: [OptionSpec("--require", value: "STATUS", help: "fail (exit 5, nothing on stdout) unless the status is STATUS, e.g. available")],
+        details: "Prints {status, userRecordName?, appleID?}. Status is one of available, noAccount,\nrestricted, couldNotDetermine, temporarilyUnavailable. In a script:\nck account --require available >/dev/null || exit.") { inv in
         _ = try inv.positionals(max: 0, what: "")
-        inv.emit(try statusJSON(inv))
+        let doc = try statusJSON(inv)
+        if let raw = inv.args.value("--require") {
+            guard let wanted = AccountStatus(rawValue: raw) else {
+                throw inv.usageError("invalid value '\(raw)' for --require; valid values: \(AccountStatus.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            let actual = doc["status"]?.stringValue ?? ""
+            if actual != wanted.rawValue {
+                let why = AccountStatus(rawValue: actual).map { $0 == .available ? "" : ": " + $0.refusal } ?? ""
+                throw CloudKitError(.authenticationRequired, "the account status is \(actual), not \(wanted.rawValue)\(why)")
+            }
+        }
+        inv.emit(doc)
         return ExitCode.success
     }
 
@@ -55,24 +67,32 @@ enum AccountCommands {
         return ExitCode.success
     }
 
-    static let events: Command = Command(["account", "events"], synopsis: "[--follow [--timeout S]]",
+    static let events: Command = Command(["account", "events"], synopsis: "[--since SEQ] [--follow [--timeout S]]",
         summary: "List account-changed events (or follow them as they happen)",
         options: [
-            OptionSpec("--follow", help: "keep running and print each new event as an NDJSON line"),
+            OptionSpec("--since", value: "SEQ", help: "only events after SEQ (the seq of the last event already seen)"),
+            OptionSpec("--follow", help: "keep running and print each new event as an NDJSON line (whatever --format)"),
             OptionSpec("--timeout", value: "S", help: "with --follow: stop after S seconds"),
         ],
-        details: "Each sign-in, sign-out or status change appends an event {seq, timestamp, type:\n\"accountChanged\", status, userRecordName?, appleID?}, like CloudKit's CKAccountChanged.\nWith --follow, the events so far are printed first, then new ones as they arrive; ck exits\n0 at the timeout or on SIGINT or SIGTERM, and 141 within a second of the reader closing\nthe pipe.") { inv in
+        details: "Each sign-in, sign-out or status change appends an event {seq, timestamp, type:\n\"accountChanged\", status, userRecordName?, appleID?}, like CloudKit's CKAccountChanged.\nWith --follow, the events so far are printed first, then new ones as they arrive; ck exits\n0 at the timeout or on SIGINT or SIGTERM, and 141 within a second of the reader closing\nthe pipe. --since SEQ leaves out the events up to SEQ: a script that remembers the last seq\nit handled resumes there (ck account events --follow --since 12).") { inv in
         _ = try inv.positionals(max: 0, what: "")
         let timeout = try Follow.parseTimeout(inv)
+        var since: Int64 = 0
+        if let raw = inv.args.value("--since") {
+            guard let n = Int64(raw), n >= 0 else { throw inv.usageError("--since must be an event seq (a non-negative integer), got '\(raw)'") }
+            since = n
+        }
+        func after(_ events: [JSONValue], _ seq: Int64) -> [JSONValue] { events.filter { ($0["seq"]?.int64Value ?? 0) > seq } }
         guard inv.args.has("--follow") else {
-            inv.emit(["events": .array(try inv.store.accounts.events())], listKey: "events")
+            inv.emit(["events": .array(after(try inv.store.accounts.events(), since))], listKey: "events")
             return ExitCode.success
         }
-        var printed = 0
+        var last = since
         try Follow.run(io: inv.io, timeout: timeout) {
-            let all = try inv.store.accounts.events()
-            for e in all.dropFirst(printed) { inv.io.writeOut(JSONWriter.line(e)) }
-            printed = max(printed, all.count)
+            for e in after(try inv.store.accounts.events(), last) {
+                inv.io.writeOut(JSONWriter.line(e))
+                last = max(last, e["seq"]?.int64Value ?? last)
+            }
         }
         return ExitCode.success
     }

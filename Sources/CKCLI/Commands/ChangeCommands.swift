@@ -42,7 +42,8 @@ enum ChangeCommands {
         zones the others are still fetched and ck exits 9; with one it is the command's error.
         Without --since, each zone continues from this device's bookmark for it (--device,
         $CK_DEVICE), which moves to the new token once the output has been written (and, on a
-        pipe, read): if stdout fails or its reader goes away first, nothing moves.
+        pipe, read): if stdout fails or its reader goes away first, nothing moves; when any zone
+        fails (exit 9), no bookmark moves either, so a retry sees the same changes.
         A token older than the zone's retained history fails with CHANGE_TOKEN_EXPIRED (exit 7):
         refetch with --from-start. Change feeds exist only for custom zones of the private and
         shared databases, as in CloudKit. With --format ndjson: each record is a line, then a
@@ -80,7 +81,9 @@ enum ChangeCommands {
             }
         }
         emitZoneChanges(inv, entries)
-        if fromBookmark && !inv.args.has("--no-save") && !fetched.isEmpty {
+        // A partial failure moves no bookmark: a script that retries on a non-zero exit must
+        // see the same changes again (each zone's syncToken is in the output to keep by hand).
+        if fromBookmark && !inv.args.has("--no-save") && !fetched.isEmpty && failures.isEmpty {
             try inv.afterOutput { for f in fetched { try db.saveBookmark(zone: f.zone, token: f.token) } }
         }
         return inv.batchExit(failures, total: zones.count, noun: "zones")

@@ -11,10 +11,11 @@ enum ImportExportCommands {
         details: """
         Every zone of the database (--db), or only --zone Z, zone by zone in storage order;
         each line is a full Web Services record with its zoneID, which 'ck import' reads back.
+        Always NDJSON: --format does not change it.
         """) { inv in
         _ = try inv.positionals(max: 0, what: "")
         let db = try inv.database()
-        let zones = inv.args.has("--zone") ? [try db.zone(inv.globals.zone)] : try db.listZones()
+        let zones = !inv.globals.zones.isEmpty ? [try db.zone(inv.globals.zone)] : try db.listZones()
         let style = inv.style
         for z in zones {
             try z.snapshot().forEachRecord { r in
@@ -29,13 +30,14 @@ enum ImportExportCommands {
         summary: "Load records from NDJSON (or a JSON array), replacing records of the same name",
         options: [OptionSpec("--batch", value: "N", help: "records per committed batch [default and maximum: 400]")],
         details: """
-        Reads Web Services records, one per line (what 'ck export' prints) or as one JSON array,
-        from FILE or stdin. Each record goes to the zone named by its zoneID (or --zone); custom
-        zones of the private database are created as needed. Every line is checked before
-        anything is written, so malformed input changes nothing. Records are saved with
-        forceReplace in batches of up to 400; as each batch commits, one line per record is
-        printed ({recordName, recordChangeTag, zoneID}, or an error dictionary). Exit 9 when
-        any record failed.
+        Reads Web Services records from FILE or stdin: NDJSON, one record per line (what
+        'ck export' prints), or one JSON array of records. Each record goes to the zone its
+        zoneID names (else --zone); custom zones of the private database are created as needed.
+        All the input is checked before anything is written, so malformed input changes
+        nothing. Records are saved with forceReplace in batches of up to 400 and reported as
+        each batch commits: the records/modify response {"records": [...]}, streamed, one item
+        per record in input order, {recordName, recordChangeTag, zoneID} or an error
+        dictionary (with --format ndjson, one line each). Exit 9 when any record failed.
         """) { inv in
         let files = try inv.positionals(max: 1, what: "")
         let batch = try inv.positiveInt("--batch", max: Limits.operationsPerBatch) ?? Limits.operationsPerBatch
@@ -44,7 +46,7 @@ enum ImportExportCommands {
             let path = f.hasPrefix("/") ? f : inv.io.currentDirectory + "/" + f
             bytes = try FileSystem.readUserFile(path, shownAs: f)
         } else {
-            bytes = inv.io.readIn()
+            bytes = inv.readStdin(what: "records to import (NDJSON or a JSON document)")
         }
         let source = RecordSource(bytes: bytes, defaultZone: inv.globals.zone)
         // First pass: check everything, so bad input writes nothing.

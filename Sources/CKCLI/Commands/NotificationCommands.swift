@@ -8,7 +8,7 @@ enum NotificationCommands {
         summary: "List this device's unread notifications (or follow them as they arrive)",
         options: [
             OptionSpec("--mark-read", help: "mark the notifications printed as read"),
-            OptionSpec("--follow", help: "keep running and print each new notification as an NDJSON line"),
+            OptionSpec("--follow", help: "keep running and print each new notification as an NDJSON line (whatever --format)"),
             OptionSpec("--timeout", value: "S", help: "with --follow: stop after S seconds"),
         ],
         details: """

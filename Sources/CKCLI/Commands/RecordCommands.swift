@@ -22,10 +22,24 @@ enum RecordCommands {
     /// needs no '--'.
     static let nameOption = OptionSpec("--name", value: "NAME", repeatable: true, help: "a record name (any name, even one that starts with '-')")
 
-    /// The record names of a command: its positionals, then each --name, in order.
-    static func givenNames(_ inv: Invocation) throws -> [String] {
-        let names = inv.args.positionals + inv.args.values("--name")
-        if names.isEmpty { throw inv.usageError("missing record name") }
+    /// The record names of a command: its positionals, then each --name, in order. A
+    /// positional `-` stands for the names on stdin, one per line (blank lines skipped); a
+    /// record named "-" is given as `--name -`.
+    static func givenNames(_ inv: Invocation, noun: String = "record names") throws -> [String] {
+        var names: [String] = []
+        var readStdin = false
+        for p in inv.args.positionals {
+            guard p == "-" else { names.append(p); continue }
+            if readStdin { throw inv.usageError("'-' (names from stdin) given more than once") }
+            readStdin = true
+            // Split bytes, not characters: "\r\n" is one Character.
+            for var line in inv.readStdin(what: "\(noun) (one per line)").split(separator: 0x0A, omittingEmptySubsequences: false) {
+                if line.last == 0x0D { line.removeLast() }
+                if !line.isEmpty { names.append(String(decoding: line, as: UTF8.self)) }
+            }
+        }
+        names += inv.args.values("--name")
+        if names.isEmpty { throw inv.usageError(readStdin ? "no record names on stdin" : "missing record name") }
         return try names.map(recordName)
     }
 }

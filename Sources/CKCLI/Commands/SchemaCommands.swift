@@ -14,7 +14,7 @@ enum SchemaCommands {
         Prints the environment's schema as cktool export-schema does: DEFINE SCHEMA, the roles,
         then each record type with its six system fields (quoted), its fields with their index
         options (QUERYABLE SEARCHABLE SORTABLE) and its GRANTs; Users last. The output is text,
-        not JSON, so it can go straight into a .ckdb file.
+        not JSON, so it can go straight into a .ckdb file; --format does not change it.
         """) { inv in
         _ = try inv.positionals(max: 0, what: "")
         inv.io.writeOut(SchemaPrinter.print(try admin(inv).store(inv.globals.environment).load()))
@@ -34,7 +34,7 @@ enum SchemaCommands {
         let file = try inv.positionals(min: 1, max: 1, what: "schema file")[0]
         if inv.globals.environment != .development { throw inv.usageError("schemas are imported into development; deploy them with 'ck schema deploy'") }
         let text: String
-        if file == "-" { text = String(decoding: inv.io.readIn(), as: UTF8.self) } else {
+        if file == "-" { text = String(decoding: inv.readStdin(what: "a schema (.ckdb text)"), as: UTF8.self) } else {
             let path = file.hasPrefix("/") ? file : inv.io.currentDirectory + "/" + file
             let b = try FileSystem.readUserFile(path, shownAs: file)
             guard let s = String(validating: b, as: UTF8.self) else { throw CloudKitError.badRequest("schema file '\(file)' is not valid UTF-8") }

@@ -14,19 +14,29 @@ enum ZoneCommands {
         return ExitCode.success
     }
 
-    static let delete: Command = Command(["zone", "delete"], synopsis: "NAME…", summary: "Delete custom zones and every record in them") { inv in
-        let names = try inv.positionals(min: 1, what: "zone name")
+    static let delete: Command = Command(["zone", "delete"], synopsis: "NAME… [--if-exists]", summary: "Delete custom zones and every record in them",
+        options: [OptionSpec("--if-exists", help: "a zone that is not there counts as deleted (left out of the output, exit 0)")],
+        details: "Prints the zones/modify response {\"zones\": [{zoneID, deleted: true}]}. Every name is\nchecked first: one that is missing (ZONE_NOT_FOUND, unless --if-exists) deletes nothing.") { inv in
+        var names = try inv.positionals(min: 1, what: "zone name")
         for n in names { try Names.validateZoneName(n) }
+        var seen = Set<NameKey>()
+        names = names.filter { seen.insert(NameKey($0)).inserted }
         let db = try inv.database()
         // Check every zone first so one bad name deletes nothing.
+        var present: [String] = []
         for n in names {
             if n == ZoneID.defaultZoneName { throw CloudKitError(.badRequest, "the default zone cannot be deleted", zoneID: db.zoneID(n)) }
-            _ = try db.zone(n)
+            do { _ = try db.zone(n); present.append(n) } catch let e as CloudKitError where e.code == .zoneNotFound && inv.args.has("--if-exists") {}
+        }
+        names = present
+        if names.isEmpty {
+            inv.emit(["zones": []], listKey: "zones")
+            return ExitCode.success
         }
         _ = try db.requireWrite()
         var out: [JSONValue] = []
         for n in names {
-            try db.deleteZone(n)
+            do { try db.deleteZone(n) } catch let e as CloudKitError where e.code == .zoneNotFound && inv.args.has("--if-exists") { continue }
             out.append(["zoneID": db.zoneID(n).json, "deleted": true])
         }
         inv.emit(["zones": .array(out)], listKey: "zones")

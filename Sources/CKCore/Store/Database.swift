@@ -109,7 +109,7 @@ public final class Database {
         case .present(let z): return z
         case .absent where name == ZoneID.defaultZoneName: return unmadeZone(name)
         case .absent, .collision:
-            throw CloudKitError(.zoneNotFound, "zone '\(Names.describe(name))' does not exist in the \(scope.rawValue) database (create it with 'ck zone create')", zoneID: zoneID(name))
+            throw CloudKitError(.zoneNotFound, "zone '\(Names.describe(name))' does not exist in the \(scope.rawValue) database", zoneID: zoneID(name))
         }
     }
 

@@ -1,0 +1,50 @@
+/// How far a device's saved change tokens (its bookmarks) are behind the history, for
+/// `ck status`: the number of changes a `zone changes` or `database changes` would return
+/// next, computed from sequence numbers alone (no history is read).
+public struct BookmarkLag: Equatable, Sendable {
+    public enum State: String, Sendable {
+        /// No token saved: the next fetch starts from the beginning.
+        case none
+        /// Behind by `changes` (0: up to date).
+        case behind
+        /// The token is expired (history compacted, zone made again): refetch from scratch.
+        case expired
+        /// The saved token does not belong here (a damaged or foreign file).
+        case invalid
+    }
+    public var state: State
+    /// Changes after the bookmark (every change when there is none); nil when expired or invalid.
+    public var changes: Int64?
+    public var reason: String?
+}
+
+extension Database {
+    /// The device's bookmark for a custom zone, against the zone's history.
+    public func zoneBookmarkLag(zone name: String) throws -> BookmarkLag {
+        let z = try changeFeedZone(name)
+        let head = try z.history.head()
+        guard let token = try bookmark(zone: name) else { return BookmarkLag(state: .none, changes: head) }
+        do {
+            let seq = try checkZoneToken(token, zone: z, head: head)
+            return BookmarkLag(state: .behind, changes: head - seq)
+        } catch let e as CloudKitError {
+            return BookmarkLag(state: e.code == .changeTokenExpired ? .expired : .invalid, reason: e.reason)
+        }
+    }
+
+    /// The device's bookmark for the database feed (which zones changed).
+    public func databaseBookmarkLag() throws -> BookmarkLag {
+        let head = try databaseHistory.head()
+        guard let token = try bookmark(zone: nil) else { return BookmarkLag(state: .none, changes: head) }
+        do {
+            let t = try ChangeToken.decode(token, secret: try tokenSecret.existing())
+            guard t.kind == .database, t.scopeKey.sameBytes(databaseScopeKey), t.seq <= head else {
+                return BookmarkLag(state: .invalid, reason: "the saved token does not belong to this database")
+            }
+            if t.epoch < (try databaseHistory.epoch()) { return BookmarkLag(state: .expired, reason: "history that old is no longer retained") }
+            return BookmarkLag(state: .behind, changes: head - t.seq)
+        } catch let e as CloudKitError {
+            return BookmarkLag(state: .invalid, reason: e.reason)
+        }
+    }
+}
