@@ -3,6 +3,9 @@ public struct Command {
     public var path: [String]
     public var synopsis: String
     public var summary: String
+    /// The client operation the command stands for (`records/modify`, …; Docs/wire.md), which
+    /// faults match (Docs/faults.md); nil for ck's own commands, which are never faulted.
+    public var endpoint: String?
     public var options: [OptionSpec]
     /// Longer help, shown by `ck <command> --help`.
     public var details: String
@@ -10,11 +13,12 @@ public struct Command {
     public var severalZones: Bool
     public var run: (Invocation) throws -> Int32
 
-    public init(_ path: [String], synopsis: String, summary: String, options: [OptionSpec] = [], details: String = "",
+    public init(_ path: [String], synopsis: String, summary: String, endpoint: String? = nil, options: [OptionSpec] = [], details: String = "",
                 severalZones: Bool = false, run: @escaping (Invocation) throws -> Int32) {
         self.path = path
         self.synopsis = synopsis
         self.summary = summary
+        self.endpoint = endpoint
         self.options = options
         self.details = details
         self.severalZones = severalZones

@@ -5,7 +5,7 @@ public struct CommandTable {
     public static let standard: CommandTable = CommandTable(commands:
         [InitCommand.command, HelpCommand.command, StatusCommand.command, ContainerCommands.use, ContainerCommands.show]
         + AccountCommands.all + IdentityCommands.all + ZoneCommands.all + RecordCommands.all
-        + ChangeCommands.all + SubscriptionCommands.all + NotificationCommands.all + ImportExportCommands.all + [FsckCommand.command]
+        + ChangeCommands.all + SubscriptionCommands.all + NotificationCommands.all + ImportExportCommands.all + FaultCommands.all + [FsckCommand.command]
         + SchemaCommands.all
         + [VersionCommand.command, CompletionCommand.command, ManCommand.command])
 

@@ -31,6 +31,7 @@ struct CompletionModel {
         case "--environment": return .words(CKCore.Environment.allCases.map(\.rawValue))
         case "--zone": return .zones
         case "--require": return .words(AccountStatus.allCases.map(\.rawValue))
+        case "--error": return .words(FaultCode.allCases.map(\.rawValue))
         default: break
         }
         switch option.value {

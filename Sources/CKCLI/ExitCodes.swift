@@ -23,7 +23,8 @@ public enum ExitCode {
         case .authenticationRequired, .authenticationFailed, .accessDenied: return notPermitted
         case .badRequest, .validatingReferenceError: return invalid
         case .changeTokenExpired: return tokenExpired
-        case .limitExceeded, .quotaExceeded, .throttled, .tryAgainLater: return limit
+        // Also every "try again later": the request may succeed if repeated (Docs/faults.md).
+        case .limitExceeded, .quotaExceeded, .throttled, .tryAgainLater, .serviceUnavailable, .networkFailure: return limit
         case .atomicError: return partialFailure
         }
     }

@@ -9,6 +9,7 @@ enum Help {
         ("Zones, changes", ["zone", "database", "token"]),
         ("Notifications", ["subscribe", "subscription", "notifications"]),
         ("Schema", ["schema", "role"]),
+        ("Faults", ["fault"]),
         ("Tools", ["fsck", "help", "completion", "man"]),
     ]
 

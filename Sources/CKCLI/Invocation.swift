@@ -26,8 +26,10 @@ public final class Invocation {
     }
 
     public func database(_ scope: DatabaseScope? = nil) throws -> Database {
-        try store.database(DatabaseAddress(container: container(), environment: globals.environment, scope: scope ?? globals.scope),
-                           actingAs: globals.actingAs, deviceID: globals.device)
+        let db = try store.database(DatabaseAddress(container: container(), environment: globals.environment, scope: scope ?? globals.scope),
+                                    actingAs: globals.actingAs, deviceID: globals.device)
+        db.recordFault = try FaultCommands.recordHook(self, db)
+        return db
     }
 
     /// How responses show records here: asset URLs into this store; the keys of encrypted

@@ -14,7 +14,7 @@ enum AccountCommands {
         return .object(o)
     }
 
-    static let status: Command = Command(["account"], synopsis: "[--require STATUS]", summary: "Show the account status of this device",
+    static let status: Command = Command(["account"], synopsis: "[--require STATUS]", summary: "Show the account status of this device", endpoint: "account/status",
         options: [OptionSpec("--require", value: "STATUS", help: "fail (exit 5, nothing on stdout) unless the status is STATUS, e.g. available")],
         details: "Prints {status, userRecordName?, appleID?}. Status is one of available, noAccount,\nrestricted, couldNotDetermine, temporarilyUnavailable. In a script:\nck account --require available >/dev/null || exit.") { inv in
         _ = try inv.positionals(max: 0, what: "")

@@ -9,7 +9,7 @@ enum IdentityCommands {
         return try caller.requireUser(for: what)
     }
 
-    static let whoami: Command = Command(["whoami"], synopsis: "", summary: "Show the caller's user identity",
+    static let whoami: Command = Command(["whoami"], synopsis: "", summary: "Show the caller's user identity", endpoint: "users/current",
         details: "Prints {userRecordName, lookupInfo: {emailAddress, phoneNumber?}, nameComponents?}.\nName components appear only after 'ck permission request userDiscoverability' granted it\nfor this container.") { inv in
         _ = try inv.positionals(max: 0, what: "")
         let user = try signedInUser(inv, for: "fetching the user identity")
@@ -44,7 +44,7 @@ enum IdentityCommands {
     }
 
     static let discover: Command = Command(["user", "discover"], synopsis: "--email E | --phone P | --record-name R",
-        summary: "Find another user's identity (only if they made themselves discoverable)",
+        summary: "Find another user's identity (only if they made themselves discoverable)", endpoint: "users/discover",
         options: [
             OptionSpec("--email", value: "E", help: "the user's Apple ID email address"),
             OptionSpec("--phone", value: "P", help: "the user's phone number"),

@@ -27,7 +27,7 @@ enum ImportExportCommands {
     }
 
     static let importRecords: Command = Command(["import"], synopsis: "[FILE] [--batch N]",
-        summary: "Load records from NDJSON (or a JSON array), replacing records of the same name",
+        summary: "Load records from NDJSON (or a JSON array), replacing records of the same name", endpoint: "records/modify",
         options: [OptionSpec("--batch", value: "N", help: "records per committed batch [default and maximum: 400]")],
         details: """
         Reads Web Services records from FILE or stdin: NDJSON, one record per line (what

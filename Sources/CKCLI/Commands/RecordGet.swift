@@ -2,7 +2,7 @@ import CKCore
 
 extension RecordCommands {
     static let get: Command = Command(["record", "get"], synopsis: "NAME… | - [--name NAME]… [--fields a,b] [--asset FIELD]",
-        summary: "Fetch records by name",
+        summary: "Fetch records by name", endpoint: "records/lookup",
         options: [nameOption, fieldsOption, OptionSpec("--asset", value: "FIELD", help: "write the bytes of this ASSET field of one record to stdout")],
         details: """
         Prints the records/lookup response {"records": [...]}: a record, or an error dictionary,
@@ -45,7 +45,7 @@ extension RecordCommands {
     }
 
     static let delete: Command = Command(["record", "delete"], synopsis: "NAME… | - [--name NAME]… [--tag TAG | --force] [--if-exists]",
-        summary: "Delete records (cascading DELETE_SELF references)",
+        summary: "Delete records (cascading DELETE_SELF references)", endpoint: "records/modify",
         options: [
             nameOption,
             OptionSpec("--tag", value: "TAG", help: "delete only if TAG is the current recordChangeTag, else CONFLICT (one name)"),
@@ -96,7 +96,7 @@ extension RecordCommands {
     }
 
     static let list: Command = Command(["record", "list"], synopsis: "[--type T] [--fields a,b]",
-        summary: "List every record of a zone (streams; no index needed)",
+        summary: "List every record of a zone (streams; no index needed)", endpoint: "records/query",
         options: [OptionSpec("--type", aliases: ["--record-type"], value: "T", help: "only records of this type"), fieldsOption],
         details: "Records come in storage order, which is stable for the same data. Use --format ndjson\nfor one record per line.") { inv in
         _ = try inv.positionals(max: 0, what: "")

@@ -2,7 +2,7 @@ import CKCore
 
 extension RecordCommands {
     static let modify: Command = Command(["record", "modify"], synopsis: "< REQUEST.json",
-        summary: "Apply a Web Services records/modify request from stdin",
+        summary: "Apply a Web Services records/modify request from stdin", endpoint: "records/modify",
         details: """
         Reads {"operations": [{"operationType": "create|update|forceUpdate|replace|forceReplace|
         delete|forceDelete", "record": {…}}], "atomic": true, "zoneID": {"zoneName": …},

@@ -2,7 +2,7 @@ import CKCore
 
 extension RecordCommands {
     static let save: Command = Command(["record", "save"], synopsis: "[--type T] [--name N] [--tag TAG | --force] [--replace] [FIELD[:TYPE]=VALUE…]",
-        summary: "Save one record (create, update, replace)",
+        summary: "Save one record (create, update, replace)", endpoint: "records/modify",
         options: [
             OptionSpec("--type", aliases: ["--record-type"], value: "T", help: "record type (needed to create)"),
             OptionSpec("--name", value: "N", help: "record name (default: a new UUID)"),

@@ -6,7 +6,7 @@ enum SubscriptionCommands {
 
     static let subscribe: Command = Command(["subscribe"],
         synopsis: "[database | zone --zone Z | query --type T [--filter 'FIELD OP VALUE'…] [--fires-on create,update,delete] [--fires-once]] [--id ID] [--content-available] [--alert-body TEXT]",
-        summary: "Save a database, zone or query subscription (same ID: replaced)",
+        summary: "Save a database, zone or query subscription (same ID: replaced)", endpoint: "subscriptions/modify",
         options: [
             OptionSpec("--id", value: "ID", help: "subscription ID [default: derived from the subscription, so saving it again replaces it]"),
             OptionSpec("--type", value: "T", help: "record type (query; optional filter for zone subscriptions)"),
@@ -61,21 +61,21 @@ enum SubscriptionCommands {
         return ExitCode.success
     }
 
-    static let list: Command = Command(["subscription", "list"], synopsis: "", summary: "List your subscriptions in a database") { inv in
+    static let list: Command = Command(["subscription", "list"], synopsis: "", summary: "List your subscriptions in a database", endpoint: "subscriptions/list") { inv in
         _ = try inv.positionals(max: 0, what: "")
         let db = try inv.database()
         inv.emit(["subscriptions": .array(try db.subscriptions().map(db.subscriptionJSON))], listKey: "subscriptions")
         return ExitCode.success
     }
 
-    static let get: Command = Command(["subscription", "get"], synopsis: "ID", summary: "Show one subscription (subscriptions/lookup)") { inv in
+    static let get: Command = Command(["subscription", "get"], synopsis: "ID", summary: "Show one subscription (subscriptions/lookup)", endpoint: "subscriptions/lookup") { inv in
         let id = try inv.positionals(min: 1, max: 1, what: "subscription ID")[0]
         let db = try inv.database()
         inv.emit(["subscriptions": [db.subscriptionJSON(try db.subscription(id))]], listKey: "subscriptions")
         return ExitCode.success
     }
 
-    static let delete: Command = Command(["subscription", "delete"], synopsis: "ID…", summary: "Delete subscriptions") { inv in
+    static let delete: Command = Command(["subscription", "delete"], synopsis: "ID…", summary: "Delete subscriptions", endpoint: "subscriptions/modify") { inv in
         let ids = try inv.positionals(min: 1, what: "subscription ID")
         let db = try inv.database()
         for id in ids { _ = try db.subscription(id) }

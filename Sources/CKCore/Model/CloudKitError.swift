@@ -1,4 +1,6 @@
-/// CloudKit Web Services server error codes (reference §4.2), plus CHANGE_TOKEN_EXPIRED.
+/// CloudKit Web Services server error codes (reference §4.2), plus CHANGE_TOKEN_EXPIRED,
+/// SERVICE_UNAVAILABLE (a code CloudKit JS knows) and NETWORK_FAILURE (client-side: the
+/// request never got an answer; only `ck fault` produces it). See Docs/faults.md.
 public enum ServerErrorCode: String, Sendable, CaseIterable {
     case accessDenied = "ACCESS_DENIED"
     case atomicError = "ATOMIC_ERROR"
@@ -16,6 +18,8 @@ public enum ServerErrorCode: String, Sendable, CaseIterable {
     case zoneNotFound = "ZONE_NOT_FOUND"
     case changeTokenExpired = "CHANGE_TOKEN_EXPIRED"
     case limitExceeded = "LIMIT_EXCEEDED"
+    case serviceUnavailable = "SERVICE_UNAVAILABLE"
+    case networkFailure = "NETWORK_FAILURE"
 
     /// The native `CKError.Code` raw value clients map this to (reference §4.4).
     public var ckErrorCode: Int {
@@ -34,6 +38,28 @@ public enum ServerErrorCode: String, Sendable, CaseIterable {
         case .zoneNotFound: return 26
         case .changeTokenExpired: return 21
         case .limitExceeded: return 27
+        case .serviceUnavailable: return 6
+        case .networkFailure: return 4
+        }
+    }
+
+    /// The HTTP status Apple's servers answer with (reference §4.2; SERVICE_UNAVAILABLE's is
+    /// HTTP's own meaning); nil for a client-side failure, which has no response, and for the
+    /// codes Apple's table does not list.
+    public var httpStatus: Int? {
+        switch self {
+        case .accessDenied: return 403
+        case .atomicError, .badRequest: return 400
+        case .authenticationFailed: return 401
+        case .authenticationRequired: return 421
+        case .conflict, .exists: return 409
+        case .internalError: return 500
+        case .notFound, .zoneNotFound: return 404
+        case .quotaExceeded: return 413
+        case .throttled: return 429
+        case .tryAgainLater, .serviceUnavailable: return 503
+        case .validatingReferenceError: return 412
+        case .changeTokenExpired, .limitExceeded, .networkFailure: return nil
         }
     }
 }
@@ -48,6 +74,9 @@ public struct CloudKitError: Error, Equatable, CustomStringConvertible {
     public var retryAfter: Int?
     /// For CONFLICT and EXISTS: the record as the server has it.
     public var serverRecord: Record?
+    /// The native `CKError.Code` when it is not the one `code` maps to: a busy zone is
+    /// TRY_AGAIN_LATER over Web Services but zoneBusy (23) to a native client.
+    public var nativeCode: Int?
     /// Random per error, as in Apple's responses; not part of what makes two errors equal.
     public let uuid = Identifiers.newErrorUUID()
 
@@ -64,9 +93,13 @@ public struct CloudKitError: Error, Equatable, CustomStringConvertible {
 
     public var description: String { "\(code.rawValue): \(reason)" }
 
+    /// The native `CKError.Code` a client maps this error to (the envelope's `ckErrorCode`).
+    public var ckErrorCode: Int { nativeCode ?? code.ckErrorCode }
+
     public static func == (a: CloudKitError, b: CloudKitError) -> Bool {
         a.code == b.code && a.reason == b.reason && a.recordName == b.recordName && a.zoneID == b.zoneID
             && a.subscriptionID == b.subscriptionID && a.retryAfter == b.retryAfter && a.serverRecord == b.serverRecord
+            && a.nativeCode == b.nativeCode
     }
 
     public static func badRequest(_ reason: String) -> CloudKitError { CloudKitError(.badRequest, reason) }
@@ -78,7 +111,7 @@ public struct CloudKitError: Error, Equatable, CustomStringConvertible {
         var o: [String: JSONValue] = [
             "serverErrorCode": .string(code.rawValue),
             "reason": .string(reason),
-            "ckErrorCode": .int(Int64(code.ckErrorCode)),
+            "ckErrorCode": .int(Int64(ckErrorCode)),
         ]
         if let r = recordName { o["recordName"] = .string(r) }
         if let z = zoneID { o["zoneID"] = z.json }

@@ -42,6 +42,9 @@ public struct DataPaths: Sendable {
     public func userFile(appleID: String) -> String { usersDirectory + "/" + PathEncoding.component(appleID.lowercased()) + ".json" }
     public var assetsDirectory: String { root + "/assets" }
     public var configFile: String { root + "/config.json" }
+    /// The faults `ck fault add` arms (Docs/faults.md), and the lock taken to change them.
+    public var faultsFile: String { root + "/faults.json" }
+    public var faultsLock: String { root + "/faults.lock" }
 
     public func container(_ id: String) -> String { root + "/containers/" + PathEncoding.component(id, limit: 255) }
 

@@ -32,6 +32,20 @@ public final class Database {
 
     var scope: DatabaseScope { address.scope }
 
+    /// Per-record faults (`ck fault add --record`, Docs/faults.md): asked once for each record
+    /// a records/modify or records/lookup request names, with the operation, the zone and the
+    /// record name; an error fails that record only, as the service fails one item of a batch.
+    public var recordFault: ((_ op: String, _ zone: String, _ recordName: String) throws -> CloudKitError?)?
+
+    /// The fault for one record, if any, shaped as the service's per-record error.
+    func injectedFault(_ op: String, zone z: ZoneStore, recordName: String) throws -> CloudKitError? {
+        guard let hook = recordFault, var e = try hook(op, z.zoneID.zoneName, recordName) else { return nil }
+        e.recordName = recordName
+        e.zoneID = z.zoneID
+        if e.code == .conflict || e.code == .exists, let r = try? z.record(named: recordName) { e.serverRecord = r }
+        return e
+    }
+
     private var cachedSchema: Schema?
     private var cachedRoles: Set<String>?
 
@@ -149,6 +163,7 @@ public final class Database {
         let snapshot = try z.snapshot()
         return try recordNames.map { n in
             try Names.validateRecordName(n)
+            if let e = try injectedFault("records/lookup", zone: z, recordName: n) { return .failed(e) }
             if let r = try snapshot.record(named: n) {
                 guard try canRead(r) else {
                     return .failed(CloudKitError(.accessDenied, "records of type '\(r.recordType)' are not readable by this user (schema GRANTs)", recordName: n, zoneID: z.zoneID))

@@ -26,6 +26,8 @@ extension Database {
         var roles = try callerRoles()
         var stored = try schema()
         var schemaContext = SchemaContext(schema: stored, environment: address.environment)
+        // Decided once per operation, however many times the batch is run below.
+        let injected = try operations.map { op in try op.recordName.flatMap { try injectedFault("records/modify", zone: z, recordName: $0) } }
 
         func run(_ z: ZoneStore, nextSeq: Int64) throws -> (Transaction, [OperationResult]) {
             schemaContext = SchemaContext(schema: stored, environment: address.environment)
@@ -37,6 +39,11 @@ extension Database {
             var failedAt: Int?
             for (i, op) in operations.enumerated() {
                 if failedAt != nil { results.append(.failed(CloudKitError(.atomicError, "atomic batch failed", recordName: op.recordName))); continue }
+                if let e = injected[i] {
+                    results.append(.failed(e))
+                    if atomically { failedAt = i }
+                    continue
+                }
                 let child = tx.child()
                 do {
                     results.append(try writer.apply(op, in: child))
