@@ -31,7 +31,7 @@ enum ChangeCommands {
     }
 
     static let zoneChanges: Command = Command(["zone", "changes"], synopsis: "[--zone Z]… [--since TOKEN… | --from-start] [--limit N] [--fields a,b] [--no-save]",
-        summary: "Fetch the records changed in custom zones since their tokens (changes/zone)",
+        summary: "Fetch the records changed in custom zones since their tokens (changes/zone)", endpoint: "changes/zone",
         options: [zoneSince] + feedOptions + [RecordCommands.fieldsOption],
         details: """
         Prints the changes/zone response {zones: [{zoneID, records, syncToken, moreComing}]},
@@ -104,12 +104,13 @@ enum ChangeCommands {
     }
 
     static let databaseChanges: Command = Command(["database", "changes"], synopsis: "[--since TOKEN | --from-start] [--limit N] [--no-save]",
-        summary: "Fetch the zones changed or deleted in a database since a token (changes/database)",
+        summary: "Fetch the zones changed or deleted in a database since a token (changes/database)", endpoint: "changes/database",
         options: [databaseSince] + feedOptions,
         details: """
         Prints the changes/database response {zones: [{zoneID, deleted}], syncToken, moreComing}:
         the custom zones created, written or deleted since the token, a deleted zone with
-        "deleted": true. Bookmarks work as for 'ck zone changes' (one per database).
+        "deleted": true, a purged one (ck zone purge) with "deleted": true, "purged": true.
+        Bookmarks work as for 'ck zone changes' (one per database).
         Database and zone tokens are not interchangeable (BAD_REQUEST).
         """) { inv in
         _ = try inv.positionals(max: 0, what: "")
@@ -117,7 +118,12 @@ enum ChangeCommands {
         let db = try inv.database()
         let (tokens, fromBookmark) = try startTokens(inv, count: 1) { _ in try db.bookmark(zone: nil) }
         let page = try db.databaseChanges(since: tokens[0], limit: n)
-        let zones: [JSONValue] = page.zones.map { ["zoneID": $0.zoneID.json, "deleted": .bool($0.deleted)] }
+        // `purged` only on a purged zone's entry: the others keep the recorded shape {zoneID, deleted}.
+        let zones: [JSONValue] = page.zones.map {
+            var o: [String: JSONValue] = ["zoneID": $0.zoneID.json, "deleted": .bool($0.deleted)]
+            if $0.purged { o["purged"] = true }
+            return .object(o)
+        }
         inv.emit(["zones": .array(zones), "syncToken": .string(page.syncToken), "moreComing": .bool(page.moreComing)], listKey: "zones")
         if fromBookmark && !inv.args.has("--no-save") { try inv.afterOutput { try db.saveBookmark(zone: nil, token: page.syncToken) } }
         return ExitCode.success

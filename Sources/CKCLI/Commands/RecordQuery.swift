@@ -4,13 +4,14 @@ import Foundation
 extension RecordCommands {
     static let query: Command = Command(["record", "query"],
         synopsis: "--type T [--filter 'FIELD OP VALUE'…] [--sort FIELD[:desc]…] [--limit N] [--continue MARKER] [--fields a,b]",
-        summary: "Query records (filters, sorts, pages of at most 200)",
+        summary: "Query records (filters, sorts, pages of at most 200)", endpoint: "records/query",
         options: [
             OptionSpec("--type", aliases: ["--record-type"], value: "T", help: "record type to query (or give a records/query body on stdin)"),
             OptionSpec("--filter", value: "'FIELD OP VALUE'", repeatable: true, help: "a filter; repeat to AND several"),
             OptionSpec("--sort", value: "FIELD[:asc|:desc]", repeatable: true, help: "sort order; repeat for ties"),
             OptionSpec("--limit", value: "N", help: "results per page, 1…200 (default 200)"),
             OptionSpec("--continue", value: "MARKER", help: "the continuationMarker of the previous page"),
+            OptionSpec("--all", help: "every page, streamed in one process (like gh --paginate): {records: [...]} without a marker"),
             fieldsOption,
         ],
         details: """
@@ -64,7 +65,22 @@ extension RecordCommands {
         if let m = inv.args.value("--continue") { req.continuationMarker = m }
         if let k = try desiredKeys(inv) { req.desiredKeys = k }
         req.filters += try FilterArgument.typed(filters, recordType: req.recordType, inv: inv)
-        let result = try inv.database().query(zone: zone, req)
+        let db = try inv.database()
+        if inv.args.has("--all") {
+            // Page after page, each printed as it comes: the records of one response body.
+            var warned = false
+            try inv.printer.stream(listKey: "records") { emit in
+                while true {
+                    let page = try db.query(zone: zone, req)
+                    if !warned { page.warnings.forEach(inv.warn); warned = true }
+                    for r in page.records { emit(r.response(inv.style, desiredKeys: req.desiredKeys)) }
+                    guard let m = page.continuationMarker, inv.io.writable() else { break }
+                    req.continuationMarker = m
+                }
+            }
+            return ExitCode.success
+        }
+        let result = try db.query(zone: zone, req)
         for w in result.warnings { inv.warn(w) }
         var doc: [String: JSONValue] = ["records": .array(result.records.map { $0.response(inv.style, desiredKeys: req.desiredKeys) })]
         if let m = result.continuationMarker { doc["continuationMarker"] = .string(m) }

@@ -45,7 +45,7 @@ extension Database {
         let source = (key: ["zone", scope.rawValue, PathEncoding.component(ownerRecordName), PathEncoding.component(zoneName), z.incarnation]
             .joined(separator: "|"), seq: seq)
         for (owner, items) in byOwner.sorted(by: { $0.key < $1.key }) {
-            try deliver(to: owner, source: source) { device in
+            try deliver(to: owner, source: source, zone: zoneName) { device in
                 items.filter { !($0.origin.userRecordName == owner && PathEncoding.component($0.origin.deviceID) == device) }.map(\.item)
             }
         }
@@ -62,7 +62,7 @@ extension Database {
             byOwner[owner, default: []].append(NotificationInbox.Pending(notification: notification(sub, type: "database"), coalesceKey: coalesceKey("database", sub)))
         }
         for (owner, items) in byOwner.sorted(by: { $0.key < $1.key }) {
-            try deliver(to: owner, source: source) { device in
+            try deliver(to: owner, source: source, zone: zoneName) { device in
                 owner == caller.user?.userRecordName && device == PathEncoding.component(caller.deviceID) ? [] : items
             }
         }
@@ -92,17 +92,28 @@ extension Database {
     }
 
     /// Delivers to every registered device of `owner` (named as on disk, encoded) what
-    /// `items(device)` gives it. Every
+    /// `items(device)` gives it, about zone `zone`. Every
     /// inbox is tried; the first failure is then reported (the caller redoes the delivery, which
     /// the inboxes that have it skip).
-    private func deliver(to owner: String, source: (key: String, seq: Int64)?, _ items: (String) -> [NotificationInbox.Pending]) throws {
+    private func deliver(to owner: String, source: (key: String, seq: Int64)?, zone: String, _ items: (String) -> [NotificationInbox.Pending]) throws {
         let root = paths.notifications(address.container, address.environment, user: owner)
         var failure: Error?
         for entry in try FileSystem.list(root) where !entry.hasPrefix(".") {
             let box = NotificationInbox(directory: root + "/" + entry)
             guard box.isRegistered else { continue }
-            do { try box.deliver(items(entry), source: source) } catch { failure = failure ?? error }
+            let device = PathEncoding.decodeSimple(entry) ?? entry
+            do {
+                try box.deliver(items(entry), source: source) { faultDropsDelivery(user: owner, device: device, zone: zone) }
+            } catch { failure = failure ?? error }
         }
         if let f = failure { throw f }
+    }
+
+    /// Whether a `notifications/deliver` fault (`ck fault add --op notifications/deliver
+    /// --drop-rate P`, Docs/faults.md) loses this delivery on the way, as a push can be lost.
+    /// Asked once per new delivery to an inbox, under its lock. A fault store that cannot be
+    /// read drops nothing: a delivery is never held up by it.
+    private func faultDropsDelivery(user: String, device: String, zone: String) -> Bool {
+        (try? FaultStore(paths: paths).dropsDelivery(user: user, device: device, zone: zone)) ?? false
     }
 }

@@ -8,8 +8,9 @@ import Darwin
 /// delivered, append-only) and `state.json`, which commits the log — only its first `logSize`
 /// bytes exist; anything after is what an interrupted delivery left, cut by the next one — and
 /// says how far the device has read, which unread database and zone notifications later ones
-/// coalesce into, and how far each source (a zone's history) has been delivered, so a delivery
-/// that is redone after a crash is not delivered twice.
+/// coalesce into, how far each source (a zone's history) has been delivered, so a delivery
+/// that is redone after a crash is not delivered twice, and which notifications were dropped
+/// (`ck notifications drop`): their lines stay in the append-only log, never to be listed.
 public struct NotificationInbox {
     public let directory: String
     static let logName = "log.ndjson"
@@ -27,6 +28,8 @@ public struct NotificationInbox {
         var latest: [String: Int64] = [:]
         /// Source (a zone history) → its last entry delivered here.
         var sources: [String: Int64] = [:]
+        /// The seqs of dropped notifications, as sorted, disjoint ranges.
+        var dropped: [ClosedRange<Int64>] = []
 
         init() {}
 
@@ -37,11 +40,33 @@ public struct NotificationInbox {
             readOffset = j["readOffset"]?.int64Value ?? 0
             for (k, v) in j["latest"]?.objectValue ?? [:] { latest[k] = v.int64Value }
             for (k, v) in j["sources"]?.objectValue ?? [:] { sources[k] = v.int64Value }
+            for r in j["dropped"]?.arrayValue ?? [] {
+                if let p = r.arrayValue, p.count == 2, let a = p[0].int64Value, let b = p[1].int64Value, a <= b { dropped.append(a...b) }
+            }
+        }
+
+        func isDropped(_ seq: Int64) -> Bool { dropped.contains { $0.contains(seq) } }
+
+        /// Adds seqs to `dropped`, keeping it sorted and merged.
+        mutating func drop(_ seqs: [Int64]) {
+            var merged: [ClosedRange<Int64>] = []
+            for r in (dropped + seqs.map { $0...$0 }).sorted(by: { $0.lowerBound < $1.lowerBound }) {
+                if let l = merged.last, r.lowerBound <= l.upperBound + 1 {
+                    merged[merged.count - 1] = l.lowerBound...max(l.upperBound, r.upperBound)
+                } else {
+                    merged.append(r)
+                }
+            }
+            dropped = merged
         }
 
         var json: JSONValue {
-            ["schemaVersion": .int(DataPaths.schemaVersion), "head": .int(head), "logSize": .int(logSize), "readThrough": .int(readThrough),
-             "readOffset": .int(readOffset), "latest": .object(latest.mapValues { .int($0) }), "sources": .object(sources.mapValues { .int($0) })]
+            var o: [String: JSONValue] = [
+                "schemaVersion": .int(DataPaths.schemaVersion), "head": .int(head), "logSize": .int(logSize), "readThrough": .int(readThrough),
+                "readOffset": .int(readOffset), "latest": .object(latest.mapValues { .int($0) }), "sources": .object(sources.mapValues { .int($0) }),
+            ]
+            if !dropped.isEmpty { o["dropped"] = .array(dropped.map { [.int($0.lowerBound), .int($0.upperBound)] }) }
+            return .object(o)
         }
     }
 
@@ -77,14 +102,18 @@ public struct NotificationInbox {
     /// Whether the device is registered (has an inbox).
     var isRegistered: Bool { (try? FileSystem.exists(stateFile)) == true }
 
-    /// Delivers notifications, unless `source` says this inbox already has them.
-    func deliver(_ items: [Pending], source: (key: String, seq: Int64)? = nil) throws {
+    /// Delivers notifications, unless `source` says this inbox already has them. When
+    /// `dropped()` (asked under the inbox's lock, once the delivery is known to be new) says so,
+    /// they are lost on the way, as a push can be: nothing is written to the log and nothing
+    /// coalesces into them, but the source still counts as delivered, so no redo brings them.
+    func deliver(_ items: [Pending], source: (key: String, seq: Int64)? = nil, dropped: () throws -> Bool = { false }) throws {
         guard !items.isEmpty else { return }
         try withLock {
             var st = try state()
             if let s = source, (st.sources[s.key] ?? 0) >= s.seq { return }
+            let lost = try dropped()
             var lines = [UInt8]()
-            for item in items {
+            for item in items where !lost {
                 if let k = item.coalesceKey, let s = st.latest[k], s > st.readThrough { continue }
                 st.head += 1
                 var n = item.notification
@@ -93,6 +122,7 @@ public struct NotificationInbox {
                 if let k = item.coalesceKey { st.latest[k] = st.head }
             }
             if let s = source { st.sources[s.key] = s.seq }
+            if lost && source == nil { return }
             if !lines.isEmpty {
                 guard let dir = try Directory.open(directory, create: true) else { return }
                 let f = try dir.openForWriting(NotificationInbox.logName)
@@ -113,7 +143,8 @@ public struct NotificationInbox {
     /// Complete notifications from a byte offset on, up to the committed end, and the offset
     /// after the last one.
     public func read(from offset: Int64) throws -> (notifications: [JSONValue], end: Int64) {
-        let size = try state().logSize
+        let st = try state()
+        let size = st.logSize
         guard size > offset, let dir = try Directory.open(directory), let fd = try dir.openFile(NotificationInbox.logName) else { return ([], offset) }
         defer { close(fd) }
         var bytes = [UInt8](repeating: 0, count: Int(size - offset))
@@ -123,10 +154,45 @@ public struct NotificationInbox {
         var out: [JSONValue] = []
         var start = 0
         while let nl = bytes[start...].firstIndex(of: 0x0A) {
-            if let j = try? JSONParser.parse(Array(bytes[start..<nl])), let note = j["notification"] { out.append(note) }
+            if let j = try? JSONParser.parse(Array(bytes[start..<nl])), let note = j["notification"],
+               !(j["seq"]?.int64Value.map(st.isDropped) ?? false) { out.append(note) }
             start = nl + 1
         }
         return (out, offset + Int64(start))
+    }
+
+    /// Drops the newest `count` unread notifications (every unread one when nil), as if their
+    /// pushes had been lost: they are never listed, later changes do not coalesce into them
+    /// (the next change notifies afresh), and the changes they told of stay in the feeds.
+    /// Returns them, oldest first. Their log lines stay (the log is append-only); `state.json`
+    /// records their seqs, in one atomic write.
+    public func drop(newest count: Int?) throws -> [JSONValue] {
+        // An unknown device has nothing to drop, and stays unknown.
+        guard isRegistered else { return [] }
+        return try withLock {
+            var st = try state()
+            guard st.logSize > st.readOffset, let dir = try Directory.open(directory),
+                  let fd = try dir.openFile(NotificationInbox.logName) else { return [] }
+            defer { close(fd) }
+            var bytes = [UInt8](repeating: 0, count: Int(st.logSize - st.readOffset))
+            let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(st.readOffset)) }
+            guard n == bytes.count else { throw FileSystem.failure("cannot read", logFile) }
+            var unread: [(seq: Int64, note: JSONValue)] = []
+            var start = 0
+            while let nl = bytes[start...].firstIndex(of: 0x0A) {
+                if let j = try? JSONParser.parse(Array(bytes[start..<nl])), let seq = j["seq"]?.int64Value, let note = j["notification"],
+                   !st.isDropped(seq) { unread.append((seq, note)) }
+                start = nl + 1
+            }
+            let chosen = count.map { Array(unread.suffix($0)) } ?? unread
+            guard !chosen.isEmpty else { return [] }
+            let seqs = Set(chosen.map(\.seq))
+            st.drop(chosen.map(\.seq))
+            // Nothing coalesces into a notification that never arrived.
+            for (k, v) in st.latest where seqs.contains(v) { st.latest[k] = nil }
+            try FileSystem.writeJSON(stateFile, st.json)
+            return chosen.map(\.note)
+        }
     }
 
     /// Marks everything before `offset` (an end returned by `read`) read.

@@ -1,11 +1,14 @@
-/// `changes/database`: which zones were created, written or deleted since a token, from the
-/// database's own history (`history.log` beside `zones/`), one entry per zone create, commit
-/// or delete (see DatabaseIntent), reported as of the returned token.
+/// `changes/database`: which zones were created, written, deleted or purged since a token, from
+/// the database's own history (`history.log` beside `zones/`), one entry per zone create,
+/// commit, delete or purge (see DatabaseIntent), reported as of the returned token.
 public struct DatabaseChangesResult {
     public struct Zone {
         public var zoneID: ZoneID
-        /// Deleted as of the returned token.
+        /// Deleted (or purged) as of the returned token.
         public var deleted: Bool
+        /// Purged as of the returned token (then `deleted` too): the client drops its cache
+        /// of the zone.
+        public var purged: Bool
     }
     /// Each zone changed, in the order of its first change since the token.
     public var zones: [Zone]
@@ -53,7 +56,9 @@ extension Database {
             end = seq
             return true
         }
-        let zones = order.map { DatabaseChangesResult.Zone(zoneID: zoneID($0.string), deleted: last[$0] == "delete") }
+        let zones = order.map {
+            DatabaseChangesResult.Zone(zoneID: zoneID($0.string), deleted: last[$0] == "delete" || last[$0] == "purge", purged: last[$0] == "purge")
+        }
         let token = ChangeToken(kind: .database, scopeKey: databaseScopeKey, seq: end).encode(secret: try tokenSecret.getOrCreate())
         return DatabaseChangesResult(zones: zones, syncToken: token, moreComing: end < head)
     }

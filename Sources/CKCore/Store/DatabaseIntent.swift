@@ -1,4 +1,4 @@
-/// What a zone-level change means to its database: a zone created, written or deleted is an
+/// What a zone-level change means to its database: a zone created, written, deleted or purged is an
 /// entry of the database's history (`changes/database` reads it). Each such change is first
 /// written down as an intent, `intents/<zone>.json` beside the database's history, and the
 /// intent is removed once the change and its history entry are both done. A crash in between
@@ -6,7 +6,8 @@
 /// writer of the database that can lock it, or `ck fsck` finishes it — so the database history
 /// never misses a change that happened, and never holds one that did not.
 struct DatabaseIntent: Equatable {
-    enum Op: String { case create, change, delete }
+    /// `purge` is a deletion too (CloudKit's purge): `changes/database` reports it as such.
+    enum Op: String { case create, change, delete, purge }
     var op: Op
     var zoneName: String
     var incarnation: String
@@ -37,6 +38,12 @@ struct DatabaseIntent: Equatable {
         self.init(op: o, zoneName: z, incarnation: i, zoneSeq: j["zoneSeq"]?.int64Value, after: a)
         if o == .change && zoneSeq == nil { return nil }
     }
+
+    /// The name a deleted zone's directory takes in `trash/`: its incarnation, and for a purge
+    /// `<incarnation>.purge`, so that fsck, finding trash whose intent a power loss took, still
+    /// records the right operation.
+    var trashName: String { op == .purge ? incarnation + DatabaseIntent.purgeSuffix : incarnation }
+    static let purgeSuffix = ".purge"
 
     /// Whether a database history entry records this intent.
     func isRecorded(by e: JSONValue) -> Bool {
@@ -119,14 +126,14 @@ extension Database {
             }
         case .change:
             if let z = zone, try z.history.head() >= intent.zoneSeq! { _ = try recordInDatabaseHistory(intent) }
-        case .delete:
+        case .delete, .purge:
             if let z = zone {
                 // Its last commit's notifications go out before it goes.
                 try finishInterruptedCommit(z)
-                try moveToTrash(z)
+                try moveToTrash(z, as: intent.trashName)
             }
             try deliverZoneEvent(intent.zoneName, entry: try recordInDatabaseHistory(intent))
-            try FileSystem.removeTree(trashDirectory + "/" + intent.incarnation)
+            try FileSystem.removeTree(trashDirectory + "/" + intent.trashName)
         }
         try FileSystem.remove(intentFile(intent.zoneName))
     }
@@ -155,11 +162,12 @@ extension Database {
         return seq
     }
 
-    /// A zone leaves `zones/` in one rename: from then on it does not exist.
-    func moveToTrash(_ z: ZoneStore) throws {
+    /// A zone leaves `zones/` in one rename: from then on it does not exist. `name`: the
+    /// intent's `trashName`.
+    func moveToTrash(_ z: ZoneStore, as name: String) throws {
         guard let zones = try Directory.open(directory + "/zones"), let trash = try Directory.open(trashDirectory, create: true) else { return }
-        try trash.removeTree(z.incarnation)
-        try zones.move(PathEncoding.component(z.zoneID.zoneName), to: trash, as: z.incarnation)
+        try trash.removeTree(name)
+        try zones.move(PathEncoding.component(z.zoneID.zoneName), to: trash, as: name)
         zones.sync()
     }
 }

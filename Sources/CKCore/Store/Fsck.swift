@@ -186,17 +186,20 @@ public final class Fsck {
         }
     }
 
-    /// Trash left by a deletion whose intent is gone (a power loss): record it, remove it.
+    /// Trash left by a deletion or purge whose intent is gone (a power loss): record it, remove
+    /// it. A purge's trash is named `<incarnation>.purge`.
     private func emptyTrash(_ db: Database) throws {
-        for inc in try FileSystem.list(db.trashDirectory) where !inc.hasPrefix(".") {
-            let dir = db.trashDirectory + "/" + inc
+        for entry in try FileSystem.list(db.trashDirectory) where !entry.hasPrefix(".") {
+            let dir = db.trashDirectory + "/" + entry
+            let purge = entry.hasSuffix(DatabaseIntent.purgeSuffix)
+            let inc = purge ? String(entry.dropLast(DatabaseIntent.purgeSuffix.count)) : entry
             if repair {
                 if let name = try? FileSystem.readJSON(dir + "/zone.json")?["zoneID"]?["zoneName"]?.stringValue {
-                    _ = try db.recordInDatabaseHistory(DatabaseIntent(op: .delete, zoneName: name, incarnation: inc, after: 0))
+                    _ = try db.recordInDatabaseHistory(DatabaseIntent(op: purge ? .purge : .delete, zoneName: name, incarnation: inc, after: 0))
                 }
                 try FileSystem.removeTree(dir)
             }
-            note(dir, "a deleted zone's files remain (its deletion was interrupted)", repaired: repair)
+            note(dir, purge ? "a purged zone's files remain (its purge was interrupted)" : "a deleted zone's files remain (its deletion was interrupted)", repaired: repair)
         }
     }
 

@@ -1,4 +1,4 @@
-/// `zones/modify`: creating and deleting custom zones. Each takes the environment's lock
+/// `zones/modify`: creating, deleting and purging custom zones. Each takes the environment's lock
 /// (shared), the zone's lock, then the database's, writes its intent, changes the disk in one
 /// atomic step (a `zone.json` appears; a zone directory leaves `zones/` in one rename), records
 /// the change in the database history, notifies database subscriptions, and drops the intent.
@@ -53,13 +53,33 @@ extension Database {
 
     /// Deletes a custom zone and every record in it.
     public func deleteZone(_ name: String) throws {
+        try removeZone(name, op: .delete)
+    }
+
+    /// CloudKit's purge of a custom zone of the private database: like a deletion, the zone,
+    /// its records and its history are gone and every token of it expires; `changes/database`
+    /// reports it as `{zoneID, deleted: true, purged: true}`, which tells a client to drop what
+    /// it cached of the zone (and not upload it again).
+    public func purgeZone(_ name: String) throws {
         try Names.validateZoneName(name)
         try requireWrite()
+        if scope != .private, name != ZoneID.defaultZoneName {
+            throw CloudKitError(.badRequest, "only custom zones of the private database can be purged, not zones of the \(scope.rawValue) database", zoneID: zoneID(name))
+        }
+        try removeZone(name, op: .purge)
+    }
+
+    /// A deletion or a purge: the same crash-safe path, told apart by the intent's operation
+    /// (and so by the database history's entry).
+    private func removeZone(_ name: String, op: DatabaseIntent.Op) throws {
+        try Names.validateZoneName(name)
+        try requireWrite()
+        let verb = op == .purge ? "purged" : "deleted"
         if name == ZoneID.defaultZoneName {
-            throw CloudKitError(.badRequest, "the default zone cannot be deleted", zoneID: zoneID(name))
+            throw CloudKitError(.badRequest, "the default zone cannot be \(verb)", zoneID: zoneID(name))
         }
         if scope == .public {
-            throw CloudKitError(.badRequest, "the public database has no custom zones to delete", zoneID: zoneID(name))
+            throw CloudKitError(.badRequest, "the public database has no custom zones to \(op == .purge ? "purge" : "delete")", zoneID: zoneID(name))
         }
         _ = try zone(name)
         let env = try environmentGuard.lockForWriting()
@@ -71,9 +91,9 @@ extension Database {
             let z = try zone(name)
             // Its last commit's notifications go out before it goes.
             try finishInterruptedCommit(z)
-            let intent = try newIntent(.delete, zoneName: name, incarnation: z.incarnation)
+            let intent = try newIntent(op, zoneName: name, incarnation: z.incarnation)
             try writeIntent(intent)
-            do { try moveToTrash(z) } catch {
+            do { try moveToTrash(z, as: intent.trashName) } catch {
                 try? FileSystem.remove(intentFile(name))
                 (try? Directory.open(directory))??.removeIfEmpty("trash")
                 throw error
