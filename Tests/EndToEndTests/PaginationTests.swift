@@ -36,3 +36,56 @@ final class PaginationTests: XCTestCase {
         XCTAssertEqual(names(some).count, 13)
     }
 }
+
+extension PaginationTests {
+    func testZoneAndDatabaseChangesAllEqualEveryPageFollowed() {
+        let s = Sandbox()
+        s.signIn()
+        XCTAssertEqual(s.ck("zone", "create", "A", "B").status, 0)
+        for i in 0..<7 { XCTAssertEqual(s.ck("--zone", "A", "record", "save", "--type", "T", "--name", "a\(i)", "n=\(i)").status, 0) }
+        for i in 0..<3 { XCTAssertEqual(s.ck("--zone", "B", "record", "save", "--type", "T", "--name", "b\(i)", "n=\(i)").status, 0) }
+        // a0 changes again after the first page: in one body it appears once, in its last state.
+        XCTAssertEqual(s.ck("--zone", "A", "record", "save", "--name", "a0", "--force", "n=100").status, 0)
+        XCTAssertEqual(s.ck("--zone", "A", "record", "delete", "a1").status, 0)
+
+        // Following the tokens by hand, two per page.
+        var followed: [String] = []
+        var token: String?
+        var more = true
+        while more {
+            let page = s.run(["--zone", "A", "zone", "changes", "--limit", "2", "--no-save"] + (token.map { ["--since", $0] } ?? []))
+            XCTAssertEqual(page.status, 0, page.stderr)
+            followed += (page.zoneChanges["records"] as? [[String: Any]] ?? []).map { "\($0["recordName"]!)" }
+            token = page.zoneChanges["syncToken"] as? String
+            more = page.zoneChanges["moreComing"] as? Bool ?? false
+        }
+        // --all as a stream: the same records in the same order, then each zone's closing line.
+        let stream = s.ck("--zone", "A", "--zone", "B", "zone", "changes", "--limit", "2", "--all", "--format", "ndjson")
+        XCTAssertEqual(stream.status, 0, stream.stderr)
+        let lines = stream.stdout.split(separator: "\n").map { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] ?? [:] }
+        let closers = lines.enumerated().filter { $0.element["syncToken"] != nil }.map(\.offset)
+        XCTAssertEqual(closers.count, 2)
+        XCTAssertEqual(lines[..<closers[0]].map { "\($0["recordName"]!)" }, followed)
+        XCTAssertEqual(lines[closers[0]]["moreComing"] as? Bool, false)
+        XCTAssertEqual(lines[closers[0]]["syncToken"] as? String, token, "the last page's token")
+        XCTAssertEqual(lines[(closers[0] + 1)..<closers[1]].map { "\($0["recordName"]!)" }, ["b0", "b1", "b2"])
+        // The bookmarks moved to the end: nothing more to fetch.
+        XCTAssertEqual((s.ck("--zone", "A", "zone", "changes").zoneChanges["records"] as? [Any])?.count, 0)
+
+        // --all as JSON: one body, each record once, in its last state.
+        let doc = s.ck("--zone", "A", "zone", "changes", "--from-start", "--limit", "2", "--all", "--no-save")
+        let records = doc.zoneChanges["records"] as? [[String: Any]] ?? []
+        XCTAssertEqual(Set(records.map { "\($0["recordName"]!)" }).count, records.count)
+        XCTAssertEqual(records.count, 7)
+        let a0 = records.first { $0["recordName"] as? String == "a0" }
+        XCTAssertEqual(((a0?["fields"] as? [String: Any])?["n"] as? [String: Any])?["value"] as? Int, 100)
+        XCTAssertEqual(doc.zoneChanges["moreComing"] as? Bool, false)
+
+        // database changes --all: every zone once, the final token.
+        let db = s.ck("database", "changes", "--limit", "1", "--all")
+        XCTAssertEqual(db.status, 0, db.stderr)
+        XCTAssertEqual((db.object["zones"] as? [[String: Any]])?.compactMap { ($0["zoneID"] as? [String: Any])?["zoneName"] as? String }, ["A", "B"])
+        XCTAssertEqual(db.object["moreComing"] as? Bool, false)
+        XCTAssertEqual((s.ck("database", "changes").object["zones"] as? [Any])?.count, 0, "the bookmark is at the end")
+    }
+}

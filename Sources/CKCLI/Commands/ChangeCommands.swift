@@ -12,6 +12,7 @@ enum ChangeCommands {
         OptionSpec("--from-start", help: "ignore the bookmark and fetch the whole retained history"),
         OptionSpec("--limit", value: "N", help: "at most N items per page [default: 200; the server caps pages at 200]"),
         OptionSpec("--no-save", help: "do not move the device's bookmark"),
+        OptionSpec("--all", help: "every page until moreComing is false, in one process (like gh --paginate); --format ndjson streams it"),
     ]
 
     /// Where each fetch starts: --since, nothing (--from-start), or the device's bookmark.
@@ -60,27 +61,45 @@ enum ChangeCommands {
         var entries: [JSONValue] = []
         var fetched: [(zone: String, token: String)] = []
         var failures: [OperationResult] = []
+        let all = inv.args.has("--all")
+        let streaming = all && inv.globals.format == .ndjson
         for (i, zone) in zones.enumerated() {
             do {
-                let page = try db.zoneChanges(zone: zone, since: tokens[i], limit: n)
-                let records: [JSONValue] = page.changes.map {
-                    switch $0 {
-                    case .record(let r): return r.response(inv.style, desiredKeys: keys)
-                    case .deleted(let name): return Record.tombstone(recordName: name, zoneID: page.zoneID)
+                var records: [JSONValue] = []
+                var since = tokens[i]
+                var page: ZoneChangesResult
+                repeat {
+                    page = try db.zoneChanges(zone: zone, since: since, limit: n)
+                    let pageRecords: [JSONValue] = page.changes.map {
+                        switch $0 {
+                        case .record(let r): return r.response(inv.style, desiredKeys: keys)
+                        case .deleted(let name): return Record.tombstone(recordName: name, zoneID: page.zoneID)
+                        }
                     }
+                    // --all --format ndjson: each page goes out as it comes.
+                    if streaming { pageRecords.forEach { inv.io.writeOut(JSONWriter.line($0)) } } else { records += pageRecords }
+                    since = page.syncToken
+                } while all && page.moreComing && inv.io.writable()
+                if all && !streaming {
+                    // One body for every page: each record once, in its latest state, where it
+                    // last changed (applying the list in order gives the same replica).
+                    var seen = Set<NameKey>()
+                    records = records.reversed().filter { seen.insert(NameKey($0["recordName"]?.stringValue ?? "")).inserted }.reversed()
                 }
                 entries.append(["zoneID": page.zoneID.json, "records": .array(records), "syncToken": .string(page.syncToken),
                                 "moreComing": .bool(page.moreComing)])
                 fetched.append((zone, page.syncToken))
+                if streaming { emitZoneChanges(inv, [entries.removeLast()]) }
             } catch let e as CloudKitError {
                 if zones.count == 1 { throw e }
                 var err = e
                 if err.zoneID == nil { err.zoneID = db.zoneID(zone) }
                 entries.append(err.envelope(style: inv.style))
                 failures.append(.failed(err))
+                if streaming { emitZoneChanges(inv, [entries.removeLast()]) }
             }
         }
-        emitZoneChanges(inv, entries)
+        if !streaming { emitZoneChanges(inv, entries) }
         // A partial failure moves no bookmark: a script that retries on a non-zero exit must
         // see the same changes again (each zone's syncToken is in the output to keep by hand).
         if fromBookmark && !inv.args.has("--no-save") && !fetched.isEmpty && failures.isEmpty {
@@ -117,9 +136,17 @@ enum ChangeCommands {
         let n = try limit(inv)
         let db = try inv.database()
         let (tokens, fromBookmark) = try startTokens(inv, count: 1) { _ in try db.bookmark(zone: nil) }
-        let page = try db.databaseChanges(since: tokens[0], limit: n)
+        var page = try db.databaseChanges(since: tokens[0], limit: n)
+        var changed = page.zones
+        // --all: page after page; a zone seen again takes its later state, keeping its place.
+        while inv.args.has("--all") && page.moreComing {
+            page = try db.databaseChanges(since: page.syncToken, limit: n)
+            for z in page.zones {
+                if let at = changed.firstIndex(where: { NameKey($0.zoneID.zoneName) == NameKey(z.zoneID.zoneName) }) { changed[at] = z } else { changed.append(z) }
+            }
+        }
         // `purged` only on a purged zone's entry: the others keep the recorded shape {zoneID, deleted}.
-        let zones: [JSONValue] = page.zones.map {
+        let zones: [JSONValue] = changed.map {
             var o: [String: JSONValue] = ["zoneID": $0.zoneID.json, "deleted": .bool($0.deleted)]
             if $0.purged { o["purged"] = true }
             return .object(o)
