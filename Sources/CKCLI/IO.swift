@@ -52,6 +52,8 @@ public final class IO {
     /// True when stdin is a terminal: a command about to read it says so instead of waiting
     /// in silence.
     public var stdinIsTerminal: () -> Bool = { false }
+    /// True when stderr is a terminal: where progress is shown.
+    public var stderrIsTerminal: () -> Bool = { false }
 
     public init(writeOut: @escaping (String) -> Void, writeErr: @escaping (String) -> Void, readIn: @escaping () -> [UInt8],
                 writeOutBytes: @escaping ([UInt8]) -> Void, environment: [String: String], currentDirectory: String) {
@@ -81,6 +83,7 @@ public final class IO {
         io.discardPending = { out.discard() }
         io.writable = { out.isWritable }
         io.stdinIsTerminal = { isatty(0) == 1 }
+        io.stderrIsTerminal = { isatty(2) == 1 }
         out.stopRequested = { [unowned io] in io.stopRequested() }
         return io
     }

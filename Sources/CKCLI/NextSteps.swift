@@ -14,7 +14,7 @@ enum NextSteps {
             guard let tag = e.serverRecord?.recordChangeTag else { return nil }
             return "fetch it again (ck record get \(quoted(e.recordName ?? "NAME"))) and retry with --tag \(tag), or pass --force to overwrite"
         case .zoneNotFound where command == ["zone", "delete"] || command == ["zone", "purge"]:
-            return "pass --if-exists to treat a missing zone as deleted"
+            return "pass --if-exists to treat a missing zone as \(command[1] == "purge" ? "purged" : "deleted")"
         case .zoneNotFound:
             guard let z = e.zoneID?.zoneName, !reason.contains("deleted while") else { return nil }
             switch globals.scope {

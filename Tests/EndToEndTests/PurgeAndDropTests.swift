@@ -285,3 +285,26 @@ final class PurgeAndDropTests: XCTestCase {
             .map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any] }
     }
 }
+
+extension PurgeAndDropTests {
+    /// A purge (or delete) killed after its intent, before the zone moved: `zone create` must
+    /// finish it first, never hand back the zone that is about to go (a hostile review found
+    /// `zone create` returned the old zone, whose next write then failed ZONE_NOT_FOUND).
+    func testZoneCreateFinishesAnInterruptedPurgeFirst() {
+        for (verb, op) in [("purge", "4"), ("purge", "5"), ("delete", "4")] {
+            let s = Sandbox()
+            s.signIn()
+            XCTAssertEqual(s.ck("zone", "create", "Lists").status, 0)
+            XCTAssertEqual(s.ck("--zone", "Lists", "record", "save", "--type", "T", "--name", "old", "a=1").status, 0)
+            let crashed = s.run(["zone", verb, "Lists"], env: ["CK_DEBUG_CRASH_AT_OP": op])
+            XCTAssertNotEqual(crashed.status, 0, "\(verb) at op \(op) was to crash")
+            let made = s.ck("zone", "create", "Lists")
+            XCTAssertEqual(made.status, 0, made.stderr)
+            let save = s.ck("--zone", "Lists", "record", "save", "--type", "T", "--name", "new", "a=2")
+            XCTAssertEqual(save.status, 0, "\(verb) at op \(op): the created zone must stay: \(save.stderr)")
+            let names = s.ck("--zone", "Lists", "record", "list", "--format", "ndjson").stdout
+            XCTAssertFalse(names.contains("\"old\""), "\(verb) at op \(op): the old zone's records are gone")
+            XCTAssertTrue(names.contains("\"new\""))
+        }
+    }
+}

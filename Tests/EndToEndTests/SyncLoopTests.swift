@@ -19,18 +19,18 @@ final class SyncLoopTests: XCTestCase {
 
     /// Runs the loop once; its exit status and stderr.
     @discardableResult
-    private func sync(_ s: Sandbox, file: StaticString = #filePath, line: UInt = #line) -> (Int32, String) {
+    private func sync(_ s: Sandbox, ck: String = Sandbox.binary.path, expect: Int32? = 0, file: StaticString = #filePath, line: UInt = #line) -> (Int32, String) {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/bin/sh")
         p.arguments = [Self.script.path, "Lists", s.root.appendingPathComponent("replica").path]
-        p.environment = s.environment.merging(["CK": Sandbox.binary.path]) { $1 }
+        p.environment = s.environment.merging(["CK": ck, "REAL_CK": Sandbox.binary.path]) { $1 }
         let err = Pipe()
         p.standardError = err
         p.standardOutput = FileHandle.nullDevice
         try! p.run()
         let said = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         p.waitUntilExit()
-        XCTAssertEqual(p.terminationStatus, 0, "sync-zone.sh: \(said)", file: file, line: line)
+        if let e = expect { XCTAssertEqual(p.terminationStatus, e, "sync-zone.sh: \(said)", file: file, line: line) }
         return (p.terminationStatus, said)
     }
 
@@ -38,7 +38,7 @@ final class SyncLoopTests: XCTestCase {
     private func assertReplicaEqualsExport(_ s: Sandbox, file: StaticString = #filePath, line: UInt = #line) {
         let dir = s.root.appendingPathComponent("replica")
         let files = (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []
-        let replica = files.filter { $0.hasSuffix(".json") }.map { try! String(contentsOf: dir.appendingPathComponent($0), encoding: .utf8) }
+        let replica = files.filter { $0.hasSuffix(".rec") }.map { try! String(contentsOf: dir.appendingPathComponent($0), encoding: .utf8) }
             .flatMap { $0.split(separator: "\n").map(String.init) }.sorted()
         let export = s.ck("--zone", "Lists", "export")
         let expected = export.status == 0 ? export.stdout.split(separator: "\n").map(String.init).sorted() : []
@@ -87,9 +87,10 @@ final class SyncLoopTests: XCTestCase {
         XCTAssertEqual(s.ck("--zone", "Lists", "record", "delete", "a").status, 0)
         XCTAssertEqual(s.ck("token", "expire", "--zone", "Lists").status, 0)
         // A stale record in the replica that the zone no longer has: a refetch must drop it.
-        try! "{\"recordName\":\"ghost\"}\n".write(to: s.root.appendingPathComponent("replica/ghost.json"), atomically: true, encoding: .utf8)
+        try! "{\"recordName\":\"ghost\"}\n".write(to: s.root.appendingPathComponent("replica/ghost.rec"), atomically: true, encoding: .utf8)
         save(s, ["d"])
-        XCTAssertEqual(s.ck("--zone", "Lists", "zone", "changes", "--no-save").status, 7, "the bookmark has expired")
+        let kept = try! String(contentsOf: s.root.appendingPathComponent("replica/token"), encoding: .utf8).trimmingCharacters(in: .newlines)
+        XCTAssertEqual(s.ck("--zone", "Lists", "zone", "changes", "--since", kept).status, 7, "the loop's token has expired")
         sync(s)
         assertReplicaEqualsExport(s)
         // An injected CHANGE_TOKEN_EXPIRED is handled the same way.
@@ -108,7 +109,7 @@ final class SyncLoopTests: XCTestCase {
         XCTAssertTrue(db.stdout.contains("\"purged\":true"), db.stdout)
         sync(s)
         assertReplicaEqualsExport(s)
-        XCTAssertEqual((try? FileManager.default.contentsOfDirectory(atPath: s.root.appendingPathComponent("replica").path))?.filter { $0.hasSuffix(".json") }, [])
+        XCTAssertEqual((try? FileManager.default.contentsOfDirectory(atPath: s.root.appendingPathComponent("replica").path))?.filter { $0.hasSuffix(".rec") }, [])
         // The zone comes back with other records: the old bookmark is expired, the loop refetches.
         XCTAssertEqual(s.ck("zone", "create", "Lists").status, 0)
         save(s, ["x", "y"])
@@ -139,5 +140,52 @@ final class SyncLoopTests: XCTestCase {
         sync(s)
         assertReplicaEqualsExport(s)
         XCTAssertEqual(s.ck("--zone", "Lists", "export").stdout.split(separator: "\n").count, 5)
+    }
+
+    /// Names the loop must carry: '/', spaces, dots, a leading '-', a field named syncToken.
+    func testAwkwardNamesAndFields() {
+        let s = sandbox()
+        for n in ["a/b", "with space", "x.json", "-dash", "caf\u{E9}"] {
+            XCTAssertEqual(s.ck("--zone", "Lists", "record", "save", "--type", "Item", "--name", n, "title=t").status, 0)
+        }
+        XCTAssertEqual(s.ck("--zone", "Lists", "record", "save", "--type", "Item", "--name", "tok", "syncToken=abc", "moreComing=1").status, 0)
+        sync(s)
+        assertReplicaEqualsExport(s)
+        XCTAssertEqual(s.ck("--zone", "Lists", "record", "delete", "a/b").status, 0)
+        sync(s)
+        assertReplicaEqualsExport(s)
+    }
+
+    /// Killed right after a fetch, before applying it: the next run fetches that page again
+    /// (the loop moves its own token only once the page is applied).
+    func testAKilledRunLosesNothing() throws {
+        let s = sandbox()
+        save(s, (0..<30).map { "k\($0)" })
+        let wrapper = s.root.appendingPathComponent("ck-then-die")
+        // Runs ck, then kills the sync-zone.sh that called it (found through /proc), once.
+        try """
+        #!/bin/sh
+        "$REAL_CK" "$@"; st=$?
+        flag="$(dirname "$0")/die-once"
+        case " $* " in *" zone changes "*)
+          if [ -e "$flag" ]; then
+            rm -f "$flag"
+            p=$PPID
+            for _ in 1 2 3; do
+              if tr '\\0' ' ' < /proc/$p/cmdline 2>/dev/null | grep -q sync-zone.sh; then kill -9 $p; fi
+              p=$(awk '{print $4}' /proc/$p/stat 2>/dev/null) || break
+            done
+          fi ;;
+        esac
+        exit $st
+        """.write(to: wrapper, atomically: true, encoding: .utf8)
+        chmod(wrapper.path, 0o755)
+        FileManager.default.createFile(atPath: s.root.appendingPathComponent("die-once").path, contents: Data())
+        let (status, _) = sync(s, ck: wrapper.path, expect: nil)
+        XCTAssertNotEqual(status, 0, "the loop was killed")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: s.root.appendingPathComponent("die-once").path))
+        sync(s)
+        assertReplicaEqualsExport(s)
+        XCTAssertEqual(s.ck("--zone", "Lists", "export").stdout.split(separator: "\n").count, 30)
     }
 }

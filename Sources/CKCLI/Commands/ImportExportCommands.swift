@@ -34,7 +34,10 @@ enum ImportExportCommands {
         'ck export' prints), or one JSON array of records. Each record goes to the zone its
         zoneID names (else --zone); custom zones of the private database are created as needed.
         All the input is checked before anything is written, so malformed input changes
-        nothing. Records are saved with forceReplace in batches of up to 400 and reported as
+        nothing. A record identical to the one stored (same type, fields and parent) is left as
+        it is: no new change, same tag, so re-importing an export is free. Progress (records/s,
+        done/total, ETA) goes to stderr when it is a terminal, then a one-line summary; -q for
+        none. Records are saved with forceReplace in batches of up to 400 and reported as
         each batch commits: the records/modify response {"records": [...]}, streamed, one item
         per record in input order, {recordName, recordChangeTag, zoneID} or an error
         dictionary (with --format ndjson, one line each). Exit 9 when any record failed.
@@ -68,6 +71,8 @@ enum ImportExportCommands {
         // Only failures are kept: holding every saved record would grow with the input.
         var failures: [OperationResult] = []
         var total = 0
+        var unchanged = 0
+        let progress = ImportProgress(io: inv.io, total: count, quiet: inv.globals.quiet)
         var pendingZone: String?
         var pending: [RecordOperation] = []
         var pendingNames = Set<NameKey>()
@@ -76,9 +81,13 @@ enum ImportExportCommands {
                 guard let z = pendingZone, !pending.isEmpty else { return }
                 var assets: [String: [UInt8]] = [:]
                 AssetDownloads.collect(pending, store: inv.store.assets, into: &assets)
+                // A record whose change tag is not newer than the zone's head before the batch
+                // was left as it was (same fields: no new change).
+                let head = (try? db.zone(z).history.head()) ?? 0
                 for r in try db.modify(zone: z, operations: pending, atomic: false, assets: assets) {
                     total += 1
                     if r.error != nil { failures.append(r) }
+                    if case .saved(let rec) = r, let seq = Int64(rec.recordChangeTag, radix: 36), seq <= head { unchanged += 1 }
                     switch r {
                     case .saved(let rec):
                         emit(["recordName": .string(rec.recordName), "recordChangeTag": .string(rec.recordChangeTag), "zoneID": rec.zoneID.json])
@@ -88,6 +97,7 @@ enum ImportExportCommands {
                 _ = inv.io.flush()
                 pending = []
                 pendingNames = []
+                progress.update(done: total)
             }
             try source.forEach { zone, op in
                 // A batch holds one operation per record, as a records/modify request must.
@@ -102,6 +112,7 @@ enum ImportExportCommands {
             }
             try flush()
         }
+        progress.finish(done: total, unchanged: unchanged, failed: failures.count)
         return inv.batchExit(failures, total: total, noun: "records")
     }
 }
@@ -145,6 +156,7 @@ struct RecordSource {
         if op.recordName == nil { throw CloudKitError.badRequest("import: \(context): record needs a recordName") }
         if op.recordType == nil { throw CloudKitError.badRequest("import: \(context): record needs a recordType") }
         op.recordChangeTag = nil
+        op.skipIfUnchanged = true
         try op.checkLimits()
         try body(zone, op)
     }

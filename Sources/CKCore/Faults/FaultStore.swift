@@ -18,7 +18,12 @@ public struct FaultStore {
     }
 
     private func load() throws -> File? {
-        guard let j = try FileSystem.readJSON(paths.faultsFile) else { return nil }
+        let read: JSONValue?
+        do { read = try FileSystem.readJSON(paths.faultsFile) } catch let e as CloudKitError where e.code == .internalError {
+            // Not fsck's to mend: the faults are the user's, and clearing them is the repair.
+            throw CloudKitError.internalError("\(paths.faultsFile) is damaged (remove it with 'ck fault clear'): \(e.reason.replacingOccurrences(of: " (run 'ck fsck')", with: ""))")
+        }
+        guard let j = read else { return nil }
         guard let v = j["schemaVersion"]?.int64Value, v == DataPaths.schemaVersion else {
             throw CloudKitError.internalError("\(paths.faultsFile) was written by another storage version (remove it with 'ck fault clear')")
         }

@@ -24,6 +24,9 @@ public struct RecordOperation: Sendable {
     public var parent: String?
     /// The zone named by the record's own zoneID, when it carried one.
     public var zoneName: String?
+    /// A save that would leave the record exactly as it is writes nothing (no new change, no
+    /// new tag): what `ck import` asks, so re-importing an unchanged record is free.
+    public var skipIfUnchanged = false
 
     public init(type: RecordOperationType, recordName: String? = nil, recordType: String? = nil, recordChangeTag: String? = nil,
                 fields: [String: RecordField?] = [:], parent: String? = nil) {

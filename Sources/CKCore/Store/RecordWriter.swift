@@ -68,6 +68,10 @@ struct RecordWriter {
             let field = try typed(k, given, op: op, recordType: type, existing: existing, recordName: name)
             fields[k] = filledReferences(try resolvedAssets(field, name: k, recordName: name, in: tx))
         }
+        if op.skipIfUnchanged, let e = existing, e.recordType == type, e.fields == fields,
+           e.parent == (op.parent ?? (op.type.replacesFields ? nil : e.parent)) {
+            return .saved(e)
+        }
         let seq = tx.takeSeq()
         let stamp = ChangeStamp(timestamp: now, userRecordName: user.userRecordName, deviceID: deviceID)
         let record = Record(recordName: name, recordType: type, recordChangeTag: RecordWriter.tag(for: seq), fields: fields,

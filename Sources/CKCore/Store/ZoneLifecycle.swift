@@ -14,7 +14,10 @@ extension Database {
         case .private: break
         }
         if name == ZoneID.defaultZoneName { return try zone(name) }
-        if case .present(let z) = try zonePresence(name) { return z }
+        // A zone that is there and has no change under way (a crashed deletion or purge
+        // leaves an intent) is the answer; otherwise the intent is finished first, under the
+        // locks, so a zone about to go is never returned as created.
+        if case .present(let z) = try zonePresence(name), !(try FileSystem.exists(intentFile(name))) { return z }
         let env = try environmentGuard.lockForWriting()
         defer { env.unlock() }
         let lock = try lockZone(name)
