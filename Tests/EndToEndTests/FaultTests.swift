@@ -274,6 +274,8 @@ final class FaultTests: XCTestCase {
             (["--op", "zones/list", "--error", "THROTTLED", "--rate", "0"], "--rate must be"),
             (["--op", "zones/list", "--error", "THROTTLED", "--rate", "1.01"], "--rate must be"),
             (["--op", "zones/list", "--error", "THROTTLED", "--rate", "nan"], "--rate must be"),
+            (["--op", "zones/list", "--error", "THROTTLED", "--rate", "0x1p-2"], "--rate must be"),
+            (["--op", "zones/list", "--error", "THROTTLED", "--rate", "1e-320"], "--rate must be"),
             (["--op", "zones/list", "--error", "THROTTLED", "--times", "0"], "--times"),
             (["--op", "zones/list", "--error", "THROTTLED", "--times", "2", "--rate", "0.5"], "exclude each other"),
             (["--op", "zones/list", "--error", "THROTTLED", "--seed", "3"], "--seed goes with --rate"),

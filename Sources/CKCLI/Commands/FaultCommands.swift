@@ -138,7 +138,9 @@ enum FaultCommands {
     }
 
     static func fraction(_ raw: String, _ option: String, _ inv: Invocation) throws -> Double {
-        guard let p = Double(raw), p.isFinite, p > 0, p <= 1 else {
+        // A decimal fraction (0.25, 1, 5e-1), not Swift's hex floats or a subnormal.
+        let decimal = !raw.isEmpty && raw.allSatisfy { "0123456789.eE-+".contains($0) }
+        guard decimal, let p = Double(raw), p.isFinite, p >= 1e-9, p <= 1 else {
             throw inv.usageError("\(option) must be a fraction above 0 and at most 1, got '\(Names.describe(raw))'")
         }
         return p
