@@ -215,6 +215,10 @@ final class ConventionTests: XCTestCase {
         let dbc = st.object["databaseChanges"] as? [String: Any]
         XCTAssertEqual(dbc?["bookmark"] as? String, "none")
         XCTAssertGreaterThan(dbc?["behind"] as? Int ?? 0, 0)
+        XCTAssertNil(st.object["faults"], "no faults armed")
+        XCTAssertEqual(s.ck("fault", "add", "--op", "zones/list", "--error", "THROTTLED").status, 0)
+        XCTAssertEqual(s.ck("status").object["faults"] as? [String], ["f1"])
+        XCTAssertEqual(s.ck("fault", "clear").status, 0)
         // Another device has fetched nothing.
         let other = s.ck("--device", "phone", "status")
         let az = ((other.object["zones"] as? [[String: Any]]) ?? []).first { $0["zoneName"] as? String == "A" }

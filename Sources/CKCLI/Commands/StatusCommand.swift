@@ -6,7 +6,8 @@ enum StatusCommand {
         summary: "Show data directory, container, account, and how far this device's bookmarks are behind",
         details: """
         Prints {dataDirectory, containerIdentifier, environment, database, device, account:
-        {status, userRecordName?, appleID?}, databaseChanges?, zones: [...]}. For the private and
+        {status, userRecordName?, appleID?}, databaseChanges?, zones: [...], faults?}, faults
+        being the IDs of the armed faults ('ck fault list'), when there are any. For the private and
         shared databases, databaseChanges and each custom zone carry this device's bookmark (the
         token saved by 'zone changes' / 'database changes'): "bookmark" is none, behind (with
         "behind": the number of changes the next fetch returns; 0 is up to date), expired
@@ -23,6 +24,10 @@ enum StatusCommand {
             "device": .string(inv.globals.device),
             "account": try AccountCommands.statusJSON(inv),
         ]
+        // Armed faults (faults.md): a test that forgot `ck fault clear` shows here.
+        if let faults = try? FaultStore(paths: inv.store.paths).list(), !faults.isEmpty {
+            o["faults"] = .array(faults.map { .string($0.id) })
+        }
         do {
             let db = try inv.database()
             let feeds = inv.globals.scope != .public
