@@ -58,8 +58,8 @@ seed() {
   todo_items "$SMALL" > "$WORK/small.ndjson"
   todo_items "$N" > "$WORK/big.ndjson"
   local t0 t1
-  "$CK" --zone Small import "$WORK/small.ndjson" >/dev/null
-  t0=$(now_ns); "$CK" --zone Big import "$WORK/big.ndjson" >/dev/null; t1=$(now_ns)
+  "$CK" -q --zone Small import "$WORK/small.ndjson" >/dev/null
+  t0=$(now_ns); "$CK" -q --zone Big import "$WORK/big.ndjson" >/dev/null; t1=$(now_ns)
   SEED_MS=$(ms "$t0" "$t1")
 }
 
@@ -84,7 +84,7 @@ bench_changes() {
   for zone in Small Big; do
     tok=$("$CK" --zone $zone zone changes --since "$("$CK" --zone $zone token expire | sed -n 's/.*"syncToken": "\(.*\)".*/\1/p')" --no-save | sed -n 's/.*"syncToken": "\(.*\)".*/\1/p')
     todo_items 100 "change" > "$WORK/changes.ndjson"
-    "$CK" --zone $zone import "$WORK/changes.ndjson" >/dev/null
+    "$CK" -q --zone $zone import "$WORK/changes.ndjson" >/dev/null
     last+=("$(time_median "$CK" --zone $zone zone changes --since "$tok" --limit 200 --no-save)")
   done
   report "fetch last 100 changes, zone of $SMALL (median ms)" "${last[0]}"
@@ -140,6 +140,20 @@ bench_query() {
     jqq=$(time_median jq -c 'select(.fields.priority.value > 3)' "$WORK/big.ndjson")
     report "query priority > 3 over $N records, jq on NDJSON (median ms)" "$jqq"
     report "query ratio ck/jq (target <= 1)" "$(ratio "$ckq" "$jqq")"
+  fi
+  # Issue 13's figures: a first page at N vs SMALL records, every page in one process
+  # (--all) and export, each against jq over the same NDJSON.
+  local small all exp jqe
+  small=$(time_median "$CK" --zone Small record query --type ToDoItem --filter 'priority > 3')
+  report "first query page, $N vs $SMALL records (ratio, target <= 2)" "$(ratio "$ckq" "$small")"
+  all=$(time_median sh -c "\"$CK\" --zone Big record query --type ToDoItem --filter 'priority > 3' --all --format ndjson >/dev/null")
+  report "query --all (every page, one process), ck (median ms)" "$all"
+  exp=$(time_median "$CK" --zone Big export)
+  report "export of $N records, ck (median ms)" "$exp"
+  if command -v jq >/dev/null; then
+    report "query --all ratio ck/jq (target <= 1.5)" "$(ratio "$all" "$jqq")"
+    jqe=$(time_median jq -c . "$WORK/big.ndjson")
+    report "export ratio ck/jq . (target <= 1.5)" "$(ratio "$exp" "$jqe")"
   fi
   RUNS=${RUNS_SAVED:-21}
 }
