@@ -22,6 +22,21 @@ extension Database {
             .map { PathEncoding.component($0) }.joined(separator: "|")
     }
 
+    /// Checks a database token: BAD_REQUEST when forged, foreign or a zone token,
+    /// CHANGE_TOKEN_EXPIRED when older than the retained history; its seq otherwise.
+    func checkDatabaseToken(_ raw: String, head: Int64) throws -> Int64 {
+        let t = try ChangeToken.decode(raw, secret: try tokenSecret.existing())
+        guard t.kind == .database else { throw CloudKitError.badRequest("this is a zone change token, not a database change token") }
+        guard t.scopeKey.sameBytes(databaseScopeKey) else {
+            throw CloudKitError.badRequest("change token belongs to another database, not the \(scope.rawValue) database of this user and container")
+        }
+        if t.seq > head { throw CloudKitError.badRequest("change token is from the future of this database") }
+        if t.epoch < (try databaseHistory.epoch()) {
+            throw CloudKitError(.changeTokenExpired, "change token expired: the database no longer retains history that old; fetch from the start")
+        }
+        return t.seq
+    }
+
     public func databaseChanges(since: String?, limit: Int = Limits.resultsPerPage) throws -> DatabaseChangesResult {
         try requireRead()
         if scope == .public {
@@ -30,18 +45,7 @@ extension Database {
         let h = databaseHistory
         let head = try h.head()
         var start: Int64 = 0
-        if let s = since {
-            let t = try ChangeToken.decode(s, secret: try tokenSecret.existing())
-            guard t.kind == .database else { throw CloudKitError.badRequest("this is a zone change token, not a database change token") }
-            guard t.scopeKey.sameBytes(databaseScopeKey) else {
-                throw CloudKitError.badRequest("change token belongs to another database, not the \(scope.rawValue) database of this user and container")
-            }
-            if t.seq > head { throw CloudKitError.badRequest("change token is from the future of this database") }
-            if t.epoch < (try h.epoch()) {
-                throw CloudKitError(.changeTokenExpired, "change token expired: the database no longer retains history that old; fetch from the start")
-            }
-            start = t.seq
-        }
+        if let s = since { start = try checkDatabaseToken(s, head: head) }
         var order: [NameKey] = []
         var last: [NameKey: String] = [:]
         var end = start

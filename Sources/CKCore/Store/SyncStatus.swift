@@ -24,27 +24,22 @@ extension Database {
         let z = try changeFeedZone(name)
         let head = try z.history.head()
         guard let token = try bookmark(zone: name) else { return BookmarkLag(state: .none, changes: head) }
-        do {
-            let seq = try checkZoneToken(token, zone: z, head: head)
-            return BookmarkLag(state: .behind, changes: head - seq)
-        } catch let e as CloudKitError {
-            return BookmarkLag(state: e.code == .changeTokenExpired ? .expired : .invalid, reason: e.reason)
-        }
+        return lag(head: head) { try checkZoneToken(token, zone: z, head: head) }
     }
 
     /// The device's bookmark for the database feed (which zones changed).
     public func databaseBookmarkLag() throws -> BookmarkLag {
         let head = try databaseHistory.head()
         guard let token = try bookmark(zone: nil) else { return BookmarkLag(state: .none, changes: head) }
-        do {
-            let t = try ChangeToken.decode(token, secret: try tokenSecret.existing())
-            guard t.kind == .database, t.scopeKey.sameBytes(databaseScopeKey), t.seq <= head else {
-                return BookmarkLag(state: .invalid, reason: "the saved token does not belong to this database")
-            }
-            if t.epoch < (try databaseHistory.epoch()) { return BookmarkLag(state: .expired, reason: "history that old is no longer retained") }
-            return BookmarkLag(state: .behind, changes: head - t.seq)
-        } catch let e as CloudKitError {
-            return BookmarkLag(state: .invalid, reason: e.reason)
+        return lag(head: head) { try checkDatabaseToken(token, head: head) }
+    }
+
+    /// The lag behind `head` of a token `check` validates (the feed's own check).
+    private func lag(head: Int64, _ check: () throws -> Int64) -> BookmarkLag {
+        do { return BookmarkLag(state: .behind, changes: head - (try check())) } catch let e as CloudKitError {
+            return BookmarkLag(state: e.code == .changeTokenExpired ? .expired : .invalid, reason: e.reason)
+        } catch {
+            return BookmarkLag(state: .invalid, reason: "\(error)")
         }
     }
 }
