@@ -64,8 +64,8 @@ extension RecordCommands {
         if let n = try inv.positiveInt("--limit", max: Limits.resultsPerPage) { req.resultsLimit = n }
         if let m = inv.args.value("--continue") { req.continuationMarker = m }
         if let k = try desiredKeys(inv) { req.desiredKeys = k }
-        req.filters += try FilterArgument.typed(filters, recordType: req.recordType, inv: inv)
         let db = try inv.database()
+        req.filters += try FilterArgument.typed(filters, recordType: req.recordType, db: db, inv: inv)
         if inv.args.has("--all") {
             // Page after page, each printed as it comes: the records of one response body.
             var warned = false
@@ -109,9 +109,9 @@ enum FilterArgument {
 
     /// Filters read with the types the schema of `recordType` gives their fields; dates
     /// without an offset in the local time zone (`TZ`).
-    static func typed(_ syntax: [FilterSyntax], recordType: String, inv: Invocation) throws -> [QueryFilter] {
+    static func typed(_ syntax: [FilterSyntax], recordType: String, db: Database, inv: Invocation) throws -> [QueryFilter] {
         guard !syntax.isEmpty else { return [] }
-        let schema = try inv.database().schema()
+        let schema = try db.schema()
         let tz = FieldArguments.localTimeZone(inv.io.environment)
         return try syntax.map { try read($0, known: fieldType($0.field, recordType: recordType, schema: schema), timeZone: tz) }
     }

@@ -48,14 +48,14 @@ enum SubscriptionCommands {
         if kind == .database && inv.args.has("--type") { throw inv.usageError("--type does not apply to database subscriptions") }
         if kind == .zone && inv.globals.zones.isEmpty { throw inv.usageError("a zone subscription needs --zone") }
         // Filter values take the schema's types, as in 'record query'.
-        let filters = try FilterArgument.typed(syntax, recordType: inv.args.value("--type") ?? "", inv: inv)
+        let db = try inv.database()
+        let filters = try FilterArgument.typed(syntax, recordType: inv.args.value("--type") ?? "", db: db, inv: inv)
         var s = Subscription(subscriptionID: "", kind: kind,
                              zoneName: kind == .database || inv.globals.zones.isEmpty ? nil : inv.globals.zone,
                              recordType: inv.args.value("--type"), filters: filters, firesOn: firesOn,
                              firesOnce: inv.args.has("--fires-once"), alertBody: inv.args.value("--alert-body"),
                              shouldSendContentAvailable: inv.args.has("--content-available"))
         s.subscriptionID = inv.args.value("--id") ?? s.defaultID
-        let db = try inv.database()
         let saved = try db.saveSubscription(s)
         inv.emit(["subscriptions": [db.subscriptionJSON(saved)]], listKey: "subscriptions")
         return ExitCode.success

@@ -30,16 +30,19 @@ public enum FileSystem {
         CloudKitError.internalError("refusing to follow the symbolic link '\(path)': ck never follows links inside a data directory (remove the link; 'ck fsck' lists them)")
     }
 
-    static func notRegular(_ path: String, mode: mode_t) -> CloudKitError {
-        let what: String
+    /// What a file that is not a regular file is, in words ("a FIFO").
+    static func kindName(mode: mode_t) -> String {
         switch mode & S_IFMT {
-        case S_IFDIR: what = "a directory"
-        case S_IFIFO: what = "a FIFO"
-        case S_IFSOCK: what = "a socket"
-        case S_IFCHR, S_IFBLK: what = "a device"
-        default: what = "a special file"
+        case S_IFDIR: return "a directory"
+        case S_IFIFO: return "a FIFO"
+        case S_IFSOCK: return "a socket"
+        case S_IFCHR, S_IFBLK: return "a device"
+        default: return "a special file"
         }
-        return CloudKitError.internalError("'\(path)' is \(what), not a regular file: ck reads and writes only regular files inside a data directory (remove it; 'ck fsck' lists it)")
+    }
+
+    static func notRegular(_ path: String, mode: mode_t) -> CloudKitError {
+        CloudKitError.internalError("'\(path)' is \(kindName(mode: mode)), not a regular file: ck reads and writes only regular files inside a data directory (remove it; 'ck fsck' lists it)")
     }
 
     // MARK: path operations
@@ -194,17 +197,7 @@ public enum FileSystem {
         defer { close(fd) }
         var st = stat()
         guard fstat(fd, &st) == 0 else { throw refused(why(errno)) }
-        guard st.st_mode & S_IFMT == S_IFREG else {
-            let what: String
-            switch st.st_mode & S_IFMT {
-            case S_IFDIR: what = "a directory"
-            case S_IFIFO: what = "a FIFO"
-            case S_IFSOCK: what = "a socket"
-            case S_IFCHR, S_IFBLK: what = "a device"
-            default: what = "a special file"
-            }
-            throw refused("it is \(what), not a regular file")
-        }
+        guard st.st_mode & S_IFMT == S_IFREG else { throw refused("it is \(kindName(mode: st.st_mode)), not a regular file") }
         guard Int64(st.st_size) == size else { throw refused("the file holds \(st.st_size) bytes, not the asset's size \(size)") }
         let flags = fcntl(fd, F_GETFL)
         if flags >= 0 { _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) }
