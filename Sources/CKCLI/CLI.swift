@@ -17,6 +17,8 @@ public enum CLI {
     static func armFaultInjection(_ env: [String: String]) {
         FaultInjection.crashAtOperation = env["CK_DEBUG_CRASH_AT_OP"].flatMap { Int($0) }
         FaultInjection.noSpaceFromOperation = env["CK_DEBUG_ENOSPC_AT_OP"].flatMap { Int($0) }
+        QueryDebug.indexesOff = env["CK_DEBUG_NO_INDEX"] != nil
+        if env["CK_DEBUG_QUERY_PLAN"] != nil { QueryDebug.trace = { fputs("query plan: \($0)\n", stderr) } }
         if env["CK_DEBUG_TRACE_OPS"] != nil { FaultInjection.trace = { n, what in fputs("op \(n): \(what)\n", stderr) } }
     }
 

@@ -21,25 +21,24 @@ extension Database {
             if address.environment == .production { throw CloudKitError.badRequest(why) }
             warnings.append("production would refuse this query: \(why)")
         }
-        let publicDB = scope == .public
+        let publicDB = scope != .private  // public GRANTs; in the shared database, what is shared
         let binding = req.fingerprint + "|" + zoneScopeKey(z)
         let after = try req.continuationMarker.map { try QueryEngine.decodeMarker($0, binding: binding, secret: try tokenSecret.existing()) }
         let limit = max(1, min(req.resultsLimit, Limits.resultsPerPage))
-        var best: [(key: [JSONValue], record: Record)] = []
-        try z.snapshot().forEachRecord { r in
-            guard r.recordType == req.recordType, req.filters.allSatisfy({ QueryMatcher.matches(r, $0) }) else { return true }
-            if publicDB, try !canRead(r) { return true }
-            let key = QueryEngine.key(r, req.sorts)
-            if let a = after, QueryEngine.compare(key, a, req.sorts) <= 0 { return true }
-            if best.count == limit + 1, QueryEngine.compare(key, best[limit].key, req.sorts) >= 0 { return true }
-            var lo = 0, hi = best.count
-            while lo < hi {
-                let mid = (lo + hi) / 2
-                if QueryEngine.compare(best[mid].key, key, req.sorts) < 0 { lo = mid + 1 } else { hi = mid }
+        var best: [(key: [JSONValue], record: Record)]
+        if let hits = try IndexedQuery(db: self, zone: z, req: req, after: after, limit: limit).run() {
+            best = hits
+        } else {
+            QueryDebug.trace?("scan")
+            best = []
+            try z.snapshot().forEachRecord { r in
+                guard r.recordType == req.recordType, req.filters.allSatisfy({ QueryMatcher.matches(r, $0) }) else { return true }
+                if publicDB, try !canRead(r) { return true }
+                let key = QueryEngine.key(r, req.sorts)
+                if let a = after, QueryEngine.compare(key, a, req.sorts) <= 0 { return true }
+                QueryEngine.insert((key, r), into: &best, limit: limit, sorts: req.sorts)
+                return true
             }
-            best.insert((key, r), at: lo)
-            if best.count > limit + 1 { best.removeLast() }
-            return true
         }
         var marker: String?
         if best.count > limit {
@@ -51,6 +50,18 @@ extension Database {
 }
 
 enum QueryEngine {
+    /// Keeps `best` the smallest `limit + 1` keys seen, in order.
+    static func insert(_ h: (key: [JSONValue], record: Record), into best: inout [(key: [JSONValue], record: Record)], limit: Int, sorts: [QuerySort]) {
+        if best.count == limit + 1, compare(h.key, best[limit].key, sorts) >= 0 { return }
+        var lo = 0, hi = best.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if compare(best[mid].key, h.key, sorts) < 0 { lo = mid + 1 } else { hi = mid }
+        }
+        best.insert(h, at: lo)
+        if best.count > limit + 1 { best.removeLast() }
+    }
+
     static func key(_ r: Record, _ sorts: [QuerySort]) -> [JSONValue] {
         var k: [JSONValue] = sorts.map { s in
             guard let f = QueryMatcher.fieldValue(r, s.fieldName), !f.type.isList else { return .null }

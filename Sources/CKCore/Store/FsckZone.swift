@@ -48,6 +48,7 @@ extension Fsck {
         let headBefore = try z.history.head()
         try checkRecordFiles(z)
         try rebuildReferences(z)
+        try checkIndexes(db, z)
         if db.announces(name), snapshot != nil {
             // Adopting records adds entries; recording them is part of that repair.
             let head = try z.history.head()

@@ -37,7 +37,7 @@ public struct ZoneSnapshot {
     /// One record as of the snapshot; nil when it does not exist then.
     public func record(named name: String) throws -> Record? {
         if let r = recent[NameKey(name)] { return r }
-        if let file = try zone.record(named: name) { return try asOfHead(file) }
+        if let file = try zone.readRecord(named: name) { return try asOfHead(file) }
         // No file: unless a commit after the snapshot deleted it, there is no such record.
         var deletedLater: Int64?
         try zone.history.forEachEntry(after: head) { e in

@@ -1,3 +1,5 @@
+import Foundation
+
 /// One zone on disk:
 /// - `zone.json`: zoneID, creation time, incarnation (a new one each time a zone of this name
 ///   is made, so tokens of a deleted zone are told apart);
@@ -14,6 +16,9 @@ public final class ZoneStore {
     public let history: ChangeHistory
     /// Distinguishes this zone from an earlier zone of the same name that was deleted.
     public let incarnation: String
+    /// Shard directories readers opened (readRecord).
+    private var shards: [String: Directory] = [:]
+    private let shardLock = NSLock()
 
     init(directory: String, zoneID: ZoneID, incarnation: String) {
         self.directory = directory
@@ -85,6 +90,27 @@ public final class ZoneStore {
         return r
     }
 
+    /// One record as a reader reads it: as `record(named:)`, through the zone's shard
+    /// directories opened once per process (a query reads many records; walking every path from
+    /// `/` for each was most of its cost). A shard not there yet is looked up again next time.
+    func readRecord(named name: String) throws -> Record? {
+        let shard = PathEncoding.shard(name)
+        shardLock.lock()
+        var dir = shards[shard]
+        shardLock.unlock()
+        if dir == nil {
+            guard let d = try Directory.open(recordsDirectory + "/" + shard) else { return nil }
+            shardLock.lock()
+            shards[shard] = d
+            shardLock.unlock()
+            dir = d
+        }
+        guard let j = try dir!.readJSON(PathEncoding.component(name) + ".json") else { return nil }
+        guard let rj = j["record"] else { throw CloudKitError.internalError("corrupt record file '\(recordPath(name))' (run 'ck fsck')") }
+        let r = try Record(stored: rj)
+        return r.recordName.sameBytes(name) ? r : nil
+    }
+
     private func storedRecord(at path: String) throws -> Record? {
         guard let j = try FileSystem.readJSON(path) else { return nil }
         guard let r = j["record"] else { throw CloudKitError.internalError("corrupt record file '\(path)' (run 'ck fsck')") }
@@ -117,17 +143,12 @@ public final class ZoneStore {
     public func snapshot() throws -> ZoneSnapshot { try ZoneSnapshot(self) }
 
     /// Streams every record file, shard by shard, in a stable order (same state, same order),
-    /// opening each directory once. Readers go through `snapshot()`; writers, who hold the
+    /// opening each directory once, read on every core (ParallelRecordReader). Readers go through `snapshot()`; writers, who hold the
     /// lock and have finished any interrupted commit, may read the files directly.
     func forEachRecordFile(_ body: (Record) throws -> Bool) throws {
         guard let records = try Directory.open(recordsDirectory) else { return }
-        for shard in try records.entries() where !shard.hasPrefix(".") {
-            guard records.kind(of: shard) == .directory, let dir = try records.subdirectory(shard) else { continue }
-            for file in try dir.entries() where file.hasSuffix(".json") && !file.hasPrefix(".") {
-                guard let j = try dir.readJSON(file), let r = j["record"] else { continue }
-                if try !body(try Record(stored: r)) { return }
-            }
-        }
+        let shards = try records.entries().filter { !$0.hasPrefix(".") && records.kind(of: $0) == .directory }
+        try ParallelRecordReader(records: records, shards: shards).forEach(body)
     }
 
     // MARK: the applied cursor

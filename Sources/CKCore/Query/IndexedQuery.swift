@@ -1,0 +1,289 @@
+/// A query answered from a zone's indexes (ZoneIndex) instead of reading every record:
+/// - in order: walk the index of the first sort (record names when there is none) from the
+///   continuation marker's place, reading each record and keeping those that match, until a
+///   page is full — O(page / selectivity + log n);
+/// - by filter: take the names a filter's index range holds (`priority > 3`: the keys above
+///   3), then read those records — O(matches + page).
+/// The cheaper one by the runs' own counts is taken. Every candidate is checked against the
+/// record as of the snapshot (type, indexed value, every filter, read permission), so a stale
+/// index line is skipped, never returned. Nil when the indexes cannot answer (no runs for the
+/// type, a sort by distance or by an unindexed field with no usable filter): the caller scans.
+struct IndexedQuery {
+    let db: Database
+    let zone: ZoneStore
+    let req: QueryRequest
+    let after: [JSONValue]?
+    let limit: Int
+
+    typealias Hit = (key: [JSONValue], record: Record)
+
+    /// The run a query field is indexed in: nil for record names, "" for none.
+    static func runField(_ name: String) -> String? {
+        switch SystemField(name: name) {
+        case .recordName?: return nil
+        case .createdTimestamp?: return "createdTimestamp"
+        case .modifiedTimestamp?: return "modifiedTimestamp"
+        case .createdUserRecordName?: return "createdUserRecordName"
+        case .modifiedUserRecordName?: return "modifiedUserRecordName"
+        case .parent?, .share?: return ""
+        case nil: return name
+        }
+    }
+
+    /// A range of lines: [lower, upper).
+    struct Range { var lower: [UInt8]; var upper: [UInt8] }
+
+    func run() throws -> [Hit]? {
+        if QueryDebug.indexesOff { return nil }
+        let index = ZoneIndex(zone: zone)
+        let type = req.recordType
+        // The runs are mapped before the snapshot is taken, so none is newer than it.
+        guard let names = TypeRuns.open(index, type: type, field: nil) else { return nil }
+        var fieldRuns: [String: TypeRuns] = [:]
+        func runs(_ field: String?) -> TypeRuns? {
+            guard let f = field else { return names }
+            if f.isEmpty { return nil }
+            if let r = fieldRuns[f] { return r }
+            let r = TypeRuns.open(index, type: type, field: f)
+            if let r { fieldRuns[f] = r }
+            return r
+        }
+        for f in req.filters { _ = runs(IndexedQuery.runField(f.fieldName)) }
+        if let s = req.sorts.first, s.relativeLocation == nil { _ = runs(IndexedQuery.runField(s.fieldName)) }
+        let snapshot = try zone.snapshot()
+        let used = [names] + Array(fieldRuns.values)
+        guard used.allSatisfy({ $0.coveredThrough <= snapshot.head }) else { return nil }
+        let from = used.map(\.coveredThrough).min()!
+        // Runs far behind (a writer that stopped before bringing them forward): reading the
+        // files costs less than replaying the history.
+        guard snapshot.head - from <= IndexPolicy.replayLimit else { return nil }
+        // A history compacted past the runs (`ck gc`) cannot bring them forward: read the records.
+        guard let changed = try? changes(after: from, through: snapshot.head) else { return nil }
+        func merged(_ field: String?) -> MergedRuns? {
+            guard let r = runs(field) else { return nil }
+            let lines = changed.map { rec in field.map { IndexKey.line(key: IndexKey.key(of: rec, field: $0), name: rec.recordName) } ?? IndexKey.hex(rec.recordName) }
+            return MergedRuns(runs: r.runs, overlay: lines.sorted { $0.lexicographicallyPrecedes($1) }, fieldRun: field != nil)
+        }
+
+        let total = max(1.0, Double(names.count) + Double(changed.count))
+        // Each usable filter range, with its estimated size.
+        var best: (field: String?, index: MergedRuns, ranges: [Range], size: Double)?
+        for f in req.filters {
+            let field = IndexedQuery.runField(f.fieldName)
+            guard let m = merged(field), let ranges = IndexedQuery.ranges(f, fieldRun: field != nil) else { continue }
+            let size = ranges.reduce(0.0) { $0 + m.estimate(from: $1.lower, to: $1.upper) }
+            if best == nil || size < best!.size { best = (field, m, ranges, size) }
+        }
+        // The order source: the first sort's index (record names when unsorted).
+        var order: (field: String?, index: MergedRuns)?
+        if let s = req.sorts.first {
+            let f = IndexedQuery.runField(s.fieldName)
+            // Record names are walked upwards only; a descending name sort reads by filter or scans.
+            if s.relativeLocation == nil, f != nil || s.ascending, let m = merged(f) { order = (f, m) }
+        } else {
+            order = (nil, merged(nil)!)
+        }
+        let page = Double(limit + 1)
+        let selectivity = max(best.map { $0.size / total } ?? 1, 1 / total)
+        let orderCost = order.map { _ in page / selectivity }
+        let filterCost = best.map { req.sorts.isEmpty ? $0.size * 0.05 + page : $0.size }
+        let ctx = Verifier(db: db, snapshot: snapshot, req: req, after: after)
+        func show(_ f: String?) -> String { f ?? "recordName" }
+        let useFilter: Bool
+        switch (orderCost, filterCost) {
+        case (let o?, let f?): useFilter = f < o
+        case (nil, _?): useFilter = true
+        case (_?, nil): useFilter = false
+        case (nil, nil): return nil
+        }
+        if useFilter, let b = best {
+            QueryDebug.trace?("by filter index \(show(b.field)) (about \(Int(b.size)) of \(Int(total)))")
+            return try byFilter(b.index, b.ranges, fieldRun: b.field != nil, ctx)
+        }
+        QueryDebug.trace?("in order of index \(show(order!.field))")
+        return try inOrder(order!.index, field: order!.field, ctx)
+    }
+
+    /// The records of the type changed after `from` (up to the snapshot), as they are now.
+    private func changes(after from: Int64, through head: Int64) throws -> [Record] {
+        guard from < head else { return [] }
+        var latest: [NameKey: Record?] = [:]
+        try zone.history.forEachEntry(after: from, through: head) { e in
+            guard let n = e["recordName"]?.stringValue else { return true }
+            latest[NameKey(n)] = .some(try e["record"].map(Record.init(stored:)))
+            return true
+        }
+        return latest.values.compactMap { $0 }.filter { $0.recordType.sameBytes(req.recordType) }
+    }
+
+    /// Checks candidates against the records as of the snapshot.
+    struct Verifier {
+        let db: Database
+        let snapshot: ZoneSnapshot
+        let req: QueryRequest
+        let after: [JSONValue]?
+
+        /// The record a line stands for, if it matches the query and is past the marker.
+        func check(_ line: ArraySlice<UInt8>, field: String?) throws -> Hit? {
+            guard let name = IndexKey.name(ofLine: line, fieldRun: field != nil), let r = try snapshot.record(named: name),
+                  r.recordType.sameBytes(req.recordType) else { return nil }
+            if let f = field, IndexKey.key(of: r, field: f)[...] != IndexKey.keyPart(line) { return nil }
+            guard req.filters.allSatisfy({ QueryMatcher.matches(r, $0) }) else { return nil }
+            if db.scope != .private, try !db.canRead(r) { return nil }
+            let key = QueryEngine.key(r, req.sorts)
+            if let a = after, QueryEngine.compare(key, a, req.sorts) <= 0 { return nil }
+            return (key, r)
+        }
+    }
+
+    /// Walks the order index from the marker; groups of equal keys are sorted by the full key
+    /// (later sorts, then record name) before they are taken.
+    private func inOrder(_ index: MergedRuns, field: String?, _ v: Verifier) throws -> [Hit] {
+        var out: [Hit] = []
+        let ascending = req.sorts.first?.ascending ?? true
+        let simple = req.sorts.count <= 1
+        func take(_ group: [Hit]) {
+            out.append(contentsOf: simple && ascending ? group : group.sorted { QueryEngine.compare($0.key, $1.key, req.sorts) < 0 })
+        }
+        // Where the marker puts the walk.
+        let startKey: [UInt8] = after.map { a in
+            let k = field == nil ? [] : IndexKey.key(a[0])
+            return field == nil ? IndexKey.hex(a.last?.stringValue ?? "") : (simple ? IndexKey.line(key: k, name: a.last?.stringValue ?? "") : k)
+        } ?? []
+        if field == nil || ascending {
+            // Ascending: one pass (missing values come last, as in the query order).
+            var group: [Hit] = []
+            var groupKey: ArraySlice<UInt8>?
+            try index.forEach(from: startKey, to: nil) { line in
+                let k = field == nil ? line : IndexKey.keyPart(line)
+                if !simple, groupKey != k {
+                    take(group); group = []; groupKey = k
+                    if out.count > limit { return false }
+                }
+                if let h = try v.check(line, field: field) {
+                    if simple { out.append(h); return out.count <= limit }
+                    group.append(h)
+                }
+                return true
+            }
+            take(group)
+        } else {
+            // Descending: present values from the largest down, each group read upwards, then
+            // the records without a value.
+            let kindEnd: [UInt8] = [IndexKey.missing]
+            var bound: [UInt8]
+            if let a = after, !a[0].isNull {
+                let k = IndexKey.key(a[0])
+                var group: [Hit] = []
+                try index.forEach(from: k + [IndexKey.space], to: k + [0x21]) { line in
+                    if let h = try v.check(line, field: field) { group.append(h) }
+                    return true
+                }
+                take(group)
+                bound = k
+            } else {
+                bound = after == nil ? kindEnd : []
+            }
+            while out.count <= limit, !bound.isEmpty, let prev = index.lastLine(below: bound) {
+                let k = Array(IndexKey.keyPart(prev))
+                var group: [Hit] = []
+                try index.forEach(from: k + [IndexKey.space], to: k + [0x21]) { line in
+                    if let h = try v.check(line, field: field) { group.append(h) }
+                    return !(simple && group.count > limit - out.count)
+                }
+                take(group)
+                bound = k
+            }
+            if out.count <= limit {
+                var group: [Hit] = []
+                try index.forEach(from: kindEnd, to: [IndexKey.tombstone]) { line in
+                    if let h = try v.check(line, field: field) { group.append(h) }
+                    return !(simple && group.count > limit - out.count)
+                }
+                take(group)
+            }
+        }
+        out.sort { QueryEngine.compare($0.key, $1.key, req.sorts) < 0 }
+        return Array(out.prefix(limit + 1))
+    }
+
+    /// The records in a filter's index ranges: by name when unsorted (only a page of them
+    /// read), else all read and the best page kept.
+    private func byFilter(_ index: MergedRuns, _ ranges: [Range], fieldRun: Bool, _ v: Verifier) throws -> [Hit] {
+        var lines: [[UInt8]] = []
+        for r in ranges {
+            try index.forEach(from: r.lower, to: r.upper) { lines.append(Array($0)); return true }
+        }
+        if req.sorts.isEmpty {
+            // Distinct names in name order; read from the marker on until the page is full.
+            var seen = Set<[UInt8]>()
+            var named: [(name: [UInt8], line: [UInt8])] = []
+            for l in lines {
+                let hexName: [UInt8] = fieldRun ? Array(l[(l.lastIndex(of: IndexKey.space)! + 1)...]) : l
+                if seen.insert(hexName).inserted { named.append((hexName, l)) }
+            }
+            named.sort { $0.name.lexicographicallyPrecedes($1.name) }
+            var out: [Hit] = []
+            let start = after.map { IndexKey.hex($0.last?.stringValue ?? "") }
+            for (name, _) in named {
+                if let s = start, !s.lexicographicallyPrecedes(name) { continue }
+                guard let n = IndexKey.unhex(name[...]).flatMap({ String(validating: $0, as: UTF8.self) }) else { continue }
+                if let h = try v.check(n.isEmpty ? [] : IndexKey.hex(n)[...], field: nil) {
+                    out.append(h)
+                    if out.count > limit { break }
+                }
+            }
+            return out
+        }
+        var best: [Hit] = []
+        var seen = Set<[UInt8]>()
+        for l in lines {
+            let hexName: [UInt8] = fieldRun ? Array(l[(l.lastIndex(of: IndexKey.space)! + 1)...]) : l
+            guard seen.insert(hexName).inserted, let n = IndexKey.unhex(hexName[...]).flatMap({ String(validating: $0, as: UTF8.self) }),
+                  let h = try v.check(IndexKey.hex(n)[...], field: nil) else { continue }
+            QueryEngine.insert(h, into: &best, limit: limit, sorts: req.sorts)
+        }
+        return best
+    }
+
+    /// The index ranges a filter's matches lie in; nil when its index cannot narrow it (text
+    /// equality ignores case, so it is checked on the records instead).
+    static func ranges(_ f: QueryFilter, fieldRun: Bool) -> [Range]? {
+        let values: [JSONValue]
+        switch f.comparator {
+        case .in: values = f.value.value.arrayValue ?? []
+        case .equals, .lessThan, .lessThanOrEquals, .greaterThan, .greaterThanOrEquals, .beginsWith: values = [f.value.value]
+        default: return nil
+        }
+        var out: [Range] = []
+        for v in values {
+            guard let s = QueryMatcher.scalar(v) else { return nil }
+            let isReference = v["recordName"] != nil || SystemField(name: f.fieldName) != nil
+            var key: [UInt8]
+            var kind: (lower: [UInt8], upper: [UInt8])
+            switch s {
+            case .number(let d):
+                guard fieldRun else { return nil }
+                key = IndexKey.number(d); kind = ([0x6E], [0x6F])
+            case .text(let t):
+                if (f.comparator == .equals || f.comparator == .in) && !isReference { return nil }
+                if fieldRun { key = IndexKey.text(t); kind = ([0x74], [0x75]) } else { key = IndexKey.hex(t); kind = ([], [IndexKey.tombstone]) }
+            }
+            // In a field run a key's lines are "key name"; in the names run the line is the key.
+            let below: [UInt8] = fieldRun ? key + [IndexKey.space] : key
+            let through: [UInt8] = fieldRun ? key + [0x21] : key + [0x00]
+            switch f.comparator {
+            case .equals, .in: out.append(Range(lower: below, upper: through))
+            case .lessThan: out.append(Range(lower: kind.lower, upper: below))
+            case .lessThanOrEquals: out.append(Range(lower: kind.lower, upper: through))
+            case .greaterThan: out.append(Range(lower: through, upper: kind.upper))
+            case .greaterThanOrEquals: out.append(Range(lower: below, upper: kind.upper))
+            case .beginsWith:
+                guard case .text = s else { return nil }
+                out.append(Range(lower: key, upper: key + [0x67]))
+            default: return nil
+            }
+        }
+        return out
+    }
+}
