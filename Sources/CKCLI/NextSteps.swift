@@ -22,8 +22,11 @@ enum NextSteps {
             case .public: return "the public database has only _defaultZone"
             case .shared: return "zones appear in the shared database when a share is accepted"
             }
-        case .changeTokenExpired:
+        case .changeTokenExpired where command.last == "changes":
             return "fetch again from the start: --from-start (then keep the new syncToken)"
+        case .changeTokenExpired:
+            // A history command's point lies before what 'ck gc' kept.
+            return "'ck log' shows what the history retains"
         case .authenticationRequired where !reason.contains("ck account signin"):
             return "check the account with ck account; sign in with ck account signin APPLE-ID"
         case .badRequest where reason.contains("in production schema"):

@@ -137,6 +137,10 @@ final class ZoneChangesTests: XCTestCase {
         let a = try t.store.database(DatabaseAddress(container: "iCloud.com.example.test", environment: .development, scope: .private), deviceID: "A")
         let b = try t.store.database(DatabaseAddress(container: "iCloud.com.example.test", environment: .development, scope: .private), deviceID: "B")
         XCTAssertNil(try a.bookmark(zone: "Z"))
+        // A bookmark lives in its zone's directory: none is kept for a zone that does not exist.
+        try a.saveBookmark(zone: "Z", token: "t0")
+        XCTAssertNil(try a.bookmark(zone: "Z"))
+        _ = try a.createZone("Z")
         try a.saveBookmark(zone: "Z", token: "t1")
         XCTAssertEqual(try a.bookmark(zone: "Z"), "t1")
         XCTAssertNil(try b.bookmark(zone: "Z"))

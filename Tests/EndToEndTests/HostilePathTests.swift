@@ -29,7 +29,8 @@ final class HostilePathTests: XCTestCase {
         var development: String { container + "/development" }
         var database: String { development + "/private/" + user }
         var zone: String { database + "/zones/Lists" }
-        var bookmarks: String { "devices/default/bookmarks" }
+        /// The device's bookmarks live beside the zone (Docs/storage.md).
+        var bookmarks: String { zone + "/tokens" }
     }
 
     /// A store with everything a real one has: a signed-in user, a custom zone `Lists` with
@@ -795,7 +796,7 @@ final class HostilePathTests: XCTestCase {
         let victimFile = victim.appendingPathComponent("victim.json").path
         try Data("{\"precious\":true}\n".utf8).write(to: URL(fileURLWithPath: victimFile))
         let dirs = ["", "assets/" + l.assetShard, l.database, l.database + "/subscriptions", l.zone, l.zone + "/records/" + l.recordShard,
-                    l.zone + "/refs/" + l.refShard, l.bookmarks + "/\(Self.containerID)/development/private/\(l.user)/zones", "users"]
+                    l.zone + "/refs/" + l.refShard, l.bookmarks, "users"]
         let dead: Int32 = 999_999_999   // above any pid_max (at most 2^22): no such process
         var links: [String] = [], leftovers: [String] = [], live: [String] = []
         for (i, d) in dirs.enumerated() {

@@ -1,9 +1,10 @@
 import CKCore
 
 extension RecordCommands {
-    static let get: Command = Command(["record", "get"], synopsis: "NAME… | - [--name NAME]… [--fields a,b] [--asset FIELD]",
+    static let get: Command = Command(["record", "get"], synopsis: "NAME… | - [--name NAME]… [--fields a,b] [--asset FIELD] [--at REF]",
         summary: "Fetch records by name", endpoint: "records/lookup",
-        options: [nameOption, fieldsOption, OptionSpec("--asset", value: "FIELD", help: "write the bytes of this ASSET field of one record to stdout")],
+        options: [nameOption, fieldsOption, OptionSpec("--asset", value: "FIELD", help: "write the bytes of this ASSET field of one record to stdout"),
+                  HistoryCommands.atOption],
         details: """
         Prints the records/lookup response {"records": [...]}: a record, or an error dictionary,
         per name, in order; exit 9 when any is missing. With one name, a missing record is the
@@ -21,7 +22,7 @@ extension RecordCommands {
         if let field = inv.args.value("--asset") {
             guard names.count == 1 else { throw inv.usageError("--asset takes exactly one record name") }
             try Names.validateFieldName(field)
-            let r = try db.lookup(zone: inv.globals.zone, recordNames: names)[0]
+            let r = try HistoryCommands.lookup(inv, db, names)[0]
             if let e = r.error { throw e }
             guard case .saved(let rec) = r, let f = rec.fields[field] else {
                 throw CloudKitError(.notFound, "record '\(names[0])' has no field '\(field)'", recordName: names[0])
@@ -38,7 +39,7 @@ extension RecordCommands {
             inv.io.writeOutBytes(bytes)
             return ExitCode.success
         }
-        let results = try db.lookup(zone: inv.globals.zone, recordNames: names)
+        let results = try HistoryCommands.lookup(inv, db, names)
         if names.count == 1, let e = results[0].error { throw e }
         inv.emit(["records": .array(results.map { inv.resultJSON($0, .lookup, desiredKeys: keys) })], listKey: "records")
         return inv.batchExit(results, noun: "records")
@@ -95,19 +96,19 @@ extension RecordCommands {
         return inv.batchExit(results, noun: "records")
     }
 
-    static let list: Command = Command(["record", "list"], synopsis: "[--type T] [--fields a,b]",
+    static let list: Command = Command(["record", "list"], synopsis: "[--type T] [--fields a,b] [--at REF]",
         summary: "List every record of a zone (streams; no index needed)", endpoint: "records/query",
-        options: [OptionSpec("--type", aliases: ["--record-type"], value: "T", help: "only records of this type"), fieldsOption],
+        options: [OptionSpec("--type", aliases: ["--record-type"], value: "T", help: "only records of this type"), fieldsOption, HistoryCommands.atOption],
         details: "Records come in storage order, which is stable for the same data. Use --format ndjson\nfor one record per line.") { inv in
         _ = try inv.positionals(max: 0, what: "")
         let type = inv.args.value("--type")
         if let t = type { try Names.validateRecordType(t) }
         let keys = try desiredKeys(inv)
         let db = try inv.database()
-        let z = try db.zone(inv.globals.zone)
+        let z = try db.zone(try HistoryCommands.atZone(inv, db))
         let style = inv.style
         try inv.printer.stream(listKey: "records") { emit in
-            try z.snapshot().forEachRecord { r in
+            try HistoryCommands.forEachRecord(inv, db, z) { r in
                 if (type == nil || r.recordType == type), try db.canRead(r) { emit(r.response(style, desiredKeys: keys)) }
                 return true
             }

@@ -60,7 +60,7 @@ public struct ChangeHistory {
     }
 
     /// `count` index words starting at entry index `first` (0-based).
-    private func readIndex(_ f: Int32, from first: Int64, count: Int64) throws -> [UInt64] {
+    func readIndex(_ f: Int32, from first: Int64, count: Int64) throws -> [UInt64] {
         var bytes = [UInt8](repeating: 0, count: Int(count) * 8)
         var got = 0
         while got < bytes.count {
@@ -77,17 +77,35 @@ public struct ChangeHistory {
     /// Streams committed entries with seq > `after` (up to `through`, default the head), oldest
     /// first; `body` returns false to stop. Every entry is checked against its index word and
     /// its own `seq`, so a reader racing a writer's repair re-reads instead of misreading.
-    public func forEachEntry(after: Int64, through: Int64? = nil, _ body: (JSONValue) throws -> Bool) throws {
+    ///
+    /// After `ck gc` (HistoryCompaction) the entries before `retainedFrom()` are gone but for
+    /// those that wrote a version still current then. Reading from the start (`after: 0`, or
+    /// `skipCompacted`) yields what remains — the compacted state, then every later change;
+    /// reading from a point inside the compacted part throws CHANGE_TOKEN_EXPIRED, since the
+    /// changes after that point can no longer be told.
+    public func forEachEntry(after: Int64, through: Int64? = nil, skipCompacted: Bool = false, _ body: (JSONValue) throws -> Bool) throws {
         var from = after
-        for attempt in 0..<3 {
+        let skipping = skipCompacted || after == 0
+        var attempt = 0
+        var waits = 0
+        while true {
             do {
-                try scan(after: from, through: through) { seq, e in
+                let first = try retainedFrom()
+                if !skipping && from < first - 1 { throw HistoryCompaction.compacted(directory, first: first) }
+                try scan(after: from, through: through, compactedBefore: skipping ? first : 1) { seq, e in
                     from = seq
                     return try body(e)
                 }
                 return
             } catch let d as Damage {
-                if attempt == 2 {
+                // A compaction switching its files: wait for it rather than report damage.
+                if waits < 200, (try? FileSystem.exists(directory + "/" + HistoryCompaction.markerName)) == true {
+                    waits += 1
+                    usleep(20_000)
+                    continue
+                }
+                attempt += 1
+                if attempt == 3 {
                     throw CloudKitError.internalError("the history in '\(directory)' is damaged at entry \(d.seq): \(d.what) (run 'ck fsck')")
                 }
             }
@@ -99,7 +117,9 @@ public struct ChangeHistory {
         var what: String
     }
 
-    private func scan(after: Int64, through: Int64?, _ body: (Int64, JSONValue) throws -> Bool) throws {
+    /// `compactedBefore`: entries before it may have been dropped by a compaction (an empty
+    /// slot in the index), and are skipped; anywhere else an empty slot is damage.
+    private func scan(after: Int64, through: Int64?, compactedBefore: Int64 = 1, _ body: (Int64, JSONValue) throws -> Bool) throws {
         guard let dir = try Directory.open(directory) else { return }
         let head = try committedHead(dir)
         let last = min(through ?? head.seq, head.seq)
@@ -124,6 +144,7 @@ public struct ChangeHistory {
             for w in words {
                 seq += 1
                 let end = Int64(w & ~ChangeHistory.commitBit)
+                if end == at && seq < compactedBefore { continue }
                 guard end > at else { throw Damage(seq: seq, what: "index entries are out of order") }
                 while at + Int64(buffer.count - used) < end {
                     if used > 0 { buffer.removeFirst(used); used = 0 }
@@ -160,11 +181,14 @@ public struct ChangeHistory {
         return out
     }
 
-    /// One committed entry by its sequence number.
+    /// One committed entry by its sequence number (nil: past the head, or dropped by `ck gc`).
     public func entry(_ seq: Int64) throws -> JSONValue? {
         guard seq >= 1 else { return nil }
         var out: JSONValue?
-        try forEachEntry(after: seq - 1, through: seq) { e in out = e; return false }
+        try forEachEntry(after: seq - 1, through: seq, skipCompacted: true) { e in
+            if e["seq"]?.int64Value == seq { out = e }
+            return false
+        }
         return out
     }
 
@@ -181,8 +205,9 @@ public struct ChangeHistory {
     @discardableResult
     public func cutUncommittedTail(repair: Bool = true) throws -> [TailFinding] {
         guard let dir = try Directory.open(directory) else { return [] }
-        let head = try committedHead(dir)
         var found: [TailFinding] = []
+        if let f = try HistoryCompaction.finishInterrupted(self, dir, repair: repair) { found.append(f) }
+        let head = try committedHead(dir)
         let idxSize = Int64(dir.status(of: ChangeHistory.indexName)?.st_size ?? 0)
         let logSize = Int64(dir.status(of: ChangeHistory.logName)?.st_size ?? 0)
         if idxSize > head.seq * 8 {
@@ -259,7 +284,16 @@ public struct ChangeHistory {
     /// Drops the retained history up to now, as CloudKit's server does on its own schedule:
     /// every token issued so far expires; tokens issued from now on work.
     public func expire() throws {
-        try FileSystem.writeJSON(metaFile, ["schemaVersion": .int(DataPaths.schemaVersion), "epoch": .int(try epoch() + 1),
-                                            "expiredAt": .int(head())])
+        var meta = try FileSystem.readJSON(metaFile)?.objectValue ?? [:]
+        meta["schemaVersion"] = .int(DataPaths.schemaVersion)
+        meta["epoch"] = .int(try epoch() + 1)
+        meta["expiredAt"] = .int(try head())
+        try FileSystem.writeJSON(metaFile, .object(meta))
+    }
+
+    /// The first entry every later one is kept from (1 unless `ck gc` compacted the history):
+    /// a token or reference before `retainedFrom() - 1` names a point no longer retained.
+    public func retainedFrom() throws -> Int64 {
+        max(1, try FileSystem.readJSON(metaFile)?["retainedFrom"]?.int64Value ?? 1)
     }
 }
