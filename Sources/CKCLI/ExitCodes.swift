@@ -19,7 +19,7 @@ public enum ExitCode {
         switch code {
         case .internalError: return internalFailure
         case .notFound, .zoneNotFound: return notFound
-        case .conflict, .exists: return conflict
+        case .conflict, .exists, .alreadyShared: return conflict
         case .authenticationRequired, .authenticationFailed, .accessDenied: return notPermitted
         case .badRequest, .validatingReferenceError: return invalid
         case .changeTokenExpired: return tokenExpired

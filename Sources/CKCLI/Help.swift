@@ -8,7 +8,9 @@ enum Help {
         ("Records", ["record", "import", "export"]),
         ("Zones, changes", ["zone", "database", "token"]),
         ("Notifications", ["subscribe", "subscription", "notifications"]),
+        ("Sharing", ["share"]),
         ("Schema", ["schema", "role"]),
+        ("History", ["log", "show", "diff", "blame", "tag", "restore", "revert", "gc"]),
         ("Faults", ["fault"]),
         ("Tools", ["fsck", "help", "completion", "man"]),
     ]

@@ -6,19 +6,22 @@ import CKCore
 enum ImportExportCommands {
     static var all: [Command] { [export, importRecords] }
 
-    static let export: Command = Command(["export"], synopsis: "[--zone Z]",
+    static let export: Command = Command(["export"], synopsis: "[--zone Z] [--at REF]",
         summary: "Print every record of a database as NDJSON (one record per line)",
+        options: [HistoryCommands.atOption],
         details: """
         Every zone of the database (--db), or only --zone Z, zone by zone in storage order;
         each line is a full Web Services record with its zoneID, which 'ck import' reads back.
-        Always NDJSON: --format does not change it.
+        Always NDJSON: --format does not change it. --at REF exports the records as they were
+        then (a tag or a time is a point in every zone; a zone made after it exports nothing).
         """) { inv in
         _ = try inv.positionals(max: 0, what: "")
         let db = try inv.database()
-        let zones = !inv.globals.zones.isEmpty ? [try db.zone(inv.globals.zone)] : try db.listZones()
+        let named = try inv.args.value("--at").flatMap { try db.zoneName(of: try HistoryCommands.reference(inv, $0)) }
+        let zones = !inv.globals.zones.isEmpty ? [try db.zone(inv.globals.zone)] : try named.map { [try db.zone($0)] } ?? db.listZones()
         let style = inv.style
         for z in zones {
-            try z.snapshot().forEachRecord { r in
+            try HistoryCommands.forEachRecord(inv, db, z, emptyBeforeHistory: zones.count > 1) { r in
                 if try db.canRead(r) { inv.io.writeOut(JSONWriter.line(r.response(style))) }
                 return inv.io.writable()
             }
@@ -63,6 +66,8 @@ enum ImportExportCommands {
         if count == 0 { throw CloudKitError.badRequest("import: the input holds no records") }
         let db = try inv.database()
         _ = try db.requireWrite()
+        // One index build at the end instead of one per batch.
+        db.defersIndexMaintenance = true
         for z in zones where !z.utf8.elementsEqual(ZoneID.defaultZoneName.utf8) {
             if inv.globals.scope != .private { _ = try db.zone(z) }
         }
@@ -76,6 +81,7 @@ enum ImportExportCommands {
         var pendingZone: String?
         var pending: [RecordOperation] = []
         var pendingNames = Set<NameKey>()
+        var committed = Set<NameKey>()
         try inv.printer.stream(listKey: "records") { emit in
             func flush() throws {
                 guard let z = pendingZone, !pending.isEmpty else { return }
@@ -84,6 +90,7 @@ enum ImportExportCommands {
                 // A record whose change tag is not newer than the zone's head before the batch
                 // was left as it was (same fields: no new change).
                 let head = (try? db.zone(z).history.head()) ?? 0
+                defer { if ((try? db.zone(z).history.head()) ?? 0) > head { committed.insert(NameKey(z)) } }
                 for r in try db.modify(zone: z, operations: pending, atomic: false, assets: assets) {
                     total += 1
                     if r.error != nil { failures.append(r) }
@@ -112,6 +119,8 @@ enum ImportExportCommands {
             }
             try flush()
         }
+        // Only zones the import wrote: a refused import leaves the data directory as it was.
+        for z in zones where committed.contains(NameKey(z)) { try? db.maintainIndexes(zone: z) }
         progress.finish(done: total, unchanged: unchanged, failed: failures.count)
         return inv.batchExit(failures, total: total, noun: "records")
     }

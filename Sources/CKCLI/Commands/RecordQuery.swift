@@ -3,7 +3,7 @@ import Foundation
 
 extension RecordCommands {
     static let query: Command = Command(["record", "query"],
-        synopsis: "--type T [--filter 'FIELD OP VALUE'…] [--sort FIELD[:desc]…] [--limit N] [--continue MARKER] [--fields a,b]",
+        synopsis: "--type T [--filter 'FIELD OP VALUE'…] [--sort FIELD[:desc]…] [--limit N] [--continue MARKER] [--fields a,b] [--at REF]",
         summary: "Query records (filters, sorts, pages of at most 200)", endpoint: "records/query",
         options: [
             OptionSpec("--type", aliases: ["--record-type"], value: "T", help: "record type to query (or give a records/query body on stdin)"),
@@ -13,6 +13,7 @@ extension RecordCommands {
             OptionSpec("--continue", value: "MARKER", help: "the continuationMarker of the previous page"),
             OptionSpec("--all", help: "every page, streamed in one process (like gh --paginate): {records: [...]} without a marker"),
             fieldsOption,
+            HistoryCommands.atOption,
         ],
         details: """
         OP is =, ==, !=, <, <=, >, >= (spaces around a symbol are optional: priority>=3) or a
@@ -71,7 +72,7 @@ extension RecordCommands {
             var warned = false
             try inv.printer.stream(listKey: "records") { emit in
                 while true {
-                    let page = try db.query(zone: zone, req)
+                    let page = try HistoryCommands.query(inv, db, zone: zone, req)
                     if !warned { page.warnings.forEach(inv.warn); warned = true }
                     for r in page.records { emit(r.response(inv.style, desiredKeys: req.desiredKeys)) }
                     guard let m = page.continuationMarker, inv.io.writable() else { break }
@@ -80,7 +81,7 @@ extension RecordCommands {
             }
             return ExitCode.success
         }
-        let result = try db.query(zone: zone, req)
+        let result = try HistoryCommands.query(inv, db, zone: zone, req)
         for w in result.warnings { inv.warn(w) }
         var doc: [String: JSONValue] = ["records": .array(result.records.map { $0.response(inv.style, desiredKeys: req.desiredKeys) })]
         if let m = result.continuationMarker { doc["continuationMarker"] = .string(m) }

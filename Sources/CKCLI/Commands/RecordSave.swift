@@ -1,7 +1,7 @@
 import CKCore
 
 extension RecordCommands {
-    static let save: Command = Command(["record", "save"], synopsis: "[--type T] [--name N] [--tag TAG | --force] [--replace] [FIELD[:TYPE]=VALUE…]",
+    static let save: Command = Command(["record", "save"], synopsis: "[--type T] [--name N] [--tag TAG | --force] [--replace] [--parent NAME] [FIELD[:TYPE]=VALUE…]",
         summary: "Save one record (create, update, replace)", endpoint: "records/modify",
         options: [
             OptionSpec("--type", aliases: ["--record-type"], value: "T", help: "record type (needed to create)"),
@@ -10,6 +10,7 @@ extension RecordCommands {
             OptionSpec("--force", help: "forceUpdate: create or merge without checking the tag"),
             OptionSpec("--replace", help: "replace (with --tag) or forceReplace (with --force): omitted fields become null"),
             OptionSpec("--fields-json", value: "JSON", help: "cktool-style fields: {\"f\": {\"type\": \"stringType\", \"value\": …}}"),
+            OptionSpec("--parent", value: "NAME", help: "the record's parent (sharing hierarchies: a record whose parent is shared is shared with it)"),
             OptionSpec("--stdin", help: "read a Web Services record dictionary on stdin (the default when no fields or --type are given)"),
             fieldsOption,
         ],
@@ -82,6 +83,7 @@ extension RecordCommands {
         if let n = inv.args.value("--name") { op.recordName = n }
         if let t = inv.args.value("--type") { op.recordType = t }
         if let t = inv.args.value("--tag") { op.recordChangeTag = t }
+        if let p = inv.args.value("--parent") { try Names.validateRecordName(p); op.parent = p }
 
         let replace = inv.args.has("--replace")
         if inv.args.has("--force") {

@@ -20,6 +20,8 @@ public enum ServerErrorCode: String, Sendable, CaseIterable {
     case limitExceeded = "LIMIT_EXCEEDED"
     case serviceUnavailable = "SERVICE_UNAVAILABLE"
     case networkFailure = "NETWORK_FAILURE"
+    /// A record already in another share (native `alreadyShared`, 30); see Docs/sharing.md.
+    case alreadyShared = "ALREADY_SHARED"
 
     /// The native `CKError.Code` raw value clients map this to (reference §4.4).
     public var ckErrorCode: Int {
@@ -40,6 +42,7 @@ public enum ServerErrorCode: String, Sendable, CaseIterable {
         case .limitExceeded: return 27
         case .serviceUnavailable: return 6
         case .networkFailure: return 4
+        case .alreadyShared: return 30
         }
     }
 
@@ -59,7 +62,7 @@ public enum ServerErrorCode: String, Sendable, CaseIterable {
         case .throttled: return 429
         case .tryAgainLater, .serviceUnavailable: return 503
         case .validatingReferenceError: return 412
-        case .changeTokenExpired, .limitExceeded, .networkFailure: return nil
+        case .changeTokenExpired, .limitExceeded, .networkFailure, .alreadyShared: return nil
         }
     }
 }

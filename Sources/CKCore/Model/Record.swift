@@ -49,6 +49,11 @@ public struct Record: Equatable, Sendable {
     public var parent: String?
     /// The short GUID a share link is built from, made when a save asks `createShortGUID`.
     public var shortGUID: String?
+    /// `share`: the share record (`cloudkit.share`) a hierarchy's root record belongs to.
+    public var share: String?
+    /// A share record's own keys (`publicPermission`, `participants`, `owner`, and the root's
+    /// name), stored and shown at the record's top level (Sharing/Share.swift).
+    public var shareInfo: [String: JSONValue]?
 
     public init(recordName: String, recordType: String, recordChangeTag: String, fields: [String: RecordField],
                 created: ChangeStamp, modified: ChangeStamp, zoneID: ZoneID, parent: String? = nil, shortGUID: String? = nil) {
@@ -77,6 +82,8 @@ public struct Record: Equatable, Sendable {
         ]
         if let p = parent { o["parent"] = ["recordName": .string(p)] }
         if let g = shortGUID { o["shortGUID"] = .string(g) }
+        if let s = share { o["share"] = ["recordName": .string(s)] }
+        for (k, v) in shareInfo ?? [:] { o[k] = v }
         return .object(o)
     }
 
@@ -96,6 +103,7 @@ public struct Record: Equatable, Sendable {
         o["fields"] = .object(f)
         o["pluginFields"] = .object([:])
         if !withZoneID { o["zoneID"] = nil }
+        for k in ShareInfo.storedOnlyKeys { o[k] = nil }
         return .object(o)
     }
 
@@ -123,6 +131,8 @@ public struct Record: Equatable, Sendable {
         self.init(recordName: name, recordType: type, recordChangeTag: tag, fields: fields,
                   created: try ChangeStamp(json: o["created"]), modified: try ChangeStamp(json: o["modified"]),
                   zoneID: try ZoneID(json: z), parent: o["parent"]?["recordName"]?.stringValue, shortGUID: o["shortGUID"]?.stringValue)
+        share = o["share"]?["recordName"]?.stringValue
+        if type == ShareInfo.recordType { shareInfo = o.filter { ShareInfo.keys.contains($0.key) } }
     }
 
     /// Every outgoing reference, with the field it sits in.

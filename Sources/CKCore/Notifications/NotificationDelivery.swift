@@ -6,6 +6,8 @@ extension Database {
     /// a crash delivers nothing twice: each inbox remembers how far it has this zone's history.
     func deliverNotifications(zone z: ZoneStore, changes: [RecordChange], through seq: Int64) throws {
         guard !changes.isEmpty else { return }
+        // Participants of the zone's shares hear of it through their shared databases.
+        try deliverToShareParticipants(zone: z, changes: changes, through: seq)
         let subscriptions = try subscriptionStore.all(owner: ownerRecordName)
         guard !subscriptions.isEmpty else { return }
         let zoneName = z.zoneID.zoneName
@@ -95,7 +97,7 @@ extension Database {
     /// `items(device)` gives it, about zone `zone`. Every
     /// inbox is tried; the first failure is then reported (the caller redoes the delivery, which
     /// the inboxes that have it skip).
-    private func deliver(to owner: String, source: (key: String, seq: Int64)?, zone: String, _ items: (String) -> [NotificationInbox.Pending]) throws {
+    func deliver(to owner: String, source: (key: String, seq: Int64)?, zone: String, _ items: (String) -> [NotificationInbox.Pending]) throws {
         let root = paths.notifications(address.container, address.environment, user: owner)
         var failure: Error?
         for entry in try FileSystem.list(root) where !entry.hasPrefix(".") {

@@ -11,8 +11,8 @@ extension Database {
         switch (s.kind, scope) {
         case (.query, .shared):
             throw CloudKitError(.badRequest, "query subscriptions are not supported in the shared database; use a database subscription", subscriptionID: s.subscriptionID)
-        case (.zone, .public), (.zone, .shared):
-            throw CloudKitError(.badRequest, "zone subscriptions exist only in the private database", subscriptionID: s.subscriptionID)
+        case (.zone, .public):
+            throw CloudKitError(.badRequest, "zone subscriptions exist only in the private and shared databases", subscriptionID: s.subscriptionID)
         case (.database, .public):
             throw CloudKitError(.badRequest, "the public database does not support database subscriptions; use a query subscription", subscriptionID: s.subscriptionID)
         default: break

@@ -20,14 +20,19 @@ public final class Database {
     public let paths: DataPaths
     let clock: Clock
     public let directory: String
+    /// Sharing: the owner whose private database this is when a share participant writes
+    /// into it, and what the shared database resolves (Sharing/SharedDatabase.swift).
+    var sharing = SharingContext()
 
-    init(address: DatabaseAddress, caller: Caller, paths: DataPaths, clock: Clock) throws {
+    /// `owner`: another user's private database, opened for a share participant.
+    init(address: DatabaseAddress, caller: Caller, paths: DataPaths, clock: Clock, owner: String? = nil) throws {
         try Names.validateContainerID(address.container)
         self.address = address
         self.caller = caller
         self.paths = paths
         self.clock = clock
-        self.directory = paths.database(address.container, address.environment, address.scope, user: caller.user?.userRecordName)
+        self.directory = paths.database(address.container, address.environment, address.scope, user: owner ?? caller.user?.userRecordName)
+        self.sharing.owner = owner
     }
 
     var scope: DatabaseScope { address.scope }
@@ -47,6 +52,8 @@ public final class Database {
     }
 
     private var cachedSchema: Schema?
+    /// Set by a bulk load (`ck import`), which brings the indexes forward once at its end.
+    public var defersIndexMaintenance = false
     private var cachedRoles: Set<String>?
 
     public var schemaAdmin: SchemaAdmin { SchemaAdmin(paths: paths, container: address.container) }
@@ -78,6 +85,7 @@ public final class Database {
     /// user the device lets act — nobody, without an available account, so only `_world`
     /// GRANTs apply whoever `--as` names. Every read path goes through this.
     public func canRead(_ r: Record) throws -> Bool {
+        if let shared = try sharedCanRead(r) { return shared }
         guard scope == .public else { return true }
         let reader = SchemaRules.reader(caller)
         return SchemaRules.permits(.read, type: try schema().types[r.recordType], user: reader, roles: reader == nil ? [] : try callerRoles(),
@@ -96,15 +104,18 @@ public final class Database {
     }
 
     var ownerRecordName: String {
-        scope == .public ? ZoneID.defaultOwner : (caller.user?.userRecordName ?? ZoneID.defaultOwner)
+        if let o = sharing.owner { return o }
+        return scope == .public ? ZoneID.defaultOwner : (caller.user?.userRecordName ?? ZoneID.defaultOwner)
     }
 
-    public func zoneID(_ name: String) -> ZoneID { ZoneID(zoneName: name, ownerRecordName: ownerRecordName) }
+    /// In the shared database, a zone's owner is the user who shared it.
+    public func zoneID(_ name: String) -> ZoneID { ZoneID(zoneName: name, ownerRecordName: sharedZoneOwner(name) ?? ownerRecordName) }
 
     func zonePath(_ name: String) -> String { DataPaths.zone(database: directory, zoneName: name) }
 
     func zonePresence(_ name: String) throws -> ZoneStore.Presence {
-        try ZoneStore.load(directory: zonePath(name), zoneID: zoneID(name))
+        if let shared = try sharedZonePresence(name) { return shared }
+        return try ZoneStore.load(directory: zonePath(name), zoneID: zoneID(name))
     }
 
     /// The default zone before its first record: nothing on disk yet.
@@ -145,6 +156,7 @@ public final class Database {
     public func listZones() throws -> [ZoneStore] {
         try requireRead()
         var out: [ZoneStore] = []
+        if let shared = try sharedZoneList() { return shared }
         if scope != .shared { out.append(try zone(ZoneID.defaultZoneName)) }
         var custom: [ZoneStore] = []
         guard let zones = try Directory.open(directory + "/zones") else { return out }
@@ -166,6 +178,8 @@ public final class Database {
             if let e = try injectedFault("records/lookup", zone: z, recordName: n) { return .failed(e) }
             if let r = try snapshot.record(named: n) {
                 guard try canRead(r) else {
+                    // A record not shared with a participant is, to them, no record at all.
+                    if scope == .shared { return .failed(CloudKitError(.notFound, "record '\(Names.describe(n))' not found", recordName: n, zoneID: z.zoneID)) }
                     return .failed(CloudKitError(.accessDenied, "records of type '\(r.recordType)' are not readable by this user (schema GRANTs)", recordName: n, zoneID: z.zoneID))
                 }
                 return .saved(r)

@@ -21,6 +21,8 @@ extension Database {
             throw CloudKitError(.limitExceeded, "a request holds at most \(Limits.operationsPerBatch) operations; this one has \(operations.count)")
         }
         let user = try requireWrite()
+        // The shared database writes into the owner's zone, as the participant (Sharing/).
+        if let owner = try sharedOwnerView(zone: name) { return try owner.modify(zone: name, operations: operations, atomic: atomic, assets: pending) }
         var z = try zone(name)
         let atomically = atomic && !z.zoneID.isDefault
         var roles = try callerRoles()
@@ -31,8 +33,9 @@ extension Database {
 
         func run(_ z: ZoneStore, nextSeq: Int64) throws -> (Transaction, [OperationResult]) {
             schemaContext = SchemaContext(schema: stored, environment: address.environment)
-            let writer = RecordWriter(zone: z, scope: scope, user: user, deviceID: caller.deviceID, now: clock.now(), assets: assets,
+            var writer = RecordWriter(zone: z, scope: scope, user: user, deviceID: caller.deviceID, now: clock.now(), assets: assets,
                                       schema: schemaContext, roles: roles)
+            writer.access = sharing.access
             let tx = Transaction(zone: z, nextSeq: nextSeq)
             tx.assets = pending
             var results: [OperationResult] = []
@@ -98,6 +101,7 @@ extension Database {
             // Types and fields defined just in time go into the schema first, so no record is
             // ever stored under a schema that lacks its fields.
             if schemaContext.changed { try schemaAdmin.store(address.environment).merge(schemaContext.additions) }
+            try sharingWillCommit(tx, in: z)
             try commit(tx, in: z)
             return results
         } catch {
@@ -153,7 +157,10 @@ extension Database {
         // next writer of the zone, or ck fsck, finishes it.
         if (try? z.publish(prepared)) != nil {
             z.syncFiles()
-            if (try? deliverNotifications(zone: z, changes: tx.changes, through: last)) != nil { try? z.setApplied(last) }
+            if (try? deliverNotifications(zone: z, changes: tx.changes, through: last)) != nil {
+                try? z.setApplied(last)
+                maintainIndexes(z, through: last)
+            }
         }
         if let why = notSynced {
             throw CloudKitError.internalError("the change was committed (readers see it), but the disk did not confirm it durable: \(why)")

@@ -104,8 +104,11 @@ public struct ModifyRequest: Sendable {
         if (type == .update || type == .replace || type.isDelete) && op.recordName == nil { throw CloudKitError.badRequest("\(context): \(type.rawValue) needs a recordName") }
         if let t = r["recordType"], !t.isNull {
             guard let s = t.stringValue else { throw CloudKitError.badRequest("\(context): recordType must be a string") }
-            try Names.validateRecordType(s)
-            op.recordType = s
+            // A share create, as Web Services sends it (Sharing/ShareRequest.swift).
+            if s == ShareInfo.recordType { op.recordType = s; op.share = try parseShare(r, type: type, context: context) } else {
+                try Names.validateRecordType(s)
+                op.recordType = s
+            }
         }
         if let t = r["recordChangeTag"], !t.isNull {
             guard let s = t.stringValue else { throw CloudKitError.badRequest("\(context): recordChangeTag must be a string") }
@@ -115,6 +118,7 @@ public struct ModifyRequest: Sendable {
         if let f = r["fields"], !f.isNull {
             guard let fo = f.objectValue else { throw CloudKitError.badRequest("\(context): fields must be an object, got \(f.kindName)") }
             for (k, v) in fo {
+                if op.share != nil && k == ShareInfo.titleField { continue }
                 try Names.validateFieldName(k)
                 if let raw = RecordField.untypedValue(v) {
                     op.untyped[k] = raw

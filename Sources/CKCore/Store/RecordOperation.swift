@@ -27,6 +27,8 @@ public struct RecordOperation: Sendable {
     /// A save that would leave the record exactly as it is writes nothing (no new change, no
     /// new tag): what `ck import` asks, so re-importing an unchanged record is free.
     public var skipIfUnchanged = false
+    /// A share operation (Sharing/Share.swift): the record is a `cloudkit.share`.
+    public var share: ShareChange?
 
     public init(type: RecordOperationType, recordName: String? = nil, recordType: String? = nil, recordChangeTag: String? = nil,
                 fields: [String: RecordField?] = [:], parent: String? = nil) {

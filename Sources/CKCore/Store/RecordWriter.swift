@@ -11,6 +11,8 @@ struct RecordWriter {
     let schema: SchemaContext
     /// The user's custom roles (public-database GRANTs).
     let roles: Set<String>
+    /// Set when a share participant writes into the owner's zone (Sharing/ShareWriter.swift).
+    var access: ShareAccess? = nil
 
     /// A record's change tag names the history entry that wrote it.
     static func tag(for seq: Int64) -> String { String(seq, radix: 36) }
@@ -19,6 +21,8 @@ struct RecordWriter {
     func apply(_ op: RecordOperation, in tx: Transaction) throws -> OperationResult {
         let name = op.recordName ?? Identifiers.newRecordName()
         let existing = try tx.record(name)
+        // Share records change only through share operations; participants only as their share permits.
+        if let shared = try applySharing(op, name: name, existing: existing, in: tx) { return shared }
 
         if scope == .public, let t = op.recordType ?? existing?.recordType {
             let type = schema.schema.types[t]
@@ -74,10 +78,11 @@ struct RecordWriter {
         }
         let seq = tx.takeSeq()
         let stamp = ChangeStamp(timestamp: now, userRecordName: user.userRecordName, deviceID: deviceID)
-        let record = Record(recordName: name, recordType: type, recordChangeTag: RecordWriter.tag(for: seq), fields: fields,
+        var record = Record(recordName: name, recordType: type, recordChangeTag: RecordWriter.tag(for: seq), fields: fields,
                             created: existing?.created ?? stamp, modified: stamp, zoneID: zone.zoneID,
                             parent: op.parent ?? (op.type.replacesFields ? nil : existing?.parent),
                             shortGUID: existing?.shortGUID ?? (op.createShortGUID ? Identifiers.newShortGUID() : nil))
+        record.share = existing?.share
         try check(record, in: tx)
         try schema.admit(record)
         try tx.reindex(source: name, old: existing, new: record)
@@ -240,6 +245,11 @@ struct RecordWriter {
     /// A history entry: the change, who made it, the whole record saved, and `prev`, the entry
     /// that wrote the version it replaces — so the state before any change can be read back.
     private func entry(seq: Int64, op: String, name: String, record: Record?, previous: Record?) -> JSONValue {
+        RecordWriter.historyEntry(seq: seq, op: op, name: name, record: record, previous: previous, now: now, user: user, deviceID: deviceID)
+    }
+
+    static func historyEntry(seq: Int64, op: String, name: String, record: Record?, previous: Record?, now: Int64, user: UserAccount,
+                             deviceID: String) -> JSONValue {
         var o: [String: JSONValue] = [
             "seq": .int(seq), "timestamp": .int(now), "op": .string(op), "recordName": .string(name),
             "userRecordName": .string(user.userRecordName), "deviceID": .string(deviceID),

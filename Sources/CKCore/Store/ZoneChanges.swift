@@ -55,6 +55,10 @@ extension Database {
         if t.epoch < epoch {
             throw CloudKitError(.changeTokenExpired, "change token expired: zone '\(Names.describe(z.zoneID.zoneName))' no longer retains history that old; fetch from the start", zoneID: z.zoneID)
         }
+        // `ck gc` compacted the changes after the token's point (HistoryCompaction).
+        if t.seq < (try z.history.retainedFrom()) - 1 {
+            throw CloudKitError(.changeTokenExpired, "change token expired: zone '\(Names.describe(z.zoneID.zoneName))' no longer retains history that old (compacted by 'ck gc'); fetch from the start", zoneID: z.zoneID)
+        }
         return t.seq
     }
 
@@ -96,8 +100,10 @@ extension Database {
             // From the start there is nothing to forget: records deleted by then are left out.
             return since == nil ? nil : .deleted(k.string)
         }
+        // The shared database shows a participant only what is shared with them.
+        let shown = try sharedZoneChanges(changes, latest: latest, zone: z, since: since == nil ? nil : start)
         let token = ChangeToken(kind: .zone, scopeKey: zoneScopeKey(z), seq: end, epoch: try z.history.epoch()).encode(secret: try tokenSecret.getOrCreate())
-        return ZoneChangesResult(zoneID: z.zoneID, changes: changes, syncToken: token, moreComing: end < head)
+        return ZoneChangesResult(zoneID: z.zoneID, changes: shown, syncToken: token, moreComing: end < head)
     }
 
     /// Expires every token of a zone issued before now (`ck token expire`); returns the token
@@ -105,6 +111,7 @@ extension Database {
     @discardableResult
     public func expireTokens(zone name: String) throws -> String {
         try requireWrite()
+        if scope == .shared { throw CloudKitError(.badRequest, "a shared zone's history belongs to its owner; expire its tokens in their private database", zoneID: zoneID(name)) }
         _ = try changeFeedZone(name)
         let env = try environmentGuard.lockForWriting()
         defer { env.unlock() }

@@ -84,6 +84,9 @@ extension Database {
         if scope == .public {
             throw CloudKitError(.badRequest, "the public database has no custom zones to \(op == .purge ? "purge" : "delete")", zoneID: zoneID(name))
         }
+        if scope == .shared {
+            throw CloudKitError(.badRequest, "a zone of the shared database belongs to the user who shared it; leave its share instead (ck share leave)", zoneID: zoneID(name))
+        }
         _ = try zone(name)
         let env = try environmentGuard.lockForWriting()
         defer { env.unlock() }

@@ -1,0 +1,335 @@
+/// The shared database: a participant's view onto the zones other users shared with them.
+///
+/// Nothing is copied. A share record lives in its owner's zone (the truth about who takes part
+/// and with what permission); each owner's private database keeps, per zone, the names of its
+/// share records (`shares/<zone>.json`, written under the zone's lock with the commit that
+/// makes or deletes one). A participant's shared database lists each zone holding a share
+/// they accepted (zoneID with the owner's `ownerRecordName`); reads go to the owner's zone
+/// through a visibility filter, writes into it as the participant (with the permission
+/// check of ShareWriter), under the owner's locks, into the owner's history — so the owner's
+/// feeds and subscriptions see them.
+
+/// What a Database knows about sharing (Database.sharing).
+struct SharingContext {
+    /// Set on another user's private database opened for a participant: its owner.
+    var owner: String?
+    /// Set with `owner`: the participant whose writes are checked.
+    var access: ShareAccess?
+    /// Read once per command: the zones shared with the caller, and records read to decide
+    /// what they may see.
+    let cache = SharingCache()
+}
+
+final class SharingCache {
+    var zones: [SharedZone]?
+    /// Records of shared zones by zone key and name (nil: no such record).
+    var records: [String: Record?] = [:]
+}
+
+/// A zone shared with the caller: the owner's zone, and the shares in it the caller takes part in.
+struct SharedZone {
+    var owner: String
+    var zone: ZoneStore
+    var shares: [ShareState]
+    var key: String { SharedZone.key(owner: owner, zone: zone.zoneID.zoneName) }
+    static func key(owner: String, zone: String) -> String { PathEncoding.component(owner) + "|" + PathEncoding.component(zone) }
+}
+
+/// The names of the share records of one zone of a private database: `shares/<zone>.json`. It
+/// may name a share that is gone (a failed commit after it was written): readers check each.
+struct ShareRegistry {
+    let file: String
+
+    init(database: String, zoneName: String) {
+        file = database + "/shares/" + PathEncoding.component(zoneName) + ".json"
+    }
+
+    init(zone: ZoneStore) {
+        let suffix = "/zones/" + PathEncoding.component(zone.zoneID.zoneName)
+        let db = zone.directory.hasSuffix(suffix) ? String(zone.directory.dropLast(suffix.count)) : zone.directory
+        self.init(database: db, zoneName: zone.zoneID.zoneName)
+    }
+
+    func shareNames() throws -> [String] {
+        (try FileSystem.readJSON(file)?["shares"]?.arrayValue ?? []).compactMap(\.stringValue)
+    }
+
+    func write(_ names: [String], zoneName: String) throws {
+        try FileSystem.makeDirectories(String(file[..<file.lastIndex(of: "/")!]))
+        try FileSystem.writeJSON(file, ["schemaVersion": .int(DataPaths.schemaVersion), "zoneName": .string(zoneName),
+                                        "shares": .array(names.map(JSONValue.string))])
+    }
+}
+
+/// Where a share lives and what it is.
+public struct ShareLocation {
+    public var owner: String
+    public var zoneName: String
+    public var share: Record
+    public var state: ShareState
+    public var zoneID: ZoneID { ZoneID(zoneName: zoneName, ownerRecordName: owner) }
+
+    public init(owner: String, zoneName: String, share: Record, state: ShareState) {
+        self.owner = owner
+        self.zoneName = zoneName
+        self.share = share
+        self.state = state
+    }
+}
+
+extension Database {
+    /// The participant's shared database itself (not an owner's database opened for them).
+    var isSharedRoot: Bool { scope == .shared && sharing.owner == nil }
+
+    var accountStore: AccountStore { AccountStore(paths: paths, clock: clock) }
+
+    func privateDirectory(of user: String) -> String {
+        paths.database(address.container, address.environment, .private, user: user)
+    }
+
+    // MARK: finding shares
+
+    /// Every share of the container and environment, with its owner and zone: each known
+    /// user's private database, each zone registry, each share record named there.
+    func allShares() throws -> [ShareLocation] {
+        var out: [ShareLocation] = []
+        for u in try accountStore.allUsers().sorted(by: { $0.userRecordName < $1.userRecordName }) {
+            let db = privateDirectory(of: u.userRecordName)
+            for file in try FileSystem.list(db + "/shares").sorted() where file.hasSuffix(".json") && !file.hasPrefix(".") {
+                guard let j = try FileSystem.readJSON(db + "/shares/" + file), let zoneName = j["zoneName"]?.stringValue,
+                      case .present(let z) = try ZoneStore.load(directory: DataPaths.zone(database: db, zoneName: zoneName),
+                                                                zoneID: ZoneID(zoneName: zoneName, ownerRecordName: u.userRecordName)) else { continue }
+                let snapshot = try z.snapshot()
+                for name in try ShareRegistry(database: db, zoneName: zoneName).shareNames() {
+                    guard let r = try snapshot.record(named: name), let state = try ShareState(r) else { continue }
+                    out.append(ShareLocation(owner: u.userRecordName, zoneName: zoneName, share: r, state: state))
+                }
+            }
+        }
+        return out
+    }
+
+    /// The zones shared with the caller (those holding a share they accepted), by zone name
+    /// then owner.
+    func sharedZones() throws -> [SharedZone] {
+        if let z = sharing.cache.zones { return z }
+        guard let me = caller.user?.userRecordName else { return [] }
+        var byKey: [String: SharedZone] = [:]
+        for loc in try allShares() where loc.owner != me && loc.state.permission(of: me) != nil {
+            let key = SharedZone.key(owner: loc.owner, zone: loc.zoneName)
+            if byKey[key] == nil {
+                guard case .present(let z) = try ZoneStore.load(directory: DataPaths.zone(database: privateDirectory(of: loc.owner), zoneName: loc.zoneName),
+                                                                zoneID: loc.zoneID) else { continue }
+                byKey[key] = SharedZone(owner: loc.owner, zone: z, shares: [])
+            }
+            byKey[key]!.shares.append(loc.state)
+        }
+        let zones = byKey.values.sorted { (NameKey($0.zone.zoneID.zoneName), $0.owner) < (NameKey($1.zone.zoneID.zoneName), $1.owner) }
+        sharing.cache.zones = zones
+        return zones
+    }
+
+    /// The shared zone a name means; BAD_REQUEST when two owners share zones of that name.
+    func sharedZone(named name: String) throws -> SharedZone? {
+        let matches = try sharedZones().filter { $0.zone.zoneID.zoneName.sameBytes(name) }
+        if matches.count > 1 {
+            throw CloudKitError(.badRequest, "zone name '\(Names.describe(name))' is shared with this user by \(matches.count) owners (\(matches.map(\.owner).joined(separator: ", "))); ck addresses shared zones by name, so one of the shares must be left first")
+        }
+        return matches.first
+    }
+
+    // MARK: routing (hooks called from Database)
+
+    func sharedZonePresence(_ name: String) throws -> ZoneStore.Presence? {
+        guard isSharedRoot else { return nil }
+        guard let z = try sharedZone(named: name) else { return .absent }
+        return .present(z.zone)
+    }
+
+    func sharedZoneOwner(_ name: String) -> String? {
+        guard isSharedRoot, let z = try? sharedZone(named: name) else { return nil }
+        return z.owner
+    }
+
+    func sharedZoneList() throws -> [ZoneStore]? {
+        guard isSharedRoot else { return nil }
+        try requireRead()
+        return try sharedZones().map(\.zone)
+    }
+
+    /// Another user's private database, opened for the caller as a participant of its shares.
+    func ownerView(owner: String) throws -> Database {
+        let me = try caller.requireUser(for: "using a share")
+        let db = try Database(address: DatabaseAddress(container: address.container, environment: address.environment, scope: .private),
+                              caller: caller, paths: paths, clock: clock, owner: owner)
+        if owner != me.userRecordName { db.sharing.access = ShareAccess(participant: me.userRecordName) }
+        db.recordFault = recordFault
+        return db
+    }
+
+    /// For a write to the shared database: the owner's database to write into.
+    func sharedOwnerView(zone name: String) throws -> Database? {
+        guard isSharedRoot else { return nil }
+        let z = try zone(name)
+        return try ownerView(owner: z.zoneID.ownerRecordName)
+    }
+
+    /// A record of a shared zone (cached for the command).
+    private func sharedRecord(_ z: SharedZone, _ name: String) throws -> Record? {
+        let key = z.key + "|" + PathEncoding.component(name)
+        if let r = sharing.cache.records[key] { return r }
+        let r = try z.zone.record(named: name)
+        sharing.cache.records[key] = .some(r)
+        return r
+    }
+
+    /// In the shared database: whether the caller may see a record (nil elsewhere).
+    func sharedCanRead(_ r: Record) throws -> Bool? {
+        guard isSharedRoot else { return nil }
+        guard let me = caller.user?.userRecordName,
+              let z = try sharedZones().first(where: { $0.owner == r.zoneID.ownerRecordName && $0.zone.zoneID.zoneName.sameBytes(r.zoneID.zoneName) })
+        else { return false }
+        return try ShareVisibility.permission(me, on: r) { try sharedRecord(z, $0) } != nil
+    }
+
+    /// In the shared database, a zone's changes as the caller may see them: records shared
+    /// with them; a record that was visible at the token and no longer is (deleted, moved out
+    /// of the share) as a tombstone; nothing about the owner's other records.
+    func sharedZoneChanges(_ changes: [ZoneChangesResult.RecordChange], latest: [NameKey: JSONValue], zone z: ZoneStore,
+                           since start: Int64?) throws -> [ZoneChangesResult.RecordChange] {
+        guard isSharedRoot else { return changes }
+        guard let me = caller.user?.userRecordName,
+              let shared = try sharedZones().first(where: { $0.owner == z.zoneID.ownerRecordName && $0.zone.zoneID.zoneName.sameBytes(z.zoneID.zoneName) })
+        else { return [] }
+        let lookup: (String) throws -> Record? = { try self.sharedRecord(shared, $0) }
+        func visible(_ r: Record?) throws -> Bool { try r.map { try ShareVisibility.permission(me, on: $0, lookup: lookup) != nil } ?? false }
+        /// The record as it was at the token.
+        func atToken(_ name: String) throws -> Record? {
+            guard let s = start, var e = latest[NameKey(name)] else { return nil }
+            while let seq = e["seq"]?.int64Value, seq > s {
+                guard let p = e["prev"]?.int64Value, let prev = try z.history.entry(p) else { return nil }
+                e = prev
+            }
+            guard e["op"]?.stringValue == "save", let j = e["record"] else { return nil }
+            return try Record(stored: j)
+        }
+        return try changes.compactMap { c in
+            switch c {
+            case .record(let r):
+                if try visible(r) { return c }
+                return try start != nil && visible(atToken(r.recordName)) ? .deleted(r.recordName) : nil
+            case .deleted(let name):
+                return try visible(atToken(name)) ? c : nil
+            }
+        }
+    }
+
+    // MARK: bookmarks
+
+    /// In the shared database a zone's bookmarks belong to the participant, not beside the
+    /// owner's zone: `shared/<user>/bookmarks/<owner>/<zone>` (nil elsewhere).
+    func sharedBookmarkDirectory(_ zone: String) -> String? {
+        guard isSharedRoot else { return nil }
+        return directory + "/bookmarks/" + PathEncoding.component(sharedZoneOwner(zone) ?? "_") + "/" + PathEncoding.component(zone)
+    }
+
+    /// In the shared database: whether the zone is shared with the caller (so its bookmark may be saved).
+    func sharedZoneBookmarkable(_ zone: String) throws -> Bool? {
+        guard isSharedRoot else { return nil }
+        return try sharedZone(named: zone) != nil
+    }
+
+    // MARK: changes/database of the shared database
+
+    private static let sharedTokenPrefix = "ck1s."
+
+    /// The shared database's token: for each zone shared with the caller, the point of its
+    /// history the caller has seen, signed like every token.
+    private func sharedToken(_ zones: [String: (incarnation: String, seq: Int64)], secret: [UInt8]) -> String {
+        let list: [JSONValue] = zones.keys.sorted().map { k in [.string(k), .string(zones[k]!.incarnation), .int(zones[k]!.seq)] }
+        let payload: JSONValue = ["s": .string(databaseScopeKey), "z": .array(list)]
+        let body = ChangeToken.base64url(Array(JSONWriter.compact(payload).utf8))
+        let p = Database.sharedTokenPrefix
+        return p + body + "." + ChangeToken.base64url(Array(HMAC.sha256(key: secret, message: Array((p + body).utf8)).prefix(16)))
+    }
+
+    private func decodeSharedToken(_ t: String) throws -> [String: (incarnation: String, seq: Int64)] {
+        let bad = CloudKitError.badRequest("change token is not valid (forged, truncated or not issued by this store)")
+        let p = Database.sharedTokenPrefix
+        guard t.hasPrefix(p), t.utf8.count < 1 << 20 else {
+            if t.hasPrefix("ck1.") { throw CloudKitError.badRequest("change token belongs to another database, not the shared database of this user and container") }
+            throw bad
+        }
+        guard let secret = try tokenSecret.existing() else { throw bad }
+        let parts = t.dropFirst(p.count).split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 2,
+              String(parts[1]) == ChangeToken.base64url(Array(HMAC.sha256(key: secret, message: Array((p + parts[0]).utf8)).prefix(16))),
+              let bytes = ChangeToken.unbase64url(String(parts[0])), let j = try? JSONParser.parse(bytes),
+              let s = j["s"]?.stringValue, let list = j["z"]?.arrayValue else { throw bad }
+        guard s.sameBytes(databaseScopeKey) else {
+            throw CloudKitError.badRequest("change token belongs to another database, not the shared database of this user and container")
+        }
+        var out: [String: (incarnation: String, seq: Int64)] = [:]
+        for item in list {
+            guard let a = item.arrayValue, a.count == 3, let k = a[0].stringValue, let i = a[1].stringValue, let q = a[2].int64Value else { throw bad }
+            out[k] = (i, q)
+        }
+        return out
+    }
+
+    /// `changes/database` in the shared database: the zones shared with the caller whose
+    /// shared records changed since the token, and as deleted those no longer shared with
+    /// them (they left, were removed, the share or the zone was deleted). Nil elsewhere.
+    func sharedDatabaseChanges(since: String?) throws -> DatabaseChangesResult? {
+        guard isSharedRoot else { return nil }
+        try requireRead()
+        let me = caller.user!.userRecordName
+        let before = try since.map(decodeSharedToken)
+        var now: [String: (incarnation: String, seq: Int64)] = [:]
+        var zones: [DatabaseChangesResult.Zone] = []
+        for sz in try sharedZones() {
+            let head = try sz.zone.history.head()
+            now[sz.key] = (sz.zone.incarnation, head)
+            var changed = true
+            if let b = before?[sz.key], b.incarnation == sz.zone.incarnation {
+                changed = false
+                if b.seq < head {
+                    let lookup: (String) throws -> Record? = { try self.sharedRecord(sz, $0) }
+                    try sz.zone.history.forEachEntry(after: b.seq, through: head) { e in
+                        // A record shared before or after the change (one that left the share is a change too).
+                        var versions = [try e["record"].map(Record.init(stored:))]
+                        if let p = e["prev"]?.int64Value { versions.append(try sz.zone.history.entry(p)?["record"].map(Record.init(stored:))) }
+                        for case let r? in versions where try ShareVisibility.permission(me, on: r, lookup: lookup) != nil { changed = true; return false }
+                        return true
+                    }
+                }
+            }
+            if changed { zones.append(DatabaseChangesResult.Zone(zoneID: sz.zone.zoneID, deleted: false, purged: false)) }
+        }
+        for (key, _) in (before ?? [:]).sorted(by: { $0.key < $1.key }) where now[key] == nil {
+            let parts = key.split(separator: "|", omittingEmptySubsequences: false).map { PathEncoding.decodeSimple(String($0)) ?? String($0) }
+            guard parts.count == 2 else { continue }
+            zones.append(DatabaseChangesResult.Zone(zoneID: ZoneID(zoneName: parts[1], ownerRecordName: parts[0]), deleted: true, purged: false))
+        }
+        return DatabaseChangesResult(zones: zones, syncToken: sharedToken(now, secret: try tokenSecret.getOrCreate()), moreComing: false)
+    }
+
+    // MARK: the registry, kept with each commit
+
+    /// Called under the zone's lock just before a commit that makes a share record: the
+    /// zone's registry names it first (should the commit fail, the name leads nowhere, which
+    /// readers allow for). Names of shares deleted by earlier commits are dropped meanwhile.
+    func sharingWillCommit(_ tx: Transaction, in z: ZoneStore) throws {
+        guard scope == .private, !z.zoneID.isDefault else { return }
+        let made = tx.records.values.compactMap { $0 }.filter { $0.recordType == ShareInfo.recordType }.map(\.recordName).sorted()
+        let registry = ShareRegistry(database: directory, zoneName: z.zoneID.zoneName)
+        let before = try registry.shareNames()
+        guard made.contains(where: { m in !before.contains { $0.sameBytes(m) } }) else { return }
+        var names = try before.filter { n in
+            if tx.records[NameKey(n)] != nil { return true }
+            return try z.record(named: n)?.recordType == ShareInfo.recordType
+        }
+        for m in made where !names.contains(where: { $0.sameBytes(m) }) { names.append(m) }
+        try registry.write(names, zoneName: z.zoneID.zoneName)
+    }
+}
