@@ -30,30 +30,9 @@ extension Database {
     /// query is (a continuation marker is bound to the point).
     public func query(zone name: String, _ req: QueryRequest, at seq: Int64) throws -> QueryResult {
         let z = try zone(name)
-        for f in req.filters {
-            if let why = f.typeMismatch(recordType: req.recordType, schema: try schema()) { throw CloudKitError.badRequest(why) }
+        let snap = try z.snapshot()
+        return try answer(req, in: z, binding: req.fingerprint + "|" + zoneScopeKey(z) + "|at " + String(seq), indexed: false) { body in
+            try z.forEachRecord(at: seq, in: snap, body)
         }
-        var warnings: [String] = []
-        if let why = SchemaRules.refusal(req, in: try schema()) {
-            if address.environment == .production { throw CloudKitError.badRequest(why) }
-            warnings.append("production would refuse this query: \(why)")
-        }
-        let binding = req.fingerprint + "|" + zoneScopeKey(z) + "|at " + String(seq)
-        let after = try req.continuationMarker.map { try QueryEngine.decodeMarker($0, binding: binding, secret: try tokenSecret.existing()) }
-        let limit = max(1, min(req.resultsLimit, Limits.resultsPerPage))
-        var best: [(key: [JSONValue], record: Record)] = []
-        try forEachRecord(zone: z, at: seq) { r in
-            guard r.recordType == req.recordType, req.filters.allSatisfy({ QueryMatcher.matches(r, $0) }) else { return true }
-            let key = QueryEngine.key(r, req.sorts)
-            if let a = after, QueryEngine.compare(key, a, req.sorts) <= 0 { return true }
-            QueryEngine.insert((key, r), into: &best, limit: limit, sorts: req.sorts)
-            return true
-        }
-        var marker: String?
-        if best.count > limit {
-            best.removeLast()
-            marker = QueryEngine.encodeMarker(best.last!.key, binding: binding, secret: try tokenSecret.getOrCreate())
-        }
-        return QueryResult(records: best.map(\.record), continuationMarker: marker, warnings: warnings)
     }
 }

@@ -13,6 +13,16 @@ public struct QueryResult {
 extension Database {
     public func query(zone name: String, _ req: QueryRequest) throws -> QueryResult {
         let z = try zone(name)
+        return try answer(req, in: z, binding: req.fingerprint + "|" + zoneScopeKey(z), indexed: true) { body in
+            try z.snapshot().forEachRecord(body)
+        }
+    }
+
+    /// What every way of answering a query shares: the schema's checks, the marker, the best
+    /// page from the indexes (`indexed`) or else from `scan` — every record, filtered, checked for
+    /// read permission, and the best `limit + 1` kept — and the next marker, bound to `binding`.
+    func answer(_ req: QueryRequest, in z: ZoneStore, binding: String, indexed: Bool,
+                scan: ((Record) throws -> Bool) throws -> Void) throws -> QueryResult {
         var warnings: [String] = []
         for f in req.filters {
             if let why = f.typeMismatch(recordType: req.recordType, schema: try schema()) { throw CloudKitError.badRequest(why) }
@@ -21,19 +31,19 @@ extension Database {
             if address.environment == .production { throw CloudKitError.badRequest(why) }
             warnings.append("production would refuse this query: \(why)")
         }
-        let publicDB = scope != .private  // public GRANTs; in the shared database, what is shared
-        let binding = req.fingerprint + "|" + zoneScopeKey(z)
         let after = try req.continuationMarker.map { try QueryEngine.decodeMarker($0, binding: binding, secret: try tokenSecret.existing()) }
         let limit = max(1, min(req.resultsLimit, Limits.resultsPerPage))
         var best: [(key: [JSONValue], record: Record)]
-        if let hits = try IndexedQuery(db: self, zone: z, req: req, after: after, limit: limit).run() {
+        if indexed, let hits = try IndexedQuery(db: self, zone: z, req: req, after: after, limit: limit).run() {
             best = hits
         } else {
             QueryDebug.trace?("scan")
             best = []
-            try z.snapshot().forEachRecord { r in
+            // Public GRANTs; in the shared database, what is shared.
+            let checksReads = scope != .private
+            try scan { r in
                 guard r.recordType == req.recordType, req.filters.allSatisfy({ QueryMatcher.matches(r, $0) }) else { return true }
-                if publicDB, try !canRead(r) { return true }
+                if checksReads, try !canRead(r) { return true }
                 let key = QueryEngine.key(r, req.sorts)
                 if let a = after, QueryEngine.compare(key, a, req.sorts) <= 0 { return true }
                 QueryEngine.insert((key, r), into: &best, limit: limit, sorts: req.sorts)
