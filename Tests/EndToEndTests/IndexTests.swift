@@ -177,6 +177,36 @@ final class IndexTests: XCTestCase {
         for _ in 0..<10 { IndexTests.compare(s, IndexTests.query(&rng)) }
     }
 
+    /// Queries running while other processes commit batches that rewrite deltas and merge them
+    /// into bases: every page holds each record once, only records that match, in order; once
+    /// the writers are done, every query answers exactly as the scan does.
+    func testQueriesDuringWritersAndMerges() {
+        var rng = RNG(state: 77)
+        let s = seeded(&rng, count: 200)
+        let writers = (0..<2).map { _ in (0..<3).map { _ in IndexTests.modifyBody(130, &rng) } }.map { bodies in
+            bodies.map { s.launch(["-q", "record", "modify"], stdin: .bytes(Data($0.utf8))) }
+        }
+        let q: [String: Any] = ["query": ["recordType": "Item", "filterBy": [["fieldName": "priority", "comparator": "GREATER_THAN_OR_EQUALS", "fieldValue": ["value": 3]]],
+                                          "sortBy": [["fieldName": "score", "ascending": false]]], "resultsLimit": 200, "zoneID": ["zoneName": "Z"]]
+        var polls = 0
+        for _ in 0..<12 {
+            let r = s.run(["record", "query"], stdin: IndexTests.json(q))
+            XCTAssertEqual(r.status, 0, r.stderr)
+            let records = r.object["records"] as? [[String: Any]] ?? []
+            let names = records.compactMap { $0["recordName"] as? String }
+            XCTAssertEqual(Set(names).count, names.count, "a record twice in one page")
+            let fields = records.map { $0["fields"] as? [String: Any] ?? [:] }
+            XCTAssertTrue(fields.allSatisfy { (($0["priority"] as? [String: Any])?["value"] as? Int ?? -99) >= 3 }, "a record that does not match")
+            let scores = fields.map { (($0["score"] as? [String: Any])?["value"] as? Double) ?? -.infinity }
+            XCTAssertEqual(scores, scores.sorted(by: >), "a page out of order")
+            polls += 1
+        }
+        for w in writers { for l in w { let r = l.collect(); XCTAssertTrue(r.status == 0 || r.status == 9, r.stderr) } }
+        XCTAssertEqual(polls, 12)
+        IndexTests.compare(s, q)
+        for _ in 0..<10 { IndexTests.compare(s, IndexTests.query(&rng)) }
+    }
+
     /// `ck gc` dropping the history the runs would be brought forward with: queries read the
     /// records instead, and the next commit makes the runs again.
     func testCompactedHistoryPastTheRunsStillAnswers() {
