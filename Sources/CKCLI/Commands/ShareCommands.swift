@@ -36,7 +36,8 @@ enum ShareCommands {
         with shortGUID, publicPermission, participants (the owner first, each invited user
         INVITED) and owner. A hierarchy share sets `share` on RECORD; RECORD and every record
         whose parent chain leads to it are shared, including records saved later. A record
-        already in a share (or in a zone with a zone-wide share) is ALREADY_SHARED (exit 4).
+        already in a share, or with a shared root below it (or in a zone with a zone-wide
+        share), is ALREADY_SHARED (exit 4). Deleting RECORD later deletes the share too.
         Participants accept with 'ck share accept SHORTGUID' (or the URL
         https://www.icloud.com/share/SHORTGUID); the zone then appears in their shared database.
         """) { inv in

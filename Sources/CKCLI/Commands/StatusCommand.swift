@@ -11,8 +11,10 @@ enum StatusCommand {
         shared databases, databaseChanges and each custom zone carry this device's bookmark (the
         token saved by 'zone changes' / 'database changes'): "bookmark" is none, behind (with
         "behind": the number of changes the next fetch returns; 0 is up to date), expired
-        (refetch with --from-start) or invalid. A database that cannot be read (no account)
-        shows "zonesUnavailable" with the reason instead of zones. Never fails for that.
+        (refetch with --from-start) or invalid; in the shared database, databaseChanges'
+        "behind" counts the zones the next 'database changes' reports. A database that cannot
+        be read (no account) shows "zonesUnavailable" with the reason instead of zones. Never
+        fails for that.
         --format ndjson and table show a zone a line, then the rest.
         """) { inv in
         _ = try inv.positionals(max: 0, what: "")
@@ -38,7 +40,7 @@ enum StatusCommand {
                 zones.append(.object(entry))
             }
             o["zones"] = .array(zones)
-            if feeds { o["databaseChanges"] = .object(lagJSON(try db.databaseBookmarkLag())) }
+            if feeds { o["databaseChanges"] = .object(lagJSON(try db.sharedDatabaseBookmarkLag() ?? db.databaseBookmarkLag())) }
         } catch let e as CloudKitError where e.code == .authenticationRequired || e.code == .accessDenied {
             o["zonesUnavailable"] = .string(e.reason)
         }

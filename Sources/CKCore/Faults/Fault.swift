@@ -74,7 +74,7 @@ public enum FaultCode: String, Sendable, CaseIterable {
 public struct Fault: Equatable, Sendable {
     /// The client operations a fault can name (Docs/wire.md maps commands to them), besides `*`.
     public static let operations = [
-        "records/modify", "records/lookup", "records/query",
+        "records/modify", "records/lookup", "records/query", "records/accept",
         "zones/modify", "zones/list",
         "changes/zone", "changes/database",
         "subscriptions/modify", "subscriptions/list", "subscriptions/lookup",

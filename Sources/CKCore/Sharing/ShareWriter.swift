@@ -36,7 +36,9 @@ extension RecordWriter {
     private var isOwner: Bool { access == nil && scope == .private && zone.zoneID.ownerRecordName == user.userRecordName }
 
     /// Handles what sharing decides about an operation: a share operation is carried out
-    /// here (its result returned); a participant's write is checked (nil: go on as usual).
+    /// here (its result returned); a participant's write is checked, a delete's cascade
+    /// checked and a deleted root's share deleted (ShareDeletes), a move under a shared
+    /// record checked (ShareHierarchy) — nil: go on as usual.
     func applySharing(_ op: RecordOperation, name: String, existing: Record?, in tx: Transaction) throws -> OperationResult? {
         if let change = op.share { return try applyShare(change, op: op, name: name, existing: existing, in: tx) }
         if existing?.recordType == ShareInfo.recordType || op.recordType == ShareInfo.recordType {
@@ -46,12 +48,15 @@ extension RecordWriter {
             if !isOwner { throw denied(name, "only the owner of a share can change it") }
             throw CloudKitError(.badRequest, "share record '\(Names.describe(name))' changes only through share operations (ck share add-participant, remove-participant, delete)", recordName: name)
         }
-        guard let a = access else { return nil }
-        try checkParticipantWrite(a, op, name: name, existing: existing, in: tx)
+        if let a = access { try checkParticipantWrite(a, op, name: name, existing: existing, in: tx) }
+        // Shares live in custom zones of private databases only.
+        if let e = existing, scope == .private, !zone.zoneID.isDefault {
+            if op.type.isDelete { try prepareDelete(e, in: tx) } else { try refuseNestedShare(op, name: name, existing: e, in: tx) }
+        }
         return nil
     }
 
-    private func denied(_ name: String, _ why: String) -> CloudKitError { CloudKitError(.accessDenied, why, recordName: name, zoneID: zone.zoneID) }
+    func denied(_ name: String, _ why: String) -> CloudKitError { CloudKitError(.accessDenied, why, recordName: name, zoneID: zone.zoneID) }
 
     /// A participant may change or delete records shared with them read-write, create records
     /// whose parent is such a record (or any record, under a zone-wide read-write share), and
@@ -120,7 +125,7 @@ extension RecordWriter {
         return record
     }
 
-    private func erase(_ previous: Record, in tx: Transaction) throws {
+    func erase(_ previous: Record, in tx: Transaction) throws {
         let seq = tx.takeSeq()
         try tx.reindex(source: previous.recordName, old: previous, new: nil)
         tx.remove(previous.recordName)
@@ -246,6 +251,7 @@ extension RecordWriter {
             if let s = try ShareVisibility.share(of: r, lookup: { try tx.record($0) }) {
                 throw CloudKitError(.alreadyShared, "record '\(Names.describe(rootName))' is already in share '\(Names.describe(s.recordName))'\(s.rootRecordName.map { $0 == rootName ? "" : " (of its ancestor '\(Names.describe($0))')" } ?? "")", recordName: rootName, zoneID: zone.zoneID)
             }
+            try refuseSharedDescendants(of: rootName, in: tx)
             root = r
         } else {
             if zoneWide != nil {

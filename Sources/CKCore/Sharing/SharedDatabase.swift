@@ -175,7 +175,7 @@ extension Database {
     }
 
     /// A record of a shared zone (cached for the command).
-    private func sharedRecord(_ z: SharedZone, _ name: String) throws -> Record? {
+    func sharedRecord(_ z: SharedZone, _ name: String) throws -> Record? {
         let key = z.key + "|" + PathEncoding.component(name)
         if let r = sharing.cache.records[key] { return r }
         let r = try z.zone.record(named: name)
@@ -237,81 +237,6 @@ extension Database {
     func sharedZoneBookmarkable(_ zone: String) throws -> Bool? {
         guard isSharedRoot else { return nil }
         return try sharedZone(named: zone) != nil
-    }
-
-    // MARK: changes/database of the shared database
-
-    private static let sharedTokenPrefix = "ck1s."
-
-    /// The shared database's token: for each zone shared with the caller, the point of its
-    /// history the caller has seen, signed like every token.
-    private func sharedToken(_ zones: [String: (incarnation: String, seq: Int64)], secret: [UInt8]) -> String {
-        let list: [JSONValue] = zones.keys.sorted().map { k in [.string(k), .string(zones[k]!.incarnation), .int(zones[k]!.seq)] }
-        let payload: JSONValue = ["s": .string(databaseScopeKey), "z": .array(list)]
-        let body = ChangeToken.base64url(Array(JSONWriter.compact(payload).utf8))
-        let p = Database.sharedTokenPrefix
-        return p + body + "." + ChangeToken.base64url(Array(HMAC.sha256(key: secret, message: Array((p + body).utf8)).prefix(16)))
-    }
-
-    private func decodeSharedToken(_ t: String) throws -> [String: (incarnation: String, seq: Int64)] {
-        let bad = CloudKitError.badRequest("change token is not valid (forged, truncated or not issued by this store)")
-        let p = Database.sharedTokenPrefix
-        guard t.hasPrefix(p), t.utf8.count < 1 << 20 else {
-            if t.hasPrefix("ck1.") { throw CloudKitError.badRequest("change token belongs to another database, not the shared database of this user and container") }
-            throw bad
-        }
-        guard let secret = try tokenSecret.existing() else { throw bad }
-        let parts = t.dropFirst(p.count).split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 2,
-              String(parts[1]) == ChangeToken.base64url(Array(HMAC.sha256(key: secret, message: Array((p + parts[0]).utf8)).prefix(16))),
-              let bytes = ChangeToken.unbase64url(String(parts[0])), let j = try? JSONParser.parse(bytes),
-              let s = j["s"]?.stringValue, let list = j["z"]?.arrayValue else { throw bad }
-        guard s.sameBytes(databaseScopeKey) else {
-            throw CloudKitError.badRequest("change token belongs to another database, not the shared database of this user and container")
-        }
-        var out: [String: (incarnation: String, seq: Int64)] = [:]
-        for item in list {
-            guard let a = item.arrayValue, a.count == 3, let k = a[0].stringValue, let i = a[1].stringValue, let q = a[2].int64Value else { throw bad }
-            out[k] = (i, q)
-        }
-        return out
-    }
-
-    /// `changes/database` in the shared database: the zones shared with the caller whose
-    /// shared records changed since the token, and as deleted those no longer shared with
-    /// them (they left, were removed, the share or the zone was deleted). Nil elsewhere.
-    func sharedDatabaseChanges(since: String?) throws -> DatabaseChangesResult? {
-        guard isSharedRoot else { return nil }
-        try requireRead()
-        let me = caller.user!.userRecordName
-        let before = try since.map(decodeSharedToken)
-        var now: [String: (incarnation: String, seq: Int64)] = [:]
-        var zones: [DatabaseChangesResult.Zone] = []
-        for sz in try sharedZones() {
-            let head = try sz.zone.history.head()
-            now[sz.key] = (sz.zone.incarnation, head)
-            var changed = true
-            if let b = before?[sz.key], b.incarnation == sz.zone.incarnation {
-                changed = false
-                if b.seq < head {
-                    let lookup: (String) throws -> Record? = { try self.sharedRecord(sz, $0) }
-                    try sz.zone.history.forEachEntry(after: b.seq, through: head) { e in
-                        // A record shared before or after the change (one that left the share is a change too).
-                        var versions = [try e["record"].map(Record.init(stored:))]
-                        if let p = e["prev"]?.int64Value { versions.append(try sz.zone.history.entry(p)?["record"].map(Record.init(stored:))) }
-                        for case let r? in versions where try ShareVisibility.permission(me, on: r, lookup: lookup) != nil { changed = true; return false }
-                        return true
-                    }
-                }
-            }
-            if changed { zones.append(DatabaseChangesResult.Zone(zoneID: sz.zone.zoneID, deleted: false, purged: false)) }
-        }
-        for (key, _) in (before ?? [:]).sorted(by: { $0.key < $1.key }) where now[key] == nil {
-            let parts = key.split(separator: "|", omittingEmptySubsequences: false).map { PathEncoding.decodeSimple(String($0)) ?? String($0) }
-            guard parts.count == 2 else { continue }
-            zones.append(DatabaseChangesResult.Zone(zoneID: ZoneID(zoneName: parts[1], ownerRecordName: parts[0]), deleted: true, purged: false))
-        }
-        return DatabaseChangesResult(zones: zones, syncToken: sharedToken(now, secret: try tokenSecret.getOrCreate()), moreComing: false)
     }
 
     // MARK: the registry, kept with each commit
