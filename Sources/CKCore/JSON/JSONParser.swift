@@ -97,9 +97,11 @@ public struct JSONParser {
     private mutating func parseObject() throws -> JSONValue {
         try enter()
         i += 1
-        var o: [String: JSONValue] = [:]
+        // Members are gathered first so the dictionary is made once at its size (growing it
+        // member by member rehashed it several times per object).
+        var members: [(key: String, value: JSONValue, at: Int)] = []
         skipWhitespace()
-        if i < bytes.count && bytes[i] == UInt8(ascii: "}") { i += 1; depth -= 1; return .object(o) }
+        if i < bytes.count && bytes[i] == UInt8(ascii: "}") { i += 1; depth -= 1; return .object([:]) }
         while true {
             skipWhitespace()
             guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw fail("expected a string key in object") }
@@ -109,9 +111,7 @@ public struct JSONParser {
             guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw fail("expected ':' after object key") }
             i += 1
             skipWhitespace()
-            let v = try parseValue()
-            if o[k] != nil { throw fail("duplicate key '\(k)' in object", at: keyAt) }
-            o[k] = v
+            members.append((k, try parseValue(), keyAt))
             skipWhitespace()
             guard i < bytes.count else { throw fail("unterminated object") }
             if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
@@ -119,6 +119,10 @@ public struct JSONParser {
             throw fail("expected ',' or '}' in object")
         }
         depth -= 1
+        var o = [String: JSONValue](minimumCapacity: members.count)
+        for m in members where o.updateValue(m.value, forKey: m.key) != nil {
+            throw fail("duplicate key '\(m.key)' in object", at: m.at)
+        }
         return .object(o)
     }
 
@@ -161,6 +165,24 @@ public struct JSONParser {
 
     private mutating func parseString() throws -> String {
         let start = i
+        // Most strings have no escapes: made straight from the bytes (ASCII needs no check).
+        var j = i + 1
+        var ascii = true
+        while j < bytes.count {
+            let b = bytes[j]
+            if b == 0x22 || b == 0x5C || b < 0x20 { break }
+            if b >= 0x80 { ascii = false }
+            j += 1
+        }
+        if j < bytes.count, bytes[j] == 0x22 {
+            let s: String? = bytes.withUnsafeBufferPointer { buf in
+                let run = UnsafeBufferPointer(rebasing: buf[(start + 1)..<j])
+                return ascii ? String(decoding: run, as: UTF8.self) : String(validating: run, as: UTF8.self)
+            }
+            guard let s else { throw fail("invalid UTF-8 in string", at: start) }
+            i = j + 1
+            return s
+        }
         i += 1
         var out: [UInt8] = []
         while true {
@@ -232,6 +254,13 @@ public struct JSONParser {
             if i < bytes.count && (bytes[i] == UInt8(ascii: "+") || bytes[i] == UInt8(ascii: "-")) { i += 1 }
             guard i < bytes.count, isDigit(bytes[i]) else { throw fail("invalid number: digit expected in exponent") }
             while i < bytes.count && isDigit(bytes[i]) { i += 1 }
+        }
+        if isInt, i - start <= 18 {
+            // Up to 18 digits always fit an Int64.
+            var v: Int64 = 0
+            var k = bytes[start] == UInt8(ascii: "-") ? start + 1 : start
+            while k < i { v = v * 10 + Int64(bytes[k] - 0x30); k += 1 }
+            return .int(bytes[start] == UInt8(ascii: "-") ? -v : v)
         }
         let text = String(decoding: bytes[start..<i], as: UTF8.self)
         if isInt, let v = Int64(text) { return .int(v) }

@@ -1,62 +1,89 @@
 /// The one JSON encoder for everything ck writes: keys sorted by bytes, stable number
-/// formatting, so identical state gives identical bytes.
+/// formatting, so identical state gives identical bytes. Encodes into a byte buffer (appending
+/// bytes costs a fraction of appending to a String), made a String once at the end.
 public enum JSONWriter {
     /// Pretty-printed with two-space indentation and a trailing newline.
     public static func pretty(_ v: JSONValue) -> String {
-        var out = ""
-        write(v, into: &out, indent: 0, pretty: true)
-        out.append("\n")
-        return out
+        var out: [UInt8] = []
+        out.reserveCapacity(512)
+        emit(v, into: &out, indent: 0, pretty: true)
+        out.append(0x0A)
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// One compact line (NDJSON), with a trailing newline.
     public static func line(_ v: JSONValue) -> String {
-        var out = ""
-        write(v, into: &out, indent: 0, pretty: false)
-        out.append("\n")
-        return out
+        var out: [UInt8] = []
+        out.reserveCapacity(512)
+        emit(v, into: &out, indent: 0, pretty: false)
+        out.append(0x0A)
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// Compact, without newline.
     public static func compact(_ v: JSONValue) -> String {
-        var out = ""
-        write(v, into: &out, indent: 0, pretty: false)
-        return out
-    }
-
-    static func sortedKeys(_ o: [String: JSONValue]) -> [String] {
-        o.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        var out: [UInt8] = []
+        emit(v, into: &out, indent: 0, pretty: false)
+        return String(decoding: out, as: UTF8.self)
     }
 
     public static func write(_ v: JSONValue, into out: inout String, indent: Int, pretty: Bool) {
+        var bytes: [UInt8] = []
+        emit(v, into: &bytes, indent: indent, pretty: pretty)
+        out.append(String(decoding: bytes, as: UTF8.self))
+    }
+
+    static func emit(_ v: JSONValue, into out: inout [UInt8], indent: Int, pretty: Bool) {
         switch v {
-        case .null: out.append("null")
-        case .bool(let b): out.append(b ? "true" : "false")
-        case .int(let i): out.append(String(i))
-        case .double(let d): out.append(formatDouble(d))
-        case .string(let s): writeString(s, into: &out)
+        case .null: out.append(contentsOf: "null".utf8)
+        case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
+        case .int(let i): emitInt(i, into: &out)
+        case .double(let d): out.append(contentsOf: formatDouble(d).utf8)
+        case .string(let s): emitString(s, into: &out)
         case .array(let a):
-            if a.isEmpty { out.append("[]"); return }
-            out.append("[")
+            if a.isEmpty { out.append(contentsOf: "[]".utf8); return }
+            out.append(0x5B)
             for (n, e) in a.enumerated() {
-                if n > 0 { out.append(",") }
-                if pretty { out.append("\n"); out.append(String(repeating: " ", count: indent + 2)) }
-                write(e, into: &out, indent: indent + 2, pretty: pretty)
+                if n > 0 { out.append(0x2C) }
+                if pretty { newline(indent + 2, into: &out) }
+                emit(e, into: &out, indent: indent + 2, pretty: pretty)
             }
-            if pretty { out.append("\n"); out.append(String(repeating: " ", count: indent)) }
-            out.append("]")
+            if pretty { newline(indent, into: &out) }
+            out.append(0x5D)
         case .object(let o):
-            if o.isEmpty { out.append("{}"); return }
-            out.append("{")
-            for (n, k) in sortedKeys(o).enumerated() {
-                if n > 0 { out.append(",") }
-                if pretty { out.append("\n"); out.append(String(repeating: " ", count: indent + 2)) }
-                writeString(k, into: &out)
-                out.append(pretty ? ": " : ":")
-                write(o[k]!, into: &out, indent: indent + 2, pretty: pretty)
+            if o.isEmpty { out.append(contentsOf: "{}".utf8); return }
+            out.append(0x7B)
+            var first = true
+            for (k, e) in o.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
+                if !first { out.append(0x2C) }
+                first = false
+                if pretty { newline(indent + 2, into: &out) }
+                emitString(k, into: &out)
+                out.append(0x3A)
+                if pretty { out.append(0x20) }
+                emit(e, into: &out, indent: indent + 2, pretty: pretty)
             }
-            if pretty { out.append("\n"); out.append(String(repeating: " ", count: indent)) }
-            out.append("}")
+            if pretty { newline(indent, into: &out) }
+            out.append(0x7D)
+        }
+    }
+
+    private static func newline(_ indent: Int, into out: inout [UInt8]) {
+        out.append(0x0A)
+        for _ in 0..<indent { out.append(0x20) }
+    }
+
+    private static func emitInt(_ i: Int64, into out: inout [UInt8]) {
+        if i == Int64.min { out.append(contentsOf: String(i).utf8); return }
+        var v = i < 0 ? -i : i
+        if i < 0 { out.append(0x2D) }
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var n = 0
+        withUnsafeMutableBytes(of: &digits) { d in
+            repeat { d[n] = UInt8(v % 10) + 0x30; v /= 10; n += 1 } while v > 0
+            while n > 0 { n -= 1; out.append(d[n]) }
         }
     }
 
@@ -66,14 +93,22 @@ public enum JSONWriter {
         return "\(d)"
     }
 
-    static func writeString(_ s: String, into out: inout String) {
-        out.append("\"")
+    static func emitString(_ s: String, into out: inout [UInt8]) {
+        out.append(0x22)
         // Most strings need no escaping: copy them whole. (U+2028/2029 start with 0xE2.)
-        if !s.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0xE2 }) {
-            out.append(s)
-            out.append("\"")
-            return
+        var s = s
+        let clean: Bool = s.withUTF8 { buf in
+            for b in buf where b < 0x20 || b == 0x22 || b == 0x5C || b == 0xE2 { return false }
+            out.append(contentsOf: buf)
+            return true
         }
+        if !clean { out.append(contentsOf: escaped(s).utf8) }
+        out.append(0x22)
+    }
+
+    /// A string's escaped form (without quotes).
+    private static func escaped(_ s: String) -> String {
+        var out = ""
         for u in s.unicodeScalars {
             switch u {
             case "\"": out.append("\\\"")
@@ -92,6 +127,6 @@ public enum JSONWriter {
                 }
             }
         }
-        out.append("\"")
+        return out
     }
 }

@@ -236,16 +236,21 @@ public enum FileSystem {
     static func readAll(_ fd: Int32, path: String) throws -> [UInt8] {
         var st = stat()
         let size = fstat(fd, &st) == 0 ? max(Int(st.st_size), 0) : 0
-        // Straight into an array of the file's size; keep reading if it grew meanwhile.
-        var out = try [UInt8](unsafeUninitializedCapacity: size) { buf, count in
+        let regular = st.st_mode & S_IFMT == S_IFREG
+        // Straight into an array one byte longer than the file: a read that does not fill it
+        // reached the end (a regular file reads short only there); keep reading if it grew.
+        var ended = false
+        var out = try [UInt8](unsafeUninitializedCapacity: size + 1) { buf, count in
             count = 0
-            while count < size {
-                let n = Glibc.read(fd, buf.baseAddress! + count, size - count)
+            while count < size + 1 {
+                let n = Glibc.read(fd, buf.baseAddress! + count, size + 1 - count)
                 if n < 0 { if errno == EINTR { continue }; throw failure("cannot read", path) }
-                if n == 0 { break }
+                if n == 0 { ended = true; break }
                 count += n
+                if regular, count <= size { ended = true; break }
             }
         }
+        if ended { return out }
         var chunk = [UInt8](repeating: 0, count: 4096)
         while true {
             let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, 4096) }
