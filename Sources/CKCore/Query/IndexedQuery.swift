@@ -86,7 +86,8 @@ struct IndexedQuery {
         let page = Double(limit + 1)
         let selectivity = max(best.map { $0.size / total } ?? 1, 1 / total)
         let orderCost = order.map { _ in page / selectivity }
-        let filterCost = best.map { req.sorts.isEmpty ? $0.size * 0.05 + page : $0.size }
+        // An index line costs about a hundredth of a record read (open, parse, check).
+        let filterCost = best.map { req.sorts.isEmpty ? $0.size * 0.01 + page : $0.size }
         let ctx = Verifier(db: db, snapshot: snapshot, req: req, after: after)
         func show(_ f: String?) -> String { f ?? "recordName" }
         let useFilter: Bool
@@ -124,15 +125,28 @@ struct IndexedQuery {
         let after: [JSONValue]?
 
         /// The record a line stands for, if it matches the query and is past the marker.
-        func check(_ line: ArraySlice<UInt8>, field: String?) throws -> Hit? {
-            guard let name = IndexKey.name(ofLine: line, fieldRun: field != nil), let r = try snapshot.record(named: name),
-                  r.recordType.sameBytes(req.recordType) else { return nil }
+        /// `record`: the one the line names, as of the snapshot (RecordPrefetch read it).
+        func check(_ line: ArraySlice<UInt8>, field: String?, record: Record?) throws -> Hit? {
+            guard let r = record, r.recordType.sameBytes(req.recordType) else { return nil }
             if let f = field, IndexKey.key(of: r, field: f)[...] != IndexKey.keyPart(line) { return nil }
             guard req.filters.allSatisfy({ QueryMatcher.matches(r, $0) }) else { return nil }
             if db.scope != .private, try !db.canRead(r) { return nil }
             let key = QueryEngine.key(r, req.sorts)
             if let a = after, QueryEngine.compare(key, a, req.sorts) <= 0 { return nil }
             return (key, r)
+        }
+
+        func prefetch(_ field: String?) -> RecordPrefetch { RecordPrefetch(snapshot: snapshot, fieldRun: field != nil) }
+
+        /// The hits among the lines in [lower, upper), in order, until `body` returns false.
+        func each(_ index: MergedRuns, from lower: [UInt8], to upper: [UInt8], field: String?, _ body: (Hit) throws -> Bool) throws {
+            func take(_ line: ArraySlice<UInt8>, _ record: Record?) throws -> Bool {
+                guard let h = try check(line, field: field, record: record) else { return true }
+                return try body(h)
+            }
+            var p = prefetch(field)
+            try index.forEach(from: lower, to: upper) { try p.add($0, take) }
+            try p.flush(take)
         }
     }
 
@@ -154,18 +168,21 @@ struct IndexedQuery {
             // Ascending: one pass (missing values come last, as in the query order).
             var group: [Hit] = []
             var groupKey: ArraySlice<UInt8>?
-            try index.forEach(from: startKey, to: nil) { line in
+            func each(_ line: ArraySlice<UInt8>, _ record: Record?) throws -> Bool {
                 let k = field == nil ? line : IndexKey.keyPart(line)
                 if !simple, groupKey != k {
                     take(group); group = []; groupKey = k
                     if out.count > limit { return false }
                 }
-                if let h = try v.check(line, field: field) {
+                if let h = try v.check(line, field: field, record: record) {
                     if simple { out.append(h); return out.count <= limit }
                     group.append(h)
                 }
                 return true
             }
+            var prefetch = v.prefetch(field)
+            try index.forEach(from: startKey, to: nil) { try prefetch.add($0, each) }
+            try prefetch.flush(each)
             take(group)
         } else {
             // Descending: present values from the largest down, each group read upwards, then
@@ -175,10 +192,7 @@ struct IndexedQuery {
             if let a = after, !a[0].isNull {
                 let k = IndexKey.key(a[0])
                 var group: [Hit] = []
-                try index.forEach(from: k + [IndexKey.space], to: k + [0x21]) { line in
-                    if let h = try v.check(line, field: field) { group.append(h) }
-                    return true
-                }
+                try v.each(index, from: k + [IndexKey.space], to: k + [0x21], field: field) { h in group.append(h); return true }
                 take(group)
                 bound = k
             } else {
@@ -187,8 +201,8 @@ struct IndexedQuery {
             while out.count <= limit, !bound.isEmpty, let prev = index.lastLine(below: bound) {
                 let k = Array(IndexKey.keyPart(prev))
                 var group: [Hit] = []
-                try index.forEach(from: k + [IndexKey.space], to: k + [0x21]) { line in
-                    if let h = try v.check(line, field: field) { group.append(h) }
+                try v.each(index, from: k + [IndexKey.space], to: k + [0x21], field: field) { h in
+                    group.append(h)
                     return !(simple && group.count > limit - out.count)
                 }
                 take(group)
@@ -196,8 +210,8 @@ struct IndexedQuery {
             }
             if out.count <= limit {
                 var group: [Hit] = []
-                try index.forEach(from: kindEnd, to: [IndexKey.tombstone]) { line in
-                    if let h = try v.check(line, field: field) { group.append(h) }
+                try v.each(index, from: kindEnd, to: [IndexKey.tombstone], field: field) { h in
+                    group.append(h)
                     return !(simple && group.count > limit - out.count)
                 }
                 take(group)
@@ -210,39 +224,52 @@ struct IndexedQuery {
     /// The records in a filter's index ranges: by name when unsorted (only a page of them
     /// read), else all read and the best page kept.
     private func byFilter(_ index: MergedRuns, _ ranges: [Range], fieldRun: Bool, _ v: Verifier) throws -> [Hit] {
+        func hexName(_ l: ArraySlice<UInt8>) -> ArraySlice<UInt8> { fieldRun ? l[(l.lastIndex(of: IndexKey.space)! + 1)...] : l }
+        if req.sorts.isEmpty {
+            // The names past the marker, in name order, each once; read until the page is full.
+            let start = after.map { IndexKey.hex($0.last?.stringValue ?? "") }
+            var names: [[UInt8]] = []
+            for r in ranges {
+                try index.forEach(from: r.lower, to: r.upper) { l in
+                    let n = hexName(l)
+                    if start.map({ $0.lexicographicallyPrecedes(n) }) ?? true { names.append(Array(n)) }
+                    return true
+                }
+            }
+            names.sort { $0.lexicographicallyPrecedes($1) }
+            var out: [Hit] = []
+            func each(_ line: ArraySlice<UInt8>, _ record: Record?) throws -> Bool {
+                guard let h = try v.check(line, field: nil, record: record) else { return true }
+                out.append(h)
+                return out.count <= limit
+            }
+            var prefetch = v.prefetch(nil)
+            var previous: [UInt8]?
+            for name in names where name != previous {
+                previous = name
+                // The names run's line for a record is its name in hex.
+                if try !prefetch.add(name[...], each) { break }
+            }
+            try prefetch.flush(each)
+            return out
+        }
         var lines: [[UInt8]] = []
         for r in ranges {
             try index.forEach(from: r.lower, to: r.upper) { lines.append(Array($0)); return true }
         }
-        if req.sorts.isEmpty {
-            // Distinct names in name order; read from the marker on until the page is full.
-            var seen = Set<[UInt8]>()
-            var named: [(name: [UInt8], line: [UInt8])] = []
-            for l in lines {
-                let hexName: [UInt8] = fieldRun ? Array(l[(l.lastIndex(of: IndexKey.space)! + 1)...]) : l
-                if seen.insert(hexName).inserted { named.append((hexName, l)) }
-            }
-            named.sort { $0.name.lexicographicallyPrecedes($1.name) }
-            var out: [Hit] = []
-            let start = after.map { IndexKey.hex($0.last?.stringValue ?? "") }
-            for (name, _) in named {
-                if let s = start, !s.lexicographicallyPrecedes(name) { continue }
-                guard let n = IndexKey.unhex(name[...]).flatMap({ String(validating: $0, as: UTF8.self) }) else { continue }
-                if let h = try v.check(n.isEmpty ? [] : IndexKey.hex(n)[...], field: nil) {
-                    out.append(h)
-                    if out.count > limit { break }
-                }
-            }
-            return out
-        }
         var best: [Hit] = []
         var seen = Set<[UInt8]>()
-        for l in lines {
-            let hexName: [UInt8] = fieldRun ? Array(l[(l.lastIndex(of: IndexKey.space)! + 1)...]) : l
-            guard seen.insert(hexName).inserted, let n = IndexKey.unhex(hexName[...]).flatMap({ String(validating: $0, as: UTF8.self) }),
-                  let h = try v.check(IndexKey.hex(n)[...], field: nil) else { continue }
-            QueryEngine.insert(h, into: &best, limit: limit, sorts: req.sorts)
+        func each(_ line: ArraySlice<UInt8>, _ record: Record?) throws -> Bool {
+            if let h = try v.check(line, field: nil, record: record) { QueryEngine.insert(h, into: &best, limit: limit, sorts: req.sorts) }
+            return true
         }
+        var prefetch = v.prefetch(nil)
+        for l in lines {
+            let name = Array(hexName(l[...]))
+            guard seen.insert(name).inserted else { continue }
+            _ = try prefetch.add(name[...], each)
+        }
+        try prefetch.flush(each)
         return best
     }
 

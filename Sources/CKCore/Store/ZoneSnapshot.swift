@@ -36,8 +36,18 @@ public struct ZoneSnapshot {
 
     /// One record as of the snapshot; nil when it does not exist then.
     public func record(named name: String) throws -> Record? {
+        try record(named: name, file: file(named: name))
+    }
+
+    /// The file half of `record(named:)`: safe to call on several threads at once.
+    func file(named name: String) throws -> Record? {
+        recent[NameKey(name)] != nil ? nil : try zone.readRecord(named: name)
+    }
+
+    /// The rest of `record(named:)`, given what `file(named:)` read.
+    func record(named name: String, file: Record?) throws -> Record? {
         if let r = recent[NameKey(name)] { return r }
-        if let file = try zone.readRecord(named: name) { return try asOfHead(file) }
+        if let file { return try asOfHead(file) }
         // No file: unless a commit after the snapshot deleted it, there is no such record.
         var deletedLater: Int64?
         try zone.history.forEachEntry(after: head) { e in
@@ -65,17 +75,24 @@ public struct ZoneSnapshot {
 
     /// Every record as of the snapshot, in storage order, then those the files do not hold yet.
     public func forEachRecord(_ body: (Record) throws -> Bool) throws {
+        try forEachRecord(prepare: nil) { r, _ in try body(r) }
+    }
+
+    /// The same, with `prepare(record)` worked out on the reading threads; it is handed on
+    /// (else nil) when the record is its file's version, not an older one the snapshot holds.
+    public func forEachRecord(prepare: ((Record) -> String)?, _ body: (Record, String?) throws -> Bool) throws {
         var stop = false
-        try zone.forEachRecordFile { file in
+        try zone.forEachRecordFile(prepare: prepare) { file, prepared in
             if recent[NameKey(file.recordName)] != nil { return true }
             guard let r = try asOfHead(file) else { return true }
-            if try !body(r) { stop = true; return false }
+            let current = RecordWriter.seq(ofTag: file.recordChangeTag).map { $0 <= head } ?? true
+            if try !body(r, current ? prepared : nil) { stop = true; return false }
             return true
         }
         if stop { return }
         for k in recent.keys.sorted() {
             guard let r = recent[k] ?? nil else { continue }
-            if try !body(r) { return }
+            if try !body(r, nil) { return }
         }
     }
 }

@@ -18,6 +18,7 @@ public final class ZoneStore {
     public let incarnation: String
     /// Shard directories readers opened (readRecord).
     private var shards: [String: Directory] = [:]
+    private var records: Directory?
     private let shardLock = NSLock()
 
     init(directory: String, zoneID: ZoneID, incarnation: String) {
@@ -76,14 +77,13 @@ public final class ZoneStore {
     /// Reads one record: one file, whatever the zone's size. Nil when absent — or when the file
     /// holds a record of another name (case-insensitive file systems, hashed long names).
     public func record(named name: String) throws -> Record? {
-        guard let r = try storedRecord(at: recordPath(name)) else { return nil }
-        return r.recordName.sameBytes(name) ? r : nil
+        try readRecord(named: name)
     }
 
     /// The record a write of `name` replaces. A file holding another name's record is never
     /// overwritten: the write is refused instead.
     func recordForWrite(named name: String) throws -> Record? {
-        guard let r = try storedRecord(at: recordPath(name)) else { return nil }
+        guard let r = try fileRecord(named: name) else { return nil }
         guard r.recordName.sameBytes(name) else {
             throw CloudKitError(.badRequest, "record name '\(Names.describe(name))' collides with record '\(Names.describe(r.recordName))' on this file system (names that differ only in case on a case-insensitive file system); choose another name", recordName: name)
         }
@@ -94,12 +94,18 @@ public final class ZoneStore {
     /// directories opened once per process (a query reads many records; walking every path from
     /// `/` for each was most of its cost). A shard not there yet is looked up again next time.
     func readRecord(named name: String) throws -> Record? {
+        guard let r = try fileRecord(named: name) else { return nil }
+        return r.recordName.sameBytes(name) ? r : nil
+    }
+
+    /// The record in `name`'s file, whatever name it holds; nil when there is none.
+    private func fileRecord(named name: String) throws -> Record? {
         let shard = PathEncoding.shard(name)
         shardLock.lock()
         var dir = shards[shard]
         shardLock.unlock()
         if dir == nil {
-            guard let d = try Directory.open(recordsDirectory + "/" + shard) else { return nil }
+            guard let d = try recordsRoot()?.subdirectory(shard) else { return nil }
             shardLock.lock()
             shards[shard] = d
             shardLock.unlock()
@@ -107,14 +113,21 @@ public final class ZoneStore {
         }
         guard let j = try dir!.readJSON(PathEncoding.component(name) + ".json") else { return nil }
         guard let rj = j["record"] else { throw CloudKitError.internalError("corrupt record file '\(recordPath(name))' (run 'ck fsck')") }
-        let r = try Record(stored: rj)
-        return r.recordName.sameBytes(name) ? r : nil
+        return try Record(stored: rj)
     }
 
-    private func storedRecord(at path: String) throws -> Record? {
-        guard let j = try FileSystem.readJSON(path) else { return nil }
-        guard let r = j["record"] else { throw CloudKitError.internalError("corrupt record file '\(path)' (run 'ck fsck')") }
-        return try Record(stored: r)
+    /// The records directory, opened once (each shard is then one `openat` away, not a walk
+    /// from `/`); nil until the zone has one.
+    private func recordsRoot() throws -> Directory? {
+        shardLock.lock()
+        let r = records
+        shardLock.unlock()
+        if let r { return r }
+        guard let d = try Directory.open(recordsDirectory) else { return nil }
+        shardLock.lock()
+        records = d
+        shardLock.unlock()
+        return d
     }
 
     /// Records referencing `target` with DELETE_SELF or VALIDATE: source name → actions.
@@ -146,9 +159,14 @@ public final class ZoneStore {
     /// opening each directory once, read on every core (ParallelRecordReader). Readers go through `snapshot()`; writers, who hold the
     /// lock and have finished any interrupted commit, may read the files directly.
     func forEachRecordFile(_ body: (Record) throws -> Bool) throws {
+        try forEachRecordFile(prepare: nil) { r, _ in try body(r) }
+    }
+
+    /// The same, with `prepare`'s result for each record computed on the thread that read it.
+    func forEachRecordFile(prepare: ((Record) -> String)?, _ body: (Record, String?) throws -> Bool) throws {
         guard let records = try Directory.open(recordsDirectory) else { return }
         let shards = try records.entries().filter { !$0.hasPrefix(".") && records.kind(of: $0) == .directory }
-        try ParallelRecordReader(records: records, shards: shards).forEach(body)
+        try ParallelRecordReader(records: records, shards: shards, prepare: prepare).forEach(body)
     }
 
     // MARK: the applied cursor
