@@ -1,4 +1,5 @@
 import CKCore
+import Dispatch
 
 /// Writes command results in the chosen format. JSON is one sorted, pretty document; NDJSON
 /// is one compact value per line; table, CSV and TSV are flat rows (TabularRows) for people
@@ -50,24 +51,52 @@ struct Printer {
     /// them all; the JSON bytes equal `emit` of the whole document. Table, CSV and TSV hold
     /// the rows, as text, until the end: the header needs every column.
     func stream(listKey: String, _ produce: ((JSONValue) -> Void) throws -> Void) rethrows {
+        try streamBatches(listKey: listKey) { batch in
+            try withoutActuallyEscaping(batch) { batch in try produce { item in batch(1) { _ in item } } }
+        }
+    }
+
+    /// `stream` fed a batch at a time: `batch(count, item)` adds items 0..<count, made by
+    /// `item(i)`. For JSON and NDJSON the items of a large batch are made and encoded on every
+    /// core (`item` must be safe to call from several threads), then written in order.
+    func streamBatches(listKey: String, _ produce: (_ batch: (Int, (Int) -> JSONValue) -> Void) throws -> Void) rethrows {
         switch format {
         case .json:
             var first = true
-            try produce { item in
-                var s = first ? "{\n  \"\(listKey)\": [\n    " : ",\n    "
-                first = false
-                JSONWriter.write(item, into: &s, indent: 4, pretty: true)
-                io.writeOut(s)
+            try produce { count, item in
+                let texts = Printer.encode(count) { i in
+                    var s = ""
+                    JSONWriter.write(item(i), into: &s, indent: 4, pretty: true)
+                    return s
+                }
+                for t in texts {
+                    io.writeOut((first ? "{\n  \"\(listKey)\": [\n    " : ",\n    ") + t)
+                    first = false
+                }
             }
             io.writeOut(first ? "{\n  \"\(listKey)\": []\n}\n" : "\n  ]\n}\n")
         case .ndjson:
-            try produce { io.writeOut(JSONWriter.line($0)) }
+            try produce { count, item in Printer.encode(count) { JSONWriter.line(item($0)) }.forEach(io.writeOut) }
         case .table, .csv, .tsv:
             // Every column must be known before the header: the rows are held (as text).
             var rows = TabularRows(time: LocalTime(environment: io.environment))
-            try produce { rows.add($0) }
+            try produce { count, item in for i in 0..<count { rows.add(item(i)) } }
             write(rows, trailer: [])
         }
+    }
+
+    /// `encode(0..<count)`, on every core when there are enough to be worth it.
+    private static func encode(_ count: Int, _ encode: (Int) -> String) -> [String] {
+        let chunk = 64
+        if count < 2 * chunk { return (0..<count).map(encode) }
+        var out = [String](repeating: "", count: count)
+        out.withUnsafeMutableBufferPointer { buffer in
+            let slots = buffer
+            DispatchQueue.concurrentPerform(iterations: (count + chunk - 1) / chunk) { c in
+                for i in (c * chunk)..<min(count, (c + 1) * chunk) { slots[i] = encode(i) }
+            }
+        }
+        return out
     }
 
     private static func byPath(_ a: (String, JSONValue), _ b: (String, JSONValue)) -> Bool {

@@ -281,15 +281,30 @@ extension HistoryCommands {
 
     /// Every record of a zone the caller may read, as of --at when given.
     static func forEachRecord(_ inv: Invocation, _ db: Database, _ z: ZoneStore, emptyBeforeHistory: Bool = false, _ body: (Record) throws -> Bool) throws {
+        try forEachRecord(inv, db, z, emptyBeforeHistory: emptyBeforeHistory, prepare: nil) { r, _ in try body(r) }
+    }
+
+    /// The same, with `prepare(record)` worked out on the threads that read the records where
+    /// it can be (nil otherwise: the caller works it out).
+    static func forEachRecord(_ inv: Invocation, _ db: Database, _ z: ZoneStore, emptyBeforeHistory: Bool = false,
+                              prepare: ((Record) -> String)?, _ body: (Record, String?) throws -> Bool) throws {
         guard let seq = try atSeq(inv, db, z, emptyBeforeHistory: emptyBeforeHistory) else {
-            try z.snapshot().forEachRecord(body)
+            try z.snapshot().forEachRecord(prepare: prepare, body)
             return
         }
-        try db.forEachRecord(zone: z, at: seq, body)
+        try db.forEachRecord(zone: z, at: seq) { try body($0, nil) }
     }
 }
 
 extension HistoryCommands {
+    /// Every page of `query`, streamed (`--all`).
+    static func queryAll(_ inv: Invocation, _ db: Database, zone: String, _ req: QueryRequest, _ body: (QueryResult) throws -> Bool) throws {
+        guard inv.args.value("--at") != nil else { return try db.queryAll(zone: zone, req, body) }
+        let name = inv.globals.zones.isEmpty && zone.utf8.elementsEqual(inv.globals.zone.utf8) ? try atZone(inv, db) : zone
+        let z = try db.zone(name)
+        try db.queryAll(zone: name, req, at: try atSeq(inv, db, z)!, body)
+    }
+
     /// records/query, as of --at when given (in the zone --at names, unless --zone or the
     /// request body names one).
     static func query(_ inv: Invocation, _ db: Database, zone: String, _ req: QueryRequest) throws -> QueryResult {

@@ -21,8 +21,9 @@ enum ImportExportCommands {
         let zones = !inv.globals.zones.isEmpty ? [try db.zone(inv.globals.zone)] : try named.map { [try db.zone($0)] } ?? db.listZones()
         let style = inv.style
         for z in zones {
-            try HistoryCommands.forEachRecord(inv, db, z, emptyBeforeHistory: zones.count > 1) { r in
-                if try db.canRead(r) { inv.io.writeOut(JSONWriter.line(r.response(style))) }
+            // Each line is encoded on the thread that read its record.
+            try HistoryCommands.forEachRecord(inv, db, z, emptyBeforeHistory: zones.count > 1, prepare: { JSONWriter.line($0.response(style)) }) { r, line in
+                if try db.canRead(r) { inv.io.writeOut(line ?? JSONWriter.line(r.response(style))) }
                 return inv.io.writable()
             }
         }

@@ -107,10 +107,21 @@ extension RecordCommands {
         let db = try inv.database()
         let z = try db.zone(try HistoryCommands.atZone(inv, db))
         let style = inv.style
-        try inv.printer.stream(listKey: "records") { emit in
-            try HistoryCommands.forEachRecord(inv, db, z) { r in
-                if (type == nil || r.recordType == type), try db.canRead(r) { emit(r.response(style, desiredKeys: keys)) }
-                return true
+        // Records are encoded a batch at a time on every core.
+        try inv.printer.streamBatches(listKey: "records") { batch in
+            try withoutActuallyEscaping(batch) { batch in
+                var pending: [Record] = []
+                func flush() {
+                    let records = pending
+                    pending = []
+                    batch(records.count) { records[$0].response(style, desiredKeys: keys) }
+                }
+                try HistoryCommands.forEachRecord(inv, db, z) { r in
+                    if (type == nil || r.recordType == type), try db.canRead(r) { pending.append(r) }
+                    if pending.count == 512 { flush() }
+                    return true
+                }
+                flush()
             }
         }
         return ExitCode.success

@@ -70,13 +70,14 @@ extension RecordCommands {
         if inv.args.has("--all") {
             // Page after page, each printed as it comes: the records of one response body.
             var warned = false
-            try inv.printer.stream(listKey: "records") { emit in
-                while true {
-                    let page = try HistoryCommands.query(inv, db, zone: zone, req)
+            let style = inv.style
+            let keys = req.desiredKeys
+            try inv.printer.streamBatches(listKey: "records") { batch in
+                try HistoryCommands.queryAll(inv, db, zone: zone, req) { page in
                     if !warned { page.warnings.forEach(inv.warn); warned = true }
-                    for r in page.records { emit(r.response(inv.style, desiredKeys: req.desiredKeys)) }
-                    guard let m = page.continuationMarker, inv.io.writable() else { break }
-                    req.continuationMarker = m
+                    let records = page.records
+                    batch(records.count) { records[$0].response(style, desiredKeys: keys) }
+                    return inv.io.writable()
                 }
             }
             return ExitCode.success

@@ -29,9 +29,12 @@ extension Database {
     /// records/query as of `seq`: a scan of the zone as it was then, sorted and paged as a
     /// query is (a continuation marker is bound to the point).
     public func query(zone name: String, _ req: QueryRequest, at seq: Int64) throws -> QueryResult {
-        let z = try zone(name)
+        try query(in: try zone(name), req, at: seq)
+    }
+
+    func query(in z: ZoneStore, _ req: QueryRequest, at seq: Int64, pageLimit: Int? = nil, after: [JSONValue]? = nil) throws -> QueryResult {
         let snap = try z.snapshot()
-        return try answer(req, in: z, binding: req.fingerprint + "|" + zoneScopeKey(z) + "|at " + String(seq), indexed: false) { body in
+        return try answer(req, in: z, binding: req.fingerprint + "|" + zoneScopeKey(z) + "|at " + String(seq), indexed: false, pageLimit: pageLimit, after: after) { body in
             try z.forEachRecord(at: seq, in: snap, body)
         }
     }

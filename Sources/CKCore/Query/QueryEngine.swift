@@ -8,12 +8,20 @@ public struct QueryResult {
     public var continuationMarker: String?
     /// Why production would refuse this query, when development answered it anyway.
     public var warnings: [String] = []
+    /// For pages read one after another in one process (`queryAll`): the last key returned,
+    /// where the next page starts, when more follow (no marker is made).
+    var nextKey: [JSONValue]?
 }
 
 extension Database {
     public func query(zone name: String, _ req: QueryRequest) throws -> QueryResult {
-        let z = try zone(name)
-        return try answer(req, in: z, binding: req.fingerprint + "|" + zoneScopeKey(z), indexed: true) { body in
+        try query(in: try zone(name), req)
+    }
+
+    /// A page of `pageLimit` records (nil: the request's own limit, at most 200); `after`: the
+    /// page after that key, and `nextKey` instead of a marker (see queryAll).
+    func query(in z: ZoneStore, _ req: QueryRequest, pageLimit: Int? = nil, after: [JSONValue]? = nil) throws -> QueryResult {
+        try answer(req, in: z, binding: req.fingerprint + "|" + zoneScopeKey(z), indexed: true, pageLimit: pageLimit, after: after) { body in
             try z.snapshot().forEachRecord(body)
         }
     }
@@ -21,7 +29,7 @@ extension Database {
     /// What every way of answering a query shares: the schema's checks, the marker, the best
     /// page from the indexes (`indexed`) or else from `scan` — every record, filtered, checked for
     /// read permission, and the best `limit + 1` kept — and the next marker, bound to `binding`.
-    func answer(_ req: QueryRequest, in z: ZoneStore, binding: String, indexed: Bool,
+    func answer(_ req: QueryRequest, in z: ZoneStore, binding: String, indexed: Bool, pageLimit: Int? = nil, after afterKey: [JSONValue]? = nil,
                 scan: ((Record) throws -> Bool) throws -> Void) throws -> QueryResult {
         var warnings: [String] = []
         for f in req.filters {
@@ -31,8 +39,8 @@ extension Database {
             if address.environment == .production { throw CloudKitError.badRequest(why) }
             warnings.append("production would refuse this query: \(why)")
         }
-        let after = try req.continuationMarker.map { try QueryEngine.decodeMarker($0, binding: binding, secret: try tokenSecret.existing()) }
-        let limit = max(1, min(req.resultsLimit, Limits.resultsPerPage))
+        let after = try afterKey ?? req.continuationMarker.map { try QueryEngine.decodeMarker($0, binding: binding, secret: try tokenSecret.existing()) }
+        let limit = pageLimit ?? max(1, min(req.resultsLimit, Limits.resultsPerPage))
         var best: [(key: [JSONValue], record: Record)]
         if indexed, let hits = try IndexedQuery(db: self, zone: z, req: req, after: after, limit: limit).run() {
             best = hits
@@ -51,11 +59,14 @@ extension Database {
             }
         }
         var marker: String?
+        var nextKey: [JSONValue]?
         if best.count > limit {
             best.removeLast()
-            marker = QueryEngine.encodeMarker(best.last!.key, binding: binding, secret: try tokenSecret.getOrCreate())
+            // Pages read in one process follow each other by key: no marker, no secret made.
+            if pageLimit != nil { nextKey = best.last!.key }
+            else { marker = QueryEngine.encodeMarker(best.last!.key, binding: binding, secret: try tokenSecret.getOrCreate()) }
         }
-        return QueryResult(records: best.map(\.record), continuationMarker: marker, warnings: warnings)
+        return QueryResult(records: best.map(\.record), continuationMarker: marker, warnings: warnings, nextKey: nextKey)
     }
 }
 

@@ -8,12 +8,15 @@ import Foundation
 struct ParallelRecordReader {
     let records: Directory
     let shards: [String]
+    /// Work done for each record on the worker that read it (an export's output line), handed
+    /// on with the record, so that it too is shared by the cores.
+    var prepare: ((Record) -> String)? = nil
     /// Shards per window: enough to keep the cores busy, few enough to keep memory flat.
     static let window = 8
 
     /// What one window read: per shard, its records or the first error met.
     private final class Window: @unchecked Sendable {
-        var results: [Result<[Record], Error>]
+        var results: [Result<[(Record, String?)], Error>]
         init(count: Int) { results = Array(repeating: .success([]), count: count) }
     }
 
@@ -22,13 +25,16 @@ struct ParallelRecordReader {
         let lock = NSLock()
         DispatchQueue.concurrentPerform(iterations: range.count) { i in
             let shard = shards[range.lowerBound + i]
-            var out: [Record] = []
-            let r: Result<[Record], Error>
+            var out: [(Record, String?)] = []
+            let r: Result<[(Record, String?)], Error>
             do {
                 if let dir = try records.subdirectory(shard) {
                     for file in try dir.entries() where file.hasSuffix(".json") && !file.hasPrefix(".") {
-                        guard let j = try dir.readJSON(file), let rec = j["record"] else { continue }
-                        out.append(try Record(stored: rec))
+                        // Gone since the listing: deleted meanwhile. Without a record: corrupt.
+                        guard let j = try dir.readJSON(file) else { continue }
+                        guard let rec = j["record"] else { throw CloudKitError.internalError("corrupt record file '\(dir.path)/\(file)' (run 'ck fsck')") }
+                        let record = try Record(stored: rec)
+                        out.append((record, prepare?(record)))
                     }
                 }
                 r = .success(out)
@@ -42,7 +48,7 @@ struct ParallelRecordReader {
         return w
     }
 
-    func forEach(_ body: (Record) throws -> Bool) throws {
+    func forEach(_ body: (Record, String?) throws -> Bool) throws {
         let windows = stride(from: 0, to: shards.count, by: ParallelRecordReader.window).map { $0..<min($0 + ParallelRecordReader.window, shards.count) }
         guard !windows.isEmpty else { return }
         let queue = DispatchQueue(label: "ck.records.read")
@@ -57,7 +63,7 @@ struct ParallelRecordReader {
             }
             defer { group.wait() }
             for r in current.results {
-                for rec in try r.get() where try !body(rec) { return }
+                for (rec, prepared) in try r.get() where try !body(rec, prepared) { return }
             }
             group.wait()
             if let w = pending.window { current = w }
