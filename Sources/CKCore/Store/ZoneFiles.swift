@@ -35,16 +35,16 @@ extension ZoneStore {
                 shards[top + "/" + s] = d
                 return d
             }
-            for (k, rec) in records.sorted(by: { $0.key < $1.key }) {
-                let name = k.string
-                let d = try shard("records", name)
-                let file = PathEncoding.component(name) + ".json"
-                if let r = rec {
-                    let doc: JSONValue = ["schemaVersion": .int(DataPaths.schemaVersion), "record": r.json()]
-                    p.items.append(.init(directory: d, temporary: try d.prepare(Array(JSONWriter.pretty(doc).utf8)), name: file))
-                } else {
-                    p.items.append(.init(directory: d, temporary: nil, name: file))
-                }
+            let sorted = records.sorted(by: { $0.key < $1.key })
+            var targets: [(directory: Directory, file: String)] = []
+            for (k, _) in sorted {
+                targets.append((try shard("records", k.string), PathEncoding.component(k.string) + ".json"))
+            }
+            // Encoding and writing each record's temporary file is most of a large commit's
+            // work: done on every core (in order, on one, when a fault is armed).
+            let temporaries = try RecordFileWriter.prepare(sorted.map(\.value), in: targets.map(\.directory))
+            for (i, t) in targets.enumerated() {
+                p.items.append(.init(directory: t.directory, temporary: temporaries[i], name: t.file))
             }
             for (k, m) in refs.sorted(by: { $0.key < $1.key }) {
                 let target = k.string

@@ -1,3 +1,4 @@
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -20,6 +21,12 @@ public enum FaultInjection {
     /// Called with each operation's description, for tests that list the crash points.
     nonisolated(unsafe) public static var trace: ((Int, String) -> Void)?
 
+    private static let lock = NSLock()
+
+    /// Whether a crash, a full disk or a trace is armed: then every operation runs on one
+    /// thread, in order, so that "operation N" names the same operation on every run.
+    static var isArmed: Bool { crashAtOperation != nil || noSpaceFromOperation != nil || trace != nil }
+
     public static func reset() {
         operations = 0
         crashAtOperation = nil
@@ -35,6 +42,9 @@ public enum FaultInjection {
     /// Counts one mutating operation; crashes or reports ENOSPC when armed to.
     /// Returns true when the operation must fail with ENOSPC (errno is set).
     static func fails(_ what: String) -> Bool {
+        // Commits prepare files on several threads when nothing is armed (`isArmed`).
+        lock.lock()
+        defer { lock.unlock() }
         operations += 1
         trace?(operations, what)
         if let c = crashAtOperation, operations >= c { _exit(137) }
