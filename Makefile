@@ -12,6 +12,10 @@ BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR ?= $(PREFIX)/share/zsh/site-functions
 FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
 
+# On Linux the Swift runtime and Foundation are linked into ck: it starts in half the time
+# (no dynamic loading of libFoundation), which every command and script pays.
+STATIC ?= $(if $(filter Linux,$(shell uname -s)),--static-swift-stdlib,)
+
 BIN = .build/$(CONFIG)/ck
 # What the built ck generates, laid out as it is installed under $(PREFIX)/share.
 GEN = .build/share
@@ -29,7 +33,7 @@ CK_GEN = env -i CK_DATA_DIR=/nonexistent/ck-generate $(BIN)
 all: build
 
 build:
-	$(SWIFT) build -c $(CONFIG) --product ck
+	$(SWIFT) build -c $(CONFIG) $(STATIC) --product ck
 	@$(MAKE) --no-print-directory generate
 
 # Written to a temporary file first, so a failure leaves no half file to install.
