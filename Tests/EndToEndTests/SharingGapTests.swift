@@ -165,6 +165,46 @@ final class SharingGapTests: XCTestCase {
         XCTAssertEqual(zones(run(s, Self.bob, "--db", "shared", "database", "changes")), ["Lists deleted"])
     }
 
+    /// Restoring a zone to before its shared root was deleted brings the records back, not the
+    /// share (shares are made by share operations); reverting the share's deletion, or restoring
+    /// it by name, is refused with a clear error and changes nothing.
+    func testRestoreAfterARootWasDeletedBringsBackTheRecordsNotTheShare() {
+        let s = Sandbox()
+        sharedList(s)
+        let shareName = run(s, Self.alice, "--zone", "Lists", "share", "get", "groceries").record["recordName"] as? String ?? ""
+        alice(s, "tag", "create", "before")
+        alice(s, "--zone", "Lists", "record", "delete", "groceries", "--force")
+        // Every device's changes (the helper names a device, which log takes as a filter).
+        let log = s.run(["--as", Self.alice, "--zone", "Lists", "log", "--limit", "5", "--format", "ndjson"])
+        let shareDelete = log.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            .first { $0["recordName"] as? String == shareName }?["seq"] as? Int
+        XCTAssertNotNil(shareDelete, log.stdout)
+        s.assertUnchanged("share records are not restored as records") {
+            assertFailure(run(s, Self.alice, "--zone", "Lists", "revert", "Lists@\(shareDelete ?? 0)"), exit: 6, contains: "share record")
+            assertFailure(run(s, Self.alice, "--zone", "Lists", "restore", "before", shareName), exit: 6, contains: "ck share create")
+        }
+        let r = run(s, Self.alice, "--zone", "Lists", "restore", "before")
+        ok(r)
+        XCTAssertEqual(names(run(s, Self.alice, "--zone", "Lists", "record", "get", "groceries")), ["groceries"])
+        XCTAssertEqual(names(run(s, Self.alice, "--zone", "Lists", "share", "list")), [])
+    }
+
+    /// A record made now under a shared record may already have children (records naming it as
+    /// their parent): if one of them is another share's root, the save is ALREADY_SHARED.
+    func testANewRecordCannotPutOneShareInsideAnother() {
+        let s = Sandbox()
+        sharedList(s)
+        // `orphan` names a parent that does not exist yet, and is the root of a share.
+        alice(s, "--zone", "Lists", "record", "save", "--type", "List", "--name", "orphan", "--parent", "missing", "title=Orphan")
+        alice(s, "--zone", "Lists", "share", "create", "orphan")
+        s.assertUnchanged("a new record joining two shares") {
+            assertFailure(run(s, Self.alice, "--zone", "Lists", "record", "save", "--type", "Folder", "--name", "missing", "--parent", "groceries", "t=1"),
+                          exit: 4, contains: "descendant 'orphan'")
+        }
+        // Outside any share it is made as usual.
+        ok(run(s, Self.alice, "--zone", "Lists", "record", "save", "--type", "Folder", "--name", "missing", "t=1"))
+    }
+
     // MARK: 4. the shared database's feed pages
 
     func testSharedDatabaseChangesPageWithLimit() {

@@ -11,7 +11,8 @@ extension Database {
     public func restorePlan(zone name: String, to seq: Int64, recordNames: [String]? = nil) throws -> [RecordDiff] {
         let z = try zone(name)
         let snap = try z.snapshot()
-        guard let names = recordNames else { return try z.diff(from: snap.head, to: seq) }
+        // Shares are made and ended by share operations (ck share), not written back as records.
+        guard let names = recordNames else { return try z.diff(from: snap.head, to: seq).filter { !$0.isShare } }
         var seen = Set<NameKey>()
         return try names.filter { seen.insert(NameKey($0)).inserted }.compactMap { n in
             try Names.validateRecordName(n)
@@ -62,6 +63,9 @@ extension Database {
 
     /// Writes a plan (from `restorePlan` or `revertPlan`) as new changes, up to 400 a request.
     public func apply(_ plan: [RecordDiff], zone name: String) throws -> [OperationResult] {
+        if let d = plan.first(where: { $0.isShare && !$0.isNoChange }) {
+            throw CloudKitError(.badRequest, "'\(Names.describe(d.recordName))' is a share record: shares are not restored or reverted as records; make one again with 'ck share create' (or end it with 'ck share delete')", recordName: d.recordName)
+        }
         let ops: [RecordOperation] = plan.filter { !$0.isNoChange }.map { d in
             guard let target = d.after else {
                 return RecordOperation(type: .delete, recordName: d.recordName, recordChangeTag: d.before?.recordChangeTag)
@@ -101,4 +105,9 @@ extension Database {
         let first = try retainFrom(z, try z.history.head())
         return (z, try HistoryCompaction.compact(z.history, retainFrom: first))
     }
+}
+
+extension RecordDiff {
+    /// A diff of a share record (`cloudkit.share`), before or after.
+    var isShare: Bool { before?.recordType == ShareInfo.recordType || after?.recordType == ShareInfo.recordType }
 }

@@ -88,7 +88,7 @@ struct IndexedQuery {
         let orderCost = order.map { _ in page / selectivity }
         // An index line costs about a hundredth of a record read (open, parse, check).
         let filterCost = best.map { req.sorts.isEmpty ? $0.size * 0.01 + page : $0.size }
-        let ctx = Verifier(db: db, snapshot: snapshot, req: req, after: after)
+        var ctx = Verifier(db: db, snapshot: snapshot, req: req, after: after)
         func show(_ f: String?) -> String { f ?? "recordName" }
         let useFilter: Bool
         switch (orderCost, filterCost) {
@@ -99,9 +99,13 @@ struct IndexedQuery {
         }
         if useFilter, let b = best {
             QueryDebug.trace?("by filter index \(show(b.field)) (about \(Int(b.size)) of \(Int(total)))")
+            // Nearly every candidate matches: the first batch read is about a page.
+            ctx.firstBatch = limit + 9
             return try byFilter(b.index, b.ranges, fieldRun: b.field != nil, ctx)
         }
         QueryDebug.trace?("in order of index \(show(order!.field))")
+        // The walk reads about a page over the filters' selectivity: read that much at once.
+        ctx.firstBatch = Int(min(4096, page / selectivity * 1.1)) + 8
         return try inOrder(order!.index, field: order!.field, ctx)
     }
 
@@ -136,7 +140,10 @@ struct IndexedQuery {
             return (key, r)
         }
 
-        func prefetch(_ field: String?) -> RecordPrefetch { RecordPrefetch(snapshot: snapshot, fieldRun: field != nil) }
+        /// The records the plan expects to read for a page (RecordPrefetch's first batch).
+        var firstBatch = 32
+
+        func prefetch(_ field: String?) -> RecordPrefetch { RecordPrefetch(snapshot: snapshot, fieldRun: field != nil, firstBatch: firstBatch) }
 
         /// The hits among the lines in [lower, upper), in order, until `body` returns false.
         func each(_ index: MergedRuns, from lower: [UInt8], to upper: [UInt8], field: String?, _ body: (Hit) throws -> Bool) throws {

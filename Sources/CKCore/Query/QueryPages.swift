@@ -13,6 +13,11 @@ extension Database {
         // page before ended on — no marker is made, so nothing is written (no token secret).
         var after: [JSONValue]?
         while true {
+            // A zone deleted (or deleted and made again) between pages ends the query, as a
+            // marker of the zone that was would.
+            if after != nil, try zone(name).incarnation != z.incarnation {
+                throw CloudKitError(.zoneNotFound, "zone '\(Names.describe(name))' was deleted while the query read it", zoneID: z.zoneID)
+            }
             let page = try seq.map { try query(in: z, req, at: $0, pageLimit: Database.streamedPage, after: after) }
                 ?? query(in: z, req, pageLimit: Database.streamedPage, after: after)
             guard try body(page), let k = page.nextKey else { return }

@@ -2,19 +2,22 @@ import Dispatch
 
 /// Index lines handed on in order with the records they name, whose files are read a batch at a
 /// time on every core: reading and parsing a record file is most of what an indexed query costs,
-/// and the lines to read next are known before any is checked. Batches grow (32, 64, … 512) so a
-/// small page reads few records it will not use.
+/// and the lines to read next are known before any is checked. The first batch is what the plan
+/// expects a page to read; later ones grow from 32 (64, … 512), so a page reads few records it
+/// does not use.
 struct RecordPrefetch {
     let snapshot: ZoneSnapshot
     let fieldRun: Bool
     private var pending: [[UInt8]] = []
-    private var batch = 32
+    private var batch: Int
+    private var next = 32
     /// `body` asked to stop: nothing more is read or handed on.
     private(set) var stopped = false
 
-    init(snapshot: ZoneSnapshot, fieldRun: Bool) {
+    init(snapshot: ZoneSnapshot, fieldRun: Bool, firstBatch: Int = 32) {
         self.snapshot = snapshot
         self.fieldRun = fieldRun
+        batch = max(1, firstBatch)
     }
 
     typealias Body = (ArraySlice<UInt8>, Record?) throws -> Bool
@@ -32,7 +35,8 @@ struct RecordPrefetch {
         guard !stopped, !pending.isEmpty else { return }
         let lines = pending
         pending = []
-        batch = min(batch * 2, 512)
+        batch = next
+        next = min(next * 2, 512)
         let names = lines.map { IndexKey.name(ofLine: $0[...], fieldRun: fieldRun) }
         let files = read(names)
         for (k, line) in lines.enumerated() {

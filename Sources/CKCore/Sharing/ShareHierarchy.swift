@@ -44,10 +44,11 @@ extension RecordWriter {
     /// ALREADY_SHARED when a write moves a record (and what lies below it) under a shared
     /// record while it is the root of another share, or has one below it: CloudKit keeps every
     /// record in one share at most.
-    func refuseNestedShare(_ op: RecordOperation, name: String, existing e: Record, in tx: Transaction) throws {
-        guard let p = op.parent, e.parent.map({ NameKey($0) }) != NameKey(p), let parent = try tx.record(p),
+    /// `e` nil: a record made now, which records naming it as their parent may already lie under.
+    func refuseNestedShare(_ op: RecordOperation, name: String, existing e: Record?, in tx: Transaction) throws {
+        guard let p = op.parent, e?.parent.map({ NameKey($0) }) != NameKey(p), let parent = try tx.record(p),
               let s = try ShareVisibility.share(of: parent, lookup: { try tx.record($0) }), !s.isZoneWide else { return }
-        if let own = e.share, NameKey(own) != NameKey(s.recordName), let sr = try tx.record(own), try ShareState(sr) != nil {
+        if let own = e?.share, NameKey(own) != NameKey(s.recordName), let sr = try tx.record(own), try ShareState(sr) != nil {
             throw CloudKitError(.alreadyShared, "record '\(Names.describe(name))' is the root of share '\(Names.describe(own))'; it cannot also join share '\(Names.describe(s.recordName))' under '\(Names.describe(p))'", recordName: name, zoneID: zone.zoneID)
         }
         if let below = try shareBelow(name, in: tx), NameKey(below.share) != NameKey(s.recordName) {

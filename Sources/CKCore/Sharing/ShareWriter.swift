@@ -50,8 +50,13 @@ extension RecordWriter {
         }
         if let a = access { try checkParticipantWrite(a, op, name: name, existing: existing, in: tx) }
         // Shares live in custom zones of private databases only.
-        if let e = existing, scope == .private, !zone.zoneID.isDefault {
-            if op.type.isDelete { try prepareDelete(e, in: tx) } else { try refuseNestedShare(op, name: name, existing: e, in: tx) }
+        if scope == .private, !zone.zoneID.isDefault {
+            if let e = existing {
+                if op.type.isDelete { try prepareDelete(e, in: tx) } else { try refuseNestedShare(op, name: name, existing: e, in: tx) }
+            } else if !op.type.isDelete {
+                // A new record can have children already (records whose parent it names).
+                try refuseNestedShare(op, name: name, existing: nil, in: tx)
+            }
         }
         return nil
     }

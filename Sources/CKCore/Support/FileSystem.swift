@@ -237,8 +237,9 @@ public enum FileSystem {
         var st = stat()
         let size = fstat(fd, &st) == 0 ? max(Int(st.st_size), 0) : 0
         let regular = st.st_mode & S_IFMT == S_IFREG
-        // Straight into an array one byte longer than the file: a read that does not fill it
-        // reached the end (a regular file reads short only there); keep reading if it grew.
+        // Straight into an array one byte longer than the file: once a regular file's size has
+        // been read, that is the end (reads can come short — 2 GiB at most each — so they go
+        // on until then); keep reading if it grew.
         var ended = false
         var out = try [UInt8](unsafeUninitializedCapacity: size + 1) { buf, count in
             count = 0
@@ -247,7 +248,7 @@ public enum FileSystem {
                 if n < 0 { if errno == EINTR { continue }; throw failure("cannot read", path) }
                 if n == 0 { ended = true; break }
                 count += n
-                if regular, count <= size { ended = true; break }
+                if regular, count == size { ended = true; break }
             }
         }
         if ended { return out }
