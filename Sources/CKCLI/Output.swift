@@ -47,6 +47,40 @@ struct Printer {
         }
     }
 
+    /// A document of `others` and a list under `listKey` whose items encode themselves (record
+    /// responses): the same bytes as `emit` of the whole document, without its tree.
+    func emitList(_ items: [any JSONEncodable], listKey: String, others: [String: JSONValue] = [:]) {
+        switch format {
+        case .json:
+            var out: [UInt8] = []
+            out.reserveCapacity(1024 * (items.count + 1))
+            var o = JSONObjectEmitter(indent: 0, pretty: true)
+            for k in (Array(others.keys) + [listKey]).sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
+                o.key(k, into: &out)
+                guard k == listKey else { JSONWriter.emit(others[k]!, into: &out, indent: 2, pretty: true); continue }
+                if items.isEmpty { out.append(contentsOf: "[]".utf8); continue }
+                out.append(0x5B)
+                for (n, item) in items.enumerated() {
+                    if n > 0 { out.append(0x2C) }
+                    JSONWriter.newline(4, into: &out)
+                    item.encodeJSON(into: &out, indent: 4, pretty: true)
+                }
+                JSONWriter.newline(2, into: &out)
+                out.append(0x5D)
+            }
+            o.close(into: &out)
+            out.append(0x0A)
+            io.writeOut(String(decoding: out, as: UTF8.self))
+        case .ndjson:
+            for item in items { io.writeOut(JSONWriter.line(item)) }
+            if !others.isEmpty { io.writeOut(JSONWriter.line(JSONValue.object(others))) }
+        case .table, .csv, .tsv:
+            var doc = others
+            doc[listKey] = .array(items.map(\.jsonValue))
+            emit(.object(doc), listKey: listKey)
+        }
+    }
+
     /// Streams a list of items as `{"<listKey>": [ … ]}` (or NDJSON lines) without holding
     /// them all; the JSON bytes equal `emit` of the whole document. Table, CSV and TSV hold
     /// the rows, as text, until the end: the header needs every column.
@@ -59,15 +93,16 @@ struct Printer {
     /// `stream` fed a batch at a time: `batch(count, item)` adds items 0..<count, made by
     /// `item(i)`. For JSON and NDJSON the items of a large batch are made and encoded on every
     /// core (`item` must be safe to call from several threads), then written in order.
-    func streamBatches(listKey: String, _ produce: (_ batch: (Int, (Int) -> JSONValue) -> Void) throws -> Void) rethrows {
+    func streamBatches(listKey: String, _ produce: (_ batch: (Int, (Int) -> any JSONEncodable) -> Void) throws -> Void) rethrows {
         switch format {
         case .json:
             var first = true
             try produce { count, item in
                 let texts = Printer.encode(count) { i in
-                    var s = ""
-                    JSONWriter.write(item(i), into: &s, indent: 4, pretty: true)
-                    return s
+                    var bytes: [UInt8] = []
+                    bytes.reserveCapacity(1024)
+                    item(i).encodeJSON(into: &bytes, indent: 4, pretty: true)
+                    return String(decoding: bytes, as: UTF8.self)
                 }
                 for t in texts {
                     io.writeOut((first ? "{\n  \"\(listKey)\": [\n    " : ",\n    ") + t)
@@ -80,7 +115,7 @@ struct Printer {
         case .table, .csv, .tsv:
             // Every column must be known before the header: the rows are held (as text).
             var rows = TabularRows(time: LocalTime(environment: io.environment))
-            try produce { count, item in for i in 0..<count { rows.add(item(i)) } }
+            try produce { count, item in for i in 0..<count { rows.add(item(i).jsonValue) } }
             write(rows, trailer: [])
         }
     }

@@ -22,8 +22,8 @@ enum ImportExportCommands {
         let style = inv.style
         for z in zones {
             // Each line is encoded on the thread that read its record.
-            try HistoryCommands.forEachRecord(inv, db, z, emptyBeforeHistory: zones.count > 1, prepare: { JSONWriter.line($0.response(style)) }) { r, line in
-                if try db.canRead(r) { inv.io.writeOut(line ?? JSONWriter.line(r.response(style))) }
+            try HistoryCommands.forEachRecord(inv, db, z, emptyBeforeHistory: zones.count > 1, prepare: { JSONWriter.line($0.encodableResponse(style)) }) { r, line in
+                if try db.canRead(r) { inv.io.writeOut(line ?? JSONWriter.line(r.encodableResponse(style))) }
                 return inv.io.writable()
             }
         }

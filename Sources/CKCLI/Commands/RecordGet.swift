@@ -114,7 +114,7 @@ extension RecordCommands {
                 func flush() {
                     let records = pending
                     pending = []
-                    batch(records.count) { records[$0].response(style, desiredKeys: keys) }
+                    batch(records.count) { records[$0].encodableResponse(style, desiredKeys: keys) }
                 }
                 try HistoryCommands.forEachRecord(inv, db, z) { r in
                     if (type == nil || r.recordType == type), try db.canRead(r) { pending.append(r) }

@@ -76,7 +76,7 @@ extension RecordCommands {
                 try HistoryCommands.queryAll(inv, db, zone: zone, req) { page in
                     if !warned { page.warnings.forEach(inv.warn); warned = true }
                     let records = page.records
-                    batch(records.count) { records[$0].response(style, desiredKeys: keys) }
+                    batch(records.count) { records[$0].encodableResponse(style, desiredKeys: keys) }
                     return inv.io.writable()
                 }
             }
@@ -84,9 +84,9 @@ extension RecordCommands {
         }
         let result = try HistoryCommands.query(inv, db, zone: zone, req)
         for w in result.warnings { inv.warn(w) }
-        var doc: [String: JSONValue] = ["records": .array(result.records.map { $0.response(inv.style, desiredKeys: req.desiredKeys) })]
-        if let m = result.continuationMarker { doc["continuationMarker"] = .string(m) }
-        inv.emit(.object(doc), listKey: "records")
+        let style = inv.style
+        inv.printer.emitList(result.records.map { $0.encodableResponse(style, desiredKeys: req.desiredKeys) }, listKey: "records",
+                             others: result.continuationMarker.map { ["continuationMarker": .string($0)] } ?? [:])
         return ExitCode.success
     }
 }

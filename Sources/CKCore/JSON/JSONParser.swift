@@ -12,9 +12,9 @@ public struct JSONParser {
         public var description: String { "\(message) at line \(line), column \(column)" }
     }
 
-    private let bytes: [UInt8]
-    private var i = 0
-    private var depth = 0
+    let bytes: [UInt8]
+    var i = 0
+    var depth = 0
 
     public static func parse(_ bytes: [UInt8]) throws -> JSONValue {
         var p = JSONParser(bytes: bytes)
@@ -25,7 +25,7 @@ public struct JSONParser {
         try parse(Array(text.utf8))
     }
 
-    private init(bytes: [UInt8]) { self.bytes = bytes }
+    init(bytes: [UInt8]) { self.bytes = bytes }
 
     private mutating func parseDocument() throws -> JSONValue {
         // Skip a UTF-8 byte order mark.
@@ -58,7 +58,7 @@ public struct JSONParser {
         return String(format: "\\x%02X", b)
     }
 
-    private mutating func skipWhitespace() {
+    mutating func skipWhitespace() {
         while i < bytes.count {
             switch bytes[i] {
             case 0x20, 0x09, 0x0A, 0x0D: i += 1
@@ -67,7 +67,7 @@ public struct JSONParser {
         }
     }
 
-    private mutating func parseValue() throws -> JSONValue {
+    mutating func parseValue() throws -> JSONValue {
         guard i < bytes.count else { throw fail("unexpected end of input") }
         switch bytes[i] {
         case UInt8(ascii: "{"): return try parseObject()
@@ -89,7 +89,7 @@ public struct JSONParser {
         i += u.count
     }
 
-    private mutating func enter() throws {
+    mutating func enter() throws {
         depth += 1
         if depth > JSONParser.maxDepth { throw fail("JSON nested deeper than \(JSONParser.maxDepth) levels") }
     }
@@ -163,7 +163,7 @@ public struct JSONParser {
         return v
     }
 
-    private mutating func parseString() throws -> String {
+    mutating func parseString() throws -> String {
         let start = i
         // Most strings have no escapes: made straight from the bytes (ASCII needs no check).
         var j = i + 1

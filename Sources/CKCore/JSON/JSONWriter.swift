@@ -33,7 +33,7 @@ public enum JSONWriter {
         out.append(String(decoding: bytes, as: UTF8.self))
     }
 
-    static func emit(_ v: JSONValue, into out: inout [UInt8], indent: Int, pretty: Bool) {
+    public static func emit(_ v: JSONValue, into out: inout [UInt8], indent: Int, pretty: Bool) {
         switch v {
         case .null: out.append(contentsOf: "null".utf8)
         case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
@@ -68,7 +68,7 @@ public enum JSONWriter {
         }
     }
 
-    private static func newline(_ indent: Int, into out: inout [UInt8]) {
+    public static func newline(_ indent: Int, into out: inout [UInt8]) {
         out.append(0x0A)
         for _ in 0..<indent { out.append(0x20) }
     }
@@ -93,7 +93,7 @@ public enum JSONWriter {
         return "\(d)"
     }
 
-    static func emitString(_ s: String, into out: inout [UInt8]) {
+    public static func emitString(_ s: String, into out: inout [UInt8]) {
         out.append(0x22)
         // Most strings need no escaping: copy them whole. (U+2028/2029 start with 0xE2.)
         var s = s

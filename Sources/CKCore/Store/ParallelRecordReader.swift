@@ -31,9 +31,7 @@ struct ParallelRecordReader {
                 if let dir = try records.subdirectory(shard) {
                     for file in try dir.entries() where file.hasSuffix(".json") && !file.hasPrefix(".") {
                         // Gone since the listing: deleted meanwhile. Without a record: corrupt.
-                        guard let j = try dir.readJSON(file) else { continue }
-                        guard let rec = j["record"] else { throw CloudKitError.internalError("corrupt record file '\(dir.path)/\(file)' (run 'ck fsck')") }
-                        let record = try Record(stored: rec)
+                        guard let record = try dir.readStoredRecord(file, shownAs: dir.path + "/" + file) else { continue }
                         out.append((record, prepare?(record)))
                     }
                 }

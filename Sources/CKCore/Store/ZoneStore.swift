@@ -111,9 +111,7 @@ public final class ZoneStore {
             shardLock.unlock()
             dir = d
         }
-        guard let j = try dir!.readJSON(PathEncoding.component(name) + ".json") else { return nil }
-        guard let rj = j["record"] else { throw CloudKitError.internalError("corrupt record file '\(recordPath(name))' (run 'ck fsck')") }
-        return try Record(stored: rj)
+        return try dir!.readStoredRecord(PathEncoding.component(name) + ".json", shownAs: recordPath(name))
     }
 
     /// The records directory, opened once (each shard is then one `openat` away, not a walk

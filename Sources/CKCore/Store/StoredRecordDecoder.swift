@@ -1,0 +1,171 @@
+/// Record files decoded straight from their bytes into a `Record`: the file's envelope, the
+/// record's keys, its stamps and each field's `{type, value}` go into the record as they are
+/// read, with no dictionary made per JSON object (the dictionaries, and hashing their keys, were
+/// most of the cost of reading a record). Only field values become JSONValues.
+///
+/// The fast path may decline, never differ: anything not as ck writes it (a duplicate key, a
+/// missing or mistyped member, a share record, trailing bytes, …) gives nil, and the caller
+/// takes the general path — `JSONParser.parse` and `Record(stored:)` — which accepts the file
+/// or reports exactly what is wrong with it.
+enum StoredRecordDecoder {
+    static func recordFile(_ bytes: [UInt8]) -> Record? {
+        var p = JSONParser(bytes: bytes)
+        return try? p.decodeRecordFile()
+    }
+
+    /// Tags as ck stores them, each its FieldType (`FieldType(tag:)` also reads other spellings).
+    static let storedTags: [String: FieldType] = {
+        var out: [String: FieldType] = [:]
+        for b in FieldType.Base.allCases {
+            if b != .unknown { out[b.rawValue] = FieldType(b) }
+            out[b.rawValue + "_LIST"] = FieldType(b, list: true)
+        }
+        return out
+    }()
+}
+
+/// Why the fast path declined; the general path says what, if anything, is wrong.
+private struct Declined: Error {}
+
+extension JSONParser {
+    fileprivate mutating func decodeRecordFile() throws -> Record {
+        if bytes.count >= 3 && bytes[0] == 0xEF && bytes[1] == 0xBB && bytes[2] == 0xBF { i = 3 }
+        var record: Record?
+        var keys: [String] = []
+        try forEachMember { key, p in
+            if keys.contains(key) { throw Declined() }
+            keys.append(key)
+            if key == "record" { record = try p.decodeStoredRecord() } else { _ = try p.parseValue() }
+        }
+        skipWhitespace()
+        guard i == bytes.count, let record else { throw Declined() }
+        return record
+    }
+
+    /// An object's members in order: `body` gets each key and parses its value.
+    private mutating func forEachMember(_ body: (String, inout JSONParser) throws -> Void) throws {
+        skipWhitespace()
+        guard i < bytes.count, bytes[i] == UInt8(ascii: "{") else { throw Declined() }
+        try enter()
+        i += 1
+        skipWhitespace()
+        if i < bytes.count && bytes[i] == UInt8(ascii: "}") { i += 1; depth -= 1; return }
+        while true {
+            skipWhitespace()
+            guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw Declined() }
+            let key = try parseString()
+            skipWhitespace()
+            guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw Declined() }
+            i += 1
+            skipWhitespace()
+            try body(key, &self)
+            skipWhitespace()
+            guard i < bytes.count else { throw Declined() }
+            if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
+            if bytes[i] == UInt8(ascii: "}") { i += 1; break }
+            throw Declined()
+        }
+        depth -= 1
+    }
+
+    private mutating func stringValue() throws -> String {
+        skipWhitespace()
+        guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw Declined() }
+        return try parseString()
+    }
+
+    /// The record dictionary as `Record(stored:)` reads it.
+    private mutating func decodeStoredRecord() throws -> Record {
+        var name: String?, type: String?, tag: String?, shortGUID: String?
+        var parent: String??, share: String??
+        var fields: [String: RecordField]?
+        var created: ChangeStamp?, modified: ChangeStamp?
+        var zoneID: ZoneID?
+        var seen: UInt16 = 0
+        var others: [String] = []
+        try forEachMember { key, p in
+            let bit: UInt16
+            switch key {
+            case "recordName": bit = 1; name = try p.stringValue()
+            case "recordType": bit = 2; type = try p.stringValue()
+            case "recordChangeTag": bit = 4; tag = try p.stringValue()
+            case "fields": bit = 8; fields = try p.decodeFields()
+            case "created": bit = 16; created = try p.decodeStamp()
+            case "modified": bit = 32; modified = try p.decodeStamp()
+            case "zoneID": bit = 64; zoneID = try ZoneID(json: try p.parseValue())
+            case "parent": bit = 128; parent = .some(try p.parseValue()["recordName"]?.stringValue)
+            case "share": bit = 256; share = .some(try p.parseValue()["recordName"]?.stringValue)
+            case "shortGUID": bit = 512; shortGUID = try p.stringValue()
+            default:
+                // A share record's own keys are kept by the general path.
+                if ShareInfo.keys.contains(key) || others.contains(key) { throw Declined() }
+                others.append(key)
+                bit = 0
+                _ = try p.parseValue()
+            }
+            if seen & bit != 0 { throw Declined() }
+            seen |= bit
+        }
+        guard let name, let type, let tag, let fields, let created, let modified, let zoneID,
+              type != ShareInfo.recordType else { throw Declined() }
+        var r = Record(recordName: name, recordType: type, recordChangeTag: tag, fields: fields, created: created, modified: modified,
+                       zoneID: zoneID, parent: parent ?? nil, shortGUID: shortGUID)
+        r.share = share ?? nil
+        return r
+    }
+
+    /// `{timestamp, userRecordName, deviceID}`, as `ChangeStamp(json:)` reads it.
+    private mutating func decodeStamp() throws -> ChangeStamp {
+        var t: Int64?, user: String?, device: String?
+        var keys: [String] = []
+        try forEachMember { key, p in
+            if keys.contains(key) { throw Declined() }
+            keys.append(key)
+            switch key {
+            case "timestamp": t = try p.parseValue().int64Value
+            case "userRecordName": user = try p.stringValue()
+            case "deviceID": device = try p.stringValue()
+            default: _ = try p.parseValue()
+            }
+        }
+        guard let t, let user, let device else { throw Declined() }
+        return ChangeStamp(timestamp: t, userRecordName: user, deviceID: device)
+    }
+
+    /// `{name: {type, value}}`, as `Record(stored:)` reads it.
+    private mutating func decodeFields() throws -> [String: RecordField] {
+        var fields: [String: RecordField] = [:]
+        try forEachMember { name, p in
+            var type: FieldType?, value: JSONValue?
+            var keys: [String] = []
+            try p.forEachMember { key, p in
+                if keys.contains(key) { throw Declined() }
+                keys.append(key)
+                switch key {
+                case "type":
+                    let t = try p.stringValue()
+                    type = StoredRecordDecoder.storedTags[t] ?? FieldType(tag: t)
+                case "value": value = try p.parseValue()
+                default: _ = try p.parseValue()
+                }
+            }
+            guard let type, let value, fields.updateValue(RecordField(type: type, value: value), forKey: name) == nil else { throw Declined() }
+        }
+        return fields
+    }
+}
+
+extension Directory {
+    /// The record in a record file; nil when there is no such file. A file that is not JSON, or
+    /// holds no record, is corrupt (`shownAs` names it in the error).
+    func readStoredRecord(_ name: String, shownAs path: @autoclosure () -> String) throws -> Record? {
+        guard let bytes = try read(name) else { return nil }
+        if let r = StoredRecordDecoder.recordFile(bytes) { return r }
+        let j: JSONValue
+        do { j = try JSONParser.parse(bytes) } catch {
+            throw CloudKitError.internalError("corrupt file '\(self.path)/\(name)': \(error) (run 'ck fsck')")
+        }
+        guard let rj = j["record"] else { throw CloudKitError.internalError("corrupt record file '\(path())' (run 'ck fsck')") }
+        return try Record(stored: rj)
+    }
+}

@@ -1,0 +1,161 @@
+import XCTest
+@testable import CKCore
+
+/// The fast record paths against the general ones they stand in for: `RecordResponse` must
+/// write the bytes `JSONWriter` writes for `Record.response`, and `StoredRecordDecoder` must
+/// read a record file as `JSONParser` + `Record(stored:)` do — or decline.
+final class RecordCodecTests: XCTestCase {
+    private var rng = SystemRandomNumberGenerator()
+
+    private func randomString() -> String {
+        let pieces = ["a", "Z", "é", "😀", "\"", "\\", "\n", "\u{1}", "\u{2028}", "/", " ", "日本", "x y", "0"]
+        return (0..<Int.random(in: 0...6, using: &rng)).map { _ in pieces.randomElement(using: &rng)! }.joined()
+    }
+
+    private func randomValue(_ base: FieldType.Base) -> JSONValue {
+        switch base {
+        case .string, .bytes, .encryptedBytes: return .string(randomString())
+        case .int64, .timestamp: return .int(Int64.random(in: Int64.min...Int64.max, using: &rng))
+        case .double: return .double([0.5, -1e300, 3.0, 1e-7, 123456.789].randomElement(using: &rng)!)
+        case .reference:
+            return ["recordName": .string("r" + randomString()), "action": .string(["NONE", "DELETE_SELF", "VALIDATE"].randomElement(using: &rng)!)]
+        case .location: return ["latitude": .double(37.5), "longitude": .double(-122.25), "horizontalAccuracy": .int(5)]
+        case .asset:
+            return Bool.random(using: &rng)
+                ? ["fileChecksum": .string("ab" + String(Int.random(in: 0...999999, using: &rng))), "size": .int(12)]
+                : ["downloadURL": .string("https://example.com/a b")]
+        case .unknown: return .array([])
+        }
+    }
+
+    private func randomRecord() -> Record {
+        var fields: [String: RecordField] = [:]
+        for _ in 0..<Int.random(in: 0...6, using: &rng) {
+            let base = FieldType.Base.allCases.filter { $0 != .unknown }.randomElement(using: &rng)!
+            let list = Bool.random(using: &rng)
+            let name = ["title", "Title", "a_b", "z9", "priority", "tags", "é", "aa", "a"].randomElement(using: &rng)!
+            let value: JSONValue = list ? .array((0..<Int.random(in: 0...3, using: &rng)).map { _ in randomValue(base) }) : randomValue(base)
+            fields[name] = RecordField(type: FieldType(base, list: list), value: value)
+        }
+        if Bool.random(using: &rng) { fields["empty"] = RecordField(type: FieldType(.unknown, list: true), value: .array([])) }
+        let stamp = { ChangeStamp(timestamp: Int64.random(in: 0...1_900_000_000_000, using: &self.rng), userRecordName: "_" + self.randomString(), deviceID: self.randomString()) }
+        var r = Record(recordName: "rec-" + randomString(), recordType: ["ToDoItem", "T_2", "Ünï"].randomElement(using: &rng)!,
+                       recordChangeTag: String(Int.random(in: 1...99999, using: &rng), radix: 36), fields: fields,
+                       created: stamp(), modified: stamp(),
+                       zoneID: ZoneID(zoneName: Bool.random(using: &rng) ? ZoneID.defaultZoneName : "Zone " + randomString(), ownerRecordName: "_owner" + randomString()),
+                       parent: Bool.random(using: &rng) ? "p" + randomString() : nil, shortGUID: Bool.random(using: &rng) ? "g" + randomString() : nil)
+        if Bool.random(using: &rng) { r.share = "share-" + randomString() }
+        return r
+    }
+
+    private func fileBytes(_ r: Record, pretty: Bool = true) -> [UInt8] {
+        let doc: JSONValue = ["schemaVersion": .int(DataPaths.schemaVersion), "record": r.json()]
+        return Array((pretty ? JSONWriter.pretty(doc) : JSONWriter.compact(doc)).utf8)
+    }
+
+    private func general(_ bytes: [UInt8]) throws -> Record {
+        guard let j = try JSONParser.parse(bytes)["record"] else { throw CloudKitError.internalError("no record") }
+        return try Record(stored: j)
+    }
+
+    func testResponseBytesEqualTheGeneralEncoder() {
+        let styles = [ResponseStyle(assetBase: "file:///data/assets/", encryptedAssets: true), ResponseStyle(assetBase: "file:///d%20x/", encryptedAssets: false)]
+        for _ in 0..<500 {
+            let r = randomRecord()
+            let keys: Set<String>? = Bool.random(using: &rng) ? nil : Set(r.fields.keys.filter { _ in Bool.random(using: &self.rng) } + ["absent"])
+            let style = styles.randomElement(using: &rng)!
+            let withZoneID = Bool.random(using: &rng)
+            let general = r.response(style, desiredKeys: keys, withZoneID: withZoneID)
+            let fast = r.encodableResponse(style, desiredKeys: keys, withZoneID: withZoneID)
+            for (indent, pretty) in [(0, false), (0, true), (4, true), (6, true)] {
+                var a: [UInt8] = [], b: [UInt8] = []
+                JSONWriter.emit(general, into: &a, indent: indent, pretty: pretty)
+                fast.encodeJSON(into: &b, indent: indent, pretty: pretty)
+                XCTAssertEqual(String(decoding: b, as: UTF8.self), String(decoding: a, as: UTF8.self), "indent \(indent) pretty \(pretty)")
+            }
+            XCTAssertEqual(fast.jsonValue, general)
+            XCTAssertEqual(JSONWriter.line(fast), JSONWriter.line(general))
+        }
+    }
+
+    func testShareRecordResponseTakesTheGeneralPath() throws {
+        var r = randomRecord()
+        r.recordType = ShareInfo.recordType
+        r.shareInfo = ["publicPermission": "NONE", "participants": .array([]), "owner": ["userIdentity": [:]], "rootRecordName": "root"]
+        let style = ResponseStyle(assetBase: "file:///a/", encryptedAssets: true)
+        XCTAssertEqual(JSONWriter.line(r.encodableResponse(style)), JSONWriter.line(r.response(style)))
+        XCTAssertFalse(JSONWriter.line(r.encodableResponse(style)).contains("rootRecordName"))
+        // Stored, a share record's own keys are read by the general path: the fast one declines.
+        XCTAssertNil(StoredRecordDecoder.recordFile(fileBytes(r)))
+        XCTAssertEqual(try general(fileBytes(r)).shareInfo?["publicPermission"], "NONE")
+    }
+
+    func testDecoderReadsWhatTheGeneralPathReads() throws {
+        for _ in 0..<500 {
+            let r = randomRecord()
+            for pretty in [true, false] {
+                let bytes = fileBytes(r, pretty: pretty)
+                let fast = StoredRecordDecoder.recordFile(bytes)
+                XCTAssertNotNil(fast, "declined a record file as ck writes it")
+                XCTAssertEqual(fast, try general(bytes))
+                XCTAssertEqual(fast, r)
+            }
+        }
+    }
+
+    func testDecoderDeclinesWhatTheGeneralPathRefusesOrReadsDifferently() throws {
+        let r = randomRecord()
+        let text = String(decoding: fileBytes(r, pretty: false), as: UTF8.self)
+        let record = String(decoding: Array(JSONWriter.compact(r.json()).utf8), as: UTF8.self)
+        let body = String(record.dropFirst().dropLast())
+        let cases = [
+            "", "{", "[]", "null", text + "x", text + ",",
+            #"{"record":\#(record),"record":\#(record)}"#,                       // duplicate envelope key
+            #"{"schemaVersion":2,"schemaVersion":2,"record":\#(record)}"#,       // duplicate other key
+            "{" + #""record":{"# + body + #","recordName":"dup"}}"#,           // duplicate record key
+            "{" + #""record":{"# + body + #","x":1,"x":2}}"#,                  // duplicate unknown key
+            #"{"record":{"recordName":"a","recordType":"T","recordChangeTag":"1","fields":{},"created":{"timestamp":1,"userRecordName":"u","deviceID":"d"},"zoneID":{"zoneName":"Z"}}}"#, // no modified
+            #"{"record":{"recordName":1,"recordType":"T","recordChangeTag":"1","fields":{},"created":{"timestamp":1,"userRecordName":"u","deviceID":"d"},"modified":{"timestamp":1,"userRecordName":"u","deviceID":"d"},"zoneID":{"zoneName":"Z"}}}"#,
+            #"{"record":{"recordName":"a","recordType":"T","recordChangeTag":"1","fields":{"f":{"type":"NOPE","value":1}},"created":{"timestamp":1,"userRecordName":"u","deviceID":"d"},"modified":{"timestamp":1,"userRecordName":"u","deviceID":"d"},"zoneID":{"zoneName":"Z"}}}"#,
+            #"{"record":{"recordName":"a","recordType":"T","recordChangeTag":"1","fields":{"f":{"type":"STRING","value":"x","value":"y"}},"created":{"timestamp":1,"userRecordName":"u","deviceID":"d"},"modified":{"timestamp":1,"userRecordName":"u","deviceID":"d"},"zoneID":{"zoneName":"Z"}}}"#,
+            #"{"record":{"recordName":"a","recordType":"T","recordChangeTag":"1","fields":{"f":{"type":"STRING","value":"x"},"f":{"type":"STRING","value":"y"}},"created":{"timestamp":1,"userRecordName":"u","deviceID":"d"},"modified":{"timestamp":1,"userRecordName":"u","deviceID":"d"},"zoneID":{"zoneName":"Z"}}}"#,
+            #"{"record":{"recordName":"a","recordType":"T","recordChangeTag":"1","fields":{},"created":{"timestamp":1.5,"userRecordName":"u","deviceID":"d"},"modified":{"timestamp":1,"userRecordName":"u","deviceID":"d"},"zoneID":{"zoneName":"Z"}}}"#,
+            #"{"record":{"recordName":"a","recordType":"T","recordChangeTag":"1","fields":{},"created":{"timestamp":1,"userRecordName":"u","deviceID":"d","deviceID":"e"},"modified":{"timestamp":1,"userRecordName":"u","deviceID":"d"},"zoneID":{"zoneName":"Z"}}}"#,
+            #"{"record":{"recordName":"a","recordType":"T","recordChangeTag":"1","fields":{},"created":{"timestamp":1,"userRecordName":"u","deviceID":"d"},"modified":{"timestamp":1,"userRecordName":"u","deviceID":"d"},"zoneID":{"zoneName":"Z","zoneType":7}}}"#,
+            #"{"record":{"recordName":"a\ud800","recordType":"T"}}"#,
+        ]
+        for c in cases {
+            let bytes = Array(c.utf8)
+            let fast = StoredRecordDecoder.recordFile(bytes)
+            if let slow = try? general(bytes) {
+                // Accepted by both only when both read the same record.
+                XCTAssertEqual(fast, slow, c)
+            } else {
+                XCTAssertNil(fast, "the fast path read what the general path refuses: \(c)")
+            }
+        }
+    }
+
+    /// Damaged files: whatever the fast path reads, the general path reads the same.
+    func testDecoderNeverDiffersOnDamagedFiles() throws {
+        var accepted = 0
+        for _ in 0..<3000 {
+            var bytes = fileBytes(randomRecord(), pretty: Bool.random(using: &rng))
+            for _ in 0..<Int.random(in: 1...3, using: &rng) {
+                let at = Int.random(in: 0..<bytes.count, using: &rng)
+                switch Int.random(in: 0..<3, using: &rng) {
+                case 0: bytes.remove(at: at)
+                case 1: bytes[at] = [0x22, 0x2C, 0x7B, 0x7D, 0x5B, 0x5D, 0x3A, 0x30, 0x61, 0x5C, 0xFF, 0x20].randomElement(using: &rng)!
+                default: bytes.insert(bytes[Int.random(in: 0..<bytes.count, using: &rng)], at: at)
+                }
+            }
+            let fast = StoredRecordDecoder.recordFile(bytes)
+            if let slow = try? general(bytes) {
+                if let fast { XCTAssertEqual(fast, slow); accepted += 1 }
+            } else {
+                XCTAssertNil(fast, String(decoding: bytes, as: UTF8.self))
+            }
+        }
+        XCTAssertGreaterThan(accepted, 0, "some damage (inside a string value) leaves a readable record")
+    }
+}
