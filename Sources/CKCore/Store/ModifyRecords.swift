@@ -38,6 +38,7 @@ extension Database {
             writer.access = sharing.access
             let tx = Transaction(zone: z, nextSeq: nextSeq)
             tx.assets = pending
+            if !z.incarnation.isEmpty { tx.readAhead(operations.compactMap(\.recordName)) }
             var results: [OperationResult] = []
             var failedAt: Int?
             for (i, op) in operations.enumerated() {

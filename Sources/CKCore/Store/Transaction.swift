@@ -1,3 +1,5 @@
+import Dispatch
+
 /// Pending changes to one zone, layered over the disk (and over a parent transaction), so a
 /// batch sees its own earlier operations and a failed operation can be dropped whole. Names
 /// are keyed by their bytes.
@@ -31,7 +33,29 @@ final class Transaction {
     func record(_ name: String) throws -> Record? {
         if let r = records[NameKey(name)] { return r }
         if let p = parent { return try p.record(name) }
+        if let r = readAhead[NameKey(name)] { return try r.get() }
         return try zone.recordForWrite(named: name)
+    }
+
+    /// What the disk held for names read ahead (`readAhead(_:)`); an error is thrown when the
+    /// operation that needs the record asks for it, as reading it then would.
+    private var readAhead: [NameKey: Result<Record?, Error>] = [:]
+
+    /// Reads the stored records of a large batch's names on every core before its operations
+    /// run (one after another, each looking its record up, they waited on one file at a time).
+    /// The caller holds the zone's lock, so what is read stays true while the batch runs.
+    func readAhead(_ names: [String]) {
+        guard parent == nil, names.count >= RecordFileWriter.parallelFrom else { return }
+        var results = [Result<Record?, Error>](repeating: .success(nil), count: names.count)
+        let zone = self.zone
+        let chunk = 16
+        results.withUnsafeMutableBufferPointer { buffer in
+            nonisolated(unsafe) let slots = buffer
+            DispatchQueue.concurrentPerform(iterations: (names.count + chunk - 1) / chunk) { c in
+                for i in (c * chunk)..<min(names.count, (c + 1) * chunk) { slots[i] = Result { try zone.recordForWrite(named: names[i]) } }
+            }
+        }
+        for (i, n) in names.enumerated() { readAhead[NameKey(n)] = results[i] }
     }
 
     func referrers(_ target: String) throws -> [NameKey: [String]] {

@@ -1,3 +1,5 @@
+import Dispatch
+
 /// The files a commit derives from the history — each changed record's file and each changed
 /// reference-index file — written as temporary files before the history commits (so a full
 /// disk fails the commit cleanly) and renamed into place after it.
@@ -65,15 +67,37 @@ extension ZoneStore {
     }
 
     /// Renames the prepared files into place and removes the deleted ones.
+    /// A large commit's renames are shared by the cores (each directory takes its own); in
+    /// order, on one, when a fault is armed, so crash points stay where they are. They may be
+    /// done in any order: the history is committed, and readers take from it what the files do
+    /// not hold yet. On failure, what was not published is discarded and the next writer of the
+    /// zone (or `ck fsck`) publishes it again from the history.
     func publish(_ p: PreparedFiles) throws {
-        for (i, item) in p.items.enumerated() {
-            do {
-                if let t = item.temporary { try item.directory.publish(t, as: item.name) } else { try item.directory.remove(item.name) }
-            } catch {
-                discard(PreparedFiles(items: Array(p.items[(i + 1)...]), madeDirectories: []))
-                throw error
+        func publish(_ item: PreparedFiles.Item) throws {
+            if let t = item.temporary { try item.directory.publish(t, as: item.name) } else { try item.directory.remove(item.name) }
+        }
+        if p.items.count < RecordFileWriter.parallelFrom || FaultInjection.isArmed {
+            for (i, item) in p.items.enumerated() {
+                do { try publish(item) } catch {
+                    discard(PreparedFiles(items: Array(p.items[(i + 1)...]), madeDirectories: []))
+                    throw error
+                }
+            }
+            return
+        }
+        var failures = [Error?](repeating: nil, count: p.items.count)
+        let chunk = 16
+        failures.withUnsafeMutableBufferPointer { buffer in
+            nonisolated(unsafe) let slots = buffer
+            DispatchQueue.concurrentPerform(iterations: (p.items.count + chunk - 1) / chunk) { c in
+                for i in (c * chunk)..<min(p.items.count, (c + 1) * chunk) {
+                    do { try publish(p.items[i]) } catch { slots[i] = error }
+                }
             }
         }
+        guard let first = failures.firstIndex(where: { $0 != nil }) else { return }
+        discard(PreparedFiles(items: p.items.indices.filter { failures[$0] != nil }.map { p.items[$0] }, madeDirectories: []))
+        throw failures[first]!
     }
 
     func discard(_ p: PreparedFiles) {
