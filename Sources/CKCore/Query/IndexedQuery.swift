@@ -83,13 +83,20 @@ struct IndexedQuery {
         } else {
             order = (nil, merged(nil)!)
         }
+        var ctx = Verifier(db: db, snapshot: snapshot, req: req, after: after)
+        func show(_ f: String?) -> String { f ?? "recordName" }
+        // Unsorted (name order) by a filter whose range holds few keys: each key's lines are in
+        // name order, so merging them from the marker reads about a page of matching records.
+        if req.sorts.isEmpty, let b = best, let groups = try IndexedQuery.keyGroups(b.index, b.ranges, fieldRun: b.field != nil) {
+            QueryDebug.trace?("by filter index \(show(b.field)), \(groups.count) keys merged in name order")
+            ctx.firstBatch = limit + 9
+            return try byKeyGroups(b.index, groups, fieldRun: b.field != nil, ctx)
+        }
         let page = Double(limit + 1)
         let selectivity = max(best.map { $0.size / total } ?? 1, 1 / total)
         let orderCost = order.map { _ in page / selectivity }
         // An index line costs about a hundredth of a record read (open, parse, check).
         let filterCost = best.map { req.sorts.isEmpty ? $0.size * 0.01 + page : $0.size }
-        var ctx = Verifier(db: db, snapshot: snapshot, req: req, after: after)
-        func show(_ f: String?) -> String { f ?? "recordName" }
         let useFilter: Bool
         switch (orderCost, filterCost) {
         case (let o?, let f?): useFilter = f < o
@@ -278,6 +285,87 @@ struct IndexedQuery {
         }
         try prefetch.flush(each)
         return best
+    }
+
+    /// One key's lines of a filter's range: `prefix` (the key and a space in a field run,
+    /// nothing in the names run) comes before each name.
+    struct KeyGroup { var prefix: [UInt8]; var range: Range }
+
+    /// Most keys a filter's range may hold for its lines to be merged in name order
+    /// (`byKeyGroups`): each costs a bisection of the runs per round.
+    static let keyGroupLimit = 64
+
+    /// The filter's ranges cut into one range per key (a field run's lines of one key are in
+    /// name order; a names-run range is one already), or nil when they hold more than
+    /// `keyGroupLimit` keys. Found by bisection, one key at a time.
+    static func keyGroups(_ index: MergedRuns, _ ranges: [Range], fieldRun: Bool) throws -> [KeyGroup]? {
+        guard fieldRun else { return ranges.count <= keyGroupLimit ? ranges.map { KeyGroup(prefix: [], range: $0) } : nil }
+        var out: [KeyGroup] = []
+        for r in ranges {
+            var lower = r.lower
+            while true {
+                var key: [UInt8]?
+                try index.forEach(from: lower, to: r.upper) { key = Array(IndexKey.keyPart($0)); return false }
+                guard let k = key else { break }
+                let below = k + [IndexKey.space], past = k + [0x21]
+                out.append(KeyGroup(prefix: below, range: Range(lower: r.lower.lexicographicallyPrecedes(below) ? below : r.lower,
+                                                                upper: r.upper.lexicographicallyPrecedes(past) ? r.upper : past)))
+                if out.count > keyGroupLimit { return nil }
+                lower = past
+            }
+        }
+        return out
+    }
+
+    /// An unsorted query's page from per-key ranges: each range's names past the marker (a
+    /// round takes a page and a little from each), merged in name order and read until the page
+    /// is full. A round's names are complete up to the smallest last name of the ranges it cut
+    /// short; past it, the next round takes twice as many. O(keys × log n + page).
+    private func byKeyGroups(_ index: MergedRuns, _ groups: [KeyGroup], fieldRun: Bool, _ v: Verifier) throws -> [Hit] {
+        func hexName(_ l: ArraySlice<UInt8>) -> ArraySlice<UInt8> { fieldRun ? l[(l.lastIndex(of: IndexKey.space)! + 1)...] : l }
+        var start: [UInt8]? = after.map { IndexKey.hex($0.last?.stringValue ?? "") }
+        var take = limit + 9
+        var out: [Hit] = []
+        func each(_ line: ArraySlice<UInt8>, _ record: Record?) throws -> Bool {
+            guard let h = try v.check(line, field: nil, record: record) else { return true }
+            out.append(h)
+            return out.count <= limit
+        }
+        var prefetch = v.prefetch(nil)
+        while true {
+            var names: [[UInt8]] = []
+            var bound: [UInt8]?
+            for g in groups {
+                var lower = g.range.lower
+                if let s = start {
+                    // The group's lines of names after `s` (and not `s` itself).
+                    let past = g.prefix + s + [0x00]
+                    if lower.lexicographicallyPrecedes(past) { lower = past }
+                }
+                var n = 0
+                try index.forEach(from: lower, to: g.range.upper) { l in
+                    let name = Array(hexName(l))
+                    names.append(name)
+                    n += 1
+                    guard n < take else {
+                        if bound == nil || name.lexicographicallyPrecedes(bound!) { bound = name }
+                        return false
+                    }
+                    return true
+                }
+            }
+            names.sort { $0.lexicographicallyPrecedes($1) }
+            var previous: [UInt8]?
+            for name in names where name != previous {
+                if let b = bound, b.lexicographicallyPrecedes(name) { break }
+                previous = name
+                if try !prefetch.add(name[...], each) { return out }
+            }
+            try prefetch.flush(each)
+            guard out.count <= limit, let b = bound else { return out }
+            start = b
+            take *= 2
+        }
     }
 
     /// The index ranges a filter's matches lie in; nil when its index cannot narrow it (text
