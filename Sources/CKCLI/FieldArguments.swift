@@ -44,8 +44,9 @@ final class StdinSource {
 struct FieldArguments {
     let currentDirectory: String
     let command: [String]
-    /// The zone of dates and times written without an offset (SPEC §4: local time, `TZ`).
-    var timeZone: TimeZone = .current
+    /// The zone of dates and times written without an offset (SPEC §4: local time, `TZ`),
+    /// looked up only when a value needs it (finding the system's zone reads the zone database).
+    var timeZone: () -> TimeZone = { .current }
     /// Where `@-` reads; nil where stdin is not available for values.
     var stdin: StdinSource? = nil
 
@@ -235,7 +236,7 @@ struct FieldArguments {
             return .double(d)
         case .timestamp:
             if let ms = Self.integer(raw) { return .int(ms) }
-            guard let ms = Timestamps.parseISO8601(raw, timeZone: timeZone) else {
+            guard let ms = Timestamps.parseISO8601(raw, timeZone: timeZone()) else {
                 throw bad(name, type, raw, "an ISO-8601 date or date-time (2019-10-28, 2019-10-28T09:30, 2019-10-28T09:30:00Z) or milliseconds since 1970", origin: origin)
             }
             return .int(ms)

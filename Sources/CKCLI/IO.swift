@@ -74,8 +74,8 @@ public final class IO {
                     writeErr: { s in fputs(s, stderr) },
                     readIn: { FileHandle.standardInput.readDataToEndOfFile().map { $0 } },
                     writeOutBytes: { out.append($0) },
-                    environment: ProcessInfo.processInfo.environment,
-                    currentDirectory: FileManager.default.currentDirectoryPath)
+                    environment: IO.processEnvironment(),
+                    currentDirectory: IO.processDirectory())
         io.flush = { out.push() == .ok }
         io.finish = { out.push() }
         io.confirmDelivered = { out.confirmDelivered() }
@@ -86,6 +86,29 @@ public final class IO {
         io.stderrIsTerminal = { isatty(2) == 1 }
         out.stopRequested = { [unowned io] in io.stopRequested() }
         return io
+    }
+
+    /// The process's environment, read from `environ` (Foundation's ProcessInfo costs a
+    /// start-up more); a name set twice keeps its first value, as `getenv` finds it.
+    static func processEnvironment() -> [String: String] {
+        var out: [String: String] = [:]
+        var p = environ
+        while let entry = p.pointee {
+            let s = String(cString: entry)
+            if let eq = s.utf8.firstIndex(of: UInt8(ascii: "=")) {
+                let name = String(s[..<eq])
+                if out[name] == nil { out[name] = String(s[s.utf8.index(after: eq)...]) }
+            }
+            p += 1
+        }
+        return out
+    }
+
+    /// The working directory (`getcwd`; Foundation's answer when that fails).
+    static func processDirectory() -> String {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        guard getcwd(&buffer, buffer.count) != nil else { return FileManager.default.currentDirectoryPath }
+        return String(cString: buffer)
     }
 
     /// Captured streams for in-process tests.

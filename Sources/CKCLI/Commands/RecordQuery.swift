@@ -114,12 +114,13 @@ enum FilterArgument {
     static func typed(_ syntax: [FilterSyntax], recordType: String, db: Database, inv: Invocation) throws -> [QueryFilter] {
         guard !syntax.isEmpty else { return [] }
         let schema = try db.schema()
-        let tz = FieldArguments.localTimeZone(inv.io.environment)
+        let environment = inv.io.environment
+        let tz = { FieldArguments.localTimeZone(environment) }
         return try syntax.map { try read($0, known: fieldType($0.field, recordType: recordType, schema: schema), timeZone: tz) }
     }
 
     /// One filter without the schema's help (values are inferred).
-    static func parse(_ raw: String, command: [String], known: KnownFieldType? = nil, timeZone: TimeZone = .current) throws -> QueryFilter {
+    static func parse(_ raw: String, command: [String], known: KnownFieldType? = nil, timeZone: @escaping () -> TimeZone = { .current }) throws -> QueryFilter {
         try read(try scan(raw, command: command), known: known, timeZone: timeZone)
     }
 
@@ -196,7 +197,7 @@ enum FilterArgument {
 
     /// Reads the value: a quoted value is text, `TYPE:value` is explicit, anything else takes
     /// the field's type (`known`), else is inferred as a field argument is.
-    static func read(_ s: FilterSyntax, known: KnownFieldType?, timeZone: TimeZone) throws -> QueryFilter {
+    static func read(_ s: FilterSyntax, known: KnownFieldType?, timeZone: @escaping () -> TimeZone) throws -> QueryFilter {
         let raw = s.raw, field = s.field, c = s.comparator
         let fa = FieldArguments(currentDirectory: "/", command: [], timeZone: timeZone)
         var none: [String: [UInt8]] = [:]

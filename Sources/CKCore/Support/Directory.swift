@@ -115,6 +115,11 @@ public final class Directory {
     /// Opens a regular file for reading; nil when absent; a link is an error, and so is
     /// anything that is not a regular file (a FIFO planted here would block the read forever).
     func openFile(_ name: String) throws -> Int32? {
+        try openFileWithStatus(name)?.fd
+    }
+
+    /// `openFile`, with the status it checked (its size: what a whole read expects).
+    func openFileWithStatus(_ name: String) throws -> (fd: Int32, status: stat)? {
         while true {
             let f = openat(fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
             if f >= 0 { return try regularFile(f, name) }
@@ -128,7 +133,7 @@ public final class Directory {
     /// `f` (opened non-blocking) if it is a regular file; otherwise it is
     /// closed and the error names the path: a FIFO, socket or device inside the data directory
     /// is never read or written (it could hang ck or swallow a write).
-    private func regularFile(_ f: Int32, _ name: String) throws -> Int32 {
+    private func regularFile(_ f: Int32, _ name: String) throws -> (fd: Int32, status: stat) {
         var st = stat()
         guard fstat(f, &st) == 0 else {
             let e = FileSystem.failure("cannot stat", path + "/" + name)
@@ -140,14 +145,14 @@ public final class Directory {
             throw FileSystem.notRegular(path + "/" + name, mode: st.st_mode)
         }
         // O_NONBLOCK stays: it changes nothing for a regular file (and saves two calls a read).
-        return f
+        return (f, st)
     }
 
     /// A whole file; nil when it does not exist.
     public func read(_ name: String) throws -> [UInt8]? {
-        guard let f = try openFile(name) else { return nil }
+        guard let (f, st) = try openFileWithStatus(name) else { return nil }
         defer { close(f) }
-        return try FileSystem.readAll(f, path: path + "/" + name)
+        return try FileSystem.readAll(f, status: st, path: self.path + "/" + name)
     }
 
     public func readJSON(_ name: String) throws -> JSONValue? {
@@ -284,7 +289,7 @@ public final class Directory {
     func openForWriting(_ name: String, create: Bool = true) throws -> Int32 {
         while true {
             let f = openat(fd, name, O_RDWR | (create ? O_CREAT : 0) | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, FileSystem.filePermissions)
-            if f >= 0 { return try regularFile(f, name) }
+            if f >= 0 { return try regularFile(f, name).fd }
             if errno == EINTR { continue }
             if errno == ELOOP || errno == EMLINK { throw FileSystem.symlink(path + "/" + name) }
             throw FileSystem.failure("cannot open", path + "/" + name)

@@ -233,9 +233,15 @@ public enum FileSystem {
         #endif
     }
 
-    static func readAll(_ fd: Int32, path: String) throws -> [UInt8] {
+    static func readAll(_ fd: Int32, path: @autoclosure () -> String) throws -> [UInt8] {
         var st = stat()
-        let size = fstat(fd, &st) == 0 ? max(Int(st.st_size), 0) : 0
+        if fstat(fd, &st) != 0 { st = stat() }
+        return try readAll(fd, status: st, path: path())
+    }
+
+    /// `status`: the file's, as `fstat` gave it after it was opened.
+    static func readAll(_ fd: Int32, status st: stat, path: @autoclosure () -> String) throws -> [UInt8] {
+        let size = max(Int(st.st_size), 0)
         let regular = st.st_mode & S_IFMT == S_IFREG
         // Straight into an array one byte longer than the file: once a regular file's size has
         // been read, that is the end (reads can come short — 2 GiB at most each — so they go
@@ -245,7 +251,7 @@ public enum FileSystem {
             count = 0
             while count < size + 1 {
                 let n = Glibc.read(fd, buf.baseAddress! + count, size + 1 - count)
-                if n < 0 { if errno == EINTR { continue }; throw failure("cannot read", path) }
+                if n < 0 { if errno == EINTR { continue }; throw failure("cannot read", path()) }
                 if n == 0 { ended = true; break }
                 count += n
                 if regular, count == size { ended = true; break }
@@ -255,7 +261,7 @@ public enum FileSystem {
         var chunk = [UInt8](repeating: 0, count: 4096)
         while true {
             let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, 4096) }
-            if n < 0 { if errno == EINTR { continue }; throw failure("cannot read", path) }
+            if n < 0 { if errno == EINTR { continue }; throw failure("cannot read", path()) }
             if n == 0 { break }
             out.append(contentsOf: chunk[0..<n])
         }
