@@ -159,19 +159,26 @@ bench_query() {
   local small all exp jqe
   small=$(time_median "$CK" --zone Small record query --type ToDoItem --filter 'priority > 3')
   report "first query page, $N vs $SMALL records (ratio, target <= 2)" "$(ratio "$ckq" "$small")"
-  # Every page of the query, one process per page of 200 (as CloudKit pages), markers followed.
-  local t0 t1 pages=0 marker="" page every
+  # Every page of a query of 40% of the records (the issue's 40,000 of 100,000: priority 6-9),
+  # one process per page of 200 (as CloudKit pages), markers followed, vs jq selecting them.
+  local t0 t1 pages=0 marker="" page every jqe40
   t0=$(now_ns)
   while :; do
-    if [ -z "$marker" ]; then page=$("$CK" --zone Big record query --type ToDoItem --filter 'priority > 3')
-    else page=$("$CK" --zone Big record query --type ToDoItem --filter 'priority > 3' --continue "$marker"); fi
+    if [ -z "$marker" ]; then page=$("$CK" --zone Big record query --type ToDoItem --filter 'priority > 5')
+    else page=$("$CK" --zone Big record query --type ToDoItem --filter 'priority > 5' --continue "$marker"); fi
     pages=$((pages + 1))
-    marker=$(printf '%s\n' "$page" | sed -n 's/.*"continuationMarker": "\([^"]*\)".*/\1/p')
+    # The marker is the body's first key; taken by the shell itself (a sed per page cost
+    # the loop ~7 ms a page, none of it ck's).
+    page=${page:0:1024}
+    case $page in
+      *'"continuationMarker": "'*) marker=${page#*'"continuationMarker": "'}; marker=${marker%%'"'*} ;;
+      *) marker="" ;;
+    esac
     [ -n "$marker" ] || break
   done
   t1=$(now_ns)
   every=$(ms "$t0" "$t1")
-  report "every page of the query, $pages processes (ms)" "$every"
+  report "every page of priority > 5, $pages processes (ms)" "$every"
   all=$(time_median sh -c "\"$CK\" --zone Big record query --type ToDoItem --filter 'priority > 3' --all --format ndjson >/dev/null")
   report "query --all (every page, one process), ck (median ms)" "$all"
   exp=$(time_median "$CK" --zone Big export)
@@ -181,7 +188,8 @@ bench_query() {
     report "export peak memory (MiB, target <= 64)" "$(awk -v k="$(peak_kb "$CK" --zone Big export)" 'BEGIN { printf "%.1f", k / 1024 }')"
   fi
   if command -v jq >/dev/null; then
-    report "every page ratio ck/jq (target <= 3)" "$(ratio "$every" "$jqq")"
+    jqe40=$(time_median jq -c 'select(.fields.priority.value > 5)' "$WORK/big.ndjson")
+    report "every page ratio ck/jq over priority > 5 (target <= 3)" "$(ratio "$every" "$jqe40")"
     report "query --all ratio ck/jq (target <= 1.5)" "$(ratio "$all" "$jqq")"
     jqe=$(time_median jq -c . "$WORK/big.ndjson")
     report "export ratio ck/jq . (target <= 1.5)" "$(ratio "$exp" "$jqe")"
