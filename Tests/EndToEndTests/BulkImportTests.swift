@@ -1,9 +1,9 @@
 import Foundation
 import XCTest
 
-/// A bulk load's deferred file syncs (DeferredFileSync.swift) and its large batches (stored
-/// records read ahead and files renamed on every core): the applied cursor is brought to the
-/// head when the import ends, and an import killed part-way loses nothing it reported.
+/// A bulk load's large batches (stored records read ahead and files renamed on every core, from
+/// 64 operations): every record file in place and the applied cursor at the head when the
+/// import ends, and an import killed part-way loses nothing it reported.
 final class BulkImportTests: XCTestCase {
     private func records(_ n: Int, prefix: String) -> String {
         (0..<n).map { "{\"recordName\": \"\(prefix)\($0)\", \"recordType\": \"T\", \"fields\": {\"n\": {\"value\": \($0)}, \"s\": {\"value\": \"v\($0)\"}}}" }
@@ -26,8 +26,8 @@ final class BulkImportTests: XCTestCase {
     func testAnImportEndsWithItsFilesAppliedAndFsckClean() {
         let s = Sandbox()
         s.signIn()
-        // 25 batches, all under one sync interval: only the end of the import syncs and moves the cursor.
-        let r = s.run(["--zone", "L", "import", "--batch", "40", "--format", "ndjson"], stdin: records(1000, prefix: "r"))
+        // Ten batches of 100: each read ahead and published on both cores.
+        let r = s.run(["--zone", "L", "import", "--batch", "100", "--format", "ndjson"], stdin: records(1000, prefix: "r"))
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertEqual(r.stdout.split(separator: "\n").count, 1000)
         XCTAssertEqual(appliedSeq(s, zone: "L"), 1000, "the cursor stands at the import's last entry")

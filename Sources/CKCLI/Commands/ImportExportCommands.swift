@@ -67,11 +67,8 @@ enum ImportExportCommands {
         if count == 0 { throw CloudKitError.badRequest("import: the input holds no records") }
         let db = try inv.database()
         _ = try db.requireWrite()
-        // One index build at the end instead of one per batch; record files synced every ten
-        // batches (each batch's history is durable when it is reported, as always).
+        // One index build at the end instead of one per batch.
         db.defersIndexMaintenance = true
-        db.fileSyncInterval = Int64(10 * Limits.operationsPerBatch)
-        defer { try? db.completeDeferredFileSyncs() }
         for z in zones where !z.utf8.elementsEqual(ZoneID.defaultZoneName.utf8) {
             if inv.globals.scope != .private { _ = try db.zone(z) }
         }
@@ -123,7 +120,6 @@ enum ImportExportCommands {
             }
             try flush()
         }
-        try db.completeDeferredFileSyncs()
         // Only zones the import wrote: a refused import leaves the data directory as it was.
         for z in zones where committed.contains(NameKey(z)) { try? db.maintainIndexes(zone: z) }
         progress.finish(done: total, unchanged: unchanged, failed: failures.count)

@@ -54,11 +54,6 @@ public final class Database {
     private var cachedSchema: Schema?
     /// Set by a bulk load (`ck import`), which brings the indexes forward once at its end.
     public var defersIndexMaintenance = false
-    /// Set by a bulk load: its record files are synced once per this many history entries
-    /// (0: after every commit). See DeferredFileSync.swift.
-    public var fileSyncInterval: Int64 = 0
-    /// Per zone name: the last commit this process published without syncing its files.
-    var unsyncedFiles: [String: (incarnation: String, head: Int64)] = [:]
     private var cachedRoles: Set<String>?
 
     public var schemaAdmin: SchemaAdmin { SchemaAdmin(paths: paths, container: address.container) }

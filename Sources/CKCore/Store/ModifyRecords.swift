@@ -156,12 +156,10 @@ extension Database {
         // Committed: readers see it (ZoneSnapshot reads what the files do not hold yet from the
         // history). What follows brings the derived files up to date; if it stops part-way, the
         // next writer of the zone, or ck fsck, finishes it.
-        unsyncedFiles[z.zoneID.zoneName] = nil
         if (try? z.publish(prepared)) != nil {
-            let deferred = defersFileSync(z, through: last)
-            if !deferred { z.syncFiles() }
+            z.syncFiles()
             if (try? deliverNotifications(zone: z, changes: tx.changes, through: last)) != nil {
-                if deferred { unsyncedFiles[z.zoneID.zoneName] = (z.incarnation, last) } else { try? z.setApplied(last) }
+                try? z.setApplied(last)
                 maintainIndexes(z, through: last)
             }
         }
@@ -178,10 +176,6 @@ extension Database {
         let head = try z.history.head()
         let applied = try z.appliedSeq()
         guard applied < head else { return 0 }
-        // A bulk load's own commits since the cursor, each published by this process (a commit
-        // by anyone else in between moved the head): their files are in place, not yet synced.
-        if let u = unsyncedFiles[z.zoneID.zoneName], u.incarnation == z.incarnation, u.head == head { return 0 }
-        unsyncedFiles[z.zoneID.zoneName] = nil
         let replay = try HistoryReplay(zone: z, after: applied, through: head)
         let prepared = try z.prepare(records: replay.transaction.records, refs: replay.transaction.refs)
         try z.publish(prepared)
