@@ -101,6 +101,13 @@ enum IndexKey {
         return unhex(body).flatMap { String(validating: $0, as: UTF8.self) }
     }
 
+    /// The name part of a line, still in hex (after the space in a field run; the whole line in
+    /// the names run).
+    static func hexName(ofLine line: ArraySlice<UInt8>, fieldRun: Bool) -> ArraySlice<UInt8> {
+        guard fieldRun, let sp = line.lastIndex(of: space) else { return line }
+        return line[(sp + 1)...]
+    }
+
     /// The key part of a field-run line (before its space).
     static func keyPart(_ line: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
         guard let sp = line.firstIndex(of: space) else { return line }

@@ -238,7 +238,7 @@ struct IndexedQuery {
     /// The records in a filter's index ranges: by name when unsorted (only a page of them
     /// read), else all read and the best page kept.
     private func byFilter(_ index: MergedRuns, _ ranges: [Range], fieldRun: Bool, _ v: Verifier) throws -> [Hit] {
-        func hexName(_ l: ArraySlice<UInt8>) -> ArraySlice<UInt8> { fieldRun ? l[(l.lastIndex(of: IndexKey.space)! + 1)...] : l }
+        func hexName(_ l: ArraySlice<UInt8>) -> ArraySlice<UInt8> { IndexKey.hexName(ofLine: l, fieldRun: fieldRun) }
         if req.sorts.isEmpty {
             // The names past the marker, in name order, each once; read until the page is full.
             let start = after.map { IndexKey.hex($0.last?.stringValue ?? "") }
@@ -252,19 +252,8 @@ struct IndexedQuery {
             }
             names.sort { $0.lexicographicallyPrecedes($1) }
             var out: [Hit] = []
-            func each(_ line: ArraySlice<UInt8>, _ record: Record?) throws -> Bool {
-                guard let h = try v.check(line, field: nil, record: record) else { return true }
-                out.append(h)
-                return out.count <= limit
-            }
             var prefetch = v.prefetch(nil)
-            var previous: [UInt8]?
-            for name in names where name != previous {
-                previous = name
-                // The names run's line for a record is its name in hex.
-                if try !prefetch.add(name[...], each) { break }
-            }
-            try prefetch.flush(each)
+            _ = try readInNameOrder(names, through: nil, &prefetch, v, into: &out)
             return out
         }
         var lines: [[UInt8]] = []
@@ -322,15 +311,9 @@ struct IndexedQuery {
     /// is full. A round's names are complete up to the smallest last name of the ranges it cut
     /// short; past it, the next round takes twice as many. O(keys × log n + page).
     private func byKeyGroups(_ index: MergedRuns, _ groups: [KeyGroup], fieldRun: Bool, _ v: Verifier) throws -> [Hit] {
-        func hexName(_ l: ArraySlice<UInt8>) -> ArraySlice<UInt8> { fieldRun ? l[(l.lastIndex(of: IndexKey.space)! + 1)...] : l }
         var start: [UInt8]? = after.map { IndexKey.hex($0.last?.stringValue ?? "") }
         var take = limit + 9
         var out: [Hit] = []
-        func each(_ line: ArraySlice<UInt8>, _ record: Record?) throws -> Bool {
-            guard let h = try v.check(line, field: nil, record: record) else { return true }
-            out.append(h)
-            return out.count <= limit
-        }
         var prefetch = v.prefetch(nil)
         while true {
             var names: [[UInt8]] = []
@@ -344,7 +327,7 @@ struct IndexedQuery {
                 }
                 var n = 0
                 try index.forEach(from: lower, to: g.range.upper) { l in
-                    let name = Array(hexName(l))
+                    let name = Array(IndexKey.hexName(ofLine: l, fieldRun: fieldRun))
                     names.append(name)
                     n += 1
                     guard n < take else {
@@ -355,17 +338,30 @@ struct IndexedQuery {
                 }
             }
             names.sort { $0.lexicographicallyPrecedes($1) }
-            var previous: [UInt8]?
-            for name in names where name != previous {
-                if let b = bound, b.lexicographicallyPrecedes(name) { break }
-                previous = name
-                if try !prefetch.add(name[...], each) { return out }
-            }
-            try prefetch.flush(each)
-            guard out.count <= limit, let b = bound else { return out }
+            if try readInNameOrder(names, through: bound, &prefetch, v, into: &out) { return out }
+            guard let b = bound else { return out }
             start = b
             take *= 2
         }
+    }
+
+    /// Reads the records of `names` (hex, sorted; repeats skipped; none after `bound`) and keeps
+    /// those that match in `out`, in name order; true once the page is full.
+    private func readInNameOrder(_ names: [[UInt8]], through bound: [UInt8]?, _ prefetch: inout RecordPrefetch, _ v: Verifier, into out: inout [Hit]) throws -> Bool {
+        func each(_ line: ArraySlice<UInt8>, _ record: Record?) throws -> Bool {
+            guard let h = try v.check(line, field: nil, record: record) else { return true }
+            out.append(h)
+            return out.count <= limit
+        }
+        var previous: [UInt8]?
+        for name in names where name != previous {
+            if let b = bound, b.lexicographicallyPrecedes(name) { break }
+            previous = name
+            // The names run's line for a record is its name in hex.
+            if try !prefetch.add(name[...], each) { return true }
+        }
+        try prefetch.flush(each)
+        return out.count > limit
     }
 
     /// The index ranges a filter's matches lie in; nil when its index cannot narrow it (text
