@@ -1,5 +1,4 @@
 import CKCore
-import Dispatch
 
 /// Writes command results in the chosen format. JSON is one sorted, pretty document; NDJSON
 /// is one compact value per line; table, CSV and TSV are flat rows (TabularRows) for people
@@ -124,14 +123,7 @@ struct Printer {
     private static func encode(_ count: Int, _ encode: (Int) -> String) -> [String] {
         let chunk = 64
         if count < 2 * chunk { return (0..<count).map(encode) }
-        var out = [String](repeating: "", count: count)
-        out.withUnsafeMutableBufferPointer { buffer in
-            let slots = buffer
-            DispatchQueue.concurrentPerform(iterations: (count + chunk - 1) / chunk) { c in
-                for i in (c * chunk)..<min(count, (c + 1) * chunk) { slots[i] = encode(i) }
-            }
-        }
-        return out
+        return Parallel.map(count, chunk: chunk, encode)
     }
 
     private static func byPath(_ a: (String, JSONValue), _ b: (String, JSONValue)) -> Bool {

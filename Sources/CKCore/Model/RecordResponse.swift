@@ -73,10 +73,7 @@ public struct RecordResponse: JSONEncodable {
             o.key(name, into: &out)
             var f = JSONObjectEmitter(indent: o.valueIndent, pretty: pretty)
             f.key("type", into: &out)
-            out.append(0x22)
-            out.append(contentsOf: field.type.base.rawValue.utf8)
-            if field.type.isList { out.append(contentsOf: "_LIST".utf8) }
-            out.append(0x22)
+            JSONWriter.emitString(field.type.rawValue, into: &out)
             f.key("value", into: &out)
             let value = field.type.base == .asset ? AssetValue.response(field.value, style: style) : field.value
             JSONWriter.emit(value, into: &out, indent: f.valueIndent, pretty: pretty)

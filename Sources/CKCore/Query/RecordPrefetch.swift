@@ -1,5 +1,3 @@
-import Dispatch
-
 /// Index lines handed on in order with the records they name, whose files are read a batch at a
 /// time on every core: reading and parsing a record file is most of what an indexed query costs,
 /// and the lines to read next are known before any is checked. The first batch is what the plan
@@ -48,19 +46,7 @@ struct RecordPrefetch {
 
     /// The record files of `names`, read on every core (each slot written by one thread).
     private func read(_ names: [String?]) -> [Result<Record?, Error>] {
-        var results = [Result<Record?, Error>](repeating: .success(nil), count: names.count)
         let snapshot = self.snapshot
-        let chunk = 8
-        let chunks = (names.count + chunk - 1) / chunk
-        results.withUnsafeMutableBufferPointer { slots in
-            nonisolated(unsafe) let slots = slots
-            DispatchQueue.concurrentPerform(iterations: chunks) { c in
-                for k in (c * chunk)..<min(names.count, (c + 1) * chunk) {
-                    guard let n = names[k] else { continue }
-                    slots[k] = Result { try snapshot.file(named: n) }
-                }
-            }
-        }
-        return results
+        return Parallel.map(names.count, chunk: 8) { k in names[k].map { n in Result { try snapshot.file(named: n) } } ?? .success(nil) }
     }
 }

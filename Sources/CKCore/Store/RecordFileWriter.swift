@@ -1,5 +1,3 @@
-import Dispatch
-
 /// The temporary files of a commit's record files (`{schemaVersion, record}`, pretty JSON), made
 /// on every core when there are enough of them and no fault is armed. On failure none is left.
 enum RecordFileWriter {
@@ -23,14 +21,7 @@ enum RecordFileWriter {
             }
             return out
         }
-        var results = [Result<String?, Error>](repeating: .success(nil), count: records.count)
-        let chunk = 16
-        results.withUnsafeMutableBufferPointer { buffer in
-            let slots = buffer
-            DispatchQueue.concurrentPerform(iterations: (records.count + chunk - 1) / chunk) { c in
-                for i in (c * chunk)..<min(records.count, (c + 1) * chunk) { slots[i] = Result { try write(i) } }
-            }
-        }
+        let results = Parallel.map(records.count, chunk: 16) { i in Result { try write(i) } }
         var out: [String?] = []
         for r in results {
             switch r {

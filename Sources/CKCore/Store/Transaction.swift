@@ -1,5 +1,3 @@
-import Dispatch
-
 /// Pending changes to one zone, layered over the disk (and over a parent transaction), so a
 /// batch sees its own earlier operations and a failed operation can be dropped whole. Names
 /// are keyed by their bytes.
@@ -46,15 +44,8 @@ final class Transaction {
     /// The caller holds the zone's lock, so what is read stays true while the batch runs.
     func readAhead(_ names: [String]) {
         guard parent == nil, names.count >= RecordFileWriter.parallelFrom else { return }
-        var results = [Result<Record?, Error>](repeating: .success(nil), count: names.count)
         let zone = self.zone
-        let chunk = 16
-        results.withUnsafeMutableBufferPointer { buffer in
-            nonisolated(unsafe) let slots = buffer
-            DispatchQueue.concurrentPerform(iterations: (names.count + chunk - 1) / chunk) { c in
-                for i in (c * chunk)..<min(names.count, (c + 1) * chunk) { slots[i] = Result { try zone.recordForWrite(named: names[i]) } }
-            }
-        }
+        let results = Parallel.map(names.count, chunk: 16) { i in Result { try zone.recordForWrite(named: names[i]) } }
         for (i, n) in names.enumerated() { readAhead[NameKey(n)] = results[i] }
     }
 

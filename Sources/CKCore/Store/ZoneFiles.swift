@@ -1,5 +1,3 @@
-import Dispatch
-
 /// The files a commit derives from the history — each changed record's file and each changed
 /// reference-index file — written as temporary files before the history commits (so a full
 /// disk fails the commit cleanly) and renamed into place after it.
@@ -85,15 +83,8 @@ extension ZoneStore {
             }
             return
         }
-        var failures = [Error?](repeating: nil, count: p.items.count)
-        let chunk = 16
-        failures.withUnsafeMutableBufferPointer { buffer in
-            nonisolated(unsafe) let slots = buffer
-            DispatchQueue.concurrentPerform(iterations: (p.items.count + chunk - 1) / chunk) { c in
-                for i in (c * chunk)..<min(p.items.count, (c + 1) * chunk) {
-                    do { try publish(p.items[i]) } catch { slots[i] = error }
-                }
-            }
+        let failures = Parallel.map(p.items.count, chunk: 16) { i -> Error? in
+            do { try publish(p.items[i]); return nil } catch { return error }
         }
         guard let first = failures.firstIndex(where: { $0 != nil }) else { return }
         discard(PreparedFiles(items: p.items.indices.filter { failures[$0] != nil }.map { p.items[$0] }, madeDirectories: []))
