@@ -6,6 +6,8 @@ import CKCore
 struct Printer {
     let io: IO
     let format: OutputFormat
+    /// How much of a long JSON document is built before it is handed on to stdout.
+    static let chunk = 1 << 16
 
     /// A document whose list under `listKey` (if any) is what NDJSON and tables show, one item a line.
     func emit(_ doc: JSONValue, listKey: String? = nil) {
@@ -51,8 +53,11 @@ struct Printer {
     func emitList(_ items: [any JSONEncodable], listKey: String, others: [String: JSONValue] = [:]) {
         switch format {
         case .json:
+            // Handed on a chunk at a time: one small buffer, reused, instead of the whole
+            // document built and then copied on its way out.
+            let chunk = Printer.chunk
             var out: [UInt8] = []
-            out.reserveCapacity(1024 * (items.count + 1))
+            out.reserveCapacity(chunk + 4096)
             var o = JSONObjectEmitter(indent: 0, pretty: true)
             for k in (Array(others.keys) + [listKey]).sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
                 o.key(k, into: &out)
@@ -63,13 +68,17 @@ struct Printer {
                     if n > 0 { out.append(0x2C) }
                     JSONWriter.newline(4, into: &out)
                     item.encodeJSON(into: &out, indent: 4, pretty: true)
+                    if out.count >= chunk {
+                        io.writeOutBytes(out)
+                        out.removeAll(keepingCapacity: true)
+                    }
                 }
                 JSONWriter.newline(2, into: &out)
                 out.append(0x5D)
             }
             o.close(into: &out)
             out.append(0x0A)
-            io.writeOut(String(decoding: out, as: UTF8.self))
+            io.writeOutBytes(out)
         case .ndjson:
             for item in items { io.writeOut(JSONWriter.line(item)) }
             if !others.isEmpty { io.writeOut(JSONWriter.line(JSONValue.object(others))) }
