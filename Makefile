@@ -12,9 +12,11 @@ BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR ?= $(PREFIX)/share/zsh/site-functions
 FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
 
-# On Linux the Swift runtime and Foundation are linked into ck: it starts in half the time
-# (no dynamic loading of libFoundation), which every command and script pays.
-STATIC ?= $(if $(filter Linux,$(shell uname -s)),--static-swift-stdlib,)
+# On Linux ck is one static executable (the Swift runtime, Foundation and the C library linked
+# in): no dynamic loader, no symbol lookups or relocations at start-up. `ck account` starts in
+# 1.6 ms instead of 3.9 ms (and 14 ms with Foundation loaded dynamically), which every command,
+# every page process of a script and every hook pays. STATIC= builds the default way.
+STATIC ?= $(if $(filter Linux,$(shell uname -s)),-Xswiftc -static-executable,)
 
 BIN = .build/$(CONFIG)/ck
 # What the built ck generates, laid out as it is installed under $(PREFIX)/share.
