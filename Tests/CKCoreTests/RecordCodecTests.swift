@@ -78,6 +78,44 @@ final class RecordCodecTests: XCTestCase {
         }
     }
 
+    func testStoredFileBytesEqualTheGeneralEncoder() throws {
+        for i in 0..<500 {
+            var r = randomRecord()
+            if i % 10 == 0 {
+                r.recordType = ShareInfo.recordType
+                r.shareInfo = ["publicPermission": "READ_ONLY", "participants": .array([]), "owner": ["userIdentity": [:]], "rootRecordName": "root"]
+            }
+            let fast = StoredRecordFile(r)
+            // What a commit writes is what fsck and the general encoder write, byte for byte.
+            XCTAssertEqual(String(decoding: fast.bytes, as: UTF8.self), String(decoding: fileBytes(r), as: UTF8.self))
+            XCTAssertEqual(JSONWriter.line(fast), JSONWriter.line(fast.jsonValue))
+            XCTAssertEqual(try general(fast.bytes), r, "the file reads back as the record")
+        }
+    }
+
+    func testHistoryEntryLineEqualsTheGeneralEncoder() {
+        for i in 0..<500 {
+            var r = randomRecord()
+            if i % 10 == 0 {
+                r.recordType = ShareInfo.recordType
+                r.shareInfo = ["publicPermission": "NONE", "participants": .array([]), "owner": ["userIdentity": [:]], "rootRecordName": "root"]
+            }
+            let save = i % 3 != 0
+            let e = HistoryEntry(seq: Int64.random(in: 1...Int64.max, using: &rng), timestamp: Int64.random(in: 0...1_900_000_000_000, using: &rng),
+                                 op: save ? "save" : "delete", recordName: r.recordName, userRecordName: "_" + randomString(), deviceID: randomString(),
+                                 record: save ? r : nil, prev: Bool.random(using: &rng) ? Int64.random(in: 1...999_999, using: &rng) : nil)
+            // The log line a commit appends is the one the general encoder writes for the entry.
+            XCTAssertEqual(JSONWriter.line(e), JSONWriter.line(e.jsonValue))
+            if save {
+                XCTAssertEqual(e.jsonValue["recordChangeTag"]?.stringValue, r.recordChangeTag)
+                XCTAssertEqual(e.jsonValue["record"], r.json())
+            } else {
+                XCTAssertNil(e.jsonValue.objectValue?["record"])
+                XCTAssertNil(e.jsonValue.objectValue?["recordChangeTag"])
+            }
+        }
+    }
+
     func testShareRecordResponseTakesTheGeneralPath() throws {
         var r = randomRecord()
         r.recordType = ShareInfo.recordType

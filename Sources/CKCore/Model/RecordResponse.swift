@@ -17,25 +17,34 @@ public struct RecordResponse: JSONEncodable {
     public var jsonValue: JSONValue { record.response(style, desiredKeys: desiredKeys, withZoneID: withZoneID) }
 
     public func encodeJSON(into out: inout [UInt8], indent: Int, pretty: Bool) {
-        let r = record
         // A share record's own keys are laid out by the general path.
-        guard r.shareInfo == nil else { return jsonValue.encodeJSON(into: &out, indent: indent, pretty: pretty) }
-        // Keys in the order of their bytes, as JSONWriter sorts them.
+        guard record.shareInfo == nil else { return jsonValue.encodeJSON(into: &out, indent: indent, pretty: pretty) }
+        Self.layout(record, style: style, desiredKeys: desiredKeys, withZoneID: withZoneID, into: &out, indent: indent, pretty: pretty)
+    }
+
+    /// The keys of a record, in the order of their bytes as JSONWriter sorts them: a response's
+    /// (with `pluginFields`, asset values as `style` shows them) or, with no style, its file's
+    /// (`Record.json()`: values as stored, always the zoneID). Not for share records.
+    static func layout(_ r: Record, style: ResponseStyle?, desiredKeys: Set<String>?, withZoneID: Bool,
+                       into out: inout [UInt8], indent: Int, pretty: Bool) {
+        let stored = style == nil
         var o = JSONObjectEmitter(indent: indent, pretty: pretty)
         o.key("created", into: &out)
         Self.stamp(r.created, into: &out, indent: o.valueIndent, pretty: pretty)
         o.key("deleted", into: &out)
         out.append(contentsOf: "false".utf8)
         o.key("fields", into: &out)
-        fields(into: &out, indent: o.valueIndent, pretty: pretty)
+        fields(r, style, desiredKeys: desiredKeys, into: &out, indent: o.valueIndent, pretty: pretty)
         o.key("modified", into: &out)
         Self.stamp(r.modified, into: &out, indent: o.valueIndent, pretty: pretty)
         if let p = r.parent {
             o.key("parent", into: &out)
             Self.reference(p, into: &out, indent: o.valueIndent, pretty: pretty)
         }
-        o.key("pluginFields", into: &out)
-        out.append(contentsOf: "{}".utf8)
+        if !stored {
+            o.key("pluginFields", into: &out)
+            out.append(contentsOf: "{}".utf8)
+        }
         o.key("recordChangeTag", into: &out)
         JSONWriter.emitString(r.recordChangeTag, into: &out)
         o.key("recordName", into: &out)
@@ -50,7 +59,7 @@ public struct RecordResponse: JSONEncodable {
             o.key("shortGUID", into: &out)
             JSONWriter.emitString(g, into: &out)
         }
-        if withZoneID {
+        if withZoneID || stored {
             o.key("zoneID", into: &out)
             var z = JSONObjectEmitter(indent: o.valueIndent, pretty: pretty)
             z.key("ownerRecordName", into: &out)
@@ -64,7 +73,8 @@ public struct RecordResponse: JSONEncodable {
         o.close(into: &out)
     }
 
-    private func fields(into out: inout [UInt8], indent: Int, pretty: Bool) {
+    /// `style` nil: the values as stored (a record file), else as a response shows them.
+    private static func fields(_ record: Record, _ style: ResponseStyle?, desiredKeys: Set<String>?, into out: inout [UInt8], indent: Int, pretty: Bool) {
         var names = record.fields.keys.filter { desiredKeys?.contains($0) ?? true }
         names.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         var o = JSONObjectEmitter(indent: indent, pretty: pretty)
@@ -75,7 +85,7 @@ public struct RecordResponse: JSONEncodable {
             f.key("type", into: &out)
             JSONWriter.emitString(field.type.rawValue, into: &out)
             f.key("value", into: &out)
-            let value = field.type.base == .asset ? AssetValue.response(field.value, style: style) : field.value
+            let value = field.type.base == .asset ? style.map { AssetValue.response(field.value, style: $0) } ?? field.value : field.value
             JSONWriter.emit(value, into: &out, indent: f.valueIndent, pretty: pretty)
             f.close(into: &out)
         }
@@ -105,5 +115,35 @@ extension Record {
     /// The response dictionary (see `response`) as something to encode straight to bytes.
     public func encodableResponse(_ style: ResponseStyle, desiredKeys: Set<String>? = nil, withZoneID: Bool = true) -> RecordResponse {
         RecordResponse(self, style, desiredKeys: desiredKeys, withZoneID: withZoneID)
+    }
+}
+
+/// A record as its file holds it, `{record, schemaVersion}` with the record as `Record.json()`,
+/// written straight to bytes: the same bytes as `JSONWriter.pretty` of that document, without
+/// building and sorting its dictionaries for every record a commit writes.
+public struct StoredRecordFile: JSONEncodable {
+    public let record: Record
+
+    public init(_ record: Record) { self.record = record }
+
+    public var jsonValue: JSONValue { ["schemaVersion": .int(DataPaths.schemaVersion), "record": record.json()] }
+
+    public func encodeJSON(into out: inout [UInt8], indent: Int, pretty: Bool) {
+        guard record.shareInfo == nil else { return jsonValue.encodeJSON(into: &out, indent: indent, pretty: pretty) }
+        var o = JSONObjectEmitter(indent: indent, pretty: pretty)
+        o.key("record", into: &out)
+        RecordResponse.layout(record, style: nil, desiredKeys: nil, withZoneID: true, into: &out, indent: o.valueIndent, pretty: pretty)
+        o.key("schemaVersion", into: &out)
+        JSONWriter.emit(.int(DataPaths.schemaVersion), into: &out, indent: o.valueIndent, pretty: pretty)
+        o.close(into: &out)
+    }
+
+    /// The file's bytes: pretty JSON and a final newline, as `JSONWriter.pretty` writes it.
+    public var bytes: [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(1024)
+        encodeJSON(into: &out, indent: 0, pretty: true)
+        out.append(0x0A)
+        return out
     }
 }

@@ -140,7 +140,7 @@ extension RecordWriter {
     }
 
     /// A zone history entry, as RecordWriter writes them.
-    private func historyEntry(seq: Int64, op: String, name: String, record: Record?, previous: Record?) -> JSONValue {
+    private func historyEntry(seq: Int64, op: String, name: String, record: Record?, previous: Record?) -> HistoryEntry {
         RecordWriter.historyEntry(seq: seq, op: op, name: name, record: record, previous: previous, now: now, user: user, deviceID: deviceID)
     }
 

@@ -232,7 +232,13 @@ public struct ChangeHistory {
     /// failure of the last fsync leaves the commit in place and is reported as
     /// `CommittedButNotSynced`. Returns the new head. The caller holds the history's lock.
     @discardableResult
-    public func append(_ entries: [JSONValue]) throws -> Int64 {
+    public func append(_ entries: [JSONValue]) throws -> Int64 { try appendLines(entries) }
+
+    /// `append` of a commit's record entries, each encoded straight to its line.
+    @discardableResult
+    func append(_ entries: [HistoryEntry]) throws -> Int64 { try appendLines(entries) }
+
+    private func appendLines(_ entries: [some JSONEncodable]) throws -> Int64 {
         guard !entries.isEmpty else { return try head() }
         let dir = try Directory.open(directory, create: true)!
         try cutUncommittedTail()
@@ -240,7 +246,8 @@ public struct ChangeHistory {
         var log = [UInt8]()
         var idx = [UInt8]()
         for e in entries {
-            log.append(contentsOf: JSONWriter.line(e).utf8)
+            e.encodeJSON(into: &log, indent: 0, pretty: false)
+            log.append(0x0A)
             let word = UInt64(head.logEnd) + UInt64(log.count)
             for s in stride(from: 56, through: 0, by: -8) { idx.append(UInt8((word >> UInt64(s)) & 0xff)) }
         }

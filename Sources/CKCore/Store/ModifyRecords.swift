@@ -121,7 +121,7 @@ extension Database {
 
     /// Commits a transaction (steps 3–5 above). The caller holds the zone's lock.
     func commit(_ tx: Transaction, in z: ZoneStore) throws {
-        guard let last = tx.entries.last?["seq"]?.int64Value else { return }
+        guard let last = tx.entries.last?.seq else { return }
         var prepared = PreparedFiles()
         var notSynced: String?
         /// The history append: a commit the disk would not confirm durable is still a commit.

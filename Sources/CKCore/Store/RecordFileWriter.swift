@@ -8,8 +8,7 @@ enum RecordFileWriter {
     static func prepare(_ records: [Record?], in directories: [Directory]) throws -> [String?] {
         func write(_ i: Int) throws -> String? {
             guard let r = records[i] else { return nil }
-            let doc: JSONValue = ["schemaVersion": .int(DataPaths.schemaVersion), "record": r.json()]
-            return try directories[i].prepare(Array(JSONWriter.pretty(doc).utf8))
+            return try directories[i].prepare(StoredRecordFile(r).bytes)
         }
         if records.count < parallelFrom || FaultInjection.isArmed {
             var out: [String?] = []

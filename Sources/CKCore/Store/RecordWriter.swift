@@ -244,18 +244,13 @@ struct RecordWriter {
 
     /// A history entry: the change, who made it, the whole record saved, and `prev`, the entry
     /// that wrote the version it replaces — so the state before any change can be read back.
-    private func entry(seq: Int64, op: String, name: String, record: Record?, previous: Record?) -> JSONValue {
+    private func entry(seq: Int64, op: String, name: String, record: Record?, previous: Record?) -> HistoryEntry {
         RecordWriter.historyEntry(seq: seq, op: op, name: name, record: record, previous: previous, now: now, user: user, deviceID: deviceID)
     }
 
     static func historyEntry(seq: Int64, op: String, name: String, record: Record?, previous: Record?, now: Int64, user: UserAccount,
-                             deviceID: String) -> JSONValue {
-        var o: [String: JSONValue] = [
-            "seq": .int(seq), "timestamp": .int(now), "op": .string(op), "recordName": .string(name),
-            "userRecordName": .string(user.userRecordName), "deviceID": .string(deviceID),
-        ]
-        if let r = record { o["record"] = r.json(); o["recordChangeTag"] = .string(r.recordChangeTag) }
-        if let p = previous, let s = RecordWriter.seq(ofTag: p.recordChangeTag) { o["prev"] = .int(s) }
-        return .object(o)
+                             deviceID: String) -> HistoryEntry {
+        HistoryEntry(seq: seq, timestamp: now, op: op, recordName: name, userRecordName: user.userRecordName, deviceID: deviceID,
+                     record: record, prev: previous.flatMap { RecordWriter.seq(ofTag: $0.recordChangeTag) })
     }
 }

@@ -8,7 +8,7 @@ final class Transaction {
     var records: [NameKey: Record?] = [:]
     /// target → (source → actions); an empty map removes the index file.
     var refs: [NameKey: [NameKey: [String]]] = [:]
-    var entries: [JSONValue] = []
+    var entries: [HistoryEntry] = []
     var assets: [String: [UInt8]] = [:]
     /// What the transaction did to each record, in order, for subscriptions to match.
     var changes: [RecordChange] = []

@@ -1,0 +1,58 @@
+/// One entry of a zone's change history as a commit appends it: a save (with the record as
+/// stored) or a delete, by whom and when, and the entry it replaces (`prev`). Encoded straight
+/// to its log line — the bytes `JSONWriter.line` writes for `jsonValue` — without building the
+/// record's dictionaries for every entry a commit appends.
+struct HistoryEntry: JSONEncodable {
+    var seq: Int64
+    var timestamp: Int64
+    var op: String
+    var recordName: String
+    var userRecordName: String
+    var deviceID: String
+    /// The record as saved; nil for a delete.
+    var record: Record?
+    /// The entry of the record's previous version, when it had one.
+    var prev: Int64?
+
+    var jsonValue: JSONValue {
+        var o: [String: JSONValue] = [
+            "seq": .int(seq), "timestamp": .int(timestamp), "op": .string(op), "recordName": .string(recordName),
+            "userRecordName": .string(userRecordName), "deviceID": .string(deviceID),
+        ]
+        if let r = record { o["record"] = r.json(); o["recordChangeTag"] = .string(r.recordChangeTag) }
+        if let p = prev { o["prev"] = .int(p) }
+        return .object(o)
+    }
+
+    func encodeJSON(into out: inout [UInt8], indent: Int, pretty: Bool) {
+        // Keys in the order of their bytes, as JSONWriter sorts them.
+        var o = JSONObjectEmitter(indent: indent, pretty: pretty)
+        o.key("deviceID", into: &out)
+        JSONWriter.emitString(deviceID, into: &out)
+        o.key("op", into: &out)
+        JSONWriter.emitString(op, into: &out)
+        if let p = prev {
+            o.key("prev", into: &out)
+            JSONWriter.emit(.int(p), into: &out, indent: o.valueIndent, pretty: pretty)
+        }
+        if let r = record {
+            o.key("record", into: &out)
+            if r.shareInfo == nil {
+                RecordResponse.layout(r, style: nil, desiredKeys: nil, withZoneID: true, into: &out, indent: o.valueIndent, pretty: pretty)
+            } else {
+                JSONWriter.emit(r.json(), into: &out, indent: o.valueIndent, pretty: pretty)
+            }
+            o.key("recordChangeTag", into: &out)
+            JSONWriter.emitString(r.recordChangeTag, into: &out)
+        }
+        o.key("recordName", into: &out)
+        JSONWriter.emitString(recordName, into: &out)
+        o.key("seq", into: &out)
+        JSONWriter.emit(.int(seq), into: &out, indent: o.valueIndent, pretty: pretty)
+        o.key("timestamp", into: &out)
+        JSONWriter.emit(.int(timestamp), into: &out, indent: o.valueIndent, pretty: pretty)
+        o.key("userRecordName", into: &out)
+        JSONWriter.emitString(userRecordName, into: &out)
+        o.close(into: &out)
+    }
+}
