@@ -135,7 +135,7 @@ enum FilterArgument {
     /// comparator name does.
     static func scan(_ raw: String, command: [String]) throws -> FilterSyntax {
         let form = "filter '\(raw)' must look like 'FIELD OP VALUE' (e.g. 'priority >= 3' or 'title BEGINS_WITH Get')"
-        var rest = Substring(raw.trimmingCharacters(in: .whitespaces))
+        var rest = trimmingWhitespace(raw[...])
         let field = String(rest.prefix { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") })
         guard !field.isEmpty else { throw UsageError(form, command: command) }
         rest = rest.dropFirst(field.count).drop { $0 == " " || $0 == "\t" }
@@ -149,7 +149,7 @@ enum FilterArgument {
         guard let c = QueryComparator(name: String(op)) else {
             throw UsageError("unknown comparator '\(op)' in filter '\(raw)'; use ==, !=, <, <=, >, >= or a name such as EQUALS, LESS_THAN, BEGINS_WITH, IN, LIST_CONTAINS, NEAR", command: command)
         }
-        var value = rest.dropFirst(op.count).trimmingCharacters(in: .whitespaces)
+        var value = String(trimmingWhitespace(rest.dropFirst(op.count)))
         guard !value.isEmpty else { throw UsageError(form, command: command) }
         if SystemFieldNames.all.contains(field) == false { try Names.validateFieldName(field) }
         var distance: Double?
@@ -164,6 +164,16 @@ enum FilterArgument {
         let pieces = c.takesListValue && !value.hasPrefix("[") ? listItems(value) : [value]
         for p in pieces where p.hasPrefix("\"") { _ = try unquote(p, raw: raw, command: command) }
         return FilterSyntax(raw: raw, field: field, comparator: c, value: value, distance: distance)
+    }
+
+    /// `s` without the spaces and tabs at its ends: what Foundation's `.whitespaces` trims (tab
+    /// and Unicode's space separators), without Foundation's string bridging on the way of
+    /// every query process.
+    static func trimmingWhitespace(_ s: Substring) -> Substring {
+        func blank(_ u: Unicode.Scalar) -> Bool { u == "\t" || u.properties.generalCategory == .spaceSeparator }
+        let scalars = s.unicodeScalars
+        guard let first = scalars.firstIndex(where: { !blank($0) }), let last = scalars.lastIndex(where: { !blank($0) }) else { return "" }
+        return Substring(scalars[first...last])
     }
 
     /// A double-quoted value, read as a JSON string: `\"` is a quote, `\\` a backslash.
@@ -192,7 +202,7 @@ enum FilterArgument {
             }
         }
         items.append(cur)
-        return items.map { $0.trimmingCharacters(in: .whitespaces) }
+        return items.map { String(trimmingWhitespace($0[...])) }
     }
 
     /// Reads the value: a quoted value is text, `TYPE:value` is explicit, anything else takes
