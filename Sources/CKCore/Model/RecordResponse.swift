@@ -24,10 +24,9 @@ public struct RecordResponse: JSONEncodable {
 
     /// The keys of a record, in the order of their bytes as JSONWriter sorts them: a response's
     /// (with `pluginFields`, asset values as `style` shows them) or, with no style, its file's
-    /// (`Record.json()`: values as stored, always the zoneID). Not for share records.
+    /// (`Record.json()`, see `Record.encodeStored`). Not for share records.
     static func layout(_ r: Record, style: ResponseStyle?, desiredKeys: Set<String>?, withZoneID: Bool,
                        into out: inout [UInt8], indent: Int, pretty: Bool) {
-        let stored = style == nil
         var o = JSONObjectEmitter(indent: indent, pretty: pretty)
         o.key("created", into: &out)
         Self.stamp(r.created, into: &out, indent: o.valueIndent, pretty: pretty)
@@ -41,7 +40,7 @@ public struct RecordResponse: JSONEncodable {
             o.key("parent", into: &out)
             Self.reference(p, into: &out, indent: o.valueIndent, pretty: pretty)
         }
-        if !stored {
+        if style != nil {
             o.key("pluginFields", into: &out)
             out.append(contentsOf: "{}".utf8)
         }
@@ -59,7 +58,7 @@ public struct RecordResponse: JSONEncodable {
             o.key("shortGUID", into: &out)
             JSONWriter.emitString(g, into: &out)
         }
-        if withZoneID || stored {
+        if withZoneID {
             o.key("zoneID", into: &out)
             var z = JSONObjectEmitter(indent: o.valueIndent, pretty: pretty)
             z.key("ownerRecordName", into: &out)
@@ -112,6 +111,13 @@ public struct RecordResponse: JSONEncodable {
 }
 
 extension Record {
+    /// `json()` — the record as its file and the history hold it — written straight to bytes (a
+    /// share record's own keys by the general path).
+    func encodeStored(into out: inout [UInt8], indent: Int, pretty: Bool) {
+        guard shareInfo == nil else { return JSONWriter.emit(json(), into: &out, indent: indent, pretty: pretty) }
+        RecordResponse.layout(self, style: nil, desiredKeys: nil, withZoneID: true, into: &out, indent: indent, pretty: pretty)
+    }
+
     /// The response dictionary (see `response`) as something to encode straight to bytes.
     public func encodableResponse(_ style: ResponseStyle, desiredKeys: Set<String>? = nil, withZoneID: Bool = true) -> RecordResponse {
         RecordResponse(self, style, desiredKeys: desiredKeys, withZoneID: withZoneID)
@@ -129,10 +135,9 @@ public struct StoredRecordFile: JSONEncodable {
     public var jsonValue: JSONValue { ["schemaVersion": .int(DataPaths.schemaVersion), "record": record.json()] }
 
     public func encodeJSON(into out: inout [UInt8], indent: Int, pretty: Bool) {
-        guard record.shareInfo == nil else { return jsonValue.encodeJSON(into: &out, indent: indent, pretty: pretty) }
         var o = JSONObjectEmitter(indent: indent, pretty: pretty)
         o.key("record", into: &out)
-        RecordResponse.layout(record, style: nil, desiredKeys: nil, withZoneID: true, into: &out, indent: o.valueIndent, pretty: pretty)
+        record.encodeStored(into: &out, indent: o.valueIndent, pretty: pretty)
         o.key("schemaVersion", into: &out)
         JSONWriter.emit(.int(DataPaths.schemaVersion), into: &out, indent: o.valueIndent, pretty: pretty)
         o.close(into: &out)

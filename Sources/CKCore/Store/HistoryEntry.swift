@@ -37,11 +37,7 @@ struct HistoryEntry: JSONEncodable {
         }
         if let r = record {
             o.key("record", into: &out)
-            if r.shareInfo == nil {
-                RecordResponse.layout(r, style: nil, desiredKeys: nil, withZoneID: true, into: &out, indent: o.valueIndent, pretty: pretty)
-            } else {
-                JSONWriter.emit(r.json(), into: &out, indent: o.valueIndent, pretty: pretty)
-            }
+            r.encodeStored(into: &out, indent: o.valueIndent, pretty: pretty)
             o.key("recordChangeTag", into: &out)
             JSONWriter.emitString(r.recordChangeTag, into: &out)
         }
