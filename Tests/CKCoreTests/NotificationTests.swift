@@ -121,13 +121,38 @@ final class NotificationTests: XCTestCase {
         _ = try laptop.createZone("Z")
         _ = try laptop.modify(zone: "Z", operations: [op(.create, "old")])
         let z = try laptop.zone("Z")
-        try z.setApplied(0)  // as if the commit's delivery had not happened
+        try z.setApplied(0, synced: true)  // as if the commit's delivery had not happened
         t.advance(1000)
         let phone = try db(t, device: "phone")
         try phone.saveSubscription(Subscription(subscriptionID: "q", kind: .query, recordType: "Item"))
         t.advance(1000)
         _ = try laptop.modify(zone: "Z", operations: [op(.create, "new")])
         XCTAssertEqual(try unread(phone).compactMap { $0["recordName"]?.stringValue }, ["new"])
+    }
+
+    /// After a restart of the machine, a zone's files are redone from their last sync, and with
+    /// them the delivery of changes an inbox already has; with a change it lacks (its commit
+    /// stopped before delivering), only that one is delivered.
+    func testADeliveryRedoneFromFurtherBackBringsOnlyWhatTheInboxLacks() throws {
+        let t = TempStore()
+        let laptop = try db(t, device: "laptop")
+        _ = try laptop.createZone("Z")
+        let phone = try db(t, device: "phone")
+        try phone.saveSubscription(Subscription(subscriptionID: "q", kind: .query, recordType: "Item"))
+        t.advance(1000)
+        _ = try laptop.modify(zone: "Z", operations: [op(.create, "a")])
+        _ = try laptop.modify(zone: "Z", operations: [op(.create, "b")])
+        let z = try laptop.zone("Z")
+        // Entry 3 committed, then the machine stopped: no file, no delivery.
+        var c = try z.record(named: "a")!
+        c.recordName = "c"
+        c.recordChangeTag = RecordWriter.tag(for: 3)
+        try z.history.append([["seq": 3, "op": "save", "recordName": "c", "record": c.json(), "recordChangeTag": .string(c.recordChangeTag),
+                               "timestamp": .int(t.now + 2000), "userRecordName": .string(c.modified.userRecordName), "deviceID": "laptop"]])
+        // Restarted: the files are trusted only as far as they were synced (here: nothing).
+        try z.setApplied(0, synced: true)
+        _ = try laptop.modify(zone: "Z", operations: [op(.create, "d")])
+        XCTAssertEqual(try unread(phone).compactMap { $0["recordName"]?.stringValue }, ["a", "b", "c", "d"], "each change once")
     }
 
     /// A zone subscription watches its zone only, by the bytes of its name.

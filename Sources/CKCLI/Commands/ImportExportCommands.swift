@@ -83,45 +83,57 @@ enum ImportExportCommands {
         var pending: [RecordOperation] = []
         var pendingNames = Set<NameKey>()
         var committed = Set<NameKey>()
-        try inv.printer.stream(listKey: "records") { emit in
-            func flush() throws {
-                guard let z = pendingZone, !pending.isEmpty else { return }
-                var assets: [String: [UInt8]] = [:]
-                AssetDownloads.collect(pending, store: inv.store.assets, into: &assets)
-                // A record whose change tag is not newer than the zone's head before the batch
-                // was left as it was (same fields: no new change).
-                let head = (try? db.zone(z).history.head()) ?? 0
-                defer { if ((try? db.zone(z).history.head()) ?? 0) > head { committed.insert(NameKey(z)) } }
-                for r in try db.modify(zone: z, operations: pending, atomic: false, assets: assets) {
-                    total += 1
-                    if r.error != nil { failures.append(r) }
-                    if case .saved(let rec) = r, let seq = Int64(rec.recordChangeTag, radix: 36), seq <= head { unchanged += 1 }
-                    switch r {
-                    case .saved(let rec):
-                        emit(["recordName": .string(rec.recordName), "recordChangeTag": .string(rec.recordChangeTag), "zoneID": rec.zoneID.json])
-                    default: emit(inv.resultJSON(r, .modify))
+        // What each zone's load knows while it is the zone's only writer (BulkLoad).
+        var bulks: [NameKey: BulkLoad] = [:]
+        for z in zones { bulks[NameKey(z)] = BulkLoad(zone: z) }
+        // Each zone the import wrote to, at its end — also when it stops part-way.
+        func finishLoads() {
+            for z in zones where committed.contains(NameKey(z)) { try? db.finishBulkLoad(bulks[NameKey(z)]!) }
+        }
+        do {
+            try inv.printer.stream(listKey: "records") { emit in
+                func flush() throws {
+                    guard let z = pendingZone, !pending.isEmpty else { return }
+                    var assets: [String: [UInt8]] = [:]
+                    AssetDownloads.collect(pending, store: inv.store.assets, into: &assets)
+                    // A record whose change tag is not newer than the zone's head before the batch
+                    // was left as it was (same fields: no new change).
+                    let head = (try? db.zone(z).history.head()) ?? 0
+                    defer { if ((try? db.zone(z).history.head()) ?? 0) > head { committed.insert(NameKey(z)) } }
+                    for r in try db.modify(zone: z, operations: pending, atomic: false, assets: assets, bulk: bulks[NameKey(z)]) {
+                        total += 1
+                        if r.error != nil { failures.append(r) }
+                        if case .saved(let rec) = r, let seq = Int64(rec.recordChangeTag, radix: 36), seq <= head { unchanged += 1 }
+                        switch r {
+                        case .saved(let rec):
+                            emit(["recordName": .string(rec.recordName), "recordChangeTag": .string(rec.recordChangeTag), "zoneID": rec.zoneID.json])
+                        default: emit(inv.resultJSON(r, .modify))
+                        }
                     }
+                    _ = inv.io.flush()
+                    pending = []
+                    pendingNames = []
+                    progress.update(done: total)
                 }
-                _ = inv.io.flush()
-                pending = []
-                pendingNames = []
-                progress.update(done: total)
-            }
-            try source.forEach { zone, op in
-                // A batch holds one operation per record, as a records/modify request must.
-                // Names are compared by their bytes: two spellings of a name are two names.
-                if pendingZone.map({ !zone.utf8.elementsEqual($0.utf8) }) ?? true || pending.count == batch
-                    || pendingNames.contains(NameKey(op.recordName ?? "")) {
-                    try flush()
-                    pendingZone = zone
+                try source.forEach { zone, op in
+                    // A batch holds one operation per record, as a records/modify request must.
+                    // Names are compared by their bytes: two spellings of a name are two names.
+                    if pendingZone.map({ !zone.utf8.elementsEqual($0.utf8) }) ?? true || pending.count == batch
+                        || pendingNames.contains(NameKey(op.recordName ?? "")) {
+                        try flush()
+                        pendingZone = zone
+                    }
+                    pending.append(op)
+                    pendingNames.insert(NameKey(op.recordName ?? ""))
                 }
-                pending.append(op)
-                pendingNames.insert(NameKey(op.recordName ?? ""))
+                try flush()
             }
-            try flush()
+        } catch {
+            finishLoads()
+            throw error
         }
         // Only zones the import wrote: a refused import leaves the data directory as it was.
-        for z in zones where committed.contains(NameKey(z)) { try? db.maintainIndexes(zone: z) }
+        finishLoads()
         progress.finish(done: total, unchanged: unchanged, failed: failures.count)
         return inv.batchExit(failures, total: total, noun: "records")
     }

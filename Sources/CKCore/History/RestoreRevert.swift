@@ -102,6 +102,8 @@ extension Database {
         defer { lock.unlock() }
         let z = try zone(name)
         try finishInterruptedCommit(z)
+        // A restart must never need an entry compaction drops to redo the files.
+        try makeRecordFilesDurable(z)
         let first = try retainFrom(z, try z.history.head())
         return (z, try HistoryCompaction.compact(z.history, retainFrom: first))
     }

@@ -195,6 +195,14 @@ extension ZoneIndex {
             }
             return true
         }
+        try writeRuns(from: spills, types: types, schema: schema, head: head, only: only)
+    }
+
+    /// Every run of `types` (or only of `only`, all of them even without records) from index
+    /// lines gathered unsorted in `spills`; unless `only` is given, runs and directories of
+    /// other types are removed and the catalog is written, at `head`.
+    func writeRuns(from spills: IndexSpills, types: Set<NameKey>, schema: Schema, head: Int64, only: Set<NameKey>? = nil) throws {
+        let root = try Directory.open(directory, create: true)!
         let built = only ?? types
         for tk in built.sorted() {
             let t = tk.string

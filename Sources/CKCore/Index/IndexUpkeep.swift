@@ -14,15 +14,22 @@ extension Database {
         try? index.maintain(schema: s, head: head)
     }
 
-    /// Brings a zone's indexes up to its head now (what `ck import` does once at its end).
-    public func maintainIndexes(zone name: String) throws {
+    /// The end of a bulk load (`ck import`) into a zone it wrote to: the record files synced,
+    /// and the indexes brought up to the zone's head once — from the load's own index entries
+    /// when they still describe the zone (BulkLoad), else as any commit would.
+    public func finishBulkLoad(_ bulk: BulkLoad) throws {
+        defer { bulk.discard() }
         let env = try environmentGuard.lockForWriting()
         defer { env.unlock() }
-        let lock = try lockZone(name)
+        let lock = try lockZone(bulk.zoneName)
         defer { lock.unlock() }
-        guard case .present(let z) = try zonePresence(name) else { return }
+        guard case .present(let z) = try zonePresence(bulk.zoneName) else { return }
         try finishInterruptedCommit(z)
+        try makeRecordFilesDurable(z)
         forgetCachedSchema()
-        try ZoneIndex(zone: z).maintain(schema: try schema(), head: try z.history.head())
+        let s = try schema()
+        let head = try z.history.head()
+        let index = ZoneIndex(zone: z)
+        if try !bulk.writeIndexes(index, schema: s, head: head) { try index.maintain(schema: s, head: head) }
     }
 }

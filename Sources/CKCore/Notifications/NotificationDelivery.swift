@@ -21,12 +21,12 @@ extension Database {
             switch sub.kind {
             case .database:
                 if z.zoneID.isDefault { continue }
-                for c in changes { items.append((c, .init(notification: notification(sub, type: "database"), coalesceKey: coalesceKey("database", sub)))) }
+                for c in changes { items.append((c, .init(notification: notification(sub, type: "database"), coalesceKey: coalesceKey("database", sub), seq: c.seq))) }
             case .zone:
                 for c in changes where sub.fires(on: c, zone: zoneName) != nil {
                     var n = notification(sub, type: "recordZone")
                     n["zoneID"] = z.zoneID.json
-                    items.append((c, .init(notification: n, coalesceKey: coalesceKey("recordZone", sub))))
+                    items.append((c, .init(notification: n, coalesceKey: coalesceKey("recordZone", sub), seq: c.seq)))
                 }
             case .query:
                 for c in changes {
@@ -36,7 +36,7 @@ extension Database {
                     n["zoneID"] = z.zoneID.json
                     n["recordName"] = .string(c.recordName)
                     n["queryNotificationReason"] = .string(["create": "recordCreated", "update": "recordUpdated", "delete": "recordDeleted"][event.rawValue]!)
-                    items.append((c, .init(notification: n, coalesceKey: nil)))
+                    items.append((c, .init(notification: n, coalesceKey: nil, seq: c.seq)))
                     if sub.firesOnce { break }
                 }
             }

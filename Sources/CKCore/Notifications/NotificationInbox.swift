@@ -71,10 +71,12 @@ public struct NotificationInbox {
     }
 
     /// A notification about to be delivered; `coalesceKey` is set for database and zone
-    /// notifications, which fold into an unread one with the same key.
+    /// notifications, which fold into an unread one with the same key. `seq`: the history entry
+    /// of the change it tells of, within its delivery's source.
     struct Pending {
         var notification: [String: JSONValue]
         var coalesceKey: String?
+        var seq: Int64? = nil
     }
 
     func state() throws -> State { try FileSystem.readJSON(stateFile).map(State.init(json:)) ?? State() }
@@ -102,7 +104,10 @@ public struct NotificationInbox {
     /// Whether the device is registered (has an inbox).
     var isRegistered: Bool { (try? FileSystem.exists(stateFile)) == true }
 
-    /// Delivers notifications, unless `source` says this inbox already has them. When
+    /// Delivers notifications, unless `source` says this inbox already has them: a delivery
+    /// redone from further back than the last one (the record files of a zone are brought up to
+    /// date again from an older cursor after the machine restarts) brings only the items after
+    /// the inbox's mark for that source. When
     /// `dropped()` (asked under the inbox's lock, once the delivery is known to be new) says so,
     /// they are lost on the way, as a push can be: nothing is written to the log and nothing
     /// coalesces into them, but the source still counts as delivered, so no redo brings them.
@@ -110,10 +115,12 @@ public struct NotificationInbox {
         guard !items.isEmpty else { return }
         try withLock {
             var st = try state()
-            if let s = source, (st.sources[s.key] ?? 0) >= s.seq { return }
+            let mark = source.map { st.sources[$0.key] ?? 0 } ?? 0
+            if let s = source, mark >= s.seq { return }
+            let fresh = source == nil ? items : items.filter { ($0.seq ?? .max) > mark }
             let lost = try dropped()
             var lines = [UInt8]()
-            for item in items where !lost {
+            for item in fresh where !lost {
                 if let k = item.coalesceKey, let s = st.latest[k], s > st.readThrough { continue }
                 st.head += 1
                 var n = item.notification

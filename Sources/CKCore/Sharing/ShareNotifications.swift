@@ -43,12 +43,12 @@ extension Database {
                 for c in seen where c.timestamp >= created {
                     switch sub.kind {
                     case .database:
-                        items.append((c, .init(notification: sharedNotification(sub, type: "database"), coalesceKey: "database|shared|" + PathEncoding.component(sub.subscriptionID))))
+                        items.append((c, .init(notification: sharedNotification(sub, type: "database"), coalesceKey: "database|shared|" + PathEncoding.component(sub.subscriptionID), seq: c.seq)))
                     case .zone:
                         guard sub.fires(on: c, zone: zoneName) != nil else { continue }
                         var n = sharedNotification(sub, type: "recordZone")
                         n["zoneID"] = z.zoneID.json
-                        items.append((c, .init(notification: n, coalesceKey: "recordZone|shared|" + PathEncoding.component(sub.subscriptionID))))
+                        items.append((c, .init(notification: n, coalesceKey: "recordZone|shared|" + PathEncoding.component(sub.subscriptionID), seq: c.seq)))
                     case .query:
                         continue
                     }

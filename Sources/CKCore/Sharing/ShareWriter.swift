@@ -125,7 +125,7 @@ extension RecordWriter {
         try tx.reindex(source: record.recordName, old: previous, new: record)
         tx.put(record)
         tx.entries.append(historyEntry(seq: seq, op: "save", name: record.recordName, record: record, previous: previous))
-        tx.changes.append(RecordChange(kind: previous == nil ? .created : .updated, recordName: record.recordName, before: previous, after: record,
+        tx.changes.append(RecordChange(kind: previous == nil ? .created : .updated, recordName: record.recordName, seq: seq, before: previous, after: record,
                                        userRecordName: user.userRecordName, deviceID: deviceID, timestamp: now))
         return record
     }
@@ -135,7 +135,7 @@ extension RecordWriter {
         try tx.reindex(source: previous.recordName, old: previous, new: nil)
         tx.remove(previous.recordName)
         tx.entries.append(historyEntry(seq: seq, op: "delete", name: previous.recordName, record: nil, previous: previous))
-        tx.changes.append(RecordChange(kind: .deleted, recordName: previous.recordName, before: previous, after: nil,
+        tx.changes.append(RecordChange(kind: .deleted, recordName: previous.recordName, seq: seq, before: previous, after: nil,
                                        userRecordName: user.userRecordName, deviceID: deviceID, timestamp: now))
     }
 

@@ -15,8 +15,9 @@
 extension Database {
     /// Applies a `records/modify` request to one zone: operations in order, one result each.
     /// In a custom zone an atomic request applies all or nothing (ATOMIC_ERROR for the others).
+    /// `bulk`: the load this batch belongs to (`ck import`), which may know the zone (BulkLoad).
     public func modify(zone name: String, operations: [RecordOperation], atomic: Bool = true,
-                       assets pending: [String: [UInt8]] = [:]) throws -> [OperationResult] {
+                       assets pending: [String: [UInt8]] = [:], bulk: BulkLoad? = nil) throws -> [OperationResult] {
         if operations.count > Limits.operationsPerBatch {
             throw CloudKitError(.limitExceeded, "a request holds at most \(Limits.operationsPerBatch) operations; this one has \(operations.count)")
         }
@@ -31,12 +32,13 @@ extension Database {
         // Decided once per operation, however many times the batch is run below.
         let injected = try operations.map { op in try op.recordName.flatMap { try injectedFault("records/modify", zone: z, recordName: $0) } }
 
+        var knownAbsent: ((NameKey) -> Bool)?
         func run(_ z: ZoneStore, nextSeq: Int64) throws -> (Transaction, [OperationResult]) {
             schemaContext = SchemaContext(schema: stored, environment: address.environment)
             var writer = RecordWriter(zone: z, scope: scope, user: user, deviceID: caller.deviceID, now: clock.now(), assets: assets,
                                       schema: schemaContext, roles: roles)
             writer.access = sharing.access
-            let tx = Transaction(zone: z, nextSeq: nextSeq)
+            let tx = Transaction(zone: z, nextSeq: nextSeq, knownAbsent: knownAbsent)
             tx.assets = pending
             if !z.incarnation.isEmpty { tx.readAhead(operations.compactMap(\.recordName)) }
             var results: [OperationResult] = []
@@ -94,6 +96,7 @@ extension Database {
         }
         do {
             try finishInterruptedCommit(z)
+            knownAbsent = try bulk.flatMap { $0.zoneName.sameBytes(name) ? try $0.knownAbsent(in: z) : nil }
             let (tx, results) = try run(z, nextSeq: try z.history.head() + 1)
             if tx.entries.isEmpty {
                 if madeZone { try? FileSystem.removeTree(z.directory) }
@@ -104,6 +107,10 @@ extension Database {
             if schemaContext.changed { try schemaAdmin.store(address.environment).merge(schemaContext.additions) }
             try sharingWillCommit(tx, in: z)
             try commit(tx, in: z)
+            if let bulk, bulk.knowsZone, let last = tx.entries.last?.seq {
+                forgetCachedSchema()
+                bulk.committed(tx, through: last, schema: try? schema(), index: ZoneIndex(zone: z))
+            }
             return results
         } catch {
             if madeZone, (try? z.history.head()) == 0 { try? FileSystem.removeTree(z.directory) }
@@ -157,9 +164,9 @@ extension Database {
         // history). What follows brings the derived files up to date; if it stops part-way, the
         // next writer of the zone, or ck fsck, finishes it.
         if (try? z.publish(prepared)) != nil {
-            z.syncFiles()
+            let synced = z.syncFilesIfDue(through: last)
             if (try? deliverNotifications(zone: z, changes: tx.changes, through: last)) != nil {
-                try? z.setApplied(last)
+                try? z.setApplied(last, synced: synced)
                 maintainIndexes(z, through: last)
             }
         }
@@ -181,8 +188,18 @@ extension Database {
         try z.publish(prepared)
         z.syncFiles()
         try deliverNotifications(zone: z, changes: replay.transaction.changes, through: head)
-        try z.setApplied(head)
+        try z.setApplied(head, synced: true)
         return head - applied
+    }
+
+    /// Syncs the record files commits published without syncing (ZoneStore.syncFilesIfDue),
+    /// so a restart of the machine redoes none of them. The caller holds the zone's lock and
+    /// has finished any interrupted commit.
+    func makeRecordFilesDurable(_ z: ZoneStore) throws {
+        let c = try z.appliedCursor()
+        guard c.durable < c.seq else { return }
+        z.syncFiles()
+        try z.setApplied(c.seq, synced: true)
     }
 }
 
@@ -204,7 +221,7 @@ struct HistoryReplay {
             try tx.reindex(source: name, old: before, new: record)
             if let r = record { tx.put(r); versions[seq] = r } else { tx.remove(name) }
             let kind: RecordChange.Kind = record == nil ? .deleted : (before == nil ? .created : .updated)
-            tx.changes.append(RecordChange(kind: kind, recordName: name, before: before, after: record,
+            tx.changes.append(RecordChange(kind: kind, recordName: name, seq: seq, before: before, after: record,
                                            userRecordName: e["userRecordName"]?.stringValue ?? "", deviceID: e["deviceID"]?.stringValue ?? "",
                                            timestamp: e["timestamp"]?.int64Value ?? 0))
             return true

@@ -88,7 +88,7 @@ struct RecordWriter {
         try tx.reindex(source: name, old: existing, new: record)
         tx.put(record)
         tx.entries.append(entry(seq: seq, op: "save", name: name, record: record, previous: existing))
-        tx.changes.append(RecordChange(kind: existing == nil ? .created : .updated, recordName: name, before: existing, after: record,
+        tx.changes.append(RecordChange(kind: existing == nil ? .created : .updated, recordName: name, seq: seq, before: existing, after: record,
                                        userRecordName: user.userRecordName, deviceID: deviceID, timestamp: now))
         return .saved(readable(record) ?? writtenPart(of: record, by: op))
     }
@@ -235,7 +235,7 @@ struct RecordWriter {
         try tx.reindex(source: name, old: existing, new: nil)
         tx.remove(name)
         tx.entries.append(entry(seq: seq, op: "delete", name: name, record: nil, previous: existing))
-        tx.changes.append(RecordChange(kind: .deleted, recordName: name, before: existing, after: nil,
+        tx.changes.append(RecordChange(kind: .deleted, recordName: name, seq: seq, before: existing, after: nil,
                                        userRecordName: user.userRecordName, deviceID: deviceID, timestamp: now))
         for (source, actions) in referrers where actions.contains("DELETE_SELF") && source != key {
             try delete(source.string, in: tx, cascadeFrom: cascadeFrom ?? name)

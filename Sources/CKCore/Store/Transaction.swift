@@ -13,17 +13,21 @@ final class Transaction {
     /// What the transaction did to each record, in order, for subscriptions to match.
     var changes: [RecordChange] = []
     private(set) var nextSeq: Int64
+    /// Names known to have no stored record (a bulk load's, BulkLoad): not looked up on disk.
+    private let knownAbsent: ((NameKey) -> Bool)?
 
-    init(zone: ZoneStore, nextSeq: Int64) {
+    init(zone: ZoneStore, nextSeq: Int64, knownAbsent: ((NameKey) -> Bool)? = nil) {
         self.zone = zone
         self.parent = nil
         self.nextSeq = nextSeq
+        self.knownAbsent = knownAbsent
     }
 
     private init(parent: Transaction) {
         self.zone = parent.zone
         self.parent = parent
         self.nextSeq = parent.nextSeq
+        self.knownAbsent = nil
     }
 
     func child() -> Transaction { Transaction(parent: self) }
@@ -32,6 +36,7 @@ final class Transaction {
         if let r = records[NameKey(name)] { return r }
         if let p = parent { return try p.record(name) }
         if let r = readAhead[NameKey(name)] { return try r.get() }
+        if let absent = knownAbsent, absent(NameKey(name)) { return nil }
         return try zone.recordForWrite(named: name)
     }
 
@@ -43,6 +48,7 @@ final class Transaction {
     /// run (one after another, each looking its record up, they waited on one file at a time).
     /// The caller holds the zone's lock, so what is read stays true while the batch runs.
     func readAhead(_ names: [String]) {
+        let names = knownAbsent.map { absent in names.filter { !absent(NameKey($0)) } } ?? names
         guard parent == nil, names.count >= RecordFileWriter.parallelFrom else { return }
         let zone = self.zone
         let results = Parallel.map(names.count, chunk: 16) { i in Result { try zone.recordForWrite(named: names[i]) } }
@@ -98,6 +104,8 @@ struct RecordChange {
     enum Kind { case created, updated, deleted }
     var kind: Kind
     var recordName: String
+    /// Its history entry: a redone delivery skips what an inbox already has (NotificationInbox).
+    var seq: Int64
     var before: Record?
     var after: Record?
     /// Who made it, from which device (which is not notified of its own change), and when.

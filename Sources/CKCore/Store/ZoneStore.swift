@@ -169,15 +169,56 @@ public final class ZoneStore {
 
     // MARK: the applied cursor
 
-    /// The last history entry whose record files, references and notifications are done.
-    /// A missing or unreadable cursor is 0: everything is redone, which is always correct.
-    func appliedSeq() throws -> Int64 {
-        guard let b = try FileSystem.read(appliedFile), let j = try? JSONParser.parse(b) else { return 0 }
-        return j["seq"]?.int64Value ?? 0
+    /// `applied.json`: how far the derived files are done.
+    /// - `seq`: the last history entry whose record files, references and notifications are
+    ///   done — published, renamed into place, which every process sees at once;
+    /// - `durable`: the last one whose files are also synced to the disk;
+    /// - `boot`: the machine's boot (BootSession) when it was written.
+    /// Unsynced files are lost only if the machine stops, so `seq` holds in the boot that wrote
+    /// it; after a restart only `durable` does, and the entries after it are redone from the
+    /// history (which is synced at every commit). A cursor without `boot` was written after a
+    /// sync. A missing or unreadable cursor is 0: everything is redone, which is always correct.
+    struct AppliedCursor {
+        var seq: Int64 = 0
+        var durable: Int64 = 0
+        var boot: String?
+
+        /// How far the files can be relied on now.
+        var trusted: Int64 { boot == nil || boot == BootSession.id ? seq : durable }
     }
 
-    /// Not synced on its own: after a crash an older cursor only means redoing idempotent work.
-    func setApplied(_ seq: Int64) throws {
-        try FileSystem.writeJSON(appliedFile, ["schemaVersion": .int(DataPaths.schemaVersion), "seq": .int(seq)], durable: false)
+    func appliedCursor() throws -> AppliedCursor {
+        guard let b = try FileSystem.read(appliedFile), let j = try? JSONParser.parse(b), let seq = j["seq"]?.int64Value else { return AppliedCursor() }
+        return AppliedCursor(seq: seq, durable: min(j["durable"]?.int64Value ?? seq, seq), boot: j["boot"]?.stringValue)
+    }
+
+    /// The last history entry whose derived files can be relied on (see AppliedCursor).
+    func appliedSeq() throws -> Int64 { try appliedCursor().trusted }
+
+    /// Moves the cursor to `seq`; `synced`: the files through it were synced since they were
+    /// published (where the boot cannot be told, every commit syncs them: the cursor is written
+    /// without `boot`, as synced). Not synced on its own: after a crash an older cursor only
+    /// means redoing idempotent work. The caller holds the zone's lock.
+    func setApplied(_ seq: Int64, synced: Bool) throws {
+        var doc: [String: JSONValue] = ["schemaVersion": .int(DataPaths.schemaVersion), "seq": .int(seq)]
+        if let boot = BootSession.id {
+            doc["durable"] = .int(synced ? seq : min(try appliedCursor().durable, seq))
+            doc["boot"] = .string(boot)
+        }
+        try FileSystem.writeJSON(appliedFile, .object(doc), durable: false)
+    }
+
+    /// Published entries a commit leaves unsynced at most: past them it syncs the files. What
+    /// a restart of the machine makes readers take from the history, and the next writer
+    /// redo, until then.
+    nonisolated(unsafe) static var unsyncedEntries: Int64 = 8192
+
+    /// After a commit through `seq` published its files: syncs them if that many entries are
+    /// unsynced, or always where the machine's boot cannot be told. Whether it synced.
+    func syncFilesIfDue(through seq: Int64) -> Bool {
+        let durable = (try? appliedCursor().durable) ?? 0
+        guard BootSession.id == nil || seq - durable >= ZoneStore.unsyncedEntries else { return false }
+        syncFiles()
+        return true
     }
 }

@@ -1,0 +1,89 @@
+/// A bulk load into one zone (`ck import`, batch after batch, each its own commit): what it
+/// knows without reading the disk while it is the zone's only writer.
+///
+/// A load that begins on an empty zone (no history, no record or reference files) knows that
+/// the zone holds exactly the records it has written, for as long as the zone's head is where
+/// its own last batch left it. Then
+/// - a batch reads from the disk only the records the load wrote before: a name it never
+///   wrote has no record;
+/// - the zone's indexes are made at the end from the index entries of the records as they were
+///   written, instead of reading every record file again.
+/// Once another writer has committed to the zone in between, or the entries could not follow
+/// (a record written twice, a type whose indexed fields changed), the load assumes nothing any
+/// more: batches read as any write does, and the end builds the indexes from the record files.
+public final class BulkLoad {
+    public let zoneName: String
+    private var started = false
+    /// The zone's head after this load's last batch; nil: nothing is assumed.
+    private var expectedHead: Int64?
+    /// Each name this load wrote.
+    private var written = Set<NameKey>()
+    /// Per record type written, the indexed fields its entries were made for.
+    private var fields: [NameKey: [String]] = [:]
+    private var spills: IndexSpills?
+
+    public init(zone: String) { zoneName = zone }
+
+    /// Whether the load still knows the zone (tests and `ck import`'s summary use it).
+    public var knowsZone: Bool { expectedHead != nil }
+
+    /// Before a batch, with the zone's lock held and any interrupted commit finished: the names
+    /// known to have no record, or nil when nothing is assumed.
+    func knownAbsent(in z: ZoneStore) throws -> ((NameKey) -> Bool)? {
+        let head = try z.history.head()
+        if !started {
+            started = true
+            if head == 0, try !FileSystem.exists(z.recordsDirectory), try !FileSystem.exists(z.refsDirectory) { expectedHead = 0 }
+        } else if expectedHead != head {
+            forget()
+        }
+        guard expectedHead != nil else { return nil }
+        // Not a copy of the set: `committed` adds to it in place once the batch is done.
+        return { [unowned self] in !self.written.contains($0) }
+    }
+
+    /// After a batch committed through `head`, still under the zone's lock: its records'
+    /// index entries, under the schema as the commit left it.
+    func committed(_ tx: Transaction, through head: Int64, schema: Schema?, index: ZoneIndex) {
+        guard expectedHead != nil else { return }
+        guard let schema else { return forget() }
+        expectedHead = head
+        do {
+            if spills == nil { spills = try IndexSpills(in: try Directory.open(index.directory, create: true)!) }
+            for (k, record) in tx.records {
+                // A delete, or a second version of a record: its earlier entries would stay.
+                guard let r = record, written.insert(k).inserted else { return forget() }
+                let tk = NameKey(r.recordType)
+                let f = ZoneIndex.indexedFields(schema.types[r.recordType])
+                if let had = fields[tk], had != f { return forget() }
+                fields[tk] = f
+                try spills!.add(type: r.recordType, field: nil, IndexKey.hex(r.recordName))
+                for field in f { try spills!.add(type: r.recordType, field: field, IndexKey.line(key: IndexKey.key(of: r, field: field), name: r.recordName)) }
+            }
+        } catch {
+            forget()
+        }
+    }
+
+    /// At the end, with the zone's lock held: writes the zone's indexes from the entries if
+    /// they describe the zone as it is at `head` under `schema`. False when they cannot.
+    func writeIndexes(_ index: ZoneIndex, schema: Schema, head: Int64) throws -> Bool {
+        guard expectedHead == head, let spills else { return false }
+        for (tk, f) in fields where ZoneIndex.indexedFields(schema.types[tk.string]) != f { return false }
+        try index.writeRuns(from: spills, types: Set(fields.keys), schema: schema, head: head)
+        return true
+    }
+
+    private func forget() {
+        expectedHead = nil
+        written = []
+        fields = [:]
+        discard()
+    }
+
+    /// Removes the entries' temporary files.
+    func discard() {
+        spills?.discard()
+        spills = nil
+    }
+}
