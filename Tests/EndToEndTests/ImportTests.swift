@@ -4,6 +4,25 @@ import XCTest
 /// `ck import` (issue 13): re-importing unchanged records writes nothing; a summary line on
 /// stderr, none with -q.
 final class ImportTests: XCTestCase {
+    /// NDJSON lines are parsed on every core, a chunk at a time: the error is still the first
+    /// bad line in the input, by its number (blank lines counted), and nothing is written.
+    func testTheFirstBadLineIsTheErrorAndNothingIsWritten() {
+        let s = Sandbox()
+        s.signIn()
+        var lines = (0..<1500).map { "{\"recordName\": \"r\($0)\", \"recordType\": \"T\", \"fields\": {\"n\": {\"value\": \($0)}}}" }
+        lines[1] = "  "
+        lines[600] = "{bad"
+        lines[601] = "[1]"
+        lines[1200] = "{bad"
+        s.assertUnchanged("bad lines in several chunks") {
+            assertFailure(s.run(["--zone", "Z", "import"], stdin: lines.joined(separator: "\n")), exit: 6, contains: "import: line 601 is not valid JSON")
+        }
+        lines[600] = lines[0].replacingOccurrences(of: "r0", with: "r600")
+        s.assertUnchanged("two bad lines in one chunk") {
+            assertFailure(s.run(["--zone", "Z", "import"], stdin: lines.joined(separator: "\n")), exit: 6, contains: "import: line 602 must be a record object, got array")
+        }
+    }
+
     func testReimportingAnExportWritesNothing() {
         let s = Sandbox()
         s.signIn()
