@@ -1,3 +1,5 @@
+import Dispatch
+
 /// A bulk load into one zone (`ck import`, batch after batch, each its own commit): what it
 /// knows without reading the disk while it is the zone's only writer.
 ///
@@ -21,6 +23,10 @@ public final class BulkLoad {
     /// Per record type written, the indexed fields its entries were made for.
     private var fields: [NameKey: [String]] = [:]
     private var spills: IndexSpills?
+    /// Index lines are made and spilled here, behind the batches (the zone's lock is not held
+    /// for them); `feedFailed` is only touched on it.
+    private let feeding = DispatchQueue(label: "ck.bulk-load.index-lines")
+    private var feedFailed = false
 
     public init(zone: String) { zoneName = zone }
 
@@ -48,27 +54,37 @@ public final class BulkLoad {
         guard expectedHead != nil else { return }
         guard let schema else { return forget() }
         expectedHead = head
-        do {
-            if spills == nil { spills = try IndexSpills(in: try Directory.open(index.directory, create: true)!) }
-            for (k, record) in tx.records {
-                // A delete, or a second version of a record: its earlier entries would stay.
-                guard let r = record, written.insert(k).inserted else { return forget() }
-                let tk = NameKey(r.recordType)
-                let f = ZoneIndex.indexedFields(schema.types[r.recordType])
-                if let had = fields[tk], had != f { return forget() }
-                fields[tk] = f
-                try spills!.add(type: r.recordType, field: nil, IndexKey.hex(r.recordName))
-                for field in f { try spills!.add(type: r.recordType, field: field, IndexKey.line(key: IndexKey.key(of: r, field: field), name: r.recordName)) }
+        var batch: [(record: Record, fields: [String])] = []
+        for (k, record) in tx.records {
+            // A delete, or a second version of a record: its earlier entries would stay.
+            guard let r = record, written.insert(k).inserted else { return forget() }
+            let tk = NameKey(r.recordType)
+            let f = ZoneIndex.indexedFields(schema.types[r.recordType])
+            if let had = fields[tk], had != f { return forget() }
+            fields[tk] = f
+            batch.append((r, f))
+        }
+        if spills == nil {
+            do { spills = try IndexSpills(in: try Directory.open(index.directory, create: true)!) } catch { return forget() }
+        }
+        let spills = self.spills!
+        feeding.async { [self, batch] in
+            guard !feedFailed else { return }
+            do {
+                for (r, f) in batch {
+                    try spills.add(type: r.recordType, field: nil, IndexKey.hex(r.recordName))
+                    for field in f { try spills.add(type: r.recordType, field: field, IndexKey.line(key: IndexKey.key(of: r, field: field), name: r.recordName)) }
+                }
+            } catch {
+                feedFailed = true
             }
-        } catch {
-            forget()
         }
     }
 
     /// At the end, with the zone's lock held: writes the zone's indexes from the entries if
     /// they describe the zone as it is at `head` under `schema`. False when they cannot.
     func writeIndexes(_ index: ZoneIndex, schema: Schema, head: Int64) throws -> Bool {
-        guard expectedHead == head, let spills else { return false }
+        guard expectedHead == head, let spills, feeding.sync(execute: { !feedFailed }) else { return false }
         for (tk, f) in fields where ZoneIndex.indexedFields(schema.types[tk.string]) != f { return false }
         try index.writeRuns(from: spills, types: Set(fields.keys), schema: schema, head: head)
         return true
@@ -83,6 +99,7 @@ public final class BulkLoad {
 
     /// Removes the entries' temporary files.
     func discard() {
+        feeding.sync {}
         spills?.discard()
         spills = nil
     }

@@ -243,11 +243,20 @@ public struct ChangeHistory {
         let dir = try Directory.open(directory, create: true)!
         try cutUncommittedTail()
         let head = try committedHead(dir)
+        func line(_ i: Int) -> [UInt8] {
+            var line = [UInt8]()
+            entries[i].encodeJSON(into: &line, indent: 0, pretty: false)
+            line.append(0x0A)
+            return line
+        }
+        // A large batch's lines (each holds a whole saved record) are encoded on every core.
+        let lines = entries.count >= RecordFileWriter.parallelFrom ? Parallel.map(entries.count, chunk: 16, line) : entries.indices.map(line)
         var log = [UInt8]()
+        log.reserveCapacity(lines.reduce(0) { $0 + $1.count })
         var idx = [UInt8]()
-        for e in entries {
-            e.encodeJSON(into: &log, indent: 0, pretty: false)
-            log.append(0x0A)
+        idx.reserveCapacity(lines.count * 8)
+        for line in lines {
+            log.append(contentsOf: line)
             let word = UInt64(head.logEnd) + UInt64(log.count)
             for s in stride(from: 56, through: 0, by: -8) { idx.append(UInt8((word >> UInt64(s)) & 0xff)) }
         }
