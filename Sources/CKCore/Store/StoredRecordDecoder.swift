@@ -160,10 +160,18 @@ extension Directory {
     /// holds no record, is corrupt (`shownAs` names it in the error).
     func readStoredRecord(_ name: String, shownAs path: @autoclosure () -> String) throws -> Record? {
         guard let bytes = try read(name) else { return nil }
-        if let r = StoredRecordDecoder.recordFile(bytes) { return r }
+        return try StoredRecordDecoder.record(inFile: bytes, shownAs: path())
+    }
+}
+
+extension StoredRecordDecoder {
+    /// The record in a record file's bytes; a file that is not JSON, or holds no record, is
+    /// corrupt (`path` names it in the error).
+    static func record(inFile bytes: [UInt8], shownAs path: @autoclosure () -> String) throws -> Record {
+        if let r = recordFile(bytes) { return r }
         let j: JSONValue
         do { j = try JSONParser.parse(bytes) } catch {
-            throw CloudKitError.internalError("corrupt file '\(self.path)/\(name)': \(error) (run 'ck fsck')")
+            throw CloudKitError.internalError("corrupt file '\(path())': \(error) (run 'ck fsck')")
         }
         guard let rj = j["record"] else { throw CloudKitError.internalError("corrupt record file '\(path())' (run 'ck fsck')") }
         return try Record(stored: rj)

@@ -101,6 +101,18 @@ public final class ZoneStore {
     /// The record in `name`'s file, whatever name it holds; nil when there is none.
     private func fileRecord(named name: String) throws -> Record? {
         let shard = PathEncoding.shard(name)
+        // One call for shard and file where the kernel can open a path without following any
+        // link on the way (else, and for anything but a plain file or its absence, below).
+        if let root = try recordsRoot() {
+            switch root.openBeneath(shard + "/" + PathEncoding.component(name) + ".json") {
+            case .absent: return nil
+            case .opened(let f, let st):
+                defer { close(f) }
+                let path = recordPath(name)
+                return try StoredRecordDecoder.record(inFile: try FileSystem.readAll(f, status: st, path: path), shownAs: path)
+            case .unsupported: break
+            }
+        }
         shardLock.lock()
         var dir = shards[shard]
         shardLock.unlock()

@@ -347,3 +347,63 @@ public final class Directory {
 @_silgen_name("syncfs")
 private func linuxSyncfs(_ fd: Int32) -> Int32
 #endif
+
+/// Opening a path below a directory in one call.
+extension Directory {
+    enum BeneathOpen {
+        case opened(fd: Int32, status: stat)
+        case absent
+        /// Not done here: the caller opens each level itself (and reports what it finds).
+        case unsupported
+    }
+
+    /// `relative` (`shard/name.json`) opened for reading in one call, refusing any link at any
+    /// level (Linux `openat2` with RESOLVE_NO_SYMLINKS and RESOLVE_BENEATH), if it is a regular
+    /// file; `.absent` when some level is missing. Anything else — a link, a directory or a
+    /// FIFO where the file should be, a kernel without `openat2` — is `.unsupported`, so the
+    /// level-by-level path gives its usual answer and error.
+    func openBeneath(_ relative: String) -> BeneathOpen {
+        #if os(Linux)
+        guard Directory.hasOpenat2 else { return .unsupported }
+        var how = OpenHow(flags: UInt64(O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK), mode: 0, resolve: 0x04 | 0x08)
+        while true {
+            let f = relative.withCString { p in withUnsafePointer(to: &how) { linuxSyscall(437, Int(fd), p, $0, MemoryLayout<OpenHow>.size) } }
+            if f >= 0 {
+                var st = stat()
+                if fstat(Int32(f), &st) == 0, st.st_mode & S_IFMT == S_IFREG { return .opened(fd: Int32(f), status: st) }
+                close(Int32(f))
+                return .unsupported
+            }
+            switch errno {
+            case EINTR, EAGAIN: continue
+            case ENOENT: return .absent
+            case ENOSYS, EPERM:
+                Directory.hasOpenat2 = false
+                return .unsupported
+            default: return .unsupported
+            }
+        }
+        #else
+        return .unsupported
+        #endif
+    }
+
+    #if os(Linux)
+    /// Cleared the first time the kernel (or a seccomp filter) refuses `openat2`.
+    nonisolated(unsafe) private static var hasOpenat2 = true
+    #endif
+}
+
+#if os(Linux)
+/// `struct open_how` of `openat2(2)`.
+private struct OpenHow {
+    var flags: UInt64
+    var mode: UInt64
+    var resolve: UInt64
+}
+
+/// glibc's `syscall(2)` (variadic in C; every argument here is an integer or a pointer, passed
+/// in the same registers either way), for `openat2`, which glibc does not wrap.
+@_silgen_name("syscall")
+private func linuxSyscall(_ number: Int, _ dirfd: Int, _ path: UnsafePointer<CChar>, _ how: UnsafePointer<OpenHow>, _ size: Int) -> Int
+#endif
