@@ -48,6 +48,29 @@ final class DeferredSyncTests: XCTestCase {
         XCTAssertEqual([c.seq, c.durable], [4, 4], "a restart must not need entries the compaction dropped")
     }
 
+    func testABulkLoadSyncsInTheBackgroundAndALaterCommitRecordsIt() throws {
+        guard BootSession.id != nil else { throw XCTSkip("the boot cannot be told here: every commit syncs") }
+        let saved = ZoneStore.unsyncedEntries
+        ZoneStore.unsyncedEntries = 100
+        defer { ZoneStore.unsyncedEntries = saved }
+        let t = TempStore()
+        let db = try t.db()
+        db.defersIndexMaintenance = true
+        _ = try db.createZone("Z")
+        let bulk = BulkLoad(zone: "Z")
+        _ = try db.modify(zone: "Z", operations: batch(0..<100), atomic: false, bulk: bulk)
+        // The commit started a sync of entries 1…100 and went on; wait for it.
+        let z = try db.zone("Z")
+        for _ in 0..<1000 where BackgroundSyncs.shared.finished(z) != 100 { usleep(10_000) }
+        XCTAssertEqual(BackgroundSyncs.shared.finished(z), 100)
+        _ = try db.modify(zone: "Z", operations: batch(100..<150), atomic: false, bulk: bulk)
+        var c = try z.appliedCursor()
+        XCTAssertEqual([c.seq, c.durable], [150, 100], "the next commit recorded what the finished sync covered")
+        try db.finishBulkLoad(bulk)
+        c = try z.appliedCursor()
+        XCTAssertEqual([c.seq, c.durable], [150, 150])
+    }
+
     // MARK: bulk loads
 
     /// The zone's index files, by path (the load's temporary spill files left out).

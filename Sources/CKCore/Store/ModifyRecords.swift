@@ -106,7 +106,7 @@ extension Database {
             // ever stored under a schema that lacks its fields.
             if schemaContext.changed { try schemaAdmin.store(address.environment).merge(schemaContext.additions) }
             try sharingWillCommit(tx, in: z)
-            try commit(tx, in: z)
+            try commit(tx, in: z, syncsInBackground: bulk != nil)
             if let bulk, bulk.knowsZone, let last = tx.entries.last?.seq {
                 forgetCachedSchema()
                 bulk.committed(tx, through: last, schema: try? schema(), index: ZoneIndex(zone: z))
@@ -127,7 +127,8 @@ extension Database {
     }
 
     /// Commits a transaction (steps 3–5 above). The caller holds the zone's lock.
-    func commit(_ tx: Transaction, in z: ZoneStore) throws {
+    /// `syncsInBackground`: a bulk load's commit (ZoneStore.syncFilesIfDue).
+    func commit(_ tx: Transaction, in z: ZoneStore, syncsInBackground: Bool = false) throws {
         guard let last = tx.entries.last?.seq else { return }
         var prepared = PreparedFiles()
         var notSynced: String?
@@ -164,7 +165,7 @@ extension Database {
         // history). What follows brings the derived files up to date; if it stops part-way, the
         // next writer of the zone, or ck fsck, finishes it.
         if (try? z.publish(prepared)) != nil {
-            let synced = z.syncFilesIfDue(through: last)
+            let synced = z.syncFilesIfDue(through: last, background: syncsInBackground)
             if (try? deliverNotifications(zone: z, changes: tx.changes, through: last)) != nil {
                 try? z.setApplied(last, synced: synced)
                 maintainIndexes(z, through: last)

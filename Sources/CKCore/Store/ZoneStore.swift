@@ -214,7 +214,7 @@ public final class ZoneStore {
     func setApplied(_ seq: Int64, synced: Bool) throws {
         var doc: [String: JSONValue] = ["schemaVersion": .int(DataPaths.schemaVersion), "seq": .int(seq)]
         if let boot = BootSession.id {
-            doc["durable"] = .int(synced ? seq : min(try appliedCursor().durable, seq))
+            doc["durable"] = .int(synced ? seq : min(try knownDurable(), seq))
             doc["boot"] = .string(boot)
         }
         try FileSystem.writeJSON(appliedFile, .object(doc), durable: false)
@@ -227,10 +227,21 @@ public final class ZoneStore {
 
     /// After a commit through `seq` published its files: syncs them if that many entries are
     /// unsynced, or always where the machine's boot cannot be told. Whether it synced.
-    func syncFilesIfDue(through seq: Int64) -> Bool {
-        let durable = (try? appliedCursor().durable) ?? 0
-        guard BootSession.id == nil || seq - durable >= ZoneStore.unsyncedEntries else { return false }
+    /// `background` (a bulk load, whose process goes on committing): the sync is started on
+    /// another thread instead, and a later commit of this process records what it covered.
+    func syncFilesIfDue(through seq: Int64, background: Bool = false) -> Bool {
+        guard BootSession.id == nil || seq - ((try? knownDurable()) ?? 0) >= ZoneStore.unsyncedEntries else { return false }
+        if background && BootSession.id != nil {
+            BackgroundSyncs.shared.start(self, through: seq)
+            return false
+        }
         syncFiles()
         return true
+    }
+
+    /// How far the files are known synced: the cursor's `durable`, or further if a sync this
+    /// process started in the background has finished since.
+    private func knownDurable() throws -> Int64 {
+        max(try appliedCursor().durable, BackgroundSyncs.shared.finished(self) ?? 0)
     }
 }
