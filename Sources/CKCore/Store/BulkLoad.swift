@@ -18,6 +18,8 @@ public final class BulkLoad {
     private var started = false
     /// The zone's head after this load's last batch; nil: nothing is assumed.
     private var expectedHead: Int64?
+    /// The zone's incarnation when the load began (a zone deleted and made again is another).
+    private var incarnation = ""
     /// Each name this load wrote.
     private var written = Set<NameKey>()
     /// Per record type written, the indexed fields its entries were made for.
@@ -39,8 +41,11 @@ public final class BulkLoad {
         let head = try z.history.head()
         if !started {
             started = true
-            if head == 0, try !FileSystem.exists(z.recordsDirectory), try !FileSystem.exists(z.refsDirectory) { expectedHead = 0 }
-        } else if expectedHead != head {
+            if head == 0, try !FileSystem.exists(z.recordsDirectory), try !FileSystem.exists(z.refsDirectory) {
+                expectedHead = 0
+                incarnation = z.incarnation
+            }
+        } else if expectedHead != head || !z.incarnation.sameBytes(incarnation) {
             forget()
         }
         guard expectedHead != nil else { return nil }
@@ -52,7 +57,7 @@ public final class BulkLoad {
     /// index entries, under the schema as the commit left it.
     func committed(_ tx: Transaction, through head: Int64, schema: Schema?, index: ZoneIndex) {
         guard expectedHead != nil else { return }
-        guard let schema else { return forget() }
+        guard let schema, tx.zone.incarnation.sameBytes(incarnation) else { return forget() }
         expectedHead = head
         var batch: [(record: Record, fields: [String])] = []
         for (k, record) in tx.records {
@@ -84,7 +89,7 @@ public final class BulkLoad {
     /// At the end, with the zone's lock held: writes the zone's indexes from the entries if
     /// they describe the zone as it is at `head` under `schema`. False when they cannot.
     func writeIndexes(_ index: ZoneIndex, schema: Schema, head: Int64) throws -> Bool {
-        guard expectedHead == head, let spills, feeding.sync(execute: { !feedFailed }) else { return false }
+        guard expectedHead == head, index.zone.incarnation.sameBytes(incarnation), let spills, feeding.sync(execute: { !feedFailed }) else { return false }
         for (tk, f) in fields where ZoneIndex.indexedFields(schema.types[tk.string]) != f { return false }
         try index.writeRuns(from: spills, types: Set(fields.keys), schema: schema, head: head)
         return true
