@@ -54,10 +54,7 @@ final class DeferredSyncTests: XCTestCase {
         ZoneStore.unsyncedEntries = 100
         defer { ZoneStore.unsyncedEntries = saved }
         let t = TempStore()
-        let db = try t.db()
-        db.defersIndexMaintenance = true
-        _ = try db.createZone("Z")
-        let bulk = BulkLoad(zone: "Z")
+        let (db, bulk) = try loading(t)
         _ = try db.modify(zone: "Z", operations: batch(0..<100), atomic: false, bulk: bulk)
         // The commit started a sync of entries 1…100 and went on; wait for it.
         let z = try db.zone("Z")
@@ -98,6 +95,15 @@ final class DeferredSyncTests: XCTestCase {
         for (k, v) in built where loaded[k] != v { XCTFail("\(k) differs from the index the record files give", file: file, line: line) }
     }
 
+    /// Zone Z, empty, and a bulk load into it, by a database that leaves index upkeep to the
+    /// load's end (as `ck import`'s does).
+    private func loading(_ t: TempStore) throws -> (Database, BulkLoad) {
+        let db = try t.db()
+        db.defersIndexMaintenance = true
+        _ = try db.createZone("Z")
+        return (db, BulkLoad(zone: "Z"))
+    }
+
     private func batch(_ range: Range<Int>, _ prefix: String = "r") -> [RecordOperation] {
         range.map { i in
             var o = op(.forceReplace, "\(prefix)\(i)", type: i % 3 == 0 ? "Other" : "Item", ["n": .int(Int64(i % 17)), "s": .string("v\(i * 7919 % 1000)")])
@@ -108,10 +114,7 @@ final class DeferredSyncTests: XCTestCase {
 
     func testALoadIntoAnEmptyZoneWritesTheIndexTheRecordFilesGive() throws {
         let t = TempStore()
-        let db = try t.db()
-        db.defersIndexMaintenance = true
-        _ = try db.createZone("Z")
-        let bulk = BulkLoad(zone: "Z")
+        let (db, bulk) = try loading(t)
         for b in 0..<4 { _ = try db.modify(zone: "Z", operations: batch(b * 100..<(b + 1) * 100), atomic: false, bulk: bulk) }
         XCTAssertTrue(bulk.knowsZone)
         try db.finishBulkLoad(bulk)
@@ -123,10 +126,7 @@ final class DeferredSyncTests: XCTestCase {
 
     func testALoadForgetsTheZoneOnceAnotherWriterCommits() throws {
         let t = TempStore()
-        let db = try t.db()
-        db.defersIndexMaintenance = true
-        _ = try db.createZone("Z")
-        let bulk = BulkLoad(zone: "Z")
+        let (db, bulk) = try loading(t)
         _ = try db.modify(zone: "Z", operations: batch(0..<100), atomic: false, bulk: bulk)
         // Another process writes between two batches: a record the load never wrote, and one
         // of the load's records changed.
@@ -149,10 +149,7 @@ final class DeferredSyncTests: XCTestCase {
 
     func testALoadForgetsAZoneMadeAgainUpToTheSameHead() throws {
         let t = TempStore()
-        let db = try t.db()
-        db.defersIndexMaintenance = true
-        _ = try db.createZone("Z")
-        let bulk = BulkLoad(zone: "Z")
+        let (db, bulk) = try loading(t)
         _ = try db.modify(zone: "Z", operations: batch(0..<100), atomic: false, bulk: bulk)
         // Meanwhile the zone is deleted, made again, and given 100 records of its own: the
         // same head, another zone.
@@ -169,10 +166,7 @@ final class DeferredSyncTests: XCTestCase {
 
     func testARecordLoadedTwiceLeavesNoStaleIndexEntry() throws {
         let t = TempStore()
-        let db = try t.db()
-        db.defersIndexMaintenance = true
-        _ = try db.createZone("Z")
-        let bulk = BulkLoad(zone: "Z")
+        let (db, bulk) = try loading(t)
         _ = try db.modify(zone: "Z", operations: batch(0..<100), atomic: false, bulk: bulk)
         _ = try db.modify(zone: "Z", operations: [op(.forceReplace, "r1", ["n": 1000])], atomic: false, bulk: bulk)
         try db.finishBulkLoad(bulk)
