@@ -5,7 +5,7 @@ import Dispatch
 ///
 /// A load that begins on an empty zone (no history, no record or reference files) knows that
 /// the zone holds exactly the records it has written, for as long as the zone's head is where
-/// its own last batch left it. Then
+/// its own last batch left it (and the zone is the same incarnation). Then
 /// - a batch reads from the disk only the records the load wrote before: a name it never
 ///   wrote has no record;
 /// - the zone's indexes are made at the end from the index entries of the records as they were
@@ -32,7 +32,7 @@ public final class BulkLoad {
 
     public init(zone: String) { zoneName = zone }
 
-    /// Whether the load still knows the zone (tests and `ck import`'s summary use it).
+    /// Whether the load still knows the zone (what the tests ask).
     public var knowsZone: Bool { expectedHead != nil }
 
     /// Before a batch, with the zone's lock held and any interrupted commit finished: the names
