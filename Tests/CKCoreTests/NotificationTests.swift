@@ -121,7 +121,7 @@ final class NotificationTests: XCTestCase {
         _ = try laptop.createZone("Z")
         _ = try laptop.modify(zone: "Z", operations: [op(.create, "old")])
         let z = try laptop.zone("Z")
-        try z.setApplied(0, synced: true)  // as if the commit's delivery had not happened
+        try z.setApplied(0, durable: 0)  // as if the commit's delivery had not happened
         t.advance(1000)
         let phone = try db(t, device: "phone")
         try phone.saveSubscription(Subscription(subscriptionID: "q", kind: .query, recordType: "Item"))
@@ -150,7 +150,7 @@ final class NotificationTests: XCTestCase {
         try z.history.append([["seq": 3, "op": "save", "recordName": "c", "record": c.json(), "recordChangeTag": .string(c.recordChangeTag),
                                "timestamp": .int(t.now + 2000), "userRecordName": .string(c.modified.userRecordName), "deviceID": "laptop"]])
         // Restarted: the files are trusted only as far as they were synced (here: nothing).
-        try z.setApplied(0, synced: true)
+        try z.setApplied(0, durable: 0)
         _ = try laptop.modify(zone: "Z", operations: [op(.create, "d")])
         XCTAssertEqual(try unread(phone).compactMap { $0["recordName"]?.stringValue }, ["a", "b", "c", "d"], "each change once")
     }

@@ -161,7 +161,7 @@ extension Fsck {
         if let old = try z.record(named: rec.recordName) { e["prev"] = RecordWriter.seq(ofTag: old.recordChangeTag).map(JSONValue.int) }
         try z.history.append([.object(e)])
         try FileSystem.writeJSON(z.recordPath(rec.recordName), ["schemaVersion": .int(DataPaths.schemaVersion), "record": rec.json()])
-        try z.setApplied(seq, synced: false)
+        try z.setApplied(seq, durable: try z.knownDurable())
     }
 
     /// The reference index, recomputed from the records and compared with the files.

@@ -165,9 +165,9 @@ extension Database {
         // history). What follows brings the derived files up to date; if it stops part-way, the
         // next writer of the zone, or ck fsck, finishes it.
         if (try? z.publish(prepared)) != nil {
-            let synced = z.syncFilesIfDue(through: last, background: syncsInBackground)
+            let durable = z.syncFilesIfDue(through: last, background: syncsInBackground)
             if (try? deliverNotifications(zone: z, changes: tx.changes, through: last)) != nil {
-                try? z.setApplied(last, synced: synced)
+                try? z.setApplied(last, durable: durable)
                 maintainIndexes(z, through: last)
             }
         }
@@ -189,7 +189,7 @@ extension Database {
         try z.publish(prepared)
         z.syncFiles()
         try deliverNotifications(zone: z, changes: replay.transaction.changes, through: head)
-        try z.setApplied(head, synced: true)
+        try z.setApplied(head, durable: head)
         return head - applied
     }
 
@@ -200,7 +200,7 @@ extension Database {
         let c = try z.appliedCursor()
         guard c.durable < c.seq else { return }
         z.syncFiles()
-        try z.setApplied(c.seq, synced: true)
+        try z.setApplied(c.seq, durable: c.seq)
     }
 }
 

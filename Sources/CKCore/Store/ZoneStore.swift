@@ -207,14 +207,14 @@ public final class ZoneStore {
     /// The last history entry whose derived files can be relied on (see AppliedCursor).
     func appliedSeq() throws -> Int64 { try appliedCursor().trusted }
 
-    /// Moves the cursor to `seq`; `synced`: the files through it were synced since they were
-    /// published (where the boot cannot be told, every commit syncs them: the cursor is written
-    /// without `boot`, as synced). Not synced on its own: after a crash an older cursor only
-    /// means redoing idempotent work. The caller holds the zone's lock.
-    func setApplied(_ seq: Int64, synced: Bool) throws {
+    /// Moves the cursor to `seq`, the files being synced through `durable` (where the boot
+    /// cannot be told, every commit syncs them: the cursor is written without `boot`, as
+    /// synced). Not synced on its own: after a crash an older cursor only means redoing
+    /// idempotent work. The caller holds the zone's lock.
+    func setApplied(_ seq: Int64, durable: Int64) throws {
         var doc: [String: JSONValue] = ["schemaVersion": .int(DataPaths.schemaVersion), "seq": .int(seq)]
         if let boot = BootSession.id {
-            doc["durable"] = .int(synced ? seq : min(try knownDurable(), seq))
+            doc["durable"] = .int(min(durable, seq))
             doc["boot"] = .string(boot)
         }
         try FileSystem.writeJSON(appliedFile, .object(doc), durable: false)
@@ -226,22 +226,24 @@ public final class ZoneStore {
     nonisolated(unsafe) static var unsyncedEntries: Int64 = 8192
 
     /// After a commit through `seq` published its files: syncs them if that many entries are
-    /// unsynced, or always where the machine's boot cannot be told. Whether it synced.
-    /// `background` (a bulk load, whose process goes on committing): the sync is started on
-    /// another thread instead, and a later commit of this process records what it covered.
-    func syncFilesIfDue(through seq: Int64, background: Bool = false) -> Bool {
-        guard BootSession.id == nil || seq - ((try? knownDurable()) ?? 0) >= ZoneStore.unsyncedEntries else { return false }
+    /// unsynced, or always where the machine's boot cannot be told. How far the files are
+    /// synced then (for `setApplied`). `background` (a bulk load, whose process goes on
+    /// committing): the sync is started on another thread instead, and a later commit of this
+    /// process records what it covered.
+    func syncFilesIfDue(through seq: Int64, background: Bool = false) -> Int64 {
+        let durable = min((try? knownDurable()) ?? 0, seq)
+        guard BootSession.id == nil || seq - durable >= ZoneStore.unsyncedEntries else { return durable }
         if background && BootSession.id != nil {
             BackgroundSyncs.shared.start(self, through: seq)
-            return false
+            return durable
         }
         syncFiles()
-        return true
+        return seq
     }
 
     /// How far the files are known synced: the cursor's `durable`, or further if a sync this
     /// process started in the background has finished since.
-    private func knownDurable() throws -> Int64 {
+    func knownDurable() throws -> Int64 {
         max(try appliedCursor().durable, BackgroundSyncs.shared.finished(self) ?? 0)
     }
 }
