@@ -78,6 +78,25 @@ final class RecordCodecTests: XCTestCase {
         }
     }
 
+    func testSavedRecordReceiptBytesEqualTheGeneralEncoder() {
+        for _ in 0..<300 {
+            let r = randomRecord()
+            let receipt = SavedRecordReceipt(r)
+            // What `ck import` printed for a saved record before it wrote receipts straight to bytes.
+            let general: JSONValue = ["recordName": .string(r.recordName), "recordChangeTag": .string(r.recordChangeTag), "zoneID": r.zoneID.json]
+            XCTAssertEqual(receipt.jsonValue, general)
+            for (indent, pretty) in [(0, false), (0, true), (4, true)] {
+                var a: [UInt8] = [], b: [UInt8] = []
+                JSONWriter.emit(general, into: &a, indent: indent, pretty: pretty)
+                receipt.encodeJSON(into: &b, indent: indent, pretty: pretty)
+                XCTAssertEqual(String(decoding: b, as: UTF8.self), String(decoding: a, as: UTF8.self), "indent \(indent) pretty \(pretty)")
+            }
+            var z: [UInt8] = []
+            r.zoneID.encodeJSON(into: &z, indent: 2, pretty: true)
+            XCTAssertEqual(String(decoding: z, as: UTF8.self), { var o: [UInt8] = []; JSONWriter.emit(r.zoneID.json, into: &o, indent: 2, pretty: true); return String(decoding: o, as: UTF8.self) }())
+        }
+    }
+
     func testStoredFileBytesEqualTheGeneralEncoder() throws {
         for i in 0..<500 {
             var r = randomRecord()

@@ -23,6 +23,37 @@ final class ImportTests: XCTestCase {
         }
     }
 
+    /// Each chunk is parsed while the one before it is committed, and each batch's results are
+    /// encoded together: the results still come one per record, in input order, failures in place.
+    func testResultsComeInInputOrderAcrossChunksAndBatches() {
+        let s = Sandbox()
+        s.signIn()
+        let count = 1300
+        var lines = (0..<count).map { "{\"recordName\": \"r\($0)\", \"recordType\": \"T\", \"fields\": {\"n\": {\"value\": \($0)}}}" }
+        // A value of another type than the schema's fails that record alone (INVALID_ARGUMENTS).
+        let failing: Set<Int> = [513, 1100]
+        for i in failing { lines[i] = "{\"recordName\": \"r\(i)\", \"recordType\": \"T\", \"fields\": {\"n\": {\"value\": \"text\"}}}" }
+        let out = s.run(["--zone", "Z", "import"], stdin: lines.joined(separator: "\n"))
+        XCTAssertEqual(out.status, 9, out.stderr)
+        let records = out.object["records"] as? [[String: Any]] ?? []
+        XCTAssertEqual(records.count, count)
+        XCTAssertEqual(records.map { $0["recordName"] as? String }, (0..<count).map { "r\($0)" })
+        for (i, r) in records.enumerated() {
+            if failing.contains(i) {
+                XCTAssertNotNil(r["serverErrorCode"], "record \(i): \(r)")
+            } else {
+                XCTAssertNotNil(r["recordChangeTag"] as? String, "record \(i): \(r)")
+                XCTAssertEqual((r["zoneID"] as? [String: Any])?["zoneName"] as? String, "Z")
+                XCTAssertEqual(Set(r.keys), ["recordName", "recordChangeTag", "zoneID"])
+            }
+        }
+        // NDJSON: the same items, one a line, in the same order.
+        let again = s.run(["--zone", "Y", "--format", "ndjson", "import"], stdin: lines.joined(separator: "\n"))
+        XCTAssertEqual(again.status, 9, again.stderr)
+        let items = again.stdout.split(separator: "\n").map { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        XCTAssertEqual(items.map { $0?["recordName"] as? String }, (0..<count).map { "r\($0)" })
+    }
+
     func testReimportingAnExportWritesNothing() {
         let s = Sandbox()
         s.signIn()

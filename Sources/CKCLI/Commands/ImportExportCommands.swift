@@ -91,7 +91,7 @@ enum ImportExportCommands {
             for z in zones where committed.contains(NameKey(z)) { try? db.finishBulkLoad(bulks[NameKey(z)]!) }
         }
         do {
-            try inv.printer.stream(listKey: "records") { emit in
+            try inv.printer.streamBatches(listKey: "records") { emit in
                 func flush() throws {
                     guard let z = pendingZone, !pending.isEmpty else { return }
                     var assets: [String: [UInt8]] = [:]
@@ -100,16 +100,21 @@ enum ImportExportCommands {
                     // was left as it was (same fields: no new change).
                     let head = (try? db.zone(z).history.head()) ?? 0
                     defer { if ((try? db.zone(z).history.head()) ?? 0) > head { committed.insert(NameKey(z)) } }
-                    for r in try db.modify(zone: z, operations: pending, atomic: false, assets: assets, bulk: bulks[NameKey(z)]) {
+                    let results = try db.modify(zone: z, operations: pending, atomic: false, assets: assets, bulk: bulks[NameKey(z)])
+                    var items: [any JSONEncodable] = []
+                    items.reserveCapacity(results.count)
+                    for r in results {
                         total += 1
                         if r.error != nil { failures.append(r) }
                         if case .saved(let rec) = r, let seq = Int64(rec.recordChangeTag, radix: 36), seq <= head { unchanged += 1 }
                         switch r {
-                        case .saved(let rec):
-                            emit(["recordName": .string(rec.recordName), "recordChangeTag": .string(rec.recordChangeTag), "zoneID": rec.zoneID.json])
-                        default: emit(inv.resultJSON(r, .modify))
+                        case .saved(let rec): items.append(SavedRecordReceipt(rec))
+                        default: items.append(inv.resultJSON(r, .modify))
                         }
                     }
+                    // The batch's results are encoded together (on every core when there are many).
+                    let batch = items
+                    emit(batch.count) { batch[$0] }
                     _ = inv.io.flush()
                     pending = []
                     pendingNames = []
@@ -141,12 +146,30 @@ enum ImportExportCommands {
 
 /// Records in NDJSON or a JSON array, with line numbers in errors. NDJSON lines are parsed on
 /// every core, a chunk at a time, and handed on in order; the first bad line (in input order)
-/// is the error.
+/// is the error. The next chunk is parsed while the one before it is handed on, so an import's
+/// parsing takes the core its commits leave idle instead of waiting between them.
 struct RecordSource {
     let bytes: [UInt8]
     let defaultZone: String
     /// Lines parsed together.
     static let chunk = 512
+
+    typealias Line = (number: Int, range: Range<Int>)
+
+    /// A chunk being parsed in the background; `wait()` gives its results in line order.
+    private final class ParsedChunk {
+        private let done = DispatchGroup()
+        private var results: [Result<(String, RecordOperation), Error>] = []
+
+        init(_ parse: @escaping () -> [Result<(String, RecordOperation), Error>]) {
+            DispatchQueue.global().async(group: done) { self.results = parse() }
+        }
+
+        func wait() -> [Result<(String, RecordOperation), Error>] {
+            done.wait()
+            return results
+        }
+    }
 
     func forEach(_ body: (String, RecordOperation) throws -> Void) throws {
         let first = bytes.first { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }
@@ -159,34 +182,45 @@ struct RecordSource {
             }
             return
         }
-        // (line number, byte range) of each line that is not blank, a chunk at a time.
-        var lines: [(Int, Range<Int>)] = []
+        // The lines that are not blank, a chunk at a time; one chunk parsed ahead.
+        var lines: [Line] = []
         lines.reserveCapacity(RecordSource.chunk)
-        var line = 0
-        var start = 0
-        func parseChunk() throws {
-            let parsed = Parallel.map(lines.count, chunk: 16) { i in
-                let (n, range) = lines[i]
-                return Result { () throws -> (String, RecordOperation) in
-                    let j: JSONValue
-                    do { j = try JSONParser.parse(Array(bytes[range])) } catch { throw CloudKitError.badRequest("import: line \(n) is not valid JSON: \(error)") }
-                    return try operation(j, context: "line \(n)")
-                }
-            }
-            lines.removeAll(keepingCapacity: true)
-            for p in parsed {
+        var ahead: ParsedChunk?
+        // A chunk still parsing when the body stops the import is waited for, not left running.
+        defer { _ = ahead?.wait() }
+        func handOn(_ chunk: ParsedChunk) throws {
+            for p in chunk.wait() {
                 let (zone, op) = try p.get()
                 try body(zone, op)
             }
         }
+        func next() throws {
+            let parsing = ParsedChunk { [lines] in Parallel.map(lines.count, chunk: 16) { i in self.parse(lines[i]) } }
+            lines.removeAll(keepingCapacity: true)
+            let previous = ahead
+            ahead = parsing
+            if let previous { try handOn(previous) }
+        }
+        var line = 0
+        var start = 0
         while start < bytes.count {
             let end = bytes[start...].firstIndex(of: 0x0A) ?? bytes.count
             line += 1
             if !bytes[start..<end].allSatisfy({ [0x20, 0x09, 0x0D].contains($0) }) { lines.append((line, start..<end)) }
             start = end + 1
-            if lines.count == RecordSource.chunk { try parseChunk() }
+            if lines.count == RecordSource.chunk { try next() }
         }
-        try parseChunk()
+        if !lines.isEmpty { try next() }
+        if let last = ahead { ahead = nil; try handOn(last) }
+    }
+
+    /// One line: its zone and its operation, or the error that names the line.
+    private func parse(_ l: Line) -> Result<(String, RecordOperation), Error> {
+        Result {
+            let j: JSONValue
+            do { j = try JSONParser.parse(Array(bytes[l.range])) } catch { throw CloudKitError.badRequest("import: line \(l.number) is not valid JSON: \(error)") }
+            return try operation(j, context: "line \(l.number)")
+        }
     }
 
     private func operation(_ j: JSONValue, context: String) throws -> (String, RecordOperation) {

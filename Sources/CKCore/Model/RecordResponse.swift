@@ -60,14 +60,7 @@ public struct RecordResponse: JSONEncodable {
         }
         if withZoneID {
             o.key("zoneID", into: &out)
-            var z = JSONObjectEmitter(indent: o.valueIndent, pretty: pretty)
-            z.key("ownerRecordName", into: &out)
-            JSONWriter.emitString(r.zoneID.ownerRecordName, into: &out)
-            z.key("zoneName", into: &out)
-            JSONWriter.emitString(r.zoneID.zoneName, into: &out)
-            z.key("zoneType", into: &out)
-            JSONWriter.emitString(r.zoneID.zoneType, into: &out)
-            z.close(into: &out)
+            r.zoneID.encodeJSON(into: &out, indent: o.valueIndent, pretty: pretty)
         }
         o.close(into: &out)
     }

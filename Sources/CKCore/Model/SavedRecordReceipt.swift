@@ -1,0 +1,45 @@
+/// What `ck import` reports for each record it saved: `{recordName, recordChangeTag, zoneID}`,
+/// written straight to JSON bytes (the same bytes as encoding `jsonValue`), so a load of
+/// 100,000 records builds no dictionary per result.
+public struct SavedRecordReceipt: JSONEncodable {
+    public let recordName: String
+    public let recordChangeTag: String
+    public let zoneID: ZoneID
+
+    public init(_ record: Record) {
+        recordName = record.recordName
+        recordChangeTag = record.recordChangeTag
+        zoneID = record.zoneID
+    }
+
+    public var jsonValue: JSONValue {
+        ["recordName": .string(recordName), "recordChangeTag": .string(recordChangeTag), "zoneID": zoneID.json]
+    }
+
+    public func encodeJSON(into out: inout [UInt8], indent: Int, pretty: Bool) {
+        var o = JSONObjectEmitter(indent: indent, pretty: pretty)
+        o.key("recordChangeTag", into: &out)
+        JSONWriter.emitString(recordChangeTag, into: &out)
+        o.key("recordName", into: &out)
+        JSONWriter.emitString(recordName, into: &out)
+        o.key("zoneID", into: &out)
+        zoneID.encodeJSON(into: &out, indent: o.valueIndent, pretty: pretty)
+        o.close(into: &out)
+    }
+}
+
+extension ZoneID: JSONEncodable {
+    /// `json`, written straight to bytes (keys in sorted order).
+    public func encodeJSON(into out: inout [UInt8], indent: Int, pretty: Bool) {
+        var z = JSONObjectEmitter(indent: indent, pretty: pretty)
+        z.key("ownerRecordName", into: &out)
+        JSONWriter.emitString(ownerRecordName, into: &out)
+        z.key("zoneName", into: &out)
+        JSONWriter.emitString(zoneName, into: &out)
+        z.key("zoneType", into: &out)
+        JSONWriter.emitString(zoneType, into: &out)
+        z.close(into: &out)
+    }
+
+    public var jsonValue: JSONValue { json }
+}
