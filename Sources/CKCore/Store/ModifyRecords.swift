@@ -108,7 +108,9 @@ extension Database {
             try sharingWillCommit(tx, in: z)
             try commit(tx, in: z, syncsInBackground: bulk != nil)
             if let bulk, bulk.knowsZone, let last = tx.entries.last?.seq {
-                forgetCachedSchema()
+                // The schema as the commit left it: the one read under the lock above, read
+                // again only when the batch defined types or fields.
+                if schemaContext.changed { forgetCachedSchema() }
                 bulk.committed(tx, through: last, schema: try? schema(), index: ZoneIndex(zone: z))
             }
             return results
