@@ -2,7 +2,8 @@ import Foundation
 import XCTest
 @testable import CKCore
 
-/// `Directory.openBeneath`: a record file opened in one call, never through a link.
+/// `Directory.openBeneath` and `Directory.open`: a record file, or a whole directory path,
+/// opened in one call, never through a link.
 final class DirectoryTests: XCTestCase {
     private func kind(_ r: Directory.BeneathOpen) -> String {
         switch r {
@@ -34,5 +35,52 @@ final class DirectoryTests: XCTestCase {
         XCTAssertEqual(mkfifo(root + "/records/ab/f.json", 0o600), 0)
         XCTAssertEqual(kind(d.openBeneath("ab/f.json")), "unsupported")
         XCTAssertEqual(kind(d.openBeneath("../elsewhere/y.json")), "unsupported", "nothing above the directory")
+    }
+
+    private func kind(_ r: Directory.WholeOpen) -> String {
+        switch r {
+        case .opened(let f): close(f); return "opened"
+        case .absent: return "absent"
+        case .unsupported: return "unsupported"
+        }
+    }
+
+    private func refusal(_ body: () throws -> Directory?) -> String {
+        do { _ = try body(); return "none" } catch let e as CloudKitError { return e.reason } catch { return "\(error)" }
+    }
+
+    func testOpensAWholePathInOneCallAndNothingThroughALink() throws {
+        let root = NSTemporaryDirectory() + "ck-dir-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let fm = FileManager.default
+        try fm.createDirectory(atPath: root + "/a/b/c", withIntermediateDirectories: true)
+        try Data("{}".utf8).write(to: URL(fileURLWithPath: root + "/file"))
+        try fm.createSymbolicLink(atPath: root + "/link", withDestinationPath: root + "/a")
+        try fm.createSymbolicLink(atPath: root + "/a/blink", withDestinationPath: root + "/a/b")
+        guard kind(Directory.openWhole(root + "/a/b/c")) == "opened" else { throw XCTSkip("no openat2 here: each level is opened in turn") }
+        XCTAssertEqual(kind(Directory.openWhole(root + "/a/none")), "absent")
+        XCTAssertEqual(kind(Directory.openWhole(root + "/a/none/deeper")), "absent")
+        // A link at a middle level or at the last, a file where a directory should be: left to
+        // the walk, which names them.
+        XCTAssertEqual(kind(Directory.openWhole(root + "/link/b")), "unsupported")
+        XCTAssertEqual(kind(Directory.openWhole(root + "/a/blink")), "unsupported")
+        XCTAssertEqual(kind(Directory.openWhole(root + "/file")), "unsupported")
+        XCTAssertEqual(kind(Directory.openWhole(root + "/file/x")), "unsupported")
+
+        // `open` answers as the walk does, whichever way it went.
+        let c = try XCTUnwrap(try Directory.open(root + "/a/b/c/"))
+        XCTAssertEqual(c.path, root + "/a/b/c")
+        XCTAssertNil(try Directory.open(root + "/a/none"))
+        XCTAssertTrue(refusal { try Directory.open(root + "/link/b") }.contains("refusing to follow the symbolic link '\(root)/link'"))
+        XCTAssertTrue(refusal { try Directory.open(root + "/a/blink") }.contains("refusing to follow the symbolic link '\(root)/a/blink'"))
+        XCTAssertTrue(refusal { try Directory.open(root + "/file/x") }.contains("not a directory '\(root)/file'"))
+        XCTAssertTrue(refusal { try Directory.open(root + "/a/../a") }.contains("refusing a path with '..' in it"))
+        XCTAssertTrue(refusal { try Directory.open(root + "/link/b", create: true) }.contains("symbolic link"))
+        XCTAssertFalse(fm.fileExists(atPath: root + "/a/b/new"))
+        // Missing levels made on the way (0700).
+        _ = try XCTUnwrap(try Directory.open(root + "/a/n/m", create: true))
+        var st = stat()
+        XCTAssertEqual(lstat(root + "/a/n/m", &st), 0)
+        XCTAssertEqual(st.st_mode & 0o777, 0o700)
     }
 }

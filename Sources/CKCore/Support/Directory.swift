@@ -34,10 +34,20 @@ public final class Directory {
     /// `create` is false. With `create`, missing directories are made (0700).
     public static func open(_ path: String, create: Bool = false) throws -> Directory? {
         guard path.hasPrefix("/") else { throw FileSystem.failure("not an absolute path", path, errno: EINVAL) }
+        let parts = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        let shown = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
+        // The whole path in one call when the kernel can refuse links at every level itself;
+        // anything but success or absence is left to the walk below, which names what it finds.
+        if !parts.isEmpty, !parts.contains(where: { $0 == "." || $0 == ".." }) {
+            switch openWhole(path) {
+            case .opened(let fd): return Directory(path: shown, fd: fd)
+            case .absent where !create: return nil
+            default: break
+            }
+        }
         var fd = FileSystem.sysOpen("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if fd < 0 { throw FileSystem.failure("cannot open", "/") }
         var at = ""
-        let parts = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         for (i, name) in parts.enumerated() {
             let last = i == parts.count - 1
             let next = try openChild(fd, at, name, create: create, readable: last)
@@ -46,7 +56,7 @@ public final class Directory {
             fd = n
             at += "/" + name
         }
-        return Directory(path: path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path, fd: fd)
+        return Directory(path: shown, fd: fd)
     }
 
     /// The directory holding `path`, and the last component of `path`.
@@ -379,6 +389,39 @@ extension Directory {
             case ENOENT: return .absent
             case ENOSYS, EPERM:
                 Directory.hasOpenat2 = false
+                return .unsupported
+            default: return .unsupported
+            }
+        }
+        #else
+        return .unsupported
+        #endif
+    }
+
+    enum WholeOpen {
+        case opened(Int32)
+        case absent
+        /// Not done here: `open` walks the path a level at a time.
+        case unsupported
+    }
+
+    /// An absolute path without `.` or `..` opened as a directory (readable) in one call,
+    /// refusing a link at any level (Linux `openat2` with RESOLVE_NO_SYMLINKS): what `open`'s
+    /// walk does with one `openat` per level. `.absent` when some level is missing; anything
+    /// else — a link, a file where a directory should be, a permission refused, a kernel
+    /// without `openat2` — is `.unsupported`, and the walk gives its usual answer and error.
+    static func openWhole(_ path: String) -> WholeOpen {
+        #if os(Linux)
+        guard hasOpenat2 else { return .unsupported }
+        var how = OpenHow(flags: UInt64(O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), mode: 0, resolve: 0x04)
+        while true {
+            let f = path.withCString { p in withUnsafePointer(to: &how) { linuxSyscall(437, Int(AT_FDCWD), p, $0, MemoryLayout<OpenHow>.size) } }
+            if f >= 0 { return .opened(Int32(f)) }
+            switch errno {
+            case EINTR, EAGAIN: continue
+            case ENOENT: return .absent
+            case ENOSYS, EPERM:
+                hasOpenat2 = false
                 return .unsupported
             default: return .unsupported
             }
