@@ -25,15 +25,16 @@ extension ZoneStore {
             func shard(_ top: String, _ name: String) throws -> Directory {
                 let s = PathEncoding.shard(name)
                 if let d = shards[top + "/" + s] { return d }
-                if tops[top] == nil {
-                    if zoneDir.kind(of: top) == nil { p.madeDirectories.append((zoneDir, top)) }
-                    tops[top] = try zoneDir.subdirectory(top, create: true)
-                }
-                let t = tops[top]!
-                if t.kind(of: s) == nil { p.madeDirectories.append((t, s)) }
-                let d = try t.subdirectory(s, create: true)!
+                if tops[top] == nil { tops[top] = try opened(zoneDir, top) }
+                let d = try opened(tops[top]!, s)
                 shards[top + "/" + s] = d
                 return d
+            }
+            /// A subdirectory, made if missing (and then noted, so a failed commit removes it).
+            func opened(_ parent: Directory, _ name: String) throws -> Directory {
+                if let d = try parent.subdirectory(name) { return d }
+                p.madeDirectories.append((parent, name))
+                return try parent.subdirectory(name, create: true)!
             }
             let sorted = records.sorted(by: { $0.key < $1.key })
             var targets: [(directory: Directory, file: String)] = []
