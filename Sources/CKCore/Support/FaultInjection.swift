@@ -10,7 +10,8 @@ import Darwin
 /// CLI arms them from `CK_DEBUG_CRASH_AT_OP` and `CK_DEBUG_ENOSPC_AT_OP` (see
 /// Docs/reliability.md); nothing else sets them.
 public enum FaultInjection {
-    /// Mutating operations performed so far by this process.
+    /// Mutating operations performed so far by this process while something was armed (from
+    /// its start: the CLI arms before any operation).
     nonisolated(unsafe) public private(set) static var operations = 0
     /// The process exits at once (like `kill -9`) instead of performing this operation (1-based).
     nonisolated(unsafe) public static var crashAtOperation: Int?
@@ -41,7 +42,11 @@ public enum FaultInjection {
 
     /// Counts one mutating operation; crashes or reports ENOSPC when armed to.
     /// Returns true when the operation must fail with ENOSPC (errno is set).
-    static func fails(_ what: String) -> Bool {
+    /// Nothing armed (the CLI arms them as the process starts, or never): nothing to count, and
+    /// the description is never made — this runs for every file a commit writes.
+    static func fails(_ description: @autoclosure () -> String) -> Bool {
+        guard isArmed else { return false }
+        let what = description()
         // Commits prepare files on several threads when nothing is armed (`isArmed`).
         lock.lock()
         defer { lock.unlock() }

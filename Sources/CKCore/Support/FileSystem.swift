@@ -269,17 +269,17 @@ public enum FileSystem {
     }
 
     /// Writes all bytes at the descriptor's position.
-    static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String) throws {
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: @autoclosure () -> String) throws {
         var off = 0
         while off < bytes.count {
-            if FaultInjection.fails("write " + path) {
+            if FaultInjection.fails("write " + path()) {
                 // A filling disk takes part of a write before it refuses the rest.
                 let half = (bytes.count - off) / 2
                 if half > 0 { _ = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + off, half) } }
-                throw failure("cannot write", path, errno: ENOSPC)
+                throw failure("cannot write", path(), errno: ENOSPC)
             }
             let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + off, bytes.count - off) }
-            if n < 0 { if errno == EINTR { continue }; throw failure("cannot write", path) }
+            if n < 0 { if errno == EINTR { continue }; throw failure("cannot write", path()) }
             off += n
         }
     }
@@ -324,8 +324,11 @@ public enum FileSystem {
         tempLock.lock()
         defer { tempLock.unlock() }
         tempCounter += 1
-        return temporaryPrefix + String(getpid()) + "-" + tempSalt + "-" + String(tempCounter)
+        return temporaryPrefix + processID + "-" + tempSalt + "-" + String(tempCounter)
     }
+
+    /// This process's pid, as temporary names carry it (ck never forks).
+    private static let processID = String(getpid())
 
     public static let temporaryPrefix = ".tmp-"
 
