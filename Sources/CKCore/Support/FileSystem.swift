@@ -304,9 +304,13 @@ public enum FileSystem {
         }
     }
 
-    /// `overwrite`: the data synced only overwrote bytes already on disk, so no space is needed.
+    /// `overwrite`: the data synced only overwrote bytes already on disk, so no space is needed,
+    /// and nothing but those bytes has to reach the disk: `fdatasync`, which leaves the file's
+    /// times to the file system's own schedule instead of forcing a journal commit for them.
     static func fsync(_ fd: Int32, path: String, overwrite: Bool = false) throws {
-        if FaultInjection.fails((overwrite ? "resync " : "fsync ") + path) || Glibc.fsync(fd) != 0 { throw failure("cannot fsync", path) }
+        if FaultInjection.fails((overwrite ? "resync " : "fsync ") + path) || (overwrite ? Glibc.fdatasync(fd) : Glibc.fsync(fd)) != 0 {
+            throw failure("cannot fsync", path)
+        }
     }
 
     /// Overwrites bytes in place (no space needed: they exist already).
