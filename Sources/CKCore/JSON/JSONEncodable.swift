@@ -49,6 +49,12 @@ public struct JSONObjectEmitter {
         if pretty { out.append(0x20) }
     }
 
+    /// A member whose value is a string.
+    public mutating func string(_ key: String, _ value: String, into out: inout [UInt8]) {
+        self.key(key, into: &out)
+        JSONWriter.emitString(value, into: &out)
+    }
+
     /// The indentation a member's value is written at.
     public var valueIndent: Int { indent + 2 }
 

@@ -44,19 +44,15 @@ public struct RecordResponse: JSONEncodable {
             o.key("pluginFields", into: &out)
             out.append(contentsOf: "{}".utf8)
         }
-        o.key("recordChangeTag", into: &out)
-        JSONWriter.emitString(r.recordChangeTag, into: &out)
-        o.key("recordName", into: &out)
-        JSONWriter.emitString(r.recordName, into: &out)
-        o.key("recordType", into: &out)
-        JSONWriter.emitString(r.recordType, into: &out)
+        o.string("recordChangeTag", r.recordChangeTag, into: &out)
+        o.string("recordName", r.recordName, into: &out)
+        o.string("recordType", r.recordType, into: &out)
         if let s = r.share {
             o.key("share", into: &out)
             Self.reference(s, into: &out, indent: o.valueIndent, pretty: pretty)
         }
         if let g = r.shortGUID {
-            o.key("shortGUID", into: &out)
-            JSONWriter.emitString(g, into: &out)
+            o.string("shortGUID", g, into: &out)
         }
         if withZoneID {
             o.key("zoneID", into: &out)
@@ -74,8 +70,7 @@ public struct RecordResponse: JSONEncodable {
             let field = record.fields[name]!
             o.key(name, into: &out)
             var f = JSONObjectEmitter(indent: o.valueIndent, pretty: pretty)
-            f.key("type", into: &out)
-            JSONWriter.emitString(field.type.rawValue, into: &out)
+            f.string("type", field.type.rawValue, into: &out)
             f.key("value", into: &out)
             let value = field.type.base == .asset ? style.map { AssetValue.response(field.value, style: $0) } ?? field.value : field.value
             JSONWriter.emit(value, into: &out, indent: f.valueIndent, pretty: pretty)
@@ -86,19 +81,16 @@ public struct RecordResponse: JSONEncodable {
 
     private static func stamp(_ s: ChangeStamp, into out: inout [UInt8], indent: Int, pretty: Bool) {
         var o = JSONObjectEmitter(indent: indent, pretty: pretty)
-        o.key("deviceID", into: &out)
-        JSONWriter.emitString(s.deviceID, into: &out)
+        o.string("deviceID", s.deviceID, into: &out)
         o.key("timestamp", into: &out)
         JSONWriter.emit(.int(s.timestamp), into: &out, indent: o.valueIndent, pretty: pretty)
-        o.key("userRecordName", into: &out)
-        JSONWriter.emitString(s.userRecordName, into: &out)
+        o.string("userRecordName", s.userRecordName, into: &out)
         o.close(into: &out)
     }
 
     private static func reference(_ name: String, into out: inout [UInt8], indent: Int, pretty: Bool) {
         var o = JSONObjectEmitter(indent: indent, pretty: pretty)
-        o.key("recordName", into: &out)
-        JSONWriter.emitString(name, into: &out)
+        o.string("recordName", name, into: &out)
         o.close(into: &out)
     }
 }

@@ -18,10 +18,8 @@ public struct SavedRecordReceipt: JSONEncodable {
 
     public func encodeJSON(into out: inout [UInt8], indent: Int, pretty: Bool) {
         var o = JSONObjectEmitter(indent: indent, pretty: pretty)
-        o.key("recordChangeTag", into: &out)
-        JSONWriter.emitString(recordChangeTag, into: &out)
-        o.key("recordName", into: &out)
-        JSONWriter.emitString(recordName, into: &out)
+        o.string("recordChangeTag", recordChangeTag, into: &out)
+        o.string("recordName", recordName, into: &out)
         o.key("zoneID", into: &out)
         zoneID.encodeJSON(into: &out, indent: o.valueIndent, pretty: pretty)
         o.close(into: &out)
@@ -32,12 +30,9 @@ extension ZoneID: JSONEncodable {
     /// `json`, written straight to bytes (keys in sorted order).
     public func encodeJSON(into out: inout [UInt8], indent: Int, pretty: Bool) {
         var z = JSONObjectEmitter(indent: indent, pretty: pretty)
-        z.key("ownerRecordName", into: &out)
-        JSONWriter.emitString(ownerRecordName, into: &out)
-        z.key("zoneName", into: &out)
-        JSONWriter.emitString(zoneName, into: &out)
-        z.key("zoneType", into: &out)
-        JSONWriter.emitString(zoneType, into: &out)
+        z.string("ownerRecordName", ownerRecordName, into: &out)
+        z.string("zoneName", zoneName, into: &out)
+        z.string("zoneType", zoneType, into: &out)
         z.close(into: &out)
     }
 

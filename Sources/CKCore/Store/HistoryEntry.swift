@@ -27,10 +27,8 @@ struct HistoryEntry: JSONEncodable {
     func encodeJSON(into out: inout [UInt8], indent: Int, pretty: Bool) {
         // Keys in the order of their bytes, as JSONWriter sorts them.
         var o = JSONObjectEmitter(indent: indent, pretty: pretty)
-        o.key("deviceID", into: &out)
-        JSONWriter.emitString(deviceID, into: &out)
-        o.key("op", into: &out)
-        JSONWriter.emitString(op, into: &out)
+        o.string("deviceID", deviceID, into: &out)
+        o.string("op", op, into: &out)
         if let p = prev {
             o.key("prev", into: &out)
             JSONWriter.emit(.int(p), into: &out, indent: o.valueIndent, pretty: pretty)
@@ -38,17 +36,14 @@ struct HistoryEntry: JSONEncodable {
         if let r = record {
             o.key("record", into: &out)
             r.encodeStored(into: &out, indent: o.valueIndent, pretty: pretty)
-            o.key("recordChangeTag", into: &out)
-            JSONWriter.emitString(r.recordChangeTag, into: &out)
+            o.string("recordChangeTag", r.recordChangeTag, into: &out)
         }
-        o.key("recordName", into: &out)
-        JSONWriter.emitString(recordName, into: &out)
+        o.string("recordName", recordName, into: &out)
         o.key("seq", into: &out)
         JSONWriter.emit(.int(seq), into: &out, indent: o.valueIndent, pretty: pretty)
         o.key("timestamp", into: &out)
         JSONWriter.emit(.int(timestamp), into: &out, indent: o.valueIndent, pretty: pretty)
-        o.key("userRecordName", into: &out)
-        JSONWriter.emitString(userRecordName, into: &out)
+        o.string("userRecordName", userRecordName, into: &out)
         o.close(into: &out)
     }
 }
