@@ -53,7 +53,7 @@ public enum CLI {
             let inv = Invocation(command: command, args: args, globals: globals, io: io)
             do {
                 // A fault armed with 'ck fault add' fails the operation before it does anything.
-                try FaultCommands.check(inv)
+                if !command.preflightInAPI { try FaultCommands.check(inv) }
                 return try command.run(inv)
             } catch let e as CloudKitError {
                 return ErrorReporter.report(e, io: io, format: globals.errorFormat, style: inv.style,

@@ -11,10 +11,13 @@ public struct Command {
     public var details: String
     /// Whether the command takes several `--zone`s (the others take one).
     public var severalZones: Bool
+    /// Whether the command's API entry runs the preflight (faults included) itself; the rest
+    /// are checked here before they run, until they move onto the API.
+    public var preflightInAPI: Bool
     public var run: (Invocation) throws -> Int32
 
     public init(_ path: [String], synopsis: String, summary: String, endpoint: String? = nil, options: [OptionSpec] = [], details: String = "",
-                severalZones: Bool = false, run: @escaping (Invocation) throws -> Int32) {
+                severalZones: Bool = false, preflightInAPI: Bool = false, run: @escaping (Invocation) throws -> Int32) {
         self.path = path
         self.synopsis = synopsis
         self.summary = summary
@@ -22,6 +25,7 @@ public struct Command {
         self.options = options
         self.details = details
         self.severalZones = severalZones
+        self.preflightInAPI = preflightInAPI
         self.run = run
     }
 

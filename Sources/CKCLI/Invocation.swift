@@ -19,10 +19,32 @@ public final class Invocation {
 
     public lazy var store: CloudKitStore = CloudKitStore(root: globals.dataDirectory)
 
+    /// The API every command speaks: the data directory, with asset URLs into it.
+    public lazy var api: CloudKitAPI = CloudKitAPI(dataDirectory: globals.dataDirectory)
+
     public func container() throws -> String {
-        let c = try globals.containerOverride ?? store.defaultContainer() ?? GlobalOptions.defaultContainer
+        let c = try globals.containerOverride ?? api.defaultContainer() ?? GlobalOptions.defaultContainer
         try Names.validateContainerID(c)
         return c
+    }
+
+    /// Who the command asks as, of which database: the global options.
+    func caller(_ scope: DatabaseScope? = nil) throws -> Caller {
+        Caller(container: try container(), environment: globals.environment, scope: scope ?? globals.scope,
+               user: globals.actingAs.map(Caller.User.appleID) ?? .device, deviceID: globals.device)
+    }
+
+    /// The zone `--zone` (or `$CK_ZONE`) names; nil when none was given (the request's own
+    /// default applies: `_defaultZone`, or the zone a history reference names).
+    var zoneGiven: String? { globals.zones.isEmpty ? nil : globals.zone }
+
+    /// Prints a response body in the chosen format.
+    func print(_ body: some ResponseBody) {
+        if let k = body.listKey {
+            printer.emitList(body.items, listKey: k, others: body.members)
+        } else {
+            printer.emit(.object(body.members))
+        }
     }
 
     public func database(_ scope: DatabaseScope? = nil) throws -> Database {

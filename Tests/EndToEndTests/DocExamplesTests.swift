@@ -47,12 +47,13 @@ final class DocExamplesTests: XCTestCase {
     func testFaults() throws { try DocRun.check("Docs/faults.md") }
     func testHistory() throws { try DocRun.check("Docs/history.md") }
     func testSharing() throws { try DocRun.check("Docs/sharing.md") }
+    func testArchitecture() throws { try DocRun.check("Docs/architecture.md") }
 
     /// A new page gets a test above, or its examples would go unchecked.
     func testEveryDocumentIsChecked() throws {
         let checked: Set<String> = ["README.md", "Docs/ck.md", "Docs/records.md", "Docs/account.md", "Docs/changes.md",
                                     "Docs/schema.md", "Docs/storage.md", "Docs/wire.md", "Docs/reliability.md", "Docs/benchmarks.md", "Docs/faults.md",
-                                    "Docs/history.md", "Docs/sharing.md"]
+                                    "Docs/history.md", "Docs/sharing.md", "Docs/architecture.md"]
         let docs = try FileManager.default.contentsOfDirectory(atPath: DocRun.repo.appendingPathComponent("Docs").path)
             .filter { $0.hasSuffix(".md") }.map { "Docs/" + $0 }
         XCTAssertEqual(Set(docs + ["README.md"]).subtracting(checked), [], "add a test method for these pages")

@@ -165,7 +165,7 @@ final class HistoryCommandTests: XCTestCase {
                     XCTAssertEqual(r.status, 0, r.stderr)
                     XCTAssertEqual(r.record["fields"] as? NSDictionary, f as NSDictionary, "\(name) at \(k)")
                 } else {
-                    assertFailure(r, exit: 3, contains: "did not exist at _defaultZone@\(k)")
+                    assertFailure(r, exit: 3, contains: "not found in zone _defaultZone of the public database as of _defaultZone@\(k)")
                 }
             }
         }
@@ -297,7 +297,7 @@ final class HistoryCommandTests: XCTestCase {
             assertFailure(s.run(["--zone", "Lists", "restore", "Lists@99", "--dry-run"]), exit: 6, contains: "has no change 99")
             assertFailure(s.run(["--zone", "Lists", "revert", "nosuchtag"]), exit: 3, contains: "unknown tag")
             assertFailure(s.run(["--zone", "Nope", "log"]), exit: 3, contains: "ZONE_NOT_FOUND")
-            assertFailure(s.run(["--zone", "Lists", "record", "get", "r9", "--at", "Lists@3"]), exit: 3, contains: "did not exist at Lists@3")
+            assertFailure(s.run(["--zone", "Lists", "record", "get", "r9", "--at", "Lists@3"]), exit: 3, contains: "record 'r9' not found in zone Lists of the private database as of Lists@3")
             XCTAssertEqual(s.run(["--zone", "Lists", "log", "--limit", "0"]).status, 2)
             XCTAssertEqual(s.run(["diff"]).status, 2, "a reference is required")
             XCTAssertEqual(s.run(["diff", "a", "b", "c"]).status, 2)

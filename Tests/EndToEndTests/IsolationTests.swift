@@ -11,7 +11,8 @@ import XCTest
 /// `--asset`), `record list`, `record query`, `export`, query-subscription notifications, the
 /// error dictionaries of EXISTS and CONFLICT and the response of a write — and must see exactly
 /// the records the GRANTs let it read, and never the payload of any other. A record it may not
-/// read is ACCESS_DENIED (exit 5) on `get`, as Docs/schema.md says, and left out everywhere else.
+/// read does not exist for it: NOT_FOUND (exit 3) on `get`, in the words a record that never
+/// existed gets (Docs/schema.md), and left out everywhere else.
 /// Private databases belong to their user: nothing of alice's ever reaches bob.
 final class IsolationTests: XCTestCase {
     static let alice = "alice@example.com", bob = "bob@example.com", carol = "carol@example.com"
@@ -137,7 +138,8 @@ final class IsolationTests: XCTestCase {
         return o
     }
 
-    func deniedLine(_ type: String) -> String { "ck: ACCESS_DENIED: records of type '\(type)' are not readable by this user (schema GRANTs)\n" }
+    /// What `record get` says of a record that is not there — or that the caller may not read.
+    func notFoundLine(_ name: String) -> String { "ck: NOT_FOUND: record '\(name)' not found in zone _defaultZone of the public database\n" }
 
     /// Runs every public read path as `a` and checks it shows exactly what `reader` may read
     /// (nil: as nobody) and never the payload of anything else.
@@ -174,8 +176,12 @@ final class IsolationTests: XCTestCase {
                 XCTAssertEqual(g.status, 0, "\(a) get \(item): \(g.stderr)", file: file, line: line)
                 XCTAssertEqual(fieldValue(g.json(file: file, line: line)), item.payload, "\(a) get \(item)", file: file, line: line)
             } else {
-                assertFailure(g, exit: 5, file: file, line: line)
-                XCTAssertEqual(g.stderr, deniedLine(item.type), "\(a) get \(item)", file: file, line: line)
+                assertFailure(g, exit: 3, file: file, line: line)
+                XCTAssertEqual(g.stderr, notFoundLine(item.name), "\(a) get \(item)", file: file, line: line)
+                // The same answer as for a record that never was: nothing tells them apart.
+                let ghost = run(s, a, ["--db", "public", "record", "get", "Ghost-" + item.name])
+                XCTAssertEqual(ghost.status, g.status, file: file, line: line)
+                XCTAssertEqual(ghost.stderr, notFoundLine("Ghost-" + item.name), file: file, line: line)
             }
             noLeak(g, "record get \(item)")
         }
@@ -189,7 +195,7 @@ final class IsolationTests: XCTestCase {
             if visible.contains(item) {
                 XCTAssertEqual(fieldValue(result), item.payload, "\(a) batch get \(item)", file: file, line: line)
             } else {
-                XCTAssertEqual(result["serverErrorCode"] as? String, "ACCESS_DENIED", "\(a) batch get \(item)", file: file, line: line)
+                XCTAssertEqual(result["serverErrorCode"] as? String, "NOT_FOUND", "\(a) batch get \(item)", file: file, line: line)
                 XCTAssertNil(result["fields"], "\(a) batch get \(item)", file: file, line: line)
                 XCTAssertNil(result["serverRecord"], "\(a) batch get \(item)", file: file, line: line)
             }
@@ -466,13 +472,13 @@ final class IsolationTests: XCTestCase {
         XCTAssertEqual(ck(s, "--db", "public", "record", "get", "Mine-asset", "--asset", "f").stdout, "asset-bytes-of-alice")
         for a in [Actor.flag(Self.bob), .env(Self.carol)] {
             let r = run(s, a, ["--db", "public", "record", "get", "Mine-asset", "--asset", "f"])
-            assertFailure(r, exit: 5)
-            XCTAssertEqual(r.stderr, deniedLine("Mine"), "\(a)")
+            assertFailure(r, exit: 3)
+            XCTAssertEqual(r.stderr, notFoundLine("Mine-asset"), "\(a)")
         }
         XCTAssertEqual(ck(s, "account", "set-status", "restricted").status, 0)
         let restricted = ck(s, "--db", "public", "record", "get", "Mine-asset", "--asset", "f")
-        assertFailure(restricted, exit: 5)
-        XCTAssertEqual(restricted.stderr, deniedLine("Mine"), "a restricted device reads as nobody, even its creator")
+        assertFailure(restricted, exit: 3)
+        XCTAssertEqual(restricted.stderr, notFoundLine("Mine-asset"), "a restricted device reads as nobody, even its creator")
     }
 
     // MARK: private databases
@@ -498,7 +504,7 @@ final class IsolationTests: XCTestCase {
             s.assertUnchanged("\(a) reads") {
                 let get = run(s, a, ["record", "get", "diary"])
                 assertFailure(get, exit: 3)
-                XCTAssertEqual(get.stderr, "ck: NOT_FOUND: record 'diary' not found\n", "as if alice's record did not exist")
+                XCTAssertEqual(get.stderr, "ck: NOT_FOUND: record 'diary' not found in zone _defaultZone of the private database\n", "as if alice's record did not exist")
                 let batch = run(s, a, ["--error-format", "json", "record", "get", "diary", "w1"])
                 XCTAssertEqual(batch.status, 9)
                 XCTAssertEqual((batch.object["records"] as? [[String: Any]])?.map { $0["serverErrorCode"] as? String }, ["NOT_FOUND", "NOT_FOUND"])

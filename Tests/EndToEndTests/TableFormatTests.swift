@@ -131,7 +131,7 @@ final class TableFormatTests: XCTestCase {
         XCTAssertEqual(r.status, 9)
         XCTAssertEqual(r.stdout, "recordName,recordType,v,recordChangeTag,zoneName,created,createdBy,modified,modifiedBy,deleted,serverErrorCode,reason\r\n"
                        + "a,T,1,1,_defaultZone,\(iso(m.created, "UTC")),\(m.user),\(iso(m.modified, "UTC")),\(m.user),false,,\r\n"
-                       + "missing,,,,,,,,,,NOT_FOUND,record 'missing' not found\r\n")
+                       + "missing,,,,,,,,,,NOT_FOUND,record 'missing' not found in zone _defaultZone of the private database\r\n")
         let d = s.run(["record", "delete", "a", "--format", "table"])
         XCTAssertEqual(d.status, 0, d.stderr)
         XCTAssertEqual(d.stdout, "recordName  deleted\na           true\n")

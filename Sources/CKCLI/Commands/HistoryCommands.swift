@@ -6,12 +6,9 @@ import CKCore
 enum HistoryCommands {
     static var all: [Command] { [log, show, diff, blame] }
 
-    static let referenceHelp = "a change token, ZONE@SEQ (or SEQ with --zone), HEAD, a tag, or a time (2026-11-20T10:00, yesterday, 2h ago)"
+    static let referenceHelp = HistoryReferences.help
 
-    /// Reads a reference; times without an offset are local ($TZ).
-    static func reference(_ inv: Invocation, _ raw: String) throws -> HistoryReference {
-        try HistoryReference.parse(raw, now: Clock.system.now(), timeZone: FieldArguments.localTimeZone(inv.io.environment))
-    }
+    static func reference(_ inv: Invocation, _ raw: String) throws -> HistoryReference { try inv.reference(raw) }
 
     /// The zones a command reads: --zone; else the zone a reference names (ZONE@SEQ, a token);
     /// else, when `everyZone`, every zone of the database; else the default zone.
@@ -257,7 +254,7 @@ enum HistoryCommands {
 /// `--at REF` on `record get`, `record list`, `record query` and `export`: the answer as of a
 /// point in the zone's history.
 extension HistoryCommands {
-    static let atOption = OptionSpec("--at", value: "REF", help: "as of this point in the zone's history: \(referenceHelp)")
+    static let atOption = HistoryReferences.atOption
 
     /// The zone a command reads: --zone, else the zone `--at` names (ZONE@SEQ, a token), else
     /// the default zone.

@@ -49,7 +49,7 @@ enum SubscriptionCommands {
         if kind == .zone && inv.globals.zones.isEmpty { throw inv.usageError("a zone subscription needs --zone") }
         // Filter values take the schema's types, as in 'record query'.
         let db = try inv.database()
-        let filters = try FilterArgument.typed(syntax, recordType: inv.args.value("--type") ?? "", db: db, inv: inv)
+        let filters = try FilterArgument.typed(syntax, recordType: inv.args.value("--type") ?? "", zone: inv.zoneGiven, inv: inv, caller: try inv.caller())
         var s = Subscription(subscriptionID: "", kind: kind,
                              zoneName: kind == .database || inv.globals.zones.isEmpty ? nil : inv.globals.zone,
                              recordType: inv.args.value("--type"), filters: filters, firesOn: firesOn,

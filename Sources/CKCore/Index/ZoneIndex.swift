@@ -23,14 +23,10 @@ struct ZoneIndex {
             case .string, .int64, .double, .timestamp, .number, .reference: break
             default: continue
             }
-            switch name {
-            case "___recordID", "___etag": continue
-            case "___createTime": out.append("createdTimestamp")
-            case "___modTime": out.append("modifiedTimestamp")
-            case "___createdBy": out.append("createdUserRecordName")
-            case "___modifiedBy": out.append("modifiedUserRecordName")
-            default: out.append(name)
-            }
+            // A system field's run has its query name; record names have their own run.
+            if name == "___etag" { continue }
+            guard let f = SystemField.named(name) else { out.append(name); continue }
+            if let run = f.runField, !run.isEmpty { out.append(run) }
         }
         return out.sorted()
     }

@@ -51,8 +51,9 @@ public struct UserAccount: Equatable, Sendable {
     }
 }
 
-/// Who is making a request: the device's account status and the user acting.
-public struct Caller: Sendable {
+/// Who a request acts as, once the preflight resolved its `Caller`: the account status the
+/// device reports and the user acting (nil: nobody is signed in).
+public struct Principal: Sendable {
     public var status: AccountStatus
     public var user: UserAccount?
     public var deviceID: String

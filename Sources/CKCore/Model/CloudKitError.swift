@@ -80,6 +80,10 @@ public struct CloudKitError: Error, Equatable, CustomStringConvertible {
     /// The native `CKError.Code` when it is not the one `code` maps to: a busy zone is
     /// TRY_AGAIN_LATER over Web Services but zoneBusy (23) to a native client.
     public var nativeCode: Int?
+    /// The database the error concerns, when it concerns one (with `zoneID`: where it happened).
+    public var database: DatabaseScope?
+    /// What the user can do next, as data: each front end words it (NextStep).
+    public var nextStep: NextStep?
     /// Random per error, as in Apple's responses; not part of what makes two errors equal.
     public let uuid = Identifiers.newErrorUUID()
 
@@ -102,7 +106,7 @@ public struct CloudKitError: Error, Equatable, CustomStringConvertible {
     public static func == (a: CloudKitError, b: CloudKitError) -> Bool {
         a.code == b.code && a.reason == b.reason && a.recordName == b.recordName && a.zoneID == b.zoneID
             && a.subscriptionID == b.subscriptionID && a.retryAfter == b.retryAfter && a.serverRecord == b.serverRecord
-            && a.nativeCode == b.nativeCode
+            && a.nativeCode == b.nativeCode && a.database == b.database && a.nextStep == b.nextStep
     }
 
     public static func badRequest(_ reason: String) -> CloudKitError { CloudKitError(.badRequest, reason) }

@@ -19,15 +19,8 @@ struct IndexedQuery {
 
     /// The run a query field is indexed in: nil for record names, "" for none.
     static func runField(_ name: String) -> String? {
-        switch SystemField(name: name) {
-        case .recordName?: return nil
-        case .createdTimestamp?: return "createdTimestamp"
-        case .modifiedTimestamp?: return "modifiedTimestamp"
-        case .createdUserRecordName?: return "createdUserRecordName"
-        case .modifiedUserRecordName?: return "modifiedUserRecordName"
-        case .parent?, .share?: return ""
-        case nil: return name
-        }
+        guard let f = SystemField.named(name) else { return name }
+        return f.runField
     }
 
     /// A range of lines: [lower, upper).
@@ -376,7 +369,7 @@ struct IndexedQuery {
         var out: [Range] = []
         for v in values {
             guard let s = QueryMatcher.scalar(v) else { return nil }
-            let isReference = v["recordName"] != nil || SystemField(name: f.fieldName) != nil
+            let isReference = v["recordName"] != nil || SystemField.named(f.fieldName) != nil
             var key: [UInt8]
             var kind: (lower: [UInt8], upper: [UInt8])
             switch s {

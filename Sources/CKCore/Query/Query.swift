@@ -140,11 +140,11 @@ public struct QueryRequest: Sendable {
 
     static func parseFieldName(_ o: [String: JSONValue]) throws -> String {
         if let s = o["systemFieldName"] {
-            guard let n = s.stringValue, SystemField(name: n) != nil else { throw CloudKitError.badRequest("unknown systemFieldName \(JSONWriter.compact(s))") }
+            guard let n = s.stringValue, SystemField.named(n) != nil else { throw CloudKitError.badRequest("unknown systemFieldName \(JSONWriter.compact(s))") }
             return n
         }
         guard let n = o["fieldName"]?.stringValue else { throw CloudKitError.badRequest("filter or sort needs a 'fieldName'") }
-        if SystemField(name: n) == nil { try Names.validateFieldName(n) }
+        if SystemField.named(n) == nil { try Names.validateFieldName(n) }
         return n
     }
 
@@ -251,7 +251,7 @@ extension QueryFilter {
     public func typeMismatch(recordType: String, schema: Schema) -> String? {
         let fieldKind: ValueKind
         let described: String
-        if let s = SystemField(name: fieldName) {
+        if let s = SystemField.named(fieldName) {
             fieldKind = s.kind
             described = "the system field '\(fieldName)' is \(s.kind == .number ? "TIMESTAMP" : "REFERENCE")"
         } else if let t = schema.types[recordType]?.fields[fieldName]?.type {
@@ -273,40 +273,3 @@ extension QueryFilter {
     }
 }
 
-/// System fields a query may filter or sort on, by their Web Services and schema names.
-enum SystemField {
-    case recordName, createdTimestamp, modifiedTimestamp, createdUserRecordName, modifiedUserRecordName, parent, share
-
-    init?(name: String) {
-        switch name {
-        case "recordName", "___recordID", "___recordId": self = .recordName
-        case "createdTimestamp", "___createTime": self = .createdTimestamp
-        case "modifiedTimestamp", "___modTime": self = .modifiedTimestamp
-        case "createdUserRecordName", "___createdBy": self = .createdUserRecordName
-        case "modifiedUserRecordName", "___modifiedBy": self = .modifiedUserRecordName
-        case "parent", "___parent": self = .parent
-        case "share", "___share": self = .share
-        default: return nil
-        }
-    }
-
-    var kind: ValueKind {
-        switch self {
-        case .createdTimestamp, .modifiedTimestamp: return .number
-        default: return .reference
-        }
-    }
-
-    func value(of r: Record) -> RecordField? {
-        func ref(_ n: String) -> RecordField { RecordField(type: FieldType(.reference), value: ["recordName": .string(n), "action": "NONE"]) }
-        switch self {
-        case .recordName: return ref(r.recordName)
-        case .createdTimestamp: return RecordField(type: FieldType(.timestamp), value: .int(r.created.timestamp))
-        case .modifiedTimestamp: return RecordField(type: FieldType(.timestamp), value: .int(r.modified.timestamp))
-        case .createdUserRecordName: return ref(r.created.userRecordName)
-        case .modifiedUserRecordName: return ref(r.modified.userRecordName)
-        case .parent: return r.parent.map(ref)
-        case .share: return nil
-        }
-    }
-}

@@ -5,7 +5,7 @@ import Foundation
 /// case-sensitive, token searches ignore case, diacritics and stop words, NEAR is a circle.
 enum QueryMatcher {
     static func fieldValue(_ r: Record, _ name: String) -> RecordField? {
-        if let s = SystemField(name: name) { return s.value(of: r) }
+        if let s = SystemField.named(name) { return s.value(of: r) }
         return r.fields[name]
     }
 

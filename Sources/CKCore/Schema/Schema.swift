@@ -134,8 +134,10 @@ public struct RecordTypeSchema: Equatable, Sendable {
     public enum Permission: String, Sendable, CaseIterable { case write = "WRITE", create = "CREATE", read = "READ" }
 
     public static let systemFields: [(String, SchemaType)] = [
-        ("___createTime", SchemaType(.timestamp)), ("___createdBy", SchemaType(.reference)), ("___etag", SchemaType(.string)),
-        ("___modTime", SchemaType(.timestamp)), ("___modifiedBy", SchemaType(.reference)), ("___recordID", SchemaType(.reference)),
+        (SystemField.createdTimestamp.schemaName, SchemaType(.timestamp)), (SystemField.createdUserRecordName.schemaName, SchemaType(.reference)),
+        ("___etag", SchemaType(.string)),
+        (SystemField.modifiedTimestamp.schemaName, SchemaType(.timestamp)), (SystemField.modifiedUserRecordName.schemaName, SchemaType(.reference)),
+        (SystemField.recordName.schemaName, SchemaType(.reference)),
     ]
     public static let defaultGrants: [String: Set<Permission>] = ["_creator": [.write], "_icloud": [.create], "_world": [.read]]
 

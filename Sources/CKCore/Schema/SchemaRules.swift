@@ -66,13 +66,9 @@ extension SchemaRules {
 
     /// The schema field a query field name stands for (system fields by their schema names).
     static func schemaField(_ name: String) -> String {
-        switch SystemField(name: name) {
-        case .recordName: return "___recordID"
-        case .createdTimestamp: return "___createTime"
-        case .modifiedTimestamp: return "___modTime"
-        case .createdUserRecordName: return "___createdBy"
-        case .modifiedUserRecordName: return "___modifiedBy"
-        default: return name
+        switch SystemField.named(name) {
+        case .parent?, .share?, nil: return name
+        case let f?: return f.schemaName
         }
     }
 
@@ -112,5 +108,5 @@ extension SchemaRules {
     /// The user a public-database read is made as. The device's account status binds every
     /// user acting on it (`--as`, `CK_USER`): without an available account nobody is signed
     /// in, so only `_world` GRANTs apply — never `_icloud`, `_creator` or a custom role.
-    static func reader(_ caller: Caller) -> UserAccount? { caller.status == .available ? caller.user : nil }
+    static func reader(_ caller: Principal) -> UserAccount? { caller.status == .available ? caller.user : nil }
 }

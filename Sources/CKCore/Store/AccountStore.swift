@@ -41,17 +41,17 @@ public final class AccountStore {
     /// Resolves who a command runs as: `actingAs` (an Apple ID that signed in on this device
     /// before) or the device's account. The device's account status binds both: a signed-out
     /// or restricted device is so for every user acting on it.
-    public func caller(actingAs: String?, deviceID: String) throws -> Caller {
+    public func caller(actingAs: String?, deviceID: String) throws -> Principal {
         let d = try device()
         if let a = actingAs {
             try Validation.appleID(a)
             guard let u = try user(appleID: a) else {
                 throw CloudKitError(.authenticationRequired, "user '\(a)' has never signed in on this device (run 'ck account signin \(a)' first)")
             }
-            return Caller(status: d.status, user: u, deviceID: deviceID)
+            return Principal(status: d.status, user: u, deviceID: deviceID)
         }
         let u = try d.appleID.flatMap { try user(appleID: $0) }
-        return Caller(status: u == nil && d.status == .available ? .noAccount : d.status, user: u, deviceID: deviceID)
+        return Principal(status: u == nil && d.status == .available ? .noAccount : d.status, user: u, deviceID: deviceID)
     }
 
     var lockFile: String { paths.root + "/account.lock" }

@@ -12,8 +12,12 @@ public final class CloudKitStore {
 
     /// Opens a database as the device's account, or as `actingAs` (an Apple ID that signed in here).
     public func database(_ address: DatabaseAddress, actingAs: String? = nil, deviceID: String = "default") throws -> Database {
-        let caller = try accounts.caller(actingAs: actingAs, deviceID: deviceID)
-        let db = try Database(address: address, caller: caller, paths: paths, clock: clock)
+        try database(address, principal: try accounts.caller(actingAs: actingAs, deviceID: deviceID))
+    }
+
+    /// Opens a database as a resolved principal (the API's preflight resolves callers).
+    func database(_ address: DatabaseAddress, principal: Principal) throws -> Database {
+        let db = try Database(address: address, caller: principal, paths: paths, clock: clock)
         try db.environmentGuard.checkForInterruptedReset()
         return db
     }

@@ -16,7 +16,7 @@ public struct DatabaseAddress: Sendable {
 /// One database as seen by one caller: its zones and what the caller may do in it.
 public final class Database {
     public let address: DatabaseAddress
-    public let caller: Caller
+    public let caller: Principal
     public let paths: DataPaths
     let clock: Clock
     public let directory: String
@@ -25,7 +25,7 @@ public final class Database {
     var sharing = SharingContext()
 
     /// `owner`: another user's private database, opened for a share participant.
-    init(address: DatabaseAddress, caller: Caller, paths: DataPaths, clock: Clock, owner: String? = nil) throws {
+    init(address: DatabaseAddress, caller: Principal, paths: DataPaths, clock: Clock, owner: String? = nil) throws {
         try Names.validateContainerID(address.container)
         self.address = address
         self.caller = caller

@@ -134,7 +134,7 @@ public final class Fsck {
     private func database(container: String, _ env: Environment, _ scope: DatabaseScope, owner: String?) throws -> Database {
         let user = owner.map { UserAccount(appleID: "", userRecordName: $0) }
         return try Database(address: DatabaseAddress(container: container, environment: env, scope: scope),
-                            caller: Caller(status: .available, user: user, deviceID: "ck-fsck"), paths: paths, clock: clock)
+                            caller: Principal(status: .available, user: user, deviceID: "ck-fsck"), paths: paths, clock: clock)
     }
 
     private func checkDatabase(container: String, _ env: Environment, _ scope: DatabaseScope, owner: String?, directory: String) throws {

@@ -42,7 +42,7 @@ struct RecordWriter {
                 throw CloudKitError(.badRequest, "\(op.type.rawValue) of record '\(name)' needs its recordChangeTag", recordName: name)
             }
             guard let e = existing else {
-                throw CloudKitError(.notFound, "recordChangeTag specified, but record '\(name)' not found", recordName: name)
+                throw CloudKitError.recordNotFound(name, zone: zone.zoneID, scope: scope)
             }
             if e.recordChangeTag != tag {
                 throw CloudKitError(.conflict, "record '\(Names.describe(name))' changed on the server (tag \(e.recordChangeTag), yours \(tag))",
@@ -50,7 +50,7 @@ struct RecordWriter {
             }
         }
         if op.type.isDelete {
-            guard existing != nil else { throw CloudKitError(.notFound, "record '\(name)' not found", recordName: name) }
+            guard existing != nil else { throw CloudKitError.recordNotFound(name, zone: zone.zoneID, scope: scope) }
             let before = tx.changes.count
             try delete(name, in: tx, cascadeFrom: nil)
             let cascaded = tx.changes[before...].map(\.recordName).filter { $0 != name }

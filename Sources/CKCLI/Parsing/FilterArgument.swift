@@ -1,96 +1,6 @@
 import CKCore
 import Foundation
 
-extension RecordCommands {
-    static let query: Command = Command(["record", "query"],
-        synopsis: "--type T [--filter 'FIELD OP VALUE'…] [--sort FIELD[:desc]…] [--limit N] [--continue MARKER] [--fields a,b] [--at REF]",
-        summary: "Query records (filters, sorts, pages of at most 200)", endpoint: "records/query",
-        options: [
-            OptionSpec("--type", aliases: ["--record-type"], value: "T", help: "record type to query (or give a records/query body on stdin)"),
-            OptionSpec("--filter", value: "'FIELD OP VALUE'", repeatable: true, help: "a filter; repeat to AND several"),
-            OptionSpec("--sort", value: "FIELD[:asc|:desc]", repeatable: true, help: "sort order; repeat for ties"),
-            OptionSpec("--limit", value: "N", help: "results per page, 1…200 (default 200)"),
-            OptionSpec("--continue", value: "MARKER", help: "the continuationMarker of the previous page"),
-            OptionSpec("--all", help: "every page, streamed in one process (like gh --paginate): {records: [...]} without a marker"),
-            fieldsOption,
-            HistoryCommands.atOption,
-        ],
-        details: """
-        OP is =, ==, !=, <, <=, >, >= (spaces around a symbol are optional: priority>=3) or a
-        comparator name, cktool's spelling: EQUALS, NOT_EQUALS, LESS_THAN, LESS_THAN_OR_EQUALS,
-        GREATER_THAN, GREATER_THAN_OR_EQUALS, BEGINS_WITH, NOT_BEGINS_WITH, IN, NOT_IN,
-        LIST_CONTAINS, NOT_LIST_CONTAINS, LIST_CONTAINS_ANY, NOT_LIST_CONTAINS_ANY (or
-        LIST_NOT_CONTAINS_ANY), LIST_CONTAINS_ALL, NOT_LIST_CONTAINS_ALL,
-        LIST_MEMBER_BEGINS_WITH, NOT_LIST_MEMBER_BEGINS_WITH, CONTAINS_ALL_TOKENS,
-        CONTAINS_ANY_TOKENS, NEAR.
-        VALUE is the rest of the filter, read as the type the schema has for FIELD (title == -5
-        on a STRING field is the string "-5"); a value that cannot be that type is BAD_REQUEST
-        (exit 6), not an empty result. For a field the schema does not know, VALUE is inferred
-        as in 'record save'. "Quoted" values keep spaces and take \\\" and \\\\ escapes (a quoted
-        value of an unknown field is a STRING); TYPE:value gives the type. Dates without an
-        offset are local time ($TZ). IN and the LIST_*_ANY/ALL comparators take a
-        comma-separated list or a JSON array; NEAR takes 'lat,lon RADIUS' with RADIUS in m or
-        km (e.g. 'place NEAR 37.33,-122.03 5km').
-        String equality ignores case; BEGINS_WITH does not; token searches ignore case and
-        diacritics. Without --type a Web Services records/query body is read from stdin.
-        """) { inv in
-        _ = try inv.positionals(max: 0, what: "")
-        var req: QueryRequest
-        var zone = inv.globals.zone
-        var filters: [FilterSyntax] = []
-        if let type = inv.args.value("--type") {
-            try Names.validateRecordType(type)
-            req = QueryRequest(recordType: type)
-            filters = try inv.args.values("--filter").map { try FilterArgument.scan($0, command: inv.command.path) }
-            req.sorts = try inv.args.values("--sort").map { raw in
-                var name = raw
-                var asc = true
-                if let c = raw.lastIndex(of: ":") {
-                    let dir = raw[raw.index(after: c)...].lowercased()
-                    guard dir == "asc" || dir == "desc" else { throw inv.usageError("sort '\(raw)' must be FIELD, FIELD:asc or FIELD:desc") }
-                    asc = dir == "asc"
-                    name = String(raw[..<c])
-                }
-                if name != "recordName" && name != "createdTimestamp" && name != "modifiedTimestamp" { try Names.validateFieldName(name) }
-                return QuerySort(fieldName: name, ascending: asc)
-            }
-        } else {
-            if !inv.args.values("--filter").isEmpty || !inv.args.values("--sort").isEmpty {
-                throw inv.usageError("--filter and --sort need --type")
-            }
-            let (r, z) = try QueryRequest.parse(try inv.readJSONInput(what: "query request"))
-            req = r
-            if let z = z { zone = z }
-        }
-        if let n = try inv.positiveInt("--limit", max: Limits.resultsPerPage) { req.resultsLimit = n }
-        if let m = inv.args.value("--continue") { req.continuationMarker = m }
-        if let k = try desiredKeys(inv) { req.desiredKeys = k }
-        let db = try inv.database()
-        req.filters += try FilterArgument.typed(filters, recordType: req.recordType, db: db, inv: inv)
-        if inv.args.has("--all") {
-            // Page after page, each printed as it comes: the records of one response body.
-            var warned = false
-            let style = inv.style
-            let keys = req.desiredKeys
-            try inv.printer.streamBatches(listKey: "records") { batch in
-                try HistoryCommands.queryAll(inv, db, zone: zone, req) { page in
-                    if !warned { page.warnings.forEach(inv.warn); warned = true }
-                    let records = page.records
-                    batch(records.count) { records[$0].encodableResponse(style, desiredKeys: keys) }
-                    return inv.io.writable()
-                }
-            }
-            return ExitCode.success
-        }
-        let result = try HistoryCommands.query(inv, db, zone: zone, req)
-        for w in result.warnings { inv.warn(w) }
-        let style = inv.style
-        inv.printer.emitList(result.records.map { $0.encodableResponse(style, desiredKeys: req.desiredKeys) }, listKey: "records",
-                             others: result.continuationMarker.map { ["continuationMarker": .string($0)] } ?? [:])
-        return ExitCode.success
-    }
-}
-
 /// A `'FIELD OP VALUE'` filter whose form is checked; its value is read once the field's type
 /// is known.
 struct FilterSyntax {
@@ -109,26 +19,21 @@ struct FilterSyntax {
 enum FilterArgument {
     static let symbols: Set<Character> = ["=", "!", "<", ">"]
 
-    /// Filters read with the types the schema of `recordType` gives their fields; dates
-    /// without an offset in the local time zone (`TZ`).
-    static func typed(_ syntax: [FilterSyntax], recordType: String, db: Database, inv: Invocation) throws -> [QueryFilter] {
+    /// Filters read with the types their fields have (a system field's, else the schema's
+    /// for `recordType`: CloudKitAPI.fieldTypeHints); dates without an offset in the local
+    /// time zone (`TZ`).
+    static func typed(_ syntax: [FilterSyntax], recordType: String, zone: String?, inv: Invocation, caller: Caller) throws -> [QueryFilter] {
         guard !syntax.isEmpty else { return [] }
-        let schema = try db.schema()
+        let hints = try inv.api.fieldTypeHints(FieldTypeHintsRequest(recordType: recordType, fieldNames: syntax.map(\.field),
+                                                                     zoneName: zone ?? ZoneID.defaultZoneName, forFilters: true), as: caller)
         let environment = inv.io.environment
         let tz = { FieldArguments.localTimeZone(environment) }
-        return try syntax.map { try read($0, known: fieldType($0.field, recordType: recordType, schema: schema), timeZone: tz) }
+        return try syntax.map { try read($0, known: hints[$0.field], timeZone: tz) }
     }
 
     /// One filter without the schema's help (values are inferred).
     static func parse(_ raw: String, command: [String], known: KnownFieldType? = nil, timeZone: @escaping () -> TimeZone = { .current }) throws -> QueryFilter {
         try read(try scan(raw, command: command), known: known, timeZone: timeZone)
-    }
-
-    /// The type a filter's field has: a system field's, or the schema's.
-    static func fieldType(_ field: String, recordType: String, schema: Schema) -> KnownFieldType? {
-        if let t = SystemFieldNames.type(of: field) { return KnownFieldType(type: t, origin: " (a system field)") }
-        guard let t = schema.types[recordType]?.fields[field]?.type.fieldType else { return nil }
-        return KnownFieldType(type: t, origin: " in the schema of record type '\(recordType)'")
     }
 
     /// Splits `FIELD OP VALUE`; a symbol needs no spaces around it (`priority>=3`), a
@@ -151,7 +56,7 @@ enum FilterArgument {
         }
         var value = String(trimmingWhitespace(rest.dropFirst(op.count)))
         guard !value.isEmpty else { throw UsageError(form, command: command) }
-        if SystemFieldNames.all.contains(field) == false { try Names.validateFieldName(field) }
+        if SystemField.named(field) == nil { try Names.validateFieldName(field) }
         var distance: Double?
         if c == .near {
             let np = value.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
@@ -284,22 +189,6 @@ enum FilterArgument {
         if let v = FieldArguments.decimal(l), v >= 0 { return v }
         return nil
     }
-}
-
-enum SystemFieldNames {
-    /// The type a system field's values have in a filter.
-    static func type(of name: String) -> FieldType? {
-        switch name {
-        case "createdTimestamp", "modifiedTimestamp", "___createTime", "___modTime": return FieldType(.timestamp)
-        case _ where all.contains(name): return FieldType(.reference)
-        default: return nil
-        }
-    }
-
-    static let all: Set<String> = [
-        "recordName", "createdTimestamp", "modifiedTimestamp", "createdUserRecordName", "modifiedUserRecordName", "parent", "share",
-        "___recordID", "___createTime", "___modTime", "___createdBy", "___modifiedBy", "___parent", "___share",
-    ]
 }
 
 extension QueryComparator {

@@ -1,5 +1,3 @@
-import CKCore
-
 /// Asset bytes behind `file://` downloadURLs, read before the save takes its locks. ck prints
 /// an asset with a `file://` URL into its data directory's asset store; a record copied from
 /// that output (`ck export`, `record get`) and saved into another data directory (`ck import`,
@@ -9,7 +7,7 @@ import CKCore
 /// CloudKit's asset limit) whose SHA-256 is the fileChecksum is taken. Whatever is not taken
 /// here is the save's to judge (`RecordWriter`), per record and with the reason: it keeps a
 /// server's `https://` asset as remote and refuses one it cannot account for.
-enum AssetDownloads {
+enum ExportedAssets {
     static func collect(_ ops: [RecordOperation], store: AssetStore, into assets: inout [String: [UInt8]]) {
         for op in ops {
             for case let f? in op.fields.values where f.type.base == .asset { visit(f.value, store, &assets) }

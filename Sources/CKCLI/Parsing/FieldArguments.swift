@@ -20,11 +20,9 @@ struct FieldArgument {
     var text: String
 }
 
-/// The type an untyped argument takes, and where it came from (for error messages).
-struct KnownFieldType {
-    var type: FieldType
-    var origin: String
-}
+/// The type an untyped argument takes, and where it came from (for error messages): the API's
+/// answer (`CloudKitAPI.fieldTypeHints`).
+typealias KnownFieldType = FieldTypeHint
 
 /// stdin, readable by one value (`@-`).
 final class StdinSource {

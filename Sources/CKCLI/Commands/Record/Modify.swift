@@ -10,7 +10,7 @@ extension RecordCommands {
         (a record, a tombstone, or an error dictionary). In a custom zone an atomic request
         applies all or nothing and the other operations fail with ATOMIC_ERROR. At most 400
         operations (LIMIT_EXCEEDED, nothing applied). Exit 9 when any operation failed.
-        """) { inv in
+        """, preflightInAPI: true) { inv in
         _ = try inv.positionals(max: 0, what: "")
         let body = try inv.readJSONInput(what: "modify request")
         let req = try ModifyRequest.parse(body)
@@ -28,10 +28,13 @@ extension RecordCommands {
                 assets.merge(parsed.assets) { a, _ in a }
             }
         }
-        let zone = try req.zone(fallback: inv.globals.zone)
-        AssetDownloads.collect(ops, store: inv.store.assets, into: &assets)
-        let results = try inv.database().modify(zone: zone, operations: ops, atomic: req.atomic, assets: assets)
-        inv.emit(["records": .array(results.map { inv.resultJSON($0, .modify, desiredKeys: req.desiredKeys) })], listKey: "records")
-        return inv.batchExit(results, noun: "operations")
+        var request = req
+        request.operations = ops
+        request.zoneName = try req.zone(fallback: inv.globals.zone)
+        request.uploadedAssets = assets
+        request.takesExportedAssets = true
+        let response = try inv.api.modifyRecords(request, as: try inv.caller())
+        inv.print(response)
+        return inv.batchExit(response.results, noun: "operations")
     }
 }

@@ -6,6 +6,20 @@ public struct ModifyRequest: Sendable {
     public var atomicGiven = false
     public var zoneName: String?
     public var desiredKeys: Set<String>?
+    /// Asset bytes sent with the request, by checksum: ck's stand-in for `assets/upload` (a
+    /// field argument `@file`, an asset copied from another data directory).
+    public var uploadedAssets: [String: [UInt8]] = [:]
+    /// Whether an asset may bring its bytes from the `file://` downloadURL of another ck data
+    /// directory on this machine (ExportedAssets): for the CLI's saves of records copied from
+    /// ck's output, never for a request that came over the network.
+    public var takesExportedAssets = false
+
+    public init(operations: [RecordOperation], atomic: Bool = true, zoneName: String? = nil, desiredKeys: Set<String>? = nil) {
+        self.operations = operations
+        self.atomic = atomic
+        self.zoneName = zoneName
+        self.desiredKeys = desiredKeys
+    }
 
     /// Keys a record dictionary may carry: the request keys.
     static let recordKeys: Set<String> = [

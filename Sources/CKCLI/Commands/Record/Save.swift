@@ -37,7 +37,7 @@ extension RecordCommands {
 
         Example:
           ck record save --type ToDoItem --name todo-1 title="Get apples" dueDate:TIMESTAMP=2019-10-28 isCompleted=false
-        """) { inv in
+        """, preflightInAPI: true) { inv in
         let fa = FieldArguments(currentDirectory: inv.io.currentDirectory, command: inv.command.path,
                                 timeZone: { FieldArguments.localTimeZone(inv.io.environment) }, stdin: StdinSource { inv.readStdin(what: "a field value") })
         let args = try fa.scan(inv.args.positionals)
@@ -103,38 +103,26 @@ extension RecordCommands {
             }
             zone = z
         }
-        let db = try inv.database()
-        let known = try knownFieldTypes(args, op: op, zone: zone, db: db)
+        let caller = try inv.caller()
+        // Untyped arguments take the type the schema (else the record being changed) gives
+        // their field, as CloudKit types a value sent without one.
+        var known: [String: KnownFieldType] = [:]
+        let untyped = args.filter { $0.type == nil }.map(\.name)
+        if !untyped.isEmpty {
+            known = try inv.api.fieldTypeHints(FieldTypeHintsRequest(recordType: op.recordType, fieldNames: untyped, recordName: op.recordName,
+                                                                       zoneName: zone), as: caller)
+        }
         let given = try fa.read(args) { known[$0] }
         for (k, v) in given.fields { input.fields[k] = v }
         input.assets.merge(given.assets) { a, _ in a }
         for (k, v) in input.fields { op.fields[k] = v; op.untyped[k] = input.untyped[k] }
 
-        AssetDownloads.collect([op], store: inv.store.assets, into: &input.assets)
-        let result = try db.modify(zone: zone, operations: [op], atomic: true, assets: input.assets)[0]
-        if let e = result.error { throw e }
-        inv.emit(["records": [inv.resultJSON(result, .modify, desiredKeys: try desiredKeys(inv))]], listKey: "records")
+        var req = ModifyRequest(operations: [op], atomic: true, zoneName: zone, desiredKeys: try desiredKeys(inv))
+        req.uploadedAssets = input.assets
+        req.takesExportedAssets = true
+        let response = try inv.api.modifyRecords(req, as: caller)
+        if let e = response.results[0].error { throw e }
+        inv.print(response)
         return ExitCode.success
-    }
-
-    /// The types untyped field arguments take, as CloudKit types a value sent without one: the
-    /// schema's type for the field, else the type the field has in the record being changed.
-    /// A field neither knows (a new field in development) is left to inference.
-    static func knownFieldTypes(_ args: [FieldArgument], op: RecordOperation, zone: String, db: Database) throws -> [String: KnownFieldType] {
-        guard args.contains(where: { $0.type == nil }) else { return [:] }
-        var existing: Record?
-        // Only a hint: a missing zone or an unreadable record is reported by the save itself.
-        if let n = op.recordName, case .saved(let r)? = try? db.lookup(zone: zone, recordNames: [n]).first { existing = r }
-        guard let recordType = op.recordType ?? existing?.recordType else { return [:] }
-        let schemaFields = try db.schema().types[recordType]?.fields ?? [:]
-        var known: [String: KnownFieldType] = [:]
-        for a in args where a.type == nil {
-            if let t = schemaFields[a.name]?.type.fieldType {
-                known[a.name] = KnownFieldType(type: t, origin: " in the schema of record type '\(recordType)'")
-            } else if let e = existing, e.recordType == recordType, let t = e.fields[a.name]?.type, t.base != .unknown {
-                known[a.name] = KnownFieldType(type: t, origin: " in record '\(Names.describe(e.recordName))'")
-            }
-        }
-        return known
     }
 }

@@ -1,0 +1,47 @@
+/// Who asks, and of which database: what every API entry takes beside its request. The CLI
+/// makes one from its global options (`--container`, `--env`, `--db`, `--as`, `--device`);
+/// `ck serve` from the request's path and its authentication. The preflight resolves it into
+/// the account status and user a request acts as (`Principal`).
+public struct Caller: Sendable {
+    /// The user a request acts as, before it is resolved.
+    public enum User: Sendable, Equatable {
+        /// The device's signed-in account, whatever its status says.
+        case device
+        /// A user who signed in on this device (`--as APPLE-ID`); the device's status applies.
+        case appleID(String)
+        /// A user authenticated by other means (a web auth token of `ck serve`): their account
+        /// is available, whatever the device says.
+        case userRecordName(String)
+        /// Nobody: a server-to-server key, or a web client without a session. Only what needs
+        /// no account is allowed (reading the public database).
+        case nobody
+    }
+
+    public var container: String
+    public var environment: Environment
+    public var scope: DatabaseScope
+    public var user: User
+    /// The device whose bookmarks and notification inbox are used, and that a write is
+    /// recorded as coming from (`created.deviceID`, `modified.deviceID`).
+    public var deviceID: String
+
+    public init(container: String, environment: Environment = .development, scope: DatabaseScope = .private,
+                user: User = .device, deviceID: String = "default") {
+        self.container = container
+        self.environment = environment
+        self.scope = scope
+        self.user = user
+        self.deviceID = deviceID
+    }
+
+    /// The same caller in another database of the container (`share accept` works in the
+    /// shared database whatever `--db` says).
+    public func inDatabase(_ scope: DatabaseScope) -> Caller {
+        var c = self
+        c.scope = scope
+        return c
+    }
+
+    /// The Apple ID `--as` named, if any.
+    var appleID: String? { if case .appleID(let a) = user { return a }; return nil }
+}

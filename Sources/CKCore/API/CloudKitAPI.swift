@@ -1,0 +1,113 @@
+/// CloudKit Web Services over one data directory: the API both front ends speak. Each entry
+/// takes a typed request and a `Caller` and returns the body the endpoint returns (or throws
+/// the request-level `CloudKitError`). Every entry starts with the one preflight
+/// (`preflight`: faults, account status, who the caller is) and every record it answers with
+/// passes the one permission gate (`PermissionGate`). The CLI turns argv into requests and
+/// prints the bodies; `ck serve` does the same with HTTP. Neither reaches past this type into
+/// the store (Docs/architecture.md).
+public final class CloudKitAPI {
+    let store: CloudKitStore
+    /// Where the bytes of a stored asset are read from, as a response's `downloadURL` gives
+    /// it: `file://` into the data directory (the CLI), or `ck serve`'s own URL.
+    let assetBaseURL: String
+
+    public init(dataDirectory: String, clock: Clock = .system, assetBaseURL: String? = nil) {
+        store = CloudKitStore(root: dataDirectory, clock: clock)
+        self.assetBaseURL = assetBaseURL ?? store.assets.baseURL
+    }
+
+    /// The data directory, as given.
+    public var dataDirectory: String { store.paths.root }
+
+    var clock: Clock { store.clock }
+
+    // MARK: the data directory
+
+    /// Makes the data directory (0700) with its marker file; false when it was there.
+    @discardableResult
+    public func initialize() throws -> Bool { try store.initialize() }
+
+    /// The container chosen with `ck container use`, if any.
+    public func defaultContainer() throws -> String? { try store.defaultContainer() }
+
+    public func setDefaultContainer(_ id: String) throws { try store.setDefaultContainer(id) }
+}
+
+/// What the preflight made of a request: who it acts as, the database it reads and writes,
+/// the gate every record of its answer passes, and how the answer shows records.
+struct RequestContext {
+    let caller: Caller
+    let db: Database
+    let gate: PermissionGate
+    let style: ResponseStyle
+    var principal: Principal { db.caller }
+}
+
+/// What a request needs of the caller's account (SPEC §3): reading the public database needs
+/// none; reading the private or shared database, and writing anywhere, need an available one.
+enum AccountNeed {
+    case none, read, write
+}
+
+extension CloudKitAPI {
+    /// The one preflight every request passes before it reads or writes anything:
+    /// 1. a fault armed for its endpoint (`ck fault add`) fails it, as the service would, for
+    ///    the zones it names, the user it acts as and its device;
+    /// 2. the caller is resolved into who acts, with what account status (AUTHENTICATION_REQUIRED
+    ///    for `--as` a user who never signed in on this device);
+    /// 3. the database is opened (a schema reset a crash interrupted is finished first), with
+    ///    the per-record faults of the endpoint;
+    /// 4. the account status allows what the request needs of it (`need`).
+    func preflight(_ endpoint: Endpoint?, _ caller: Caller, zones: [String] = [], need: AccountNeed = .read) throws -> RequestContext {
+        try Names.validateContainerID(caller.container)
+        if let op = endpoint {
+            try FaultStore(paths: store.paths).check(op: op.path, zones: zones, user: { self.faultUser(caller) }, device: caller.deviceID)
+        }
+        let db = try store.database(DatabaseAddress(container: caller.container, environment: caller.environment, scope: caller.scope),
+                                    principal: try principal(caller))
+        if let op = endpoint, op.namesRecords { db.recordFault = try recordFaults(op, caller, db) }
+        switch need {
+        case .none: break
+        case .read: try db.requireRead()
+        case .write: try db.requireWrite()
+        }
+        return RequestContext(caller: caller, db: db, gate: PermissionGate(db: db), style: style(caller.scope))
+    }
+
+    /// Who a caller acts as: the account status the device reports and the user.
+    func principal(_ caller: Caller) throws -> Principal {
+        switch caller.user {
+        case .device: return try store.accounts.caller(actingAs: nil, deviceID: caller.deviceID)
+        case .appleID(let a): return try store.accounts.caller(actingAs: a, deviceID: caller.deviceID)
+        case .userRecordName(let n):
+            guard let u = try store.accounts.user(recordName: n) else {
+                throw CloudKitError(.authenticationFailed, "no iCloud user '\(Names.describe(n))' is known to this data directory")
+            }
+            return Principal(status: .available, user: u, deviceID: caller.deviceID)
+        case .nobody: return Principal(status: .noAccount, user: nil, deviceID: caller.deviceID)
+        }
+    }
+
+    /// How responses show records to this caller: asset URLs where the bytes are served; the
+    /// keys of encrypted assets in the private and shared databases.
+    func style(_ scope: DatabaseScope) -> ResponseStyle {
+        ResponseStyle(assetBase: assetBaseURL, encryptedAssets: scope != .public)
+    }
+
+    /// Who a fault's `--user` scope is matched against: the user record name when the caller
+    /// resolves to a user, else the Apple ID `--as` named.
+    private func faultUser(_ caller: Caller) -> String? {
+        (try? principal(caller))?.user?.userRecordName ?? caller.appleID
+    }
+
+    /// The per-record faults of an endpoint that names records one by one, when some fault is
+    /// scoped to a record; only the endpoint's own records are faulted, not the lookups a save
+    /// makes on the side.
+    private func recordFaults(_ op: Endpoint, _ caller: Caller, _ db: Database) throws -> ((String, String, String) throws -> CloudKitError?)? {
+        let faults = FaultStore(paths: store.paths)
+        guard try faults.hasRecordFaults() else { return nil }
+        let user = db.caller.user?.userRecordName ?? caller.appleID
+        let device = caller.deviceID
+        return { o, zone, name in o == op.path ? try faults.recordFault(op: o, zone: zone, record: name, user: user, device: device) : nil }
+    }
+}

@@ -1,0 +1,52 @@
+/// `records/lookup`: records by name, one result per name in order: the record, or NOT_FOUND
+/// (also for a record the caller may not read). ck adds `at`: the records as of a point of the
+/// zone's history (`record get --at REF`).
+public struct LookupRecordsRequest: Sendable {
+    public var recordNames: [String]
+    /// nil: the zone `at` names, else `_defaultZone`.
+    public var zoneName: String?
+    public var desiredKeys: Set<String>?
+    public var at: HistoryReference?
+
+    public init(recordNames: [String], zoneName: String? = nil, desiredKeys: Set<String>? = nil, at: HistoryReference? = nil) {
+        self.recordNames = recordNames
+        self.zoneName = zoneName
+        self.desiredKeys = desiredKeys
+        self.at = at
+    }
+
+    /// The Web Services body: `{records: [{recordName}], zoneID?, desiredKeys?, numbersAsStrings?}`.
+    public init(json body: JSONValue) throws {
+        let o = try RequestBody.object(body, "lookup request", keys: ["records", "zoneID", "desiredKeys", "numbersAsStrings"])
+        guard let list = o["records"]?.arrayValue else { throw CloudKitError.badRequest("lookup request needs a 'records' array") }
+        if list.count > Limits.operationsPerBatch {
+            throw CloudKitError(.limitExceeded, "a request holds at most \(Limits.operationsPerBatch) records; this one has \(list.count)")
+        }
+        recordNames = try list.enumerated().map { i, item in
+            let r = try RequestBody.object(item, "records[\(i)]", keys: ["recordName", "desiredKeys"])
+            guard let n = r["recordName"]?.stringValue else { throw CloudKitError.badRequest("records[\(i)] needs a 'recordName' string") }
+            try Names.validateRecordName(n)
+            return n
+        }
+        zoneName = try RequestBody.zoneName(o["zoneID"])
+        desiredKeys = try RequestBody.desiredKeys(o["desiredKeys"])
+        at = nil
+    }
+}
+
+extension CloudKitAPI {
+    public func lookupRecords(_ r: LookupRecordsRequest, as caller: Caller) throws -> RecordsResponse {
+        for n in r.recordNames { try Names.validateRecordName(n) }
+        let ctx = try preflight(.recordsLookup, caller, zones: [r.zoneName ?? ZoneID.defaultZoneName])
+        let z = try ctx.db.zone(try ctx.zoneName(r.zoneName, at: r.at))
+        let seq = try ctx.point(r.at, in: z)
+        let snap = try z.snapshot()
+        let results: [OperationResult] = try r.recordNames.map { n in
+            if let e = try ctx.db.injectedFault(Endpoint.recordsLookup.path, zone: z, recordName: n) { return try ctx.gate.admit(.failed(e), zone: z.zoneID) }
+            let found = try seq.map { try z.version(of: n, at: $0, in: snap)?.record } ?? snap.record(named: n)
+            guard let rec = found else { return .failed(ctx.gate.notFound(n, zone: z.zoneID, at: seq)) }
+            return try ctx.gate.admit(.saved(rec), zone: z.zoneID, at: seq)
+        }
+        return RecordsResponse(results, shape: .lookup, style: ctx.style, desiredKeys: r.desiredKeys)
+    }
+}

@@ -1,0 +1,131 @@
+/// `records/query`: the records of a type matching filters, sorted, a page of at most 200 with a
+/// continuation marker while more follow. The engine checks every candidate against the
+/// permission gate before it counts towards a page (a query cannot drop records after paging
+/// without losing some). ck adds `at`: the query as of a point of the zone's history.
+public struct QueryRecordsRequest: Sendable {
+    public var query: QueryRequest
+    /// nil: the zone `at` names, else `_defaultZone`.
+    public var zoneName: String?
+    public var at: HistoryReference?
+
+    public init(_ query: QueryRequest, zoneName: String? = nil, at: HistoryReference? = nil) {
+        self.query = query
+        self.zoneName = zoneName
+        self.at = at
+    }
+
+    /// The Web Services body: `{query: {recordType, filterBy, sortBy}, zoneID?, resultsLimit?,
+    /// continuationMarker?, desiredKeys?, zoneWide?, numbersAsStrings?}`.
+    public init(json body: JSONValue) throws {
+        let (q, zone) = try QueryRequest.parse(body)
+        if let z = zone { try Names.validateZoneName(z) }
+        self.init(q, zoneName: zone)
+    }
+}
+
+/// `{records: [...], continuationMarker?}`: the marker only while more pages follow.
+public struct QueryRecordsResponse: ResponseBody {
+    public var records: [Record]
+    public var continuationMarker: String?
+    /// Why production would refuse this query, when development answered it anyway (for
+    /// people: not part of the body).
+    public var warnings: [String]
+    let style: ResponseStyle
+    let desiredKeys: Set<String>?
+
+    public var listKey: String? { "records" }
+    public var items: [any JSONEncodable] { records.map { $0.encodableResponse(style, desiredKeys: desiredKeys) } }
+    public var members: [String: JSONValue] { continuationMarker.map { ["continuationMarker": .string($0)] } ?? [:] }
+}
+
+extension CloudKitAPI {
+    public func queryRecords(_ r: QueryRecordsRequest, as caller: Caller) throws -> QueryRecordsResponse {
+        let (ctx, zone, seq) = try openQuery(r, caller)
+        let page = try seq.map { try ctx.db.query(in: zone, r.query, at: $0) } ?? ctx.db.query(in: zone, r.query)
+        return QueryRecordsResponse(records: page.records, continuationMarker: page.continuationMarker, warnings: page.warnings,
+                                    style: ctx.style, desiredKeys: r.query.desiredKeys)
+    }
+
+    /// Every page of a query in one call (ck's `--all`), each handed to `page` as it is read
+    /// (false: stop); no markers are made. The same records, in the same order, as following
+    /// every marker.
+    public func queryAllRecords(_ r: QueryRecordsRequest, as caller: Caller, _ page: (QueryRecordsResponse) throws -> Bool) throws {
+        let (ctx, zone, seq) = try openQuery(r, caller)
+        try ctx.db.queryAll(zone: zone.zoneID.zoneName, r.query, at: seq) { p in
+            try page(QueryRecordsResponse(records: p.records, continuationMarker: nil, warnings: p.warnings, style: ctx.style,
+                                          desiredKeys: r.query.desiredKeys))
+        }
+    }
+
+    private func openQuery(_ r: QueryRecordsRequest, _ caller: Caller) throws -> (RequestContext, ZoneStore, Int64?) {
+        try Names.validateRecordType(r.query.recordType)
+        let ctx = try preflight(.recordsQuery, caller, zones: [r.zoneName ?? ZoneID.defaultZoneName])
+        let z = try ctx.db.zone(try ctx.zoneName(r.zoneName, at: r.at))
+        return (ctx, z, try ctx.point(r.at, in: z))
+    }
+}
+
+/// Every record of a zone the caller may read (`record list`, like the Console's browser):
+/// in storage order, which is stable for the same data; no index needed.
+public struct ListRecordsRequest: Sendable {
+    /// nil: the zone `at` names, else `_defaultZone`.
+    public var zoneName: String?
+    public var recordType: String?
+    public var desiredKeys: Set<String>?
+    public var at: HistoryReference?
+
+    public init(zoneName: String? = nil, recordType: String? = nil, desiredKeys: Set<String>? = nil, at: HistoryReference? = nil) {
+        self.zoneName = zoneName
+        self.recordType = recordType
+        self.desiredKeys = desiredKeys
+        self.at = at
+    }
+}
+
+/// Records handed on a batch at a time; `item(i)` encodes one as a response shows it, and may
+/// be called from several threads (the CLI encodes a batch on every core).
+public struct RecordBatch {
+    public let records: [Record]
+    let style: ResponseStyle
+    let desiredKeys: Set<String>?
+
+    public var count: Int { records.count }
+    public func item(_ i: Int) -> any JSONEncodable { records[i].encodableResponse(style, desiredKeys: desiredKeys) }
+}
+
+extension CloudKitAPI {
+    /// Streams the records in batches of 512 (`batch` returns false to stop): memory stays flat
+    /// however large the zone.
+    public func listRecords(_ r: ListRecordsRequest, as caller: Caller, _ batch: (RecordBatch) throws -> Bool) throws {
+        if let t = r.recordType { try Names.validateRecordType(t) }
+        let ctx = try preflight(.recordsQuery, caller, zones: [r.zoneName ?? ZoneID.defaultZoneName])
+        let z = try ctx.db.zone(try ctx.zoneName(r.zoneName, at: r.at))
+        let seq = try ctx.point(r.at, in: z)
+        var pending: [Record] = []
+        var stopped = false
+        func flush() throws {
+            guard !pending.isEmpty else { return }
+            let b = RecordBatch(records: pending, style: ctx.style, desiredKeys: r.desiredKeys)
+            pending = []
+            if try !batch(b) { stopped = true }
+        }
+        try ctx.forEachRecord(z, at: seq) { rec, _ in
+            if r.recordType.map({ rec.recordType == $0 }) ?? true, try ctx.gate.canRead(rec) { pending.append(rec) }
+            if pending.count == 512 { try flush() }
+            return !stopped
+        }
+        if !stopped { try flush() }
+    }
+}
+
+extension RequestContext {
+    /// Every record of a zone as of `seq` (nil: now), with `prepare(record)` worked out on the
+    /// threads that read the records where it can be (else nil: the caller works it out).
+    func forEachRecord(_ z: ZoneStore, at seq: Int64?, prepare: ((Record) -> String)? = nil, _ body: (Record, String?) throws -> Bool) throws {
+        guard let seq else {
+            try z.snapshot().forEachRecord(prepare: prepare, body)
+            return
+        }
+        try z.forEachRecord(at: seq, in: try z.snapshot()) { try body($0, nil) }
+    }
+}

@@ -1,0 +1,45 @@
+/// `{records: [...]}` of records/lookup and records/modify: per item of the request, in order,
+/// a record, a tombstone or an error dictionary; then, for a modify that deleted records, a
+/// tombstone for each record the deletions removed through DELETE_SELF references.
+public struct RecordsResponse: ResponseBody {
+    /// How items are shown: a lookup's records and tombstones carry their zoneID; a modify's
+    /// carry none (no recorded modify response has one).
+    public enum Shape: Sendable { case lookup, modify }
+
+    public var results: [OperationResult]
+    public let shape: Shape
+    let style: ResponseStyle
+    let desiredKeys: Set<String>?
+
+    init(_ results: [OperationResult], shape: Shape, style: ResponseStyle, desiredKeys: Set<String>? = nil) {
+        self.results = results
+        self.shape = shape
+        self.style = style
+        self.desiredKeys = desiredKeys
+    }
+
+    /// The items that failed, in order.
+    public var failures: [CloudKitError] { results.compactMap(\.error) }
+
+    public var listKey: String? { "records" }
+    public var members: [String: JSONValue] { [:] }
+
+    public var items: [any JSONEncodable] {
+        var out: [any JSONEncodable] = results.map(item)
+        for r in results { if case .deleted(_, _, let more) = r { out += more.map { Record.tombstone(recordName: $0, zoneID: nil) } } }
+        return out
+    }
+
+    /// One item as Web Services shows it.
+    func item(_ r: OperationResult) -> any JSONEncodable {
+        switch r {
+        case .saved(let rec): return rec.encodableResponse(style, desiredKeys: desiredKeys, withZoneID: shape == .lookup)
+        case .deleted(let n, let z, _): return Record.tombstone(recordName: n, zoneID: shape == .lookup ? z : nil)
+        case .failed(let e):
+            // A per-record error names its record, not its zone (Apple's Record Fetch Error dictionary).
+            var shown = e
+            if shown.recordName != nil { shown.zoneID = nil }
+            return shown.envelope(style: style)
+        }
+    }
+}

@@ -1,0 +1,41 @@
+/// Reading the JSON bodies of Web Services requests: strict about shapes (a key a request
+/// cannot carry, a value of the wrong type, is BAD_REQUEST naming it), as Apple's servers are.
+enum RequestBody {
+    /// The body as an object whose keys are among `keys`.
+    static func object(_ body: JSONValue, _ what: String, keys: Set<String>) throws -> [String: JSONValue] {
+        guard let o = body.objectValue else { throw CloudKitError.badRequest("\(what) must be a JSON object, got \(body.kindName)") }
+        for k in o.keys.sorted() where !keys.contains(k) {
+            throw CloudKitError.badRequest("unknown key '\(Names.describe(k))' in \(what)")
+        }
+        return o
+    }
+
+    /// The zone a `zoneID` names (nil when absent or null).
+    static func zoneName(_ v: JSONValue?) throws -> String? {
+        guard let z = v, !z.isNull else { return nil }
+        let id = try ZoneID(json: z)
+        try Names.validateZoneName(id.zoneName)
+        return id.zoneName
+    }
+
+    /// `desiredKeys`: field names (nil when absent or null).
+    static func desiredKeys(_ v: JSONValue?) throws -> Set<String>? {
+        guard let d = v, !d.isNull else { return nil }
+        guard let a = d.arrayValue, a.allSatisfy({ $0.stringValue != nil }) else { throw CloudKitError.badRequest("desiredKeys must be an array of field names") }
+        return Set(a.compactMap(\.stringValue))
+    }
+
+    /// An optional string member.
+    static func string(_ v: JSONValue?, _ what: String) throws -> String? {
+        guard let x = v, !x.isNull else { return nil }
+        guard let s = x.stringValue else { throw CloudKitError.badRequest("\(what) must be a string, got \(x.kindName)") }
+        return s
+    }
+
+    /// An optional positive integer member, at most `max`.
+    static func count(_ v: JSONValue?, _ what: String, max: Int) throws -> Int? {
+        guard let x = v, !x.isNull else { return nil }
+        guard let n = x.int64Value, n >= 1, n <= Int64(max) else { throw CloudKitError.badRequest("\(what) must be an integer from 1 to \(max)") }
+        return Int(n)
+    }
+}

@@ -1,0 +1,23 @@
+/// What the user of a failed request can do next, carried by the error as data. The core
+/// never words it as a command: each front end does (the CLI as a `ck …` line with the failing
+/// command's own `--zone`, `--db` and `--as`), so a hint always addresses what failed.
+public enum NextStep: Equatable, Sendable {
+    /// CONFLICT: fetch the record again and retry with its current tag (or overwrite).
+    case retryWithTag(recordName: String, tag: String)
+    /// EXISTS on a create: update it with its current tag (or overwrite).
+    case updateInstead(recordName: String, tag: String)
+    /// ZONE_NOT_FOUND in the private database: create the zone.
+    case createZone(String)
+    /// CHANGE_TOKEN_EXPIRED on a change feed: fetch again from the start and keep the new token.
+    case refetchFromStart
+    /// A point older than the retained history: see what the history retains.
+    case readRetainedHistory
+    /// AUTHENTICATION_REQUIRED: check the account status; sign in.
+    case signIn
+    /// BAD_REQUEST in production about a type or field it does not know: deploy the schema.
+    case deploySchema
+    /// LIMIT_EXCEEDED for too many operations: split the request.
+    case splitRequest(maxOperations: Int)
+    /// Damage in the data directory that `fsck` repairs.
+    case repairDataDirectory
+}
