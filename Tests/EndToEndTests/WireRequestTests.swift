@@ -212,7 +212,7 @@ final class WireRequestTests: XCTestCase {
         let text = String(decoding: try! JSONSerialization.data(withJSONObject: expiring), as: UTF8.self)
         // As a record (its recordChangeTag makes it an update of a record that is not here: NOT_FOUND, not a key error).
         let save = s.run(["record", "save", "--stdin"], stdin: text)
-        assertFailure(save, exit: 3, contains: "not found in zone PrimarySync of the private database")
+        assertFailure(save, exit: 3, contains: "recordChangeTag specified, but record 'AeYfMtlOMb3dM9bETic9fXkMpjMV' not found in zone PrimarySync of the private database")
         // As a forceReplace operation: accepted, server-only keys ignored. Its zoneID names
         // PrimarySync, so the request must be for that zone (never written elsewhere).
         let op = "{\"operations\": [{\"operationType\": \"forceReplace\", \"record\": \(text)}]}"

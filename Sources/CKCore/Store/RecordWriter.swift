@@ -42,7 +42,7 @@ struct RecordWriter {
                 throw CloudKitError(.badRequest, "\(op.type.rawValue) of record '\(name)' needs its recordChangeTag", recordName: name)
             }
             guard let e = existing else {
-                throw CloudKitError.recordNotFound(name, zone: zone.zoneID, scope: scope)
+                throw CloudKitError.recordNotFound(name, zone: zone.zoneID, scope: scope, tagGiven: true)
             }
             if e.recordChangeTag != tag {
                 throw CloudKitError(.conflict, "record '\(Names.describe(name))' changed on the server (tag \(e.recordChangeTag), yours \(tag))",
