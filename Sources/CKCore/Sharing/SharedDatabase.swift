@@ -195,7 +195,7 @@ extension Database {
     /// In the shared database, a zone's changes as the caller may see them: records shared
     /// with them; a record that was visible at the token and no longer is (deleted, moved out
     /// of the share) as a tombstone; nothing about the owner's other records.
-    func sharedZoneChanges(_ changes: [ZoneChangesResult.RecordChange], latest: [NameKey: JSONValue], zone z: ZoneStore,
+    func sharedZoneChanges(_ changes: [ZoneChangesResult.RecordChange], latest: [NameKey: HistoryEntry], zone z: ZoneStore,
                            since start: Int64?) throws -> [ZoneChangesResult.RecordChange] {
         guard isSharedRoot else { return changes }
         guard let me = caller.user?.userRecordName,
@@ -206,12 +206,11 @@ extension Database {
         /// The record as it was at the token.
         func atToken(_ name: String) throws -> Record? {
             guard let s = start, var e = latest[NameKey(name)] else { return nil }
-            while let seq = e["seq"]?.int64Value, seq > s {
-                guard let p = e["prev"]?.int64Value, let prev = try z.history.entry(p) else { return nil }
+            while e.seq > s {
+                guard let p = e.prev, let prev = try z.history.entry(p) else { return nil }
                 e = prev
             }
-            guard e["op"]?.stringValue == "save", let j = e["record"] else { return nil }
-            return try Record(stored: j)
+            return e.record
         }
         return try changes.compactMap { c in
             switch c {

@@ -48,21 +48,19 @@ extension Database {
         var start: Int64 = 0
         if let s = since { start = try checkDatabaseToken(s, head: head) }
         var order: [NameKey] = []
-        var last: [NameKey: String] = [:]
+        var last: [NameKey: DatabaseIntent.Op] = [:]
         var end = start
-        try h.forEachEntry(after: start, through: head) { e in
-            guard let n = e["zoneName"]?.stringValue, let op = e["op"]?.stringValue, let seq = e["seq"]?.int64Value else { return true }
-            let key = NameKey(n)
-            if last[key] == nil {
+        try h.forEachDatabaseEntry(after: start, through: head) { e in
+            if last[e.key] == nil {
                 if order.count == limit { return false }
-                order.append(key)
+                order.append(e.key)
             }
-            last[key] = op
-            end = seq
+            last[e.key] = e.op
+            end = e.seq
             return true
         }
         let zones = order.map {
-            DatabaseChangesResult.Zone(zoneID: zoneID($0.string), deleted: last[$0] == "delete" || last[$0] == "purge", purged: last[$0] == "purge")
+            DatabaseChangesResult.Zone(zoneID: zoneID($0.string), deleted: last[$0] == .delete || last[$0] == .purge, purged: last[$0] == .purge)
         }
         let token = ChangeToken(kind: .database, scopeKey: databaseScopeKey, seq: end).encode(secret: try tokenSecret.getOrCreate())
         return DatabaseChangesResult(zones: zones, syncToken: token, moreComing: end < head)

@@ -70,11 +70,10 @@ extension Fsck {
 
     /// Every record file against the history's last entry for its record.
     private func checkRecordFiles(_ z: ZoneStore) throws {
-        struct Last { var seq: Int64; var op: String; var tag: String? }
+        struct Last { var seq: Int64; var op: HistoryEntry.Op; var tag: String? }
         var last: [NameKey: Last] = [:]
         try z.history.forEachEntry(after: 0) { e in
-            guard let seq = e["seq"]?.int64Value, let n = e["recordName"]?.stringValue, let op = e["op"]?.stringValue else { return true }
-            last[NameKey(n)] = Last(seq: seq, op: op, tag: e["recordChangeTag"]?.stringValue)
+            last[e.key] = Last(seq: e.seq, op: e.op, tag: e.recordChangeTag)
             return true
         }
         // Which record each file name stands for.
@@ -114,7 +113,7 @@ extension Fsck {
                         note(path, "record '\(Names.describe(rec.recordName))' has no history entry (adopted)", repaired: repair)
                         continue
                     }
-                    if l.op == "delete" {
+                    if l.op == .delete {
                         if repair { try sdir.remove(file) }
                         note(path, "record '\(Names.describe(rec.recordName))' was deleted in the history but its file remains", repaired: repair)
                     } else if let tag = l.tag, tag != rec.recordChangeTag {
@@ -123,7 +122,7 @@ extension Fsck {
                 }
             }
         }
-        for (k, l) in last where l.op == "save" && !seen.contains(k) {
+        for (k, l) in last where l.op == .save && !seen.contains(k) {
             let path = z.recordPath(k.string)
             let why = (try? Directory.parent(of: path))??.0.kind(of: PathEncoding.component(k.string) + ".json") == .symlink
                 ? "a symbolic link stands in place of record '\(Names.describe(k.string))' (replaced by the record, from history entry \(l.seq); the link's target is untouched)"
@@ -134,12 +133,12 @@ extension Fsck {
 
     private func restore(_ z: ZoneStore, _ name: NameKey, _ seq: Int64, path: String, why: String) throws {
         guard let e = try z.history.entry(seq) else { note(path, why, repaired: false); return }
-        if e["op"]?.stringValue == "delete" {
+        if e.op == .delete {
             if repair { try FileSystem.remove(path) }
             note(path, why, repaired: repair)
             return
         }
-        guard let rj = e["record"], let rec = try? Record(stored: rj), NameKey(rec.recordName) == name else {
+        guard let rec = e.record, NameKey(rec.recordName) == name else {
             note(path, why + "; its history entry holds no record", repaired: false)
             return
         }
@@ -153,13 +152,9 @@ extension Fsck {
         let seq = try z.history.head() + 1
         var rec = found
         rec.recordChangeTag = RecordWriter.tag(for: seq)
-        var e: [String: JSONValue] = [
-            "seq": .int(seq), "timestamp": .int(rec.modified.timestamp), "op": "save", "recordName": .string(rec.recordName),
-            "userRecordName": .string(rec.modified.userRecordName), "deviceID": .string(rec.modified.deviceID),
-            "record": rec.json(), "recordChangeTag": .string(rec.recordChangeTag),
-        ]
-        if let old = try z.record(named: rec.recordName) { e["prev"] = RecordWriter.seq(ofTag: old.recordChangeTag).map(JSONValue.int) }
-        try z.history.append([.object(e)])
+        let prev = try z.record(named: rec.recordName).flatMap { RecordWriter.seq(ofTag: $0.recordChangeTag) }
+        try z.history.append([HistoryEntry(seq: seq, timestamp: rec.modified.timestamp, op: .save, recordName: rec.recordName,
+                                           userRecordName: rec.modified.userRecordName, deviceID: rec.modified.deviceID, record: rec, prev: prev)])
         try FileSystem.writeJSON(z.recordPath(rec.recordName), ["schemaVersion": .int(DataPaths.schemaVersion), "record": rec.json()])
         try z.setApplied(seq, durable: try z.knownDurable())
     }

@@ -215,18 +215,15 @@ struct HistoryReplay {
         let tx = Transaction(zone: z, nextSeq: after + 1)
         var versions: [Int64: Record] = [:]
         try z.history.forEachEntry(after: after, through: through) { e in
-            guard let name = e["recordName"]?.stringValue, let seq = e["seq"]?.int64Value else { return true }
-            let record = try e["record"].map(Record.init(stored:))
             var before: Record?
-            if let p = e["prev"]?.int64Value {
-                if let v = versions[p] { before = v } else { before = try z.history.entry(p)?["record"].map(Record.init(stored:)) }
+            if let p = e.prev {
+                if let v = versions[p] { before = v } else { before = try z.history.entry(p)?.record }
             }
-            try tx.reindex(source: name, old: before, new: record)
-            if let r = record { tx.put(r); versions[seq] = r } else { tx.remove(name) }
-            let kind: RecordChange.Kind = record == nil ? .deleted : (before == nil ? .created : .updated)
-            tx.changes.append(RecordChange(kind: kind, recordName: name, seq: seq, before: before, after: record,
-                                           userRecordName: e["userRecordName"]?.stringValue ?? "", deviceID: e["deviceID"]?.stringValue ?? "",
-                                           timestamp: e["timestamp"]?.int64Value ?? 0))
+            try tx.reindex(source: e.recordName, old: before, new: e.record)
+            if let r = e.record { tx.put(r); versions[e.seq] = r } else { tx.remove(e.recordName) }
+            let kind: RecordChange.Kind = e.record == nil ? .deleted : (before == nil ? .created : .updated)
+            tx.changes.append(RecordChange(kind: kind, recordName: e.recordName, seq: e.seq, before: before, after: e.record,
+                                           userRecordName: e.userRecordName, deviceID: e.deviceID, timestamp: e.timestamp))
             return true
         }
         transaction = tx

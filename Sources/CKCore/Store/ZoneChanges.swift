@@ -81,22 +81,20 @@ extension Database {
         var start: Int64 = 0
         if let s = since { start = try checkZoneToken(s, zone: z, head: head) }
         var order: [NameKey] = []
-        var latest: [NameKey: JSONValue] = [:]
+        var latest: [NameKey: HistoryEntry] = [:]
         var end = start
         try z.history.forEachEntry(after: start, through: head) { e in
-            guard let n = e["recordName"]?.stringValue, let seq = e["seq"]?.int64Value else { return true }
-            let key = NameKey(n)
-            if latest[key] == nil {
+            if latest[e.key] == nil {
                 if order.count == limit { return false }
-                order.append(key)
+                order.append(e.key)
             }
-            latest[key] = e
-            end = seq
+            latest[e.key] = e
+            end = e.seq
             return true
         }
-        let changes: [ZoneChangesResult.RecordChange] = try order.compactMap { k in
+        let changes: [ZoneChangesResult.RecordChange] = order.compactMap { k in
             let e = latest[k]!
-            if let r = e["record"], e["op"]?.stringValue == "save" { return .record(try Record(stored: r)) }
+            if let r = e.record { return .record(r) }
             // From the start there is nothing to forget: records deleted by then are left out.
             return since == nil ? nil : .deleted(k.string)
         }
