@@ -1,8 +1,9 @@
 /// `ck fsck` on one zone, under its lock: the history first (its uncommitted tail cut, every
 /// entry read), then everything derived from it — an interrupted commit finished, each record
 /// file checked against the history's last entry for it (restored, removed, or adopted into
-/// the history when written by hand), the reference index rebuilt from the records, and the
-/// database history's entries for the zone completed.
+/// the history when written by hand), the tombstones checked against its deletions, the
+/// reference index rebuilt from the records, and the database history's entries for the zone
+/// completed.
 extension Fsck {
     /// `announced`: what the database history records of each zone (nil when that history is
     /// damaged: then no entry is added to it).
@@ -46,7 +47,8 @@ extension Fsck {
             return
         }
         let headBefore = try z.history.head()
-        try checkRecordFiles(z)
+        let latestDeletions = try checkRecordFiles(z)
+        try checkTombstones(z, latestDeletions: latestDeletions)
         try rebuildReferences(z)
         try checkIndexes(db, z)
         if db.announces(name), snapshot != nil {
@@ -68,12 +70,15 @@ extension Fsck {
         }
     }
 
-    /// Every record file against the history's last entry for its record.
-    private func checkRecordFiles(_ z: ZoneStore) throws {
+    /// Every record file against the history's last entry for its record. Returns each deleted
+    /// name's latest deletion, read on the way (for its tombstone).
+    private func checkRecordFiles(_ z: ZoneStore) throws -> [NameKey: Int64] {
         struct Last { var seq: Int64; var op: HistoryEntry.Op; var tag: String? }
         var last: [NameKey: Last] = [:]
+        var latestDeletions: [NameKey: Int64] = [:]
         try z.history.forEachEntry(after: 0) { e in
             last[e.key] = Last(seq: e.seq, op: e.op, tag: e.recordChangeTag)
+            if e.op == .delete { latestDeletions[e.key] = e.seq }
             return true
         }
         // Which record each file name stands for.
@@ -129,6 +134,7 @@ extension Fsck {
                 : "history entry \(l.seq) of record '\(Names.describe(k.string))' has no record file"
             try restore(z, k, l.seq, path: path, why: why)
         }
+        return latestDeletions
     }
 
     private func restore(_ z: ZoneStore, _ name: NameKey, _ seq: Int64, path: String, why: String) throws {
