@@ -122,7 +122,7 @@ extension Database {
             if scope == .public || z.zoneID.isDefault {
                 throw CloudKitError(.badRequest, "zone '\(zoneName)' has no change tokens (only custom zones of the private and shared databases have change feeds); use \(z.zoneID.zoneName)@SEQ", zoneID: z.zoneID)
             }
-            let seq = try checkZoneToken(raw, zone: z, head: head)
+            let seq = try checkZoneToken(raw, zone: z, head: head).seq
             return try retained(seq, "the change token")
         case .tag(let name):
             let tag = try TagStore(paths: paths).load(name)
