@@ -81,6 +81,27 @@ final class ZoneChangesPagingTests: XCTestCase {
         XCTAssertEqual(replica.records, try storedRecords(db, zone: "Z"))
     }
 
+    /// `--all` in the core: every page in one result holds a record changed during the paging
+    /// once, in its latest state, where it last changed; the database's likewise.
+    func testAllPagesInOneResultHoldEachRecordOnce() throws {
+        let t = TempStore()
+        let db = try t.db()
+        _ = try db.createZone("Z")
+        _ = try db.modify(zone: "Z", operations: (0..<7).map { op(.create, "r\($0)", ["n": 0]) })
+        var pages = 0
+        let all = try db.allZoneChanges(zone: "Z", since: nil, limit: 3, while: {
+            pages += 1
+            if pages == 1 { _ = try? db.modify(zone: "Z", operations: [op(.forceUpdate, "r1", ["n": 1])]) }
+            return true
+        })
+        XCTAssertEqual(changeNames(all), ["r0", "r2", "r3", "r4", "r5", "r6", "r1"])
+        XCTAssertFalse(all.moreComing)
+        if case .record(let r1) = all.changes.last { XCTAssertEqual(r1.fields["n"]?.value, 1) } else { XCTFail() }
+        XCTAssertTrue(try db.zoneChanges(zone: "Z", since: all.syncToken).changes.isEmpty, "its token is the last page's")
+        _ = try db.createZone("Y")
+        XCTAssertEqual(try db.allDatabaseChanges(since: nil, limit: 1).zones.map(\.zoneID.zoneName), ["Z", "Y"])
+    }
+
     func testARecordMadeAndDeletedSinceTheTokenIsOneTombstone() throws {
         let t = TempStore()
         let db = try t.db()
