@@ -141,7 +141,7 @@ final class DeferredSyncTests: XCTestCase {
         // version before), not taken for a new record.
         let z = try db.zone("Z")
         let seq = RecordWriter.seq(ofTag: results[50].record!.recordChangeTag)!
-        XCTAssertEqual(try z.history.entry(seq)?["prev"]?.int64Value, 102)
+        XCTAssertEqual(try z.history.entry(seq)?.prev, 102)
         try db.finishBulkLoad(bulk)
         // The index holds the other writer's record "x" too: made from the files.
         try assertIndexAsBuiltFromTheFiles(db)

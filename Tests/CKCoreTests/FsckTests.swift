@@ -92,6 +92,41 @@ final class FsckTests: XCTestCase {
         XCTAssertEqual(try db.lookup(zone: "Z", recordNames: ["item"])[0].error?.code, .notFound, "the cascade works again")
     }
 
+    /// Tombstones are derived from the history: the commit that deletes a name writes its
+    /// tombstone, the replay of an interrupted commit does too, and fsck rebuilds them when
+    /// lost, damaged or stale (a dry run only reports).
+    func testTombstonesAreWrittenWithDeletionsAndRebuiltByFsck() throws {
+        let (t, z) = try zoneWith(3)
+        let db = try t.db()
+        _ = try db.modify(zone: "Z", operations: [op(.forceDelete, "r0")])
+        _ = try db.modify(zone: "Z", operations: [op(.create, "r0")])
+        _ = try db.modify(zone: "Z", operations: [op(.forceDelete, "r0"), op(.forceDelete, "r1")])
+        XCTAssertEqual(z.latestDeletion(of: "r0"), 6, "a name deleted again: its latest deletion")
+        XCTAssertEqual(z.latestDeletion(of: "r1"), 7)
+        XCTAssertNil(z.latestDeletion(of: "r2"))
+        // Entry 8 committed, then the writer died: the next writer's replay writes its tombstone.
+        let r2 = try z.record(named: "r2")!
+        try z.history.append([HistoryEntry(seq: 8, timestamp: 1, op: .delete, recordName: "r2", userRecordName: "x", deviceID: "d",
+                                           record: nil, prev: RecordWriter.seq(ofTag: r2.recordChangeTag))])
+        _ = try db.modify(zone: "Z", operations: [op(.create, "r3")])
+        XCTAssertEqual(z.latestDeletion(of: "r2"), 8)
+
+        try FileSystem.remove(z.tombstonePath("r0"))
+        try FileSystem.writeAtomically(z.tombstonePath("r1"), Array("{\"rec".utf8))
+        try FileSystem.writeJSON(z.tombstonePath("r2"), ZoneStore.tombstoneJSON(recordName: "r2", seq: 3))
+        try FileSystem.writeAtomically(z.tombstonePath("r3"), Array("{".utf8))
+        let before = t.snapshot()
+        let dry = try Fsck.run(paths: t.store.paths, repair: false)
+        XCTAssertEqual(dry.problems.filter { $0.path.contains("/deleted/") }.count, 4, "\(dry.problems)")
+        XCTAssertEqual(dry.problems.count, 4, "\(dry.problems)")
+        XCTAssertEqual(t.snapshot(), before, "a dry run changes nothing")
+        let fixed = try Fsck.run(paths: t.store.paths, repair: true)
+        XCTAssertEqual(fixed.problems.filter(\.repaired).count, 4, "\(fixed.problems)")
+        XCTAssertEqual([z.latestDeletion(of: "r0"), z.latestDeletion(of: "r1"), z.latestDeletion(of: "r2")], [6, 7, 8])
+        XCTAssertFalse(try FileSystem.exists(z.tombstonePath("r3")), "a damaged tombstone of a name never deleted is removed")
+        XCTAssertTrue(try Fsck.run(paths: t.store.paths, repair: false).problems.isEmpty)
+    }
+
     /// A commit interrupted after its point of no return (history written, files not) is
     /// finished by the next writer, before its own commit.
     func testTheNextWriterFinishesAnInterruptedCommit() throws {

@@ -10,11 +10,14 @@ final class HistoryTests: XCTestCase {
         _ = try db.modify(zone: "Z", operations: [op(.forceDelete, "a")])
         let z = try db.zone("Z")
         XCTAssertEqual(try z.history.head(), 3)
-        let entries = try z.history.entries(after: 0)
-        XCTAssertEqual(entries.map { $0["seq"] }, [1, 2, 3])
-        XCTAssertEqual(entries.map { $0["op"] }, ["save", "save", "delete"])
-        XCTAssertEqual(try z.history.entries(after: 2).map { $0["recordName"] }, ["a"])
-        XCTAssertEqual(try z.history.entries(after: 0, limit: 1).count, 1)
+        var entries: [HistoryEntry] = []
+        try z.history.forEachEntry(after: 0) { entries.append($0); return true }
+        XCTAssertEqual(entries.map(\.seq), [1, 2, 3])
+        XCTAssertEqual(entries.map(\.op), [.save, .save, .delete])
+        XCTAssertEqual(entries.map(\.recordName), ["a", "b", "a"])
+        XCTAssertEqual(entries.map(\.prev), [nil, nil, 1], "a delete names the entry of the version it ends")
+        XCTAssertEqual(try z.history.lines(after: 2).map { $0["recordName"] }, ["a"])
+        XCTAssertEqual(try z.history.lines(after: 0, limit: 1).count, 1)
     }
 
     func testFilesArePrivate() throws {
@@ -45,12 +48,12 @@ final class HistoryTests: XCTestCase {
         let word = UInt64(logBefore.count + ghost.count)
         try FileSystem.append(z.history.indexFile, (0..<8).map { UInt8(truncatingIfNeeded: word >> (56 - 8 * UInt64($0))) })
         XCTAssertEqual(try z.history.head(), 2)
-        XCTAssertEqual(try z.history.entries(after: 0).count, 2)
+        XCTAssertEqual(try z.history.lines(after: 0).count, 2)
         XCTAssertNotNil(try db.lookup(zone: "Z", recordNames: ["a"])[0].record, "an uncommitted delete deletes nothing")
         // The next commit takes seq 3, after cutting the ghost.
         _ = try db.modify(zone: "Z", operations: [op(.create, "c")])
-        XCTAssertEqual(try z.history.entries(after: 0).map { $0["recordName"] }, ["a", "b", "c"])
-        XCTAssertEqual(try z.history.entry(3)?["op"], "save")
+        XCTAssertEqual(try z.history.lines(after: 0).map { $0["recordName"] }, ["a", "b", "c"])
+        XCTAssertEqual(try z.history.entry(3)?.op, .save)
         XCTAssertFalse(String(decoding: try FileSystem.read(z.history.logFile)!, as: UTF8.self).contains("\"op\":\"delete\""))
         // A torn index word is no entry either.
         try FileSystem.append(z.history.indexFile, [0x80, 0, 0])
@@ -72,9 +75,9 @@ final class HistoryTests: XCTestCase {
         idx[16] &= 0x7F
         try FileSystem.writeAtomically(h.indexFile, idx)
         XCTAssertEqual(try h.head(), 0)
-        XCTAssertEqual(try h.entries(after: 0).count, 0)
+        XCTAssertEqual(try h.lines(after: 0).count, 0)
         XCTAssertEqual(try h.append([["seq": 1, "recordName": "x"]]), 1)
-        XCTAssertEqual(try h.entries(after: 0).map { $0["recordName"] }, ["x"])
+        XCTAssertEqual(try h.lines(after: 0).map { $0["recordName"] }, ["x"])
     }
 
     /// An index pointing where the log does not hold its entry is damage, named, not data.
@@ -86,9 +89,9 @@ final class HistoryTests: XCTestCase {
         try h.append([["seq": 2, "recordName": "b"]])
         let log = try FileSystem.read(h.logFile)!
         try FileSystem.writeAtomically(h.logFile, Array(log.prefix(log.count - 3)) + Array("xx\n".utf8))
-        XCTAssertThrowsError(try h.entries(after: 0)) { e in
+        XCTAssertThrowsError(try h.lines(after: 0)) { e in
             XCTAssertTrue((e as? CloudKitError)?.reason.contains("damaged at entry 2") == true, "\(e)")
         }
-        XCTAssertEqual(try h.entries(after: 0, limit: 1).count, 1, "entries before the damage still read")
+        XCTAssertEqual(try h.lines(after: 0, limit: 1).count, 1, "entries before the damage still read")
     }
 }

@@ -112,7 +112,7 @@ final class RecordCodecTests: XCTestCase {
         }
     }
 
-    func testHistoryEntryLineEqualsTheGeneralEncoder() {
+    func testHistoryEntryLineEqualsTheGeneralEncoderAndReadsBack() throws {
         for i in 0..<500 {
             var r = randomRecord()
             if i % 10 == 0 {
@@ -121,10 +121,18 @@ final class RecordCodecTests: XCTestCase {
             }
             let save = i % 3 != 0
             let e = HistoryEntry(seq: Int64.random(in: 1...Int64.max, using: &rng), timestamp: Int64.random(in: 0...1_900_000_000_000, using: &rng),
-                                 op: save ? "save" : "delete", recordName: r.recordName, userRecordName: "_" + randomString(), deviceID: randomString(),
+                                 op: save ? .save : .delete, recordName: r.recordName, userRecordName: "_" + randomString(), deviceID: randomString(),
                                  record: save ? r : nil, prev: Bool.random(using: &rng) ? Int64.random(in: 1...999_999, using: &rng) : nil)
             // The log line a commit appends is the one the general encoder writes for the entry.
             XCTAssertEqual(JSONWriter.line(e), JSONWriter.line(e.jsonValue))
+            // And readers get the entry back from it, typed.
+            let back = try HistoryEntry(line: try JSONParser.parse(Array(JSONWriter.line(e).utf8.dropLast())))
+            XCTAssertEqual([back.seq, back.timestamp], [e.seq, e.timestamp])
+            XCTAssertEqual([back.recordName, back.userRecordName, back.deviceID], [e.recordName, e.userRecordName, e.deviceID])
+            XCTAssertEqual(back.op, e.op)
+            XCTAssertEqual(back.prev, e.prev)
+            XCTAssertEqual(back.record, e.record)
+            XCTAssertEqual(back.recordChangeTag, save ? r.recordChangeTag : nil)
             if save {
                 XCTAssertEqual(e.jsonValue["recordChangeTag"]?.stringValue, r.recordChangeTag)
                 XCTAssertEqual(e.jsonValue["record"], r.json())

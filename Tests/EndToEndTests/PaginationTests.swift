@@ -59,16 +59,25 @@ extension PaginationTests {
             token = page.zoneChanges["syncToken"] as? String
             more = page.zoneChanges["moreComing"] as? Bool ?? false
         }
-        // --all as a stream: the same records in the same order, then each zone's closing line.
+        // Each record once, where it last changed: a1's deletion is reported from the start
+        // because this device made it (reference §5.4).
+        XCTAssertEqual(followed, ["a2", "a3", "a4", "a5", "a6", "a0", "a1"])
+        // --all as a stream: the same records in the same order, each page closed by its own
+        // {zoneID, syncToken, moreComing} line, which a script can keep as it goes.
         let stream = s.ck("--zone", "A", "--zone", "B", "zone", "changes", "--limit", "2", "--all", "--format", "ndjson")
         XCTAssertEqual(stream.status, 0, stream.stderr)
         let lines = stream.stdout.split(separator: "\n").map { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] ?? [:] }
-        let closers = lines.enumerated().filter { $0.element["syncToken"] != nil }.map(\.offset)
-        XCTAssertEqual(closers.count, 2)
-        XCTAssertEqual(lines[..<closers[0]].map { "\($0["recordName"]!)" }, followed)
-        XCTAssertEqual(lines[closers[0]]["moreComing"] as? Bool, false)
-        XCTAssertEqual(lines[closers[0]]["syncToken"] as? String, token, "the last page's token")
-        XCTAssertEqual(lines[(closers[0] + 1)..<closers[1]].map { "\($0["recordName"]!)" }, ["b0", "b1", "b2"])
+        let closers = lines.enumerated().filter { $0.element["syncToken"] != nil }
+        let zoneOf: ([String: Any]) -> String? = { ($0["zoneID"] as? [String: Any])?["zoneName"] as? String }
+        XCTAssertEqual(closers.map { zoneOf($0.element) }, ["A", "A", "A", "A", "B", "B"], "a line per page of 2")
+        XCTAssertEqual(closers.map { $0.element["moreComing"] as? Bool }, [true, true, true, false, true, false])
+        let lastOfA = closers[3].offset
+        XCTAssertEqual(lines[..<lastOfA].filter { $0["syncToken"] == nil }.map { "\($0["recordName"]!)" }, followed)
+        XCTAssertEqual(lines[lastOfA]["syncToken"] as? String, token, "the last page's token")
+        XCTAssertEqual(lines[(lastOfA + 1)...].filter { $0["syncToken"] == nil }.map { "\($0["recordName"]!)" }, ["b0", "b1", "b2"])
+        // A page's token, kept, continues from that page.
+        let rest = s.run(["--zone", "A", "zone", "changes", "--limit", "2", "--no-save", "--since", closers[1].element["syncToken"] as? String ?? ""])
+        XCTAssertEqual((rest.zoneChanges["records"] as? [[String: Any]])?.compactMap { $0["recordName"] as? String }, ["a6", "a0"])
         // The bookmarks moved to the end: nothing more to fetch.
         XCTAssertEqual((s.ck("--zone", "A", "zone", "changes").zoneChanges["records"] as? [Any])?.count, 0)
 
@@ -81,10 +90,11 @@ extension PaginationTests {
         XCTAssertEqual(((a0?["fields"] as? [String: Any])?["n"] as? [String: Any])?["value"] as? Int, 100)
         XCTAssertEqual(doc.zoneChanges["moreComing"] as? Bool, false)
 
-        // database changes --all: every zone once, the final token.
+        // database changes --all: every zone once, in the order of its latest change (A's last
+        // two records changed after B's), the final token.
         let db = s.ck("database", "changes", "--limit", "1", "--all")
         XCTAssertEqual(db.status, 0, db.stderr)
-        XCTAssertEqual((db.object["zones"] as? [[String: Any]])?.compactMap { ($0["zoneID"] as? [String: Any])?["zoneName"] as? String }, ["A", "B"])
+        XCTAssertEqual((db.object["zones"] as? [[String: Any]])?.compactMap { ($0["zoneID"] as? [String: Any])?["zoneName"] as? String }, ["B", "A"])
         XCTAssertEqual(db.object["moreComing"] as? Bool, false)
         XCTAssertEqual((s.ck("database", "changes").object["zones"] as? [Any])?.count, 0, "the bookmark is at the end")
     }

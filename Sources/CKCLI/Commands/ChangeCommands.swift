@@ -12,7 +12,7 @@ enum ChangeCommands {
         OptionSpec("--from-start", help: "ignore the bookmark and fetch the whole retained history"),
         OptionSpec("--limit", value: "N", help: "at most N items per page [default: 200; the server caps pages at 200]"),
         OptionSpec("--no-save", help: "do not move the device's bookmark"),
-        OptionSpec("--all", help: "every page until moreComing is false, in one process (like gh --paginate); --format ndjson streams it"),
+        OptionSpec("--all", help: "every page until moreComing is false, in one process (like gh --paginate); --format ndjson streams it, each page closed by its token"),
     ]
 
     /// Where each fetch starts: --since, nothing (--from-start), or the device's bookmark.
@@ -36,9 +36,11 @@ enum ChangeCommands {
         options: [zoneSince] + feedOptions + [RecordCommands.fieldsOption],
         details: """
         Prints the changes/zone response {zones: [{zoneID, records, syncToken, moreComing}]},
-        one entry per --zone, in order: the latest state of each record changed since the
-        zone's token, deletions as {recordName, deleted: true, zoneID}, at most N per page; call
-        again with the returned syncToken while moreComing is true. A zone that fails (not
+        one entry per --zone, in order: each record changed since the zone's token once, at its
+        current state, on the page of its latest change; deletions as {recordName, deleted:
+        true, zoneID} (from the start, only of records this device created, or deleted while
+        it paged, as CloudKit does); at most N per page; call again with the returned syncToken
+        while moreComing is true. A zone that fails (not
         found, token expired) is an entry {zoneID, serverErrorCode, reason}; with several
         zones the others are still fetched and ck exits 9; with one it is the command's error.
         Without --since, each zone continues from this device's bookmark for it (--device,
@@ -48,7 +50,8 @@ enum ChangeCommands {
         A token older than the zone's retained history fails with CHANGE_TOKEN_EXPIRED (exit 7):
         refetch with --from-start. Change feeds exist only for custom zones of the private and
         shared databases, as in CloudKit. With --format ndjson: each record is a line, then a
-        line {zoneID, syncToken, moreComing} closing each zone.
+        line {zoneID, syncToken, moreComing} closing the page (with --all, each page), so a
+        script can keep the token of every page it has applied.
         """, severalZones: true) { inv in
         _ = try inv.positionals(max: 0, what: "")
         let n = try limit(inv)
@@ -63,40 +66,38 @@ enum ChangeCommands {
         var failures: [OperationResult] = []
         let all = inv.args.has("--all")
         let streaming = all && inv.globals.format == .ndjson
+        func entry(_ page: ZoneChangesResult) -> JSONValue {
+            let records: [JSONValue] = page.changes.map {
+                switch $0 {
+                case .record(let r): return r.response(inv.style, desiredKeys: keys)
+                case .deleted(let name): return Record.tombstone(recordName: name, zoneID: page.zoneID)
+                }
+            }
+            return ["zoneID": page.zoneID.json, "records": .array(records), "syncToken": .string(page.syncToken), "moreComing": .bool(page.moreComing)]
+        }
         for (i, zone) in zones.enumerated() {
             do {
-                var records: [JSONValue] = []
-                var since = tokens[i]
-                var page: ZoneChangesResult
-                repeat {
-                    page = try db.zoneChanges(zone: zone, since: since, limit: n)
-                    let pageRecords: [JSONValue] = page.changes.map {
-                        switch $0 {
-                        case .record(let r): return r.response(inv.style, desiredKeys: keys)
-                        case .deleted(let name): return Record.tombstone(recordName: name, zoneID: page.zoneID)
-                        }
+                let page: ZoneChangesResult
+                if streaming {
+                    // Each page as it comes, closed by its own token, which a script can keep.
+                    page = try db.followZoneChanges(zone: zone, since: tokens[i], limit: n) { p in
+                        emitZoneChanges(inv, [entry(p)])
+                        return inv.io.writable()
                     }
-                    // --all --format ndjson: each page goes out as it comes.
-                    if streaming { pageRecords.forEach { inv.io.writeOut(JSONWriter.line($0)) } } else { records += pageRecords }
-                    since = page.syncToken
-                } while all && page.moreComing && inv.io.writable()
-                if all && !streaming {
-                    // One body for every page: each record once, in its latest state, where it
-                    // last changed (applying the list in order gives the same replica).
-                    var seen = Set<NameKey>()
-                    records = records.reversed().filter { seen.insert(NameKey($0["recordName"]?.stringValue ?? "")).inserted }.reversed()
+                } else if all {
+                    page = try db.allZoneChanges(zone: zone, since: tokens[i], limit: n, while: { inv.io.writable() })
+                    entries.append(entry(page))
+                } else {
+                    page = try db.zoneChanges(zone: zone, since: tokens[i], limit: n)
+                    entries.append(entry(page))
                 }
-                entries.append(["zoneID": page.zoneID.json, "records": .array(records), "syncToken": .string(page.syncToken),
-                                "moreComing": .bool(page.moreComing)])
                 fetched.append((zone, page.syncToken))
-                if streaming { emitZoneChanges(inv, [entries.removeLast()]) }
             } catch let e as CloudKitError {
                 if zones.count == 1 { throw e }
                 var err = e
                 if err.zoneID == nil { err.zoneID = db.zoneID(zone) }
-                entries.append(err.envelope(style: inv.style))
                 failures.append(.failed(err))
-                if streaming { emitZoneChanges(inv, [entries.removeLast()]) }
+                if streaming { emitZoneChanges(inv, [err.envelope(style: inv.style)]) } else { entries.append(err.envelope(style: inv.style)) }
             }
         }
         if !streaming { emitZoneChanges(inv, entries) }
@@ -108,7 +109,7 @@ enum ChangeCommands {
         return inv.batchExit(failures, total: zones.count, noun: "zones")
     }
 
-    /// The changes/zone body; as NDJSON, each zone's records, then a line closing the zone.
+    /// The changes/zone body; as NDJSON, each entry's records, then a line closing it.
     static func emitZoneChanges(_ inv: Invocation, _ entries: [JSONValue]) {
         guard inv.globals.format == .ndjson else {
             inv.emit(["zones": .array(entries)], listKey: "zones")
@@ -128,7 +129,9 @@ enum ChangeCommands {
         details: """
         Prints the changes/database response {zones: [{zoneID, deleted}], syncToken, moreComing}:
         the custom zones created, written or deleted since the token, a deleted zone with
-        "deleted": true, a purged one (ck zone purge) with "deleted": true, "purged": true.
+        "deleted": true, a purged one (ck zone purge) with "deleted": true, "purged": true;
+        each zone once, as of its latest change. With --format ndjson: each zone is a line,
+        then a line {syncToken, moreComing} (with --all, after each page).
         Bookmarks work as for 'ck zone changes' (one per database).
         Database and zone tokens are not interchangeable (BAD_REQUEST).
         """) { inv in
@@ -136,22 +139,27 @@ enum ChangeCommands {
         let n = try limit(inv)
         let db = try inv.database()
         let (tokens, fromBookmark) = try startTokens(inv, count: 1) { _ in try db.bookmark(zone: nil) }
-        var page = try db.databaseChanges(since: tokens[0], limit: n)
-        var changed = page.zones
-        // --all: page after page; a zone seen again takes its later state, keeping its place.
-        while inv.args.has("--all") && page.moreComing {
-            page = try db.databaseChanges(since: page.syncToken, limit: n)
-            for z in page.zones {
-                if let at = changed.firstIndex(where: { NameKey($0.zoneID.zoneName) == NameKey(z.zoneID.zoneName) }) { changed[at] = z } else { changed.append(z) }
+        func body(_ page: DatabaseChangesResult) -> JSONValue {
+            // `purged` only on a purged zone's entry: the others keep the recorded shape {zoneID, deleted}.
+            let zones: [JSONValue] = page.zones.map {
+                var o: [String: JSONValue] = ["zoneID": $0.zoneID.json, "deleted": .bool($0.deleted)]
+                if $0.purged { o["purged"] = true }
+                return .object(o)
             }
+            return ["zones": .array(zones), "syncToken": .string(page.syncToken), "moreComing": .bool(page.moreComing)]
         }
-        // `purged` only on a purged zone's entry: the others keep the recorded shape {zoneID, deleted}.
-        let zones: [JSONValue] = changed.map {
-            var o: [String: JSONValue] = ["zoneID": $0.zoneID.json, "deleted": .bool($0.deleted)]
-            if $0.purged { o["purged"] = true }
-            return .object(o)
+        let page: DatabaseChangesResult
+        if inv.args.has("--all") && inv.globals.format == .ndjson {
+            // Each page as it comes: its zones, then a line {syncToken, moreComing}.
+            page = try db.followDatabaseChanges(since: tokens[0], limit: n) { p in
+                inv.emit(body(p), listKey: "zones")
+                return inv.io.writable()
+            }
+        } else {
+            page = inv.args.has("--all") ? try db.allDatabaseChanges(since: tokens[0], limit: n, while: { inv.io.writable() })
+                                         : try db.databaseChanges(since: tokens[0], limit: n)
+            inv.emit(body(page), listKey: "zones")
         }
-        inv.emit(["zones": .array(zones), "syncToken": .string(page.syncToken), "moreComing": .bool(page.moreComing)], listKey: "zones")
         if fromBookmark && !inv.args.has("--no-save") { try inv.afterOutput { try db.saveBookmark(zone: nil, token: page.syncToken) } }
         return ExitCode.success
     }

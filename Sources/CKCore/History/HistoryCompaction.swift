@@ -87,8 +87,7 @@ public enum HistoryCompaction {
         // 1. Which entries before `target` wrote a version still current at `target - 1`.
         var current: [NameKey: Int64] = [:]
         try h.forEachEntry(after: 0, through: target - 1) { e in
-            guard let n = e["recordName"]?.stringValue, let seq = e["seq"]?.int64Value else { return true }
-            current[NameKey(n)] = e["op"]?.stringValue == "save" ? seq : nil
+            current[e.key] = e.op == .save ? e.seq : nil
             return true
         }
         let keep = Set(current.values)

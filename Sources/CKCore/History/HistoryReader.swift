@@ -3,39 +3,16 @@
 /// which change last set each field. Everything reads the history itself, through its index:
 /// a range of k changes costs O(k), one record as of a point costs that record's own history
 /// (its `prev` chain), and nothing holds more than the records a range changed.
-public struct HistoryChange: Sendable {
-    public var seq: Int64
-    public var timestamp: Int64
-    /// `save` or `delete`.
-    public var op: String
-    public var recordName: String
-    public var recordChangeTag: String?
-    public var userRecordName: String
-    public var deviceID: String
-    /// The version saved (nil for a delete).
-    public var record: Record?
-    /// The entry that wrote the version this change replaced.
-    public var prev: Int64?
 
-    public init(entry e: JSONValue) throws {
-        guard let seq = e["seq"]?.int64Value, let name = e["recordName"]?.stringValue, let op = e["op"]?.stringValue else {
-            throw CloudKitError.internalError("history entry is malformed (seq, recordName, op)")
-        }
-        self.seq = seq
-        self.op = op
-        recordName = name
-        timestamp = e["timestamp"]?.int64Value ?? 0
-        recordChangeTag = e["recordChangeTag"]?.stringValue
-        userRecordName = e["userRecordName"]?.stringValue ?? ""
-        deviceID = e["deviceID"]?.stringValue ?? ""
-        record = try e["record"].map(Record.init(stored:))
-        prev = e["prev"]?.int64Value
-    }
+/// A change as `ck log`, `ck show`, `ck blame` and time travel read it: one entry of the
+/// zone's history, read back typed.
+public typealias HistoryChange = HistoryEntry
 
+extension HistoryEntry {
     /// The change as `ck log` prints it.
     public func summary(zoneID: ZoneID) -> JSONValue {
         var o: [String: JSONValue] = [
-            "seq": .int(seq), "timestamp": .int(timestamp), "operation": .string(op), "recordName": .string(recordName),
+            "seq": .int(seq), "timestamp": .int(timestamp), "operation": .string(op.rawValue), "recordName": .string(recordName),
             "userRecordName": .string(userRecordName), "deviceID": .string(deviceID), "zoneID": zoneID.json,
         ]
         if let t = recordChangeTag { o["recordChangeTag"] = .string(t) }
@@ -88,7 +65,7 @@ public struct RecordDiff: Sendable {
 extension ZoneStore {
     /// One change by its sequence number (nil: none, or compacted away by `ck gc`).
     public func change(_ seq: Int64) throws -> HistoryChange? {
-        try history.entry(seq).map(HistoryChange.init(entry:))
+        try history.entry(seq)
     }
 
     /// Changes in `(after, through]`, oldest first or newest first; `body` returns false to
@@ -96,15 +73,15 @@ extension ZoneStore {
     public func forEachChange(after: Int64, through: Int64, newestFirst: Bool = false, _ body: (HistoryChange) throws -> Bool) throws {
         guard through > after else { return }
         if !newestFirst {
-            try history.forEachEntry(after: after, through: through, skipCompacted: after == 0) { try body(try HistoryChange(entry: $0)) }
+            try history.forEachEntry(after: after, through: through, skipCompacted: after == 0, body)
             return
         }
         var hi = through
         while hi > after {
             let lo = max(after, hi - 256)
-            var block: [JSONValue] = []
+            var block: [HistoryChange] = []
             try history.forEachEntry(after: lo, through: hi, skipCompacted: true) { block.append($0); return true }
-            for e in block.reversed() where try !body(try HistoryChange(entry: e)) { return }
+            for e in block.reversed() where try !body(e) { return }
             hi = lo
         }
     }

@@ -122,7 +122,7 @@ extension Database {
             if scope == .public || z.zoneID.isDefault {
                 throw CloudKitError(.badRequest, "zone '\(zoneName)' has no change tokens (only custom zones of the private and shared databases have change feeds); use \(z.zoneID.zoneName)@SEQ", zoneID: z.zoneID)
             }
-            let seq = try checkZoneToken(raw, zone: z, head: head)
+            let seq = try checkZoneToken(raw, zone: z, head: head).seq
             return try retained(seq, "the change token")
         case .tag(let name):
             let tag = try TagStore(paths: paths).load(name)
@@ -140,7 +140,7 @@ extension Database {
     private func seq(atTime t: Int64, in z: ZoneStore, head: Int64, first: Int64, emptyBeforeHistory: Bool) throws -> Int64 {
         let h = z.history
         let zoneName = Names.describe(z.zoneID.zoneName)
-        func stamp(_ seq: Int64) throws -> Int64? { try h.entry(seq)?["timestamp"]?.int64Value }
+        func stamp(_ seq: Int64) throws -> Int64? { try h.entry(seq)?.timestamp }
         guard head >= first, let firstStamp = try stamp(first) else {
             if emptyBeforeHistory && head == 0 { return 0 }
             if head == 0 { throw CloudKitError(.badRequest, "zone '\(zoneName)' has no history yet: no change is at \(Timestamps.iso(t))", zoneID: z.zoneID) }

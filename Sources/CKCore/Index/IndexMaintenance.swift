@@ -86,14 +86,12 @@ extension ZoneIndex {
         // The type each changed record had at `after` (absent: it did not exist then).
         var typeBefore: [NameKey: String] = [:]
         try zone.history.forEachEntry(after: after, through: head) { e in
-            guard let n = e["recordName"]?.stringValue else { return true }
-            let k = NameKey(n)
-            let r = try e["record"].map(Record.init(stored:))
-            if latest[k] == nil, let p = e["prev"]?.int64Value, p <= after {
+            let k = e.key
+            if latest[k] == nil, let p = e.prev, p <= after {
                 // An update keeps its record's type; a delete's type is that of the version it ended.
-                if let r { typeBefore[k] = r.recordType } else if let t = try zone.history.entry(p)?["record"]?["recordType"]?.stringValue { typeBefore[k] = t }
+                if let r = e.record { typeBefore[k] = r.recordType } else if let t = try zone.history.entry(p)?.record?.recordType { typeBefore[k] = t }
             }
-            latest[k] = .some(r)
+            latest[k] = .some(e.record)
             return true
         }
         var out: [NameKey: [NameKey: Record?]] = [:]

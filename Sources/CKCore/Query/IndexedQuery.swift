@@ -114,8 +114,7 @@ struct IndexedQuery {
         guard from < head else { return [] }
         var latest: [NameKey: Record?] = [:]
         try zone.history.forEachEntry(after: from, through: head) { e in
-            guard let n = e["recordName"]?.stringValue else { return true }
-            latest[NameKey(n)] = .some(try e["record"].map(Record.init(stored:)))
+            latest[e.key] = .some(e.record)
             return true
         }
         return latest.values.compactMap { $0 }.filter { $0.recordType.sameBytes(req.recordType) }

@@ -124,7 +124,7 @@ extension RecordWriter {
         if previous == nil { record.created = record.modified }
         try tx.reindex(source: record.recordName, old: previous, new: record)
         tx.put(record)
-        tx.entries.append(historyEntry(seq: seq, op: "save", name: record.recordName, record: record, previous: previous))
+        tx.entries.append(historyEntry(seq: seq, op: .save, name: record.recordName, record: record, previous: previous))
         tx.changes.append(RecordChange(kind: previous == nil ? .created : .updated, recordName: record.recordName, seq: seq, before: previous, after: record,
                                        userRecordName: user.userRecordName, deviceID: deviceID, timestamp: now))
         return record
@@ -134,13 +134,13 @@ extension RecordWriter {
         let seq = tx.takeSeq()
         try tx.reindex(source: previous.recordName, old: previous, new: nil)
         tx.remove(previous.recordName)
-        tx.entries.append(historyEntry(seq: seq, op: "delete", name: previous.recordName, record: nil, previous: previous))
+        tx.entries.append(historyEntry(seq: seq, op: .delete, name: previous.recordName, record: nil, previous: previous))
         tx.changes.append(RecordChange(kind: .deleted, recordName: previous.recordName, seq: seq, before: previous, after: nil,
                                        userRecordName: user.userRecordName, deviceID: deviceID, timestamp: now))
     }
 
     /// A zone history entry, as RecordWriter writes them.
-    private func historyEntry(seq: Int64, op: String, name: String, record: Record?, previous: Record?) -> HistoryEntry {
+    private func historyEntry(seq: Int64, op: HistoryEntry.Op, name: String, record: Record?, previous: Record?) -> HistoryEntry {
         RecordWriter.historyEntry(seq: seq, op: op, name: name, record: record, previous: previous, now: now, user: user, deviceID: deviceID)
     }
 

@@ -192,35 +192,31 @@ extension Database {
         return try ShareVisibility.permission(me, on: r) { try sharedRecord(z, $0) } != nil
     }
 
-    /// In the shared database, a zone's changes as the caller may see them: records shared
-    /// with them; a record that was visible at the token and no longer is (deleted, moved out
-    /// of the share) as a tombstone; nothing about the owner's other records.
-    func sharedZoneChanges(_ changes: [ZoneChangesResult.RecordChange], latest: [NameKey: JSONValue], zone z: ZoneStore,
-                           since start: Int64?) throws -> [ZoneChangesResult.RecordChange] {
-        guard isSharedRoot else { return changes }
+    /// In the shared database, a page of a zone's latest changes (`entries`, from `start`) as
+    /// the caller may see them: a record shared with them; as a tombstone, a record deleted or
+    /// no longer shared with them that they may hold — one shared at the token, or whose version
+    /// the change ended was — and from scratch (a fetch that began at `origin`) only the
+    /// deletions CloudKit reports then (`reportsDeletion`); nothing about the owner's other
+    /// records. Nil outside the shared database.
+    func sharedZoneChanges(_ entries: [HistoryEntry], zone z: ZoneStore, snapshot snap: ZoneSnapshot, start: Int64,
+                           origin: Int64?) throws -> [ZoneChangesResult.RecordChange]? {
+        guard isSharedRoot else { return nil }
         guard let me = caller.user?.userRecordName,
               let shared = try sharedZones().first(where: { $0.owner == z.zoneID.ownerRecordName && $0.zone.zoneID.zoneName.sameBytes(z.zoneID.zoneName) })
         else { return [] }
         let lookup: (String) throws -> Record? = { try self.sharedRecord(shared, $0) }
         func visible(_ r: Record?) throws -> Bool { try r.map { try ShareVisibility.permission(me, on: $0, lookup: lookup) != nil } ?? false }
-        /// The record as it was at the token.
-        func atToken(_ name: String) throws -> Record? {
-            guard let s = start, var e = latest[NameKey(name)] else { return nil }
-            while let seq = e["seq"]?.int64Value, seq > s {
-                guard let p = e["prev"]?.int64Value, let prev = try z.history.entry(p) else { return nil }
-                e = prev
-            }
-            guard e["op"]?.stringValue == "save", let j = e["record"] else { return nil }
-            return try Record(stored: j)
-        }
-        return try changes.compactMap { c in
-            switch c {
-            case .record(let r):
-                if try visible(r) { return c }
-                return try start != nil && visible(atToken(r.recordName)) ? .deleted(r.recordName) : nil
-            case .deleted(let name):
-                return try visible(atToken(name)) ? c : nil
-            }
+        // The version at the token, where the history still holds it (a fetch from scratch
+        // reads on through what `ck gc` compacted, and holds nothing from before it began).
+        let tokenRetained = start > 0 && origin == nil
+        return try entries.compactMap { e in
+            if let r = e.record, try visible(r) { return .record(r) }
+            if origin != nil, e.op == .save, e.seq <= origin! { return nil }
+            guard try reportsDeletion(e, in: z, origin: origin) else { return nil }
+            let ended = try e.prev.flatMap { try z.history.entry($0)?.record }
+            if try visible(ended) { return .deleted(e.recordName) }
+            if tokenRetained, try visible(z.version(of: e.recordName, at: start, in: snap)?.record) { return .deleted(e.recordName) }
+            return nil
         }
     }
 

@@ -67,8 +67,8 @@ extension Database {
                     let lookup: (String) throws -> Record? = { try self.sharedRecord(sz, $0) }
                     try sz.zone.history.forEachEntry(after: b.seq, through: head) { e in
                         // A record shared before or after the change (one that left the share is a change too).
-                        var versions = [try e["record"].map(Record.init(stored:))]
-                        if let p = e["prev"]?.int64Value { versions.append(try sz.zone.history.entry(p)?["record"].map(Record.init(stored:))) }
+                        var versions = [e.record]
+                        if let p = e.prev { versions.append(try sz.zone.history.entry(p)?.record) }
                         for case let r? in versions where try ShareVisibility.permission(me, on: r, lookup: lookup) != nil { changed = true; return false }
                         return true
                     }

@@ -75,7 +75,8 @@ public struct ChangeHistory {
     }
 
     /// Streams committed entries with seq > `after` (up to `through`, default the head), oldest
-    /// first; `body` returns false to stop. Every entry is checked against its index word and
+    /// first, as the JSON of their lines (typed: `forEachEntry`, `forEachDatabaseEntry`);
+    /// `body` returns false to stop. Every entry is checked against its index word and
     /// its own `seq`, so a reader racing a writer's repair re-reads instead of misreading.
     ///
     /// After `ck gc` (HistoryCompaction) the entries before `retainedFrom()` are gone but for
@@ -83,7 +84,7 @@ public struct ChangeHistory {
     /// `skipCompacted`) yields what remains — the compacted state, then every later change;
     /// reading from a point inside the compacted part throws CHANGE_TOKEN_EXPIRED, since the
     /// changes after that point can no longer be told.
-    public func forEachEntry(after: Int64, through: Int64? = nil, skipCompacted: Bool = false, _ body: (JSONValue) throws -> Bool) throws {
+    public func forEachLine(after: Int64, through: Int64? = nil, skipCompacted: Bool = false, _ body: (JSONValue) throws -> Bool) throws {
         var from = after
         let skipping = skipCompacted || after == 0
         var attempt = 0
@@ -171,21 +172,22 @@ public struct ChangeHistory {
         }
     }
 
-    /// Entries with seq > `after`, at most `limit` of them (nil: all), oldest first.
-    public func entries(after: Int64, limit: Int? = nil) throws -> [JSONValue] {
+    /// The lines of entries with seq > `after`, at most `limit` of them (nil: all), oldest first.
+    public func lines(after: Int64, limit: Int? = nil) throws -> [JSONValue] {
         var out: [JSONValue] = []
-        try forEachEntry(after: after) { e in
+        try forEachLine(after: after) { e in
             out.append(e)
             return limit.map { out.count < $0 } ?? true
         }
         return out
     }
 
-    /// One committed entry by its sequence number (nil: past the head, or dropped by `ck gc`).
-    public func entry(_ seq: Int64) throws -> JSONValue? {
+    /// The line of one committed entry by its sequence number (nil: past the head, or dropped
+    /// by `ck gc`).
+    public func line(_ seq: Int64) throws -> JSONValue? {
         guard seq >= 1 else { return nil }
         var out: JSONValue?
-        try forEachEntry(after: seq - 1, through: seq, skipCompacted: true) { e in
+        try forEachLine(after: seq - 1, through: seq, skipCompacted: true) { e in
             if e["seq"]?.int64Value == seq { out = e }
             return false
         }

@@ -12,19 +12,25 @@ public struct ChangeToken: Equatable, Sendable {
     public var seq: Int64
     /// The history's expiry epoch when the token was issued.
     public var epoch: Int64
+    /// On the pages of a zone fetch from scratch: the head where it began (`seq` is behind it).
+    /// What it left out as deleted is decided against it (ZoneChanges); the page that reaches it
+    /// issues a token without it.
+    public var origin: Int64?
 
-    public init(kind: Kind, scopeKey: String, seq: Int64, epoch: Int64 = 0) {
+    public init(kind: Kind, scopeKey: String, seq: Int64, epoch: Int64 = 0, origin: Int64? = nil) {
         self.kind = kind
         self.scopeKey = scopeKey
         self.seq = seq
         self.epoch = epoch
+        self.origin = origin
     }
 
     static let prefix = "ck1."
 
     public func encode(secret: [UInt8]) -> String {
-        let payload: JSONValue = ["k": .string(kind.rawValue), "s": .string(scopeKey), "q": .int(seq), "e": .int(epoch)]
-        let body = ChangeToken.base64url(Array(JSONWriter.compact(payload).utf8))
+        var payload: [String: JSONValue] = ["k": .string(kind.rawValue), "s": .string(scopeKey), "q": .int(seq), "e": .int(epoch)]
+        if let o = origin { payload["o"] = .int(o) }
+        let body = ChangeToken.base64url(Array(JSONWriter.compact(.object(payload)).utf8))
         let mac = ChangeToken.base64url(Array(HMAC.sha256(key: secret, message: Array((ChangeToken.prefix + body).utf8)).prefix(16)))
         return ChangeToken.prefix + body + "." + mac
     }
@@ -42,7 +48,9 @@ public struct ChangeToken: Equatable, Sendable {
               let key = j["s"]?.stringValue, let seq = j["q"]?.int64Value, seq >= 0,
               let epoch = j["e"]?.int64Value, epoch >= 0
         else { throw bad }
-        return ChangeToken(kind: kind, scopeKey: key, seq: seq, epoch: epoch)
+        let origin = j["o"]?.int64Value
+        if j["o"] != nil && !(origin.map { $0 > seq } ?? false) { throw bad }
+        return ChangeToken(kind: kind, scopeKey: key, seq: seq, epoch: epoch, origin: origin)
     }
 
     private static let base64urlAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)

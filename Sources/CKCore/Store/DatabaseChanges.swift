@@ -1,6 +1,7 @@
 /// `changes/database`: which zones were created, written, deleted or purged since a token, from
 /// the database's own history (`history.log` beside `zones/`), one entry per zone create,
-/// commit, delete or purge (see DatabaseIntent), reported as of the returned token.
+/// commit, delete or purge (see DatabaseIntent): each zone once, as its latest change, on the
+/// page of that change (LatestChanges), as record changes are.
 public struct DatabaseChangesResult {
     public struct Zone {
         public var zoneID: ZoneID
@@ -10,7 +11,7 @@ public struct DatabaseChangesResult {
         /// of the zone.
         public var purged: Bool
     }
-    /// Each zone changed, in the order of its first change since the token.
+    /// Each zone changed, in the order of its latest change.
     public var zones: [Zone]
     public var syncToken: String
     public var moreComing: Bool
@@ -47,24 +48,23 @@ extension Database {
         let head = try h.head()
         var start: Int64 = 0
         if let s = since { start = try checkDatabaseToken(s, head: head) }
-        var order: [NameKey] = []
-        var last: [NameKey: String] = [:]
-        var end = start
-        try h.forEachEntry(after: start, through: head) { e in
-            guard let n = e["zoneName"]?.stringValue, let op = e["op"]?.stringValue, let seq = e["seq"]?.int64Value else { return true }
-            let key = NameKey(n)
-            if last[key] == nil {
-                if order.count == limit { return false }
-                order.append(key)
+        // Whether a zone changed again after a window is read from the history itself: a
+        // database holds few zones (at most 1,000) but an entry per commit, so the rest of the
+        // range is read once per page, for all its windows. A page costs O(entries from its token
+        // to the head); a fetch from scratch is at most (changed zones / limit) pages.
+        var laterChange: [NameKey: Int64]?
+        let page = try h.latestChanges(DatabaseHistoryEntry.self, after: start, through: head, limit: limit) { candidates, windowEnd in
+            if laterChange == nil {
+                var m: [NameKey: Int64] = [:]
+                try h.forEachDatabaseEntry(after: windowEnd, through: head) { m[$0.key] = $0.seq; return true }
+                laterChange = m
             }
-            last[key] = op
-            end = seq
-            return true
+            return candidates.map { c in laterChange![c.key].flatMap { $0 > c.seq ? $0 : nil } }
         }
-        let zones = order.map {
-            DatabaseChangesResult.Zone(zoneID: zoneID($0.string), deleted: last[$0] == "delete" || last[$0] == "purge", purged: last[$0] == "purge")
+        let zones = page.entries.map {
+            DatabaseChangesResult.Zone(zoneID: zoneID($0.zoneName), deleted: $0.op == .delete || $0.op == .purge, purged: $0.op == .purge)
         }
-        let token = ChangeToken(kind: .database, scopeKey: databaseScopeKey, seq: end).encode(secret: try tokenSecret.getOrCreate())
-        return DatabaseChangesResult(zones: zones, syncToken: token, moreComing: end < head)
+        let token = ChangeToken(kind: .database, scopeKey: databaseScopeKey, seq: page.end).encode(secret: try tokenSecret.getOrCreate())
+        return DatabaseChangesResult(zones: zones, syncToken: token, moreComing: page.moreComing)
     }
 }

@@ -46,9 +46,8 @@ struct DatabaseIntent: Equatable {
     static let purgeSuffix = ".purge"
 
     /// Whether a database history entry records this intent.
-    func isRecorded(by e: JSONValue) -> Bool {
-        e["op"]?.stringValue == op.rawValue && (e["zoneName"]?.stringValue).map { $0.sameBytes(zoneName) } == true
-            && e["incarnation"]?.stringValue == incarnation && e["zoneSeq"]?.int64Value == zoneSeq
+    func isRecorded(by e: DatabaseHistoryEntry) -> Bool {
+        e.op == op && e.zoneName.sameBytes(zoneName) && e.incarnation == incarnation && e.zoneSeq == zoneSeq
     }
 }
 
@@ -142,8 +141,8 @@ extension Database {
     /// the intent was (so it is recorded once, whoever finishes it), or appended. Returns its seq.
     func recordInDatabaseHistory(_ intent: DatabaseIntent) throws -> Int64 {
         var found: Int64?
-        try databaseHistory.forEachEntry(after: intent.after) { e in
-            if intent.isRecorded(by: e) { found = e["seq"]?.int64Value; return false }
+        try databaseHistory.forEachDatabaseEntry(after: intent.after) { e in
+            if intent.isRecorded(by: e) { found = e.seq; return false }
             return true
         }
         if let f = found { return f }
@@ -155,10 +154,8 @@ extension Database {
     func appendDatabaseEntry(_ i: DatabaseIntent) throws -> Int64 {
         let h = databaseHistory
         let seq = try h.head() + 1
-        var e: [String: JSONValue] = ["seq": .int(seq), "timestamp": .int(clock.now()), "op": .string(i.op.rawValue),
-                                      "zoneName": .string(i.zoneName), "incarnation": .string(i.incarnation)]
-        if let s = i.zoneSeq { e["zoneSeq"] = .int(s) }
-        do { try h.append([.object(e)]) } catch is ChangeHistory.CommittedButNotSynced {}
+        let e = DatabaseHistoryEntry(seq: seq, timestamp: clock.now(), op: i.op, zoneName: i.zoneName, incarnation: i.incarnation, zoneSeq: i.zoneSeq)
+        do { try h.append([e.json]) } catch is ChangeHistory.CommittedButNotSynced {}
         return seq
     }
 

@@ -177,11 +177,8 @@ public final class Fsck {
 
     /// Which zone incarnations the database history records, and through which zone entry.
     static func announcements(_ db: Database, after: Int64, through: Int64?, into map: inout [NameKey: [String: Int64]]) throws {
-        try db.databaseHistory.forEachEntry(after: after, through: through) { e in
-            if let n = e["zoneName"]?.stringValue, let inc = e["incarnation"]?.stringValue {
-                let s = e["zoneSeq"]?.int64Value ?? 0
-                map[NameKey(n), default: [:]][inc] = max(map[NameKey(n)]?[inc] ?? 0, s)
-            }
+        try db.databaseHistory.forEachDatabaseEntry(after: after, through: through) { e in
+            map[e.key, default: [:]][e.incarnation] = max(map[e.key]?[e.incarnation] ?? 0, e.zoneSeq ?? 0)
             return true
         }
     }
@@ -223,7 +220,7 @@ public final class Fsck {
         }
         do {
             var n: Int64 = 0
-            try h.forEachEntry(after: 0) { _ in n += 1; return true }
+            try h.forEachLine(after: 0) { _ in n += 1; return true }
             report.historyEntries += n
         } catch let e as CloudKitError {
             note(h.logFile, "\(what) is damaged: \(e.reason); nothing derived from it is repaired until it is restored (from a backup)", repaired: false)

@@ -1,8 +1,9 @@
 /// `ck fsck` on one zone, under its lock: the history first (its uncommitted tail cut, every
 /// entry read), then everything derived from it — an interrupted commit finished, each record
 /// file checked against the history's last entry for it (restored, removed, or adopted into
-/// the history when written by hand), the reference index rebuilt from the records, and the
-/// database history's entries for the zone completed.
+/// the history when written by hand), the tombstones checked against its deletions, the
+/// reference index rebuilt from the records, and the database history's entries for the zone
+/// completed.
 extension Fsck {
     /// `announced`: what the database history records of each zone (nil when that history is
     /// damaged: then no entry is added to it).
@@ -46,7 +47,8 @@ extension Fsck {
             return
         }
         let headBefore = try z.history.head()
-        try checkRecordFiles(z)
+        let latestDeletions = try checkRecordFiles(z)
+        try checkTombstones(z, latestDeletions: latestDeletions)
         try rebuildReferences(z)
         try checkIndexes(db, z)
         if db.announces(name), snapshot != nil {
@@ -68,13 +70,15 @@ extension Fsck {
         }
     }
 
-    /// Every record file against the history's last entry for its record.
-    private func checkRecordFiles(_ z: ZoneStore) throws {
-        struct Last { var seq: Int64; var op: String; var tag: String? }
+    /// Every record file against the history's last entry for its record. Returns each deleted
+    /// name's latest deletion, read on the way (for its tombstone).
+    private func checkRecordFiles(_ z: ZoneStore) throws -> [NameKey: Int64] {
+        struct Last { var seq: Int64; var op: HistoryEntry.Op; var tag: String? }
         var last: [NameKey: Last] = [:]
+        var latestDeletions: [NameKey: Int64] = [:]
         try z.history.forEachEntry(after: 0) { e in
-            guard let seq = e["seq"]?.int64Value, let n = e["recordName"]?.stringValue, let op = e["op"]?.stringValue else { return true }
-            last[NameKey(n)] = Last(seq: seq, op: op, tag: e["recordChangeTag"]?.stringValue)
+            last[e.key] = Last(seq: e.seq, op: e.op, tag: e.recordChangeTag)
+            if e.op == .delete { latestDeletions[e.key] = e.seq }
             return true
         }
         // Which record each file name stands for.
@@ -114,7 +118,7 @@ extension Fsck {
                         note(path, "record '\(Names.describe(rec.recordName))' has no history entry (adopted)", repaired: repair)
                         continue
                     }
-                    if l.op == "delete" {
+                    if l.op == .delete {
                         if repair { try sdir.remove(file) }
                         note(path, "record '\(Names.describe(rec.recordName))' was deleted in the history but its file remains", repaired: repair)
                     } else if let tag = l.tag, tag != rec.recordChangeTag {
@@ -123,23 +127,24 @@ extension Fsck {
                 }
             }
         }
-        for (k, l) in last where l.op == "save" && !seen.contains(k) {
+        for (k, l) in last where l.op == .save && !seen.contains(k) {
             let path = z.recordPath(k.string)
             let why = (try? Directory.parent(of: path))??.0.kind(of: PathEncoding.component(k.string) + ".json") == .symlink
                 ? "a symbolic link stands in place of record '\(Names.describe(k.string))' (replaced by the record, from history entry \(l.seq); the link's target is untouched)"
                 : "history entry \(l.seq) of record '\(Names.describe(k.string))' has no record file"
             try restore(z, k, l.seq, path: path, why: why)
         }
+        return latestDeletions
     }
 
     private func restore(_ z: ZoneStore, _ name: NameKey, _ seq: Int64, path: String, why: String) throws {
         guard let e = try z.history.entry(seq) else { note(path, why, repaired: false); return }
-        if e["op"]?.stringValue == "delete" {
+        if e.op == .delete {
             if repair { try FileSystem.remove(path) }
             note(path, why, repaired: repair)
             return
         }
-        guard let rj = e["record"], let rec = try? Record(stored: rj), NameKey(rec.recordName) == name else {
+        guard let rec = e.record, NameKey(rec.recordName) == name else {
             note(path, why + "; its history entry holds no record", repaired: false)
             return
         }
@@ -153,13 +158,9 @@ extension Fsck {
         let seq = try z.history.head() + 1
         var rec = found
         rec.recordChangeTag = RecordWriter.tag(for: seq)
-        var e: [String: JSONValue] = [
-            "seq": .int(seq), "timestamp": .int(rec.modified.timestamp), "op": "save", "recordName": .string(rec.recordName),
-            "userRecordName": .string(rec.modified.userRecordName), "deviceID": .string(rec.modified.deviceID),
-            "record": rec.json(), "recordChangeTag": .string(rec.recordChangeTag),
-        ]
-        if let old = try z.record(named: rec.recordName) { e["prev"] = RecordWriter.seq(ofTag: old.recordChangeTag).map(JSONValue.int) }
-        try z.history.append([.object(e)])
+        let prev = try z.record(named: rec.recordName).flatMap { RecordWriter.seq(ofTag: $0.recordChangeTag) }
+        try z.history.append([HistoryEntry(seq: seq, timestamp: rec.modified.timestamp, op: .save, recordName: rec.recordName,
+                                           userRecordName: rec.modified.userRecordName, deviceID: rec.modified.deviceID, record: rec, prev: prev)])
         try FileSystem.writeJSON(z.recordPath(rec.recordName), ["schemaVersion": .int(DataPaths.schemaVersion), "record": rec.json()])
         try z.setApplied(seq, durable: try z.knownDurable())
     }

@@ -4,8 +4,9 @@
 /// change feed — the database's lock:
 /// 1. finishes what an interrupted earlier commit left (see `finishInterruptedCommit`);
 /// 2. runs the operations against the zone as it is, in memory;
-/// 3. prepares everything it will write: new asset files, and each changed record file and
-///    reference-index file as a temporary file — a full disk fails here and changes nothing;
+/// 3. prepares everything it will write: new asset files, and each changed record file,
+///    reference-index file and tombstone as a temporary file — a full disk fails here and
+///    changes nothing;
 /// 4. commits: appends the entries to the zone's history (the point of no return) and, for a
 ///    custom zone, the database history's entry for it, under an intent that lets the next
 ///    lock holder finish that entry if this process dies in between;
@@ -144,7 +145,7 @@ extension Database {
             for (sum, bytes) in tx.assets.sorted(by: { $0.key < $1.key }) where !(try assets.contains(checksum: sum)) {
                 _ = try assets.put(bytes)
             }
-            prepared = try z.prepare(records: tx.records, refs: tx.refs)
+            prepared = try z.prepare(records: tx.records, refs: tx.refs, tombstones: tx.deletions)
             if announces(z.zoneID.zoneName) {
                 try withDatabaseLock(holdingZone: z.zoneID.zoneName) {
                     let intent = try newIntent(.change, zoneName: z.zoneID.zoneName, incarnation: z.incarnation, zoneSeq: last)
@@ -178,8 +179,8 @@ extension Database {
         }
     }
 
-    /// Brings a zone's record files, reference index and notifications up to date with its
-    /// history, replaying the entries after the applied cursor: what a commit interrupted
+    /// Brings a zone's record files, reference index, tombstones and notifications up to date
+    /// with its history, replaying the entries after the applied cursor: what a commit interrupted
     /// after its point of no return left undone. Idempotent. The caller holds the zone's lock.
     @discardableResult
     func finishInterruptedCommit(_ z: ZoneStore) throws -> Int64 {
@@ -187,7 +188,7 @@ extension Database {
         let applied = try z.appliedSeq()
         guard applied < head else { return 0 }
         let replay = try HistoryReplay(zone: z, after: applied, through: head)
-        let prepared = try z.prepare(records: replay.transaction.records, refs: replay.transaction.refs)
+        let prepared = try z.prepare(records: replay.transaction.records, refs: replay.transaction.refs, tombstones: replay.transaction.deletions)
         try z.publish(prepared)
         z.syncFiles()
         try deliverNotifications(zone: z, changes: replay.transaction.changes, through: head)
@@ -215,18 +216,15 @@ struct HistoryReplay {
         let tx = Transaction(zone: z, nextSeq: after + 1)
         var versions: [Int64: Record] = [:]
         try z.history.forEachEntry(after: after, through: through) { e in
-            guard let name = e["recordName"]?.stringValue, let seq = e["seq"]?.int64Value else { return true }
-            let record = try e["record"].map(Record.init(stored:))
             var before: Record?
-            if let p = e["prev"]?.int64Value {
-                if let v = versions[p] { before = v } else { before = try z.history.entry(p)?["record"].map(Record.init(stored:)) }
+            if let p = e.prev {
+                if let v = versions[p] { before = v } else { before = try z.history.entry(p)?.record }
             }
-            try tx.reindex(source: name, old: before, new: record)
-            if let r = record { tx.put(r); versions[seq] = r } else { tx.remove(name) }
-            let kind: RecordChange.Kind = record == nil ? .deleted : (before == nil ? .created : .updated)
-            tx.changes.append(RecordChange(kind: kind, recordName: name, seq: seq, before: before, after: record,
-                                           userRecordName: e["userRecordName"]?.stringValue ?? "", deviceID: e["deviceID"]?.stringValue ?? "",
-                                           timestamp: e["timestamp"]?.int64Value ?? 0))
+            try tx.reindex(source: e.recordName, old: before, new: e.record)
+            if let r = e.record { tx.put(r); versions[e.seq] = r } else { tx.remove(e.recordName) }
+            let kind: RecordChange.Kind = e.record == nil ? .deleted : (before == nil ? .created : .updated)
+            tx.changes.append(RecordChange(kind: kind, recordName: e.recordName, seq: e.seq, before: before, after: e.record,
+                                           userRecordName: e.userRecordName, deviceID: e.deviceID, timestamp: e.timestamp))
             return true
         }
         transaction = tx

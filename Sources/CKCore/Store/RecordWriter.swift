@@ -87,7 +87,7 @@ struct RecordWriter {
         try schema.admit(record)
         try tx.reindex(source: name, old: existing, new: record)
         tx.put(record)
-        tx.entries.append(entry(seq: seq, op: "save", name: name, record: record, previous: existing))
+        tx.entries.append(entry(seq: seq, op: .save, name: name, record: record, previous: existing))
         tx.changes.append(RecordChange(kind: existing == nil ? .created : .updated, recordName: name, seq: seq, before: existing, after: record,
                                        userRecordName: user.userRecordName, deviceID: deviceID, timestamp: now))
         return .saved(readable(record) ?? writtenPart(of: record, by: op))
@@ -234,7 +234,7 @@ struct RecordWriter {
         let seq = tx.takeSeq()
         try tx.reindex(source: name, old: existing, new: nil)
         tx.remove(name)
-        tx.entries.append(entry(seq: seq, op: "delete", name: name, record: nil, previous: existing))
+        tx.entries.append(entry(seq: seq, op: .delete, name: name, record: nil, previous: existing))
         tx.changes.append(RecordChange(kind: .deleted, recordName: name, seq: seq, before: existing, after: nil,
                                        userRecordName: user.userRecordName, deviceID: deviceID, timestamp: now))
         for (source, actions) in referrers where actions.contains("DELETE_SELF") && source != key {
@@ -244,11 +244,11 @@ struct RecordWriter {
 
     /// A history entry: the change, who made it, the whole record saved, and `prev`, the entry
     /// that wrote the version it replaces — so the state before any change can be read back.
-    private func entry(seq: Int64, op: String, name: String, record: Record?, previous: Record?) -> HistoryEntry {
+    private func entry(seq: Int64, op: HistoryEntry.Op, name: String, record: Record?, previous: Record?) -> HistoryEntry {
         RecordWriter.historyEntry(seq: seq, op: op, name: name, record: record, previous: previous, now: now, user: user, deviceID: deviceID)
     }
 
-    static func historyEntry(seq: Int64, op: String, name: String, record: Record?, previous: Record?, now: Int64, user: UserAccount,
+    static func historyEntry(seq: Int64, op: HistoryEntry.Op, name: String, record: Record?, previous: Record?, now: Int64, user: UserAccount,
                              deviceID: String) -> HistoryEntry {
         HistoryEntry(seq: seq, timestamp: now, op: op, recordName: name, userRecordName: user.userRecordName, deviceID: deviceID,
                      record: record, prev: previous.flatMap { RecordWriter.seq(ofTag: $0.recordChangeTag) })

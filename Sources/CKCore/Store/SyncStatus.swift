@@ -24,7 +24,7 @@ extension Database {
         let z = try changeFeedZone(name)
         let head = try z.history.head()
         guard let token = try bookmark(zone: name) else { return BookmarkLag(state: .none, changes: head) }
-        return lag(head: head) { try checkZoneToken(token, zone: z, head: head) }
+        return lag(head: head) { try checkZoneToken(token, zone: z, head: head).seq }
     }
 
     /// The device's bookmark for the database feed (which zones changed).

@@ -36,7 +36,7 @@ extension Database {
 
     /// Checks a zone token: BAD_REQUEST when forged or foreign, CHANGE_TOKEN_EXPIRED when older
     /// than the retained history or from an earlier zone of the same name.
-    func checkZoneToken(_ raw: String, zone z: ZoneStore, head: Int64) throws -> Int64 {
+    func checkZoneToken(_ raw: String, zone z: ZoneStore, head: Int64) throws -> ChangeToken {
         let t = try ChangeToken.decode(raw, secret: try tokenSecret.existing())
         guard t.kind == .zone else { throw CloudKitError(.badRequest, "this is a database change token, not a zone change token", zoneID: z.zoneID) }
         let mine = zoneScopeKey(z)
@@ -51,21 +51,28 @@ extension Database {
             throw CloudKitError(.badRequest, "change token belongs to \(other), not zone '\(Names.describe(z.zoneID.zoneName))' of the \(scope.rawValue) database", zoneID: z.zoneID)
         }
         let epoch = try z.history.epoch()
-        if t.seq > head || t.epoch > epoch { throw CloudKitError(.badRequest, "change token is from the future of zone '\(Names.describe(z.zoneID.zoneName))'", zoneID: z.zoneID) }
+        if max(t.seq, t.origin ?? 0) > head || t.epoch > epoch { throw CloudKitError(.badRequest, "change token is from the future of zone '\(Names.describe(z.zoneID.zoneName))'", zoneID: z.zoneID) }
         if t.epoch < epoch {
             throw CloudKitError(.changeTokenExpired, "change token expired: zone '\(Names.describe(z.zoneID.zoneName))' no longer retains history that old; fetch from the start", zoneID: z.zoneID)
         }
-        // `ck gc` compacted the changes after the token's point (HistoryCompaction).
-        if t.seq < (try z.history.retainedFrom()) - 1 {
+        // `ck gc` compacted the changes after the token's point (HistoryCompaction). The pages of
+        // a fetch from scratch that began after the compaction read on through what remains of
+        // them, as the first page did.
+        let kept = try z.history.retainedFrom() - 1
+        if t.seq < kept && (t.origin ?? 0) < kept {
             throw CloudKitError(.changeTokenExpired, "change token expired: zone '\(Names.describe(z.zoneID.zoneName))' no longer retains history that old (compacted by 'ck gc'); fetch from the start", zoneID: z.zoneID)
         }
-        return t.seq
+        return t
     }
 
-    /// Fetches up to `limit` changed records after `since` (nil: from the start), served from
-    /// the history itself: the returned token names a point in the history, and each record is
-    /// returned as it was at that point — never a newer or older version, never a record a
-    /// concurrent commit has not finished. Cost: the entries read, not the zone's size.
+    /// Fetches up to `limit` changed records after `since` (nil: from scratch), as CloudKit
+    /// serves them: each record changed since the token once, at its current state, on the page
+    /// of its latest change (LatestChanges); a record deleted since, as a tombstone. From
+    /// scratch, a deletion is reported only to the device that created the record, or when it
+    /// happened while the client paged (after the head where the fetch began, which the pages'
+    /// tokens carry): Apple DTS, reference §5.4. Served from the history and the zone's files
+    /// under a snapshot, so never half of a batch a writer has not finished committing. Cost:
+    /// the entries the page reads, and a file per record it decides on — not the zone's size.
     public func zoneChanges(zone name: String, since: String?, limit: Int = Limits.resultsPerPage) throws -> ZoneChangesResult {
         for _ in 0..<3 {
             let z = try changeFeedZone(name)
@@ -77,33 +84,38 @@ extension Database {
     }
 
     private func zoneChanges(_ z: ZoneStore, since: String?, limit: Int) throws -> ZoneChangesResult {
-        let head = try z.history.head()
-        var start: Int64 = 0
-        if let s = since { start = try checkZoneToken(s, zone: z, head: head) }
-        var order: [NameKey] = []
-        var latest: [NameKey: JSONValue] = [:]
-        var end = start
-        try z.history.forEachEntry(after: start, through: head) { e in
-            guard let n = e["recordName"]?.stringValue, let seq = e["seq"]?.int64Value else { return true }
-            let key = NameKey(n)
-            if latest[key] == nil {
-                if order.count == limit { return false }
-                order.append(key)
+        let snap = try z.snapshot()
+        let head = snap.head
+        let token = try since.map { try checkZoneToken($0, zone: z, head: head) }
+        let start = token?.seq ?? 0
+        // A fetch from scratch began at the head of its first page.
+        let origin = token == nil ? head : token!.origin
+        let page = try z.history.latestChanges(HistoryEntry.self, after: start, through: head, limit: limit, skipCompacted: origin != nil) {
+            try snap.laterChanges(of: $0, after: $1)
+        }
+        let changes = try sharedZoneChanges(page.entries, zone: z, snapshot: snap, start: start, origin: origin)
+            ?? page.entries.compactMap { e in
+                if let r = e.record { return .record(r) }
+                return try reportsDeletion(e, in: z, origin: origin) ? .deleted(e.recordName) : nil
             }
-            latest[key] = e
-            end = seq
-            return true
-        }
-        let changes: [ZoneChangesResult.RecordChange] = try order.compactMap { k in
-            let e = latest[k]!
-            if let r = e["record"], e["op"]?.stringValue == "save" { return .record(try Record(stored: r)) }
-            // From the start there is nothing to forget: records deleted by then are left out.
-            return since == nil ? nil : .deleted(k.string)
-        }
-        // The shared database shows a participant only what is shared with them.
-        let shown = try sharedZoneChanges(changes, latest: latest, zone: z, since: since == nil ? nil : start)
-        let token = ChangeToken(kind: .zone, scopeKey: zoneScopeKey(z), seq: end, epoch: try z.history.epoch()).encode(secret: try tokenSecret.getOrCreate())
-        return ZoneChangesResult(zoneID: z.zoneID, changes: shown, syncToken: token, moreComing: end < head)
+        let next = ChangeToken(kind: .zone, scopeKey: zoneScopeKey(z), seq: page.end, epoch: try z.history.epoch(),
+                               origin: origin.flatMap { $0 > page.end ? $0 : nil })
+        return ZoneChangesResult(zoneID: z.zoneID, changes: changes, syncToken: next.encode(secret: try tokenSecret.getOrCreate()),
+                                 moreComing: page.moreComing)
+    }
+
+    /// Whether a feed reports a deletion (the latest change of its record): always after a
+    /// token; from scratch — the client holds nothing from before the fetch began at `origin` —
+    /// only when it happened after `origin` or this device created the record (reference §5.4).
+    func reportsDeletion(_ e: HistoryEntry, in z: ZoneStore, origin: Int64?) throws -> Bool {
+        guard let o = origin, e.seq <= o else { return true }
+        return try createdHere(e, in: z)
+    }
+
+    /// Whether the record a deletion ended was created by the caller on this device.
+    func createdHere(_ deletion: HistoryEntry, in z: ZoneStore) throws -> Bool {
+        guard let me = caller.user?.userRecordName, let p = deletion.prev, let created = try z.history.entry(p)?.record?.created else { return false }
+        return created.userRecordName.sameBytes(me) && created.deviceID.sameBytes(caller.deviceID)
     }
 
     /// Expires every token of a zone issued before now (`ck token expire`); returns the token

@@ -1,6 +1,6 @@
-/// The files a commit derives from the history — each changed record's file and each changed
-/// reference-index file — written as temporary files before the history commits (so a full
-/// disk fails the commit cleanly) and renamed into place after it.
+/// The files a commit derives from the history — each changed record's file, each changed
+/// reference-index file and each deleted name's tombstone — written as temporary files before
+/// the history commits (so a full disk fails the commit cleanly) and renamed into place after it.
 struct PreparedFiles {
     struct Item {
         let directory: Directory
@@ -14,9 +14,10 @@ struct PreparedFiles {
 }
 
 extension ZoneStore {
-    /// Prepares the files for records (nil: deleted) and reference-index entries (empty:
-    /// removed). On failure nothing is left behind.
-    func prepare(records: [NameKey: Record?], refs: [NameKey: [NameKey: [String]]]) throws -> PreparedFiles {
+    /// Prepares the files for records (nil: deleted), reference-index entries (empty:
+    /// removed) and tombstones (name → its latest deletion's entry). On failure nothing is left
+    /// behind.
+    func prepare(records: [NameKey: Record?], refs: [NameKey: [NameKey: [String]]], tombstones: [NameKey: Int64] = [:]) throws -> PreparedFiles {
         var p = PreparedFiles()
         do {
             guard let zoneDir = try Directory.open(directory) else { throw CloudKitError.internalError("zone directory '\(directory)' is missing") }
@@ -57,6 +58,11 @@ extension ZoneStore {
                     let bytes = Array(JSONWriter.pretty(ZoneStore.referrersJSON(target: target, m)).utf8)
                     p.items.append(.init(directory: d, temporary: try d.prepare(bytes), name: file))
                 }
+            }
+            for (k, seq) in tombstones.sorted(by: { $0.key < $1.key }) {
+                let d = try shard(ZoneStore.deletedDirectoryName, k.string)
+                let bytes = Array(JSONWriter.pretty(ZoneStore.tombstoneJSON(recordName: k.string, seq: seq)).utf8)
+                p.items.append(.init(directory: d, temporary: try d.prepare(bytes), name: PathEncoding.component(k.string) + ".json"))
             }
         } catch {
             discard(p)

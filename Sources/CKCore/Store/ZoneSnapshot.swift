@@ -18,21 +18,30 @@ public struct ZoneSnapshot {
     public let head: Int64
     /// Records changed in `A+1…H`: their version as of `H` (nil: deleted by then).
     private let recent: [NameKey: Record?]
+    /// Records changed in `A+1…H`: their last change then.
+    private let recentChange: [NameKey: Int64]
 
     public init(_ z: ZoneStore) throws {
         zone = z
         let applied = try z.appliedSeq()
         head = try z.history.head()
         var recent: [NameKey: Record?] = [:]
+        var recentChange: [NameKey: Int64] = [:]
         if applied < head {
             try z.history.forEachEntry(after: applied, through: head) { e in
-                guard let n = e["recordName"]?.stringValue else { return true }
-                recent[NameKey(n)] = .some(try e["record"].map(Record.init(stored:)))
+                recent[e.key] = .some(e.record)
+                recentChange[e.key] = e.seq
                 return true
             }
         }
         self.recent = recent
+        self.recentChange = recentChange
     }
+
+    /// The last change (as of the snapshot) of a record the files may not show yet: one changed
+    /// after the applied cursor. Nil for any other record: its files are up to date with every
+    /// change up to the snapshot's head (and may show later ones).
+    func unappliedChange(of name: NameKey) -> Int64? { recentChange[name] }
 
     /// One record as of the snapshot; nil when it does not exist then.
     public func record(named name: String) throws -> Record? {
@@ -51,12 +60,12 @@ public struct ZoneSnapshot {
         // No file: unless a commit after the snapshot deleted it, there is no such record.
         var deletedLater: Int64?
         try zone.history.forEachEntry(after: head) { e in
-            guard e["recordName"]?.stringValue.map({ $0.sameBytes(name) }) == true else { return true }
-            deletedLater = e["prev"]?.int64Value ?? 0
+            guard e.recordName.sameBytes(name) else { return true }
+            deletedLater = e.prev ?? 0
             return false
         }
-        guard let p = deletedLater, p > 0, let e = try zone.history.entry(p), e["op"]?.stringValue == "save", let j = e["record"] else { return nil }
-        return try Record(stored: j)
+        guard let p = deletedLater, p > 0 else { return nil }
+        return try zone.history.entry(p)?.record
     }
 
     /// A record read from its file, taken back to the snapshot's point if the file is newer.
@@ -64,12 +73,12 @@ public struct ZoneSnapshot {
         guard var r = file, let seq = RecordWriter.seq(ofTag: r.recordChangeTag), seq > head else { return file }
         // A commit after the snapshot: follow `prev` back to the version the snapshot holds.
         var entry = try zone.history.entry(seq)
-        while let e = entry, let s = e["seq"]?.int64Value, s > head {
-            guard let p = e["prev"]?.int64Value else { return nil }
+        while let e = entry, e.seq > head {
+            guard let p = e.prev else { return nil }
             entry = try zone.history.entry(p)
         }
-        guard let e = entry, e["op"]?.stringValue == "save", let j = e["record"] else { return nil }
-        r = try Record(stored: j)
+        guard let saved = entry?.record else { return nil }
+        r = saved
         return r
     }
 

@@ -6,6 +6,7 @@ import Foundation
 /// - `history.log`, `history.idx`: the change history, the truth everything else derives from;
 /// - `records/<shard>/<name>.json`: each record's latest version, derived from the history;
 /// - `refs/<shard>/<name>.json`: which records reference a record with DELETE_SELF or VALIDATE;
+/// - `deleted/<shard>/<name>.json`: each deleted name's latest deletion (Tombstones.swift);
 /// - `applied.json`: how far the record files, references and notifications have been brought
 ///   up to date with the history (a commit a crash interrupted is finished from there);
 /// The zone's lock is kept beside the zones, by name (`locks/<zone>`), so that it outlives the
