@@ -45,11 +45,13 @@ struct Residue<M: MontgomeryModulus>: Equatable, Sendable {
 
     var isZero: Bool { montgomery.isZero }
 
+    @inline(__always)
     static func + (a: Residue, b: Residue) -> Residue {
         let (s, carry) = a.montgomery.addingReportingCarry(b.montgomery)
         return Residue(montgomery: M.subtractModulusIfAbove(s, carry: carry))
     }
 
+    @inline(__always)
     static func - (a: Residue, b: Residue) -> Residue {
         let (d, borrow) = a.montgomery.subtractingReportingBorrow(b.montgomery)
         return Residue(montgomery: d.addingReportingCarry(UInt256.select(0 &- borrow, M.modulus, .zero)).sum)
