@@ -90,8 +90,13 @@ extension CloudKitAPI {
     func faultUser(_ caller: Caller) -> String? { faultUser(caller.user, deviceID: caller.deviceID) }
 
     func faultUser(_ user: Caller.User, deviceID: String) -> String? {
-        if case .appleID(let a) = user { return (try? principal(user, deviceID: deviceID))?.user?.userRecordName ?? a }
-        return (try? principal(user, deviceID: deviceID))?.user?.userRecordName
+        (try? principal(user, deviceID: deviceID))?.user?.userRecordName ?? Self.appleID(user)
+    }
+
+    /// The Apple ID a user is named by (`--as`), if that is how.
+    static func appleID(_ user: Caller.User) -> String? {
+        if case .appleID(let a) = user { return a }
+        return nil
     }
 
     /// The per-record faults of an endpoint that names records one by one, when some fault is

@@ -13,6 +13,6 @@ extension CloudKitAPI {
     /// preflight arms them on its own.
     public func armRecordFaults(_ endpoint: Endpoint, on db: Database, user: Caller.User) throws {
         guard endpoint.namesRecords else { return }
-        if case .appleID(let a) = user { db.recordFault = try recordFaults(endpoint, a, db) } else { db.recordFault = try recordFaults(endpoint, nil, db) }
+        db.recordFault = try recordFaults(endpoint, Self.appleID(user), db)
     }
 }
