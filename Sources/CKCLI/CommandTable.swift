@@ -3,7 +3,7 @@ public struct CommandTable {
     public let commands: [Command]
 
     public static let standard: CommandTable = CommandTable(commands:
-        [InitCommand.command, HelpCommand.command, StatusCommand.command, ContainerCommands.use, ContainerCommands.show]
+        [InitCommand.command, HelpCommand.command, StatusCommand.command] + ContainerCommands.all
         + AccountCommands.all + IdentityCommands.all + ZoneCommands.all + RecordCommands.all
         + [ZoneCommands.changes, DatabaseCommands.changes] + ChangeCommands.all + SubscriptionCommands.all + NotificationCommands.all + ShareCommands.all + [ExportCommand.command, ImportCommand.command] + FaultCommands.all + [FsckCommand.command]
         + SchemaCommands.all

@@ -50,7 +50,7 @@ public final class Invocation {
     public func database(_ scope: DatabaseScope? = nil) throws -> Database {
         let db = try store.database(DatabaseAddress(container: container(), environment: globals.environment, scope: scope ?? globals.scope),
                                     actingAs: globals.actingAs, deviceID: globals.device)
-        db.recordFault = try FaultCommands.recordHook(self, db)
+        try FaultCommands.armRecordFaults(self, db)
         return db
     }
 

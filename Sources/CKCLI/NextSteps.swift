@@ -29,7 +29,7 @@ enum NextSteps {
             return "'ck log' shows what the history retains"
         case .authenticationRequired where !reason.contains("ck account signin"):
             return "check the account with ck account; sign in with ck account signin APPLE-ID"
-        case .badRequest where reason.contains("in production schema"):
+        case .badRequest where e.nextStep == .deploySchema || reason.contains("in production schema"):
             return "deploy the development schema first: ck schema deploy"
         case .limitExceeded where reason.contains("operations; this one has"):
             return "split it into requests of at most \(Limits.operationsPerBatch) operations (ck import --batch N does)"

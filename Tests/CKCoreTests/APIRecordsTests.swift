@@ -61,7 +61,7 @@ final class APIRecordsTests: XCTestCase {
         let t = TempStore()
         let a = api(t)
         _ = try save(a, "r1")
-        _ = try FaultStore(root: t.root).add(Fault(op: Endpoint.recordsLookup.path, code: .throttled, retryAfter: 3, zone: ZoneID.defaultZoneName))
+        _ = try FaultStore(root: t.root).add(Fault(op: .endpoint(.recordsLookup), code: .throttled, retryAfter: 3, zone: ZoneID.defaultZoneName))
         XCTAssertThrowsError(try a.lookupRecords(LookupRecordsRequest(recordNames: ["r1"]), as: caller())) { e in
             XCTAssertEqual((e as? CloudKitError)?.code, .throttled)
             XCTAssertEqual((e as? CloudKitError)?.retryAfter, 3)

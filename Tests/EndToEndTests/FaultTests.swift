@@ -280,7 +280,7 @@ final class FaultTests: XCTestCase {
             (["--op", "zones/list", "--error", "THROTTLED", "--times", "2", "--rate", "0.5"], "exclude each other"),
             (["--op", "zones/list", "--error", "THROTTLED", "--seed", "3"], "--seed goes with --rate"),
             (["--op", "zones/list", "--error", "THROTTLED", "--rate", "0.5", "--seed", "x"], "--seed"),
-            (["--op", "zones/list", "--error", "THROTTLED", "--record", "a"], "--record applies to"),
+            (["--op", "zones/list", "--error", "THROTTLED", "--record", "a"], "a record scope applies to records/lookup and records/modify (or *), not zones/list"),
             (["--op", "records/modify", "--error", "THROTTLED", "--record", "a\u{1}b"], "control character"),
             (["--op", "records/modify", "--error", "THROTTLED", "--record", long], "the limit is 255 bytes"),
             (["--op", "records/modify", "--error", "THROTTLED", "--zone", "a/b"], "invalid zone name"),

@@ -9,7 +9,7 @@ enum IdentityCommands {
         return try caller.requireUser(for: what)
     }
 
-    static let whoami: Command = Command(["whoami"], synopsis: "", summary: "Show the caller's user identity", endpoint: "users/current",
+    static let whoami: Command = Command(["whoami"], synopsis: "", summary: "Show the caller's user identity", endpoint: "users/caller",
         details: "Prints {userRecordName, lookupInfo: {emailAddress, phoneNumber?}, nameComponents?}.\nName components appear only after 'ck permission request userDiscoverability' granted it\nfor this container.") { inv in
         _ = try inv.positionals(max: 0, what: "")
         let user = try signedInUser(inv, for: "fetching the user identity")

@@ -16,21 +16,10 @@ public final class CloudKitAPI {
         self.assetBaseURL = assetBaseURL ?? store.assets.baseURL
     }
 
-    /// The data directory, as given.
+    /// The data directory, its links resolved.
     public var dataDirectory: String { store.paths.root }
 
     var clock: Clock { store.clock }
-
-    // MARK: the data directory
-
-    /// Makes the data directory (0700) with its marker file; false when it was there.
-    @discardableResult
-    public func initialize() throws -> Bool { try store.initialize() }
-
-    /// The container chosen with `ck container use`, if any.
-    public func defaultContainer() throws -> String? { try store.defaultContainer() }
-
-    public func setDefaultContainer(_ id: String) throws { try store.setDefaultContainer(id) }
 }
 
 /// What the preflight made of a request: who it acts as, the database it reads and writes,
@@ -61,11 +50,11 @@ extension CloudKitAPI {
     func preflight(_ endpoint: Endpoint?, _ caller: Caller, zones: [String] = [], need: AccountNeed = .read) throws -> RequestContext {
         try Names.validateContainerID(caller.container)
         if let op = endpoint {
-            try FaultStore(paths: store.paths).check(op: op.path, zones: zones, user: { self.faultUser(caller) }, device: caller.deviceID)
+            try FaultStore(paths: store.paths).check(op: op, zones: zones, user: { self.faultUser(caller) }, device: caller.deviceID)
         }
         let db = try store.database(DatabaseAddress(container: caller.container, environment: caller.environment, scope: caller.scope),
                                     principal: try principal(caller))
-        if let op = endpoint, op.namesRecords { db.recordFault = try recordFaults(op, caller, db) }
+        if let op = endpoint, op.namesRecords { db.recordFault = try recordFaults(op, caller.appleID, db) }
         switch need {
         case .none: break
         case .read: try db.requireRead()
@@ -75,16 +64,18 @@ extension CloudKitAPI {
     }
 
     /// Who a caller acts as: the account status the device reports and the user.
-    func principal(_ caller: Caller) throws -> Principal {
-        switch caller.user {
-        case .device: return try store.accounts.caller(actingAs: nil, deviceID: caller.deviceID)
-        case .appleID(let a): return try store.accounts.caller(actingAs: a, deviceID: caller.deviceID)
+    func principal(_ caller: Caller) throws -> Principal { try principal(caller.user, deviceID: caller.deviceID) }
+
+    func principal(_ user: Caller.User, deviceID: String) throws -> Principal {
+        switch user {
+        case .device: return try store.accounts.caller(actingAs: nil, deviceID: deviceID)
+        case .appleID(let a): return try store.accounts.caller(actingAs: a, deviceID: deviceID)
         case .userRecordName(let n):
             guard let u = try store.accounts.user(recordName: n) else {
                 throw CloudKitError(.authenticationFailed, "no iCloud user '\(Names.describe(n))' is known to this data directory")
             }
-            return Principal(status: .available, user: u, deviceID: caller.deviceID)
-        case .nobody: return Principal(status: .noAccount, user: nil, deviceID: caller.deviceID)
+            return Principal(status: .available, user: u, deviceID: deviceID)
+        case .nobody: return Principal(status: .noAccount, user: nil, deviceID: deviceID)
         }
     }
 
@@ -94,20 +85,28 @@ extension CloudKitAPI {
         ResponseStyle(assetBase: assetBaseURL, encryptedAssets: scope != .public)
     }
 
-    /// Who a fault's `--user` scope is matched against: the user record name when the caller
-    /// resolves to a user, else the Apple ID `--as` named.
-    private func faultUser(_ caller: Caller) -> String? {
-        (try? principal(caller))?.user?.userRecordName ?? caller.appleID
+    /// Who a fault's user scope is matched against: the user record name when the caller
+    /// resolves to a user, else the Apple ID they act as (`--as`).
+    func faultUser(_ caller: Caller) -> String? { faultUser(caller.user, deviceID: caller.deviceID) }
+
+    func faultUser(_ user: Caller.User, deviceID: String) -> String? {
+        (try? principal(user, deviceID: deviceID))?.user?.userRecordName ?? Self.appleID(user)
+    }
+
+    /// The Apple ID a user is named by (`--as`), if that is how.
+    static func appleID(_ user: Caller.User) -> String? {
+        if case .appleID(let a) = user { return a }
+        return nil
     }
 
     /// The per-record faults of an endpoint that names records one by one, when some fault is
     /// scoped to a record; only the endpoint's own records are faulted, not the lookups a save
     /// makes on the side.
-    private func recordFaults(_ op: Endpoint, _ caller: Caller, _ db: Database) throws -> ((String, String, String) throws -> CloudKitError?)? {
+    func recordFaults(_ op: Endpoint, _ appleID: String?, _ db: Database) throws -> ((Endpoint, String, String) throws -> CloudKitError?)? {
         let faults = FaultStore(paths: store.paths)
         guard try faults.hasRecordFaults() else { return nil }
-        let user = db.caller.user?.userRecordName ?? caller.appleID
-        let device = caller.deviceID
-        return { o, zone, name in o == op.path ? try faults.recordFault(op: o, zone: zone, record: name, user: user, device: device) : nil }
+        let user = db.caller.user?.userRecordName ?? appleID
+        let device = db.caller.deviceID
+        return { o, zone, name in o == op ? try faults.recordFault(op: o, zone: zone, record: name, user: user, device: device) : nil }
     }
 }

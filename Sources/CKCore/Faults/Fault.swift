@@ -70,29 +70,56 @@ public enum FaultCode: String, Sendable, CaseIterable {
     }
 }
 
+/// What a fault matches: one client operation, by its `Endpoint`, or every one of them but
+/// notification delivery (`*`).
+public enum FaultOperation: Hashable, Sendable {
+    case endpoint(Endpoint)
+    /// `*`: every endpoint but `notifications/deliver` (which drops instead of failing).
+    case all
+
+    /// How `faults.json`, `ck fault list` and a request name it: the endpoint's path, or `*`.
+    public var path: String {
+        switch self {
+        case .endpoint(let e): return e.path
+        case .all: return "*"
+        }
+    }
+
+    /// An operation by its path or `*`; nil for anything else.
+    public init?(path: String) {
+        if path == "*" { self = .all; return }
+        guard let e = Endpoint(path: path) else { return nil }
+        self = .endpoint(e)
+    }
+
+    /// Every operation a fault can name, in `Endpoint` order, then `*`.
+    public static var paths: [String] { Endpoint.allCases.map(\.path) + ["*"] }
+
+    /// A push reaching a device: a fault here drops the notification (nothing fails).
+    public static let deliver = FaultOperation.endpoint(.notificationsDeliver)
+
+    /// Whether this fault fails requests of `endpoint` (`*` never drops notifications).
+    func matches(_ endpoint: Endpoint) -> Bool {
+        switch self {
+        case .endpoint(let e): return e == endpoint
+        case .all: return endpoint != .notificationsDeliver
+        }
+    }
+
+    /// Whether a fault of this operation can be scoped to one record: the endpoints whose
+    /// requests name records one by one, and `*`.
+    public var takesRecordScope: Bool {
+        switch self {
+        case .endpoint(let e): return e.namesRecords
+        case .all: return true
+        }
+    }
+}
+
 /// One armed fault (`ck fault add`): the operations it matches and what they fail with.
 public struct Fault: Equatable, Sendable {
-    /// The client operations a fault can name (Docs/wire.md maps commands to them), besides `*`.
-    public static let operations = [
-        "records/modify", "records/lookup", "records/query", "records/accept",
-        "zones/modify", "zones/list",
-        "changes/zone", "changes/database",
-        "subscriptions/modify", "subscriptions/list", "subscriptions/lookup",
-        "users/current", "users/discover",
-        "account/status", "notifications/list",
-        deliver,
-    ]
-    /// Every client operation but notification delivery.
-    public static let any = "*"
-    /// A push reaching a device: a fault here drops the notification (nothing fails).
-    public static let deliver = "notifications/deliver"
-    /// The operations a `record` scope applies to: those that name records one by one.
-    public static let perRecordOperations: Set<String> = ["records/modify", "records/lookup"]
-    /// Other spellings of operations: Web Services' own name for the caller's identity.
-    public static let operationAliases = ["users/caller": "users/current"]
-
     public var id: String
-    public var op: String
+    public var op: FaultOperation
     /// What a matching operation fails with; nil for a delivery fault, which drops instead.
     public var code: FaultCode?
     public var retryAfter: Int?
@@ -109,7 +136,7 @@ public struct Fault: Equatable, Sendable {
     public var user: String?
     public var device: String?
 
-    public init(id: String = "", op: String, code: FaultCode?, retryAfter: Int? = nil, times: Int? = nil, rate: Double? = nil,
+    public init(id: String = "", op: FaultOperation, code: FaultCode?, retryAfter: Int? = nil, times: Int? = nil, rate: Double? = nil,
                 seed: Int64 = 0, zone: String? = nil, record: String? = nil, user: String? = nil, device: String? = nil) {
         self.id = id
         self.op = op
@@ -141,7 +168,7 @@ public struct Fault: Equatable, Sendable {
     /// what it fails with (`error`, and the `envelope`'s serverErrorCode and ckErrorCode), how
     /// often; a delivery fault has `drops: true` instead.
     public var json: JSONValue {
-        var o: [String: JSONValue] = ["id": .string(id), "op": .string(op)]
+        var o: [String: JSONValue] = ["id": .string(id), "op": .string(op.path)]
         if let c = code {
             o["error"] = .string(c.rawValue)
             // Nested, so that a fault is not taken for an error dictionary.
@@ -165,7 +192,8 @@ public struct Fault: Equatable, Sendable {
 
     init(stored j: JSONValue) throws {
         func bad(_ what: String) -> CloudKitError { CloudKitError.internalError("malformed fault in faults.json: \(what)") }
-        guard let id = j["id"]?.stringValue, let op = j["op"]?.stringValue else { throw bad("no id or op") }
+        guard let id = j["id"]?.stringValue, let path = j["op"]?.stringValue else { throw bad("no id or op") }
+        guard let op = FaultOperation(path: path) else { throw bad("unknown op '\(Names.describe(path))'") }
         var code: FaultCode?
         if let e = j["error"]?.stringValue {
             guard let c = FaultCode(rawValue: e) else { throw bad("unknown error '\(Names.describe(e))'") }

@@ -2,11 +2,12 @@
 /// listed and cleared by `ck fault`, checked by every client operation. Without faults a
 /// check is one read of a missing file; a fault that fails every match (no count, no rate) is
 /// decided without writing anything; a counted or rated one is consumed under `faults.lock`.
-public struct FaultStore {
-    public let paths: DataPaths
+/// Reached through the API only (API/Faults: `addFault`, `faults`, `clearFaults`; the preflight).
+struct FaultStore {
+    let paths: DataPaths
 
-    public init(root: String) { self.paths = DataPaths(root: root) }
-    public init(paths: DataPaths) { self.paths = paths }
+    init(root: String) { self.paths = DataPaths(root: root) }
+    init(paths: DataPaths) { self.paths = paths }
 
     struct File {
         var nextID: Int64 = 1
@@ -44,10 +45,10 @@ public struct FaultStore {
     // MARK: ck fault
 
     /// The armed faults, in the order they are checked.
-    public func list() throws -> [Fault] { try load()?.faults ?? [] }
+    func list() throws -> [Fault] { try load()?.faults ?? [] }
 
     /// Arms a fault, giving it the next ID (`f1`, `f2`, …; never reused in this file).
-    public func add(_ fault: Fault) throws -> Fault {
+    func add(_ fault: Fault) throws -> Fault {
         try locked {
             var file = try load() ?? File()
             var f = fault
@@ -63,7 +64,7 @@ public struct FaultStore {
     /// Removes one fault (NOT_FOUND when there is none by that ID), or all of them — then the
     /// file goes whatever it holds, so a damaged one can always be cleared. Returns those removed.
     @discardableResult
-    public func clear(id: String? = nil) throws -> [Fault] {
+    func clear(id: String? = nil) throws -> [Fault] {
         try locked {
             guard let id = id else {
                 let gone = (try? load())??.faults ?? []
@@ -83,15 +84,11 @@ public struct FaultStore {
 
     /// Fails a whole request: throws the error of the first fault that fires among those for
     /// `op` (or `*`) without a `record` scope whose zone, user and device match. A counted
-    /// fault loses one count (and goes at zero), a rated one advances its counter.
-    public func check(op: String, zone: String?, user: String?, device: String?) throws {
-        try check(op: op, zones: zone.map { [$0] } ?? [], user: { user }, device: device)
-    }
-
-    /// `check` for a request on several zones (a zone-scoped fault matches if it names any of
-    /// them), with the user found only if some fault is scoped to a user.
-    public func check(op: String, zones: [String], user: () -> String?, device: String?) throws {
-        guard op != Fault.deliver else { return }
+    /// fault loses one count (and goes at zero), a rated one advances its counter. A request on
+    /// several zones is failed by a zone-scoped fault that names any of them; the user is found
+    /// only if some fault is scoped to a user.
+    func check(op: Endpoint, zones: [String], user: () -> String?, device: String?) throws {
+        guard op != .notificationsDeliver else { return }
         var who: String??
         func lazyUser() -> String? {
             if let w = who { return w }
@@ -100,7 +97,7 @@ public struct FaultStore {
             return w
         }
         let fired = try fire { f in
-            f.record == nil && (f.op == op || f.op == Fault.any) && f.code != nil
+            f.record == nil && f.op.matches(op) && f.code != nil
                 && (f.zone.map { z in zones.contains { NameKey($0) == NameKey(z) } } ?? true)
                 && matches(f, user: lazyUser, device: device)
         }
@@ -109,9 +106,9 @@ public struct FaultStore {
 
     /// The error one record of a request fails with: the first fault that fires among those
     /// for `op` (or `*`) scoped to this record, whose zone, user and device match.
-    public func recordFault(op: String, zone: String?, record: String, user: String?, device: String?) throws -> CloudKitError? {
+    func recordFault(op: Endpoint, zone: String?, record: String, user: String?, device: String?) throws -> CloudKitError? {
         let fired = try fire { f in
-            f.record.map { Array($0.utf8) == Array(record.utf8) } == true && (f.op == op || f.op == Fault.any) && f.code != nil
+            f.record.map { Array($0.utf8) == Array(record.utf8) } == true && f.op.matches(op) && f.code != nil
                 && (f.zone == nil || zone.map { NameKey($0) == NameKey(f.zone!) } == true)
                 && matches(f, user: { user }, device: device)
         }
@@ -120,13 +117,13 @@ public struct FaultStore {
 
     /// Whether any fault is scoped to a record: a command asks once, so that a batch without
     /// such faults reads nothing per record.
-    public func hasRecordFaults() throws -> Bool { try load()?.faults.contains { $0.record != nil } ?? false }
+    func hasRecordFaults() throws -> Bool { try load()?.faults.contains { $0.record != nil } ?? false }
 
     /// Whether a notification for `user` on `device` (about `zone`, if any) is dropped: a
     /// `notifications/deliver` fault fires (every time, a number of times, or at a rate).
-    public func dropsDelivery(user: String, device: String, zone: String?) throws -> Bool {
+    func dropsDelivery(user: String, device: String, zone: String?) throws -> Bool {
         try fire { f in
-            f.op == Fault.deliver && (f.zone == nil || zone.map { NameKey($0) == NameKey(f.zone!) } == true)
+            f.op == .deliver && (f.zone == nil || zone.map { NameKey($0) == NameKey(f.zone!) } == true)
                 && matches(f, user: { user }, device: device)
         } != nil
     }

@@ -1,15 +1,16 @@
 /// The developer's side of the schema: deploy development to production, import and export
-/// the schema language, reset development, and assign custom roles to users.
-public struct SchemaAdmin {
-    public let paths: DataPaths
-    public let container: String
+/// the schema language, reset development, and assign custom roles to users. Reached through
+/// the API (API/Schema).
+struct SchemaAdmin {
+    let paths: DataPaths
+    let container: String
 
-    public init(paths: DataPaths, container: String) {
+    init(paths: DataPaths, container: String) {
         self.paths = paths
         self.container = container
     }
 
-    public func store(_ e: Environment) -> SchemaStore { SchemaStore(paths: paths, container: container, environment: e) }
+    func store(_ e: Environment) -> SchemaStore { SchemaStore(paths: paths, container: container, environment: e) }
 
     /// Why replacing `old` (production) by `new` would lose data or change types, if it would:
     /// production is additive only.
@@ -25,14 +26,14 @@ public struct SchemaAdmin {
         return nil
     }
 
-    public struct DeployResult {
-        public var typesAdded: [String]
-        public var fieldsAdded: [String]
+    struct DeployResult {
+        var typesAdded: [String]
+        var fieldsAdded: [String]
     }
 
     /// Promotes the development schema to production, additively; refuses (changing nothing)
     /// when it would remove or retype anything production has.
-    public func deploy() throws -> DeployResult {
+    func deploy() throws -> DeployResult {
         let dev = try store(.development).load()
         return try store(.production).withLock {
             let prod = try store(.production).load()
@@ -52,7 +53,7 @@ public struct SchemaAdmin {
     /// Checks a schema-language text against production and, unless `validateOnly`, makes it
     /// the development schema.
     @discardableResult
-    public func importSchema(_ text: String, validateOnly: Bool) throws -> Schema {
+    func importSchema(_ text: String, validateOnly: Bool) throws -> Schema {
         let new = try SchemaParser.parse(text)
         let prod = try store(.production).load()
         if let why = SchemaAdmin.loss(from: prod, to: new) {
@@ -66,7 +67,7 @@ public struct SchemaAdmin {
     /// subscription, notification and bookmark of the container — all or nothing: it holds the
     /// environment's lock exclusively and writes `reset.json` first, so a reset a crash
     /// interrupts is finished by whoever next uses the environment.
-    public func resetDevelopment() throws {
+    func resetDevelopment() throws {
         let g = EnvironmentGuard(paths: paths, container: container, environment: .development)
         let lock = try FileLock(path: g.lockFile, .exclusive)
         defer { lock.unlock() }
@@ -125,7 +126,7 @@ public struct SchemaAdmin {
     func rolesFile(_ e: Environment) -> String { paths.environment(container, e) + "/roles.json" }
 
     /// Role → user record names.
-    public func roleMembers(_ e: Environment) throws -> [String: [String]] {
+    func roleMembers(_ e: Environment) throws -> [String: [String]] {
         var out: [String: [String]] = [:]
         for (k, v) in try FileSystem.readJSON(rolesFile(e))?["members"]?.objectValue ?? [:] {
             out[k] = (v.arrayValue ?? []).compactMap(\.stringValue)
@@ -133,12 +134,12 @@ public struct SchemaAdmin {
         return out
     }
 
-    public func roles(of user: String, _ e: Environment) throws -> Set<String> {
+    func roles(of user: String, _ e: Environment) throws -> Set<String> {
         Set(try roleMembers(e).filter { $0.value.contains(user) }.keys)
     }
 
     /// Adds a user to a custom role (or removes them), as the CloudKit console does.
-    public func setRole(_ role: String, user: String, member: Bool, _ e: Environment) throws {
+    func setRole(_ role: String, user: String, member: Bool, _ e: Environment) throws {
         guard try store(e).load().roles.contains(role) else {
             throw CloudKitError.badRequest("role '\(role)' is not defined in the \(e.rawValue) schema (CREATE ROLE \(role) in a schema import, then deploy)")
         }

@@ -7,18 +7,15 @@ import Darwin
 /// The checks a data directory must pass before ck uses it — git's `safe.directory` problem: a
 /// `.ck/` is found by walking up from the working directory, so it may sit in a repository
 /// someone else cloned or in a directory someone else controls.
-public enum DataDirectoryCheck {
-    public enum Failure: Error, Equatable {
-        /// Not a directory (a usage error: the user named a file).
-        case notADirectory(String)
-    }
+enum DataDirectoryCheck {
+    typealias Failure = DataDirectoryFailure
 
     /// Passes, tightens or refuses the data directory at `path` (which may not exist yet):
     /// - a discovered `.ck` that is a symbolic link is refused (a clone must not redirect ck);
     /// - a directory owned by another user is refused (ACCESS_DENIED): they could change it
     ///   under us;
     /// - a directory of ours that others may read or write is made 0700.
-    public static func verify(_ path: String, discovered: Bool) throws {
+    static func verify(_ path: String, discovered: Bool) throws {
         var st = stat()
         guard lstat(path, &st) == 0 else { return }
         if st.st_mode & S_IFMT == S_IFLNK {
@@ -35,4 +32,10 @@ public enum DataDirectoryCheck {
             if chmod(path, FileSystem.directoryPermissions) != 0 { throw FileSystem.failure("cannot make private", path) }
         }
     }
+}
+
+/// Why a path cannot be a data directory, when it is not a CloudKit error.
+public enum DataDirectoryFailure: Error, Equatable {
+    /// Not a directory (to the CLI a usage error: the user named a file).
+    case notADirectory(String)
 }

@@ -40,10 +40,10 @@ public final class Database {
     /// Per-record faults (`ck fault add --record`, Docs/faults.md): asked once for each record
     /// a records/modify or records/lookup request names, with the operation, the zone and the
     /// record name; an error fails that record only, as the service fails one item of a batch.
-    public var recordFault: ((_ op: String, _ zone: String, _ recordName: String) throws -> CloudKitError?)?
+    public var recordFault: ((_ op: Endpoint, _ zone: String, _ recordName: String) throws -> CloudKitError?)?
 
     /// The fault for one record, if any, shaped as the service's per-record error.
-    func injectedFault(_ op: String, zone z: ZoneStore, recordName: String) throws -> CloudKitError? {
+    func injectedFault(_ op: Endpoint, zone z: ZoneStore, recordName: String) throws -> CloudKitError? {
         guard let hook = recordFault, var e = try hook(op, z.zoneID.zoneName, recordName) else { return nil }
         e.recordName = recordName
         e.zoneID = z.zoneID
@@ -56,7 +56,7 @@ public final class Database {
     public var defersIndexMaintenance = false
     private var cachedRoles: Set<String>?
 
-    public var schemaAdmin: SchemaAdmin { SchemaAdmin(paths: paths, container: address.container) }
+    var schemaAdmin: SchemaAdmin { SchemaAdmin(paths: paths, container: address.container) }
 
     /// The environment's schema, read once per command.
     public func schema() throws -> Schema {
@@ -175,7 +175,7 @@ public final class Database {
         let snapshot = try z.snapshot()
         return try recordNames.map { n in
             try Names.validateRecordName(n)
-            if let e = try injectedFault("records/lookup", zone: z, recordName: n) { return .failed(e) }
+            if let e = try injectedFault(.recordsLookup, zone: z, recordName: n) { return .failed(e) }
             if let r = try snapshot.record(named: n) {
                 guard try canRead(r) else {
                     // A record not shared with a participant is, to them, no record at all.

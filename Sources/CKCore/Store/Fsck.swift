@@ -4,21 +4,21 @@ import Glibc
 import Darwin
 #endif
 
-/// What `ck fsck` found, and what it repaired.
-public struct FsckReport {
-    public struct Problem {
-        public var path: String
-        public var problem: String
-        public var repaired: Bool
+/// What `ck fsck` found, and what it repaired (the API answers it as `FsckResponse`).
+struct FsckReport {
+    struct Problem {
+        var path: String
+        var problem: String
+        var repaired: Bool
     }
 
-    public var problems: [Problem] = []
-    public var zones = 0
-    public var records = 0
-    public var historyEntries: Int64 = 0
-    public var files = 0
+    var problems: [Problem] = []
+    var zones = 0
+    var records = 0
+    var historyEntries: Int64 = 0
+    var files = 0
 
-    public var clean: Bool { problems.allSatisfy(\.repaired) }
+    var clean: Bool { problems.allSatisfy(\.repaired) }
 }
 
 /// `ck fsck`: checks every file of the data directory and every history, and repairs what a
@@ -28,7 +28,7 @@ public struct FsckReport {
 /// users; everything else is derived from them and rebuilt when it disagrees: record files,
 /// the reference index, database-history entries a crash kept from being written, notification
 /// logs, the account-event log. A second run after a repair finds nothing.
-public final class Fsck {
+final class Fsck {
     let paths: DataPaths
     let repair: Bool
     let clock: Clock
@@ -40,7 +40,7 @@ public final class Fsck {
         self.clock = clock
     }
 
-    public static func run(paths: DataPaths, repair: Bool, clock: Clock = .system) throws -> FsckReport {
+    static func run(paths: DataPaths, repair: Bool, clock: Clock = .system) throws -> FsckReport {
         let f = Fsck(paths: paths, repair: repair, clock: clock)
         guard try FileSystem.isDirectory(paths.root) else { return f.report }
         f.guarded(paths.root) { try f.checkAccount() }

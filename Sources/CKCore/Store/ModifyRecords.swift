@@ -31,7 +31,7 @@ extension Database {
         var stored = try schema()
         var schemaContext = SchemaContext(schema: stored, environment: address.environment)
         // Decided once per operation, however many times the batch is run below.
-        let injected = try operations.map { op in try op.recordName.flatMap { try injectedFault("records/modify", zone: z, recordName: $0) } }
+        let injected = try operations.map { op in try op.recordName.flatMap { try injectedFault(.recordsModify, zone: z, recordName: $0) } }
 
         var knownAbsent: ((NameKey) -> Bool)?
         func run(_ z: ZoneStore, nextSeq: Int64) throws -> (Transaction, [OperationResult]) {

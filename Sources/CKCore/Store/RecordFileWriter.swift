@@ -10,7 +10,7 @@ enum RecordFileWriter {
             guard let r = records[i] else { return nil }
             return try directories[i].prepare(StoredRecordFile(r).bytes)
         }
-        if records.count < parallelFrom || FaultInjection.isArmed {
+        if records.count < parallelFrom || CrashPoints.isArmed {
             var out: [String?] = []
             do {
                 for i in records.indices { out.append(try write(i)) }

@@ -81,7 +81,7 @@ extension ZoneStore {
         func publish(_ item: PreparedFiles.Item) throws {
             if let t = item.temporary { try item.directory.publish(t, as: item.name) } else { try item.directory.remove(item.name) }
         }
-        if p.items.count < RecordFileWriter.parallelFrom || FaultInjection.isArmed {
+        if p.items.count < RecordFileWriter.parallelFrom || CrashPoints.isArmed {
             for (i, item) in p.items.enumerated() {
                 do { try publish(item) } catch {
                     discard(PreparedFiles(items: Array(p.items[(i + 1)...]), madeDirectories: []))

@@ -80,7 +80,7 @@ public final class Directory {
             if e == EINTR { continue }
             if e == ENOENT {
                 guard create, !made else { return nil }
-                if FaultInjection.fails("mkdir " + at + "/" + name) { throw FileSystem.failure("cannot create directory", at + "/" + name) }
+                if CrashPoints.fails("mkdir " + at + "/" + name) { throw FileSystem.failure("cannot create directory", at + "/" + name) }
                 if mkdirat(fd, name, FileSystem.directoryPermissions) != 0 && errno != EEXIST {
                     throw FileSystem.failure("cannot create directory", at + "/" + name)
                 }
@@ -210,7 +210,7 @@ public final class Directory {
     /// point of no return.
     public func prepare(_ bytes: [UInt8], durable: Bool = false) throws -> String {
         let tmp = FileSystem.temporaryName()
-        if FaultInjection.fails("create " + path + "/" + tmp) { throw FileSystem.failure("cannot create", path + "/" + tmp) }
+        if CrashPoints.fails("create " + path + "/" + tmp) { throw FileSystem.failure("cannot create", path + "/" + tmp) }
         let f = openat(fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, FileSystem.filePermissions)
         if f < 0 { throw FileSystem.failure("cannot create", path + "/" + tmp) }
         do {
@@ -226,7 +226,7 @@ public final class Directory {
     }
 
     public func publish(_ tmp: String, as name: String) throws {
-        if FaultInjection.fails("rename " + path + "/" + name) || renameat(fd, tmp, fd, name) != 0 {
+        if CrashPoints.fails("rename " + path + "/" + name) || renameat(fd, tmp, fd, name) != 0 {
             let e = FileSystem.failure("cannot rename into", path + "/" + name)
             unlinkat(fd, tmp, 0)
             throw e
@@ -237,7 +237,7 @@ public final class Directory {
     /// was published, false if `name` existed (the temporary file is then removed).
     public func publishIfAbsent(_ tmp: String, as name: String) throws -> Bool {
         defer { unlinkat(fd, tmp, 0) }
-        if FaultInjection.fails("link " + path + "/" + name) { throw FileSystem.failure("cannot create", path + "/" + name) }
+        if CrashPoints.fails("link " + path + "/" + name) { throw FileSystem.failure("cannot create", path + "/" + name) }
         if linkat(fd, tmp, fd, name, 0) == 0 { return true }
         if errno == EEXIST { return false }
         throw FileSystem.failure("cannot create", path + "/" + name)
@@ -251,7 +251,7 @@ public final class Directory {
     /// Removes a file or a link (never what a link points to); a missing one is not an error.
     public func remove(_ name: String) throws {
         guard kind(of: name) != nil else { return }
-        if FaultInjection.fails("unlink " + path + "/" + name) { throw FileSystem.failure("cannot remove", path + "/" + name) }
+        if CrashPoints.fails("unlink " + path + "/" + name) { throw FileSystem.failure("cannot remove", path + "/" + name) }
         if unlinkat(fd, name, 0) != 0 && errno != ENOENT {
             if errno == EISDIR || errno == EPERM, kind(of: name) == .directory { try removeTree(name); return }
             throw FileSystem.failure("cannot remove", path + "/" + name)
@@ -266,31 +266,31 @@ public final class Directory {
             if let d = try subdirectory(name) {
                 for e in try d.entries() { try d.removeTree(e) }
             }
-            if FaultInjection.fails("rmdir " + path + "/" + name) { throw FileSystem.failure("cannot remove directory", path + "/" + name) }
+            if CrashPoints.fails("rmdir " + path + "/" + name) { throw FileSystem.failure("cannot remove directory", path + "/" + name) }
             if unlinkat(fd, name, AT_REMOVEDIR) != 0 && errno != ENOENT { throw FileSystem.failure("cannot remove directory", path + "/" + name) }
         default:
-            if FaultInjection.fails("unlink " + path + "/" + name) { throw FileSystem.failure("cannot remove", path + "/" + name) }
+            if CrashPoints.fails("unlink " + path + "/" + name) { throw FileSystem.failure("cannot remove", path + "/" + name) }
             if unlinkat(fd, name, 0) != 0 && errno != ENOENT { throw FileSystem.failure("cannot remove", path + "/" + name) }
         }
     }
 
     /// A second name for a file in this directory (a hard link: no data is copied).
     public func link(_ name: String, as other: String) throws {
-        if FaultInjection.fails("link " + path + "/" + other) || linkat(fd, name, fd, other, 0) != 0 {
+        if CrashPoints.fails("link " + path + "/" + other) || linkat(fd, name, fd, other, 0) != 0 {
             throw FileSystem.failure("cannot link", path + "/" + other)
         }
     }
 
     /// Renames within this directory, replacing `target` (a rename needs no space).
     public func rename(_ name: String, to target: String) throws {
-        if FaultInjection.fails("rename " + path + "/" + target) || renameat(fd, name, fd, target) != 0 {
+        if CrashPoints.fails("rename " + path + "/" + target) || renameat(fd, name, fd, target) != 0 {
             throw FileSystem.failure("cannot rename", path + "/" + name)
         }
     }
 
     /// Renames `name` here to `newName` in `target` (atomic on one file system).
     public func move(_ name: String, to target: Directory, as newName: String) throws {
-        if FaultInjection.fails("rename " + path + "/" + name) || renameat(fd, name, target.fd, newName) != 0 {
+        if CrashPoints.fails("rename " + path + "/" + name) || renameat(fd, name, target.fd, newName) != 0 {
             throw FileSystem.failure("cannot rename", path + "/" + name)
         }
     }
@@ -326,14 +326,14 @@ public final class Directory {
     public func truncate(_ name: String, to length: Int64) throws {
         let f = try openForWriting(name, create: false)
         defer { close(f) }
-        if FaultInjection.fails("truncate " + path + "/" + name) || ftruncate(f, off_t(length)) != 0 {
+        if CrashPoints.fails("truncate " + path + "/" + name) || ftruncate(f, off_t(length)) != 0 {
             throw FileSystem.failure("cannot truncate", path + "/" + name)
         }
         try FileSystem.fsync(f, path: path + "/" + name)
     }
 
     public func setMode(_ name: String, _ mode: mode_t) throws {
-        if FaultInjection.fails("chmod " + path + "/" + name) || fchmodat(fd, name, mode, 0) != 0 {
+        if CrashPoints.fails("chmod " + path + "/" + name) || fchmodat(fd, name, mode, 0) != 0 {
             throw FileSystem.failure("cannot change the mode of", path + "/" + name)
         }
     }

@@ -272,7 +272,7 @@ public enum FileSystem {
     static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: @autoclosure () -> String) throws {
         var off = 0
         while off < bytes.count {
-            if FaultInjection.fails("write " + path()) {
+            if CrashPoints.fails("write " + path()) {
                 // A filling disk takes part of a write before it refuses the rest.
                 let half = (bytes.count - off) / 2
                 if half > 0 { _ = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + off, half) } }
@@ -289,7 +289,7 @@ public enum FileSystem {
         var off = 0
         do {
             while off < bytes.count {
-                if FaultInjection.fails("write " + path) {
+                if CrashPoints.fails("write " + path) {
                     let half = (bytes.count - off) / 2
                     if half > 0 { _ = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress! + off, half, off_t(offset) + off_t(off)) } }
                     throw failure("cannot write", path, errno: ENOSPC)
@@ -308,14 +308,14 @@ public enum FileSystem {
     /// and nothing but those bytes has to reach the disk: `fdatasync`, which leaves the file's
     /// times to the file system's own schedule instead of forcing a journal commit for them.
     static func fsync(_ fd: Int32, path: String, overwrite: Bool = false) throws {
-        if FaultInjection.fails((overwrite ? "resync " : "fsync ") + path) || (overwrite ? Glibc.fdatasync(fd) : Glibc.fsync(fd)) != 0 {
+        if CrashPoints.fails((overwrite ? "resync " : "fsync ") + path) || (overwrite ? Glibc.fdatasync(fd) : Glibc.fsync(fd)) != 0 {
             throw failure("cannot fsync", path)
         }
     }
 
     /// Overwrites bytes in place (no space needed: they exist already).
     static func overwrite(_ fd: Int32, _ bytes: [UInt8], offset: Int64, path: String) throws {
-        if FaultInjection.fails("overwrite " + path) { throw failure("cannot write", path) }
+        if CrashPoints.fails("overwrite " + path) { throw failure("cannot write", path) }
         let n = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress!, bytes.count, off_t(offset)) }
         if n != bytes.count { throw failure("cannot write", path) }
     }

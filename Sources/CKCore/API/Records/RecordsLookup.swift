@@ -42,7 +42,7 @@ extension CloudKitAPI {
         let seq = try ctx.point(r.at, in: z)
         let snap = try z.snapshot()
         let results: [OperationResult] = try r.recordNames.map { n in
-            if let e = try ctx.db.injectedFault(Endpoint.recordsLookup.path, zone: z, recordName: n) { return try ctx.gate.admit(.failed(e), zone: z.zoneID) }
+            if let e = try ctx.db.injectedFault(.recordsLookup, zone: z, recordName: n) { return try ctx.gate.admit(.failed(e), zone: z.zoneID) }
             let found = try seq.map { try z.version(of: n, at: $0, in: snap)?.record } ?? snap.record(named: n)
             guard let rec = found else { return .failed(ctx.gate.notFound(n, zone: z.zoneID, at: seq)) }
             return try ctx.gate.admit(.saved(rec), zone: z.zoneID, at: seq)

@@ -20,15 +20,8 @@ enum FsckCommand {
         found).
         """) { inv in
         _ = try inv.positionals(max: 0, what: "")
-        let repair = !inv.args.has("--dry-run")
-        let report = try Fsck.run(paths: inv.store.paths, repair: repair)
-        let problems: [JSONValue] = report.problems.map {
-            ["path": .string($0.path), "problem": .string($0.problem), "repaired": .bool($0.repaired)]
-        }
-        inv.emit(["problems": .array(problems), "clean": .bool(report.problems.isEmpty),
-                  "checked": ["zones": .int(Int64(report.zones)), "records": .int(Int64(report.records)),
-                              "historyEntries": .int(report.historyEntries), "files": .int(Int64(report.files))]],
-                 listKey: "problems")
-        return report.clean ? ExitCode.success : ExitCode.internalFailure
+        let response = try inv.api.fsck(FsckRequest(repair: !inv.args.has("--dry-run")))
+        inv.print(response)
+        return response.problemsRemain ? ExitCode.internalFailure : ExitCode.success
     }
 }

@@ -9,7 +9,7 @@ import Darwin
 /// truncate, link). They are how ck proves its crash and full-disk promises exhaustively: the
 /// CLI arms them from `CK_DEBUG_CRASH_AT_OP` and `CK_DEBUG_ENOSPC_AT_OP` (see
 /// Docs/reliability.md); nothing else sets them.
-public enum FaultInjection {
+public enum CrashPoints {
     /// Mutating operations performed so far by this process while something was armed (from
     /// its start: the CLI arms before any operation).
     nonisolated(unsafe) public private(set) static var operations = 0

@@ -78,7 +78,7 @@ public struct GlobalOptions {
             dataDir = (env["HOME"] ?? NSHomeDirectory()) + "/.ck"
         }
         if dataDir.contains("\u{0}") { throw UsageError("data directory contains a NUL character") }
-        do { try DataDirectoryCheck.verify(dataDir, discovered: discovered) } catch DataDirectoryCheck.Failure.notADirectory(let p) {
+        do { try CloudKitAPI.checkDataDirectory(dataDir, discovered: discovered) } catch DataDirectoryFailure.notADirectory(let p) {
             throw UsageError("data directory '\(p)' is not a directory")
         }
         let device = pick("--device", "CK_DEVICE") ?? "default"
@@ -101,7 +101,7 @@ public struct GlobalOptions {
     }
 
     /// The nearest `.ck` walking up from `dir`, like git looks for `.git/` (whether it may be
-    /// used is checked next: DataDirectoryCheck).
+    /// used is checked next: CloudKitAPI.checkDataDirectory).
     static func findProjectDirectory(from dir: String) -> String? {
         var d = dir
         while true {

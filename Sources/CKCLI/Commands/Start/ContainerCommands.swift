@@ -1,0 +1,4 @@
+/// `ck container use ID`, `ck container show`.
+enum ContainerCommands {
+    static var all: [Command] { [use, show] }
+}

@@ -1,0 +1,146 @@
+import XCTest
+@testable import CKCore
+
+/// The schema entries of the API, in-process: export, import (and validation only), deploy,
+/// reset and custom roles, each refusal changing nothing.
+final class APISchemaTests: XCTestCase {
+    static let container = "iCloud.com.example.test"
+
+    func api(_ t: TempStore) -> CloudKitAPI { CloudKitAPI(dataDirectory: t.root) }
+
+    func caller(_ env: CKCore.Environment = .development, scope: DatabaseScope = .private, container: String = container) -> Caller {
+        Caller(container: container, environment: env, scope: scope)
+    }
+
+    func code(_ e: Error) -> ServerErrorCode? { (e as? CloudKitError)?.code }
+
+    func reason(_ e: Error) -> String { (e as? CloudKitError)?.reason ?? "\(e)" }
+
+    let todo = """
+        DEFINE SCHEMA
+            CREATE ROLE Editor;
+            RECORD TYPE ToDoItem (
+                "___recordID" REFERENCE QUERYABLE,
+                title STRING QUERYABLE SORTABLE,
+                GRANT WRITE TO "_creator", GRANT CREATE TO "_icloud", GRANT READ TO "_world",
+                GRANT WRITE TO Editor
+            );
+        """
+
+    func testExportIsTheSchemaLanguageOfTheCallersEnvironment() throws {
+        let t = TempStore()
+        let a = api(t)
+        let initial = try a.exportSchema(as: caller())
+        XCTAssertTrue(initial.text.hasPrefix("DEFINE SCHEMA\n"), initial.text)
+        XCTAssertTrue(initial.text.contains("RECORD TYPE Users ("))
+        XCTAssertTrue(initial.text.hasSuffix("\n"))
+        XCTAssertEqual(initial.jsonValue, .object(["schema": .string(initial.text)]))
+        _ = try a.importSchema(SchemaImportRequest(text: todo), as: caller())
+        let dev = try a.exportSchema(as: caller()).text
+        XCTAssertTrue(dev.contains("RECORD TYPE ToDoItem (") && dev.contains("CREATE ROLE Editor;"), dev)
+        XCTAssertFalse(try a.exportSchema(as: caller(.production)).text.contains("ToDoItem"), "production has only what is deployed")
+        // What export prints imports back as the same schema.
+        _ = try a.importSchema(SchemaImportRequest(text: dev), as: caller())
+        XCTAssertEqual(try a.exportSchema(as: caller()).text, dev)
+    }
+
+    func testImportAppliesOrOnlyValidates() throws {
+        let t = TempStore()
+        let a = api(t)
+        let before = t.snapshot()
+        let checked = try a.importSchema(SchemaImportRequest(text: todo, validateOnly: true), as: caller())
+        XCTAssertEqual(checked.jsonValue, ["valid": true, "applied": false, "recordTypes": ["ToDoItem", "Users"], "roles": ["Editor"]])
+        XCTAssertEqual(t.snapshot(), before, "--validate writes nothing")
+        let applied = try a.importSchema(SchemaImportRequest(text: todo), as: caller())
+        XCTAssertEqual(applied.jsonValue["applied"], true)
+        XCTAssertNotNil(try t.db().schemaAdmin.store(.development).load().types["ToDoItem"])
+    }
+
+    func testImportRefusalsChangeNothing() throws {
+        let t = TempStore()
+        let a = api(t)
+        _ = try a.importSchema(SchemaImportRequest(text: todo), as: caller())
+        _ = try a.deploySchema(as: caller())
+        let before = t.snapshot()
+        // Into production: refused as cktool is; deploying is how schema gets there.
+        XCTAssertThrowsError(try a.importSchema(SchemaImportRequest(text: todo), as: caller(.production))) { e in
+            XCTAssertEqual(self.code(e), .badRequest)
+            XCTAssertEqual(self.reason(e), "schemas are imported into development, not production; production gets the development schema when it is deployed")
+            XCTAssertEqual((e as? CloudKitError)?.nextStep, .deploySchema)
+        }
+        XCTAssertThrowsError(try a.importSchema(SchemaImportRequest(text: "DEFINE SCHEMA\n  RECORD TYPE A (x BADTYPE);"), as: caller())) { e in
+            XCTAssertEqual(self.code(e), .badRequest)
+            XCTAssertTrue(self.reason(e).contains("2:"), "line:column: \(self.reason(e))")
+        }
+        XCTAssertThrowsError(try a.importSchema(SchemaImportRequest(text: "DEFINE SCHEMA RECORD TYPE Other (x STRING);"), as: caller())) { e in
+            XCTAssertEqual(self.code(e), .badRequest)
+            XCTAssertEqual(self.reason(e), "cannot import: record type 'ToDoItem' exists in production and cannot be removed")
+        }
+        XCTAssertThrowsError(try a.importSchema(SchemaImportRequest(text: todo), as: caller(container: "com.example.app"))) { XCTAssertEqual(self.code($0), .badRequest) }
+        XCTAssertEqual(t.snapshot(), before)
+    }
+
+    func testDeployIsAdditive() throws {
+        let t = TempStore()
+        let a = api(t)
+        _ = try a.modifyRecords(ModifyRequest(operations: [op(.create, "t1", type: "ToDoItem", ["title": "Milk"])]), as: caller())
+        let first = try a.deploySchema(as: caller(.production))
+        XCTAssertEqual(first.jsonValue, ["deployed": true, "recordTypesAdded": ["ToDoItem"], "fieldsAdded": []], "deploy goes development → production, whatever the caller's environment")
+        _ = try a.modifyRecords(ModifyRequest(operations: [op(.create, "t2", type: "ToDoItem", ["due": 3])]), as: caller())
+        XCTAssertEqual(try a.deploySchema(as: caller()).jsonValue["fieldsAdded"], ["ToDoItem.due"])
+        XCTAssertEqual(try a.deploySchema(as: caller()).jsonValue["fieldsAdded"], [], "again: nothing to add")
+        // Development that lost a field production has is not deployed.
+        _ = try a.resetSchema(as: caller())
+        try t.db().schemaAdmin.store(.development).save(try SchemaParser.parse("DEFINE SCHEMA RECORD TYPE ToDoItem (title STRING);"))
+        let before = t.snapshot()
+        XCTAssertThrowsError(try a.deploySchema(as: caller())) { e in
+            XCTAssertEqual(self.code(e), .badRequest)
+            XCTAssertTrue(self.reason(e).hasPrefix("cannot deploy: field 'due' of record type 'ToDoItem' exists in production"), self.reason(e))
+        }
+        XCTAssertEqual(t.snapshot(), before)
+    }
+
+    func testResetEmptiesDevelopmentOnly() throws {
+        let t = TempStore()
+        let a = api(t)
+        _ = try a.modifyRecords(ModifyRequest(operations: [op(.create, "t1", type: "ToDoItem", ["title": "Milk"])]), as: caller())
+        _ = try a.deploySchema(as: caller())
+        _ = try a.modifyRecords(ModifyRequest(operations: [op(.create, "p1", type: "ToDoItem", ["title": "Prod"])]), as: caller(.production))
+        _ = try a.modifyRecords(ModifyRequest(operations: [op(.create, "t2", type: "Scratch", ["n": 1])]), as: caller())
+        XCTAssertEqual(try a.resetSchema(as: caller(.production)).jsonValue, ["reset": true, "environment": "development"])
+        XCTAssertEqual(try a.lookupRecords(LookupRecordsRequest(recordNames: ["t1"]), as: caller()).results[0].error?.code, .notFound)
+        XCTAssertFalse(try a.exportSchema(as: caller()).text.contains("Scratch"), "development's schema is production's again")
+        XCTAssertEqual(try a.lookupRecords(LookupRecordsRequest(recordNames: ["p1"]), as: caller(.production)).results[0].record?.recordName, "p1")
+    }
+
+    func testRolesAreGivenTakenAndListed() throws {
+        let t = TempStore()
+        try t.store.accounts.signIn(appleID: "bob@example.com", givenName: nil, familyName: nil, phone: nil)
+        let bob = try XCTUnwrap(t.store.accounts.user(appleID: "bob@example.com")).userRecordName
+        let a = api(t)
+        _ = try a.importSchema(SchemaImportRequest(text: todo), as: caller())
+        XCTAssertEqual(try a.roles(as: caller()).jsonValue, ["roles": [["role": "Editor", "members": []]]])
+        XCTAssertEqual(try a.setRole(RoleRequest(role: "Editor", appleID: "bob@example.com", member: true), as: caller()).jsonValue,
+                       ["role": "Editor", "userRecordName": .string(bob), "member": true])
+        let listed = try a.roles(as: caller())
+        XCTAssertEqual(listed.listKey, "roles")
+        XCTAssertEqual(listed.jsonValue, ["roles": [["role": "Editor", "members": [.string(bob)]]]])
+        XCTAssertEqual(try a.roles(as: caller(.production)).jsonValue, ["roles": []], "production has no roles until deployed")
+
+        let before = t.snapshot()
+        XCTAssertThrowsError(try a.setRole(RoleRequest(role: "Editor", appleID: "nobody@example.com", member: true), as: caller())) { e in
+            XCTAssertEqual(self.code(e), .notFound)
+            XCTAssertEqual(self.reason(e), "no user with Apple ID 'nobody@example.com' has signed in on this device")
+        }
+        XCTAssertThrowsError(try a.setRole(RoleRequest(role: "Ghost", appleID: "bob@example.com", member: true), as: caller())) { e in
+            XCTAssertEqual(self.code(e), .badRequest)
+            XCTAssertTrue(self.reason(e).hasPrefix("role 'Ghost' is not defined in the development schema"), self.reason(e))
+        }
+        XCTAssertThrowsError(try a.setRole(RoleRequest(role: "Editor", appleID: "bob@example.com", member: true), as: caller(.production))) {
+            XCTAssertEqual(self.code($0), .badRequest, "roles of production come with a deploy")
+        }
+        XCTAssertEqual(t.snapshot(), before)
+        _ = try a.setRole(RoleRequest(role: "Editor", appleID: "bob@example.com", member: false), as: caller())
+        XCTAssertEqual(try a.roles(as: caller()).jsonValue, ["roles": [["role": "Editor", "members": []]]])
+    }
+}
