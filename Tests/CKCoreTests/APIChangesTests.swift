@@ -68,7 +68,7 @@ final class APIChangesTests: XCTestCase {
         let t = TempStore()
         let api = CloudKitAPI(dataDirectory: t.root)
         _ = try t.db().createZone("A")
-        _ = try FaultStore(root: t.root).add(Fault(op: Endpoint.changesDatabase.path, code: .tryAgainLater, retryAfter: 2))
+        _ = try FaultStore(root: t.root).add(Fault(op: .endpoint(.changesDatabase), code: .tryAgainLater, retryAfter: 2))
         XCTAssertThrowsError(try api.databaseChanges(DatabaseChangesRequest(), as: caller)) { XCTAssertEqual(($0 as? CloudKitError)?.code, .tryAgainLater) }
         XCTAssertNoThrow(try api.zoneChanges(ZoneChangesRequest(zones: [.init(zoneName: "A")]), as: caller), "only changes/database is faulted")
         try FaultStore(root: t.root).clear()
