@@ -330,6 +330,23 @@ final class ReadPathIsolationTests: XCTestCase {
         }
     }
 
+    /// A conditional write (`--tag`) to a name the caller may not read answers as one to a name
+    /// that does not exist: NOT_FOUND, in the same words — not a refusal that tells them the
+    /// record is there (issue 28: "not shared with this user", "created by another user").
+    func testConditionalWritesToAHiddenNameAnswerAsToAMissingOne() {
+        let f = Self.makeFixture()
+        for who in Self.callers where who.label != "owner" && !who.label.hasPrefix("never") {
+            for (globals, name) in [(who.zone, "secret-diary"), (who.pub, "vault-entry")] {
+                for args in [["record", "save", "--name", name, "--tag", "zzz", "qty=1"], ["record", "delete", name, "--tag", "zzz"]] {
+                    let missing = String(repeating: "z", count: name.count)
+                    let r = f.s.run(globals + args), m = f.s.run(globals + args.map { $0 == name ? missing : $0 })
+                    XCTAssertEqual(r.status, m.status, "\(who.label) \(args): \(r.stderr)")
+                    XCTAssertEqual(r.stderr.replacingOccurrences(of: name, with: "NAME"), m.stderr.replacingOccurrences(of: missing, with: "NAME"), "\(who.label) \(args)")
+                }
+            }
+        }
+    }
+
     func testASignedOutDeviceSeesOnlyWhatTheWorldMayRead() {
         let f = Self.makeFixture()
         XCTAssertEqual(f.s.run(["account", "signout"]).status, 0)

@@ -137,6 +137,7 @@ final class HistoryGate {
     /// Whether the caller may see change `c` at all: a save by the version it wrote, a
     /// deletion by the version it deleted (see above).
     func canSee(_ c: HistoryChange) throws -> Bool {
+        if seesEverything { return true }
         if let r = c.record { return try readable(r) { try self.commit(c.seq).after } }
         guard let old = try replaced(c) else { return seesEverything }
         return try readable(old) { try self.commit(c.seq).before }
@@ -157,10 +158,11 @@ final class HistoryGate {
     }
 
     /// The change as `log` lists it to the caller: `prev` only when the version it names was
-    /// theirs to see.
+    /// theirs to see (GRANTs judge every version of a record alike: it keeps its type and
+    /// creator; only a share can hide the version before).
     func summary(_ c: HistoryChange) throws -> JSONValue {
         let s = c.summary(zoneID: zone.zoneID)
-        guard c.prev != nil, !seesEverything, try before(c) == nil, var o = s.objectValue else { return s }
+        guard c.prev != nil, case .shared = mode, try before(c) == nil, var o = s.objectValue else { return s }
         o["prev"] = nil
         return .object(o)
     }
