@@ -139,7 +139,7 @@ final class HistoryGate {
     func canSee(_ c: HistoryChange) throws -> Bool {
         if seesEverything { return true }
         if let r = c.record { return try readable(r) { try self.commit(c.seq).after } }
-        guard let old = try replaced(c) else { return seesEverything }
+        guard let old = try replaced(c) else { return false }
         return try readable(old) { try self.commit(c.seq).before }
     }
 

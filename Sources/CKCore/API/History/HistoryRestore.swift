@@ -77,7 +77,7 @@ extension CloudKitAPI {
         }
         let gate = ctx.gate.history(z)
         guard try gate.canSee(c) else { throw ctx.gate.changeNotFound(seq, zone: z.zoneID) }
-        if c.prev != nil, try z.change(c.prev!) == nil { throw HistoryCompaction.compacted(z.directory, first: try z.history.retainedFrom()) }
+        if let p = c.prev, try z.change(p) == nil { throw HistoryCompaction.compacted(z.directory, first: try z.history.retainedFrom()) }
         // What the caller saw: the version it replaced, the one it wrote, and the one now.
         let snap = try z.snapshot()
         let current = try snap.record(named: c.recordName).flatMap { try gate.canRead($0, at: snap.head) ? $0 : nil }
