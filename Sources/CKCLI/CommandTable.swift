@@ -5,9 +5,9 @@ public struct CommandTable {
     public static let standard: CommandTable = CommandTable(commands:
         [InitCommand.command, HelpCommand.command, StatusCommand.command] + ContainerCommands.all
         + AccountCommands.all + IdentityCommands.all + ZoneCommands.all + RecordCommands.all
-        + [ZoneCommands.changes, DatabaseCommands.changes] + ChangeCommands.all + SubscriptionCommands.all + NotificationCommands.all + ShareCommands.all + [ExportCommand.command, ImportCommand.command] + FaultCommands.all + [FsckCommand.command]
+        + [ZoneCommands.changes, DatabaseCommands.changes] + TokenCommands.all + SubscriptionCommands.all + NotificationCommands.all + ShareCommands.all + [ExportCommand.command, ImportCommand.command] + FaultCommands.all + [FsckCommand.command]
         + SchemaCommands.all
-        + HistoryCommands.all + TagCommands.all + RestoreCommands.all + [GCCommand.command]
+        + HistoryCommands.reads + TagCommands.all + HistoryCommands.writes
         + [VersionCommand.command, CompletionCommand.command, ManCommand.command])
 
     public func command(_ path: [String]) -> Command? { commands.first { $0.path == path } }

@@ -169,14 +169,15 @@ extension ZoneStore {
 
     /// For each field of a version, the change that last set it: back along the record's
     /// `prev` chain until every field is accounted for. `boundary` is true for fields whose
-    /// setting lies beyond the retained history (the oldest retained version is named).
-    public func blame(_ version: HistoryChange) throws -> [(field: String, change: HistoryChange, boundary: Bool)] {
+    /// setting lies beyond the retained history, or beyond the versions `seen` lets the reader
+    /// see (the oldest version reached is named).
+    public func blame(_ version: HistoryChange, seen: (HistoryChange) throws -> Bool = { _ in true }) throws -> [(field: String, change: HistoryChange, boundary: Bool)] {
         guard let rec = version.record else { return [] }
         var open = Set(rec.fields.keys)
         var out: [(String, HistoryChange, Bool)] = []
         var cur = version
         while !open.isEmpty {
-            guard let p = cur.prev, let older = try change(p), let oldRec = older.record else {
+            guard let p = cur.prev, let older = try change(p), let oldRec = older.record, try seen(older) else {
                 let boundary = cur.prev != nil
                 for f in open { out.append((f, cur, boundary)) }
                 break

@@ -125,7 +125,7 @@ extension Database {
             let seq = try checkZoneToken(raw, zone: z, head: head).seq
             return try retained(seq, "the change token")
         case .tag(let name):
-            let tag = try TagStore(paths: paths).load(name)
+            let tag = try tags().load(name)
             guard let point = tag.point(ofZoneAt: relativePath(z.directory)) else { return 0 }
             guard point.incarnation.sameBytes(z.incarnation) else {
                 throw CloudKitError(.badRequest, "tag '\(Names.describe(name))' names an earlier zone '\(zoneName)' (deleted and made again since)", zoneID: z.zoneID)

@@ -5,41 +5,16 @@
 /// updates and every token stays valid. Each write is conditional on the record's current
 /// change tag (`replace`/`update`/`delete` with the tag read when the plan was made), so a
 /// change made meanwhile by someone else is a CONFLICT, never overwritten.
-extension Database {
-    /// What restoring a zone (or some of its records) to point `seq` changes: for each record
-    /// that differs, its current version (`before`) and the version at `seq` (`after`).
-    public func restorePlan(zone name: String, to seq: Int64, recordNames: [String]? = nil) throws -> [RecordDiff] {
-        let z = try zone(name)
-        let snap = try z.snapshot()
-        // Shares are made and ended by share operations (ck share), not written back as records.
-        guard let names = recordNames else { return try z.diff(from: snap.head, to: seq).filter { !$0.isShare } }
-        var seen = Set<NameKey>()
-        return try names.filter { seen.insert(NameKey($0)).inserted }.compactMap { n in
-            try Names.validateRecordName(n)
-            let d = RecordDiff(recordName: n, before: try snap.record(named: n), after: try z.version(of: n, at: seq, in: snap)?.record)
-            return d.isNoChange ? nil : d
-        }
-    }
-
-    /// What reverting change `seq` (undoing it alone) changes: the record's current version
-    /// and what it becomes. CONFLICT when a later change touched what it changed.
-    public func revertPlan(zone name: String, change seq: Int64) throws -> RecordDiff {
-        let z = try zone(name)
-        guard let c = try z.change(seq) else {
-            throw CloudKitError(.badRequest, "zone '\(Names.describe(name))' has no change \(seq) to revert (a point reached by a token, tag or time must be one change of the zone)", zoneID: z.zoneID)
-        }
-        let snap = try z.snapshot()
-        let current = try snap.record(named: c.recordName)
-        var replaced: Record?
-        if let p = c.prev {
-            guard let old = try z.change(p) else { throw HistoryCompaction.compacted(z.directory, first: try z.history.retainedFrom()) }
-            replaced = old.record
-        }
+extension RecordDiff {
+    /// What reverting change `c` (undoing it alone) changes, given the version it replaced,
+    /// the one it wrote and the record now, as the reverting user sees them: the record's
+    /// current version and what it becomes. CONFLICT when a later change touched what it changed.
+    static func revert(_ c: HistoryChange, replaced: Record?, wrote: Record?, current: Record?, zoneID: ZoneID) throws -> RecordDiff {
         let who = "record '\(Names.describe(c.recordName))'"
         func conflict(_ why: String) -> CloudKitError {
-            CloudKitError(.conflict, "cannot revert change \(seq): \(who) \(why); use 'ck restore' to write back a whole version", recordName: c.recordName, zoneID: z.zoneID)
+            CloudKitError(.conflict, "cannot revert change \(c.seq): \(who) \(why); use 'ck restore' to write back a whole version", recordName: c.recordName, zoneID: zoneID)
         }
-        switch (replaced, c.record) {
+        switch (replaced, wrote) {
         case (nil, let made?):
             // A creation: undone by deleting the record, if it is still as it was made.
             guard let cur = current else { return RecordDiff(recordName: c.recordName, before: nil, after: nil) }
@@ -60,8 +35,10 @@ extension Database {
             return RecordDiff(recordName: c.recordName, before: nil, after: nil)
         }
     }
+}
 
-    /// Writes a plan (from `restorePlan` or `revertPlan`) as new changes, up to 400 a request.
+extension Database {
+    /// Writes a plan (of a restore or a revert) as new changes, up to 400 a request.
     public func apply(_ plan: [RecordDiff], zone name: String) throws -> [OperationResult] {
         if let d = plan.first(where: { $0.isShare && !$0.isNoChange }) {
             throw CloudKitError(.badRequest, "'\(Names.describe(d.recordName))' is a share record: shares are not restored or reverted as records; make one again with 'ck share create' (or end it with 'ck share delete')", recordName: d.recordName)

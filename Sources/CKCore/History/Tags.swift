@@ -1,7 +1,8 @@
-/// `ck tag`: a named point across every zone of the data directory, as a git tag names a commit
-/// (Dolt's commits): `tags/<name>.json` holds, for each zone that had a history when it was
-/// made, the zone's directory (below the data directory), its incarnation and the sequence
-/// number of its head then. A zone made later stands, as of the tag, at its empty start.
+/// `ck tag`: a named point across every zone of one database, as a git tag names a commit
+/// (Dolt's commits). A tag lives in its owner's database, `<database>/tags/<name>.json`, and
+/// holds, for each of the database's zones that had a history when it was made, the zone's
+/// directory (below the data directory), its incarnation and the sequence number of its head
+/// then. A zone made later stands, as of the tag, at its empty start.
 public struct Tag: Sendable {
     public struct Point: Sendable {
         /// The zone's directory, relative to the data directory.
@@ -49,50 +50,60 @@ public struct Tag: Sendable {
     }
 }
 
-public struct TagStore {
-    public let paths: DataPaths
-    public init(paths: DataPaths) { self.paths = paths }
+/// The tags of one database: `<database>/tags/<name>.json`. The public database and each
+/// user's private database have their own; the shared database has none (its zones, and their
+/// histories, are their owners').
+struct TagStore {
+    let paths: DataPaths
+    /// The database's directory.
+    let database: String
 
-    var directory: String { paths.root + "/tags" }
+    var directory: String { database + "/tags" }
     func file(_ name: String) -> String { directory + "/" + PathEncoding.component(name) + ".json" }
 
     /// A tag name must not read as another kind of reference (a number, `Z@N`, a token, a time).
-    public static func validate(_ name: String) throws {
+    static func validate(_ name: String) throws {
         try Names.validateName(name, noun: "tag name")
         guard case .tag = try HistoryReference.parse(name, now: 0, timeZone: nil) else {
             throw CloudKitError.badRequest("tag name '\(Names.describe(name))' would read as a sequence number, a change token or a time; choose another")
         }
     }
 
-    public func load(_ name: String) throws -> Tag {
+    func load(_ name: String) throws -> Tag {
         try Names.validateName(name, noun: "tag name")
         guard let j = try FileSystem.readJSON(file(name)) else {
-            throw CloudKitError(.notFound, "unknown tag or reference '\(Names.describe(name))' (not a change token, ZONE@SEQ, time or tag; 'ck tag list' shows the tags)")
+            throw CloudKitError(.notFound, "unknown tag or reference '\(Names.describe(name))' (not a change token, ZONE@SEQ, time or tag of this database; 'ck tag list' shows its tags)")
         }
         return try Tag(json: j)
     }
 
-    /// Makes a tag at the head of every zone now; EXISTS when the name is taken.
-    public func create(_ name: String, message: String?, now: Int64) throws -> Tag {
+    /// Makes a tag at the head of every zone of the database now; EXISTS when the name is taken.
+    func create(_ name: String, message: String?, now: Int64) throws -> Tag {
         try TagStore.validate(name)
         var points: [Tag.Point] = []
-        for zone in try zoneDirectories() {
+        let zones = database + "/zones"
+        for z in try FileSystem.list(zones) where !z.hasPrefix(".") {
+            let zone = zones + "/" + z
             guard let zj = try FileSystem.readJSON(zone + "/zone.json"), let inc = zj["incarnation"]?.stringValue else { continue }
             points.append(Tag.Point(zone: String(zone.dropFirst(paths.root.count + 1)), incarnation: inc,
                                     seq: try ChangeHistory(directory: zone).head()))
         }
         points.sort { NameKey($0.zone) < NameKey($1.zone) }
         let tag = Tag(name: name, message: message, created: now, points: points)
-        var doc = tag.json.objectValue!
-        doc["schemaVersion"] = .int(DataPaths.schemaVersion)
-        try FileSystem.makeDirectories(directory)
-        guard try FileSystem.createExclusively(file(name), Array(JSONWriter.pretty(.object(doc)).utf8)) else {
+        guard try TagStore.write(tag, to: file(name)) else {
             throw CloudKitError(.exists, "tag '\(Names.describe(name))' already exists (delete it first with 'ck tag delete')")
         }
         return tag
     }
 
-    public func list() throws -> [Tag] {
+    /// Writes a new tag file; false when one is there.
+    static func write(_ tag: Tag, to file: String) throws -> Bool {
+        var doc = tag.json.objectValue!
+        doc["schemaVersion"] = .int(DataPaths.schemaVersion)
+        return try FileSystem.createExclusively(file, Array(JSONWriter.pretty(.object(doc)).utf8))
+    }
+
+    func list() throws -> [Tag] {
         var out: [Tag] = []
         for f in try FileSystem.list(directory) where f.hasSuffix(".json") && !f.hasPrefix(".") {
             guard let j = try FileSystem.readJSON(directory + "/" + f) else { continue }
@@ -101,28 +112,80 @@ public struct TagStore {
         return out.sorted { NameKey($0.name) < NameKey($1.name) }
     }
 
-    public func delete(_ name: String) throws -> Tag {
+    func delete(_ name: String) throws -> Tag {
         let t = try load(name)
         try FileSystem.remove(file(name))
         return t
     }
+}
 
-    /// Every zone directory of the data directory: containers, environments, databases.
-    func zoneDirectories() throws -> [String] {
-        var out: [String] = []
-        let containers = paths.root + "/containers"
-        for c in try FileSystem.list(containers) where !c.hasPrefix(".") {
-            for env in ["development", "production"] {
-                let e = containers + "/" + c + "/" + env
-                var databases = [e + "/public"]
-                for scope in ["private", "shared"] {
-                    for u in try FileSystem.list(e + "/" + scope) where !u.hasPrefix(".") { databases.append(e + "/" + scope + "/" + u) }
-                }
-                for db in databases {
-                    for z in try FileSystem.list(db + "/zones") where !z.hasPrefix(".") { out.append(db + "/zones/" + z) }
-                }
-            }
+extension Database {
+    /// This database's tags, after moving any tags of an earlier data directory into the
+    /// databases they belong to (LegacyTags). The shared database has none: ACCESS_DENIED.
+    func tags() throws -> TagStore {
+        if scope == .shared {
+            var e = CloudKitError(.accessDenied, "tags are kept by the owner of a zone, in their own database: the shared database has none (its zones and their histories belong to the users who shared them)")
+            e.database = .shared
+            throw e
         }
-        return out
+        try LegacyTags.migrate(paths)
+        return TagStore(paths: paths, database: directory)
+    }
+}
+
+/// Tags of an earlier data directory: `<data dir>/tags/<name>.json`, one point per zone of
+/// every database. On first use each moves, under a lock, into every database whose zones it
+/// names, holding that database's points only (`<database>/tags/<name>.json`); a tag that named
+/// no zone (made before any zone had a history) named no database, and goes. A file that does
+/// not read as a tag, or names a zone outside any database, is left where it is. Moving is
+/// idempotent: a crash half-way is finished by the next use.
+enum LegacyTags {
+    static func directory(_ paths: DataPaths) -> String { paths.root + "/tags" }
+
+    static func migrate(_ paths: DataPaths) throws {
+        let dir = directory(paths)
+        guard try FileSystem.isDirectory(dir) else { return }
+        // The lock lives in the directory it guards, so nothing is left behind when it goes.
+        guard let lock = try FileLock.acquire(dir + "/.migrate.lock", createDirectory: false) else { return }
+        defer { lock.unlock() }
+        var left = 0
+        for f in try FileSystem.list(dir) where !f.hasPrefix(".") {
+            guard f.hasSuffix(".json"), let moved = try? move(dir + "/" + f, paths), moved else { left += 1; continue }
+            try FileSystem.remove(dir + "/" + f)
+        }
+        try FileSystem.remove(dir + "/.migrate.lock")
+        if left == 0, let (parent, leaf) = try Directory.parent(of: dir) { parent.removeIfEmpty(leaf) }
+    }
+
+    /// Writes the tag in `file` into each database it names; false when it cannot be read.
+    private static func move(_ file: String, _ paths: DataPaths) throws -> Bool {
+        guard let j = try FileSystem.readJSON(file), let tag = try? Tag(json: j), (try? Names.validateName(tag.name, noun: "tag name")) != nil else { return false }
+        var byDatabase: [String: [Tag.Point]] = [:]
+        for p in tag.points {
+            guard let db = database(ofZone: p.zone) else { return false }
+            byDatabase[db, default: []].append(p)
+        }
+        for (db, points) in byDatabase.sorted(by: { $0.key < $1.key }) {
+            let home = paths.root + "/" + db
+            // Only into a database that is there: a tag never makes one.
+            guard try Directory.open(home) != nil else { continue }
+            let file = TagStore(paths: paths, database: home).file(tag.name)
+            // A copy there already was moved by an earlier try (or made since): it stays.
+            _ = try TagStore.write(Tag(name: tag.name, message: tag.message, created: tag.created, points: points), to: file)
+        }
+        return true
+    }
+
+    /// The database directory (below the data directory) a zone directory lies in:
+    /// `containers/<c>/<environment>/public` or `…/private/<user>`; nil for anything else.
+    static func database(ofZone zone: String) -> String? {
+        let parts = zone.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        guard parts.allSatisfy({ !$0.isEmpty && $0 != "." && $0 != ".." }), parts.count >= 6, parts[0] == "containers",
+              ["development", "production"].contains(parts[2]) else { return nil }
+        switch parts[3] {
+        case "public" where parts.count == 6 && parts[4] == "zones": return parts[0..<4].joined(separator: "/")
+        case "private" where parts.count == 7 && parts[5] == "zones": return parts[0..<5].joined(separator: "/")
+        default: return nil
+        }
     }
 }

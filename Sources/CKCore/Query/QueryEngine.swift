@@ -29,8 +29,9 @@ extension Database {
     /// What every way of answering a query shares: the schema's checks, the marker, the best
     /// page from the indexes (`indexed`) or else from `scan` — every record, filtered, checked for
     /// read permission, and the best `limit + 1` kept — and the next marker, bound to `binding`.
+    /// `readable`: the read check of a query as of a point of the history (else the gate's now).
     func answer(_ req: QueryRequest, in z: ZoneStore, binding: String, indexed: Bool, pageLimit: Int? = nil, after afterKey: [JSONValue]? = nil,
-                scan: ((Record) throws -> Bool) throws -> Void) throws -> QueryResult {
+                readable: ((Record) throws -> Bool)? = nil, scan: ((Record) throws -> Bool) throws -> Void) throws -> QueryResult {
         var warnings: [String] = []
         for f in req.filters {
             if let why = f.typeMismatch(recordType: req.recordType, schema: try schema()) { throw CloudKitError.badRequest(why) }
@@ -51,7 +52,7 @@ extension Database {
             let checksReads = scope != .private
             try scan { r in
                 guard r.recordType == req.recordType, req.filters.allSatisfy({ QueryMatcher.matches(r, $0) }) else { return true }
-                if checksReads, try !canRead(r) { return true }
+                if let readable { if try !readable(r) { return true } } else if checksReads, try !canRead(r) { return true }
                 let key = QueryEngine.key(r, req.sorts)
                 if let a = after, QueryEngine.compare(key, a, req.sorts) <= 0 { return true }
                 QueryEngine.insert((key, r), into: &best, limit: limit, sorts: req.sorts)

@@ -6,8 +6,10 @@
 extension Database {
     static let streamedPage = 2000
 
-    /// `body` gets each page (false: stop); `at` queries the zone as of that history entry.
-    public func queryAll(zone name: String, _ req: QueryRequest, at seq: Int64? = nil, _ body: (QueryResult) throws -> Bool) throws {
+    /// `body` gets each page (false: stop); `at` queries the zone as of that history entry,
+    /// with `readable` the read check as of then.
+    func queryAll(zone name: String, _ req: QueryRequest, at point: (seq: Int64, readable: (Record) throws -> Bool)? = nil,
+                  _ body: (QueryResult) throws -> Bool) throws {
         let z = try zone(name)
         // The first page starts at the request's marker (if any); each next one at the key the
         // page before ended on — no marker is made, so nothing is written (no token secret).
@@ -18,7 +20,7 @@ extension Database {
             if after != nil, try zone(name).incarnation != z.incarnation {
                 throw CloudKitError(.zoneNotFound, "zone '\(Names.describe(name))' was deleted while the query read it", zoneID: z.zoneID)
             }
-            let page = try seq.map { try query(in: z, req, at: $0, pageLimit: Database.streamedPage, after: after) }
+            let page = try point.map { try query(in: z, req, at: $0.seq, readable: $0.readable, pageLimit: Database.streamedPage, after: after) }
                 ?? query(in: z, req, pageLimit: Database.streamedPage, after: after)
             guard try body(page), let k = page.nextKey else { return }
             after = k

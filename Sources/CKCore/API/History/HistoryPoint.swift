@@ -15,3 +15,44 @@ extension RequestContext {
         try ref.map { try db.resolve($0, in: z, emptyBeforeHistory: emptyBeforeHistory) }
     }
 }
+
+extension RequestContext {
+    /// The zones a history request reads: the one it names; else the one its references name
+    /// (ZONE@SEQ, a token; BAD_REQUEST when they name two); else, with `everyZone`, every zone
+    /// of the database; else the default zone.
+    func historyZones(_ named: String?, refs: [HistoryReference], everyZone: Bool) throws -> [String] {
+        if let n = named { return [n] }
+        var found: String?
+        for r in refs {
+            guard let z = try db.zoneName(of: r) else { continue }
+            if let n = found, !n.sameBytes(z) {
+                throw CloudKitError.badRequest("the references name two zones, '\(Names.describe(n))' and '\(Names.describe(z))'; compare points of one zone")
+            }
+            found = z
+        }
+        if let n = found { return [n] }
+        return everyZone ? try db.listZones().map(\.zoneID.zoneName) : [ZoneID.defaultZoneName]
+    }
+
+    /// History and maintenance of a zone belong to its owner: in the shared database (a
+    /// participant's view of someone else's zones) `what` is ACCESS_DENIED, before anything
+    /// is read or changed.
+    func requireOwnHistory(_ what: String) throws {
+        guard caller.scope == .shared else { return }
+        var e = CloudKitError(.accessDenied, "\(what) is for the owner of a zone: the zones of the shared database belong to the users who shared them, and so do their histories")
+        e.database = .shared
+        throw e
+    }
+}
+
+extension CloudKitAPI {
+    /// The user a history filter names: a user record name (`_…`) as it is, or the Apple ID
+    /// of a user who signed in on this device.
+    func userRecordName(_ raw: String) throws -> String {
+        if raw.hasPrefix("_") { return raw }
+        guard let u = try store.accounts.user(appleID: raw) else {
+            throw CloudKitError(.notFound, "no user '\(Names.describe(raw))' has signed in on this device (give an Apple ID that has, or a user record name)")
+        }
+        return u.userRecordName
+    }
+}

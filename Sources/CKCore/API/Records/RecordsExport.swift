@@ -24,8 +24,9 @@ extension CloudKitAPI {
         var stopped = false
         for z in zones where !stopped {
             let seq = try ctx.point(r.at, in: z, emptyBeforeHistory: zones.count > 1)
+            let readable = seq.map { ctx.readable(in: z, at: $0) } ?? ctx.gate.canRead
             try ctx.forEachRecord(z, at: seq, prepare: { JSONWriter.line($0.encodableResponse(style)) }) { rec, prepared in
-                guard try ctx.gate.canRead(rec) else { return true }
+                guard try readable(rec) else { return true }
                 if try !line(prepared ?? JSONWriter.line(rec.encodableResponse(style))) { stopped = true }
                 return !stopped
             }

@@ -41,11 +41,16 @@ extension CloudKitAPI {
         let z = try ctx.db.zone(try ctx.zoneName(r.zoneName, at: r.at))
         let seq = try ctx.point(r.at, in: z)
         let snap = try z.snapshot()
+        // As of a point: what the caller could read then.
+        let history = seq.map { _ in ctx.gate.history(z) }
         let results: [OperationResult] = try r.recordNames.map { n in
             if let e = try ctx.db.injectedFault(.recordsLookup, zone: z, recordName: n) { return try ctx.gate.admit(.failed(e), zone: z.zoneID) }
-            let found = try seq.map { try z.version(of: n, at: $0, in: snap)?.record } ?? snap.record(named: n)
-            guard let rec = found else { return .failed(ctx.gate.notFound(n, zone: z.zoneID, at: seq)) }
-            return try ctx.gate.admit(.saved(rec), zone: z.zoneID, at: seq)
+            if let seq, let history {
+                guard let rec = try history.visibleVersion(of: n, at: seq) else { return .failed(ctx.gate.notFound(n, zone: z.zoneID, at: seq)) }
+                return .saved(rec)
+            }
+            guard let rec = try snap.record(named: n) else { return .failed(ctx.gate.notFound(n, zone: z.zoneID)) }
+            return try ctx.gate.admit(.saved(rec), zone: z.zoneID)
         }
         return RecordsResponse(results, shape: .lookup, style: ctx.style, desiredKeys: r.desiredKeys)
     }

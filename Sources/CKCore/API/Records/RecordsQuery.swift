@@ -41,7 +41,7 @@ public struct QueryRecordsResponse: ResponseBody {
 extension CloudKitAPI {
     public func queryRecords(_ r: QueryRecordsRequest, as caller: Caller) throws -> QueryRecordsResponse {
         let (ctx, zone, seq) = try openQuery(r, caller)
-        let page = try seq.map { try ctx.db.query(in: zone, r.query, at: $0) } ?? ctx.db.query(in: zone, r.query)
+        let page = try seq.map { s in try ctx.db.query(in: zone, r.query, at: s, readable: ctx.readable(in: zone, at: s)) } ?? ctx.db.query(in: zone, r.query)
         return QueryRecordsResponse(records: page.records, continuationMarker: page.continuationMarker, warnings: page.warnings,
                                     style: ctx.style, desiredKeys: r.query.desiredKeys)
     }
@@ -51,7 +51,7 @@ extension CloudKitAPI {
     /// every marker.
     public func queryAllRecords(_ r: QueryRecordsRequest, as caller: Caller, _ page: (QueryRecordsResponse) throws -> Bool) throws {
         let (ctx, zone, seq) = try openQuery(r, caller)
-        try ctx.db.queryAll(zone: zone.zoneID.zoneName, r.query, at: seq) { p in
+        try ctx.db.queryAll(zone: zone.zoneID.zoneName, r.query, at: seq.map { s in (s, ctx.readable(in: zone, at: s)) }) { p in
             try page(QueryRecordsResponse(records: p.records, continuationMarker: nil, warnings: p.warnings, style: ctx.style,
                                           desiredKeys: r.query.desiredKeys))
         }
@@ -109,8 +109,9 @@ extension CloudKitAPI {
             pending = []
             if try !batch(b) { stopped = true }
         }
+        let readable = seq.map { ctx.readable(in: z, at: $0) } ?? ctx.gate.canRead
         try ctx.forEachRecord(z, at: seq) { rec, _ in
-            if r.recordType.map({ rec.recordType == $0 }) ?? true, try ctx.gate.canRead(rec) { pending.append(rec) }
+            if r.recordType.map({ rec.recordType == $0 }) ?? true, try readable(rec) { pending.append(rec) }
             if pending.count == 512 { try flush() }
             return !stopped
         }
@@ -119,6 +120,12 @@ extension CloudKitAPI {
 }
 
 extension RequestContext {
+    /// The read check as of point `seq` of zone `z`'s history: what the caller could read then.
+    func readable(in z: ZoneStore, at seq: Int64) -> (Record) throws -> Bool {
+        let history = gate.history(z)
+        return { try history.canRead($0, at: seq) }
+    }
+
     /// Every record of a zone as of `seq` (nil: now), with `prepare(record)` worked out on the
     /// threads that read the records where it can be (else nil: the caller works it out).
     func forEachRecord(_ z: ZoneStore, at seq: Int64?, prepare: ((Record) -> String)? = nil, _ body: (Record, String?) throws -> Bool) throws {

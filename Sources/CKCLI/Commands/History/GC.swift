@@ -1,12 +1,11 @@
 import CKCore
 
-/// `ck gc`: compacting a zone's history, as CloudKit's server ages its own (Docs/history.md).
-enum GCCommand {
-    static let command: Command = Command(["gc"], synopsis: "[--zone Z] [--keep N | --keep-since REF]",
+extension HistoryCommands {
+    static let gc: Command = Command(["gc"], synopsis: "[--zone Z] [--keep N | --keep-since REF]",
         summary: "Compact a zone's history: older tokens then CHANGE_TOKEN_EXPIRED, as CloudKit's do",
         options: [
             OptionSpec("--keep", value: "N", help: "keep the last N changes whole (default 0: only the current state)"),
-            OptionSpec("--keep-since", value: "REF", help: "keep every change after this point (\(HistoryCommands.referenceHelp))"),
+            OptionSpec("--keep-since", value: "REF", help: "keep every change after this point (\(referenceHelp))"),
         ],
         details: """
         Drops the changes before the kept ones, except those that wrote a version still current
@@ -18,7 +17,7 @@ enum GCCommand {
         logBytesBefore, logBytesAfter}: the first change kept whole, the newest, how many
         changes went, how many older ones stay as the compacted state, and the log's size.
         Crash safe: the new files are written aside and switched in under the zone's lock.
-        """) { inv in
+        """, preflightInAPI: true) { inv in
         _ = try inv.positionals(max: 0, what: "")
         if inv.args.value("--keep") != nil && inv.args.value("--keep-since") != nil { throw inv.usageError("--keep and --keep-since exclude each other") }
         var keep: Int64 = 0
@@ -26,15 +25,8 @@ enum GCCommand {
             guard let n = Int64(raw), n >= 0 else { throw inv.usageError("--keep must be a number of changes (0 or more), got '\(raw)'") }
             keep = n
         }
-        let since = try inv.args.value("--keep-since").map { try HistoryCommands.reference(inv, $0) }
-        let db = try inv.database()
-        let zone = try HistoryCommands.zones(inv, db, refs: since.map { [$0] } ?? [], everyZone: false)[0]
-        let (z, r) = try db.compactHistory(zone: zone) { z, head in
-            if let s = since { return try db.resolve(s, in: z) + 1 }
-            return max(1, head - keep + 1)
-        }
-        inv.emit(["zoneID": z.zoneID.json, "retainedFrom": .int(r.retainedFrom), "head": .int(r.head), "dropped": .int(r.dropped),
-                  "kept": .int(r.keptBase), "logBytesBefore": .int(r.logBytesBefore), "logBytesAfter": .int(r.logBytesAfter)])
+        let req = GCRequest(zoneName: inv.zoneGiven, keep: keep, keepSince: try inv.args.value("--keep-since").map(inv.reference))
+        inv.print(try inv.api.compactHistory(req, as: try inv.caller()))
         return ExitCode.success
     }
 }

@@ -1,0 +1,117 @@
+/// ck's `restore` and `revert`: old versions written back as new changes, through
+/// records/modify like any client's save (Store: `Database.apply`), so clients following
+/// `zone changes` see ordinary updates and every token stays valid. The plan is made from what
+/// the caller could see (PermissionGate's history gate), and its writes are theirs, checked as
+/// any of their writes is. Both answer `{changes: [...]}` as `diff` does — from now to the
+/// state written — each with its new `recordChangeTag` or its error; `dryRun` only plans.
+public struct RestoreRequest: Sendable {
+    public var ref: HistoryReference
+    /// nil: the zone the reference names, else `_defaultZone`.
+    public var zoneName: String?
+    /// Only these records (empty: every record of the zone).
+    public var recordNames: [String]
+    public var dryRun: Bool
+
+    public init(_ ref: HistoryReference, zoneName: String? = nil, recordNames: [String] = [], dryRun: Bool = false) {
+        self.ref = ref
+        self.zoneName = zoneName
+        self.recordNames = recordNames
+        self.dryRun = dryRun
+    }
+}
+
+/// Undoing one change by writing its inverse as a new change (like git revert).
+public struct RevertRequest: Sendable {
+    /// A change: ZONE@SEQ; a token, tag or time stands for the last change at or before it.
+    public var ref: HistoryReference
+    public var zoneName: String?
+    public var dryRun: Bool
+
+    public init(_ ref: HistoryReference, zoneName: String? = nil, dryRun: Bool = false) {
+        self.ref = ref
+        self.zoneName = zoneName
+        self.dryRun = dryRun
+    }
+}
+
+/// `{changes: [...]}`: the plan, and once written each record's result.
+public struct HistoryWriteResponse: ResponseBody {
+    /// The writes' results, in the plan's order (empty for a dry run or an empty plan).
+    public var results: [OperationResult]
+    let changes: [JSONValue]
+
+    public var listKey: String? { "changes" }
+    public var items: [any JSONEncodable] { changes }
+    public var members: [String: JSONValue] { [:] }
+}
+
+extension CloudKitAPI {
+    public func restore(_ r: RestoreRequest, as caller: Caller) throws -> HistoryWriteResponse {
+        for n in r.recordNames { try Names.validateRecordName(n) }
+        let (ctx, z) = try openHistoryWrite(r.ref, zoneName: r.zoneName, caller)
+        let seq = try ctx.db.resolve(r.ref, in: z)
+        let gate = ctx.gate.history(z)
+        let snap = try z.snapshot()
+        let plan: [RecordDiff]
+        if r.recordNames.isEmpty {
+            // Shares are made and ended by share operations, not written back as records.
+            plan = try gate.diff(from: snap.head, to: seq).filter { !$0.isShare }
+        } else {
+            var seen = Set<NameKey>()
+            plan = try r.recordNames.filter { seen.insert(NameKey($0)).inserted }.compactMap { n in
+                let now = try snap.record(named: n).flatMap { try gate.canRead($0, at: snap.head) ? $0 : nil }
+                let d = RecordDiff(recordName: n, before: now, after: try gate.visibleVersion(of: n, at: seq))
+                return d.isNoChange ? nil : d
+            }
+        }
+        return try write(plan, ctx, z, dryRun: r.dryRun)
+    }
+
+    public func revert(_ r: RevertRequest, as caller: Caller) throws -> HistoryWriteResponse {
+        let (ctx, z) = try openHistoryWrite(r.ref, zoneName: r.zoneName, caller)
+        let zone = z.zoneID.zoneName
+        let seq = try ctx.db.resolve(r.ref, in: z)
+        guard seq > 0 else { throw CloudKitError(.badRequest, "'\(Names.describe(zone))@0' is the start of zone '\(Names.describe(zone))', before any change: nothing to revert", zoneID: z.zoneID) }
+        guard let c = try z.change(seq) else {
+            throw CloudKitError(.badRequest, "zone '\(Names.describe(zone))' has no change \(seq) to revert (a point reached by a token, tag or time must be one change of the zone)", zoneID: z.zoneID)
+        }
+        let gate = ctx.gate.history(z)
+        guard try gate.canSee(c) else { throw ctx.gate.changeNotFound(seq, zone: z.zoneID) }
+        if let p = c.prev, try z.change(p) == nil { throw HistoryCompaction.compacted(z.directory, first: try z.history.retainedFrom()) }
+        // What the caller saw: the version it replaced, the one it wrote, and the one now.
+        let snap = try z.snapshot()
+        let current = try snap.record(named: c.recordName).flatMap { try gate.canRead($0, at: snap.head) ? $0 : nil }
+        let plan = try RecordDiff.revert(c, replaced: try gate.before(c), wrote: try gate.after(c), current: current, zoneID: z.zoneID)
+        return try write([plan], ctx, z, dryRun: r.dryRun)
+    }
+
+    /// The preflight of a restore or revert (they stand for records/modify, whose faults they
+    /// meet), and the zone they write.
+    private func openHistoryWrite(_ ref: HistoryReference, zoneName: String?, _ caller: Caller) throws -> (RequestContext, ZoneStore) {
+        if let z = zoneName { try Names.validateZoneName(z) }
+        let ctx = try preflight(.recordsModify, caller, zones: [zoneName ?? ref.namedZone ?? ZoneID.defaultZoneName])
+        let zone = try ctx.historyZones(zoneName, refs: [ref], everyZone: false)[0]
+        return (ctx, try ctx.db.zone(zone))
+    }
+
+    /// Prints the plan, and unless it is a dry run (or empty) writes it: each record then
+    /// carries its new change tag, or its error.
+    private func write(_ plan: [RecordDiff], _ ctx: RequestContext, _ z: ZoneStore, dryRun: Bool) throws -> HistoryWriteResponse {
+        let plan = plan.filter { !$0.isNoChange }
+        let zoneID = z.zoneID
+        if dryRun || plan.isEmpty {
+            return HistoryWriteResponse(results: [], changes: plan.map { $0.json(zoneID: zoneID, fields: true) })
+        }
+        let results = try ctx.db.apply(plan, zone: zoneID.zoneName).map { try ctx.gate.admitWritten($0) }
+        let items: [JSONValue] = zip(plan, results).map { d, r in
+            var o = d.json(zoneID: zoneID, fields: true).objectValue ?? [:]
+            switch r {
+            case .saved(let rec): o["recordChangeTag"] = .string(rec.recordChangeTag)
+            case .deleted: break
+            case .failed(let e): o["error"] = e.envelope(style: ctx.style)
+            }
+            return .object(o)
+        }
+        return HistoryWriteResponse(results: results, changes: items)
+    }
+}
