@@ -81,8 +81,7 @@ enum FaultCommands {
             op = Fault.deliver
             rate = try fraction(raw, "--drop-rate", inv)
         }
-        guard var op = op else { throw refuse("missing --op OP; valid operations: \(Fault.operations.joined(separator: ", ")), *") }
-        op = Fault.operationAliases[op] ?? op
+        guard let op = op else { throw refuse("missing --op OP; valid operations: \(Fault.operations.joined(separator: ", ")), *") }
         guard op == Fault.any || Fault.operations.contains(op) else {
             let hint = Suggestions.hint(op, among: Fault.operations)
             throw refuse("unknown operation '\(Names.describe(op))'; valid operations: \(Fault.operations.joined(separator: ", ")), *\(hint)")

@@ -74,11 +74,11 @@ public enum FaultCode: String, Sendable, CaseIterable {
 public struct Fault: Equatable, Sendable {
     /// The client operations a fault can name (Docs/wire.md maps commands to them), besides `*`.
     public static let operations = [
-        "records/modify", "records/lookup", "records/query", "records/accept",
-        "zones/modify", "zones/list",
+        "records/modify", "records/lookup", "records/query", "records/resolve", "records/accept",
+        "zones/modify", "zones/list", "zones/lookup",
         "changes/zone", "changes/database",
         "subscriptions/modify", "subscriptions/list", "subscriptions/lookup",
-        "users/current", "users/discover",
+        "users/caller", "users/current", "users/discover", "users/lookup/email", "users/lookup/id",
         "account/status", "notifications/list",
         deliver,
     ]
@@ -88,8 +88,6 @@ public struct Fault: Equatable, Sendable {
     public static let deliver = "notifications/deliver"
     /// The operations a `record` scope applies to: those that name records one by one.
     public static let perRecordOperations: Set<String> = ["records/modify", "records/lookup"]
-    /// Other spellings of operations: Web Services' own name for the caller's identity.
-    public static let operationAliases = ["users/caller": "users/current"]
 
     public var id: String
     public var op: String
