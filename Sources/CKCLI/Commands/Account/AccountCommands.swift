@@ -9,3 +9,11 @@ enum AccountCommands {
         try inv.api.accountSummary(as: try inv.accountCaller()).jsonValue
     }
 }
+
+extension Invocation {
+    /// The caller of an account command: it changes the device, so no container is needed.
+    func accountCaller() throws -> Caller {
+        Caller(container: (try? container()) ?? GlobalOptions.defaultContainer, environment: globals.environment, scope: globals.scope,
+               user: globals.actingAs.map(Caller.User.appleID) ?? .device, deviceID: globals.device)
+    }
+}

@@ -17,11 +17,3 @@ extension AccountCommands {
         return ExitCode.success
     }
 }
-
-extension Invocation {
-    /// The caller of an account command: it changes the device, so no container is needed.
-    func accountCaller() throws -> Caller {
-        Caller(container: (try? container()) ?? GlobalOptions.defaultContainer, environment: globals.environment, scope: globals.scope,
-               user: globals.actingAs.map(Caller.User.appleID) ?? .device, deviceID: globals.device)
-    }
-}

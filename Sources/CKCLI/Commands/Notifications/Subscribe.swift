@@ -44,6 +44,8 @@ extension SubscriptionCommands {
         if kind == .query && inv.args.value("--type") == nil { throw inv.usageError("a query subscription needs --type") }
         if kind == .database && inv.args.has("--type") { throw inv.usageError("--type does not apply to database subscriptions") }
         if kind == .zone && inv.globals.zones.isEmpty { throw inv.usageError("a zone subscription needs --zone") }
+        // An ID left out is the subscription's default one; one given must be a valid ID.
+        if let id = inv.args.value("--id") { try Subscription.validateID(id) }
         let caller = try inv.caller()
         // Filter values take the schema's types, as in 'record query'.
         let filters = try FilterArgument.typed(syntax, recordType: inv.args.value("--type") ?? "", zone: inv.zoneGiven, inv: inv, caller: caller)

@@ -15,10 +15,12 @@ extension Subscription {
     ]
 
     /// Reads a subscription dictionary; `what` names it in errors (`operations[0].subscription`).
-    /// An ID left out (or empty) is given by the API: the subscription's default ID.
+    /// An ID left out is given by the API: the subscription's default ID (`subscriptionID` "").
     public init(json j: JSONValue, _ what: String = "subscription") throws {
         let o = try RequestBody.object(j, what, keys: Subscription.keys)
-        let id = try RequestBody.string(o["subscriptionID"], "\(what).subscriptionID") ?? ""
+        let given = try RequestBody.string(o["subscriptionID"], "\(what).subscriptionID")
+        if let g = given { try Subscription.validateID(g) }
+        let id = given ?? ""
         guard let t = o["subscriptionType"], let ts = t.stringValue, let kind = Kind(rawValue: ts) else {
             throw CloudKitError.badRequest("\(what).subscriptionType must be query, zone or database")
         }
@@ -84,6 +86,5 @@ extension Subscription {
         self.init(subscriptionID: id, kind: kind, zoneName: zoneName, recordType: recordType, filters: filters, firesOn: firesOn,
                   firesOnce: firesOnce, alertBody: alertBody, shouldSendContentAvailable: contentAvailable)
         otherNotificationInfo = other
-        if !id.isEmpty { try Subscription.validateID(id) }
     }
 }
