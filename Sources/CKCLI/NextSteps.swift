@@ -4,6 +4,7 @@ import CKCore
 /// lines do). Said in text errors only: the JSON envelope stays CloudKit's.
 enum NextSteps {
     static func hint(for e: CloudKitError, command: [String], globals: GlobalOptions) -> String? {
+        if let step = e.nextStep, let words = words(step) { return words }
         let reason = e.reason
         switch e.code {
         // Only about a record the caller may read (else the error says nothing more of it).
@@ -37,6 +38,16 @@ enum NextSteps {
             return "pass --if-exists to treat a missing record as deleted"
         default:
             return nil
+        }
+    }
+
+    /// A next step the core named (NextStep), as a command line.
+    static func words(_ step: NextStep) -> String? {
+        switch step {
+        case .signIn: return "check the account with ck account; sign in with ck account signin APPLE-ID"
+        case .leaveShare: return "to stop seeing it, leave its share: ck share leave SHARE (its URL or short GUID)"
+        case .signInUser(let appleID): return "sign \(quoted(appleID)) in once on this device: ck account signin \(quoted(appleID))"
+        default: return nil
         }
     }
 

@@ -67,8 +67,10 @@ final class APIHistoryTests: XCTestCase {
         let share = try a.createShare(zone: "Lists", record: "groceries",
                                       participants: [try .parse(argument: Self.bob + ":readOnly"), try .parse(argument: Self.carol + ":readWrite")],
                                       publicPermission: .readOnly, title: nil)
-        let guid = try XCTUnwrap(share.shortGUID)
-        for u in [Self.bob, Self.carol, Self.dave] { _ = try t.db(as: u).acceptShare(guid) }
+        let guid = try XCTUnwrap(share.share.shortGUID)
+        for u in [Self.bob, Self.carol, Self.dave] {
+            XCTAssertNil(try api.acceptShares(AcceptSharesRequest(shortGUIDs: [ShortGUIDRequest(guid)]), as: caller(u, .shared)).jsonValue["results"]?.arrayValue?.first?["serverErrorCode"])
+        }
         w.accepted = try a.zone("Lists").history.head()
         w.milkUpdate = try save([RecordOperation(type: .forceUpdate, recordName: "milk", fields: ["qty": field(2)])])
         w.secretUpdate = try save([RecordOperation(type: .forceUpdate, recordName: "secret", fields: ["text": field("classified whisper")])])
@@ -219,7 +221,7 @@ final class APIHistoryTests: XCTestCase {
                                    fields: ["in": try RecordField.parse(name: "in", json: ["type": "REFERENCE", "value": ["recordName": "trip", "action": "DELETE_SELF"]])], parent: "trip")
         XCTAssertNil(try a.modify(zone: "Lists", operations: [stop])[0].error)
         let share = try a.createShare(zone: "Lists", record: "trip", participants: [try .parse(argument: Self.bob)], publicPermission: .none, title: nil)
-        _ = try w.t.db(as: Self.bob).acceptShare(try XCTUnwrap(share.shortGUID))
+        _ = try w.api.acceptShares(AcceptSharesRequest(shortGUIDs: [ShortGUIDRequest(try XCTUnwrap(share.share.shortGUID))]), as: caller(Self.bob, .shared))
         let start = try a.zone("Lists").history.head()
         XCTAssertNil(try a.modify(zone: "Lists", operations: [RecordOperation(type: .forceDelete, recordName: "trip")])[0].error)
         let log = try w.api.log(LogRequest(zoneName: "Lists", since: try ref("Lists@\(start)")), as: caller(Self.bob, .shared))

@@ -16,7 +16,8 @@ final class SharedZoneChangesTests: XCTestCase {
         let share = try alice.createShare(zone: "Lists", record: "list", participants: [ShareParticipantRequest(user: .email("bob@example.com"), permission: .readWrite)],
                                           publicPermission: .none, title: nil)
         let bob = try t.db(.shared, device: "bobphone")
-        _ = try bob.acceptShare(share.shortGUID!)
+        let accept = AcceptSharesRequest(shortGUIDs: [ShortGUIDRequest(share.share.shortGUID!)])
+        _ = try CloudKitAPI(dataDirectory: t.root).acceptShares(accept, as: Caller(container: "iCloud.com.example.test", scope: .shared, deviceID: "bobphone"))
         return (alice, bob)
     }
 

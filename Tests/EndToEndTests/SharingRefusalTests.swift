@@ -74,7 +74,7 @@ final class SharingRefusalTests: XCTestCase {
             assertFailure(run(s, Self.bob, "--db", "shared", "--zone", "Lists", "record", "save", "--type", "Item", "--name", "x", "t=x"), exit: 5, contains: "parent")
             assertFailure(run(s, Self.bob, "--db", "shared", "--zone", "Lists", "record", "save", "--type", "Item", "--name", "x", "--parent", "diary", "t=x"), exit: 5, contains: "not shared")
             assertFailure(run(s, Self.bob, "--db", "shared", "--zone", "Lists", "record", "save", "--type", "Item", "--name", "x", "--parent", "ghost", "t=x"), exit: 5, contains: "not shared")
-            assertFailure(run(s, Self.bob, "--db", "shared", "--zone", "Lists", "record", "save", "--name", "diary", "--force", "text=mine"), exit: 5, contains: "not shared")
+            assertFailure(run(s, Self.bob, "--db", "shared", "--zone", "Lists", "record", "save", "--name", "diary", "--force", "text=mine"), exit: 5, contains: "parent in the share")
             assertFailure(run(s, Self.bob, "--db", "shared", "--zone", "Lists", "record", "delete", "groceries", "--force"), exit: 5, contains: "root record")
             assertFailure(run(s, Self.bob, "--db", "shared", "--zone", "Lists", "record", "save", "--name", "milk", "--force", "--parent", "diary", "title=x"), exit: 5, contains: "not shared")
             // The share record changes only through share commands, by its owner.
@@ -95,7 +95,8 @@ final class SharingRefusalTests: XCTestCase {
         let s = Sandbox()
         let guid = setUp(s)
         s.assertUnchanged("share management refusals") {
-            assertFailure(run(s, Self.dave, "share", "accept", guid), exit: 5, contains: "not invited")
+            // A share dave was never invited to does not exist for him: as an unknown short GUID.
+            assertFailure(run(s, Self.dave, "share", "accept", guid), exit: 3, contains: "no share has the short GUID")
             assertFailure(run(s, Self.dave, "share", "accept", "0AAAAAAAAAAAAAAAAAAAAAAAA"), exit: 3, contains: "NOT_FOUND")
             assertFailure(run(s, Self.dave, "share", "accept", "not a share!"), exit: 6, contains: "short GUID")
             assertFailure(run(s, Self.dave, "share", "accept"), exit: 2)
@@ -106,11 +107,11 @@ final class SharingRefusalTests: XCTestCase {
             assertFailure(run(s, Self.alice, "--zone", "Lists", "share", "remove-participant", "groceries", Self.dave), exit: 3, contains: "not a participant")
             assertFailure(run(s, Self.alice, "--zone", "Lists", "share", "get", "diary"), exit: 3, contains: "not the root of a share")
             assertFailure(run(s, Self.alice, "--zone", "Lists", "share", "leave", "groceries"), exit: 6, contains: "owner cannot leave")
-            assertFailure(run(s, Self.dave, "share", "leave", guid), exit: 3, contains: "not a participant")
+            assertFailure(run(s, Self.dave, "share", "leave", guid), exit: 3, contains: "no share has the short GUID")
         }
         XCTAssertEqual(run(s, Self.alice, "--zone", "Lists", "share", "remove-participant", "groceries", Self.carol).status, 0)
         s.assertUnchanged("removed participant") {
-            assertFailure(run(s, Self.carol, "share", "accept", guid), exit: 5, contains: "removed")
+            assertFailure(run(s, Self.carol, "share", "accept", guid), exit: 3, contains: "no share has the short GUID")
             assertFailure(run(s, Self.carol, "--db", "shared", "--zone", "Lists", "record", "get", "milk"), exit: 3)
         }
     }

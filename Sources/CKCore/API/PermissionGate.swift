@@ -11,12 +11,18 @@ struct PermissionGate {
     /// database everything.
     func canRead(_ r: Record) throws -> Bool { try db.canRead(r) }
 
+    /// A record the caller may read, as they may see it: a share record with only the
+    /// participants they may see (ShareView: someone who came by a public share's URL sees its
+    /// owner and themselves); nil when it does not exist for them.
+    func shown(_ r: Record) throws -> Record? { try r.shareShown(to: db.caller.user?.userRecordName) }
+
     /// A result the caller may see: a record they may not read is NOT_FOUND; the server
     /// record of an error goes with the error only when they may read it.
     func admit(_ result: OperationResult, zone: ZoneID, at seq: Int64? = nil) throws -> OperationResult {
         switch result {
         case .saved(let r):
-            return try canRead(r) ? result : .failed(notFound(r.recordName, zone: zone, at: seq))
+            guard try canRead(r), let shown = try shown(r) else { return .failed(notFound(r.recordName, zone: zone, at: seq)) }
+            return .saved(shown)
         case .failed(var e):
             if let s = e.serverRecord, try !canRead(s) { e.serverRecord = nil }
             return .failed(e)

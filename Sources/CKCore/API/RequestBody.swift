@@ -18,6 +18,32 @@ enum RequestBody {
         return id.zoneName
     }
 
+    /// A zone ID dictionary that must be there: `{zoneName, ownerRecordName?, zoneType?}`, the
+    /// name checked.
+    static func zoneID(_ v: JSONValue, _ what: String) throws -> ZoneID {
+        _ = try object(v, what, keys: ["zoneName", "ownerRecordName", "zoneType"])
+        if let o = v["ownerRecordName"], !o.isNull, o.stringValue == nil { throw CloudKitError.badRequest("\(what).ownerRecordName must be a string") }
+        let id: ZoneID
+        do { id = try ZoneID(json: v) } catch let e as CloudKitError { throw CloudKitError.badRequest("\(what): \(e.reason)") }
+        try Names.validateZoneName(id.zoneName)
+        return id
+    }
+
+    /// An optional true/false member.
+    static func bool(_ v: JSONValue?, _ what: String) throws -> Bool? {
+        guard let x = v, !x.isNull else { return nil }
+        guard let b = x.boolValue else { throw CloudKitError.badRequest("\(what) must be true or false, got \(x.kindName)") }
+        return b
+    }
+
+    /// A list member that must be there: an array of at most `max` items.
+    static func array(_ v: JSONValue?, _ what: String, max: Int = Limits.operationsPerBatch) throws -> [JSONValue] {
+        guard let x = v, !x.isNull else { throw CloudKitError.badRequest("\(what) is missing: it must be an array") }
+        guard let a = x.arrayValue else { throw CloudKitError.badRequest("\(what) must be an array, got \(x.kindName)") }
+        if a.count > max { throw CloudKitError(.limitExceeded, "a request holds at most \(max) items in \(what); this one has \(a.count)") }
+        return a
+    }
+
     /// `desiredKeys`: field names (nil when absent or null).
     static func desiredKeys(_ v: JSONValue?) throws -> Set<String>? {
         guard let d = v, !d.isNull else { return nil }

@@ -6,7 +6,7 @@ public enum AccountStatus: String, Sendable, CaseIterable {
     public var refusal: String {
         switch self {
         case .available: return "the account is available"
-        case .noAccount: return "no iCloud account is signed in on this device (run 'ck account signin APPLE-ID')"
+        case .noAccount: return "no iCloud account is signed in on this device"
         case .restricted: return "iCloud access is restricted on this device (parental controls or device management)"
         case .couldNotDetermine: return "the iCloud account status could not be determined"
         case .temporarilyUnavailable: return "the iCloud account is temporarily unavailable; wait for an account-changed event"
@@ -67,7 +67,9 @@ public struct Principal: Sendable {
     /// The signed-in user, or AUTHENTICATION_REQUIRED naming the status that blocks it.
     public func requireUser(for what: String) throws -> UserAccount {
         guard status == .available, let u = user else {
-            throw CloudKitError(.authenticationRequired, "\(what) needs an available iCloud account: \(status.refusal)")
+            var e = CloudKitError(.authenticationRequired, "\(what) needs an available iCloud account: \(status.refusal)")
+            e.nextStep = .signIn
+            throw e
         }
         return u
     }

@@ -20,4 +20,8 @@ public enum NextStep: Equatable, Sendable {
     case splitRequest(maxOperations: Int)
     /// Damage in the data directory that `fsck` repairs.
     case repairDataDirectory
+    /// A participant's way out of a shared zone (which only its owner deletes): leave its share.
+    case leaveShare
+    /// A user who never signed in on this device: sign them in once (then they can be named).
+    case signInUser(appleID: String)
 }

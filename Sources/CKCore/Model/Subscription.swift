@@ -24,6 +24,10 @@ public struct Subscription: Equatable, Sendable {
     public var firesOnce: Bool
     public var alertBody: String?
     public var shouldSendContentAvailable: Bool
+    /// The notification info's other keys (`soundName`, `shouldBadge`, `alertLocalizationKey`,
+    /// …), kept and shown as the client sent them; notifications carry `alertBody` and
+    /// `contentAvailable` only.
+    public var otherNotificationInfo: [String: JSONValue] = [:]
 
     public init(subscriptionID: String, kind: Kind, zoneName: String? = nil, recordType: String? = nil, filters: [QueryFilter] = [],
                 firesOn: [FiresOn] = FiresOn.allCases, firesOnce: Bool = false, alertBody: String? = nil,
@@ -68,7 +72,8 @@ public struct Subscription: Equatable, Sendable {
     public func json(ownerRecordName: String) -> JSONValue {
         var o: [String: JSONValue] = ["subscriptionID": .string(subscriptionID), "subscriptionType": .string(kind.rawValue)]
         if let z = zoneName { o["zoneID"] = ZoneID(zoneName: z, ownerRecordName: ownerRecordName).json }
-        var info: [String: JSONValue] = ["shouldSendContentAvailable": .bool(shouldSendContentAvailable)]
+        var info = otherNotificationInfo
+        info["shouldSendContentAvailable"] = .bool(shouldSendContentAvailable)
         if let a = alertBody { info["alertBody"] = .string(a) }
         o["notificationInfo"] = .object(info)
         switch kind {
@@ -100,6 +105,7 @@ public struct Subscription: Equatable, Sendable {
                   firesOnce: j["firesOnce"]?.boolValue ?? false, alertBody: info?["alertBody"]?.stringValue,
                   shouldSendContentAvailable: info?["shouldSendContentAvailable"]?.boolValue ?? false)
         if kind != .query { firesOn = FiresOn.allCases }
+        otherNotificationInfo = (info?.objectValue ?? [:]).filter { $0.key != "alertBody" && $0.key != "shouldSendContentAvailable" }
     }
 
     /// What a change means to this subscription: the query reason it fires with, or nil.

@@ -6,6 +6,27 @@ extension Database {
     /// Checks a subscription against the database and saves it; an existing ID is replaced.
     @discardableResult
     public func saveSubscription(_ s: Subscription) throws -> Subscription {
+        let user = try checkSubscription(s)
+        let env = try environmentGuard.lockForWriting()
+        defer { env.unlock() }
+        // The device is registered with the subscription, or neither happens.
+        let box = try notificationInbox()
+        let registered = box.isRegistered
+        do {
+            try box.register()
+            try subscriptionStore.save(s, owner: user.userRecordName, created: clock.now())
+        } catch {
+            if !registered { try? box.unregisterIfUntouched() }
+            throw error
+        }
+        return s
+    }
+
+    /// What saving a subscription is refused for, before anything is written: its ID, the
+    /// account, CloudKit's rules on which kinds each database allows, its zone and filters.
+    /// Returns the user who would own it.
+    @discardableResult
+    func checkSubscription(_ s: Subscription) throws -> UserAccount {
         try Subscription.validateID(s.subscriptionID)
         let user = try requireWrite()
         switch (s.kind, scope) {
@@ -37,19 +58,7 @@ extension Database {
         } else if s.kind == .zone {
             throw CloudKitError(.badRequest, "a zone subscription needs a zone", subscriptionID: s.subscriptionID)
         }
-        let env = try environmentGuard.lockForWriting()
-        defer { env.unlock() }
-        // The device is registered with the subscription, or neither happens.
-        let box = try notificationInbox()
-        let registered = box.isRegistered
-        do {
-            try box.register()
-            try subscriptionStore.save(s, owner: user.userRecordName, created: clock.now())
-        } catch {
-            if !registered { try? box.unregisterIfUntouched() }
-            throw error
-        }
-        return s
+        return user
     }
 
     public func subscriptions() throws -> [Subscription] {

@@ -1,7 +1,9 @@
-/// What `ck share …` asks of the core: creating shares, finding them by URL, short GUID or
-/// name, and changing them as their owner or as a participant. Every change is a records/modify
-/// operation on the share record in the owner's zone (ShareWriter), so it is atomic, locked,
-/// and in the zone's history like any write.
+/// What the share entries of the API (API/Sharing) ask of a database: creating shares, finding
+/// them by URL, short GUID or name, and changing them as their owner or as a participant. Every
+/// change is a records/modify operation on the share record in the owner's zone (ShareWriter),
+/// so it is atomic, locked, and in the zone's history like any write. What a caller may see of
+/// a share is ShareView's rule: a share that does not exist for them is NOT_FOUND, in the
+/// words an unknown short GUID gets.
 extension Database {
     private func savedRecord(_ r: OperationResult) throws -> Record {
         switch r {
@@ -11,36 +13,54 @@ extension Database {
         }
     }
 
+    /// The caller's user record name, if anyone is signed in.
+    var me: String? { caller.user?.userRecordName }
+
     /// Shares `record` (a hierarchy share) or, with no record, the whole zone, from a custom
     /// zone of the caller's private database.
-    public func createShare(zone: String, record: String?, participants: [ShareParticipantRequest], publicPermission: SharePermission,
-                            title: String?) throws -> Record {
+    func createShare(zone: String, record: String?, participants: [ShareParticipantRequest], publicPermission: SharePermission,
+                     title: String?) throws -> ShareLocation {
         try Names.validateZoneName(zone)
         if let r = record { try Names.validateRecordName(r) }
         guard scope == .private else {
-            throw CloudKitError(.badRequest, "shares are made by their owner in the private database, not the \(scope.rawValue) database (use --db private)", zoneID: zoneID(zone))
+            throw CloudKitError(.badRequest, "shares are made by their owner in the private database, not the \(scope.rawValue) database", zoneID: zoneID(zone))
         }
         if zone == ZoneID.defaultZoneName {
-            throw CloudKitError(.badRequest, "records in the default zone cannot be shared; CloudKit shares records of custom zones (give --zone)", zoneID: zoneID(zone))
+            throw CloudKitError(.badRequest, "records in the default zone cannot be shared; CloudKit shares records of custom zones", zoneID: zoneID(zone))
         }
         var op = RecordOperation(type: .create, recordName: record == nil ? ShareInfo.zoneWideName : Identifiers.newRecordName(), recordType: ShareInfo.recordType)
         op.share = .create(forRecord: record, forRecordTag: nil, publicPermission: publicPermission, participants: participants, title: title)
-        return try savedRecord(try modify(zone: zone, operations: [op])[0])
+        let share = try savedRecord(try modify(zone: zone, operations: [op])[0])
+        guard let state = try ShareState(share) else { throw CloudKitError.internalError("share '\(share.recordName)' lost its share keys") }
+        return ShareLocation(owner: share.zoneID.ownerRecordName, zoneName: zone, share: share, state: state)
+    }
+
+    /// NOT_FOUND for a short GUID that names no share the caller may see.
+    static func unknownShortGUID(_ guid: String) -> CloudKitError {
+        CloudKitError(.notFound, "no share has the short GUID '\(Names.describe(guid))'")
+    }
+
+    /// The share a short GUID names, when the caller may see it (ShareView); else NOT_FOUND,
+    /// the same whether no share has it or the caller may not see the one that has.
+    func share(shortGUID guid: String) throws -> ShareLocation {
+        guard let loc = try allShares().first(where: { $0.share.shortGUID == guid }), loc.state.view(for: me) != nil else {
+            throw Database.unknownShortGUID(guid)
+        }
+        return loc
     }
 
     /// Finds a share the caller may name: by share URL or short GUID anywhere (anyone holding
-    /// the URL can look at a share, as CloudKit lets them open it); otherwise by name in `zone`
-    /// of this database — the share record's own name, or a shared record's (its share), or
-    /// with no name the zone's share when it has one.
-    public func findShare(_ ref: String?, zone: String?) throws -> ShareLocation {
+    /// the URL of a public share can look at it; otherwise its participants); otherwise by name
+    /// in `zone` of this database — the share record's own name, or a shared record's (its
+    /// share), or with no name the zone's share when it has one.
+    func findShare(_ ref: String?, zone: String?) throws -> ShareLocation {
         try requireRead()
         if let ref = ref, let z = zone, let found = try shareByName(ref, zone: z) { return found }
         if let ref = ref, let guid = ShareInfo.shortGUID(fromReference: ref) {
-            if let loc = try allShares().first(where: { $0.share.shortGUID == guid }) { return loc }
-            if zone == nil || ref.hasPrefix("http") { throw CloudKitError(.notFound, "no share has the short GUID '\(guid)'") }
+            do { return try share(shortGUID: guid) } catch let e as CloudKitError where zone != nil && !ref.hasPrefix("http") && e.code == .notFound {}
         }
         guard let z = zone else {
-            throw CloudKitError(.badRequest, "'\(Names.describe(ref ?? ""))' is not a share URL or short GUID; name a share record or a shared record together with its zone (--zone)")
+            throw CloudKitError(.badRequest, "'\(Names.describe(ref ?? ""))' is not a share URL or short GUID; name a share record or a shared record together with its zone")
         }
         if let ref = ref { throw CloudKitError(.notFound, "record '\(Names.describe(ref))' is not a share, nor shared, in zone '\(Names.describe(z))'", recordName: ref, zoneID: zoneID(z)) }
         let store = try self.zone(z)
@@ -61,10 +81,13 @@ extension Database {
 
     /// A share the caller takes part in (owner, invited or accepted).
     private func visibleShare(_ s: ShareState) throws -> Bool {
-        guard let me = caller.user?.userRecordName, let p = s.participant(me) else { return false }
+        guard let me = me, let p = s.participant(me) else { return false }
         return p.acceptanceStatus != .removed
     }
 
+    /// A share by name in a zone of this database: in the private database any of the
+    /// caller's; in the shared database only one they take part in (a record they may not see
+    /// is no record, and names no share).
     private func shareByName(_ ref: String, zone z: String) throws -> ShareLocation? {
         try Names.validateRecordName(ref)
         try Names.validateZoneName(z)
@@ -84,7 +107,7 @@ extension Database {
     }
 
     /// Runs one share operation on the share record, in its owner's zone, as the caller.
-    public func changeShare(_ loc: ShareLocation, _ change: ShareChange) throws -> OperationResult {
+    func changeShare(_ loc: ShareLocation, _ change: ShareChange) throws -> OperationResult {
         let me = try requireWrite()
         let db = loc.owner == me.userRecordName && scope == .private ? self : try ownerView(owner: loc.owner)
         var op = RecordOperation(type: change == .delete ? .forceDelete : .forceUpdate, recordName: loc.share.recordName)
@@ -93,27 +116,15 @@ extension Database {
     }
 
     /// Changes a share and returns it as it is now.
-    public func updateShare(_ loc: ShareLocation, _ change: ShareChange) throws -> ShareLocation {
+    func updateShare(_ loc: ShareLocation, _ change: ShareChange) throws -> ShareLocation {
         let r = try savedRecord(try changeShare(loc, change))
         guard let s = try ShareState(r) else { throw CloudKitError.internalError("share '\(r.recordName)' lost its share keys") }
         return ShareLocation(owner: loc.owner, zoneName: loc.zoneName, share: r, state: s)
     }
 
-    /// `share accept`: the caller accepts the share a URL or short GUID names.
-    public func acceptShare(_ ref: String) throws -> ShareLocation {
-        try requireWrite()
-        guard let guid = ShareInfo.shortGUID(fromReference: ref) else {
-            throw CloudKitError.badRequest("'\(Names.describe(ref))' is not a share URL (\(ShareInfo.urlPrefix)…) or a short GUID")
-        }
-        guard let loc = try allShares().first(where: { $0.share.shortGUID == guid }) else {
-            throw CloudKitError(.notFound, "no share has the short GUID '\(guid)'")
-        }
-        return try updateShare(loc, .accept)
-    }
-
     /// The caller's shares: in the private database those they own (in `zone`, if given); in
     /// the shared database those they are invited to or accepted.
-    public func listShares(zone: String?) throws -> [ShareLocation] {
+    func listShares(zone: String?) throws -> [ShareLocation] {
         try requireRead()
         let me = try caller.requireUser(for: "listing shares").userRecordName
         if let z = zone { try Names.validateZoneName(z) }
@@ -127,30 +138,21 @@ extension Database {
         }
     }
 
-    /// A share record as a lookup shows it, with `currentUserParticipant` for a caller taking part.
-    public func shareJSON(_ loc: ShareLocation, style: ResponseStyle, withZoneID: Bool = true) -> JSONValue {
-        guard case .object(var o) = loc.share.response(style, withZoneID: withZoneID) else { return loc.share.response(style) }
-        if let me = caller.user?.userRecordName, let p = loc.state.participant(me) { o["currentUserParticipant"] = p.json }
-        return .object(o)
+    /// Whether the caller may read a record of a share's zone (the root a ShortGUID result
+    /// carries): the owner any, anyone else those shared with them.
+    func mayRead(_ r: Record, in loc: ShareLocation) throws -> Bool {
+        guard let me = me else { return false }
+        if me == loc.owner { return true }
+        guard case .present(let z) = try ZoneStore.load(directory: DataPaths.zone(database: privateDirectory(of: loc.owner), zoneName: loc.zoneName),
+                                                        zoneID: loc.zoneID) else { return false }
+        let snapshot = try z.snapshot()
+        return try ShareVisibility.permission(me, on: r) { try snapshot.record(named: $0) } != nil
     }
 
-    /// The ShortGUID Result dictionary (reference §1.6) for an accepted share.
-    public func acceptedShareJSON(_ loc: ShareLocation, style: ResponseStyle) -> JSONValue {
-        var o: [String: JSONValue] = [
-            "containerIdentifier": .string(address.container), "environment": .string(address.environment.rawValue),
-            "databaseScope": .string(caller.user?.userRecordName == loc.owner ? "PRIVATE" : "SHARED"),
-            "zoneID": loc.zoneID.json, "shortGUID": .string(loc.share.shortGUID ?? ""), "share": shareJSON(loc, style: style),
-            "webpageURL": .string(ShareInfo.url(shortGUID: loc.share.shortGUID ?? "")),
-        ]
-        if let owner = loc.state.owner {
-            o["ownerIdentity"] = ["userRecordName": .string(owner.userRecordName), "lookupInfo": ["emailAddress": .string(owner.emailAddress)]]
-        }
-        if let root = loc.state.rootRecordName { o["rootRecordName"] = .string(root) }
-        if let me = caller.user?.userRecordName, let p = loc.state.participant(me) {
-            o["participantPermission"] = .string(p.permission.rawValue)
-            o["participantStatus"] = .string(p.acceptanceStatus.rawValue)
-            o["participantType"] = .string(p.type.rawValue)
-        }
-        return .object(o)
+    /// A record of a share's zone, read from its owner's zone.
+    func record(_ name: String, in loc: ShareLocation) throws -> Record? {
+        guard case .present(let z) = try ZoneStore.load(directory: DataPaths.zone(database: privateDirectory(of: loc.owner), zoneName: loc.zoneName),
+                                                        zoneID: loc.zoneID) else { return nil }
+        return try z.record(named: name)
     }
 }

@@ -52,6 +52,10 @@ extension RecordWriter {
             throw CloudKitError(.alreadyShared, "record '\(Names.describe(name))' is the root of share '\(Names.describe(own))'; it cannot also join share '\(Names.describe(s.recordName))' under '\(Names.describe(p))'", recordName: name, zoneID: zone.zoneID)
         }
         if let below = try shareBelow(name, in: tx), NameKey(below.share) != NameKey(s.recordName) {
+            // A participant is not told the names of records not shared with them.
+            if try visibleToWriter(try tx.record(below.root), in: tx) == nil {
+                throw CloudKitError(.alreadyShared, "record '\(Names.describe(name))' has a descendant that is the root of another share; it cannot also join share '\(Names.describe(s.recordName))' under '\(Names.describe(p))'", recordName: name, zoneID: zone.zoneID)
+            }
             throw CloudKitError(.alreadyShared, "record '\(Names.describe(name))' has a descendant '\(Names.describe(below.root))' that is the root of share '\(Names.describe(below.share))'; it cannot also join share '\(Names.describe(s.recordName))' under '\(Names.describe(p))'", recordName: name, zoneID: zone.zoneID)
         }
     }

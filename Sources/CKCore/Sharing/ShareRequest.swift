@@ -5,7 +5,7 @@
 extension ModifyRequest {
     static func parseShare(_ r: [String: JSONValue], type: RecordOperationType, context: String) throws -> ShareChange {
         guard type == .create else {
-            throw CloudKitError.badRequest("\(context): records/modify takes share creates; change a share with 'ck share add-participant|remove-participant|delete' (or delete its record)")
+            throw CloudKitError.badRequest("\(context): records/modify takes share creates; a share changes through share operations (inviting and removing participants, deleting the share), or its record is deleted")
         }
         var forRecord: String?, tag: String?
         if let f = r["forRecord"], !f.isNull {

@@ -35,20 +35,28 @@ enum ShareVisibility {
 extension RecordWriter {
     private var isOwner: Bool { access == nil && scope == .private && zone.zoneID.ownerRecordName == user.userRecordName }
 
+    /// A record as the writer may see it: to a participant, only a record shared with them
+    /// (nil for one that is not, as for one that does not exist); to anyone else, the record.
+    func visibleToWriter(_ r: Record?, in tx: Transaction) throws -> Record? {
+        guard let r = r, let a = access else { return r }
+        return try ShareVisibility.permission(a.participant, on: r, lookup: { try tx.record($0) }) == nil ? nil : r
+    }
+
     /// Handles what sharing decides about an operation: a share operation is carried out
     /// here (its result returned); a participant's write is checked, a delete's cascade
     /// checked and a deleted root's share deleted (ShareDeletes), a move under a shared
-    /// record checked (ShareHierarchy) — nil: go on as usual.
-    func applySharing(_ op: RecordOperation, name: String, existing: Record?, in tx: Transaction) throws -> OperationResult? {
+    /// record checked (ShareHierarchy) — nil: go on as usual. `hidden`: the operation names a
+    /// record of the owner's zone the participant may not see (`existing` is then nil).
+    func applySharing(_ op: RecordOperation, name: String, existing: Record?, hidden: Bool = false, in tx: Transaction) throws -> OperationResult? {
         if let change = op.share { return try applyShare(change, op: op, name: name, existing: existing, in: tx) }
         if existing?.recordType == ShareInfo.recordType || op.recordType == ShareInfo.recordType {
             if op.type.isDelete, existing != nil {
                 return try applyShare(.delete, op: op, name: name, existing: existing, in: tx)
             }
             if !isOwner { throw denied(name, "only the owner of a share can change it") }
-            throw CloudKitError(.badRequest, "share record '\(Names.describe(name))' changes only through share operations (ck share add-participant, remove-participant, delete)", recordName: name)
+            throw CloudKitError(.badRequest, "share record '\(Names.describe(name))' changes only through share operations (inviting and removing participants, deleting the share)", recordName: name)
         }
-        if let a = access { try checkParticipantWrite(a, op, name: name, existing: existing, in: tx) }
+        if let a = access { try checkParticipantWrite(a, op, name: name, existing: existing, hidden: hidden, in: tx) }
         // Shares live in custom zones of private databases only.
         if scope == .private, !zone.zoneID.isDefault {
             if let e = existing {
@@ -65,8 +73,13 @@ extension RecordWriter {
 
     /// A participant may change or delete records shared with them read-write, create records
     /// whose parent is such a record (or any record, under a zone-wide read-write share), and
-    /// never delete a hierarchy's root (only the owner can, as CloudKit has it).
-    private func checkParticipantWrite(_ a: ShareAccess, _ op: RecordOperation, name: String, existing: Record?, in tx: Transaction) throws {
+    /// never delete a hierarchy's root (only the owner can, as CloudKit has it). A record not
+    /// shared with them does not exist for them (`existing` is nil): an update, replace or
+    /// delete of its name is NOT_FOUND in the words a missing record gets (RecordWriter), and a
+    /// create of it (or a force save, which would create) is refused as any create outside the
+    /// share — the same words whether its parent is missing, or in the share, and whether the
+    /// hidden record is there or not (`outsideShare`).
+    private func checkParticipantWrite(_ a: ShareAccess, _ op: RecordOperation, name: String, existing: Record?, hidden: Bool, in tx: Transaction) throws {
         let lookup: (String) throws -> Record? = { try tx.record($0) }
         func require(_ r: Record, _ what: String, parent: Bool = false) throws {
             guard let p = try ShareVisibility.permission(a.participant, on: r, lookup: lookup) else {
@@ -79,7 +92,8 @@ extension RecordWriter {
             if op.type.isDelete, e.share != nil {
                 throw denied(name, "only the owner can delete the root record of a shared hierarchy ('\(Names.describe(name))')")
             }
-        } else if op.type.isDelete {
+        } else if op.type.isDelete || op.type.checksTag {
+            // Nothing to delete, update or replace: NOT_FOUND (RecordWriter).
             return
         }
         if let p = op.parent {
@@ -91,9 +105,19 @@ extension RecordWriter {
             if let zw = try tx.record(ShareInfo.zoneWideName), try ShareState(zw) != nil {
                 try require(zw, "to add records to the zone")
             } else {
-                throw denied(name, "a participant of a hierarchy share creates records under a shared record: give the new record a parent in the share")
+                throw outsideShare(name)
             }
         }
+        // Under a shared parent, but the name is a record the participant may not see: it
+        // cannot be created, and saying why would say it exists.
+        if hidden { throw outsideShare(name) }
+    }
+
+    /// The refusal of a participant's create outside their share: without a parent in a
+    /// hierarchy share, or with the name of a record of the owner's zone not shared with them.
+    /// One answer for both, whatever the zone holds.
+    func outsideShare(_ name: String) -> CloudKitError {
+        denied(name, "a participant of a hierarchy share creates new records only under a shared record, with a name no other record of the owner's zone has: give the new record a parent in the share (and a name of its own)")
     }
 
     // MARK: share operations
@@ -107,7 +131,9 @@ extension RecordWriter {
         case .userRecordName(let u): found = try accounts.user(recordName: u)
         }
         guard let u = found else {
-            throw CloudKitError(.notFound, "no iCloud user '\(l.description)' has signed in on this device (run 'ck account signin \(l.description)' once)", recordName: name)
+            var e = CloudKitError(.notFound, "no iCloud user '\(l.description)' has signed in on this device", recordName: name)
+            if case .email(let a) = l { e.nextStep = .signInUser(appleID: a) }
+            throw e
         }
         return u
     }
@@ -220,7 +246,7 @@ extension RecordWriter {
             guard var p = state.participant(me), p.acceptanceStatus != .removed else {
                 throw CloudKitError(.notFound, "this user is not a participant of share '\(Names.describe(name))'", recordName: name)
             }
-            if p.type == .owner { throw CloudKitError(.badRequest, "the owner cannot leave a share; delete it instead (ck share delete)", recordName: name) }
+            if p.type == .owner { throw CloudKitError(.badRequest, "the owner cannot leave a share; delete it instead", recordName: name) }
             p.acceptanceStatus = .removed
             state.set(p)
         case .delete:

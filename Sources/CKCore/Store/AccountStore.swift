@@ -46,7 +46,9 @@ public final class AccountStore {
         if let a = actingAs {
             try Validation.appleID(a)
             guard let u = try user(appleID: a) else {
-                throw CloudKitError(.authenticationRequired, "user '\(a)' has never signed in on this device (run 'ck account signin \(a)' first)")
+                var e = CloudKitError(.authenticationRequired, "user '\(a)' has never signed in on this device")
+                e.nextStep = .signInUser(appleID: a)
+                throw e
             }
             return Principal(status: d.status, user: u, deviceID: deviceID)
         }
@@ -107,7 +109,9 @@ public final class AccountStore {
         try withLock {
             var d = try device()
             if status == .available && d.appleID == nil {
-                throw CloudKitError.badRequest("cannot set status 'available' with no account signed in (run 'ck account signin APPLE-ID')")
+                var e = CloudKitError.badRequest("cannot set status 'available' with no account signed in")
+                e.nextStep = .signIn
+                throw e
             }
             d.status = status
             try setDevice(d)

@@ -5,9 +5,8 @@ public struct IdentityStore {
         case initialState, couldNotComplete, denied, granted
     }
 
-    public enum Lookup: Sendable {
-        case email(String), phone(String), recordName(String)
-    }
+    /// Who a discovery names (API/Users: `UserLookup`).
+    public typealias Lookup = UserLookup
 
     public let paths: DataPaths
     public let accounts: AccountStore

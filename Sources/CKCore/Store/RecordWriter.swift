@@ -18,11 +18,19 @@ struct RecordWriter {
     static func tag(for seq: Int64) -> String { String(seq, radix: 36) }
     static func seq(ofTag tag: String) -> Int64? { Int64(tag, radix: 36) }
 
+    /// The database the writer's errors name: a participant writes into the owner's private
+    /// zone from their shared database.
+    var shownScope: DatabaseScope { access == nil ? scope : .shared }
+
     func apply(_ op: RecordOperation, in tx: Transaction) throws -> OperationResult {
         let name = op.recordName ?? Identifiers.newRecordName()
-        let existing = try tx.record(name)
+        let stored = try tx.record(name)
+        // To a participant, a record of the owner's zone that is not shared with them does not
+        // exist (a share operation is judged by the share's own rules).
+        let hidden = try op.share == nil && stored != nil && visibleToWriter(stored, in: tx) == nil
+        let existing = hidden ? nil : stored
         // Share records change only through share operations; participants only as their share permits.
-        if let shared = try applySharing(op, name: name, existing: existing, in: tx) { return shared }
+        if let shared = try applySharing(op, name: name, existing: existing, hidden: hidden, in: tx) { return shared }
 
         if scope == .public, let t = op.recordType ?? existing?.recordType {
             let type = schema.schema.types[t]
@@ -42,7 +50,7 @@ struct RecordWriter {
                 throw CloudKitError(.badRequest, "\(op.type.rawValue) of record '\(name)' needs its recordChangeTag", recordName: name)
             }
             guard let e = existing else {
-                throw CloudKitError.recordNotFound(name, zone: zone.zoneID, scope: scope, tagGiven: true)
+                throw CloudKitError.recordNotFound(name, zone: zone.zoneID, scope: shownScope, tagGiven: true)
             }
             if e.recordChangeTag != tag {
                 throw CloudKitError(.conflict, "record '\(Names.describe(name))' changed on the server (tag \(e.recordChangeTag), yours \(tag))",
@@ -50,7 +58,7 @@ struct RecordWriter {
             }
         }
         if op.type.isDelete {
-            guard existing != nil else { throw CloudKitError.recordNotFound(name, zone: zone.zoneID, scope: scope) }
+            guard existing != nil else { throw CloudKitError.recordNotFound(name, zone: zone.zoneID, scope: shownScope) }
             let before = tx.changes.count
             try delete(name, in: tx, cascadeFrom: nil)
             let cascaded = tx.changes[before...].map(\.recordName).filter { $0 != name }
@@ -208,7 +216,7 @@ struct RecordWriter {
             if let z = ref.zoneName, !z.sameBytes(zone.zoneID.zoneName) {
                 throw CloudKitError(.badRequest, "field '\(field)' references zone '\(z)'; references must point into the record's own zone '\(zone.zoneID.zoneName)'", recordName: r.recordName)
             }
-            if ref.action == .validate, !ref.recordName.sameBytes(r.recordName), try tx.record(ref.recordName) == nil {
+            if ref.action == .validate, !ref.recordName.sameBytes(r.recordName), try visibleToWriter(try tx.record(ref.recordName), in: tx) == nil {
                 throw CloudKitError(.validatingReferenceError, "field '\(field)' has a VALIDATE reference to record '\(Names.describe(ref.recordName))', which does not exist", recordName: r.recordName)
             }
             if ref.action == .deleteSelf {

@@ -6,13 +6,7 @@ extension Database {
     /// Creates a custom zone (only in the private database, as CloudKit). Creating a zone that
     /// exists returns it unchanged, like saving a CKRecordZone again.
     public func createZone(_ name: String) throws -> ZoneStore {
-        try Names.validateZoneName(name)
-        try requireWrite()
-        switch scope {
-        case .public: throw CloudKitError(.badRequest, "custom zones cannot be created in the public database; it has only _defaultZone", zoneID: zoneID(name))
-        case .shared: throw CloudKitError(.badRequest, "zones cannot be created in the shared database; it shows zones other users share with you", zoneID: zoneID(name))
-        case .private: break
-        }
+        try checkZoneCreation(name)
         if name == ZoneID.defaultZoneName { return try zone(name) }
         // A zone that is there and has no change under way (a crashed deletion or purge
         // leaves an intent) is the answer; otherwise the intent is finished first, under the
@@ -54,6 +48,18 @@ extension Database {
         }
     }
 
+    /// What a creation of a zone is refused for, before anything is done: a bad name, no
+    /// account to write with, a database without custom zones.
+    func checkZoneCreation(_ name: String) throws {
+        try Names.validateZoneName(name)
+        try requireWrite()
+        switch scope {
+        case .public: throw CloudKitError(.badRequest, "custom zones cannot be created in the public database; it has only _defaultZone", zoneID: zoneID(name))
+        case .shared: throw CloudKitError(.badRequest, "zones cannot be created in the shared database; it shows zones other users share with you", zoneID: zoneID(name))
+        case .private: break
+        }
+    }
+
     /// Deletes a custom zone and every record in it.
     public func deleteZone(_ name: String) throws {
         try removeZone(name, op: .delete)
@@ -66,10 +72,23 @@ extension Database {
     public func purgeZone(_ name: String) throws {
         try Names.validateZoneName(name)
         try requireWrite()
-        if scope != .private, name != ZoneID.defaultZoneName {
-            throw CloudKitError(.badRequest, "only custom zones of the private database can be purged, not zones of the \(scope.rawValue) database", zoneID: zoneID(name))
-        }
+        try checkPurge(name)
         try removeZone(name, op: .purge)
+    }
+
+    /// What a purge is refused for whether or not the zone exists: the default zone; a zone of
+    /// the public database, which has none to purge; a zone of the shared database, which is
+    /// its owner's to purge — ACCESS_DENIED for a participant who has it, as the rest of a
+    /// zone's maintenance, else the zone is no zone of the caller's (BAD_REQUEST, as in public).
+    func checkPurge(_ name: String) throws {
+        if name == ZoneID.defaultZoneName {
+            throw CloudKitError(.badRequest, "the default zone cannot be purged", zoneID: zoneID(name))
+        }
+        guard scope != .private else { return }
+        if scope == .shared, (try? sharedZone(named: name)) != nil {
+            throw CloudKitError(.accessDenied, "zone '\(Names.describe(name))' belongs to the user who shared it; only its owner can purge it, from their private database", zoneID: zoneID(name))
+        }
+        throw CloudKitError(.badRequest, "only custom zones of the private database can be purged, not zones of the \(scope.rawValue) database", zoneID: zoneID(name))
     }
 
     /// A deletion or a purge: the same crash-safe path, told apart by the intent's operation
@@ -85,7 +104,9 @@ extension Database {
             throw CloudKitError(.badRequest, "the public database has no custom zones to \(op == .purge ? "purge" : "delete")", zoneID: zoneID(name))
         }
         if scope == .shared {
-            throw CloudKitError(.badRequest, "a zone of the shared database belongs to the user who shared it; leave its share instead (ck share leave)", zoneID: zoneID(name))
+            var e = CloudKitError(.badRequest, "a zone of the shared database belongs to the user who shared it; only they can delete it", zoneID: zoneID(name))
+            e.nextStep = .leaveShare
+            throw e
         }
         _ = try zone(name)
         let env = try environmentGuard.lockForWriting()

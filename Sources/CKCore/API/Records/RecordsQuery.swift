@@ -42,7 +42,7 @@ extension CloudKitAPI {
     public func queryRecords(_ r: QueryRecordsRequest, as caller: Caller) throws -> QueryRecordsResponse {
         let (ctx, zone, seq) = try openQuery(r, caller)
         let page = try seq.map { s in try ctx.db.query(in: zone, r.query, at: s, readable: ctx.readable(in: zone, at: s)) } ?? ctx.db.query(in: zone, r.query)
-        return QueryRecordsResponse(records: page.records, continuationMarker: page.continuationMarker, warnings: page.warnings,
+        return QueryRecordsResponse(records: try page.records.compactMap { try ctx.gate.shown($0) }, continuationMarker: page.continuationMarker, warnings: page.warnings,
                                     style: ctx.style, desiredKeys: r.query.desiredKeys)
     }
 
@@ -52,7 +52,7 @@ extension CloudKitAPI {
     public func queryAllRecords(_ r: QueryRecordsRequest, as caller: Caller, _ page: (QueryRecordsResponse) throws -> Bool) throws {
         let (ctx, zone, seq) = try openQuery(r, caller)
         try ctx.db.queryAll(zone: zone.zoneID.zoneName, r.query, at: seq.map { s in (s, ctx.readable(in: zone, at: s)) }) { p in
-            try page(QueryRecordsResponse(records: p.records, continuationMarker: nil, warnings: p.warnings, style: ctx.style,
+            try page(QueryRecordsResponse(records: try p.records.compactMap { try ctx.gate.shown($0) }, continuationMarker: nil, warnings: p.warnings, style: ctx.style,
                                           desiredKeys: r.query.desiredKeys))
         }
     }
@@ -111,7 +111,7 @@ extension CloudKitAPI {
         }
         let readable = seq.map { ctx.readable(in: z, at: $0) } ?? ctx.gate.canRead
         try ctx.forEachRecord(z, at: seq) { rec, _ in
-            if r.recordType.map({ rec.recordType == $0 }) ?? true, try readable(rec) { pending.append(rec) }
+            if r.recordType.map({ rec.recordType == $0 }) ?? true, try readable(rec), let shown = try ctx.gate.shown(rec) { pending.append(shown) }
             if pending.count == 512 { try flush() }
             return !stopped
         }

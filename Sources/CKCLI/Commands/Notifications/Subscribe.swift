@@ -1,9 +1,6 @@
 import CKCore
 
-/// `ck subscribe`, `ck subscription list|get|delete`.
-enum SubscriptionCommands {
-    static var all: [Command] { [subscribe, list, get, delete] }
-
+extension SubscriptionCommands {
     static let subscribe: Command = Command(["subscribe"],
         synopsis: "[database | zone --zone Z | query --type T [--filter 'FIELD OP VALUE'…] [--fires-on create,update,delete] [--fires-once]] [--id ID] [--content-available] [--alert-body TEXT]",
         summary: "Save a database, zone or query subscription (same ID: replaced)", endpoint: "subscriptions/modify",
@@ -22,7 +19,7 @@ enum SubscriptionCommands {
         that match the filters, in the public or private database (every zone unless --zone is
         given). Each change that matches notifies every device of the subscribing user except
         the one that made it; see 'ck notifications'.
-        """) { inv in
+        """, preflightInAPI: true) { inv in
         let p = try inv.positionals(max: 1, what: "")
         let kindName = p.first ?? "database"
         guard let kind = Subscription.Kind(rawValue: kindName) else {
@@ -47,40 +44,17 @@ enum SubscriptionCommands {
         if kind == .query && inv.args.value("--type") == nil { throw inv.usageError("a query subscription needs --type") }
         if kind == .database && inv.args.has("--type") { throw inv.usageError("--type does not apply to database subscriptions") }
         if kind == .zone && inv.globals.zones.isEmpty { throw inv.usageError("a zone subscription needs --zone") }
+        // An ID left out is the subscription's default one; one given must be a valid ID.
+        if let id = inv.args.value("--id") { try Subscription.validateID(id) }
+        let caller = try inv.caller()
         // Filter values take the schema's types, as in 'record query'.
-        let db = try inv.database()
-        let filters = try FilterArgument.typed(syntax, recordType: inv.args.value("--type") ?? "", zone: inv.zoneGiven, inv: inv, caller: try inv.caller())
-        var s = Subscription(subscriptionID: "", kind: kind,
-                             zoneName: kind == .database || inv.globals.zones.isEmpty ? nil : inv.globals.zone,
+        let filters = try FilterArgument.typed(syntax, recordType: inv.args.value("--type") ?? "", zone: inv.zoneGiven, inv: inv, caller: caller)
+        let s = Subscription(subscriptionID: inv.args.value("--id") ?? "", kind: kind,
+                             zoneName: kind == .database ? nil : inv.zoneGiven,
                              recordType: inv.args.value("--type"), filters: filters, firesOn: firesOn,
                              firesOnce: inv.args.has("--fires-once"), alertBody: inv.args.value("--alert-body"),
                              shouldSendContentAvailable: inv.args.has("--content-available"))
-        s.subscriptionID = inv.args.value("--id") ?? s.defaultID
-        let saved = try db.saveSubscription(s)
-        inv.emit(["subscriptions": [db.subscriptionJSON(saved)]], listKey: "subscriptions")
-        return ExitCode.success
-    }
-
-    static let list: Command = Command(["subscription", "list"], synopsis: "", summary: "List your subscriptions in a database", endpoint: "subscriptions/list") { inv in
-        _ = try inv.positionals(max: 0, what: "")
-        let db = try inv.database()
-        inv.emit(["subscriptions": .array(try db.subscriptions().map(db.subscriptionJSON))], listKey: "subscriptions")
-        return ExitCode.success
-    }
-
-    static let get: Command = Command(["subscription", "get"], synopsis: "ID", summary: "Show one subscription (subscriptions/lookup)", endpoint: "subscriptions/lookup") { inv in
-        let id = try inv.positionals(min: 1, max: 1, what: "subscription ID")[0]
-        let db = try inv.database()
-        inv.emit(["subscriptions": [db.subscriptionJSON(try db.subscription(id))]], listKey: "subscriptions")
-        return ExitCode.success
-    }
-
-    static let delete: Command = Command(["subscription", "delete"], synopsis: "ID…", summary: "Delete subscriptions", endpoint: "subscriptions/modify") { inv in
-        let ids = try inv.positionals(min: 1, what: "subscription ID")
-        let db = try inv.database()
-        for id in ids { _ = try db.subscription(id) }
-        for id in ids { try db.deleteSubscription(id) }
-        inv.emit(["subscriptions": .array(ids.map { ["subscriptionID": .string($0), "deleted": true] })], listKey: "subscriptions")
+        inv.print(try inv.api.modifySubscriptions(SubscriptionsModifyRequest(operations: [.create(s)]), as: caller))
         return ExitCode.success
     }
 }

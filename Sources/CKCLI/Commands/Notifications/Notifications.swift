@@ -1,0 +1,44 @@
+import CKCore
+
+extension NotificationCommands {
+    static let notifications: Command = Command(["notifications"], synopsis: "[--mark-read] [--follow [--timeout S]]",
+        summary: "List this device's unread notifications (or follow them as they arrive)", endpoint: "notifications/list",
+        options: [
+            OptionSpec("--mark-read", help: "mark the notifications printed as read"),
+            OptionSpec("--follow", help: "keep running and print each new notification as an NDJSON line (whatever --format)"),
+            OptionSpec("--timeout", value: "S", help: "with --follow: stop after S seconds"),
+        ],
+        details: """
+        Prints {notifications: [...]}: each has notificationID, notificationType (database,
+        recordZone or query), subscriptionID, containerIdentifier, databaseScope, and zoneID,
+        recordName and queryNotificationReason (recordCreated, recordUpdated, recordDeleted)
+        where they apply. Unread database and zone notifications coalesce into one: a
+        notification says something changed; fetch the changes to learn what. Running this
+        command (or 'ck subscribe') registers the device (--device) for notifications.
+        With --follow, unread notifications are printed first, then new ones as they arrive;
+        ck exits 0 at the timeout or on SIGINT or SIGTERM, and 141 within a second of the reader
+        closing the pipe. With --mark-read, notifications are marked read only once they have
+        been written (and, on a pipe, read).
+        """, preflightInAPI: true) { inv in
+        _ = try inv.positionals(max: 0, what: "")
+        let timeout = try Follow.parseTimeout(inv)
+        let markRead = inv.args.has("--mark-read")
+        let caller = try inv.caller()
+        let first = try inv.api.listNotifications(NotificationsRequest(), as: caller)
+        guard inv.args.has("--follow") else {
+            inv.print(first)
+            if markRead { try inv.afterOutput { try inv.api.markNotificationsRead(through: first.cursor, as: caller) } }
+            return ExitCode.success
+        }
+        var page: NotificationsResponse? = first
+        var cursor = first.cursor
+        try Follow.run(io: inv.io, timeout: timeout) {
+            let read = try page ?? inv.api.listNotifications(NotificationsRequest(after: cursor), as: caller)
+            page = nil
+            for n in read.notifications { inv.io.writeOut(JSONWriter.line(n)) }
+            if markRead && read.advanced { try inv.afterOutput { try inv.api.markNotificationsRead(through: read.cursor, as: caller) } }
+            cursor = read.cursor
+        }
+        return ExitCode.success
+    }
+}

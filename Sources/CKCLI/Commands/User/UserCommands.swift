@@ -1,0 +1,6 @@
+import CKCore
+
+/// `ck user discover`: other users' identities.
+enum UserCommands {
+    static var all: [Command] { [discover] }
+}

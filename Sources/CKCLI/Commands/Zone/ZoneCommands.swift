@@ -1,0 +1,16 @@
+import CKCore
+
+/// `ck zone create|delete|purge|list` (`zone changes` is a change command).
+enum ZoneCommands {
+    static var all: [Command] { [create, delete, purge, list] }
+
+    /// The zone names of a command, each once, in order.
+    static func names(_ inv: Invocation) throws -> [String] {
+        var seen = Set<NameKey>()
+        return try inv.positionals(min: 1, what: "zone name").filter { seen.insert(NameKey($0)).inserted }
+    }
+
+    static func ifExistsOption(_ verb: String) -> OptionSpec {
+        OptionSpec("--if-exists", help: "a zone that is not there counts as \(verb) (left out of the output, exit 0)")
+    }
+}

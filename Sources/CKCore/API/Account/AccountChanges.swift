@@ -1,0 +1,58 @@
+/// ck's account operations: signing the device in and out and simulating an account status
+/// (parental controls, MDM, an outage). Each appends an account-changed event (CloudKit's
+/// `CKAccountChanged`) and answers the caller's status as `account/status` does. They change
+/// the device itself, so they start with no preflight of the caller's account; no client
+/// sends them (no endpoint, no fault).
+public struct SignInRequest: Sendable {
+    public var appleID: String
+    public var givenName: String?
+    public var familyName: String?
+    /// In international form (`+1 408 555 0100`).
+    public var phoneNumber: String?
+
+    public init(appleID: String, givenName: String? = nil, familyName: String? = nil, phoneNumber: String? = nil) {
+        self.appleID = appleID
+        self.givenName = givenName
+        self.familyName = familyName
+        self.phoneNumber = phoneNumber
+    }
+}
+
+extension CloudKitAPI {
+    /// Signs the device in, creating the iCloud user on first use with a user record name that
+    /// is never reused for another Apple ID.
+    public func signIn(_ r: SignInRequest, as caller: Caller) throws -> DocumentBody {
+        try store.accounts.signIn(appleID: r.appleID, givenName: r.givenName, familyName: r.familyName, phone: r.phoneNumber)
+        return statusBody(try principal(caller))
+    }
+
+    public func signOut(as caller: Caller) throws -> DocumentBody {
+        try store.accounts.signOut()
+        return statusBody(try principal(caller))
+    }
+
+    /// `available` needs an account signed in.
+    public func setAccountStatus(_ status: AccountStatus, as caller: Caller) throws -> DocumentBody {
+        try store.accounts.setStatus(status)
+        return statusBody(try principal(caller))
+    }
+}
+
+/// The account-changed events `{seq, timestamp, type: "accountChanged", status,
+/// userRecordName?, appleID?}`, oldest first: those after `since` (the seq of the last one a
+/// reader handled). `--follow` reads again from the last seq it printed.
+public struct AccountEventsRequest: Sendable {
+    public var since: Int64
+
+    public init(since: Int64 = 0) {
+        self.since = since
+    }
+}
+
+extension CloudKitAPI {
+    public func accountEvents(_ r: AccountEventsRequest, as caller: Caller) throws -> DocumentBody {
+        if r.since < 0 { throw CloudKitError.badRequest("an event seq is not negative; got \(r.since)") }
+        let events = try store.accounts.events().filter { ($0["seq"]?.int64Value ?? 0) > r.since }
+        return DocumentBody(["events": .array(events)], listKey: "events")
+    }
+}

@@ -1,0 +1,97 @@
+/// `subscriptions/modify`: saving and deleting the caller's subscriptions. A create saves the
+/// subscription (an existing ID is replaced, as saving a CKSubscription again does); an update
+/// replaces one that exists; a delete removes one. Every operation is checked before any is
+/// carried out (CloudKit's rules on which kinds each database allows, the zone, the filters,
+/// that what is updated or deleted exists): one that cannot be done changes nothing.
+public struct SubscriptionsModifyRequest: Sendable {
+    public enum Operation: Sendable {
+        case create(Subscription)
+        case update(Subscription)
+        case delete(String)
+
+        var subscriptionID: String {
+            switch self {
+            case .create(let s), .update(let s): return s.subscriptionID
+            case .delete(let id): return id
+            }
+        }
+    }
+
+    public var operations: [Operation]
+
+    public init(operations: [Operation]) {
+        self.operations = operations
+    }
+
+    /// The Web Services body: `{operations: [{operationType: create|update|delete, subscription: {…}}]}`.
+    public init(json body: JSONValue) throws {
+        let o = try RequestBody.object(body, "subscriptions/modify request", keys: ["operations"])
+        operations = try RequestBody.array(o["operations"], "operations").enumerated().map { i, item in
+            let op = try RequestBody.object(item, "operations[\(i)]", keys: ["operationType", "subscription"])
+            guard let t = op["operationType"]?.stringValue, ["create", "update", "delete"].contains(t) else {
+                throw CloudKitError.badRequest("operations[\(i)]: operationType must be create, update or delete")
+            }
+            guard let sj = op["subscription"], !sj.isNull else { throw CloudKitError.badRequest("operations[\(i)] needs a 'subscription'") }
+            let what = "operations[\(i)].subscription"
+            if t == "delete" {
+                // CloudKit JS sends only the ID; a whole subscription (as printed) is taken too.
+                let so = try RequestBody.object(sj, what, keys: Subscription.keys)
+                guard let id = try RequestBody.string(so["subscriptionID"], "\(what).subscriptionID") else {
+                    throw CloudKitError.badRequest("\(what) needs a 'subscriptionID' to delete")
+                }
+                try Subscription.validateID(id)
+                return .delete(id)
+            }
+            let s = try Subscription(json: sj, what)
+            if t == "update" && s.subscriptionID.isEmpty { throw CloudKitError.badRequest("\(what) needs a 'subscriptionID' to update") }
+            return t == "create" ? .create(s) : .update(s)
+        }
+    }
+}
+
+extension CloudKitAPI {
+    public func modifySubscriptions(_ r: SubscriptionsModifyRequest, as caller: Caller) throws -> ItemsResponse {
+        // A subscription saved without an ID gets its default one: saving the same
+        // subscription again replaces it instead of adding another.
+        let operations: [SubscriptionsModifyRequest.Operation] = r.operations.map { op in
+            switch op {
+            case .create(var s) where s.subscriptionID.isEmpty:
+                s.subscriptionID = s.defaultID
+                return .create(s)
+            default: return op
+            }
+        }
+        var seen = Set<NameKey>()
+        for op in operations {
+            try Subscription.validateID(op.subscriptionID)
+            if !seen.insert(NameKey(op.subscriptionID)).inserted {
+                throw CloudKitError(.badRequest, "subscription '\(Names.describe(op.subscriptionID))' appears in more than one operation; a request takes one operation per subscription",
+                                    subscriptionID: op.subscriptionID)
+            }
+        }
+        let zones: [String] = operations.compactMap { if case .create(let s) = $0 { return s.zoneName }; if case .update(let s) = $0 { return s.zoneName }; return nil }
+        let ctx = try preflight(.subscriptionsModify, caller, zones: zones, need: .none)
+        let db = ctx.db
+        // Every operation checked first, so that one that cannot be done changes nothing.
+        for op in operations {
+            switch op {
+            case .create(let s): try db.checkSubscription(s)
+            case .update(let s):
+                _ = try db.subscription(s.subscriptionID)
+                try db.checkSubscription(s)
+            case .delete(let id): _ = try db.subscription(id)
+            }
+        }
+        var out: [ItemsResponse.Item] = []
+        for op in operations {
+            switch op {
+            case .create(let s), .update(let s):
+                out.append(.value(db.subscriptionJSON(try db.saveSubscription(s))))
+            case .delete(let id):
+                try db.deleteSubscription(id)
+                out.append(.value(["subscriptionID": .string(id), "deleted": true]))
+            }
+        }
+        return ItemsResponse("subscriptions", out)
+    }
+}

@@ -1,0 +1,92 @@
+/// `zones/modify`: creating and deleting custom zones (private database only, as CloudKit).
+/// Every operation is checked before any is carried out: one that cannot be done (a bad name,
+/// the default zone, a database without custom zones, a zone to delete that is not there)
+/// fails the request and changes nothing. Then they run in order: a created zone is answered
+/// with its zone dictionary (a zone that exists is returned unchanged, like saving a
+/// CKRecordZone again), a deleted one with `{zoneID, deleted: true}`.
+public struct ZonesModifyRequest: Sendable {
+    public enum OperationType: String, Sendable, CaseIterable { case create, delete }
+
+    public struct Operation: Sendable, Equatable {
+        public var type: OperationType
+        public var zoneName: String
+
+        public init(_ type: OperationType, _ zoneName: String) {
+            self.type = type
+            self.zoneName = zoneName
+        }
+    }
+
+    public var operations: [Operation]
+    /// ck's `--if-exists`: a delete of a zone that is not there counts as done and is left out
+    /// of the answer.
+    public var ifExists: Bool
+
+    public init(operations: [Operation], ifExists: Bool = false) {
+        self.operations = operations
+        self.ifExists = ifExists
+    }
+
+    /// Keys a zone dictionary may carry: `zoneID`, and what a zones/list answer adds to it (a
+    /// zone copied from a response is accepted as it is; those keys are the server's).
+    static let zoneKeys: Set<String> = ["zoneID", "atomic", "syncToken", "isEligibleForZoneShare", "isEligibleForHierarchicalShare"]
+
+    /// The Web Services body: `{operations: [{operationType: create|delete, zone: {zoneID: {zoneName}}}]}`.
+    public init(json body: JSONValue) throws {
+        let o = try RequestBody.object(body, "zones/modify request", keys: ["operations"])
+        let list = try RequestBody.array(o["operations"], "operations")
+        operations = try list.enumerated().map { i, item in
+            let op = try RequestBody.object(item, "operations[\(i)]", keys: ["operationType", "zone"])
+            guard let t = op["operationType"]?.stringValue, let type = OperationType(rawValue: t) else {
+                throw CloudKitError.badRequest("operations[\(i)]: operationType must be create or delete")
+            }
+            guard let zj = op["zone"] else { throw CloudKitError.badRequest("operations[\(i)] needs a 'zone'") }
+            let zone = try RequestBody.object(zj, "operations[\(i)].zone", keys: ZonesModifyRequest.zoneKeys)
+            guard let id = zone["zoneID"] else { throw CloudKitError.badRequest("operations[\(i)].zone needs a 'zoneID'") }
+            return Operation(type, try RequestBody.zoneID(id, "operations[\(i)].zone.zoneID").zoneName)
+        }
+        ifExists = false
+    }
+}
+
+extension CloudKitAPI {
+    public func modifyZones(_ r: ZonesModifyRequest, as caller: Caller) throws -> ItemsResponse {
+        var seen = Set<NameKey>()
+        for op in r.operations {
+            try Names.validateZoneName(op.zoneName)
+            // One operation per zone, as Web Services requires.
+            if !seen.insert(NameKey(op.zoneName)).inserted {
+                throw CloudKitError.badRequest("zone '\(Names.describe(op.zoneName))' appears in more than one operation; a request takes one operation per zone")
+            }
+        }
+        let ctx = try preflight(.zonesModify, caller, zones: r.operations.map(\.zoneName), need: .none)
+        let db = ctx.db
+        // Every operation checked first, so that one that cannot be done changes nothing.
+        var operations: [ZonesModifyRequest.Operation] = []
+        for op in r.operations {
+            switch op.type {
+            case .create:
+                try db.checkZoneCreation(op.zoneName)
+            case .delete:
+                if op.zoneName == ZoneID.defaultZoneName {
+                    throw CloudKitError(.badRequest, "the default zone cannot be deleted", zoneID: db.zoneID(op.zoneName))
+                }
+                do { _ = try db.zone(op.zoneName) } catch let e as CloudKitError where e.code == .zoneNotFound && r.ifExists { continue }
+            }
+            operations.append(op)
+        }
+        if operations.contains(where: { $0.type == .delete }) { try db.requireWrite() }
+        var out: [ItemsResponse.Item] = []
+        for op in operations {
+            switch op.type {
+            case .create:
+                out.append(.value(try db.zoneJSON(try db.createZone(op.zoneName))))
+            case .delete:
+                // Gone meanwhile: deleted either way.
+                do { try db.deleteZone(op.zoneName) } catch let e as CloudKitError where e.code == .zoneNotFound && r.ifExists { continue }
+                out.append(.value(["zoneID": db.zoneID(op.zoneName).json, "deleted": true]))
+            }
+        }
+        return ItemsResponse("zones", out)
+    }
+}
