@@ -52,11 +52,9 @@ public enum CLI {
             let globals = try GlobalOptions.resolve(args, io: io)
             let inv = Invocation(command: command, args: args, globals: globals, io: io)
             do {
-                // A fault armed with 'ck fault add' fails the operation before it does anything.
-                if !command.preflightInAPI { try FaultCommands.check(inv) }
                 return try command.run(inv)
             } catch let e as CloudKitError {
-                return ErrorReporter.report(e, io: io, format: globals.errorFormat, style: inv.style,
+                return ErrorReporter.report(e, io: io, format: globals.errorFormat, style: inv.api.responseStyle(globals.scope),
                                             hint: NextSteps.hint(for: e, command: command.path, globals: globals))
             }
         } catch let u as UsageError {

@@ -1,3 +1,5 @@
+import CKCore
+
 /// One row of the command table: the single source of truth for dispatch, help and docs.
 public struct Command {
     public var path: [String]
@@ -5,19 +7,16 @@ public struct Command {
     public var summary: String
     /// The client operation the command stands for (`records/modify`, …; Docs/wire.md), which
     /// faults match (Docs/faults.md); nil for ck's own commands, which are never faulted.
-    public var endpoint: String?
+    public var endpoint: Endpoint?
     public var options: [OptionSpec]
     /// Longer help, shown by `ck <command> --help`.
     public var details: String
     /// Whether the command takes several `--zone`s (the others take one).
     public var severalZones: Bool
-    /// Whether the command's API entry runs the preflight (faults included) itself; the rest
-    /// are checked here before they run, until they move onto the API.
-    public var preflightInAPI: Bool
     public var run: (Invocation) throws -> Int32
 
-    public init(_ path: [String], synopsis: String, summary: String, endpoint: String? = nil, options: [OptionSpec] = [], details: String = "",
-                severalZones: Bool = false, preflightInAPI: Bool = false, run: @escaping (Invocation) throws -> Int32) {
+    public init(_ path: [String], synopsis: String, summary: String, endpoint: Endpoint? = nil, options: [OptionSpec] = [], details: String = "",
+                severalZones: Bool = false, run: @escaping (Invocation) throws -> Int32) {
         self.path = path
         self.synopsis = synopsis
         self.summary = summary
@@ -25,7 +24,6 @@ public struct Command {
         self.options = options
         self.details = details
         self.severalZones = severalZones
-        self.preflightInAPI = preflightInAPI
         self.run = run
     }
 

@@ -1,7 +1,7 @@
 import CKCore
 
 /// Everything a command handler gets: its arguments, the resolved global options, the streams,
-/// and helpers to reach the store and print results.
+/// the API, and helpers to read input and print results.
 public final class Invocation {
     public let command: Command
     public let args: ParsedArguments
@@ -16,8 +16,6 @@ public final class Invocation {
         self.io = io
         self.printer = Printer(io: io, format: globals.format)
     }
-
-    public lazy var store: CloudKitStore = CloudKitStore(root: globals.dataDirectory)
 
     /// The API every command speaks: the data directory, with asset URLs into it.
     public lazy var api: CloudKitAPI = CloudKitAPI(dataDirectory: globals.dataDirectory)
@@ -46,17 +44,6 @@ public final class Invocation {
             printer.emit(.object(body.members))
         }
     }
-
-    public func database(_ scope: DatabaseScope? = nil) throws -> Database {
-        let db = try store.database(DatabaseAddress(container: container(), environment: globals.environment, scope: scope ?? globals.scope),
-                                    actingAs: globals.actingAs, deviceID: globals.device)
-        try FaultCommands.armRecordFaults(self, db)
-        return db
-    }
-
-    /// How responses show records here: asset URLs into this store; the keys of encrypted
-    /// assets in the private and shared databases.
-    var style: ResponseStyle { ResponseStyle(assetBase: store.assets.baseURL, encryptedAssets: globals.scope != .public) }
 
     /// A warning on stderr, unless `--quiet`.
     func warn(_ message: String) {
@@ -89,8 +76,6 @@ public final class Invocation {
             throw CloudKitError.badRequest("\(what) on stdin is not valid JSON: \(f)")
         }
     }
-
-    func emit(_ doc: JSONValue, listKey: String? = nil) { printer.emit(doc, listKey: listKey) }
 
     /// Output first, then state: runs `commit` (moving a bookmark, marking notifications read)
     /// only once everything printed so far is written — and, on a pipe, read. Otherwise nothing
@@ -128,21 +113,5 @@ public final class Invocation {
             io.writeErr("ck: PARTIAL_FAILURE: \(errors.count) of \(count) \(noun) failed (\(label): \(shown.code.rawValue): \(ErrorReporter.oneLine(shown.reason)))\n")
         }
         return ExitCode.partialFailure
-    }
-
-    /// One item of a records/lookup response (records with their zoneID) or of a
-    /// records/modify response (records and tombstones without it, as Apple's servers send).
-    enum Endpoint { case lookup, modify }
-
-    func resultJSON(_ r: OperationResult, _ endpoint: Endpoint, desiredKeys: Set<String>? = nil) -> JSONValue {
-        switch r {
-        case .saved(let rec): return rec.response(style, desiredKeys: desiredKeys, withZoneID: endpoint == .lookup)
-        case .deleted(let n, let z, _): return Record.tombstone(recordName: n, zoneID: endpoint == .lookup ? z : nil)
-        case .failed(let e):
-            // A per-record error names its record, not its zone (Apple's Record Fetch Error dictionary).
-            var shown = e
-            if shown.recordName != nil { shown.zoneID = nil }
-            return shown.envelope(style: style)
-        }
     }
 }

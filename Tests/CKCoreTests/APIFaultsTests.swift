@@ -59,15 +59,15 @@ final class APIFaultsTests: XCTestCase {
         let t = TempStore()
         let a = api(t)
         _ = try a.addFault(AddFaultRequest(op: .endpoint(.usersCurrent), error: .throttled))
-        XCTAssertNoThrow(try a.checkFaults(.usersCaller, zones: [], user: .device, deviceID: "default"), "users/current is not an alias of users/caller")
-        XCTAssertThrowsError(try a.checkFaults(.usersCurrent, zones: [], user: .device, deviceID: "default")) { XCTAssertEqual(self.code($0), .throttled) }
+        XCTAssertNoThrow(try a.preflight(.usersCaller, caller(.private, .device), need: .none), "users/current is not an alias of users/caller")
+        XCTAssertThrowsError(try a.preflight(.usersCurrent, caller(.private, .device), need: .none)) { XCTAssertEqual(self.code($0), .throttled) }
         // `*` fails every endpoint but the delivery of notifications, which it never drops.
         _ = try a.clearFaults(ClearFaultsRequest())
         _ = try a.addFault(AddFaultRequest(op: .all, error: .accessDenied))
         for e in Endpoint.allCases where e != .notificationsDeliver {
-            XCTAssertThrowsError(try a.checkFaults(e, zones: [], user: .device, deviceID: "default"), e.path) { XCTAssertEqual(self.code($0), .accessDenied) }
+            XCTAssertThrowsError(try a.preflight(e, caller(.private, .device), need: .none), e.path) { XCTAssertEqual(self.code($0), .accessDenied) }
         }
-        XCTAssertNoThrow(try a.checkFaults(.notificationsDeliver, zones: [], user: .device, deviceID: "default"))
+        XCTAssertNoThrow(try a.preflight(.notificationsDeliver, caller(.private, .device), need: .none))
         XCTAssertFalse(try FaultStore(root: t.root).dropsDelivery(user: "_u", device: "default", zone: nil))
     }
 
@@ -163,11 +163,11 @@ final class APIFaultsTests: XCTestCase {
         for scope in [alice.userRecordName, "Alice@Example.com"] {
             _ = try a.clearFaults(ClearFaultsRequest())
             _ = try a.addFault(AddFaultRequest(op: .endpoint(.zonesList), error: .throttled, user: scope))
-            XCTAssertThrowsError(try a.checkFaults(.zonesList, zones: [], user: .device, deviceID: "default"), scope)
-            XCTAssertThrowsError(try a.checkFaults(.zonesList, zones: [], user: .appleID("alice@example.com"), deviceID: "default"), scope)
-            XCTAssertThrowsError(try a.checkFaults(.zonesList, zones: [], user: .userRecordName(alice.userRecordName), deviceID: "default"), scope)
-            XCTAssertNoThrow(try a.checkFaults(.zonesList, zones: [], user: .appleID("bob@example.com"), deviceID: "default"), scope)
-            XCTAssertNoThrow(try a.checkFaults(.zonesList, zones: [], user: .nobody, deviceID: "default"), scope)
+            XCTAssertThrowsError(try a.listZones(as: caller(.public, .device)), scope)
+            XCTAssertThrowsError(try a.listZones(as: caller(.public, .appleID("alice@example.com"))), scope)
+            XCTAssertThrowsError(try a.listZones(as: caller(.public, .userRecordName(alice.userRecordName))), scope)
+            XCTAssertNoThrow(try a.listZones(as: caller(.public, .appleID("bob@example.com"))), scope)
+            XCTAssertNoThrow(try a.listZones(as: caller(.public, .nobody)), scope)
         }
     }
 
@@ -219,10 +219,10 @@ final class APIFaultsTests: XCTestCase {
         for damage in ["{not json", #"{"schemaVersion":2,"nextID":2,"faults":[{"id":"f1","op":"users/me","error":"THROTTLED"}]}"#] {
             try FileSystem.writeAtomically(file, Array(damage.utf8))
             XCTAssertThrowsError(try a.faults()) { XCTAssertEqual(self.code($0), .internalError) }
-            XCTAssertThrowsError(try a.checkFaults(.zonesList, zones: [], user: .device, deviceID: "default")) { XCTAssertEqual(self.code($0), .internalError) }
+            XCTAssertThrowsError(try a.listZones(as: caller(.public, .device))) { XCTAssertEqual(self.code($0), .internalError) }
             XCTAssertNoThrow(try a.clearFaults(ClearFaultsRequest()))
             XCTAssertFalse(FileManager.default.fileExists(atPath: file))
-            XCTAssertNoThrow(try a.checkFaults(.zonesList, zones: [], user: .device, deviceID: "default"))
+            XCTAssertNoThrow(try a.listZones(as: caller(.public, .device)))
         }
     }
 }

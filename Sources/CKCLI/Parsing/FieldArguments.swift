@@ -259,7 +259,7 @@ struct FieldArguments {
         case .asset:
             guard fromFile else { throw bad(name, type, raw, "@FILE (the path of the asset's file, or @- for stdin)", origin: origin) }
             let bytes = try fileBytes(raw, field: name)
-            let sum = AssetStore.checksum(of: bytes)
+            let sum = AssetValue.checksum(of: bytes)
             assets[sum] = bytes
             return ["fileChecksum": .string(sum), "size": .int(Int64(bytes.count))]
         case .unknown:

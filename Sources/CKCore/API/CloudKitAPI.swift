@@ -60,7 +60,7 @@ extension CloudKitAPI {
         case .read: try db.requireRead()
         case .write: try db.requireWrite()
         }
-        return RequestContext(caller: caller, db: db, gate: PermissionGate(db: db), style: style(caller.scope))
+        return RequestContext(caller: caller, db: db, gate: PermissionGate(db: db), style: responseStyle(caller.scope))
     }
 
     /// Who a caller acts as: the account status the device reports and the user.
@@ -81,7 +81,7 @@ extension CloudKitAPI {
 
     /// How responses show records to this caller: asset URLs where the bytes are served; the
     /// keys of encrypted assets in the private and shared databases.
-    func style(_ scope: DatabaseScope) -> ResponseStyle {
+    public func responseStyle(_ scope: DatabaseScope) -> ResponseStyle {
         ResponseStyle(assetBase: assetBaseURL, encryptedAssets: scope != .public)
     }
 

@@ -26,7 +26,7 @@ import Darwin
 /// is left. A reader without the lock that opens the new index with the old log (or the
 /// reverse) finds entries that do not match their index words — every entry is checked — and
 /// reads again, waiting while the marker says a switch is under way: it never misreads.
-public enum HistoryCompaction {
+enum HistoryCompaction {
     static let markerName = "history.gc.json"
     static let newLog = "history.log.gc"
     static let newIndex = "history.idx.gc"

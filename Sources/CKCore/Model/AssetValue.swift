@@ -25,6 +25,9 @@ extension Limits {
 /// `https://` URL (remote) or a `file://` URL naming a file of an asset store as ck prints it,
 /// `…/assets/<2 hex>/<64 hex>`, whose name is the checksum (see `source(ofURL:checksum:)`).
 public enum AssetValue {
+    /// An asset's `fileChecksum`: the base64 SHA-256 of its bytes.
+    public static func checksum(of bytes: [UInt8]) -> String { Data(SHA256.digest(bytes)).base64EncodedString() }
+
     /// Keys kept from a value as given (a request, or a record copied from a response).
     static let keptKeys = ["fileChecksum", "size", "downloadURL", "wrappingKey", "referenceChecksum"]
 
@@ -76,7 +79,7 @@ public enum AssetValue {
     }
 
     /// Where a value's bytes are, as its downloadURL says.
-    public enum Source: Equatable, Sendable {
+    enum Source: Equatable, Sendable {
         /// An `https://` URL: a server's asset, whose bytes are not here.
         case remote
         /// A file of an asset store, as ck prints it: `<dataDirectory>/assets/<shard>/<name>`.
@@ -87,7 +90,7 @@ public enum AssetValue {
     /// exact shape ck prints (`file:///…/assets/<2 hex>/<64 hex>`, the hex that of the
     /// 32-byte SHA-256 the value's checksum names). Anything else is refused, with a reason
     /// that fits after "its downloadURL '…' ".
-    public static func source(ofURL url: String, checksum sum: String) throws -> Source {
+    static func source(ofURL url: String, checksum sum: String) throws -> Source {
         if isHTTPSURL(url) { return .remote }
         if url.hasPrefix("https://") { throw CloudKitError.badRequest("is not a valid https:// URL") }
         guard url.hasPrefix("file://") else {

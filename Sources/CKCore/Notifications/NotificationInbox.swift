@@ -11,7 +11,7 @@ import Darwin
 /// coalesce into, how far each source (a zone's history) has been delivered, so a delivery
 /// that is redone after a crash is not delivered twice, and which notifications were dropped
 /// (`ck notifications drop`): their lines stay in the append-only log, never to be listed.
-public struct NotificationInbox {
+struct NotificationInbox {
     public let directory: String
     static let logName = "log.ndjson"
     static let stateName = "state.json"

@@ -1,7 +1,7 @@
 /// Where an environment's schema lives: `<container>/<env>/schema.ckdb`, in the schema
 /// language itself (readable and diffable), headed by a `schemaVersion` comment; absent means
 /// the initial schema (only `Users`). Changes are made under `schema.lock`.
-public struct SchemaStore {
+struct SchemaStore {
     public let paths: DataPaths
     public let container: String
     public let environment: Environment

@@ -62,7 +62,7 @@ struct ShareRegistry {
 }
 
 /// Where a share lives and what it is.
-public struct ShareLocation {
+struct ShareLocation {
     public var owner: String
     public var zoneName: String
     public var share: Record

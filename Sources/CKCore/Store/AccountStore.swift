@@ -1,6 +1,6 @@
 /// The device's iCloud account (device.json), the users it has seen (users/), and the
 /// account-changed events (account-events.ndjson).
-public final class AccountStore {
+final class AccountStore {
     public let paths: DataPaths
     private let clock: Clock
 

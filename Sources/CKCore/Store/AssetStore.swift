@@ -2,13 +2,13 @@ import Foundation
 
 /// Asset bytes, kept once per content under `assets/` by SHA-256; records hold the asset
 /// dictionary (`fileChecksum`, `size`) and gain a `file://` `downloadURL` when read.
-public struct AssetStore {
+struct AssetStore {
     public let paths: DataPaths
 
     public init(paths: DataPaths) { self.paths = paths }
 
     /// The checksum CloudKit-style: base64 of the digest.
-    public static func checksum(of bytes: [UInt8]) -> String { Data(SHA256.digest(bytes)).base64EncodedString() }
+    public static func checksum(of bytes: [UInt8]) -> String { AssetValue.checksum(of: bytes) }
 
     /// `xx/<hex>` for a checksum, or a path that cannot exist for a malformed one.
     public static func relativePath(checksum: String) -> String {

@@ -13,7 +13,7 @@ import Dispatch
 /// Once another writer has committed to the zone in between, or the entries could not follow
 /// (a record written twice, a type whose indexed fields changed), the load assumes nothing any
 /// more: batches read as any write does, and the end builds the indexes from the record files.
-public final class BulkLoad {
+final class BulkLoad {
     public let zoneName: String
     private var started = false
     /// The zone's head after this load's last batch; nil: nothing is assumed.

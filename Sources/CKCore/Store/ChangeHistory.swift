@@ -14,7 +14,7 @@ import Darwin
 /// the commit bit. Bytes beyond the last committed entry, in either file, are what a crash or a
 /// full disk left of a commit that never happened; readers never look at them and the next
 /// writer cuts them, under the lock, before it appends.
-public struct ChangeHistory {
+struct ChangeHistory {
     public let directory: String
     static let logName = "history.log"
     static let indexName = "history.idx"

@@ -1,5 +1,5 @@
 /// The entry point of the core: a data directory holding one device's view of CloudKit.
-public final class CloudKitStore {
+final class CloudKitStore {
     public let paths: DataPaths
     public let clock: Clock
     public let accounts: AccountStore

@@ -5,7 +5,7 @@ import Darwin
 #endif
 
 /// Where everything lives under the data directory (see Docs/storage.md).
-public struct DataPaths: Sendable {
+struct DataPaths: Sendable {
     /// Version of every file format ck writes; each file carries it as `schemaVersion`.
     /// 2: history indexes hold end offsets with commit bits; entries carry `prev`.
     public static let schemaVersion: Int64 = 2

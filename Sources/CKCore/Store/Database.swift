@@ -1,7 +1,7 @@
 import Foundation
 
 /// Addresses one database: container, environment, scope.
-public struct DatabaseAddress: Sendable {
+struct DatabaseAddress: Sendable {
     public var container: String
     public var environment: Environment
     public var scope: DatabaseScope
@@ -14,7 +14,7 @@ public struct DatabaseAddress: Sendable {
 }
 
 /// One database as seen by one caller: its zones and what the caller may do in it.
-public final class Database {
+final class Database {
     public let address: DatabaseAddress
     public let caller: Principal
     public let paths: DataPaths

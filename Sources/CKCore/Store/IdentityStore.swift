@@ -1,6 +1,6 @@
 /// User identities and the per-container `userDiscoverability` permission (CKUserIdentity,
 /// CKContainer.ApplicationPermissions).
-public struct IdentityStore {
+struct IdentityStore {
     public enum PermissionStatus: String, Sendable {
         case initialState, couldNotComplete, denied, granted
     }

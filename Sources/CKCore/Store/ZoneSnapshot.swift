@@ -12,7 +12,7 @@
 /// The cursor is read before the head, so every file for an entry up to `A` is in place. One
 /// window remains for a scan (list, query, export): a record a later commit deletes while the
 /// scan runs may be missing from it; a single lookup checks for that too.
-public struct ZoneSnapshot {
+struct ZoneSnapshot {
     let zone: ZoneStore
     /// The history entry the snapshot stands at.
     public let head: Int64

@@ -11,7 +11,7 @@ import Foundation
 ///   up to date with the history (a commit a crash interrupted is finished from there);
 /// The zone's lock is kept beside the zones, by name (`locks/<zone>`), so that it outlives the
 /// zone: a zone deleted and made again is guarded by the same lock.
-public final class ZoneStore {
+final class ZoneStore {
     public let directory: String
     public let zoneID: ZoneID
     public let history: ChangeHistory

@@ -8,8 +8,7 @@ extension AccountCommands {
             OptionSpec("--follow", help: "keep running and print each new event as an NDJSON line (whatever --format)"),
             OptionSpec("--timeout", value: "S", help: "with --follow: stop after S seconds"),
         ],
-        details: "Each sign-in, sign-out or status change appends an event {seq, timestamp, type:\n\"accountChanged\", status, userRecordName?, appleID?}, like CloudKit's CKAccountChanged.\nWith --follow, the events so far are printed first, then new ones as they arrive; ck exits\n0 at the timeout or on SIGINT or SIGTERM, and 141 within a second of the reader closing\nthe pipe. --since SEQ leaves out the events up to SEQ: a script that remembers the last seq\nit handled resumes there (ck account events --follow --since 12).",
-        preflightInAPI: true) { inv in
+        details: "Each sign-in, sign-out or status change appends an event {seq, timestamp, type:\n\"accountChanged\", status, userRecordName?, appleID?}, like CloudKit's CKAccountChanged.\nWith --follow, the events so far are printed first, then new ones as they arrive; ck exits\n0 at the timeout or on SIGINT or SIGTERM, and 141 within a second of the reader closing\nthe pipe. --since SEQ leaves out the events up to SEQ: a script that remembers the last seq\nit handled resumes there (ck account events --follow --since 12).") { inv in
         _ = try inv.positionals(max: 0, what: "")
         let timeout = try Follow.parseTimeout(inv)
         var since: Int64 = 0

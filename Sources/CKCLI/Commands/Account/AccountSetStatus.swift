@@ -3,7 +3,7 @@ import CKCore
 extension AccountCommands {
     static let setStatus: Command = Command(["account", "set-status"], synopsis: "STATUS",
         summary: "Simulate an account status (restricted, temporarilyUnavailable, …)",
-        details: "STATUS is one of: \(AccountStatus.allCases.map(\.rawValue).joined(separator: ", ")).", preflightInAPI: true) { inv in
+        details: "STATUS is one of: \(AccountStatus.allCases.map(\.rawValue).joined(separator: ", ")).") { inv in
         let raw = try inv.positionals(min: 1, max: 1, what: "status")[0]
         guard let st = AccountStatus(rawValue: raw) else {
             throw inv.usageError("unknown status '\(raw)'; expected one of \(AccountStatus.allCases.map(\.rawValue).joined(separator: ", "))")

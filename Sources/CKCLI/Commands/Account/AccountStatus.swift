@@ -1,10 +1,9 @@
 import CKCore
 
 extension AccountCommands {
-    static let status: Command = Command(["account"], synopsis: "[--require STATUS]", summary: "Show the account status of this device", endpoint: "account/status",
+    static let status: Command = Command(["account"], synopsis: "[--require STATUS]", summary: "Show the account status of this device", endpoint: .accountStatus,
         options: [OptionSpec("--require", value: "STATUS", help: "fail (exit 5, nothing on stdout) unless the status is STATUS, e.g. available")],
-        details: "Prints {status, userRecordName?, appleID?}. Status is one of available, noAccount,\nrestricted, couldNotDetermine, temporarilyUnavailable. In a script:\nck account --require available >/dev/null || exit.",
-        preflightInAPI: true) { inv in
+        details: "Prints {status, userRecordName?, appleID?}. Status is one of available, noAccount,\nrestricted, couldNotDetermine, temporarilyUnavailable. In a script:\nck account --require available >/dev/null || exit.") { inv in
         _ = try inv.positionals(max: 0, what: "")
         var wanted: AccountStatus?
         if let raw = inv.args.value("--require") {

@@ -3,7 +3,7 @@ import CKCore
 /// `ck database changes`.
 enum DatabaseCommands {
     static let changes: Command = Command(["database", "changes"], synopsis: "[--since TOKEN | --from-start] [--limit N] [--no-save]",
-        summary: "Fetch the zones changed or deleted in a database since a token (changes/database)", endpoint: "changes/database",
+        summary: "Fetch the zones changed or deleted in a database since a token (changes/database)", endpoint: .changesDatabase,
         options: [ChangeFeedOptions.databaseSince] + ChangeFeedOptions.feedOptions,
         details: """
         Prints the changes/database response {zones: [{zoneID, deleted}], syncToken, moreComing}:
@@ -13,7 +13,7 @@ enum DatabaseCommands {
         then a line {syncToken, moreComing} (with --all, after each page).
         Bookmarks work as for 'ck zone changes' (one per database).
         Database and zone tokens are not interchangeable (BAD_REQUEST).
-        """, preflightInAPI: true) { inv in
+        """) { inv in
         _ = try inv.positionals(max: 0, what: "")
         let (tokens, fromBookmark) = try ChangeFeedOptions.startTokens(inv, count: 1)
         let req = DatabaseChangesRequest(syncToken: tokens[0], resultsLimit: try ChangeFeedOptions.limit(inv), fromBookmark: fromBookmark)

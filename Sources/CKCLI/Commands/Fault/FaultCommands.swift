@@ -61,31 +61,4 @@ enum FaultCommands {
         }
         return p
     }
-
-    // MARK: the check of commands not yet on the API
-
-    /// Fails a command whose handler does not run the API's preflight with the error of the
-    /// first fault that fires for the operation it stands for, before it reads or writes
-    /// anything. The zones it acts on: those named on the command line (`zone create`'s names;
-    /// `--zone`, whose default counts for the commands about records and record changes).
-    static func check(_ inv: Invocation) throws {
-        guard let path = inv.command.endpoint, let op = Endpoint(path: path) else { return }
-        let g = inv.globals
-        let zones: [String]
-        switch op {
-        case .zonesModify: zones = inv.args.positionals
-        case .recordsModify, .recordsLookup, .recordsQuery, .changesZone: zones = g.zones.isEmpty ? [g.zone] : g.zones
-        default: zones = g.zones
-        }
-        try inv.api.checkFaults(op, zones: zones, user: actingAs(inv), deviceID: g.device)
-    }
-
-    /// The per-record faults of a command that names records one by one (records/modify,
-    /// records/lookup), on the database it opened itself.
-    static func armRecordFaults(_ inv: Invocation, _ db: Database) throws {
-        guard let path = inv.command.endpoint, let op = Endpoint(path: path) else { return }
-        try inv.api.armRecordFaults(op, on: db, user: actingAs(inv))
-    }
-
-    private static func actingAs(_ inv: Invocation) -> Caller.User { inv.globals.actingAs.map(Caller.User.appleID) ?? .device }
 }

@@ -10,7 +10,7 @@ extension HistoryCommands {
         change that last set it, found by following the record's own history back (its cost is
         that record's history, not the zone's). A field set before the retained history ('ck
         gc') names the oldest retained change, with "boundary": true.
-        """, preflightInAPI: true) { inv in
+        """) { inv in
         let name = try RecordCommands.recordName(try inv.positionals(min: 1, max: 1, what: "record name")[0])
         inv.print(try inv.api.blame(BlameRequest(recordName: name, zoneName: inv.zoneGiven, at: try inv.atReference()), as: try inv.caller()))
         return ExitCode.success

@@ -14,7 +14,7 @@ extension HistoryCommands {
         is not listed. Without --zone, and unless a reference names a zone (ZONE@SEQ, a token),
         every zone of the database is compared (a tag or a time is a point in each; a zone made
         after it counts from empty). REF is \(referenceHelp). Reading k changes costs O(k).
-        """, preflightInAPI: true) { inv in
+        """) { inv in
         let raws = try inv.positionals(min: 1, max: 2, what: "reference")
         if inv.args.has("--stat") && inv.args.has("--name-only") { throw inv.usageError("--stat and --name-only exclude each other") }
         let refs = try raws.map(inv.reference)

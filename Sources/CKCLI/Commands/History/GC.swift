@@ -17,7 +17,7 @@ extension HistoryCommands {
         logBytesBefore, logBytesAfter}: the first change kept whole, the newest, how many
         changes went, how many older ones stay as the compacted state, and the log's size.
         Crash safe: the new files are written aside and switched in under the zone's lock.
-        """, preflightInAPI: true) { inv in
+        """) { inv in
         _ = try inv.positionals(max: 0, what: "")
         if inv.args.value("--keep") != nil && inv.args.value("--keep-since") != nil { throw inv.usageError("--keep and --keep-since exclude each other") }
         var keep: Int64 = 0

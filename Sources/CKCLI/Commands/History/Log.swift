@@ -23,7 +23,7 @@ extension HistoryCommands {
         point, then every later one.
         --device D (the global option, given on the command line) keeps the changes made on
         device D.
-        """, preflightInAPI: true) { inv in
+        """) { inv in
         let target = try inv.positionals(max: 1, what: "").first
         if inv.args.has("--all-zones") && !inv.globals.zones.isEmpty { throw inv.usageError("--zone and --all-zones exclude each other") }
         let req = LogRequest(recordName: target, zoneName: inv.zoneGiven, allZones: inv.args.has("--all-zones"), field: inv.args.value("--field"),

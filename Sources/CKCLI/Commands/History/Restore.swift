@@ -3,7 +3,7 @@ import CKCore
 extension HistoryCommands {
     static let restore: Command = Command(["restore"], synopsis: "REF [--zone Z] [RECORD…] [--dry-run]",
         summary: "Write the records of a zone (or the ones named) back as they were at REF, as new changes",
-        endpoint: "records/modify", options: [dryRun],
+        endpoint: .recordsModify, options: [dryRun],
         details: """
         Every record of the zone that differs from its version at REF (or only the RECORDs
         named) is written back: saved as it was (replace), made again if it was deleted since,
@@ -14,7 +14,7 @@ extension HistoryCommands {
         one atomic request (per 400). Prints {"changes": [...]} as 'ck diff' does — from now to
         the restored state — with each record's new recordChangeTag. --dry-run only prints.
         REF is \(referenceHelp).
-        """, preflightInAPI: true) { inv in
+        """) { inv in
         let pos = try inv.positionals(min: 1, what: "reference")
         let ref = try inv.reference(pos[0])
         let names = try pos.dropFirst().map(RecordCommands.recordName)

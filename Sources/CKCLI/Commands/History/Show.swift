@@ -8,7 +8,7 @@ extension HistoryCommands {
         it was before it (null: it did not exist) and after it (null: deleted), and fields:
         {F: {old, new}} for each field it changed. REF is \(referenceHelp); a token, tag or time
         stands for the last change at or before that point.
-        """, preflightInAPI: true) { inv in
+        """) { inv in
         let raw = try inv.positionals(min: 1, max: 1, what: "reference (a change: ZONE@SEQ, a token, a tag or a time)")[0]
         inv.print(try inv.api.show(ShowRequest(try inv.reference(raw), zoneName: inv.zoneGiven), as: try inv.caller()))
         return ExitCode.success

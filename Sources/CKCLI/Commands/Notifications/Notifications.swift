@@ -2,7 +2,7 @@ import CKCore
 
 extension NotificationCommands {
     static let notifications: Command = Command(["notifications"], synopsis: "[--mark-read] [--follow [--timeout S]]",
-        summary: "List this device's unread notifications (or follow them as they arrive)", endpoint: "notifications/list",
+        summary: "List this device's unread notifications (or follow them as they arrive)", endpoint: .notificationsList,
         options: [
             OptionSpec("--mark-read", help: "mark the notifications printed as read"),
             OptionSpec("--follow", help: "keep running and print each new notification as an NDJSON line (whatever --format)"),
@@ -19,7 +19,7 @@ extension NotificationCommands {
         ck exits 0 at the timeout or on SIGINT or SIGTERM, and 141 within a second of the reader
         closing the pipe. With --mark-read, notifications are marked read only once they have
         been written (and, on a pipe, read).
-        """, preflightInAPI: true) { inv in
+        """) { inv in
         _ = try inv.positionals(max: 0, what: "")
         let timeout = try Follow.parseTimeout(inv)
         let markRead = inv.args.has("--mark-read")

@@ -18,7 +18,7 @@ extension NotificationCommands {
         {"dropped": [notification, …]}, oldest first; with nothing unread, {"dropped": []} and
         nothing changes. To drop deliveries as they happen, at a rate, see 'ck fault add --op
         notifications/deliver'.
-        """, preflightInAPI: true) { inv in
+        """) { inv in
         _ = try inv.positionals(max: 0, what: "")
         let count = try inv.positiveInt("--count")
         if count != nil && inv.args.has("--all") { throw inv.usageError("--count and --all exclude each other") }

@@ -3,7 +3,7 @@ import CKCore
 extension SubscriptionCommands {
     static let subscribe: Command = Command(["subscribe"],
         synopsis: "[database | zone --zone Z | query --type T [--filter 'FIELD OP VALUE'…] [--fires-on create,update,delete] [--fires-once]] [--id ID] [--content-available] [--alert-body TEXT]",
-        summary: "Save a database, zone or query subscription (same ID: replaced)", endpoint: "subscriptions/modify",
+        summary: "Save a database, zone or query subscription (same ID: replaced)", endpoint: .subscriptionsModify,
         options: [
             OptionSpec("--id", value: "ID", help: "subscription ID [default: derived from the subscription, so saving it again replaces it]"),
             OptionSpec("--type", value: "T", help: "record type (query; optional filter for zone subscriptions)"),
@@ -19,7 +19,7 @@ extension SubscriptionCommands {
         that match the filters, in the public or private database (every zone unless --zone is
         given). Each change that matches notifies every device of the subscribing user except
         the one that made it; see 'ck notifications'.
-        """, preflightInAPI: true) { inv in
+        """) { inv in
         let p = try inv.positionals(max: 1, what: "")
         let kindName = p.first ?? "database"
         guard let kind = Subscription.Kind(rawValue: kindName) else {

@@ -2,7 +2,7 @@ import CKCore
 
 extension RecordCommands {
     static let delete: Command = Command(["record", "delete"], synopsis: "NAME… | - [--name NAME]… [--tag TAG | --force] [--if-exists]",
-        summary: "Delete records (cascading DELETE_SELF references)", endpoint: "records/modify",
+        summary: "Delete records (cascading DELETE_SELF references)", endpoint: .recordsModify,
         options: [
             nameOption,
             OptionSpec("--tag", value: "TAG", help: "delete only if TAG is the current recordChangeTag, else CONFLICT (one name)"),
@@ -18,7 +18,7 @@ extension RecordCommands {
         Several names go in one request per 400 (atomic in a custom zone, as CloudKit's
         default); with one name, its failure is the command's error, else exit 9 when any
         fails. --if-exists leaves out names that are not there.
-        """, preflightInAPI: true) { inv in
+        """) { inv in
         let names = try givenNames(inv)
         if inv.args.has("--force") && inv.args.value("--tag") != nil { throw inv.usageError("--tag and --force exclude each other") }
         if inv.args.value("--tag") != nil && names.count != 1 { throw inv.usageError("--tag goes with one record name") }

@@ -11,7 +11,7 @@ enum ExportCommand {
         each line is a full Web Services record with its zoneID, which 'ck import' reads back.
         Always NDJSON: --format does not change it. --at REF exports the records as they were
         then (a tag or a time is a point in every zone; a zone made after it exports nothing).
-        """, preflightInAPI: true) { inv in
+        """) { inv in
         _ = try inv.positionals(max: 0, what: "")
         try inv.api.exportRecords(ExportRequest(zoneName: inv.zoneGiven, at: try inv.atReference()), as: try inv.caller()) { line in
             inv.io.writeOut(line)

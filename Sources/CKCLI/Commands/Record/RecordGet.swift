@@ -2,7 +2,7 @@ import CKCore
 
 extension RecordCommands {
     static let get: Command = Command(["record", "get"], synopsis: "NAME… | - [--name NAME]… [--fields a,b] [--asset FIELD] [--at REF]",
-        summary: "Fetch records by name", endpoint: "records/lookup",
+        summary: "Fetch records by name", endpoint: .recordsLookup,
         options: [nameOption, fieldsOption, OptionSpec("--asset", value: "FIELD", help: "write the bytes of this ASSET field of one record to stdout"),
                   HistoryReferences.atOption],
         details: """
@@ -15,7 +15,7 @@ extension RecordCommands {
         .recordName | ck record get -).
         With --asset FIELD, stdout is the bytes of that asset of one record, not JSON, and
         --format does not change them (redirect them to a file).
-        """, preflightInAPI: true) { inv in
+        """) { inv in
         let names = try givenNames(inv)
         if let field = inv.args.value("--asset") {
             guard names.count == 1 else { throw inv.usageError("--asset takes exactly one record name") }

@@ -4,7 +4,7 @@ import CKCore
 /// batches, reported as each batch commits.
 enum ImportCommand {
     static let command: Command = Command(["import"], synopsis: "[FILE] [--batch N]",
-        summary: "Load records from NDJSON (or a JSON array), replacing records of the same name", endpoint: "records/modify",
+        summary: "Load records from NDJSON (or a JSON array), replacing records of the same name", endpoint: .recordsModify,
         options: [OptionSpec("--batch", value: "N", help: "records per committed batch [default and maximum: 400]")],
         details: """
         Reads Web Services records from FILE or stdin: NDJSON, one record per line (what
@@ -18,7 +18,7 @@ enum ImportCommand {
         each batch commits: the records/modify response {"records": [...]}, streamed, one item
         per record in input order, {recordName, recordChangeTag, zoneID} or an error
         dictionary (with --format ndjson, one line each). Exit 9 when any record failed.
-        """, preflightInAPI: true) { inv in
+        """) { inv in
         let files = try inv.positionals(max: 1, what: "")
         let batchSize = try inv.positiveInt("--batch", max: Limits.operationsPerBatch) ?? Limits.operationsPerBatch
         let bytes: [UInt8]

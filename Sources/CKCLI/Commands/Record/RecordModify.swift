@@ -2,7 +2,7 @@ import CKCore
 
 extension RecordCommands {
     static let modify: Command = Command(["record", "modify"], synopsis: "< REQUEST.json",
-        summary: "Apply a Web Services records/modify request from stdin", endpoint: "records/modify",
+        summary: "Apply a Web Services records/modify request from stdin", endpoint: .recordsModify,
         details: """
         Reads {"operations": [{"operationType": "create|update|forceUpdate|replace|forceReplace|
         delete|forceDelete", "record": {…}}], "atomic": true, "zoneID": {"zoneName": …},
@@ -10,7 +10,7 @@ extension RecordCommands {
         (a record, a tombstone, or an error dictionary). In a custom zone an atomic request
         applies all or nothing and the other operations fail with ATOMIC_ERROR. At most 400
         operations (LIMIT_EXCEEDED, nothing applied). Exit 9 when any operation failed.
-        """, preflightInAPI: true) { inv in
+        """) { inv in
         _ = try inv.positionals(max: 0, what: "")
         let body = try inv.readJSONInput(what: "modify request")
         let req = try ModifyRequest.parse(body)

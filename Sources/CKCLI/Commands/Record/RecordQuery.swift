@@ -4,7 +4,7 @@ import Foundation
 extension RecordCommands {
     static let query: Command = Command(["record", "query"],
         synopsis: "--type T [--filter 'FIELD OP VALUE'…] [--sort FIELD[:desc]…] [--limit N] [--continue MARKER] [--fields a,b] [--at REF]",
-        summary: "Query records (filters, sorts, pages of at most 200)", endpoint: "records/query",
+        summary: "Query records (filters, sorts, pages of at most 200)", endpoint: .recordsQuery,
         options: [
             OptionSpec("--type", aliases: ["--record-type"], value: "T", help: "record type to query (or give a records/query body on stdin)"),
             OptionSpec("--filter", value: "'FIELD OP VALUE'", repeatable: true, help: "a filter; repeat to AND several"),
@@ -33,7 +33,7 @@ extension RecordCommands {
         km (e.g. 'place NEAR 37.33,-122.03 5km').
         String equality ignores case; BEGINS_WITH does not; token searches ignore case and
         diacritics. Without --type a Web Services records/query body is read from stdin.
-        """, preflightInAPI: true) { inv in
+        """) { inv in
         _ = try inv.positionals(max: 0, what: "")
         var req: QueryRequest
         var zone = inv.zoneGiven

@@ -2,7 +2,7 @@ import CKCore
 
 extension RecordCommands {
     static let save: Command = Command(["record", "save"], synopsis: "[--type T] [--name N] [--tag TAG | --force] [--replace] [--parent NAME] [FIELD[:TYPE]=VALUE…]",
-        summary: "Save one record (create, update, replace)", endpoint: "records/modify",
+        summary: "Save one record (create, update, replace)", endpoint: .recordsModify,
         options: [
             OptionSpec("--type", aliases: ["--record-type"], value: "T", help: "record type (needed to create)"),
             OptionSpec("--name", value: "N", help: "record name (default: a new UUID)"),
@@ -37,7 +37,7 @@ extension RecordCommands {
 
         Example:
           ck record save --type ToDoItem --name todo-1 title="Get apples" dueDate:TIMESTAMP=2019-10-28 isCompleted=false
-        """, preflightInAPI: true) { inv in
+        """) { inv in
         let fa = FieldArguments(currentDirectory: inv.io.currentDirectory, command: inv.command.path,
                                 timeZone: { FieldArguments.localTimeZone(inv.io.environment) }, stdin: StdinSource { inv.readStdin(what: "a field value") })
         let args = try fa.scan(inv.args.positionals)

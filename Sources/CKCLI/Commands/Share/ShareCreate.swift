@@ -3,7 +3,7 @@ import CKCore
 extension ShareCommands {
     static let create: Command = Command(["share", "create"],
         synopsis: "(RECORD | --zone-wide) --zone Z [--participant APPLE-ID[:readOnly|readWrite]]… [--public-permission none|readOnly|readWrite] [--title T]",
-        summary: "Share a record hierarchy, or a whole zone, of your private database", endpoint: "records/modify",
+        summary: "Share a record hierarchy, or a whole zone, of your private database", endpoint: .recordsModify,
         options: [
             OptionSpec("--participant", value: "APPLE-ID[:PERMISSION]", repeatable: true, help: "invite a user who signed in on this device: readOnly (default) or readWrite"),
             OptionSpec("--public-permission", value: "P", help: "none (default), readOnly or readWrite: anyone signed in who has the URL may accept"),
@@ -19,7 +19,7 @@ extension ShareCommands {
         share), is ALREADY_SHARED (exit 4). Deleting RECORD later deletes the share too.
         Participants accept with 'ck share accept SHORTGUID' (or the URL
         https://www.icloud.com/share/SHORTGUID); the zone then appears in their shared database.
-        """, preflightInAPI: true) { inv in
+        """) { inv in
         let p = try inv.positionals(max: 1, what: "record name")
         let zoneWide = inv.args.has("--zone-wide")
         if zoneWide && !p.isEmpty { throw inv.usageError("--zone-wide shares the whole zone; it takes no RECORD") }

@@ -2,9 +2,8 @@ import CKCore
 
 extension ShareCommands {
     static let removeParticipant: Command = Command(["share", "remove-participant"], synopsis: "SHARE APPLE-ID [--zone Z]",
-        summary: "Remove a participant from a share (owner)", endpoint: "records/modify",
-        details: shareArgument + "\nThe participant becomes REMOVED: the zone leaves their shared database, whose\n'database changes' reports it deleted. Prints {records: [share]}.",
-        preflightInAPI: true) { inv in
+        summary: "Remove a participant from a share (owner)", endpoint: .recordsModify,
+        details: shareArgument + "\nThe participant becomes REMOVED: the zone leaves their shared database, whose\n'database changes' reports it deleted. Prints {records: [share]}.") { inv in
         let p = try inv.positionals(min: 2, max: 2, what: "share and Apple ID")
         do { try Validation.appleID(p[1]) } catch let e as CloudKitError { throw inv.usageError(e.reason) }
         return try update(inv, p[0], .removeParticipant(appleID: p[1]))

@@ -12,7 +12,7 @@ extension TagCommands {
         that would read as a number, ZONE@SEQ, a token or a time is refused. The shared
         database has no tags: its zones' histories are their owners' (ACCESS_DENIED).
         Prints {name, message, created, zones: [{zone, incarnation, seq}]}.
-        """, preflightInAPI: true) { inv in
+        """) { inv in
         let name = try inv.positionals(min: 1, max: 1, what: "tag name")[0]
         inv.print(try inv.api.createTag(CreateTagRequest(name: name, message: inv.args.value("--message")), as: try inv.caller()))
         return ExitCode.success

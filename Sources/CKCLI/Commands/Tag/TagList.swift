@@ -3,8 +3,7 @@ import CKCore
 extension TagCommands {
     static let list: Command = Command(["tag", "list"], synopsis: "",
         summary: "List the tags",
-        details: "Prints {\"tags\": [{name, message, created, zones}]}, by name: the tags of the database (--db, --as).",
-        preflightInAPI: true) { inv in
+        details: "Prints {\"tags\": [{name, message, created, zones}]}, by name: the tags of the database (--db, --as).") { inv in
         _ = try inv.positionals(max: 0, what: "")
         inv.print(try inv.api.listTags(as: try inv.caller()))
         return ExitCode.success

@@ -2,7 +2,7 @@ import CKCore
 
 extension ZoneCommands {
     static let changes: Command = Command(["zone", "changes"], synopsis: "[--zone Z]… [--since TOKEN… | --from-start] [--limit N] [--fields a,b] [--no-save]",
-        summary: "Fetch the records changed in custom zones since their tokens (changes/zone)", endpoint: "changes/zone",
+        summary: "Fetch the records changed in custom zones since their tokens (changes/zone)", endpoint: .changesZone,
         options: [ChangeFeedOptions.zoneSince] + ChangeFeedOptions.feedOptions + [RecordCommands.fieldsOption],
         details: """
         Prints the changes/zone response {zones: [{zoneID, records, syncToken, moreComing}]},
@@ -22,7 +22,7 @@ extension ZoneCommands {
         shared databases, as in CloudKit. With --format ndjson: each record is a line, then a
         line {zoneID, syncToken, moreComing} closing the page (with --all, each page), so a
         script can keep the token of every page it has applied.
-        """, severalZones: true, preflightInAPI: true) { inv in
+        """, severalZones: true) { inv in
         _ = try inv.positionals(max: 0, what: "")
         let n = try ChangeFeedOptions.limit(inv)
         let keys = try RecordCommands.desiredKeys(inv)

@@ -13,7 +13,7 @@ extension ZoneCommands {
         name is checked first: one that is missing (ZONE_NOT_FOUND, unless --if-exists) purges
         nothing. Only custom zones of the private database can be purged, by their owner (a
         participant's purge of a shared zone is ACCESS_DENIED).
-        """, preflightInAPI: true) { inv in
+        """) { inv in
         let req = ZonesPurgeRequest(zoneNames: try names(inv), ifExists: inv.args.has("--if-exists"))
         inv.print(try inv.api.purgeZones(req, as: try inv.caller()))
         return ExitCode.success

@@ -47,7 +47,7 @@ extension CloudKitAPI {
         let db = ctx.db
         let me = db.me
         // Shares live in private databases, and show as they do there and in shared ones.
-        let style = self.style(.shared)
+        let style = self.responseStyle(.shared)
         let guid = loc.share.shortGUID ?? ""
         var o: [String: JSONValue] = [
             "containerIdentifier": .string(db.address.container), "environment": .string(db.address.environment.rawValue),
