@@ -55,7 +55,7 @@ public enum CLI {
                 return try command.run(inv)
             } catch let e as CloudKitError {
                 return ErrorReporter.report(e, io: io, format: globals.errorFormat, style: inv.api.responseStyle(globals.scope),
-                                            hint: NextSteps.hint(for: e, command: command.path, globals: globals))
+                                            hint: NextSteps.hint(for: e, command: command.path, args: args, globals: globals))
             }
         } catch let u as UsageError {
             return ErrorReporter.usage(u, io: io, format: errorFormat, table: table)

@@ -253,7 +253,8 @@ final class APISharingTests: XCTestCase {
             let hidden = try XCTUnwrap(try write("diary"), "\(type)")
             let missing = try XCTUnwrap(try write("ghost"), "\(type)")
             XCTAssertEqual(hidden.code, .notFound, "\(type): \(hidden.reason)")
-            XCTAssertEqual(hidden.reason, "record 'diary' not found in zone Lists of the shared database", "\(type)")
+            let lead = type.checksTag ? "recordChangeTag specified, but " : ""
+            XCTAssertEqual(hidden.reason, lead + "record 'diary' not found in zone Lists of the shared database", "\(type)")
             XCTAssertEqual(hidden.reason.replacingOccurrences(of: "diary", with: "ghost"), missing.reason, "\(type)")
             XCTAssertEqual(hidden.zoneID, missing.zoneID)
             XCTAssertNil(hidden.serverRecord)

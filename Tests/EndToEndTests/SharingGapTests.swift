@@ -181,7 +181,7 @@ final class SharingGapTests: XCTestCase {
         XCTAssertNotNil(shareDelete, log.stdout)
         s.assertUnchanged("share records are not restored as records") {
             assertFailure(run(s, Self.alice, "--zone", "Lists", "revert", "Lists@\(shareDelete ?? 0)"), exit: 6, contains: "share record")
-            assertFailure(run(s, Self.alice, "--zone", "Lists", "restore", "before", shareName), exit: 6, contains: "ck share create")
+            assertFailure(run(s, Self.alice, "--zone", "Lists", "restore", "before", shareName), exit: 6, contains: "make the share again with ck --zone Lists --as alice@example.com share create RECORD")
         }
         let r = run(s, Self.alice, "--zone", "Lists", "restore", "before")
         ok(r)

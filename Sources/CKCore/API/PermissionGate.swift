@@ -24,7 +24,10 @@ struct PermissionGate {
             guard try canRead(r), let shown = try shown(r) else { return .failed(notFound(r.recordName, zone: zone, at: seq)) }
             return .saved(shown)
         case .failed(var e):
-            if let s = e.serverRecord, try !canRead(s) { e.serverRecord = nil }
+            if let s = e.serverRecord, try !canRead(s) {
+                e.serverRecord = nil
+                e.nextStep = nil
+            }
             return .failed(e)
         case .deleted:
             return result
@@ -37,6 +40,8 @@ struct PermissionGate {
     func admitWritten(_ result: OperationResult) throws -> OperationResult {
         guard case .failed(var e) = result, let s = e.serverRecord, try !canRead(s) else { return result }
         e.serverRecord = nil
+        // The next step names the record's current tag: it goes with the record.
+        e.nextStep = nil
         return .failed(e)
     }
 

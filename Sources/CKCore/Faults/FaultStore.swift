@@ -22,13 +22,13 @@ struct FaultStore {
         let read: JSONValue?
         do { read = try FileSystem.readJSON(paths.faultsFile) } catch let e as CloudKitError where e.code == .internalError {
             // Not fsck's to mend: the faults are the user's, and clearing them is the repair.
-            throw CloudKitError.internalError("\(paths.faultsFile) is damaged (remove it with 'ck fault clear'): \(e.reason.replacingOccurrences(of: " (run 'ck fsck')", with: ""))")
+            throw CloudKitError.internalError("\(paths.faultsFile) is damaged: \(e.reason)").with(.clearFaults)
         }
         guard let j = read else { return nil }
         guard let v = j["schemaVersion"]?.int64Value, v == DataPaths.schemaVersion else {
-            throw CloudKitError.internalError("\(paths.faultsFile) was written by another storage version (remove it with 'ck fault clear')")
+            throw CloudKitError.internalError("\(paths.faultsFile) was written by another storage version").with(.clearFaults)
         }
-        guard let list = j["faults"]?.arrayValue else { throw CloudKitError.internalError("malformed \(paths.faultsFile) (remove it with 'ck fault clear')") }
+        guard let list = j["faults"]?.arrayValue else { throw CloudKitError.internalError("malformed \(paths.faultsFile)").with(.clearFaults) }
         return File(nextID: j["nextID"]?.int64Value ?? 1, faults: try list.map(Fault.init(stored:)))
     }
 
@@ -72,7 +72,7 @@ struct FaultStore {
                 return gone
             }
             guard var file = try load(), let i = file.faults.firstIndex(where: { $0.id == id }) else {
-                throw CloudKitError(.notFound, "no fault '\(Names.describe(id))' (see 'ck fault list')")
+                throw CloudKitError(.notFound, "no fault '\(Names.describe(id))'").with(.listFaults)
             }
             let gone = file.faults.remove(at: i)
             try save(file)

@@ -33,7 +33,7 @@ enum HistoryCompaction {
 
     /// The error of a read from a point inside the compacted part of a history.
     static func compacted(_ directory: String, first: Int64) -> CloudKitError {
-        CloudKitError(.changeTokenExpired, "the history in '\(directory)' no longer retains the changes before entry \(first) (compacted by 'ck gc'); read it from the start")
+        CloudKitError(.changeTokenExpired, "the history in '\(directory)' no longer retains the changes before entry \(first) (it was compacted); read it from the start").with(.readRetainedHistory)
     }
 
     /// What one compaction did.
@@ -58,14 +58,14 @@ enum HistoryCompaction {
                 try dir.remove(markerName)
                 dir.sync()
             }
-            return .init(problem: "a history compaction ('ck gc') was interrupted while switching files (finished)", repairable: true)
+            return .init(problem: "a history compaction (gc) was interrupted while switching files (finished)", repairable: true)
         }
         if dir.kind(of: newIndex) != nil || dir.kind(of: newLog) != nil {
             if repair {
                 try dir.remove(newIndex)
                 try dir.remove(newLog)
             }
-            return .init(problem: "a history compaction ('ck gc') was interrupted before it switched files (its new files removed)", repairable: true)
+            return .init(problem: "a history compaction (gc) was interrupted before it switched files (its new files removed)", repairable: true)
         }
         return nil
     }
@@ -131,7 +131,7 @@ enum HistoryCompaction {
                             got += n
                         }
                         guard got == line.count, line.last == 0x0A else {
-                            throw CloudKitError.internalError("the history in '\(h.directory)' is damaged at entry \(seq) (run 'ck fsck')")
+                            throw CloudKitError.internalError("the history in '\(h.directory)' is damaged at entry \(seq)").with(.repairDataDirectory)
                         }
                         logOut += line
                         newAt += Int64(line.count)

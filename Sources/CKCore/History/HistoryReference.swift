@@ -103,7 +103,7 @@ extension Database {
         let zoneName = Names.describe(z.zoneID.zoneName)
         func retained(_ seq: Int64, _ what: String) throws -> Int64 {
             if seq < first - 1 {
-                throw CloudKitError(.changeTokenExpired, "\(what) is older than the history zone '\(zoneName)' retains: 'ck gc' compacted the changes before \(z.zoneID.zoneName)@\(first)", zoneID: z.zoneID)
+                throw CloudKitError(.changeTokenExpired, "\(what) is older than the history zone '\(zoneName)' retains: the changes before \(z.zoneID.zoneName)@\(first) were compacted", zoneID: z.zoneID).with(.readRetainedHistory)
             }
             return seq
         }
@@ -152,7 +152,7 @@ extension Database {
                 throw CloudKitError(.badRequest, "\(Timestamps.iso(t)) is before the history of zone '\(zoneName)', which starts at \(Timestamps.iso(firstStamp))", zoneID: z.zoneID)
             }
             if let s = try stamp(first - 1), s <= t { return first - 1 }
-            throw CloudKitError(.changeTokenExpired, "\(Timestamps.iso(t)) is older than the history zone '\(zoneName)' retains ('ck gc' compacted the changes before \(Timestamps.iso(firstStamp)))", zoneID: z.zoneID)
+            throw CloudKitError(.changeTokenExpired, "\(Timestamps.iso(t)) is older than the history zone '\(zoneName)' retains (the changes before \(Timestamps.iso(firstStamp)) were compacted)", zoneID: z.zoneID).with(.readRetainedHistory)
         }
         // Binary search for the last entry at or before t in [first, head].
         var lo = first, hi = head

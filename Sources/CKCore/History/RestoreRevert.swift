@@ -12,7 +12,8 @@ extension RecordDiff {
     static func revert(_ c: HistoryChange, replaced: Record?, wrote: Record?, current: Record?, zoneID: ZoneID) throws -> RecordDiff {
         let who = "record '\(Names.describe(c.recordName))'"
         func conflict(_ why: String) -> CloudKitError {
-            CloudKitError(.conflict, "cannot revert change \(c.seq): \(who) \(why); use 'ck restore' to write back a whole version", recordName: c.recordName, zoneID: zoneID)
+            CloudKitError(.conflict, "cannot revert change \(c.seq): \(who) \(why); write back a whole version instead", recordName: c.recordName, zoneID: zoneID)
+                .with(.restoreWholeVersion(recordName: c.recordName))
         }
         switch (replaced, wrote) {
         case (nil, let made?):
@@ -41,7 +42,8 @@ extension Database {
     /// Writes a plan (of a restore or a revert) as new changes, up to 400 a request.
     public func apply(_ plan: [RecordDiff], zone name: String) throws -> [OperationResult] {
         if let d = plan.first(where: { $0.isShare && !$0.isNoChange }) {
-            throw CloudKitError(.badRequest, "'\(Names.describe(d.recordName))' is a share record: shares are not restored or reverted as records; make one again with 'ck share create' (or end it with 'ck share delete')", recordName: d.recordName)
+            throw CloudKitError(.badRequest, "'\(Names.describe(d.recordName))' is a share record: shares are not restored or reverted as records", recordName: d.recordName)
+                .with(.shareAgain(recordName: d.recordName))
         }
         let ops: [RecordOperation] = plan.filter { !$0.isNoChange }.map { d in
             guard let target = d.after else {

@@ -72,7 +72,7 @@ struct TagStore {
     func load(_ name: String) throws -> Tag {
         try Names.validateName(name, noun: "tag name")
         guard let j = try FileSystem.readJSON(file(name)) else {
-            throw CloudKitError(.notFound, "unknown tag or reference '\(Names.describe(name))' (not a change token, ZONE@SEQ, time or tag of this database; 'ck tag list' shows its tags)")
+            throw CloudKitError(.notFound, "unknown tag or reference '\(Names.describe(name))' (not a change token, ZONE@SEQ, time or tag of this database)").with(.listTags)
         }
         return try Tag(json: j)
     }
@@ -91,7 +91,7 @@ struct TagStore {
         points.sort { NameKey($0.zone) < NameKey($1.zone) }
         let tag = Tag(name: name, message: message, created: now, points: points)
         guard try TagStore.write(tag, to: file(name)) else {
-            throw CloudKitError(.exists, "tag '\(Names.describe(name))' already exists (delete it first with 'ck tag delete')")
+            throw CloudKitError(.exists, "tag '\(Names.describe(name))' already exists").with(.deleteTagFirst(name))
         }
         return tag
     }

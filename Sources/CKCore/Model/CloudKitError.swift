@@ -110,6 +110,13 @@ public struct CloudKitError: Error, Equatable, CustomStringConvertible {
     }
 
     public static func badRequest(_ reason: String) -> CloudKitError { CloudKitError(.badRequest, reason) }
+
+    /// The same error with a next step for its user.
+    public func with(_ step: NextStep) -> CloudKitError {
+        var e = self
+        e.nextStep = step
+        return e
+    }
     public static func internalError(_ reason: String) -> CloudKitError { CloudKitError(.internalError, reason) }
 
     /// The Web Services error dictionary; a CONFLICT or EXISTS carries the server's record as

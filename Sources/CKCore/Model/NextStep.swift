@@ -24,4 +24,24 @@ public enum NextStep: Equatable, Sendable {
     case leaveShare
     /// A user who never signed in on this device: sign them in once (then they can be named).
     case signInUser(appleID: String)
+    /// A change feed asked of the default zone, which has none: keep the records in a custom zone.
+    case createCustomZone
+    /// ZONE_NOT_FOUND in the public database, which has only the default zone.
+    case onlyDefaultZone
+    /// ZONE_NOT_FOUND in the shared database: its zones appear when a share is accepted.
+    case acceptShare
+    /// A revert that a later change conflicts with: write a whole version back instead.
+    case restoreWholeVersion(recordName: String)
+    /// A share record in a restore: shares are made again with a share operation.
+    case shareAgain(recordName: String)
+    /// An unknown tag: list the tags there are.
+    case listTags
+    /// A tag name that is taken: delete that tag first.
+    case deleteTagFirst(String)
+    /// A damaged file of armed faults: clearing them is the repair.
+    case clearFaults
+    /// An unknown fault ID: list the armed faults.
+    case listFaults
+    /// A data directory ck will not take on its own (found, not given): name it explicitly.
+    case nameDataDirectory
 }

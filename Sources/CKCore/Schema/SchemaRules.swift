@@ -28,7 +28,7 @@ final class SchemaContext {
         var added = additions.types[r.recordType]
         if type == nil {
             guard environment == .development else {
-                throw CloudKitError(.badRequest, "Cannot create new type \(r.recordType) in production schema", recordName: r.recordName)
+                throw CloudKitError(.badRequest, "Cannot create new type \(r.recordType) in production schema", recordName: r.recordName).with(.deploySchema)
             }
             type = RecordTypeSchema(name: r.recordType)
             added = RecordTypeSchema(name: r.recordType)
@@ -41,7 +41,7 @@ final class SchemaContext {
                 continue
             }
             guard environment == .development else {
-                throw CloudKitError(.badRequest, "Cannot create or modify field '\(name)' in record '\(r.recordType)' in production schema", recordName: r.recordName)
+                throw CloudKitError(.badRequest, "Cannot create or modify field '\(name)' in record '\(r.recordType)' in production schema", recordName: r.recordName).with(.deploySchema)
             }
             guard let st = SchemaType(fieldType: value.type) else { continue }  // an empty list defines nothing yet
             let f = FieldSchema.justInTime(name: name, type: st)

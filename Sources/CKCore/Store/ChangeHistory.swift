@@ -107,7 +107,7 @@ struct ChangeHistory {
                 }
                 attempt += 1
                 if attempt == 3 {
-                    throw CloudKitError.internalError("the history in '\(directory)' is damaged at entry \(d.seq): \(d.what) (run 'ck fsck')")
+                    throw CloudKitError.internalError("the history in '\(directory)' is damaged at entry \(d.seq): \(d.what)").with(.repairDataDirectory)
                 }
             }
         }

@@ -20,7 +20,7 @@ enum DataDirectoryCheck {
         guard lstat(path, &st) == 0 else { return }
         if st.st_mode & S_IFMT == S_IFLNK {
             if discovered {
-                throw CloudKitError(.accessDenied, "'\(path)' is a symbolic link; ck does not use a discovered .ck that points elsewhere (pass --data-dir to choose a data directory)")
+                throw CloudKitError(.accessDenied, "'\(path)' is a symbolic link; ck does not use a discovered .ck that points elsewhere").with(.nameDataDirectory)
             }
             guard stat(path, &st) == 0 else { throw Failure.notADirectory(path) }
         }

@@ -128,13 +128,20 @@ final class Database {
         try Names.validateZoneName(name)
         try requireRead()
         if name == ZoneID.defaultZoneName && scope == .shared {
-            throw CloudKitError(.zoneNotFound, "the shared database has no default zone; its zones are other users' shared zones", zoneID: zoneID(name))
+            throw CloudKitError(.zoneNotFound, "the shared database has no default zone; its zones are other users' shared zones", zoneID: zoneID(name)).with(.acceptShare)
         }
         switch try zonePresence(name) {
         case .present(let z): return z
         case .absent where name == ZoneID.defaultZoneName: return unmadeZone(name)
         case .absent, .collision:
-            throw CloudKitError(.zoneNotFound, "zone '\(Names.describe(name))' does not exist in the \(scope.rawValue) database", zoneID: zoneID(name))
+            var e = CloudKitError(.zoneNotFound, "zone '\(Names.describe(name))' does not exist in the \(scope.rawValue) database", zoneID: zoneID(name))
+            e.database = scope
+            switch scope {
+            case .private: e.nextStep = .createZone(name)
+            case .public: e.nextStep = .onlyDefaultZone
+            case .shared: e.nextStep = .acceptShare
+            }
+            throw e
         }
     }
 

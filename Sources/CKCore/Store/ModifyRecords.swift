@@ -21,6 +21,7 @@ extension Database {
                        assets pending: [String: [UInt8]] = [:], bulk: BulkLoad? = nil) throws -> [OperationResult] {
         if operations.count > Limits.operationsPerBatch {
             throw CloudKitError(.limitExceeded, "a request holds at most \(Limits.operationsPerBatch) operations; this one has \(operations.count)")
+                .with(.splitRequest(maxOperations: Limits.operationsPerBatch))
         }
         let user = try requireWrite()
         // The shared database writes into the owner's zone, as the participant (Sharing/).

@@ -36,6 +36,12 @@ struct RecordWriter {
             let type = schema.schema.types[t]
             if let e = existing, op.type != .create {
                 if !SchemaRules.permits(.write, type: type, user: user, roles: roles, creator: e.created.userRecordName) {
+                    // A record this user may not read does not exist for them: a conditional
+                    // write or a delete of it is NOT_FOUND, as of a missing one. (A force save
+                    // would create a missing one, so its refusal cannot look the same.)
+                    if readable(e) == nil && (op.type.checksTag || op.type == .forceDelete) {
+                        throw CloudKitError.recordNotFound(name, zone: zone.zoneID, scope: shownScope, tagGiven: op.type.checksTag)
+                    }
                     let onlyCreator = (type?.grants ?? RecordTypeSchema.defaultGrants)["_creator"]?.contains(.write) == true
                     throw CloudKitError(.accessDenied, onlyCreator
                         ? "record '\(name)' in the public database was created by another user; only its creator may change or delete it"
@@ -53,8 +59,11 @@ struct RecordWriter {
                 throw CloudKitError.recordNotFound(name, zone: zone.zoneID, scope: shownScope, tagGiven: true)
             }
             if e.recordChangeTag != tag {
-                throw CloudKitError(.conflict, "record '\(Names.describe(name))' changed on the server (tag \(e.recordChangeTag), yours \(tag))",
-                                    recordName: name, serverRecord: readable(e))
+                var c = CloudKitError(.conflict, "record '\(Names.describe(name))' changed on the server (tag \(e.recordChangeTag), yours \(tag))",
+                                      recordName: name, serverRecord: readable(e))
+                // What to do with the current tag, for a caller who may read the record.
+                if c.serverRecord != nil { c.nextStep = .retryWithTag(recordName: name, tag: e.recordChangeTag) }
+                throw c
             }
         }
         if op.type.isDelete {
@@ -65,7 +74,9 @@ struct RecordWriter {
             return .deleted(recordName: name, zoneID: zone.zoneID, cascaded: cascaded)
         }
         if op.type == .create, let e = existing {
-            throw CloudKitError(.exists, "record to insert already exists: '\(Names.describe(name))'", recordName: name, serverRecord: readable(e))
+            var x = CloudKitError(.exists, "record to insert already exists: '\(Names.describe(name))'", recordName: name, serverRecord: readable(e))
+            if x.serverRecord != nil { x.nextStep = .updateInstead(recordName: name, tag: e.recordChangeTag) }
+            throw x
         }
         if let t = op.recordType, let e = existing, t != e.recordType {
             throw CloudKitError(.badRequest, "record '\(name)' is of type '\(e.recordType)', not '\(t)'", recordName: name)

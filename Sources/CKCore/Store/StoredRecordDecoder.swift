@@ -171,9 +171,9 @@ extension StoredRecordDecoder {
         if let r = recordFile(bytes) { return r }
         let j: JSONValue
         do { j = try JSONParser.parse(bytes) } catch {
-            throw CloudKitError.internalError("corrupt file '\(path())': \(error) (run 'ck fsck')")
+            throw CloudKitError.internalError("corrupt file '\(path())': \(error)").with(.repairDataDirectory)
         }
-        guard let rj = j["record"] else { throw CloudKitError.internalError("corrupt record file '\(path())' (run 'ck fsck')") }
+        guard let rj = j["record"] else { throw CloudKitError.internalError("corrupt record file '\(path())'").with(.repairDataDirectory) }
         return try Record(stored: rj)
     }
 }

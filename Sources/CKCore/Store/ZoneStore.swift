@@ -46,7 +46,7 @@ final class ZoneStore {
     static func load(directory: String, zoneID: ZoneID) throws -> Presence {
         guard let j = try FileSystem.readJSON(directory + "/zone.json") else { return .absent }
         guard let stored = j["zoneID"]?["zoneName"]?.stringValue, let inc = j["incarnation"]?.stringValue else {
-            throw CloudKitError.internalError("zone file '\(directory)/zone.json' is damaged (run 'ck fsck')")
+            throw CloudKitError.internalError("zone file '\(directory)/zone.json' is damaged").with(.repairDataDirectory)
         }
         guard stored.sameBytes(zoneID.zoneName) else { return .collision(stored) }
         if let v = j["schemaVersion"]?.int64Value, v != DataPaths.schemaVersion {

@@ -168,7 +168,7 @@ public final class Directory {
     public func readJSON(_ name: String) throws -> JSONValue? {
         guard let bytes = try read(name) else { return nil }
         do { return try JSONParser.parse(bytes) } catch {
-            throw CloudKitError.internalError("corrupt file '\(path)/\(name)': \(error) (run 'ck fsck')")
+            throw CloudKitError.internalError("corrupt file '\(path)/\(name)': \(error)").with(.repairDataDirectory)
         }
     }
 

@@ -27,7 +27,7 @@ public enum FileSystem {
     }
 
     static func symlink(_ path: String) -> CloudKitError {
-        CloudKitError.internalError("refusing to follow the symbolic link '\(path)': ck never follows links inside a data directory (remove the link; 'ck fsck' lists them)")
+        CloudKitError.internalError("refusing to follow the symbolic link '\(path)': ck never follows links inside a data directory (remove the link)").with(.repairDataDirectory)
     }
 
     /// What a file that is not a regular file is, in words ("a FIFO").
@@ -42,7 +42,7 @@ public enum FileSystem {
     }
 
     static func notRegular(_ path: String, mode: mode_t) -> CloudKitError {
-        CloudKitError.internalError("'\(path)' is \(kindName(mode: mode)), not a regular file: ck reads and writes only regular files inside a data directory (remove it; 'ck fsck' lists it)")
+        CloudKitError.internalError("'\(path)' is \(kindName(mode: mode)), not a regular file: ck reads and writes only regular files inside a data directory (remove it)").with(.repairDataDirectory)
     }
 
     // MARK: path operations

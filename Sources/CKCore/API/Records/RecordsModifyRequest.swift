@@ -43,6 +43,7 @@ public struct ModifyRequest: Sendable {
         guard let opsJSON = o["operations"]?.arrayValue else { throw CloudKitError.badRequest("modify request needs an 'operations' array") }
         if opsJSON.count > Limits.operationsPerBatch {
             throw CloudKitError(.limitExceeded, "a request holds at most \(Limits.operationsPerBatch) operations; this one has \(opsJSON.count)")
+                .with(.splitRequest(maxOperations: Limits.operationsPerBatch))
         }
         var req = ModifyRequest(operations: [], atomic: true, zoneName: nil, desiredKeys: nil)
         if let a = o["atomic"], !a.isNull {
