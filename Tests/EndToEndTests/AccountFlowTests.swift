@@ -1,3 +1,4 @@
+import CKTestSupport
 import XCTest
 
 /// The account and identity flows of the seed tutorials, run on the built binary.

@@ -1,3 +1,4 @@
+import CKTestSupport
 import XCTest
 
 /// The bad-input corpus (Tests/Corpus): every input, against every command that reads that

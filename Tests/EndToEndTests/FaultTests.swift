@@ -1,3 +1,4 @@
+import CKTestSupport
 import XCTest
 
 /// `ck fault`: every fault code fails a command as CloudKit fails a request — its envelope,

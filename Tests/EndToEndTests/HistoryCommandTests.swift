@@ -1,3 +1,4 @@
+import CKTestSupport
 import Foundation
 import XCTest
 
@@ -50,21 +51,8 @@ struct HistoryReplayModel {
     }
 }
 
-extension Sandbox {
-    /// The directory of a zone (the first whose path ends so).
-    func historyZoneDirectory(_ suffix: String) -> String {
-        let sub = (try? FileManager.default.subpathsOfDirectory(atPath: dataDir.path)) ?? []
-        return dataDir.path + "/" + sub.first { $0.hasSuffix(suffix + "/zone.json") }!.dropLast("/zone.json".count)
-    }
-
+extension TestSandbox {
     func replay(_ suffix: String) -> HistoryReplayModel { HistoryReplayModel(logFile: historyZoneDirectory(suffix) + "/history.log") }
-
-    /// NDJSON stdout as objects.
-    func ndjsonLines(_ args: [String], file: StaticString = #filePath, line: UInt = #line) -> [[String: Any]] {
-        let r = run(args)
-        XCTAssertEqual(r.status, 0, "\(args): \(r.stderr)", file: file, line: line)
-        return r.stdout.split(separator: "\n").map { try! JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any] }
-    }
 }
 
 /// `ck log`, `show`, `diff`, `blame`, `--at`, `restore`, `revert` after a scripted day of edits

@@ -1,13 +1,10 @@
+import CKTestSupport
 import Foundation
 import XCTest
 
 /// `--all`: every page in one process (issue 13), the same records, in the same order, as
 /// following the markers or tokens page by page.
 final class PaginationTests: XCTestCase {
-    private func names(_ r: CKResult) -> [String] {
-        r.stdout.split(separator: "\n").compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["recordName"] as? String }
-    }
-
     func testQueryAllEqualsEveryPageFollowed() {
         let s = Sandbox()
         s.signIn()

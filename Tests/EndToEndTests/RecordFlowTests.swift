@@ -1,3 +1,4 @@
+import CKTestSupport
 import XCTest
 
 /// Zones and records through the built binary: save semantics, batches, queries, references,
@@ -144,7 +145,6 @@ final class RecordFlowTests: XCTestCase {
         for i in 0..<7 {
             s.ck("--zone", "Lists", "record", "save", "--type", "ToDoItem", "--name", "t\(i)", "title=Task \(i)", "priority=\(i)", "tags:STRING_LIST=home,t\(i % 2)")
         }
-        func names(_ r: CKResult) -> [String] { (r.object["records"] as? [[String: Any]] ?? []).compactMap { $0["recordName"] as? String } }
         XCTAssertEqual(names(s.ck("--zone", "Lists", "record", "query", "--type", "ToDoItem", "--filter", "priority >= 5", "--sort", "priority:desc")), ["t6", "t5"])
         XCTAssertEqual(names(s.ck("--zone", "Lists", "record", "query", "--type", "ToDoItem", "--filter", "tags LIST_CONTAINS t1", "--filter", "priority < 4", "--sort", "priority")), ["t1", "t3"])
         XCTAssertEqual(names(s.ck("--zone", "Lists", "record", "query", "--type", "ToDoItem", "--filter", "title = task 2")), ["t2"])

@@ -1,3 +1,4 @@
+import CKTestSupport
 import Foundation
 import XCTest
 
@@ -75,14 +76,14 @@ final class RequestRefusalTests: XCTestCase {
         for n in ["Todo", "todo", "caf\u{E9}", "cafe\u{301}"] {
             XCTAssertEqual(s.ck("--zone", "Z", "record", "save", "--type", "T", "--name", n, "a=1").status, 0)
         }
-        func names(_ filter: String) -> [String] {
+        func query(_ filter: String) -> [String] {
             let r = s.ck("-q", "--zone", "Z", "record", "query", "--type", "T", "--filter", filter, "--format", "ndjson")
             XCTAssertEqual(r.status, 0, r.stderr)
-            return r.stdout.split(separator: "\n").compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["recordName"] as? String }
+            return names(r)
         }
-        XCTAssertEqual(names("recordName == todo"), ["todo"])
-        XCTAssertEqual(names("recordName == Todo"), ["Todo"])
-        XCTAssertEqual(names("recordName == caf\u{E9}").map { Array($0.utf8) }, [Array("caf\u{E9}".utf8)])
+        XCTAssertEqual(query("recordName == todo"), ["todo"])
+        XCTAssertEqual(query("recordName == Todo"), ["Todo"])
+        XCTAssertEqual(query("recordName == caf\u{E9}").map { Array($0.utf8) }, [Array("caf\u{E9}".utf8)])
     }
 
     func testSameZoneTwiceInNormalizationFormsIsTwoZones() {

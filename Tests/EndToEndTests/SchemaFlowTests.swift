@@ -1,3 +1,4 @@
+import CKTestSupport
 import XCTest
 
 /// The development → production workflow through the built binary.

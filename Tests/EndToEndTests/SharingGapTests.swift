@@ -1,3 +1,4 @@
+import CKTestSupport
 import Foundation
 import XCTest
 
@@ -37,10 +38,6 @@ final class SharingGapTests: XCTestCase {
         ok(run(s, Self.bob, "share", "accept", guid))
         ok(run(s, Self.carol, "share", "accept", guid))
         return guid
-    }
-
-    func names(_ r: CKResult) -> [String] {
-        ((r.object["records"] as? [[String: Any]]) ?? []).compactMap { $0["recordName"] as? String }
     }
 
     func zones(_ r: CKResult) -> [String] {

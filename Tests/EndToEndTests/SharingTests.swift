@@ -1,3 +1,4 @@
+import CKTestSupport
 import Foundation
 import XCTest
 
@@ -43,10 +44,6 @@ final class SharingTests: XCTestCase {
                     "--participant", "\(Self.bob):readWrite", "--participant", "\(Self.carol):readOnly", "--title", "Groceries")
         ok(r)
         return r.record
-    }
-
-    func names(_ r: CKResult) -> [String] {
-        ((r.zoneChanges["records"] as? [[String: Any]]) ?? (r.object["records"] as? [[String: Any]]) ?? []).compactMap { $0["recordName"] as? String }
     }
 
     func deletedFlags(_ r: CKResult) -> [String: Bool] {
