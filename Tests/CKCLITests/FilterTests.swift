@@ -9,8 +9,8 @@ final class FilterTests: XCTestCase {
     /// Items t1…t3 (title, priority INT64, score DOUBLE, due TIMESTAMP, tags STRING_LIST,
     /// place LOCATION, code STRING), plus a title that holds quotes, one that looks like a
     /// number and one that looks like a date.
-    func seeded() -> Sandbox {
-        let s = Sandbox()
+    func seeded() -> CLISandbox {
+        let s = CLISandbox()
         s.signIn()
         let rows: [[String]] = [
             ["--name", "t1", "title=Get apples", "priority=1", "score=1.5", "due=2026-11-20T10:00:00Z", "tags:STRING_LIST=home,food",
@@ -28,7 +28,7 @@ final class FilterTests: XCTestCase {
     }
 
     /// The names of the Items the filters select, by priority.
-    func query(_ s: Sandbox, _ filters: [String], env: [String: String] = [:], file: StaticString = #filePath, line: UInt = #line) -> [String] {
+    func query(_ s: CLISandbox, _ filters: [String], env: [String: String] = [:], file: StaticString = #filePath, line: UInt = #line) -> [String] {
         let r = s.run(["record", "query", "--type", "Item", "--sort", "priority"] + filters.flatMap { ["--filter", $0] }, env: env)
         XCTAssertEqual(r.status, 0, r.stderr, file: file, line: line)
         return names(r)

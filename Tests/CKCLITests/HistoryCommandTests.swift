@@ -61,7 +61,7 @@ extension TestSandbox {
 final class HistoryCommandTests: XCTestCase {
     /// Alice (phone, laptop) and Bob (laptop) edit the public database's default zone, where
     /// both write; each edits only records they made (public records are creator-only).
-    func scriptedDay(_ s: Sandbox) {
+    func scriptedDay(_ s: CLISandbox) {
         s.signIn("alice@example.com")
         s.signIn("bob@example.com")
         let alice = ["--db", "public", "--as", "alice@example.com"], bob = ["--db", "public", "--as", "bob@example.com"]
@@ -83,7 +83,7 @@ final class HistoryCommandTests: XCTestCase {
     let pub = ["--db", "public"]
 
     func testLogShowsEveryChangeNewestFirstWithItsAuthorAndDevice() {
-        let s = Sandbox()
+        let s = CLISandbox()
         scriptedDay(s)
         let m = s.replay("public/zones/_defaultZone")
         XCTAssertEqual(m.head, 9)
@@ -126,7 +126,7 @@ final class HistoryCommandTests: XCTestCase {
     }
 
     func testShowDiffAndTimeTravelMatchTheReplay() {
-        let s = Sandbox()
+        let s = CLISandbox()
         scriptedDay(s)
         let m = s.replay("public/zones/_defaultZone")
         // show: each change, before and after.
@@ -201,7 +201,7 @@ final class HistoryCommandTests: XCTestCase {
     }
 
     func testBlameNamesTheChangeThatLastSetEachField() {
-        let s = Sandbox()
+        let s = CLISandbox()
         scriptedDay(s)
         let m = s.replay("public/zones/_defaultZone")
         for name in ["groceries", "plan", "todo"] {
@@ -221,7 +221,7 @@ final class HistoryCommandTests: XCTestCase {
     }
 
     func testRestoreAndRevertWriteNewChanges() {
-        let s = Sandbox()
+        let s = CLISandbox()
         scriptedDay(s)
         let alice = pub + ["--as", "alice@example.com"]
         let before = s.replay("public/zones/_defaultZone")
@@ -266,7 +266,7 @@ final class HistoryCommandTests: XCTestCase {
     }
 
     func testBadReferencesFailClearlyAndChangeNothing() {
-        let s = Sandbox()
+        let s = CLISandbox()
         s.signIn()
         XCTAssertEqual(s.run(["zone", "create", "Lists", "Other"]).status, 0)
         for i in 1...3 { XCTAssertEqual(s.run(["--zone", "Lists", "record", "save", "--type", "T", "--name", "r\(i)", "n=\(i)"]).status, 0) }
@@ -296,7 +296,7 @@ final class HistoryCommandTests: XCTestCase {
     }
 
     func testTagsNameAPointInEveryZone() {
-        let s = Sandbox()
+        let s = CLISandbox()
         s.signIn()
         XCTAssertEqual(s.run(["zone", "create", "Lists"]).status, 0)
         XCTAssertEqual(s.run(["--zone", "Lists", "record", "save", "--type", "T", "--name", "a", "n=1"]).status, 0)

@@ -1,14 +1,14 @@
 import CKTestSupport
 import XCTest
 
-/// Zones and records through the built binary: save semantics, batches, queries, references,
+/// Zones and records through the command line: save semantics, batches, queries, references,
 /// assets — each asserting stdout, stderr and exit code.
 final class RecordFlowTests: XCTestCase {
     private func fields(_ r: CKResult) -> [String: [String: Any]] { r.record["fields"] as? [String: [String: Any]] ?? [:] }
     private func tag(_ r: CKResult) -> String { r.record["recordChangeTag"] as? String ?? "" }
 
-    private func signedIn() -> Sandbox {
-        let s = Sandbox()
+    private func signedIn() -> CLISandbox {
+        let s = CLISandbox()
         s.signIn()
         XCTAssertEqual(s.ck("zone", "create", "Lists").status, 0)
         return s

@@ -6,7 +6,7 @@ import XCTest
 /// following the markers or tokens page by page.
 final class PaginationTests: XCTestCase {
     func testQueryAllEqualsEveryPageFollowed() {
-        let s = Sandbox()
+        let s = CLISandbox()
         s.signIn()
         XCTAssertEqual(s.ck("zone", "create", "L").status, 0)
         let lines = (0..<23).map { "{\"recordName\":\"q\($0)\",\"recordType\":\"Q\",\"zoneID\":{\"zoneName\":\"L\"},\"fields\":{\"n\":{\"value\":\(($0 * 7) % 23)}}}" }
@@ -36,7 +36,7 @@ final class PaginationTests: XCTestCase {
 
 extension PaginationTests {
     func testZoneAndDatabaseChangesAllEqualEveryPageFollowed() {
-        let s = Sandbox()
+        let s = CLISandbox()
         s.signIn()
         XCTAssertEqual(s.ck("zone", "create", "A", "B").status, 0)
         for i in 0..<7 { XCTAssertEqual(s.ck("--zone", "A", "record", "save", "--type", "T", "--name", "a\(i)", "n=\(i)").status, 0) }

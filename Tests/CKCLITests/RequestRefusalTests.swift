@@ -6,8 +6,8 @@ import XCTest
 /// zone other than their own, typeless values of the wrong kind, unnamed updates, empty tags,
 /// C1 control characters, names compared by bytes, and bookmarks after a partial failure.
 final class RequestRefusalTests: XCTestCase {
-    private func sandbox() -> Sandbox {
-        let s = Sandbox()
+    private func sandbox() -> CLISandbox {
+        let s = CLISandbox()
         s.signIn()
         XCTAssertEqual(s.ck("zone", "create", "Z").status, 0)
         return s
