@@ -5,7 +5,7 @@ import XCTest
 /// captures everything: for what needs a process of its own — pipes, signals, `--follow`,
 /// crashes and faults armed by the environment, concurrent processes, install.
 public final class Sandbox: TestSandbox {
-    /// How much longer `make stress` runs the loops of the stress-capable tests (1 in `make test`).
+    /// How many times longer the random loops run: `make stress` sets it (SCALE; 1 when unset).
     public static let stressScale = max(1, Int(ProcessInfo.processInfo.environment["CK_STRESS_SCALE"] ?? "") ?? 1)
 
     public static var binary: URL {
