@@ -6,15 +6,15 @@
 # exits non-zero on the first broken promise.
 # Environment: CK=path/to/ck (default .build/release/ck), STRESS_TESTS (the XCTest suites to
 # run, a --filter expression: the Makefile's STRESS_TESTS and SCALED_TESTS), SCALE=10 (how many
-# times longer the random loops run than once; 1 in CI), WRITERS=8, PER_WRITER=1000,
-# UPDATERS=4, PER_UPDATER=250.
+# times longer the random loops run than once, and the concurrent writes than 900; 1 in CI),
+# WRITERS=8, PER_WRITER=100*SCALE, UPDATERS=4, PER_UPDATER=25*SCALE.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CK=${CK:-$PWD/.build/release/ck}
 SCALE=${SCALE:-10}
 TESTS=${STRESS_TESTS:?"which XCTest suites to run: run this with 'make stress'"}
-WRITERS=${WRITERS:-8}; PER_WRITER=${PER_WRITER:-1000}
-UPDATERS=${UPDATERS:-4}; PER_UPDATER=${PER_UPDATER:-250}
+WRITERS=${WRITERS:-8}; PER_WRITER=${PER_WRITER:-$((100 * SCALE))}
+UPDATERS=${UPDATERS:-4}; PER_UPDATER=${PER_UPDATER:-$((25 * SCALE))}
 OUT=$PWD/bench/out; mkdir -p "$OUT"; LOG=$OUT/stress.txt; : > "$LOG"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/ck-stress.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT

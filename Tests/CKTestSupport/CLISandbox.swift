@@ -7,8 +7,9 @@ import Foundation
 ///
 /// What only a process has is not here, so tests that need it stay end to end: the
 /// `CK_DEBUG_*` hooks (armed by `CLI.main` only), pipes and SIGPIPE, signals and `--follow`
-/// (it installs signal handlers), a terminal, and several commands at once (the CLI keeps a
-/// little process-wide state, such as its temporary-name counter: run one command at a time).
+/// (it installs signal handlers), a terminal, and several commands at once (a command expects
+/// a process of its own and keeps a little process-wide state, such as whether the kernel has
+/// `openat2`: run one command at a time).
 public final class CLISandbox: TestSandbox {
     public init() { super.init(prefix: "ck-cli-") }
 
