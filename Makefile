@@ -1,6 +1,7 @@
 # A thin layer over swift. `make` builds the release binary, and from it the man page and the
 # shell completions; `make install` copies them (it never builds: `sudo make install` after
-# `make` runs no compiler as root); `make test` runs every test.
+# `make` runs no compiler as root); `make test` runs every test but the long durability loops,
+# which `make stress` runs (CI runs both: .ci/run).
 PREFIX ?= /usr/local
 DESTDIR ?=
 SWIFT ?= swift
@@ -49,15 +50,31 @@ generate:
 debug:
 	$(SWIFT) build
 
-# Builds the debug binary first: the end-to-end tests run it.
+# The long durability loops: a crash at every disk operation (CrashRecoveryTests, a purge's),
+# a full disk at every one, kill -9 at random moments (KillLoopTests, a bulk import's), links
+# planted at every level of a store, each attacked by every kind of command, and the index and
+# paging answers compared with scans over thousands of records (IndexTests, QueryAllTests).
+# `make test` skips them; `make stress` runs them on the release build.
+STRESS_TESTS = EndToEndTests\.(CrashRecoveryTests|FullDiskTests|KillLoopTests|IndexTests|QueryAllTests)|EndToEndTests\.PurgeAndDropTests/testAPurgeInterruptedByACrashIsFinishedOnce|EndToEndTests\.BulkImportTests/testAKilledImportThenAnotherWriteLosesNothingItReported|EndToEndTests\.HostilePathTests/testPlantedLinks
+# Loops `make test` runs once that `make stress` also runs, on the release build.
+SCALED_TESTS = EndToEndTests\.(ConcurrentReaderTests|ConcurrencyTests|HostilePathTests)
+# How much longer `make stress` runs the random loops than once (`make stress SCALE=1`: once,
+# as CI does).
+SCALE ?= 10
+
+# Builds the debug binary first: the end-to-end tests run it. The in-process tests run two at
+# a time (--parallel: each in a process of its own, in its own temporary directory); the
+# end-to-end ones one at a time, as some time what the binary does (a reader gone within a
+# second, a --follow stopped) and two at once on 2 cores would make that a matter of luck.
 test: debug
-	$(SWIFT) test --disable-swift-testing
+	$(SWIFT) test --disable-swift-testing --parallel --filter 'CKCoreTests|CKCLITests'
+	$(SWIFT) test --disable-swift-testing --filter EndToEndTests --skip '$(STRESS_TESTS)'
 
 bench: build
 	bash bench/run.sh
 
 stress: build
-	bash bench/stress.sh
+	SCALE=$(SCALE) STRESS_TESTS='$(STRESS_TESTS)|$(SCALED_TESTS)' bash bench/stress.sh
 
 # Copies what `make` built; builds nothing.
 install:

@@ -16,8 +16,17 @@ let package = Package(
         .target(name: "CKCLI", dependencies: ["CKCore"]),
         // A thin entry point.
         .executableTarget(name: "ck", dependencies: ["CKCLI"]),
-        .testTarget(name: "CKCoreTests", dependencies: ["CKCore"]),
-        .testTarget(name: "CKCLITests", dependencies: ["CKCLI", "CKCore"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["ck"]),
+        // What the three test targets share: the sandboxes that run ck (the built binary, or
+        // CLI.run in-process), the result type and its assertions, names(_:), the store's
+        // promises, the wire fixtures.
+        .target(name: "CKTestSupport", dependencies: ["CKCLI", "CKCore"], path: "Tests/CKTestSupport"),
+        // The core's API, in-process against a temporary data directory.
+        .testTarget(name: "CKCoreTests", dependencies: ["CKCore", "CKTestSupport"]),
+        // The command line in-process (CLI.run with captured output): arguments, help, output
+        // formats, and every command's behaviour that needs no process of its own.
+        .testTarget(name: "CKCLITests", dependencies: ["CKCLI", "CKCore", "CKTestSupport"]),
+        // The built binary: pipes, signals, --follow, crashes and faults armed by the
+        // environment, concurrent processes, install, the documentation's examples.
+        .testTarget(name: "EndToEndTests", dependencies: ["ck", "CKTestSupport"]),
     ]
 )

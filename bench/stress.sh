@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
-# ck's reliability checks at scale (`make stress`): concurrent writers and readers, kill -9 at
-# random moments and at every disk operation, a full disk, hostile paths. Prints what it checks,
-# writes the figures to bench/out/stress.txt, and exits non-zero on the first broken promise.
-# Environment: CK=path/to/ck (default .build/release/ck), SCALE=10 (how much longer the test
-# loops run than in `make test`), WRITERS=8, PER_WRITER=1000, UPDATERS=4, PER_UPDATER=250.
+# ck's reliability checks at scale (`make stress`): concurrent writers and readers, then the
+# durability suites `make test` skips — kill -9 at random moments and a crash at every disk
+# operation, a full disk at every one, planted links, index and paging answers against scans —
+# and the loops it also runs, on this ck. Prints what it checks, writes the figures to bench/out/stress.txt, and
+# exits non-zero on the first broken promise.
+# Environment: CK=path/to/ck (default .build/release/ck), STRESS_TESTS (the XCTest suites to
+# run, a --filter expression: the Makefile's STRESS_TESTS and SCALED_TESTS), SCALE=10 (how many
+# times longer the random loops run than once, and the concurrent writes than 900; 1 in CI),
+# WRITERS=8, PER_WRITER=100*SCALE, UPDATERS=4, PER_UPDATER=25*SCALE.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CK=${CK:-$PWD/.build/release/ck}
 SCALE=${SCALE:-10}
-WRITERS=${WRITERS:-8}; PER_WRITER=${PER_WRITER:-1000}
-UPDATERS=${UPDATERS:-4}; PER_UPDATER=${PER_UPDATER:-250}
+TESTS=${STRESS_TESTS:?"which XCTest suites to run: run this with 'make stress'"}
+WRITERS=${WRITERS:-8}; PER_WRITER=${PER_WRITER:-$((100 * SCALE))}
+UPDATERS=${UPDATERS:-4}; PER_UPDATER=${PER_UPDATER:-$((25 * SCALE))}
 OUT=$PWD/bench/out; mkdir -p "$OUT"; LOG=$OUT/stress.txt; : > "$LOG"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/ck-stress.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
@@ -65,12 +70,13 @@ while read -r t; do
 done < <(sort -u "$WORK/tokens")
 say "  ok: $((WRITERS * PER_WRITER + UPDATERS * PER_UPDATER)) concurrent writes, 0 lost updates ($have records, history gapless per fsck); watcher replica: 0 missed or stale; $ntok tokens all usable; ${secs}s"
 
-# --- The test loops, longer: random kill -9 of every kind of write, a crash at every disk
-# operation, a full disk at every one, readers beside writers, hostile paths. They use the
-# same checks as `make test` (Tests/EndToEndTests/StorePromises.swift).
-say "test loops (x$SCALE): kill -9, crash points, full disk, concurrent reader, hostile paths"
+# --- The test loops on this ck: a crash at every disk operation, a full disk at every one,
+# random kill -9 of every kind of write (SCALE times as many), index and paging answers against
+# scans, readers beside writers (SCALE times as long), hostile paths and planted links. Their
+# checks are the store's promises (Tests/CKTestSupport/StorePromises.swift).
+say "test loops (x$SCALE): crash points, full disk, kill -9, index and paging against scans, concurrent reader, hostile paths"
 CK_TEST_BINARY=$CK CK_STRESS_SCALE=$SCALE swift test --disable-swift-testing \
-  --filter 'KillLoopTests|CrashRecoveryTests|FullDiskTests|ConcurrentReaderTests|ConcurrencyTests|HostilePathTests|TornTailTests' > "$WORK/tests.txt" 2>&1 \
+  --filter "$TESTS" > "$WORK/tests.txt" 2>&1 \
   || { grep -E "error:|failed" "$WORK/tests.txt" | head -20 | tee -a "$LOG"; fail "a test loop broke a promise (see above)"; }
 grep '^STRESS' "$WORK/tests.txt" | sed 's/^STRESS /  /' | tee -a "$LOG"
 say "  ok: $(grep -E 'Executed [0-9]+ tests' "$WORK/tests.txt" | tail -1 | sed 's/^[[:space:]]*//')"

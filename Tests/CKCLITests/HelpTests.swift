@@ -1,3 +1,4 @@
+import CKTestSupport
 import XCTest
 @testable import CKCLI
 

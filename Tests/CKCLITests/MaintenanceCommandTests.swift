@@ -1,3 +1,4 @@
+import CKTestSupport
 import XCTest
 @testable import CKCLI
 @testable import CKCore
@@ -41,9 +42,9 @@ final class MaintenanceCommandTests: XCTestCase {
         for e in Endpoint.allCases {
             let r = s.run(["fault", "add", "--op", e.path] + (e == .notificationsDeliver ? ["--rate", "1"] : ["--error", "THROTTLED"]) + ["--device", "elsewhere"])
             XCTAssertEqual(r.status, 0, "\(e.path): \(r.stderr)")
-            XCTAssertEqual(r.json?["faults"]?.arrayValue?.first?["op"], .string(e.path))
+            XCTAssertEqual(r.parsed?["faults"]?.arrayValue?.first?["op"], .string(e.path))
         }
-        XCTAssertEqual(s.run("fault", "list").json?["faults"]?.arrayValue?.count, Endpoint.allCases.count)
+        XCTAssertEqual(s.run("fault", "list").parsed?["faults"]?.arrayValue?.count, Endpoint.allCases.count)
         XCTAssertTrue(s.run("fault", "add", "--help").stdout.contains("users/caller, users/current, users/discover"))
         XCTAssertEqual(s.run("fault", "clear").status, 0)
 
@@ -87,7 +88,7 @@ final class MaintenanceCommandTests: XCTestCase {
         let s = CLISandbox()
         let signedOut = s.run("status", "--format", "ndjson")
         XCTAssertEqual(signedOut.status, 0, "never fails for an unreadable database")
-        XCTAssertEqual(signedOut.json?["zonesUnavailable"].map { _ in true }, true)
+        XCTAssertEqual(signedOut.parsed?["zonesUnavailable"].map { _ in true }, true)
         XCTAssertEqual(signedOut.stdout.split(separator: "\n").count, 1, "no zones: the document alone")
         XCTAssertEqual(s.run("account", "signin", "alice@example.com").status, 0)
         XCTAssertEqual(s.run("zone", "create", "Lists").status, 0)
@@ -97,7 +98,7 @@ final class MaintenanceCommandTests: XCTestCase {
         XCTAssertEqual(lines.prefix(2), [#"{"zoneName":"_defaultZone"}"#, #"{"behind":0,"bookmark":"none","zoneName":"Lists"}"#], "a zone a line, then the rest")
         XCTAssertTrue(lines[2].hasPrefix(#"{"account":{"appleID":"alice@example.com","status":"available""#), lines[2])
         XCTAssertEqual(s.run("container", "use", "iCloud.com.example.notes").stdout, "{\n  \"containerIdentifier\": \"iCloud.com.example.notes\"\n}\n")
-        XCTAssertEqual(s.run("--db", "public", "container", "show").json?["containerIdentifier"], "iCloud.com.example.notes")
+        XCTAssertEqual(s.run("--db", "public", "container", "show").parsed?["containerIdentifier"], "iCloud.com.example.notes")
         XCTAssertEqual(s.run("container", "use", "com.example.notes").status, 6)
         XCTAssertEqual(s.run("--container", "nope", "container", "show").status, 6)
         XCTAssertEqual(s.run("--container", "nope", "status").status, 6)
@@ -110,8 +111,8 @@ final class MaintenanceCommandTests: XCTestCase {
         try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: false)
         let made = s.run(["init", base], env: ["CK_DATA_DIR": ""])
         XCTAssertEqual(made.status, 0, made.stderr)
-        XCTAssertEqual(made.json?["created"], true)
-        XCTAssertEqual(s.run(["init", base], env: ["CK_DATA_DIR": ""]).json?["created"], false)
+        XCTAssertEqual(made.parsed?["created"], true)
+        XCTAssertEqual(s.run(["init", base], env: ["CK_DATA_DIR": ""]).parsed?["created"], false)
         // A file where .ck would go.
         try FileManager.default.createDirectory(atPath: base + "/sub", withIntermediateDirectories: false)
         XCTAssertTrue(FileManager.default.createFile(atPath: base + "/sub/.ck", contents: Data()))

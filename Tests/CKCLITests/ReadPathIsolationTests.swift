@@ -1,3 +1,4 @@
+import CKTestSupport
 import XCTest
 import Foundation
 @testable import CKCLI
@@ -60,7 +61,7 @@ final class ReadPathIsolationTests: XCTestCase {
         _ = ok(l + ["record", "save", "--type", "Item", "--name", "milk", "--parent", "groceries", "qty=1"])
         _ = ok(l + ["record", "save", "--type", "Diary", "--name", "secret-diary", "diaryText=classified-1", "diaryScan:ASSET=@" + scan])
         let share = ok(l + ["share", "create", "groceries", "--participant", "\(bob):readOnly", "--participant", "\(carol):readWrite", "--public-permission", "readOnly"])
-        let guid = share.json?["records"]?.arrayValue?.first?["shortGUID"]?.stringValue ?? ""
+        let guid = share.parsed?["records"]?.arrayValue?.first?["shortGUID"]?.stringValue ?? ""
         XCTAssertFalse(guid.isEmpty, share.stdout)
         for u in [bob, carol, dave] { _ = ok("--as", u, "share", "accept", guid) }
         _ = ok("--as", bob, "--db", "shared", "subscribe", "zone", "--zone", "Lists", "--id", "lists")

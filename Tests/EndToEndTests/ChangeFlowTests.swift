@@ -1,3 +1,4 @@
+import CKTestSupport
 import XCTest
 
 /// The change-tracking flows of the seed tutorials, on the built binary: subscribe once, change
@@ -6,9 +7,6 @@ final class ChangeFlowTests: XCTestCase {
     /// A zone's page from a changes/zone response, or a changes/database response.
     private func page(_ r: CKResult) -> [String: Any] { r.object["syncToken"] != nil ? r.object : r.zoneChanges }
     private func token(_ r: CKResult) -> String { page(r)["syncToken"] as? String ?? "" }
-    private func names(_ r: CKResult) -> [String] {
-        (page(r)["records"] as? [[String: Any]] ?? []).map { ($0["deleted"] as? Bool == true ? "-" : "") + ($0["recordName"] as? String ?? "?") }
-    }
 
     func testSubscribeNotifyFetchExpireRecover() {
         let s = Sandbox()

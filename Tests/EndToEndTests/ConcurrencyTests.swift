@@ -1,3 +1,4 @@
+import CKTestSupport
 import XCTest
 
 /// Several `ck` processes writing one zone at once lose nothing.

@@ -1,3 +1,4 @@
+import CKTestSupport
 import Foundation
 import XCTest
 
@@ -247,16 +248,5 @@ final class IndexTests: XCTestCase {
         XCTAssertEqual(repair.status, 0, repair.stdout + repair.stderr)
         XCTAssertTrue(IndexTests.compare(s, q).allSatisfy { $0.contains("priority") })
         XCTAssertEqual(s.run(["fsck", "--dry-run"]).status, 0)
-    }
-}
-
-extension Sandbox {
-    /// The directory of a zone of the signed-in user's private database (development).
-    func zoneDirectory(_ zone: String) -> String {
-        let fm = FileManager.default
-        let dbs = (try? fm.subpathsOfDirectory(atPath: dataDir.path)) ?? []
-        let hit = dbs.first { $0.hasSuffix("/private/" + ($0.split(separator: "/").dropLast(2).last.map(String.init) ?? "") + "/zones/" + zone) }
-            ?? dbs.first { $0.contains("/development/private/") && $0.hasSuffix("/zones/" + zone) }
-        return dataDir.path + "/" + (hit ?? "missing-zone-" + zone)
     }
 }

@@ -1,3 +1,4 @@
+import CKTestSupport
 import Foundation
 import XCTest
 
@@ -5,7 +6,7 @@ import XCTest
 /// saves, batches, imports, zone creations and deletions, schema resets and sign-ins, each
 /// followed by another write and then fsck: nothing acknowledged is lost, the change feeds, the
 /// database history and the notifications agree with the records, a second fsck is clean.
-/// (`make stress` runs the same loop longer: bench/stress.sh.)
+/// (`make stress` runs it, not `make test`: SCALE times 40 rounds, bench/stress.sh.)
 final class KillLoopTests: XCTestCase {
     /// A deterministic random source, so a failing run can be replayed (the seed is printed).
     struct SplitMix: RandomNumberGenerator {

@@ -1,3 +1,4 @@
+import CKTestSupport
 import XCTest
 
 /// SPEC §2 through the built binary: formats, error formats, determinism, and one command per

@@ -1,3 +1,4 @@
+import CKTestSupport
 import Foundation
 import XCTest
 
@@ -126,13 +127,6 @@ final class OutputFirstTests: XCTestCase {
     ]
 
     // MARK: - Fixtures
-
-    private func names(_ json: String) -> [String] {
-        guard let d = json.data(using: .utf8), let o = (try? JSONSerialization.jsonObject(with: d)) as? [String: Any] else { return ["<not JSON: \(json.prefix(200))>"] }
-        // A changes/zone response: the records of its (one) zone.
-        let page = (o["zones"] as? [[String: Any]])?.first ?? o
-        return (page["records"] as? [[String: Any]] ?? []).map { ($0["deleted"] as? Bool == true ? "-" : "") + ($0["recordName"] as? String ?? "?") }
-    }
 
     private func zoneNames(_ json: String) -> [String] {
         guard let d = json.data(using: .utf8), let o = (try? JSONSerialization.jsonObject(with: d)) as? [String: Any] else { return ["<not JSON: \(json.prefix(200))>"] }

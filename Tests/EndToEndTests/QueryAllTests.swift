@@ -1,3 +1,4 @@
+import CKTestSupport
 import Foundation
 import XCTest
 
@@ -121,10 +122,6 @@ final class QueryAllTests: XCTestCase {
         stdout.split(separator: "\n", omittingEmptySubsequences: true).map(String.init)
     }
 
-    private static func names(_ lines: [String]) -> [String] {
-        lines.map { (object($0)?["recordName"] as? String) ?? "<not a record: \($0.prefix(80))>" }
-    }
-
     /// Fails with the first differing line rather than two megabytes of output.
     private func assertSameLines(_ a: [String], _ b: [String], _ what: String, file: StaticString, line: UInt) {
         guard a != b else { return }
@@ -172,7 +169,7 @@ final class QueryAllTests: XCTestCase {
                 let doc = s.run(args)
                 XCTAssertEqual(doc.status, 0, doc.stderr, file: file, line: line)
                 XCTAssertEqual(doc.object["continuationMarker"] as? String, marker, "JSON and NDJSON name the same marker", file: file, line: line)
-                XCTAssertEqual((doc.object["records"] as? [[String: Any]])?.compactMap { $0["recordName"] as? String }, QueryAllTests.names(page),
+                XCTAssertEqual((doc.object["records"] as? [[String: Any]])?.compactMap { $0["recordName"] as? String }, names(page.joined(separator: "\n")),
                                file: file, line: line)
             }
             if marker != nil { XCTAssertEqual(page.count, pageSize, "a page before the last is full", file: file, line: line) }
@@ -193,7 +190,7 @@ final class QueryAllTests: XCTestCase {
         let what = args.dropFirst(2).joined(separator: " ")
         // (Each page --at reads every record: the JSON check is left to the queries without it.)
         let paged = followed(s, args, pageSize: pageSize, jsonToo: at == nil, file: file, line: line)
-        assertSameLines(QueryAllTests.names(paged), expected, "\(what): pages followed vs the expected names", file: file, line: line)
+        assertSameLines(names(paged.joined(separator: "\n")), expected, "\(what): pages followed vs the expected names", file: file, line: line)
         assertFieldsMatch(paged, model, what, file: file, line: line)
 
         let all = s.run(args + ["--all", "--format", "ndjson"], env: ["CK_DEBUG_QUERY_PLAN": "1"])
@@ -366,7 +363,7 @@ final class QueryAllTests: XCTestCase {
                 let r = s.run(base + extra + ["--all"], env: env)
                 failures.append((name, extra.contains("dueDate"), r.stdout))
                 guard r.status != 0 else {
-                    let printed = QueryAllTests.names(QueryAllTests.lines(r.stdout))
+                    let printed = names(r.stdout)
                     return XCTFail("exit 0, no error, \(printed.count) records printed\(printed.contains(name) ? "" : " without \(name)"): the corrupt file was skipped",
                                    file: file, line: line)
                 }
@@ -405,7 +402,7 @@ final class QueryAllTests: XCTestCase {
         let good = s.run(base + ["--all", "--format", "ndjson"])
         XCTAssertEqual(good.status, 0, good.stderr)
         let goodLines = QueryAllTests.lines(good.stdout)
-        XCTAssertEqual(QueryAllTests.names(goodLines), tasks)
+        XCTAssertEqual(names(goodLines.joined(separator: "\n")), tasks)
         let byDue = QueryAllTests.lines(s.run(base + ["--sort", "dueDate", "--all", "--format", "ndjson"]).stdout)
         for f in failures where !f.out.isEmpty && !f.out.hasPrefix("{\n") {
             let printed = QueryAllTests.lines(f.out)

@@ -1,3 +1,4 @@
+import CKTestSupport
 import XCTest
 
 /// The README's quick start, as a newcomer runs it.

@@ -1,10 +1,11 @@
+import CKTestSupport
 import Foundation
 import XCTest
 
 /// What an interrupted append leaves at the end of a log — written here byte for byte — is
 /// never read as data, is cut by the next writer, and never costs an acknowledged record.
 final class TornTailTests: XCTestCase {
-    private func file(_ s: Sandbox, endingWith suffix: String) throws -> URL {
+    private func file(_ s: CLISandbox, endingWith suffix: String) throws -> URL {
         let all = try FileManager.default.subpathsOfDirectory(atPath: s.dataDir.path).filter { $0.hasSuffix(suffix) }.sorted { $0.count < $1.count }
         guard let f = all.first else { throw XCTSkip("no \(suffix)") }
         return s.dataDir.appendingPathComponent(f)
@@ -19,8 +20,8 @@ final class TornTailTests: XCTestCase {
 
     private func json(_ r: CKResult) -> [String: Any] { (try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8))) as? [String: Any] ?? [:] }
 
-    private func seeded() -> Sandbox {
-        let s = Sandbox()
+    private func seeded() -> CLISandbox {
+        let s = CLISandbox()
         s.signIn()
         XCTAssertEqual(s.ck("zone", "create", "Z").status, 0)
         XCTAssertEqual(s.ck("--zone", "Z", "record", "save", "--type", "T", "--name", "A", "v=acknowledged-a").status, 0)

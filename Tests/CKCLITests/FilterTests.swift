@@ -1,3 +1,4 @@
+import CKTestSupport
 import Foundation
 import XCTest
 
@@ -8,8 +9,8 @@ final class FilterTests: XCTestCase {
     /// Items t1…t3 (title, priority INT64, score DOUBLE, due TIMESTAMP, tags STRING_LIST,
     /// place LOCATION, code STRING), plus a title that holds quotes, one that looks like a
     /// number and one that looks like a date.
-    func seeded() -> Sandbox {
-        let s = Sandbox()
+    func seeded() -> CLISandbox {
+        let s = CLISandbox()
         s.signIn()
         let rows: [[String]] = [
             ["--name", "t1", "title=Get apples", "priority=1", "score=1.5", "due=2026-11-20T10:00:00Z", "tags:STRING_LIST=home,food",
@@ -26,24 +27,25 @@ final class FilterTests: XCTestCase {
         return s
     }
 
-    func names(_ s: Sandbox, _ filters: [String], env: [String: String] = [:], file: StaticString = #filePath, line: UInt = #line) -> [String] {
+    /// The names of the Items the filters select, by priority.
+    func query(_ s: CLISandbox, _ filters: [String], env: [String: String] = [:], file: StaticString = #filePath, line: UInt = #line) -> [String] {
         let r = s.run(["record", "query", "--type", "Item", "--sort", "priority"] + filters.flatMap { ["--filter", $0] }, env: env)
         XCTAssertEqual(r.status, 0, r.stderr, file: file, line: line)
-        return (r.object["records"] as? [[String: Any]] ?? []).compactMap { $0["recordName"] as? String }
+        return names(r)
     }
 
     func testSymbolsWorkWithAndWithoutSpaces() {
         let s = seeded()
         for f in ["priority=2", "priority==2", "priority = 2", "priority == 2", "  priority   ==   2  ", "priority\t==\t2"] {
-            XCTAssertEqual(names(s, [f]), ["t2"], f)
+            XCTAssertEqual(query(s, [f]), ["t2"], f)
         }
-        XCTAssertEqual(names(s, ["priority!=2"]), ["t1", "t3"])
-        XCTAssertEqual(names(s, ["priority<=2"]), ["t1", "t2"])
-        XCTAssertEqual(names(s, ["priority>=2"]), ["t2", "t3"])
-        XCTAssertEqual(names(s, ["priority<2"]), ["t1"])
-        XCTAssertEqual(names(s, ["priority>2"]), ["t3"])
-        XCTAssertEqual(names(s, ["priority>-1"]), ["t1", "t2", "t3"], "a sign after the symbol belongs to the value")
-        XCTAssertEqual(names(s, ["title = get pears"]), ["t2"], "the value is the rest, spaces included")
+        XCTAssertEqual(query(s, ["priority!=2"]), ["t1", "t3"])
+        XCTAssertEqual(query(s, ["priority<=2"]), ["t1", "t2"])
+        XCTAssertEqual(query(s, ["priority>=2"]), ["t2", "t3"])
+        XCTAssertEqual(query(s, ["priority<2"]), ["t1"])
+        XCTAssertEqual(query(s, ["priority>2"]), ["t3"])
+        XCTAssertEqual(query(s, ["priority>-1"]), ["t1", "t2", "t3"], "a sign after the symbol belongs to the value")
+        XCTAssertEqual(query(s, ["title = get pears"]), ["t2"], "the value is the rest, spaces included")
     }
 
     func testCktoolComparatorNames() {
@@ -60,15 +62,15 @@ final class FilterTests: XCTestCase {
             ("tags LIST_CONTAINS_ALL home,food", ["t1"]), ("tags LIST_MEMBER_BEGINS_WITH wo", ["t2"]),
             ("place NEAR 37.33,-122.03 20km", ["t1", "t3"]),
         ]
-        for (f, want) in cases { XCTAssertEqual(names(s, [f]), want, f) }
+        for (f, want) in cases { XCTAssertEqual(query(s, [f]), want, f) }
     }
 
     func testQuotedValuesTakeBackslashEscapes() {
         let s = seeded()
-        XCTAssertEqual(names(s, [#"title == "say \"hi\"""#]), ["t3"])
-        XCTAssertEqual(names(s, [#"title=="say \"hi\"""#]), ["t3"])
-        XCTAssertEqual(names(s, [#"title IN "say \"hi\"", Get apples"#]), ["t1", "t3"], "quoted list items may hold quotes")
-        XCTAssertEqual(names(s, [#"title == "  Get apples""#]), [], "quotes keep the spaces")
+        XCTAssertEqual(query(s, [#"title == "say \"hi\"""#]), ["t3"])
+        XCTAssertEqual(query(s, [#"title=="say \"hi\"""#]), ["t3"])
+        XCTAssertEqual(query(s, [#"title IN "say \"hi\"", Get apples"#]), ["t1", "t3"], "quoted list items may hold quotes")
+        XCTAssertEqual(query(s, [#"title == "  Get apples""#]), [], "quotes keep the spaces")
         s.assertUnchanged("an unclosed quote") {
             assertFailure(s.run(["record", "query", "--type", "Item", "--filter", #"title == "say \"hi\""#]), exit: 2,
                           contains: "the quoted value \"say \\\"hi\\\" is not closed or has a bad escape")
@@ -77,26 +79,26 @@ final class FilterTests: XCTestCase {
 
     func testValuesTakeTheSchemasType() {
         let s = seeded()
-        XCTAssertEqual(names(s, ["code == -5"]), ["t1"], "-5 against a STRING field is the string \"-5\"")
-        XCTAssertEqual(names(s, ["code == 2019-10-28"]), ["t2"], "a date against a STRING field is a string")
-        XCTAssertEqual(names(s, ["code == 007"]), ["t3"], "a leading zero against a STRING field is kept")
-        XCTAssertEqual(names(s, ["score == 5"]), ["t2"], "an integer against a DOUBLE field")
-        XCTAssertEqual(names(s, ["score > 1.5"]), ["t2", "t3"])
-        XCTAssertEqual(names(s, ["priority == 02"]), ["t2"], "a number against an INT64 field may have leading zeros")
-        XCTAssertEqual(names(s, ["due == 1795168800000"]), ["t1"], "milliseconds against a TIMESTAMP field")
-        XCTAssertEqual(names(s, ["recordName == t2"]), ["t2"], "recordName is a reference: a record name")
-        XCTAssertEqual(names(s, ["createdTimestamp > 2000-01-01"]), ["t1", "t2", "t3"])
-        XCTAssertEqual(names(s, ["nosuch == 3"]), [], "a field the schema does not know: inferred, and nothing has it")
+        XCTAssertEqual(query(s, ["code == -5"]), ["t1"], "-5 against a STRING field is the string \"-5\"")
+        XCTAssertEqual(query(s, ["code == 2019-10-28"]), ["t2"], "a date against a STRING field is a string")
+        XCTAssertEqual(query(s, ["code == 007"]), ["t3"], "a leading zero against a STRING field is kept")
+        XCTAssertEqual(query(s, ["score == 5"]), ["t2"], "an integer against a DOUBLE field")
+        XCTAssertEqual(query(s, ["score > 1.5"]), ["t2", "t3"])
+        XCTAssertEqual(query(s, ["priority == 02"]), ["t2"], "a number against an INT64 field may have leading zeros")
+        XCTAssertEqual(query(s, ["due == 1795168800000"]), ["t1"], "milliseconds against a TIMESTAMP field")
+        XCTAssertEqual(query(s, ["recordName == t2"]), ["t2"], "recordName is a reference: a record name")
+        XCTAssertEqual(query(s, ["createdTimestamp > 2000-01-01"]), ["t1", "t2", "t3"])
+        XCTAssertEqual(query(s, ["nosuch == 3"]), [], "a field the schema does not know: inferred, and nothing has it")
     }
 
     func testTimestampFiltersReadDatesWithoutAnOffsetAsLocalTime() {
         let s = seeded()
         // due: t1 2026-11-20T10:00Z, t2 2026-11-20T16:00Z, t3 2026-11-21T12:00Z.
-        XCTAssertEqual(names(s, ["due < 2026-11-21"], env: ["TZ": "UTC"]), ["t1", "t2"])
-        XCTAssertEqual(names(s, ["due < 2026-11-21"], env: ["TZ": "Asia/Tokyo"]), ["t1"], "midnight in Tokyo is 15:00Z the day before")
-        XCTAssertEqual(names(s, ["due >= 2026-11-20T11:00"], env: ["TZ": "America/New_York"]), ["t2", "t3"], "11:00 in New York is 16:00Z")
-        XCTAssertEqual(names(s, ["due >= 2026-11-20T11:00Z"], env: ["TZ": "America/New_York"]), ["t2", "t3"])
-        XCTAssertEqual(names(s, ["due >= 2026-11-20T10:00:00+00:00"], env: ["TZ": "America/New_York"]), ["t1", "t2", "t3"], "an offset is exact")
+        XCTAssertEqual(query(s, ["due < 2026-11-21"], env: ["TZ": "UTC"]), ["t1", "t2"])
+        XCTAssertEqual(query(s, ["due < 2026-11-21"], env: ["TZ": "Asia/Tokyo"]), ["t1"], "midnight in Tokyo is 15:00Z the day before")
+        XCTAssertEqual(query(s, ["due >= 2026-11-20T11:00"], env: ["TZ": "America/New_York"]), ["t2", "t3"], "11:00 in New York is 16:00Z")
+        XCTAssertEqual(query(s, ["due >= 2026-11-20T11:00Z"], env: ["TZ": "America/New_York"]), ["t2", "t3"])
+        XCTAssertEqual(query(s, ["due >= 2026-11-20T10:00:00+00:00"], env: ["TZ": "America/New_York"]), ["t1", "t2", "t3"], "an offset is exact")
     }
 
     func testAValueThatCannotMatchTheFieldsTypeIsBadRequest() {

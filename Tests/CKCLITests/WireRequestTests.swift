@@ -1,3 +1,4 @@
+import CKTestSupport
 import Foundation
 import XCTest
 
@@ -10,8 +11,8 @@ final class WireRequestTests: XCTestCase {
 
     /// A store where the Photos schema is known: development, with CPLAlbum's encrypted name
     /// and modification date typed by an earlier save (as the real zone's schema has them).
-    private func photos() -> Sandbox {
-        let s = Sandbox()
+    private func photos() -> CLISandbox {
+        let s = CLISandbox()
         s.signIn()
         XCTAssertEqual(s.ck("zone", "create", "PrimarySync").status, 0)
         let seed = s.run(["--zone", "PrimarySync", "record", "save", "--type", "CPLAlbum", "--name", "seed",
@@ -81,7 +82,7 @@ final class WireRequestTests: XCTestCase {
     }
 
     func testApplesReferenceRequests() {
-        let s = Sandbox()
+        let s = CLISandbox()
         s.signIn()
         // One operation from Apple's ModifyRecords page, sent as a request (default zone, no atomic).
         let op = WireFixture("records-modify.request.apple-doc-create-operation")
@@ -161,7 +162,7 @@ final class WireRequestTests: XCTestCase {
     }
 
     func testImportLoadsRecordsCopiedFromRealResponses() {
-        let s = Sandbox()
+        let s = CLISandbox()
         s.signIn()
         let sources = ["records-query.response.photos-assets", "records-query.response.photos-recently-deleted-expirationtime"]
         let r = s.run(["import", "--format", "ndjson"], stdin: lines(sources))
@@ -205,7 +206,7 @@ final class WireRequestTests: XCTestCase {
     }
 
     func testRealRecordsFeedBackThroughSaveAndModify() {
-        let s = Sandbox()
+        let s = CLISandbox()
         s.signIn()
         XCTAssertEqual(s.ck("zone", "create", "PrimarySync").status, 0)
         let expiring = WireFixture("records-query.response.photos-recently-deleted-expirationtime").records[0]
@@ -226,7 +227,7 @@ final class WireRequestTests: XCTestCase {
     }
 
     func testExportImportRoundTripsAssetsIntoAFreshDataDirectory() throws {
-        let a = Sandbox()
+        let a = CLISandbox()
         a.signIn()
         let bytes = Data((0..<4096).map { UInt8(65 + $0 % 26) })
         let file = a.root.appendingPathComponent("photo.heic")
@@ -237,7 +238,7 @@ final class WireRequestTests: XCTestCase {
         let exported = a.ck("export")
         XCTAssertEqual(exported.status, 0, exported.stderr)
 
-        let b = Sandbox()
+        let b = CLISandbox()
         b.signIn("bob@example.com")
         let imported = b.run(["import"], stdin: exported.stdout)
         XCTAssertEqual(imported.status, 0, imported.stderr)
@@ -258,7 +259,7 @@ final class WireRequestTests: XCTestCase {
                                      "fields": ["image": ["type": "ASSETID", "value": ["fileChecksum": image["fileChecksum"] ?? "", "size": bytes.count,
                                                                                      "downloadURL": forged.absoluteString]]]]
         let line = String(decoding: try JSONSerialization.data(withJSONObject: record), as: UTF8.self)
-        let c = Sandbox()
+        let c = CLISandbox()
         c.signIn()
         let bad = c.run(["import"], stdin: line + "\n" + #"{"recordName": "p3", "recordType": "Photo", "zoneID": {"zoneName": "Photos"}, "fields": {}}"# + "\n")
         XCTAssertEqual(bad.status, 9, bad.stderr)

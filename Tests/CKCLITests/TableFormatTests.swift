@@ -1,14 +1,15 @@
+import CKTestSupport
 import Foundation
 import XCTest
 
-/// `--format table`, `csv` and `tsv` through the built binary: column order, camelCase
+/// `--format table`, `csv` and `tsv` through the command line: column order, camelCase
 /// headers, local ISO time from TZ, flattened values, escaping and quoting, what goes where
 /// for the rest of a document, and commands whose output is not JSON ignoring --format.
 final class TableFormatTests: XCTestCase {
     /// The record's metadata as JSON has it: created and modified timestamps and the user.
     private struct Meta { let created: Int64; let modified: Int64; let user: String }
 
-    private func meta(_ s: Sandbox, _ args: [String]) -> Meta {
+    private func meta(_ s: CLISandbox, _ args: [String]) -> Meta {
         let r = s.run(["record", "get"] + args).record
         let created = r["created"] as? [String: Any] ?? [:], modified = r["modified"] as? [String: Any] ?? [:]
         return Meta(created: (created["timestamp"] as? NSNumber)?.int64Value ?? -1,
@@ -29,7 +30,7 @@ final class TableFormatTests: XCTestCase {
     private func pad(_ s: String, _ n: Int) -> String { s + String(repeating: " ", count: max(0, n - s.count)) }
 
     func testRecordTableOrdersNameTypeFieldsMetadataWithCamelCaseHeadersAndLocalTime() {
-        let s = Sandbox()
+        let s = CLISandbox()
         s.signIn()
         XCTAssertEqual(s.ck("zone", "create", "Z").status, 0)
         let save = s.run(["record", "save", "--zone", "Z", "--type", "Note", "--name", "n1",
@@ -54,7 +55,7 @@ final class TableFormatTests: XCTestCase {
     }
 
     func testTimestampsFollowTZIncludingDaylightSavingAndHalfHourZones() {
-        let s = Sandbox()
+        let s = CLISandbox()
         s.signIn()
         XCTAssertEqual(s.run(["record", "save", "--type", "E", "--name", "e1",
                               "at:TIMESTAMP=2026-11-23T09:15:00.123Z", "summer:TIMESTAMP=2026-07-01T12:00:00Z"]).status, 0)
@@ -77,7 +78,7 @@ final class TableFormatTests: XCTestCase {
     }
 
     func testALocalTimeWrittenWithoutOffsetShowsAsWritten() {
-        let s = Sandbox()
+        let s = CLISandbox()
         s.signIn()
         let env = ["TZ": "America/New_York"]
         XCTAssertEqual(s.run(["record", "save", "--type", "T", "--name", "w", "when:TIMESTAMP=2026-03-08T01:30"], env: env).status, 0)
@@ -87,7 +88,7 @@ final class TableFormatTests: XCTestCase {
     }
 
     func testCSVQuotesCommasQuotesAndLineBreaksRFC4180() {
-        let s = Sandbox()
+        let s = CLISandbox()
         s.signIn()
         XCTAssertEqual(s.run(["record", "save", "--type", "T", "--name", "c1", "a:STRING=say \"hi\", ok",
                               "b:STRING=line1\nline2", "c:STRING=cr\r\nlf", "d:STRING=plain text", "e:DOUBLE_LIST=1.5,2"]).status, 0)
@@ -100,7 +101,7 @@ final class TableFormatTests: XCTestCase {
     }
 
     func testTSVEscapesTabsNewlinesBackslashesAndControlCharacters() {
-        let s = Sandbox()
+        let s = CLISandbox()
         s.signIn()
         XCTAssertEqual(s.run(["record", "save", "--type", "T", "--name", "t1", "a:STRING=x\ty", "b:STRING=1\n2\r3",
                               "c:STRING=C:\\new", "d:STRING=esc\u{1B}[31m"]).status, 0)
@@ -113,7 +114,7 @@ final class TableFormatTests: XCTestCase {
     }
 
     func testAFieldNamedLikeAMetadataColumnKeepsItsOwnColumn() {
-        let s = Sandbox()
+        let s = CLISandbox()
         s.signIn()
         XCTAssertEqual(s.run(["record", "save", "--type", "T", "--name", "f1", "created:STRING=yesterday"]).status, 0)
         let m = meta(s, ["f1"])
@@ -123,7 +124,7 @@ final class TableFormatTests: XCTestCase {
     }
 
     func testBatchErrorsAndTombstonesShareTheRecordColumns() {
-        let s = Sandbox()
+        let s = CLISandbox()
         s.signIn()
         XCTAssertEqual(s.run(["record", "save", "--type", "T", "--name", "a", "v:INT64=1"]).status, 0)
         let m = meta(s, ["a"])
@@ -138,7 +139,7 @@ final class TableFormatTests: XCTestCase {
     }
 
     func testZonesAndSubscriptionsFlattenNestedValues() {
-        let s = Sandbox()
+        let s = CLISandbox()
         s.signIn()
         XCTAssertEqual(s.ck("zone", "create", "Work").status, 0)
         let who = s.ck("whoami").object["userRecordName"] as? String ?? "?"
@@ -163,7 +164,7 @@ final class TableFormatTests: XCTestCase {
     }
 
     func testZoneChangesRowsAreRecordsAndTheTokenEndsTheTableOrGoesToStderr() throws {
-        let s = Sandbox()
+        let s = CLISandbox()
         s.signIn()
         XCTAssertEqual(s.ck("zone", "create", "Z").status, 0)
         XCTAssertEqual(s.run(["record", "save", "--zone", "Z", "--type", "T", "--name", "r", "v:INT64=7"]).status, 0)
@@ -188,7 +189,7 @@ final class TableFormatTests: XCTestCase {
     }
 
     func testStreamedListsAndEventsUseTheSameColumnsAndLocalTime() throws {
-        let s = Sandbox()
+        let s = CLISandbox()
         s.signIn()
         let events = s.ck("account", "events").object["events"] as? [[String: Any]] ?? []
         let e = try XCTUnwrap(events.first)
@@ -208,7 +209,7 @@ final class TableFormatTests: XCTestCase {
     }
 
     func testTableAlignsWideCharactersAndEscapesTerminalControls() {
-        let s = Sandbox()
+        let s = CLISandbox()
         s.signIn()
         XCTAssertEqual(s.run(["record", "save", "--type", "T", "--name", "a", "title:STRING=日本語"]).status, 0)
         XCTAssertEqual(s.run(["record", "save", "--type", "T", "--name", "b", "title:STRING=x\u{9B}2Jy"]).status, 0)
@@ -228,7 +229,7 @@ final class TableFormatTests: XCTestCase {
     }
 
     func testAnEmptyListPrintsNothing() {
-        let s = Sandbox()
+        let s = CLISandbox()
         s.signIn()
         for f in ["table", "csv", "tsv"] {
             let r = s.run(["record", "list", "--format", f])
@@ -238,7 +239,7 @@ final class TableFormatTests: XCTestCase {
     }
 
     func testCommandsWhoseOutputIsNotJSONSaySoAndIgnoreFormat() throws {
-        let s = Sandbox()
+        let s = CLISandbox()
         s.signIn()
         XCTAssertEqual(s.run(["record", "save", "--type", "T", "--name", "r", "v:INT64=1"]).status, 0)
         let ckdb = s.ck("schema", "export")
@@ -264,7 +265,7 @@ final class TableFormatTests: XCTestCase {
     }
 
     func testAssetsShowTheirChecksumPrefixAndSize() throws {
-        let s = Sandbox()
+        let s = CLISandbox()
         s.signIn()
         let file = s.root.appendingPathComponent("hello.txt")
         try Data("hello".utf8).write(to: file)

@@ -2,7 +2,7 @@ import Foundation
 
 /// The store's promises, checked from outside after crashes and repairs: what the tests that
 /// kill ck (CrashRecoveryTests, KillLoopTests) assert.
-extension Sandbox {
+extension TestSandbox {
     private func document(_ r: CKResult) -> [String: Any] { (try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8))) as? [String: Any] ?? [:] }
 
     private func ndjson(_ r: CKResult) -> [[String: Any]] {
@@ -11,7 +11,7 @@ extension Sandbox {
 
     /// What is wrong with the store: `acknowledged` maps each record whose save exited 0 to
     /// its zone; `watcher` is a device subscribed to query notifications on creation of type T.
-    func brokenPromises(acknowledged: [String: String], watcher: String) -> [String] {
+    public func brokenPromises(acknowledged: [String: String], watcher: String) -> [String] {
         var broken: [String] = []
         let zones = Set((document(run(["zone", "list"]))["zones"] as? [[String: Any]] ?? []).compactMap { ($0["zoneID"] as? [String: Any])?["zoneName"] as? String })
         var exported: [String: [String: String]] = [:]

@@ -1,3 +1,4 @@
+import CKTestSupport
 import Foundation
 import XCTest
 
@@ -9,7 +10,7 @@ final class SharingGapTests: XCTestCase {
     static let alice = "alice@example.com", bob = "bob@example.com", carol = "carol@example.com"
 
     @discardableResult
-    func run(_ s: Sandbox, _ user: String, _ args: String..., stdin: String? = nil) -> CKResult {
+    func run(_ s: CLISandbox, _ user: String, _ args: String..., stdin: String? = nil) -> CKResult {
         s.run(["--as", user, "--device", String(user.prefix { $0 != "@" }) + "-phone"] + args, stdin: stdin)
     }
 
@@ -17,14 +18,14 @@ final class SharingGapTests: XCTestCase {
         XCTAssertEqual(r.status, 0, r.stderr, file: file, line: line)
     }
 
-    func alice(_ s: Sandbox, _ args: String...) {
+    func alice(_ s: CLISandbox, _ args: String...) {
         ok(s.run(["--as", Self.alice] + args))
     }
 
     /// alice's zone Lists: `groceries` (shared with bob readWrite and carol readOnly, both
     /// accepted) with the item `milk` under it, and her own `diary`. Returns the short GUID.
     @discardableResult
-    func sharedList(_ s: Sandbox) -> String {
+    func sharedList(_ s: CLISandbox) -> String {
         for u in [Self.carol, Self.bob, Self.alice] { s.signIn(u) }
         alice(s, "zone", "create", "Lists")
         alice(s, "--zone", "Lists", "record", "save", "--type", "List", "--name", "groceries", "title=Groceries")
@@ -39,10 +40,6 @@ final class SharingGapTests: XCTestCase {
         return guid
     }
 
-    func names(_ r: CKResult) -> [String] {
-        ((r.object["records"] as? [[String: Any]]) ?? []).compactMap { $0["recordName"] as? String }
-    }
-
     func zones(_ r: CKResult) -> [String] {
         ((r.object["zones"] as? [[String: Any]]) ?? []).map {
             (($0["zoneID"] as? [String: Any])?["zoneName"] as? String ?? "?") + (($0["deleted"] as? Bool) == true ? " deleted" : "")
@@ -52,7 +49,7 @@ final class SharingGapTests: XCTestCase {
     // MARK: 1. cascades
 
     func testParticipantsDeleteNeverCascadesOutsideTheirPermission() {
-        let s = Sandbox()
+        let s = CLISandbox()
         sharedList(s)
         // alice's own note points at milk with DELETE_SELF; a VALIDATE note of hers guards cheese;
         // the root itself points at butter with DELETE_SELF.
@@ -99,7 +96,7 @@ final class SharingGapTests: XCTestCase {
     // MARK: 2. one share per record
 
     func testSharingARecordWithASharedDescendantIsAlreadyShared() {
-        let s = Sandbox()
+        let s = CLISandbox()
         sharedList(s)
         alice(s, "--zone", "Lists", "record", "save", "--type", "Folder", "--name", "home", "title=Home")
         alice(s, "--zone", "Lists", "record", "save", "--type", "List", "--name", "chores", "--parent", "home", "title=Chores")
@@ -132,7 +129,7 @@ final class SharingGapTests: XCTestCase {
     // MARK: 3. a deleted root takes its share
 
     func testDeletingTheRootDeletesItsShare() {
-        let s = Sandbox()
+        let s = CLISandbox()
         sharedList(s)
         for u in [Self.bob, Self.carol] { XCTAssertEqual(zones(run(s, u, "--db", "shared", "database", "changes")), ["Lists"], u) }
         let shareName = run(s, Self.alice, "--zone", "Lists", "share", "get", "groceries").record["recordName"] as? String ?? ""
@@ -169,7 +166,7 @@ final class SharingGapTests: XCTestCase {
     /// share (shares are made by share operations); reverting the share's deletion, or restoring
     /// it by name, is refused with a clear error and changes nothing.
     func testRestoreAfterARootWasDeletedBringsBackTheRecordsNotTheShare() {
-        let s = Sandbox()
+        let s = CLISandbox()
         sharedList(s)
         let shareName = run(s, Self.alice, "--zone", "Lists", "share", "get", "groceries").record["recordName"] as? String ?? ""
         alice(s, "tag", "create", "before")
@@ -192,7 +189,7 @@ final class SharingGapTests: XCTestCase {
     /// A record made now under a shared record may already have children (records naming it as
     /// their parent): if one of them is another share's root, the save is ALREADY_SHARED.
     func testANewRecordCannotPutOneShareInsideAnother() {
-        let s = Sandbox()
+        let s = CLISandbox()
         sharedList(s)
         // `orphan` names a parent that does not exist yet, and is the root of a share.
         alice(s, "--zone", "Lists", "record", "save", "--type", "List", "--name", "orphan", "--parent", "missing", "title=Orphan")
@@ -208,7 +205,7 @@ final class SharingGapTests: XCTestCase {
     // MARK: 4. the shared database's feed pages
 
     func testSharedDatabaseChangesPageWithLimit() {
-        let s = Sandbox()
+        let s = CLISandbox()
         for u in [Self.bob, Self.alice] { s.signIn(u) }
         for z in ["Alpha", "Bravo", "Charlie"] {
             alice(s, "zone", "create", z)
@@ -242,7 +239,7 @@ final class SharingGapTests: XCTestCase {
     // MARK: 5. share accept is faultable
 
     func testShareAcceptCanBeFaulted() {
-        let s = Sandbox()
+        let s = CLISandbox()
         for u in [Self.bob, Self.alice] { s.signIn(u) }
         alice(s, "zone", "create", "Lists")
         alice(s, "--zone", "Lists", "record", "save", "--type", "List", "--name", "groceries", "title=Groceries")
@@ -267,7 +264,7 @@ final class SharingGapTests: XCTestCase {
     // MARK: 6. ck status in the shared database
 
     func testStatusReadsTheSharedDatabaseBookmark() {
-        let s = Sandbox()
+        let s = CLISandbox()
         sharedList(s)
         func bookmark() -> [String: Any] {
             let r = run(s, Self.bob, "--db", "shared", "status")

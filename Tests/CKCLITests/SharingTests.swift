@@ -1,22 +1,24 @@
+import CKTestSupport
 import Foundation
 import XCTest
 
-/// Sharing end to end (issue 16, Docs/sharing.md): alice, bob and carol, each on their own
-/// device of one data directory, share a list; the shared database, its change feeds and its
-/// subscriptions; zone-wide and public shares; `record modify` with a Web Services share create.
+/// Sharing through the command line (issue 16, Docs/sharing.md): alice, bob and carol, each on
+/// their own device of one data directory, share a list; the shared database, its change feeds
+/// and its subscriptions; zone-wide and public shares; `record modify` with a Web Services share
+/// create.
 final class SharingTests: XCTestCase {
     static let alice = "alice@example.com", bob = "bob@example.com", carol = "carol@example.com"
 
     /// Everyone has signed in once (so they can be invited); the device is alice's.
-    func sandbox() -> Sandbox {
-        let s = Sandbox()
+    func sandbox() -> CLISandbox {
+        let s = CLISandbox()
         for u in [Self.carol, Self.bob, Self.alice] { s.signIn(u) }
         return s
     }
 
     /// Runs a command as a user on their own device.
     @discardableResult
-    func run(_ s: Sandbox, _ user: String, _ args: String..., stdin: String? = nil) -> CKResult {
+    func run(_ s: CLISandbox, _ user: String, _ args: String..., stdin: String? = nil) -> CKResult {
         let device = String(user.prefix { $0 != "@" }) + "-phone"
         return s.run(["--as", user, "--device", device] + args, stdin: stdin)
     }
@@ -25,12 +27,12 @@ final class SharingTests: XCTestCase {
         XCTAssertEqual(r.status, 0, r.stderr, file: file, line: line)
     }
 
-    func userRecordName(_ s: Sandbox, _ user: String) -> String {
+    func userRecordName(_ s: CLISandbox, _ user: String) -> String {
         run(s, user, "whoami").object["userRecordName"] as? String ?? "?"
     }
 
     /// alice's zone Lists: the list `groceries` with the item `milk`, and her own `diary`.
-    func makeList(_ s: Sandbox) {
+    func makeList(_ s: CLISandbox) {
         ok(run(s, Self.alice, "zone", "create", "Lists"))
         ok(run(s, Self.alice, "--zone", "Lists", "record", "save", "--type", "List", "--name", "groceries", "title=Groceries"))
         ok(run(s, Self.alice, "--zone", "Lists", "record", "save", "--type", "Item", "--name", "milk", "--parent", "groceries", "title=Milk"))
@@ -38,15 +40,11 @@ final class SharingTests: XCTestCase {
     }
 
     /// Shares groceries with bob (readWrite) and carol (readOnly); returns the share record.
-    func shareList(_ s: Sandbox) -> [String: Any] {
+    func shareList(_ s: CLISandbox) -> [String: Any] {
         let r = run(s, Self.alice, "--zone", "Lists", "share", "create", "groceries",
                     "--participant", "\(Self.bob):readWrite", "--participant", "\(Self.carol):readOnly", "--title", "Groceries")
         ok(r)
         return r.record
-    }
-
-    func names(_ r: CKResult) -> [String] {
-        ((r.zoneChanges["records"] as? [[String: Any]]) ?? (r.object["records"] as? [[String: Any]]) ?? []).compactMap { $0["recordName"] as? String }
     }
 
     func deletedFlags(_ r: CKResult) -> [String: Bool] {

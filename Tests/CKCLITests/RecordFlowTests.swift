@@ -1,13 +1,14 @@
+import CKTestSupport
 import XCTest
 
-/// Zones and records through the built binary: save semantics, batches, queries, references,
+/// Zones and records through the command line: save semantics, batches, queries, references,
 /// assets — each asserting stdout, stderr and exit code.
 final class RecordFlowTests: XCTestCase {
     private func fields(_ r: CKResult) -> [String: [String: Any]] { r.record["fields"] as? [String: [String: Any]] ?? [:] }
     private func tag(_ r: CKResult) -> String { r.record["recordChangeTag"] as? String ?? "" }
 
-    private func signedIn() -> Sandbox {
-        let s = Sandbox()
+    private func signedIn() -> CLISandbox {
+        let s = CLISandbox()
         s.signIn()
         XCTAssertEqual(s.ck("zone", "create", "Lists").status, 0)
         return s
@@ -144,7 +145,6 @@ final class RecordFlowTests: XCTestCase {
         for i in 0..<7 {
             s.ck("--zone", "Lists", "record", "save", "--type", "ToDoItem", "--name", "t\(i)", "title=Task \(i)", "priority=\(i)", "tags:STRING_LIST=home,t\(i % 2)")
         }
-        func names(_ r: CKResult) -> [String] { (r.object["records"] as? [[String: Any]] ?? []).compactMap { $0["recordName"] as? String } }
         XCTAssertEqual(names(s.ck("--zone", "Lists", "record", "query", "--type", "ToDoItem", "--filter", "priority >= 5", "--sort", "priority:desc")), ["t6", "t5"])
         XCTAssertEqual(names(s.ck("--zone", "Lists", "record", "query", "--type", "ToDoItem", "--filter", "tags LIST_CONTAINS t1", "--filter", "priority < 4", "--sort", "priority")), ["t1", "t3"])
         XCTAssertEqual(names(s.ck("--zone", "Lists", "record", "query", "--type", "ToDoItem", "--filter", "title = task 2")), ["t2"])

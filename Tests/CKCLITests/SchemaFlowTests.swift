@@ -1,9 +1,10 @@
+import CKTestSupport
 import XCTest
 
-/// The development → production workflow through the built binary.
+/// The development → production workflow through the command line.
 final class SchemaFlowTests: XCTestCase {
     func testToDoItemWorksInDevelopmentAndNeedsADeployInProduction() {
-        let s = Sandbox()
+        let s = CLISandbox()
         s.signIn()
         let save = ["record", "save", "--type", "ToDoItem", "--name", "todo-1", "title=Get apples", "priority=3"]
         XCTAssertEqual(s.run(save).status, 0)
@@ -28,7 +29,7 @@ final class SchemaFlowTests: XCTestCase {
     }
 
     func testAppleExampleRoundTripsAndBadSchemasChangeNothing() throws {
-        let s = Sandbox()
+        let s = CLISandbox()
         let file = s.root.appendingPathComponent("apple.ckdb")
         try SchemaTestsText.apple.write(to: file, atomically: true, encoding: .utf8)
         let imported = s.ck("schema", "import", file.path)
@@ -64,7 +65,7 @@ final class SchemaFlowTests: XCTestCase {
     }
 
     func testIndexErrorsInProductionAndWarningsInDevelopment() throws {
-        let s = Sandbox()
+        let s = CLISandbox()
         s.signIn()
         s.ck("record", "save", "--type", "Memo", "--name", "m1", "text=hello", "blob:BYTES=aGk=")
         let dev = s.ck("record", "query", "--type", "Memo")
@@ -87,7 +88,7 @@ final class SchemaFlowTests: XCTestCase {
     }
 
     func testResetDeletesDevelopmentDataAndSchema() {
-        let s = Sandbox()
+        let s = CLISandbox()
         s.signIn()
         s.ck("record", "save", "--type", "Kept", "--name", "k")
         XCTAssertEqual(s.ck("schema", "deploy").status, 0)
@@ -100,7 +101,7 @@ final class SchemaFlowTests: XCTestCase {
     }
 
     func testCustomRolesAndGrantsInThePublicDatabase() throws {
-        let s = Sandbox()
+        let s = CLISandbox()
         s.signIn("alice@example.com")
         s.signIn("bob@example.com")
         let f = s.root.appendingPathComponent("roles.ckdb")

@@ -1,3 +1,4 @@
+import CKTestSupport
 import Foundation
 import XCTest
 
@@ -7,13 +8,13 @@ final class SharingRefusalTests: XCTestCase {
     static let alice = "alice@example.com", bob = "bob@example.com", carol = "carol@example.com", dave = "dave@example.com"
 
     @discardableResult
-    func run(_ s: Sandbox, _ user: String, _ args: String...) -> CKResult {
+    func run(_ s: CLISandbox, _ user: String, _ args: String...) -> CKResult {
         s.run(["--as", user, "--device", String(user.prefix { $0 != "@" }) + "-phone"] + args)
     }
 
     /// alice's list shared with bob (readWrite, accepted) and carol (readOnly, accepted); dave
     /// signed in but not invited. Returns the share's short GUID.
-    func setUp(_ s: Sandbox) -> String {
+    func setUp(_ s: CLISandbox) -> String {
         for u in [Self.dave, Self.carol, Self.bob, Self.alice] { s.signIn(u) }
         for args in [["zone", "create", "Lists"], ["zone", "create", "Other"],
                      ["--zone", "Lists", "record", "save", "--type", "List", "--name", "groceries", "title=Groceries"],
@@ -31,7 +32,7 @@ final class SharingRefusalTests: XCTestCase {
     }
 
     func testRefusalsOfShareCreate() {
-        let s = Sandbox()
+        let s = CLISandbox()
         _ = setUp(s)
         s.assertUnchanged("share create refusals") {
             // A record already in a share, directly or through its parent.
@@ -63,7 +64,7 @@ final class SharingRefusalTests: XCTestCase {
     }
 
     func testRefusalsOfParticipantsWrites() {
-        let s = Sandbox()
+        let s = CLISandbox()
         _ = setUp(s)
         s.assertUnchanged("participant write refusals") {
             // carol is read-only: no create, update or delete.
@@ -92,7 +93,7 @@ final class SharingRefusalTests: XCTestCase {
     }
 
     func testRefusalsOfShareManagement() {
-        let s = Sandbox()
+        let s = CLISandbox()
         let guid = setUp(s)
         s.assertUnchanged("share management refusals") {
             // A share dave was never invited to does not exist for him: as an unknown short GUID.

@@ -1,3 +1,4 @@
+import CKTestSupport
 import XCTest
 
 /// `ck fault`: every fault code fails a command as CloudKit fails a request — its envelope,
@@ -31,13 +32,13 @@ final class FaultTests: XCTestCase {
         (try? JSONSerialization.jsonObject(with: Data(r.stderr.utf8))) as? [String: Any] ?? [:]
     }
 
-    private func add(_ s: Sandbox, _ args: String..., file: StaticString = #filePath, line: UInt = #line) {
+    private func add(_ s: CLISandbox, _ args: String..., file: StaticString = #filePath, line: UInt = #line) {
         let r = s.run(["fault", "add"] + args)
         XCTAssertEqual(r.status, 0, r.stderr, file: file, line: line)
     }
 
     func testEveryCodeFailsWithItsEnvelopeExitAndOneLine() {
-        let s = Sandbox()
+        let s = CLISandbox()
         s.signIn()
         XCTAssertEqual(s.ck("record", "save", "--type", "T", "--name", "a", "x=1").status, 0)
         for (code, server, native, exit, retry) in Self.codes {
@@ -60,7 +61,7 @@ final class FaultTests: XCTestCase {
     }
 
     func testFaultedZoneChangesWritesNothingAndKeepsTheBookmark() {
-        let s = Sandbox()
+        let s = CLISandbox()
         s.signIn()
         XCTAssertEqual(s.ck("zone", "create", "Lists").status, 0)
         XCTAssertEqual(s.ck("--zone", "Lists", "zone", "changes").status, 0, "sets the bookmark")
@@ -81,7 +82,7 @@ final class FaultTests: XCTestCase {
     }
 
     func testFaultedWriteWritesNothing() {
-        let s = Sandbox()
+        let s = CLISandbox()
         s.signIn()
         XCTAssertEqual(s.ck("zone", "create", "Lists").status, 0)
         add(s, "--op", "*", "--error", "SERVICE_UNAVAILABLE")
@@ -99,7 +100,7 @@ final class FaultTests: XCTestCase {
     }
 
     func testTimesFailsThatManyThenSucceeds() {
-        let s = Sandbox()
+        let s = CLISandbox()
         s.signIn()
         add(s, "--op", "records/modify", "--error", "THROTTLED", "--times", "2")
         assertFailure(s.ck("record", "save", "--type", "T", "--name", "a", "x=1"), exit: 8, contains: "THROTTLED")
@@ -112,7 +113,7 @@ final class FaultTests: XCTestCase {
 
     /// The pass/fail sequence of `--rate 0.5 --seed 7` over 40 operations.
     private func rateSequence(seed: String) -> String {
-        let s = Sandbox()
+        let s = CLISandbox()
         s.signIn()
         add(s, "--op", "records/query", "--error", "THROTTLED", "--rate", "0.5", "--seed", seed)
         return String((0..<40).map { _ in s.ck("record", "list").status == 0 ? "." : "x" })
@@ -124,7 +125,7 @@ final class FaultTests: XCTestCase {
         let failed = a.filter { $0 == "x" }.count
         XCTAssertTrue((10...30).contains(failed), "about half of 40 fail: \(a)")
         XCTAssertNotEqual(a, rateSequence(seed: "8"), "another seed, another sequence")
-        let s = Sandbox()
+        let s = CLISandbox()
         s.signIn()
         add(s, "--op", "records/query", "--error", "THROTTLED", "--rate", "1")
         XCTAssertEqual((0..<3).map { _ in s.ck("record", "list").status }, [8, 8, 8], "rate 1 fails every one")
@@ -142,7 +143,7 @@ final class FaultTests: XCTestCase {
     """#
 
     func testPerRecordFaultFailsOneItemOfABatch() {
-        let s = Sandbox()
+        let s = CLISandbox()
         s.signIn()
         XCTAssertEqual(s.ck("zone", "create", "Lists").status, 0)
         add(s, "--op", "records/modify", "--error", "CONFLICT", "--record", "b")
@@ -180,7 +181,7 @@ final class FaultTests: XCTestCase {
     }
 
     func testScopesMatchOnlyTheirTarget() {
-        let s = Sandbox()
+        let s = CLISandbox()
         s.signIn("bob@example.com")
         s.signIn()
         XCTAssertEqual(s.ck("zone", "create", "Lists").status, 0)
@@ -219,7 +220,7 @@ final class FaultTests: XCTestCase {
     }
 
     func testFaultCommandsAreNeverFaulted() {
-        let s = Sandbox()
+        let s = CLISandbox()
         s.signIn()
         add(s, "--op", "*", "--error", "INTERNAL_ERROR")
         assertFailure(s.ck("zone", "list"), exit: 1, contains: "INTERNAL_ERROR")
@@ -238,7 +239,7 @@ final class FaultTests: XCTestCase {
     }
 
     func testFaultsAreCheckedInOrderAndListed() {
-        let s = Sandbox()
+        let s = CLISandbox()
         s.signIn()
         add(s, "--op", "zones/list", "--error", "NOT_FOUND", "--times", "1")
         add(s, "--op", "*", "--error", "ACCESS_DENIED", "--times", "1")
@@ -257,7 +258,7 @@ final class FaultTests: XCTestCase {
     }
 
     func testRefusalsAreUsageErrorsAndChangeNothing() {
-        let s = Sandbox()
+        let s = CLISandbox()
         s.signIn()
         add(s, "--op", "zones/list", "--error", "THROTTLED")
         let long = String(repeating: "n", count: 300)
@@ -302,7 +303,7 @@ final class FaultTests: XCTestCase {
     }
 
     func testADamagedFaultsFileIsClearedByFaultClear() throws {
-        let s = Sandbox()
+        let s = CLISandbox()
         s.signIn()
         add(s, "--op", "zones/list", "--error", "THROTTLED")
         try Data("{not json".utf8).write(to: s.dataDir.appendingPathComponent("faults.json"))

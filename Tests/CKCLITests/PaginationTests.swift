@@ -1,15 +1,12 @@
+import CKTestSupport
 import Foundation
 import XCTest
 
 /// `--all`: every page in one process (issue 13), the same records, in the same order, as
 /// following the markers or tokens page by page.
 final class PaginationTests: XCTestCase {
-    private func names(_ r: CKResult) -> [String] {
-        r.stdout.split(separator: "\n").compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["recordName"] as? String }
-    }
-
     func testQueryAllEqualsEveryPageFollowed() {
-        let s = Sandbox()
+        let s = CLISandbox()
         s.signIn()
         XCTAssertEqual(s.ck("zone", "create", "L").status, 0)
         let lines = (0..<23).map { "{\"recordName\":\"q\($0)\",\"recordType\":\"Q\",\"zoneID\":{\"zoneName\":\"L\"},\"fields\":{\"n\":{\"value\":\(($0 * 7) % 23)}}}" }
@@ -39,7 +36,7 @@ final class PaginationTests: XCTestCase {
 
 extension PaginationTests {
     func testZoneAndDatabaseChangesAllEqualEveryPageFollowed() {
-        let s = Sandbox()
+        let s = CLISandbox()
         s.signIn()
         XCTAssertEqual(s.ck("zone", "create", "A", "B").status, 0)
         for i in 0..<7 { XCTAssertEqual(s.ck("--zone", "A", "record", "save", "--type", "T", "--name", "a\(i)", "n=\(i)").status, 0) }

@@ -1,3 +1,4 @@
+import CKTestSupport
 import Foundation
 import XCTest
 
@@ -5,14 +6,14 @@ import XCTest
 /// take the schema's type, inference follows one rule, dates without an offset are local time,
 /// `@file` / `@-` read STRING and BYTES values, `--record-type` is `--type`.
 final class FieldArgumentTests: XCTestCase {
-    func signedIn() -> Sandbox {
-        let s = Sandbox()
+    func signedIn() -> CLISandbox {
+        let s = CLISandbox()
         s.signIn()
         return s
     }
 
     /// Saves one record and returns its fields as `name → [type, value]`.
-    func save(_ s: Sandbox, _ args: [String], stdin: String? = nil, env: [String: String] = [:],
+    func save(_ s: CLISandbox, _ args: [String], stdin: String? = nil, env: [String: String] = [:],
               file: StaticString = #filePath, line: UInt = #line) -> [String: [String: Any]] {
         let r = s.run(["record", "save"] + args, stdin: stdin, env: env)
         XCTAssertEqual(r.status, 0, r.stderr, file: file, line: line)
@@ -31,7 +32,7 @@ final class FieldArgumentTests: XCTestCase {
 
     /// A Note type in the schema: title STRING, score DOUBLE, due TIMESTAMP, priority INT64,
     /// blob BYTES.
-    func withNoteSchema() -> Sandbox {
+    func withNoteSchema() -> CLISandbox {
         let s = signedIn()
         _ = save(s, ["--type", "Note", "--name", "seed", "title:STRING=seed", "score:DOUBLE=1.5", "due:TIMESTAMP=2019-10-28T00:00:00Z",
                      "priority:INT64=1", "blob:BYTES=aGk="])

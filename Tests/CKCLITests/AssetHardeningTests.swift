@@ -1,3 +1,4 @@
+import CKTestSupport
 import Foundation
 import XCTest
 
@@ -8,8 +9,8 @@ import XCTest
 /// export → import round trip keeps working.
 final class AssetHardeningTests: XCTestCase {
     /// The review's setup: signed in, zone Z.
-    private func sandbox(_ appleID: String = "x@example.com") -> Sandbox {
-        let s = Sandbox()
+    private func sandbox(_ appleID: String = "x@example.com") -> CLISandbox {
+        let s = CLISandbox()
         s.signIn(appleID)
         XCTAssertEqual(s.ck("zone", "create", "Z").status, 0)
         return s
@@ -17,7 +18,7 @@ final class AssetHardeningTests: XCTestCase {
 
     /// A data directory holding `bytes` as asset field `a` of record `src`, and that asset's
     /// value as ck prints it (fileChecksum, size, downloadURL into its asset store).
-    private func source(_ bytes: Data, root: URL? = nil) throws -> (Sandbox, [String: Any]) {
+    private func source(_ bytes: Data, root: URL? = nil) throws -> (CLISandbox, [String: Any]) {
         let s = sandbox("source@example.com")
         let file = s.root.appendingPathComponent("asset.bin")
         try bytes.write(to: file)
@@ -41,7 +42,7 @@ final class AssetHardeningTests: XCTestCase {
     private let unknownSum = Data(repeating: 7, count: 32).base64EncodedString()
 
     /// `import` of one line: the record fails alone (exit 9, its error on stdout naming `contains`).
-    private func assertImportRefuses(_ s: Sandbox, _ text: String, code: String = "BAD_REQUEST", contains: String,
+    private func assertImportRefuses(_ s: CLISandbox, _ text: String, code: String = "BAD_REQUEST", contains: String,
                                      file: StaticString = #filePath, line: UInt = #line) {
         s.assertUnchanged("import \(text.prefix(200))", file: file, line: line) {
             let r = s.run(["import"], stdin: text + "\n")
@@ -54,7 +55,7 @@ final class AssetHardeningTests: XCTestCase {
     }
 
     /// `record save --stdin` of one record: exit `exit`, one stderr line, nothing on stdout.
-    private func assertSaveRefuses(_ s: Sandbox, _ text: String, exit: Int32 = 6, contains: String,
+    private func assertSaveRefuses(_ s: CLISandbox, _ text: String, exit: Int32 = 6, contains: String,
                                    file: StaticString = #filePath, line: UInt = #line) {
         s.assertUnchanged("save \(text.prefix(200))", file: file, line: line) {
             assertFailure(s.run(["--zone", "Z", "record", "save", "--stdin"], stdin: text), exit: exit, contains: contains, file: file, line: line)
@@ -73,7 +74,7 @@ final class AssetHardeningTests: XCTestCase {
 
     func testAnAssetOverCloudKitsLimitIsRefusedBeforeAnyFileIsOpened() throws {
         let s = sandbox()
-        let elsewhere = Sandbox()
+        let elsewhere = CLISandbox()
         let big = elsewhere.root.appendingPathComponent("big")
         try sparse(big, size: 3_000_000_000)
         // The same, shaped like an asset store's file and named after the checksum it claims.
@@ -136,7 +137,7 @@ final class AssetHardeningTests: XCTestCase {
     /// A data directory whose path needs percent-encoding (a space, non-ASCII) exports URLs
     /// that import reads back.
     func testAnAssetStoreUnderAPathThatNeedsEscapingRoundTrips() throws {
-        let a = Sandbox()
+        let a = CLISandbox()
         a.environment["CK_DATA_DIR"] = a.root.appendingPathComponent("my data ü").path
         a.signIn("a@example.com")
         XCTAssertEqual(a.ck("zone", "create", "Z").status, 0)
@@ -320,7 +321,7 @@ final class AssetHardeningTests: XCTestCase {
     func testNoSymbolicLinkIsFollowedInsideTheAssetStore() throws {
         let fm = FileManager.default
         let bytes = Data("linked bytes\n".utf8)
-        let real = Sandbox()
+        let real = CLISandbox()
         let elsewhere = real.root.appendingPathComponent("elsewhere")
         try fm.createDirectory(at: elsewhere, withIntermediateDirectories: true)
         try bytes.write(to: elsewhere.appendingPathComponent("copy"))

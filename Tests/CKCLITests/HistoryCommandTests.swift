@@ -1,3 +1,4 @@
+import CKTestSupport
 import Foundation
 import XCTest
 
@@ -50,21 +51,8 @@ struct HistoryReplayModel {
     }
 }
 
-extension Sandbox {
-    /// The directory of a zone (the first whose path ends so).
-    func historyZoneDirectory(_ suffix: String) -> String {
-        let sub = (try? FileManager.default.subpathsOfDirectory(atPath: dataDir.path)) ?? []
-        return dataDir.path + "/" + sub.first { $0.hasSuffix(suffix + "/zone.json") }!.dropLast("/zone.json".count)
-    }
-
+extension TestSandbox {
     func replay(_ suffix: String) -> HistoryReplayModel { HistoryReplayModel(logFile: historyZoneDirectory(suffix) + "/history.log") }
-
-    /// NDJSON stdout as objects.
-    func ndjsonLines(_ args: [String], file: StaticString = #filePath, line: UInt = #line) -> [[String: Any]] {
-        let r = run(args)
-        XCTAssertEqual(r.status, 0, "\(args): \(r.stderr)", file: file, line: line)
-        return r.stdout.split(separator: "\n").map { try! JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any] }
-    }
 }
 
 /// `ck log`, `show`, `diff`, `blame`, `--at`, `restore`, `revert` after a scripted day of edits
@@ -73,7 +61,7 @@ extension Sandbox {
 final class HistoryCommandTests: XCTestCase {
     /// Alice (phone, laptop) and Bob (laptop) edit the public database's default zone, where
     /// both write; each edits only records they made (public records are creator-only).
-    func scriptedDay(_ s: Sandbox) {
+    func scriptedDay(_ s: CLISandbox) {
         s.signIn("alice@example.com")
         s.signIn("bob@example.com")
         let alice = ["--db", "public", "--as", "alice@example.com"], bob = ["--db", "public", "--as", "bob@example.com"]
@@ -95,7 +83,7 @@ final class HistoryCommandTests: XCTestCase {
     let pub = ["--db", "public"]
 
     func testLogShowsEveryChangeNewestFirstWithItsAuthorAndDevice() {
-        let s = Sandbox()
+        let s = CLISandbox()
         scriptedDay(s)
         let m = s.replay("public/zones/_defaultZone")
         XCTAssertEqual(m.head, 9)
@@ -138,7 +126,7 @@ final class HistoryCommandTests: XCTestCase {
     }
 
     func testShowDiffAndTimeTravelMatchTheReplay() {
-        let s = Sandbox()
+        let s = CLISandbox()
         scriptedDay(s)
         let m = s.replay("public/zones/_defaultZone")
         // show: each change, before and after.
@@ -213,7 +201,7 @@ final class HistoryCommandTests: XCTestCase {
     }
 
     func testBlameNamesTheChangeThatLastSetEachField() {
-        let s = Sandbox()
+        let s = CLISandbox()
         scriptedDay(s)
         let m = s.replay("public/zones/_defaultZone")
         for name in ["groceries", "plan", "todo"] {
@@ -233,7 +221,7 @@ final class HistoryCommandTests: XCTestCase {
     }
 
     func testRestoreAndRevertWriteNewChanges() {
-        let s = Sandbox()
+        let s = CLISandbox()
         scriptedDay(s)
         let alice = pub + ["--as", "alice@example.com"]
         let before = s.replay("public/zones/_defaultZone")
@@ -278,7 +266,7 @@ final class HistoryCommandTests: XCTestCase {
     }
 
     func testBadReferencesFailClearlyAndChangeNothing() {
-        let s = Sandbox()
+        let s = CLISandbox()
         s.signIn()
         XCTAssertEqual(s.run(["zone", "create", "Lists", "Other"]).status, 0)
         for i in 1...3 { XCTAssertEqual(s.run(["--zone", "Lists", "record", "save", "--type", "T", "--name", "r\(i)", "n=\(i)"]).status, 0) }
@@ -308,7 +296,7 @@ final class HistoryCommandTests: XCTestCase {
     }
 
     func testTagsNameAPointInEveryZone() {
-        let s = Sandbox()
+        let s = CLISandbox()
         s.signIn()
         XCTAssertEqual(s.run(["zone", "create", "Lists"]).status, 0)
         XCTAssertEqual(s.run(["--zone", "Lists", "record", "save", "--type", "T", "--name", "a", "n=1"]).status, 0)

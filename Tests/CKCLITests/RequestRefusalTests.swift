@@ -1,3 +1,4 @@
+import CKTestSupport
 import Foundation
 import XCTest
 
@@ -5,8 +6,8 @@ import XCTest
 /// zone other than their own, typeless values of the wrong kind, unnamed updates, empty tags,
 /// C1 control characters, names compared by bytes, and bookmarks after a partial failure.
 final class RequestRefusalTests: XCTestCase {
-    private func sandbox() -> Sandbox {
-        let s = Sandbox()
+    private func sandbox() -> CLISandbox {
+        let s = CLISandbox()
         s.signIn()
         XCTAssertEqual(s.ck("zone", "create", "Z").status, 0)
         return s
@@ -75,14 +76,14 @@ final class RequestRefusalTests: XCTestCase {
         for n in ["Todo", "todo", "caf\u{E9}", "cafe\u{301}"] {
             XCTAssertEqual(s.ck("--zone", "Z", "record", "save", "--type", "T", "--name", n, "a=1").status, 0)
         }
-        func names(_ filter: String) -> [String] {
+        func query(_ filter: String) -> [String] {
             let r = s.ck("-q", "--zone", "Z", "record", "query", "--type", "T", "--filter", filter, "--format", "ndjson")
             XCTAssertEqual(r.status, 0, r.stderr)
-            return r.stdout.split(separator: "\n").compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["recordName"] as? String }
+            return names(r)
         }
-        XCTAssertEqual(names("recordName == todo"), ["todo"])
-        XCTAssertEqual(names("recordName == Todo"), ["Todo"])
-        XCTAssertEqual(names("recordName == caf\u{E9}").map { Array($0.utf8) }, [Array("caf\u{E9}".utf8)])
+        XCTAssertEqual(query("recordName == todo"), ["todo"])
+        XCTAssertEqual(query("recordName == Todo"), ["Todo"])
+        XCTAssertEqual(query("recordName == caf\u{E9}").map { Array($0.utf8) }, [Array("caf\u{E9}".utf8)])
     }
 
     func testSameZoneTwiceInNormalizationFormsIsTwoZones() {

@@ -1,3 +1,4 @@
+import CKTestSupport
 import Foundation
 import XCTest
 
@@ -9,7 +10,7 @@ final class WireShapeTests: XCTestCase {
     /// it on per-record errors; it is on every request-level one) and SPEC's `ckErrorCode`.
     let errorExtras: Set<String> = ["uuid", "ckErrorCode"]
 
-    private func asset(_ s: Sandbox, _ text: String) -> String {
+    private func asset(_ s: CLISandbox, _ text: String) -> String {
         let f = s.root.appendingPathComponent("asset-\(text.count).bin")
         try! Data(text.utf8).write(to: f)
         return f.path
@@ -17,8 +18,8 @@ final class WireShapeTests: XCTestCase {
 
     /// A private-database zone shaped like Photos' PrimarySync: a master with an encrypted
     /// name and an asset, and an asset record pointing at it with DELETE_SELF.
-    private func photosLikeZone() -> Sandbox {
-        let s = Sandbox()
+    private func photosLikeZone() -> CLISandbox {
+        let s = CLISandbox()
         s.signIn()
         XCTAssertEqual(s.ck("zone", "create", "PrimarySync").status, 0)
         let master = s.run(["--zone", "PrimarySync", "record", "save", "--type", "CPLMaster", "--name", "ATHLCfCNzYgUm2ZF/nHvUbleC3ld",
@@ -79,7 +80,7 @@ final class WireShapeTests: XCTestCase {
 
     func testPublicAssetsCarryNoKeysAndDefaultZonesSayDefaultZone() {
         let recorded = WireFixture("records-query.response.public-default-zone")
-        let s = Sandbox()
+        let s = CLISandbox()
         s.signIn()
         let f = asset(s, "public bytes")
         XCTAssertEqual(s.ck("--db", "public", "record", "save", "--type", "Feed", "--name", "f1", "title=BrightDigit", "logo:ASSET=@" + f).status, 0)
@@ -128,7 +129,7 @@ final class WireShapeTests: XCTestCase {
     func testQueryPagesCarryAContinuationMarkerUntilTheLast() {
         let paged = WireFixture("records-query.response.private-continuation")
         let empty = WireFixture("records-query.response.public-empty")
-        let s = Sandbox()
+        let s = CLISandbox()
         s.signIn()
         for i in 0..<3 { XCTAssertEqual(s.ck("record", "save", "--type", "Note", "--name", "n\(i)", "i=\(i)").status, 0) }
         let first = s.ck("record", "query", "--type", "Note", "--limit", "2")
@@ -235,7 +236,7 @@ final class WireShapeTests: XCTestCase {
     func testWhoamiNamesTheUserAsUsersCurrentDoes() {
         let recorded = WireFixture("users-current.response.private")
         let theirs = recorded.object["userRecordName"] as? String ?? ""
-        let s = Sandbox()
+        let s = CLISandbox()
         s.signIn()
         let mine = s.ck("whoami").object["userRecordName"] as? String ?? ""
         XCTAssertEqual(mine.count, theirs.count, "'_' and 32 hex digits, as recorded: \(mine) vs \(theirs)")
@@ -247,7 +248,7 @@ final class WireShapeTests: XCTestCase {
     func testRequestLevelErrorsCarryARandomUUIDAndCloudKitsWording() throws {
         let atomic = WireFixture("error.response.modify-atomic-default-zone")
         let tag = WireFixture("error.response.modify-update-missing-recordchangetag")
-        let s = Sandbox()
+        let s = CLISandbox()
         s.signIn()
         XCTAssertEqual(s.ck("zone", "create", "Z").status, 0)
         let atomicBody = #"{"atomic": true, "operations": [{"operationType": "create", "record": {"recordType": "Feed", "fields": {"title": {"value": "x"}}}}]}"#

@@ -1,3 +1,4 @@
+import CKTestSupport
 import Foundation
 import XCTest
 
@@ -7,7 +8,7 @@ final class ImportTests: XCTestCase {
     /// NDJSON lines are parsed on every core, a chunk at a time: the error is still the first
     /// bad line in the input, by its number (blank lines counted), and nothing is written.
     func testTheFirstBadLineIsTheErrorAndNothingIsWritten() {
-        let s = Sandbox()
+        let s = CLISandbox()
         s.signIn()
         var lines = (0..<1500).map { "{\"recordName\": \"r\($0)\", \"recordType\": \"T\", \"fields\": {\"n\": {\"value\": \($0)}}}" }
         lines[1] = "  "
@@ -26,7 +27,7 @@ final class ImportTests: XCTestCase {
     /// Each chunk is parsed while the one before it is committed, and each batch's results are
     /// encoded together: the results still come one per record, in input order, failures in place.
     func testResultsComeInInputOrderAcrossChunksAndBatches() {
-        let s = Sandbox()
+        let s = CLISandbox()
         s.signIn()
         let count = 1300
         var lines = (0..<count).map { "{\"recordName\": \"r\($0)\", \"recordType\": \"T\", \"fields\": {\"n\": {\"value\": \($0)}}}" }
@@ -55,7 +56,7 @@ final class ImportTests: XCTestCase {
     }
 
     func testReimportingAnExportWritesNothing() {
-        let s = Sandbox()
+        let s = CLISandbox()
         s.signIn()
         XCTAssertEqual(s.ck("zone", "create", "L").status, 0)
         for i in 0..<5 { XCTAssertEqual(s.ck("--zone", "L", "record", "save", "--type", "T", "--name", "r\(i)", "n=\(i)").status, 0) }

@@ -1,3 +1,4 @@
+import CKTestSupport
 import Foundation
 import XCTest
 
@@ -5,7 +6,7 @@ import XCTest
 /// `zones/<zone>/tokens/<device>.json` and `<database>/tokens/<device>.json`; a data directory
 /// of the earlier layout (`devices/<device>/bookmarks/…`) is moved on first use.
 final class BookmarkMigrationTests: XCTestCase {
-    func setUpZone(_ s: Sandbox) -> (db: String, owner: String) {
+    func setUpZone(_ s: CLISandbox) -> (db: String, owner: String) {
         s.signIn()
         XCTAssertEqual(s.run(["zone", "create", "Lists", "Gone"]).status, 0)
         XCTAssertEqual(s.run(["--zone", "Lists", "record", "save", "--type", "T", "--name", "a", "n=1"]).status, 0)
@@ -14,7 +15,7 @@ final class BookmarkMigrationTests: XCTestCase {
     }
 
     func testBookmarksLiveBesideTheirZoneAndGoWithIt() {
-        let s = Sandbox()
+        let s = CLISandbox()
         let (db, _) = setUpZone(s)
         let fm = FileManager.default
         XCTAssertEqual(s.run(["--zone", "Lists", "zone", "changes"]).status, 0)
@@ -36,7 +37,7 @@ final class BookmarkMigrationTests: XCTestCase {
     }
 
     func testAnEarlierDataDirectoryIsMigratedOnFirstUse() throws {
-        let s = Sandbox()
+        let s = CLISandbox()
         let (db, owner) = setUpZone(s)
         let fm = FileManager.default
         // Fetch, then put the bookmarks where the earlier layout kept them.

@@ -4,15 +4,15 @@ import XCTest
 /// One fixture of Tests/Fixtures/wire: a body recorded from (or sent to) Apple's CloudKit Web
 /// Services by a public project, with its source (repository, path, commit, kind). See
 /// Tests/Fixtures/wire/README.md for what each holds and how it was trimmed.
-struct WireFixture {
-    static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+public struct WireFixture {
+    public static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Fixtures/wire")
 
-    let name: String
-    let source: [String: Any]
-    let body: Any
+    public let name: String
+    public let source: [String: Any]
+    public let body: Any
 
-    init(_ name: String, file: StaticString = #filePath, line: UInt = #line) {
+    public init(_ name: String, file: StaticString = #filePath, line: UInt = #line) {
         self.name = name
         let url = Self.directory.appendingPathComponent(name + ".json")
         guard let data = try? Data(contentsOf: url), let o = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any],
@@ -26,15 +26,15 @@ struct WireFixture {
         self.body = body
     }
 
-    var object: [String: Any] { body as? [String: Any] ?? [:] }
-    var records: [[String: Any]] { object["records"] as? [[String: Any]] ?? [] }
+    public var object: [String: Any] { body as? [String: Any] ?? [:] }
+    public var records: [[String: Any]] { object["records"] as? [[String: Any]] ?? [] }
 
     /// The body as a JSON document to feed ck on stdin.
-    var text: String { String(decoding: try! JSONSerialization.data(withJSONObject: body, options: [.sortedKeys]), as: UTF8.self) }
+    public var text: String { String(decoding: try! JSONSerialization.data(withJSONObject: body, options: [.sortedKeys]), as: UTF8.self) }
 
     /// The body with some values replaced (a record name or change tag that only a live
     /// store knows), as JSON text.
-    func text(replacing replacements: [String: String]) -> String {
+    public func text(replacing replacements: [String: String]) -> String {
         var t = text
         for (from, to) in replacements { t = t.replacingOccurrences(of: "\"\(from)\"", with: "\"\(to)\"") }
         return t
@@ -42,11 +42,11 @@ struct WireFixture {
 }
 
 /// Shape checks: the keys ck prints against the keys Apple's servers sent.
-enum Shape {
-    static func keys(_ v: Any?) -> Set<String> { Set((v as? [String: Any])?.keys.map { $0 } ?? []) }
+public enum Shape {
+    public static func keys(_ v: Any?) -> Set<String> { Set((v as? [String: Any])?.keys.map { $0 } ?? []) }
 
     /// The JSON kind of a value, as a shape compares it.
-    static func kind(_ v: Any?) -> String {
+    public static func kind(_ v: Any?) -> String {
         switch v {
         case is String: return "string"
         case let n as NSNumber: return ["c", "B"].contains(String(cString: n.objCType)) ? "bool" : "number"
@@ -59,7 +59,7 @@ enum Shape {
 
     /// `ck`'s dictionary has exactly the recorded keys (less `optional` ones the recording
     /// may carry and ck need not), each of the same JSON kind.
-    static func assertSameKeys(_ ck: Any?, _ recorded: Any?, optional: Set<String> = [], _ what: String,
+    public static func assertSameKeys(_ ck: Any?, _ recorded: Any?, optional: Set<String> = [], _ what: String,
                                file: StaticString = #filePath, line: UInt = #line) {
         let mine = keys(ck), theirs = keys(recorded).subtracting(optional)
         XCTAssertEqual(mine.subtracting(optional), theirs, "\(what): ck's keys against the recorded ones", file: file, line: line)
@@ -70,5 +70,5 @@ enum Shape {
     }
 
     /// Base64 that decodes to `count` bytes, as the recorded checksums and keys do.
-    static func base64Length(_ v: Any?) -> Int? { (v as? String).flatMap { Data(base64Encoded: $0) }?.count }
+    public static func base64Length(_ v: Any?) -> Int? { (v as? String).flatMap { Data(base64Encoded: $0) }?.count }
 }

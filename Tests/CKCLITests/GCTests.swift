@@ -1,3 +1,4 @@
+import CKTestSupport
 import Foundation
 import XCTest
 
@@ -6,7 +7,7 @@ import XCTest
 /// in the middle of its switch.
 final class GCTests: XCTestCase {
     /// A zone Lists with 10 changes: r1…r6 saved, r1 and r2 changed, r3 deleted, r7 saved.
-    func tenChanges(_ s: Sandbox) -> [String] {
+    func tenChanges(_ s: CLISandbox) -> [String] {
         s.signIn()
         XCTAssertEqual(s.run(["zone", "create", "Lists"]).status, 0)
         var tokens: [String] = [s.run(["--zone", "Lists", "zone", "changes", "--from-start", "--no-save"]).zoneChanges["syncToken"] as! String]
@@ -29,7 +30,7 @@ final class GCTests: XCTestCase {
     }
 
     func testGCExpiresOldTokensKeepsNewOnesAndTheState() {
-        let s = Sandbox()
+        let s = CLISandbox()
         let tokens = tenChanges(s)
         let fromStart = records(s.run(["--zone", "Lists", "zone", "changes", "--from-start", "--no-save"]))
         let export = s.run(["--zone", "Lists", "export"]).stdout
@@ -86,7 +87,7 @@ final class GCTests: XCTestCase {
     }
 
     func testKeepSinceATagAndBadArguments() {
-        let s = Sandbox()
+        let s = CLISandbox()
         let tokens = tenChanges(s)
         XCTAssertEqual(s.run(["--zone", "Lists", "gc", "--keep-since", tokens[5]]).object["retainedFrom"] as? Int, 6)
         assertFailure(s.run(["--zone", "Lists", "zone", "changes", "--since", tokens[4], "--no-save"]), exit: 7)
@@ -103,7 +104,7 @@ final class GCTests: XCTestCase {
 
     /// A crash between the two renames of the switch: the next writer finishes it.
     func testAnInterruptedSwitchIsFinishedByTheNextWriter() throws {
-        let s = Sandbox()
+        let s = CLISandbox()
         _ = tenChanges(s)
         let dir = s.historyZoneDirectory("zones/Lists")
         let fm = FileManager.default

@@ -1,3 +1,4 @@
+import CKTestSupport
 import Foundation
 import XCTest
 
@@ -7,7 +8,7 @@ import XCTest
 /// leave them — and readers must still see every committed change, the next writer must make
 /// the files whole, and fsck must find nothing.
 final class RestartRecoveryTests: XCTestCase {
-    private func zoneDirectory(_ s: Sandbox, _ zone: String) -> String? {
+    private func zoneDirectory(_ s: CLISandbox, _ zone: String) -> String? {
         let fm = FileManager.default
         guard let e = fm.enumerator(atPath: s.dataDir.path) else { return nil }
         while let rel = e.nextObject() as? String {
@@ -34,7 +35,7 @@ final class RestartRecoveryTests: XCTestCase {
 
     func testAfterARestartReadersTakeUnsyncedChangesFromTheHistoryAndTheNextWriterRedoesThem() throws {
         guard FileManager.default.fileExists(atPath: "/proc/sys/kernel/random/boot_id") else { throw XCTSkip("the boot cannot be told here: every commit syncs") }
-        let s = Sandbox()
+        let s = CLISandbox()
         s.signIn()
         XCTAssertEqual(s.ck("zone", "create", "Z").status, 0)
         let base = (1...5).map { "{\"recordName\": \"r\($0)\", \"recordType\": \"T\", \"fields\": {\"n\": {\"value\": \($0)}}}" }.joined(separator: "\n")
