@@ -7,15 +7,14 @@ import CKCore
 /// in text errors only: the JSON envelope stays CloudKit's.
 enum NextSteps {
     static func hint(for e: CloudKitError, command: [String], args: ParsedArguments, globals: GlobalOptions) -> String? {
-        let ck = Context(e: e, command: command, args: args, globals: globals)
-        if let step = e.nextStep { return words(step, ck) }
+        // A command's own way past the error comes first.
         switch e.code {
         case .zoneNotFound where command == ["zone", "delete"] || command == ["zone", "purge"]:
             return "pass --if-exists to treat a missing zone as \(command[1] == "purge" ? "purged" : "deleted")"
         case .notFound where command == ["record", "delete"]:
             return "pass --if-exists to treat a missing record as deleted"
         default:
-            return nil
+            return e.nextStep.map { words($0, Context(e: e, command: command, args: args, globals: globals)) }
         }
     }
 

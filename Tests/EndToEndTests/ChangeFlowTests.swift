@@ -47,7 +47,7 @@ final class ChangeFlowTests: XCTestCase {
         s.ck("--device", "phone", "--zone", "Lists", "record", "save", "--type", "ToDoItem", "--name", "r4", "title=new")
         s.assertUnchanged("expired bookmark") {
             assertFailure(s.ck("--zone", "Lists", "zone", "changes"), exit: 7, contains: "CHANGE_TOKEN_EXPIRED")
-            assertFailure(s.ck("--zone", "Lists", "zone", "changes", "--since", token(second)), exit: 7, contains: "fetch from the start")
+            assertFailure(s.ck("--zone", "Lists", "zone", "changes", "--since", token(second)), exit: 7, contains: "fetch again from the start: ck --zone Lists zone changes --from-start")
         }
         let recovered = s.ck("--zone", "Lists", "zone", "changes", "--from-start")
         XCTAssertEqual(recovered.status, 0, recovered.stderr)

@@ -33,7 +33,7 @@ extension Database {
         }
         if t.seq > head { throw CloudKitError.badRequest("change token is from the future of this database") }
         if t.epoch < (try databaseHistory.epoch()) {
-            throw CloudKitError(.changeTokenExpired, "change token expired: the database no longer retains history that old; fetch from the start").with(.refetchFromStart)
+            throw CloudKitError(.changeTokenExpired, "change token expired: the database no longer retains history that old").with(.refetchFromStart)
         }
         return t.seq
     }

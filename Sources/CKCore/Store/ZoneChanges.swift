@@ -43,7 +43,7 @@ extension Database {
         if !t.scopeKey.sameBytes(mine) {
             let a = t.scopeKey.split(separator: "|", omittingEmptySubsequences: false), b = mine.split(separator: "|", omittingEmptySubsequences: false)
             if a.count == b.count && Array(a.dropLast()).elementsEqual(Array(b.dropLast()), by: { $0.utf8.elementsEqual($1.utf8) }) {
-                throw CloudKitError(.changeTokenExpired, "change token expired: zone '\(Names.describe(z.zoneID.zoneName))' was deleted (or purged) and created again since; fetch from the start", zoneID: z.zoneID).with(.refetchFromStart)
+                throw CloudKitError(.changeTokenExpired, "change token expired: zone '\(Names.describe(z.zoneID.zoneName))' was deleted (or purged) and created again since", zoneID: z.zoneID).with(.refetchFromStart)
             }
             var other = a.count >= 5 ? "zone '\(Names.describe(PathEncoding.decodeSimple(String(a[4])) ?? String(a[4])))' of the \(a[2]) database" : "another zone"
             if a.count >= 5, b.count >= 5, !a[3].utf8.elementsEqual(b[3].utf8) { other = "another user's " + other }
@@ -53,14 +53,14 @@ extension Database {
         let epoch = try z.history.epoch()
         if max(t.seq, t.origin ?? 0) > head || t.epoch > epoch { throw CloudKitError(.badRequest, "change token is from the future of zone '\(Names.describe(z.zoneID.zoneName))'", zoneID: z.zoneID) }
         if t.epoch < epoch {
-            throw CloudKitError(.changeTokenExpired, "change token expired: zone '\(Names.describe(z.zoneID.zoneName))' no longer retains history that old; fetch from the start", zoneID: z.zoneID).with(.refetchFromStart)
+            throw CloudKitError(.changeTokenExpired, "change token expired: zone '\(Names.describe(z.zoneID.zoneName))' no longer retains history that old", zoneID: z.zoneID).with(.refetchFromStart)
         }
         // `ck gc` compacted the changes after the token's point (HistoryCompaction). The pages of
         // a fetch from scratch that began after the compaction read on through what remains of
         // them, as the first page did.
         let kept = try z.history.retainedFrom() - 1
         if t.seq < kept && (t.origin ?? 0) < kept {
-            throw CloudKitError(.changeTokenExpired, "change token expired: zone '\(Names.describe(z.zoneID.zoneName))' no longer retains history that old (its history was compacted); fetch from the start", zoneID: z.zoneID).with(.refetchFromStart)
+            throw CloudKitError(.changeTokenExpired, "change token expired: zone '\(Names.describe(z.zoneID.zoneName))' no longer retains history that old (its history was compacted)", zoneID: z.zoneID).with(.refetchFromStart)
         }
         return t
     }
