@@ -10,10 +10,23 @@ public final class CloudKitAPI {
     /// Where the bytes of a stored asset are read from, as a response's `downloadURL` gives
     /// it: `file://` into the data directory (the CLI), or `ck serve`'s own URL.
     let assetBaseURL: String
+    /// Where `ck serve` answers (`http://127.0.0.1:8484`): the origin of the URLs the API hands
+    /// out for a client to come back to — asset upload URLs, web push long-poll URLs — and of
+    /// asset download URLs. nil for the CLI, which serves no URL.
+    public let serverURL: String?
 
-    public init(dataDirectory: String, clock: Clock = .system, assetBaseURL: String? = nil) {
+    public init(dataDirectory: String, clock: Clock = .system, serverURL: String? = nil) {
         store = CloudKitStore(root: dataDirectory, clock: clock)
-        self.assetBaseURL = assetBaseURL ?? store.assets.baseURL
+        self.serverURL = serverURL
+        self.assetBaseURL = serverURL.map { $0 + "/assets/" } ?? store.assets.baseURL
+    }
+
+    /// The server's origin, for an endpoint whose answer is a URL to come back to.
+    func requireServer(_ endpoint: Endpoint) throws -> String {
+        guard let s = serverURL else {
+            throw CloudKitError.badRequest("\(endpoint.path) answers with URLs a client comes back to over HTTP; this request did not come over HTTP")
+        }
+        return s
     }
 
     /// The data directory, its links resolved.

@@ -149,7 +149,8 @@ struct NotificationInbox {
 
     /// Complete notifications from a byte offset on, up to the committed end, and the offset
     /// after the last one.
-    public func read(from offset: Int64) throws -> (notifications: [JSONValue], end: Int64) {
+    /// `limit`: at most that many notifications; the end is then after the last one returned.
+    public func read(from offset: Int64, limit: Int? = nil) throws -> (notifications: [JSONValue], end: Int64) {
         let st = try state()
         let size = st.logSize
         guard size > offset, let dir = try Directory.open(directory), let fd = try dir.openFile(NotificationInbox.logName) else { return ([], offset) }
@@ -160,7 +161,7 @@ struct NotificationInbox {
         bytes.removeLast(bytes.count - n)
         var out: [JSONValue] = []
         var start = 0
-        while let nl = bytes[start...].firstIndex(of: 0x0A) {
+        while out.count < (limit ?? Int.max), let nl = bytes[start...].firstIndex(of: 0x0A) {
             if let j = try? JSONParser.parse(Array(bytes[start..<nl])), let note = j["notification"],
                !(j["seq"]?.int64Value.map(st.isDropped) ?? false) { out.append(note) }
             start = nl + 1

@@ -7,9 +7,12 @@ public struct NotificationsRequest: Sendable {
     /// Where to read from: nil, the device's first unread notification; else the cursor an
     /// earlier answer ended at (`--follow` reads on from there).
     public var after: NotificationCursor?
+    /// At most this many (a web client's long-poll takes one at a time); nil: every one.
+    public var limit: Int?
 
-    public init(after: NotificationCursor? = nil) {
+    public init(after: NotificationCursor? = nil, limit: Int? = nil) {
         self.after = after
+        self.limit = limit
     }
 }
 
@@ -39,7 +42,7 @@ extension CloudKitAPI {
         let box = try ctx.db.notificationInbox()
         try box.register()
         let start = try r.after?.offset ?? box.unreadOffset()
-        let (notes, end) = try box.read(from: start)
+        let (notes, end) = try box.read(from: start, limit: r.limit)
         return NotificationsResponse(notifications: try NotificationGate(api: self, caller: caller).admit(notes), cursor: NotificationCursor(offset: end),
                                      advanced: end > start)
     }

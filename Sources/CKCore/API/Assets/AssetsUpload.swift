@@ -1,0 +1,100 @@
+import Foundation
+
+/// `assets/upload`: a URL per asset field to POST its bytes to (reference §3.6; CloudKit JS
+/// asks before it saves a record with an asset). The URL carries a sealed token — whose zone,
+/// record and field, valid 15 minutes — so nothing is kept for it; POSTing the bytes there
+/// (`receiveAsset`) stores them and answers `{singleFile: {fileChecksum, receipt, size, …}}`,
+/// which records/modify then takes as the field's value.
+public struct AssetsUploadRequest: Sendable {
+    public struct Token: Sendable, Equatable {
+        public var recordName: String?
+        public var recordType: String?
+        public var fieldName: String
+
+        public init(recordName: String?, recordType: String?, fieldName: String) {
+            self.recordName = recordName
+            self.recordType = recordType
+            self.fieldName = fieldName
+        }
+    }
+
+    public var zoneName: String?
+    public var tokens: [Token]
+
+    public init(zoneName: String? = nil, tokens: [Token]) {
+        self.zoneName = zoneName
+        self.tokens = tokens
+    }
+
+    /// The Web Services body: `{zoneID?, tokens: [{recordName?, recordType?, fieldName}]}`.
+    public init(json body: JSONValue) throws {
+        let o = try RequestBody.object(body, "assets/upload request", keys: ["zoneID", "tokens"])
+        guard let list = o["tokens"]?.arrayValue, !list.isEmpty else { throw CloudKitError.badRequest("assets/upload request needs a non-empty 'tokens' array") }
+        if list.count > Limits.resultsPerPage {
+            throw CloudKitError(.limitExceeded, "an assets/upload request holds at most \(Limits.resultsPerPage) tokens; this one has \(list.count)")
+        }
+        zoneName = try RequestBody.zoneName(o["zoneID"])
+        tokens = try list.enumerated().map { i, item in
+            let t = try RequestBody.object(item, "tokens[\(i)]", keys: ["recordName", "recordType", "fieldName"])
+            guard let field = t["fieldName"]?.stringValue else { throw CloudKitError.badRequest("tokens[\(i)] needs a 'fieldName' string") }
+            let name = try RequestBody.string(t["recordName"], "tokens[\(i)].recordName")
+            let type = try RequestBody.string(t["recordType"], "tokens[\(i)].recordType")
+            return Token(recordName: name, recordType: type, fieldName: field)
+        }
+    }
+}
+
+extension CloudKitAPI {
+    static let uploadTokenPrefix = "ck1u."
+    static let receiptPrefix = "ck1r."
+    /// How long an upload URL is good for (WS-Assets: 15 minutes).
+    static let uploadValidity: Int64 = 15 * 60 * 1000
+
+    /// `{tokens: [{recordName, fieldName, url}]}`, in the order asked.
+    public func assetUploadURLs(_ r: AssetsUploadRequest, as caller: Caller) throws -> ItemsResponse {
+        for t in r.tokens {
+            try Names.validateFieldName(t.fieldName)
+            if let n = t.recordName { try Names.validateRecordName(n) }
+            if let ty = t.recordType { try Names.validateRecordType(ty) }
+        }
+        let server = try requireServer(.assetsUpload)
+        let zone = r.zoneName ?? ZoneID.defaultZoneName
+        try Names.validateZoneName(zone)
+        let ctx = try preflight(.assetsUpload, caller, zones: [zone], need: .write)
+        let secret = try ctx.db.tokenSecret.getOrCreate()
+        let until = clock.now() + Self.uploadValidity
+        return ItemsResponse("tokens", r.tokens.map { t in
+            var payload: [String: JSONValue] = ["c": .string(caller.container), "e": .string(caller.environment.rawValue),
+                                                "d": .string(caller.scope.rawValue), "z": .string(zone), "f": .string(t.fieldName), "x": .int(until)]
+            if let n = t.recordName { payload["r"] = .string(n) }
+            let token = SignedEnvelope.seal(.object(payload), prefix: Self.uploadTokenPrefix, secret: secret)
+            var item: [String: JSONValue] = ["fieldName": .string(t.fieldName), "url": .string(server + "/upload/" + token)]
+            if let n = t.recordName { item["recordName"] = .string(n) }
+            return .value(.object(item))
+        })
+    }
+
+    /// The bytes POSTed to an upload URL: stored (by their checksum, once), answered with the
+    /// value records/modify takes for the field: `{singleFile: {fileChecksum, receipt, size,
+    /// wrappingKey, referenceChecksum}}`. The token is the authority (a client sends no
+    /// credentials here): one that is not sealed by this data directory, or has expired, is
+    /// refused.
+    public func receiveAsset(uploadToken: String, bytes: [UInt8]) throws -> DocumentBody {
+        guard let p = SignedEnvelope.open(uploadToken, prefix: Self.uploadTokenPrefix, secret: try TokenSecret(paths: store.paths).existing()),
+              let container = p["c"]?.stringValue, p["e"]?.stringValue.flatMap(Environment.init(rawValue:)) != nil,
+              let scope = p["d"]?.stringValue.flatMap(DatabaseScope.init(rawValue:)), let until = p["x"]?.int64Value else {
+            throw CloudKitError(.authenticationFailed, "this upload URL was not issued by this data directory")
+        }
+        if clock.now() > until { throw CloudKitError(.authenticationFailed, "this upload URL has expired (upload URLs are good for 15 minutes); ask assets/upload for another") }
+        if Int64(bytes.count) > Limits.assetBytes { throw AssetValue.tooLarge(Int64(bytes.count), what: "the upload") }
+        let stored = try store.assets.put(bytes)
+        guard let sum = stored["fileChecksum"]?.stringValue else { throw CloudKitError.internalError("the asset store gave no checksum") }
+        let receipt = SignedEnvelope.seal(["s": .string(sum), "n": .int(Int64(bytes.count)), "c": .string(container)], prefix: Self.receiptPrefix,
+                                          secret: try TokenSecret(paths: store.paths).getOrCreate())
+        var file: [String: JSONValue] = ["fileChecksum": .string(sum), "size": .int(Int64(bytes.count)), "receipt": .string(receipt)]
+        // The keys an encrypted (private or shared) asset carries, as every response shows them.
+        let shown = AssetValue.response(.object(file), style: ResponseStyle(assetBase: assetBaseURL, encryptedAssets: scope != .public))
+        for k in ["wrappingKey", "referenceChecksum"] { file[k] = shown[k] }
+        return DocumentBody(["singleFile": .object(file)])
+    }
+}

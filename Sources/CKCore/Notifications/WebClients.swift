@@ -1,0 +1,45 @@
+/// Web clients registered for pushes (`tokens/create`, `tokens/register`): one file per
+/// token, `<container>/<environment>/webclients/<token>.json` — `{apnsToken, apnsEnvironment,
+/// userRecordName?, created}`. A client bound to a user is one of that user's devices,
+/// `web-<token>`, whose notification inbox its long-poll reads: every subscription of the user
+/// that fires reaches it, as it reaches their other devices.
+struct WebClients {
+    let paths: DataPaths
+    let container: String
+    let environment: Environment
+
+    struct Client {
+        var apnsToken: String
+        var apnsEnvironment: String
+        var userRecordName: String?
+        var created: Int64
+
+        var json: JSONValue {
+            var o: [String: JSONValue] = ["schemaVersion": .int(DataPaths.schemaVersion), "apnsToken": .string(apnsToken),
+                                          "apnsEnvironment": .string(apnsEnvironment), "created": .int(created)]
+            if let u = userRecordName { o["userRecordName"] = .string(u) }
+            return .object(o)
+        }
+
+        /// The device its notifications are delivered to.
+        var deviceID: String { "web-" + apnsToken }
+    }
+
+    var directory: String { paths.environment(container, environment) + "/webclients" }
+
+    /// A token is 32 lowercase hex digits; anything else names no client (and no file).
+    static func isToken(_ s: String) -> Bool { s.utf8.count == 32 && s.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) } }
+
+    func file(_ token: String) -> String { directory + "/" + token + ".json" }
+
+    func load(_ token: String) throws -> Client? {
+        guard WebClients.isToken(token), let j = try FileSystem.readJSON(file(token)), let e = j["apnsEnvironment"]?.stringValue,
+              let c = j["created"]?.int64Value else { return nil }
+        return Client(apnsToken: token, apnsEnvironment: e, userRecordName: j["userRecordName"]?.stringValue, created: c)
+    }
+
+    func save(_ c: Client) throws {
+        try FileSystem.makeDirectories(directory)
+        try FileSystem.writeJSON(file(c.apnsToken), c.json)
+    }
+}
