@@ -1,0 +1,112 @@
+/// The messages of HTTP/1.1 as the server hands them to its handler and takes them back. The
+/// engine (HTTPServer, HTTPConnection, HTTPRequestParser) knows nothing of CloudKit; the
+/// handler knows nothing of sockets.
+
+/// Header fields in the order received; names compare case-insensitively.
+public struct HTTPHeaders: Sendable, Sequence {
+    public private(set) var fields: [(name: String, value: String)]
+
+    public init(_ fields: [(name: String, value: String)] = []) { self.fields = fields }
+
+    /// The first value of `name`, if any.
+    public subscript(name: String) -> String? {
+        fields.first { $0.name.lowercased() == name.lowercased() }?.value
+    }
+
+    /// Every value of `name`, in order.
+    public func values(_ name: String) -> [String] {
+        fields.filter { $0.name.lowercased() == name.lowercased() }.map(\.value)
+    }
+
+    public mutating func add(_ name: String, _ value: String) { fields.append((name, value)) }
+
+    /// Sets `name` to one value, removing the others.
+    public mutating func set(_ name: String, _ value: String) {
+        fields.removeAll { $0.name.lowercased() == name.lowercased() }
+        fields.append((name, value))
+    }
+
+    public mutating func remove(_ name: String) { fields.removeAll { $0.name.lowercased() == name.lowercased() } }
+
+    public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> { fields.makeIterator() }
+}
+
+/// A request's line and headers: what the handler sees before any of the body is read.
+public struct HTTPRequestHead: Sendable {
+    /// The method as sent (`GET`, `POST`, …; case-sensitive, as HTTP has it).
+    public var method: String
+    /// The request-target exactly as received (`/database/1/…/records/query?ckAPIToken=…`):
+    /// a server-to-server signature covers it byte for byte.
+    public var target: String
+    public var headers: HTTPHeaders
+    /// `HTTP/1.1` or `HTTP/1.0`.
+    public var version: String
+
+    public init(method: String, target: String, headers: HTTPHeaders, version: String = "HTTP/1.1") {
+        self.method = method
+        self.target = target
+        self.headers = headers
+        self.version = version
+    }
+
+    /// The target before `?`, not percent-decoded.
+    public var path: String { String(target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]) }
+
+    /// The raw query after `?`, if any.
+    public var query: String? {
+        let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        return parts.count == 2 ? String(parts[1]) : nil
+    }
+}
+
+/// A whole request: its head and its body (de-chunked).
+public struct HTTPRequest: Sendable {
+    public var head: HTTPRequestHead
+    public var body: [UInt8]
+    /// The peer, `127.0.0.1:53211`.
+    public var remoteAddress: String
+
+    public init(head: HTTPRequestHead, body: [UInt8], remoteAddress: String = "") {
+        self.head = head
+        self.body = body
+        self.remoteAddress = remoteAddress
+    }
+}
+
+public struct HTTPResponse: Sendable {
+    public var status: Int
+    public var headers: HTTPHeaders
+    public var body: [UInt8]
+
+    public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+}
+
+/// What the handler says of a request whose head has been read.
+public enum HTTPAdmission: Sendable {
+    /// Read a body of at most this many bytes, then call `respond`. A body announced (or, when
+    /// chunked, growing) past it is answered with `tooLarge` before the rest is read.
+    case readBody(maxBytes: Int)
+    /// Answer now without reading the body (the connection is closed after, when a body was
+    /// announced and not read).
+    case answer(HTTPResponse)
+}
+
+/// The server's side of the contract. Called from many connection threads at once.
+public protocol HTTPHandler: AnyObject, Sendable {
+    /// The head has been read: how much body to accept, or an answer without reading it.
+    func admit(_ head: HTTPRequestHead) -> HTTPAdmission
+    /// The whole request: its answer. May block (a long-poll waits up to ~30 s).
+    func respond(to request: HTTPRequest) -> HTTPResponse
+    /// The answer to a request the engine refused itself: 400 malformed, 408 too slow, 413 a body
+    /// over the limit, 414/431 a target or headers too long, 501 a transfer coding it does not
+    /// know, 505 a version it does not speak, 503 the connection cap reached. `reason` says what
+    /// was wrong, for the body (CloudKit answers JSON on every status).
+    func refusal(status: Int, reason: String) -> HTTPResponse
+    /// One line per answered request, for the log: head (nil when none could be read), status,
+    /// milliseconds from the first byte to the last byte sent.
+    func log(_ head: HTTPRequestHead?, status: Int, milliseconds: Double)
+}
