@@ -64,6 +64,33 @@ final class APIAssetsTokensTests: XCTestCase {
         XCTAssertTrue(asset["downloadURL"]?.stringValue?.hasPrefix(Self.server + "/assets/") ?? false, "\(asset)")
     }
 
+    /// A record fetched over HTTP and saved back as it came carries ck serve's own downloadURL:
+    /// taken when the bytes are here; any other http:// URL is refused, naming it.
+    func testARecordSavedBackWithCKServesDownloadURLKeepsItsAsset() throws {
+        let t = TempStore(), now = Now()
+        let a = api(t, now)
+        let url = try XCTUnwrap(try a.assetUploadURLs(AssetsUploadRequest(tokens: [.init(recordName: "r", recordType: nil, fieldName: "f")]), as: caller()).results[0].value?["url"]?.stringValue)
+        _ = try a.receiveAsset(uploadToken: token(url), bytes: Array("bytes".utf8))
+        let sum = AssetValue.checksum(of: Array("bytes".utf8))
+        let hex = Identifiers.hex(Array(Data(base64Encoded: sum)!))
+        func save(_ name: String, _ downloadURL: String) throws -> OperationResult {
+            try a.modifyRecords(try ModifyRequest.parse(.object(["operations": [[
+                "operationType": "create",
+                "record": ["recordName": .string(name), "recordType": "Doc", "fields": ["f": ["value": ["fileChecksum": .string(sum), "size": 5, "downloadURL": .string(downloadURL)]]]],
+            ]]])), as: caller()).results[0]
+        }
+        XCTAssertNotNil(try save("back", Self.server + "/assets/\(hex.prefix(2))/\(hex)").record)
+        XCTAssertEqual(try save("elsewhere", "http://evil.example/assets/\(hex.prefix(2))/\(hex)").error?.code, .badRequest)
+        let other = AssetValue.checksum(of: Array("never uploaded".utf8))
+        let otherHex = Identifiers.hex(Array(Data(base64Encoded: other)!))
+        let missing = try a.modifyRecords(try ModifyRequest.parse(.object(["operations": [[
+            "operationType": "create",
+            "record": ["recordName": "missing", "recordType": "Doc", "fields": ["f": ["value": ["fileChecksum": .string(other), "size": 14,
+                       "downloadURL": .string("http://127.0.0.1:9/assets/\(otherHex.prefix(2))/\(otherHex)")]]]],
+        ]]])), as: caller()).results[0]
+        XCTAssertTrue(missing.error?.reason.contains("no asset with checksum") ?? false, "\(String(describing: missing.error))")
+    }
+
     func testUploadURLsAreRefusedWhenForgedExpiredOrAskedOutsideHTTP() throws {
         let t = TempStore(), now = Now()
         let a = api(t, now)

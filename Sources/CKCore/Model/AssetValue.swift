@@ -84,14 +84,34 @@ public enum AssetValue {
         case remote
         /// A file of an asset store, as ck prints it: `<dataDirectory>/assets/<shard>/<name>`.
         case exported(AssetStore.ExportedFile)
+        /// A `downloadURL` that `ck serve` handed out (`http://<loopback>/assets/<2 hex>/<64
+        /// hex>`): a record fetched over HTTP and saved back as it came. Its bytes are in the
+        /// store that served it, or nowhere this store can read.
+        case served
     }
 
     /// Classifies a downloadURL sent in a value: an `https://` URL, or a `file://` URL of the
     /// exact shape ck prints (`file:///…/assets/<2 hex>/<64 hex>`, the hex that of the
     /// 32-byte SHA-256 the value's checksum names). Anything else is refused, with a reason
     /// that fits after "its downloadURL '…' ".
+    /// Whether `url` is a loopback `http://` URL ending in `/assets/<shard>/<hex>` of this hex.
+    static func isServedURL(_ url: String, hex: String) -> Bool {
+        let rest = url.dropFirst("http://".count)
+        guard let slash = rest.firstIndex(of: "/") else { return false }
+        let host = rest[..<slash]
+        let name = host.hasPrefix("[") ? String(host.prefix { $0 != "]" }) + "]" : String(host.split(separator: ":").first ?? "")
+        guard name == "localhost" || name.hasPrefix("127.") || name == "[::1]" else { return false }
+        return rest[slash...] == "/assets/" + hex.prefix(2) + "/" + hex
+    }
+
     static func source(ofURL url: String, checksum sum: String) throws -> Source {
         if isHTTPSURL(url) { return .remote }
+        if url.hasPrefix("http://") {
+            guard let d = Data(base64Encoded: sum), d.count == 32, isServedURL(url, hex: Identifiers.hex(Array(d))) else {
+                throw CloudKitError.badRequest("is an http:// URL, which only ck serve's own asset URLs may be (http://127.0.0.1:PORT/assets/<2 hex>/<64 hex of the checksum>)")
+            }
+            return .served
+        }
         if url.hasPrefix("https://") { throw CloudKitError.badRequest("is not a valid https:// URL") }
         guard url.hasPrefix("file://") else {
             throw CloudKitError.badRequest("is neither an https:// URL (a server's asset) nor a file:// URL into an asset store")

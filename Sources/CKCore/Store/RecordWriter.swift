@@ -183,6 +183,8 @@ struct RecordWriter {
                     throw CloudKitError(.badRequest, "\(field): \(missing)its downloadURL '\(url)' could not be read: \(e.reason)", recordName: recordName)
                 }
                 return AssetValue.local(v)
+            case .served?:
+                throw CloudKitError(.badRequest, "\(field): no asset with checksum '\(sum)' is stored in this data directory; its downloadURL '\(AssetValue.describeURL(v["downloadURL"]?.stringValue ?? ""))' is another server's (upload the bytes with assets/upload)", recordName: recordName)
             case nil:
                 throw CloudKitError(.badRequest, "\(field): \(missing)no downloadURL says where its bytes are (pass the file as \(name):ASSET=@PATH)", recordName: recordName)
             }

@@ -77,11 +77,20 @@ public struct HTTPResponse: Sendable {
     public var status: Int
     public var headers: HTTPHeaders
     public var body: [UInt8]
+    /// Called once the answer is written (true) or could not be (false): what must happen only
+    /// after the client has it — a web push marked delivered — happens there.
+    public var onSent: (@Sendable (Bool) -> Void)?
+    /// Close the connection without answering (a NETWORK_FAILURE fault: the client sees the
+    /// connection drop, as when a request never reaches the service).
+    public var dropConnection: Bool
 
-    public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
+    public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [], onSent: (@Sendable (Bool) -> Void)? = nil,
+                dropConnection: Bool = false) {
         self.status = status
         self.headers = headers
         self.body = body
+        self.onSent = onSent
+        self.dropConnection = dropConnection
     }
 }
 

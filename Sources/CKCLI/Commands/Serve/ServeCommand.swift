@@ -1,0 +1,74 @@
+import CKCore
+import CKServe
+import Foundation
+
+/// `ck serve`: CloudKit Web Services over HTTP on this data directory (Docs/serve.md).
+enum ServeCommand {
+    static let command: Command = Command(["serve"], synopsis: "[--host H] [--port P] [--allow-origin ORIGIN]...",
+        summary: "Answer CloudKit Web Services over HTTP, so CloudKit JS and server scripts run against this store",
+        options: [
+            OptionSpec("--host", value: "H", help: "the address to listen on [default: 127.0.0.1]; any other than loopback prints a warning"),
+            OptionSpec("--port", value: "P", help: "the port [default: 8484]; 0 takes a free one"),
+            OptionSpec("--allow-origin", value: "ORIGIN", help: "a web page origin whose scripts may read the answers (CORS), e.g. http://localhost:3000 or http://localhost:*; repeatable [default: http://localhost:* and http://127.0.0.1:*]"),
+        ],
+        details: """
+        Answers /database/1/{container}/{environment}/{public|private|shared}/{endpoint} and
+        /device/1/{container}/{environment}/tokens/{create|register} as api.apple-cloudkit.com
+        does, over the same API as the commands, with the same locks: the CLI and the server
+        work on one data directory at once. Every request needs a ckAPIToken ('ck api-token
+        create') or a server-to-server signature ('ck server-key add'); user-bound requests a
+        ckWebAuthToken ('ck account web-auth-token', or the sign-in page an
+        AUTHENTICATION_REQUIRED answer's redirectURL names).
+        When listening, prints one JSON line on stdout: {"dataDirectory", "pid", "url"}; then
+        one line per request on stderr (method, path without its tokens, status, milliseconds).
+        SIGINT or SIGTERM: stops accepting, finishes the requests in flight, exits 0.
+        """) { inv in
+        _ = try inv.positionals(max: 0, what: "")
+        let host = inv.args.value("--host") ?? "127.0.0.1"
+        guard !host.isEmpty, host.utf8.count <= 255, !host.contains("/") else { throw inv.usageError("--host must be an address, not '\(host)'") }
+        var port: UInt16 = 8484
+        if let p = inv.args.value("--port") {
+            guard let n = UInt16(p) else { throw inv.usageError("--port must be a number from 0 to 65535, not '\(p)'") }
+            port = n
+        }
+        let origins = inv.args.values("--allow-origin")
+        for o in origins where !(o == "*" || o.hasPrefix("http://") || o.hasPrefix("https://")) || o.contains("\r") || o.contains("\n") {
+            throw inv.usageError("--allow-origin takes an origin such as http://localhost:3000 (or http://localhost:*), not '\(o)'")
+        }
+        if !WebServicesServer.isLoopback(host) {
+            inv.warn("--host \(host) is not loopback: other machines can reach this server, and every API token and session of the data directory with it")
+        }
+        let io = inv.io
+        // From many connection threads at once: one write(2) a line, which a pipe keeps whole.
+        let server = WebServicesServer(dataDirectory: inv.api.dataDirectory, host: host, port: port, allowedOrigins: origins) { line in
+            let bytes = Array((line + "\n").utf8)
+            _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+        }
+        let url: String
+        do { url = try server.start() } catch let e as CloudKitError { throw e } catch {
+            throw CloudKitError(.internalError, "could not listen on \(host):\(port): \(error)")
+        }
+        inv.print(DocumentBody(["url": .string(url), "pid": .int(Int64(getpid())), "dataDirectory": .string(inv.api.dataDirectory)]))
+        _ = io.flush()
+        ServeSignals.stop(on: [SIGINT, SIGTERM]) { server.stop() }
+        server.waitUntilStopped()
+        return ExitCode.success
+    }
+}
+
+/// Signals that stop the server: handled on a queue of their own (not in a signal handler),
+/// once.
+enum ServeSignals {
+    nonisolated(unsafe) private static var sources: [DispatchSourceSignal] = []
+
+    static func stop(on signals: [Int32], _ action: @escaping @Sendable () -> Void) {
+        let queue = DispatchQueue(label: "ck.serve.signals")
+        for s in signals {
+            signal(s, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: s, queue: queue)
+            source.setEventHandler { action() }
+            source.resume()
+            sources.append(source)
+        }
+    }
+}

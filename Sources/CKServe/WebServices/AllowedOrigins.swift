@@ -1,0 +1,47 @@
+/// The web pages whose scripts may read ck serve's answers (CORS): `--allow-origin ORIGIN`,
+/// each an origin (`http://localhost:3000`) or one with any port (`http://localhost:*`), or
+/// `*`. By default pages served from this machine: `http://localhost:*`, `http://127.0.0.1:*`.
+struct AllowedOrigins {
+    let patterns: [String]
+
+    static let defaults = ["http://localhost:*", "http://127.0.0.1:*"]
+
+    init(_ patterns: [String]) { self.patterns = patterns.isEmpty ? Self.defaults : patterns }
+
+    func allows(_ origin: String) -> Bool {
+        patterns.contains { p in
+            if p == "*" || p == origin { return true }
+            guard p.hasSuffix(":*"), origin.hasPrefix(p.dropLast()) else { return false }
+            let port = origin.dropFirst(p.count - 1)
+            return !port.isEmpty && port.count <= 5 && port.allSatisfy(\.isASCIIDigit)
+        }
+    }
+
+    /// An allowed page's answer carries the CORS headers, and lets its script read the rotated
+    /// web auth token.
+    func decorate(_ r: inout HTTPResponse, _ head: HTTPRequestHead) {
+        guard let origin = head.headers["Origin"], allows(origin) else { return }
+        r.headers.set("Access-Control-Allow-Origin", origin)
+        r.headers.set("Vary", "Origin")
+        r.headers.set("Access-Control-Expose-Headers", "X-Apple-CloudKit-Web-Auth-Token, X-Apple-CloudKit-Session, Retry-After")
+    }
+
+    /// OPTIONS: a browser asking whether a request with custom headers (a server-to-server
+    /// signature, a JSON content type) may be sent. CloudKit JS's own requests are "simple"
+    /// and need none.
+    func preflight(_ head: HTTPRequestHead) -> HTTPResponse {
+        var r = HTTPResponse(status: 204)
+        if let origin = head.headers["Origin"], allows(origin) {
+            r.headers.set("Access-Control-Allow-Origin", origin)
+            r.headers.set("Vary", "Origin")
+            r.headers.set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+            r.headers.set("Access-Control-Allow-Headers", head.headers["Access-Control-Request-Headers"].map { String($0.prefix(1000)) } ?? "Content-Type")
+            r.headers.set("Access-Control-Max-Age", "600")
+        }
+        return r
+    }
+}
+
+extension Character {
+    var isASCIIDigit: Bool { isASCII && isNumber }
+}

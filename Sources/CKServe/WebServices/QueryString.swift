@@ -1,0 +1,29 @@
+/// A request's query string as CloudKit JS writes it: `name=value` pairs joined by `&`, values
+/// percent-encoded (`encodeURIComponent`). `+` is a plus, not a space: tokens are not form
+/// data.
+struct QueryString {
+    private var pairs: [(String, String)] = []
+
+    init(_ raw: String) {
+        for part in raw.split(separator: "&", omittingEmptySubsequences: true) {
+            let kv = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let name = Self.decode(kv[0]), let value = Self.decode(kv.count == 2 ? kv[1] : "") else { continue }
+            pairs.append((name, value))
+        }
+    }
+
+    /// The first value of `name`.
+    subscript(name: String) -> String? { pairs.first { $0.0 == name }?.1 }
+
+    /// Percent-decoding; nil for a malformed escape or bytes that are not UTF-8.
+    static func decode(_ s: Substring) -> String? {
+        var out: [UInt8] = []
+        var bytes = s.utf8.makeIterator()
+        while let b = bytes.next() {
+            guard b == UInt8(ascii: "%") else { out.append(b); continue }
+            guard let h = bytes.next(), let l = bytes.next(), let v = UInt8(String(decoding: [h, l], as: UTF8.self), radix: 16) else { return nil }
+            out.append(v)
+        }
+        return String(validating: out, as: UTF8.self)
+    }
+}

@@ -1,0 +1,76 @@
+import CKCore
+
+/// What a request's path asks for, as `api.apple-cloudkit.com` lays its paths out
+/// (reference §2, cloudkit-js.md §2), and the URLs ck serve hands out itself.
+enum WebServicesRoute: Equatable {
+    /// `/database/1/{container}/{environment}/{public|private|shared}/{endpoint}`.
+    case database(container: String, environment: Environment, scope: DatabaseScope, endpoint: Endpoint)
+    /// `/device/1/{container}/{environment}/tokens/{create|register}`.
+    case device(container: String, environment: Environment, endpoint: Endpoint)
+    /// `/upload/{sealed token}`: an `assets/upload` URL, to POST an asset's bytes to.
+    case upload(token: String)
+    /// `/assets/{2 hex}/{64 hex}`: an asset's `downloadURL`.
+    case asset(path: String)
+    /// `/webcourier/{container}/{environment}/{apnsToken}`: a web client's long-poll.
+    case webCourier(container: String, environment: Environment, apnsToken: String)
+    /// `/signin/{container}/{environment}`: the `redirectURL` of AUTHENTICATION_REQUIRED.
+    case signIn(container: String, environment: Environment)
+
+    /// The route of a path (the target before `?`, undecoded: CloudKit JS encodes nothing), or
+    /// the NOT_FOUND error naming what is wrong with it.
+    static func parse(_ path: String) throws -> WebServicesRoute {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
+        guard path.hasPrefix("/"), let first = parts.first else { throw notFound(path, "a path starts with '/'") }
+        switch first {
+        case "database":
+            guard parts.count >= 6, parts[1] == "1" else {
+                throw notFound(path, "a database path is /database/1/{container}/{environment}/{public|private|shared}/{endpoint}")
+            }
+            let env = try environment(parts[3], path)
+            guard let scope = DatabaseScope(rawValue: parts[4]) else {
+                throw notFound(path, "the database is public, private or shared, not '\(Names.describe(parts[4]))'")
+            }
+            let name = parts[5...].joined(separator: "/")
+            guard let endpoint = Endpoint(rawValue: name), endpoint.module == .database else {
+                throw notFound(path, "'\(Names.describe(name))' is not a CloudKit Web Services endpoint of the database module")
+            }
+            return .database(container: parts[2], environment: env, scope: scope, endpoint: endpoint)
+        case "device":
+            guard parts.count >= 5, parts[1] == "1" else { throw notFound(path, "a device path is /device/1/{container}/{environment}/tokens/{create|register}") }
+            let name = parts[4...].joined(separator: "/")
+            guard let endpoint = Endpoint(rawValue: name), endpoint.module == .device else {
+                throw notFound(path, "'\(Names.describe(name))' is not an endpoint of the device module (tokens/create, tokens/register)")
+            }
+            return .device(container: parts[2], environment: try environment(parts[3], path), endpoint: endpoint)
+        case "upload" where parts.count == 2 && !parts[1].isEmpty:
+            return .upload(token: parts[1])
+        case "assets" where parts.count == 3:
+            return .asset(path: parts[1] + "/" + parts[2])
+        case "webcourier" where parts.count == 4:
+            return .webCourier(container: parts[1], environment: try environment(parts[2], path), apnsToken: parts[3])
+        case "signin" where parts.count == 3:
+            return .signIn(container: parts[1], environment: try environment(parts[2], path))
+        default:
+            throw notFound(path, "ck serve answers /database/1/…, /device/1/…, and the upload, asset, web courier and sign-in URLs it hands out")
+        }
+    }
+
+    private static func environment(_ s: String, _ path: String) throws -> Environment {
+        guard let e = Environment(rawValue: s) else {
+            throw notFound(path, "the environment is development or production, not '\(Names.describe(s))'")
+        }
+        return e
+    }
+
+    private static func notFound(_ path: String, _ why: String) -> CloudKitError {
+        CloudKitError(.notFound, "no such path '\(Names.describe(String(path.prefix(200))))': \(why)")
+    }
+
+    /// The container and environment a route is about, for authentication.
+    var containerAndEnvironment: (String, Environment)? {
+        switch self {
+        case .database(let c, let e, _, _), .device(let c, let e, _), .webCourier(let c, let e, _), .signIn(let c, let e): return (c, e)
+        case .upload, .asset: return nil
+        }
+    }
+}

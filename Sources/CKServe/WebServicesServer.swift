@@ -1,0 +1,100 @@
+import CKCore
+import Foundation
+
+/// `ck serve`: the HTTP engine bound to an address, the Web Services handler over the API of one
+/// data directory, and the URL the API puts in what it hands out (asset, upload and long-poll
+/// URLs) — known only once the port is bound, so the handler is installed then.
+public final class WebServicesServer: @unchecked Sendable {
+    public let dataDirectory: String
+    let host: String
+    let requestedPort: UInt16
+    let allowedOrigins: [String]
+    let pollSeconds: Double
+    let log: @Sendable (String) -> Void
+    private var http: HTTPServer?
+    private var handler: WebServicesHandler?
+
+    public init(dataDirectory: String, host: String = "127.0.0.1", port: UInt16 = 8484, allowedOrigins: [String] = [],
+                pollSeconds: Double = 30, log: @escaping @Sendable (String) -> Void) {
+        self.dataDirectory = dataDirectory
+        self.host = host
+        self.requestedPort = port
+        self.allowedOrigins = allowedOrigins
+        self.pollSeconds = pollSeconds
+        self.log = log
+    }
+
+    /// Whether `host` names this machine only.
+    public static func isLoopback(_ host: String) -> Bool {
+        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+    }
+
+    /// Binds and starts answering; returns the server's URL (`http://127.0.0.1:8484`).
+    @discardableResult
+    public func start() throws -> String {
+        let front = DeferredHandler()
+        let server = HTTPServer(configuration: HTTPServerConfiguration(host: host, port: requestedPort), handler: front)
+        try server.start()
+        let urlHost = host.contains(":") ? "[\(host)]" : host
+        let url = "http://\(urlHost):\(server.port)"
+        let api = CloudKitAPI(dataDirectory: dataDirectory, serverURL: url)
+        var names: Set<String> = [host.lowercased(), "localhost", "127.0.0.1", "::1"]
+        if !Self.isLoopback(host) { names.insert(Self.hostName()) }
+        let handler = WebServicesHandler(api: api, allowedOrigins: allowedOrigins, hostNames: names, pollSeconds: pollSeconds, log: log)
+        front.install(handler)
+        self.http = server
+        self.handler = handler
+        return url
+    }
+
+    /// Stops accepting, ends long-polls, lets the requests in flight finish (within `grace`).
+    public func stop(grace: TimeInterval = 4.5) {
+        handler?.stop()
+        http?.stop(grace: grace)
+    }
+
+    public func waitUntilStopped() { http?.waitUntilStopped() }
+
+    private static func hostName() -> String {
+        var buf = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buf, buf.count) == 0 else { return "" }
+        return String(cString: buf).lowercased()
+    }
+}
+
+/// The handler the engine starts with: refuses (503) until the real one is installed, which
+/// happens before the server's URL is printed — so no client that read it sees a refusal.
+final class DeferredHandler: HTTPHandler, @unchecked Sendable {
+    private let lock = NSLock()
+    private var inner: HTTPHandler?
+
+    func install(_ h: HTTPHandler) {
+        lock.lock()
+        inner = h
+        lock.unlock()
+    }
+
+    private var current: HTTPHandler? {
+        lock.lock()
+        defer { lock.unlock() }
+        return inner
+    }
+
+    func admit(_ head: HTTPRequestHead) -> HTTPAdmission {
+        current?.admit(head) ?? .answer(refusal(status: 503, reason: "ck serve is starting"))
+    }
+
+    func respond(to request: HTTPRequest) -> HTTPResponse {
+        current?.respond(to: request) ?? refusal(status: 503, reason: "ck serve is starting")
+    }
+
+    func refusal(status: Int, reason: String) -> HTTPResponse {
+        if let h = current { return h.refusal(status: status, reason: reason) }
+        let body = JSONWriter.compact(["serverErrorCode": "SERVICE_UNAVAILABLE", "reason": .string(reason), "retryAfter": 1])
+        return HTTPResponse(status: status, headers: HTTPHeaders([("Content-Type", "application/json; charset=utf-8"), ("Retry-After", "1")]), body: Array(body.utf8))
+    }
+
+    func log(_ head: HTTPRequestHead?, status: Int, milliseconds: Double) {
+        current?.log(head, status: status, milliseconds: milliseconds)
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import XCTest
+
+/// A `ck serve --port 0` process of a sandbox: started, its first stdout line read (the JSON
+/// `{dataDirectory, pid, url}`), then signalled and collected.
+public final class ServeProcess {
+    public let process: Process
+    public let url: String
+    public let port: UInt16
+    public let announcement: [String: Any]
+    private let out: Pipe, err: Pipe
+    private final class Box: @unchecked Sendable { var data = Data() }
+    private let errBox = Box()
+    private let errDone = DispatchSemaphore(value: 0)
+
+    /// Starts the server and waits (up to 10 s) for the line saying where it listens.
+    public init(_ sandbox: Sandbox, _ extra: [String] = []) throws {
+        process = Process()
+        process.executableURL = Sandbox.binary
+        process.arguments = ["serve", "--port", "0"] + extra
+        process.environment = sandbox.environment
+        process.currentDirectoryURL = sandbox.root
+        out = Pipe()
+        err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let errHandle = err.fileHandleForReading, box = errBox, done = errDone
+        DispatchQueue.global().async { box.data = errHandle.readDataToEndOfFile(); done.signal() }
+        var line = Data()
+        let handle = out.fileHandleForReading
+        let deadline = Date().addingTimeInterval(10)
+        while !line.contains(0x0A), Date() < deadline {
+            let chunk = handle.availableData
+            if chunk.isEmpty { break }
+            line += chunk
+        }
+        guard let first = line.split(separator: 0x0A).first,
+              let o = (try? JSONSerialization.jsonObject(with: Data(first))) as? [String: Any], let u = o["url"] as? String,
+              let p = u.split(separator: ":").last.flatMap({ UInt16($0) }) else {
+            process.terminate()
+            throw NSError(domain: "ServeProcess", code: 1, userInfo: [NSLocalizedDescriptionKey: "ck serve did not announce itself: \(String(decoding: line, as: UTF8.self))"])
+        }
+        announcement = o
+        url = u
+        port = p
+    }
+
+    public func client() throws -> HTTPTestClient { try HTTPTestClient(port: port) }
+
+    /// Sends a signal, then waits for the exit: its status, the seconds it took, stderr.
+    public func stop(_ signal: Int32 = SIGTERM) -> (status: Int32, seconds: Double, stderr: String) {
+        let start = Date()
+        kill(process.processIdentifier, signal)
+        process.waitUntilExit()
+        let took = Date().timeIntervalSince(start)
+        _ = errDone.wait(timeout: .now() + 5)
+        return (process.terminationStatus, took, String(decoding: errBox.data, as: UTF8.self))
+    }
+
+    deinit { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
+}

@@ -1,0 +1,156 @@
+import CKTestSupport
+import Foundation
+import XCTest
+
+/// `ck serve` as a process: its announcement, signals, the CLI and the server on one data
+/// directory at once, and kill -9 in the middle of commits.
+final class ServeProcessTests: XCTestCase {
+    static let container = "iCloud.com.example.serve"
+
+    struct Served {
+        let sandbox: Sandbox
+        let serve: ServeProcess
+        let apiToken: String
+        let session: String
+
+        func path(_ db: String, _ endpoint: String) -> String {
+            "/database/1/\(ServeProcessTests.container)/development/\(db)/\(endpoint)?ckAPIToken=\(apiToken)&ckWebAuthToken="
+                + (session.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? session)
+        }
+
+        func post(_ db: String, _ endpoint: String, _ json: String) throws -> HTTPTestClient.Answer {
+            try serve.client().request("POST", path(db, endpoint), json: json)
+        }
+    }
+
+    /// A JSON document with its keys sorted, whatever its layout was.
+    static func canonical(_ o: Any?) -> String {
+        guard let o, let d = try? JSONSerialization.data(withJSONObject: o, options: [.sortedKeys, .fragmentsAllowed]) else { return "nil" }
+        return String(decoding: d, as: UTF8.self)
+    }
+
+    func served(_ extra: [String] = []) throws -> Served {
+        let s = Sandbox()
+        s.environment["CK_CONTAINER"] = Self.container
+        s.signIn()
+        let token = try XCTUnwrap(s.ck("api-token", "create", "--name", "tests").object["apiToken"] as? String)
+        let session = try XCTUnwrap(s.ck("account", "web-auth-token").object["ckWebAuthToken"] as? String)
+        return Served(sandbox: s, serve: try ServeProcess(s, extra), apiToken: token, session: session)
+    }
+
+    func testItAnnouncesWhereItListensAnswersAndStopsCleanlyOnSIGTERM() throws {
+        let s = try served()
+        XCTAssertEqual(s.serve.announcement["pid"] as? Int, Int(s.serve.process.processIdentifier))
+        XCTAssertEqual((s.serve.announcement["dataDirectory"] as? String).map { URL(fileURLWithPath: $0).resolvingSymlinksInPath().path },
+                       s.sandbox.dataDir.resolvingSymlinksInPath().path)
+        XCTAssertTrue(s.serve.url.hasPrefix("http://127.0.0.1:"))
+        XCTAssertEqual(try s.serve.client().request("GET", s.path("private", "zones/list")).status, 200)
+        // A long-poll in flight when the signal comes is answered, and the process exits 0 soon.
+        let made = try s.serve.client().request("POST", "/device/1/\(Self.container)/development/tokens/create?ckAPIToken=\(s.apiToken)&ckWebAuthToken="
+                                                + (s.session.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? s.session), json: "{}")
+        let courier = try XCTUnwrap(made["webcourierURL"] as? String)
+        let poller = try s.serve.client()
+        try poller.send("GET \(courier.dropFirst(s.serve.url.count)) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        Thread.sleep(forTimeInterval: 0.3)
+        let stopped = s.serve.stop(SIGTERM)
+        XCTAssertEqual(stopped.status, 0, stopped.stderr)
+        XCTAssertLessThan(stopped.seconds, 5)
+        XCTAssertEqual(try poller.readAnswer().text, "null", "the poll in flight was answered")
+        XCTAssertTrue(stopped.stderr.contains("GET /database/1/\(Self.container)/development/private/zones/list 200 "), stopped.stderr)
+        XCTAssertFalse(stopped.stderr.contains(s.apiToken), "no token in the log")
+    }
+
+    func testAnAddressOtherThanLoopbackIsWarnedAbout() throws {
+        let s = Sandbox()
+        let serve = try ServeProcess(s, ["--host", "0.0.0.0"])
+        let stopped = serve.stop(SIGINT)
+        XCTAssertEqual(stopped.status, 0)
+        XCTAssertTrue(stopped.stderr.contains("not loopback"), stopped.stderr)
+        assertFailure(s.ck("serve", "--port", "70000"), exit: 2, contains: "--port")
+        assertFailure(s.ck("serve", "--allow-origin", "evil"), exit: 2, contains: "--allow-origin")
+    }
+
+    /// The CLI and HTTP clients write one zone at once; every write lands, and both sides then
+    /// read exactly the same records.
+    func testCLIAndHTTPWritesAtOnceEndInOneStore() throws {
+        let s = try served()
+        let n = 15
+        let group = DispatchGroup()
+        final class Failures: @unchecked Sendable { var list: [String] = []; let lock = NSLock()
+            func add(_ s: String) { lock.lock(); list.append(s); lock.unlock() } }
+        let failures = Failures()
+        group.enter()
+        DispatchQueue.global().async {
+            for i in 0..<n {
+                let r = s.sandbox.ck("record", "save", "--type", "Item", "--name", "cli-\(i)", "n=\(i)")
+                if r.status != 0 { failures.add("cli-\(i): \(r.stderr)") }
+            }
+            group.leave()
+        }
+        group.enter()
+        DispatchQueue.global().async {
+            for i in 0..<n {
+                do {
+                    let a = try s.post("private", "records/modify", #"{"operations":[{"operationType":"create","record":{"recordType":"Item","recordName":"http-\#(i)","fields":{"n":{"value":\#(i)}}}}]}"#)
+                    if a.status != 200 || a.text.contains("serverErrorCode") { failures.add("http-\(i): \(a.text)") }
+                } catch { failures.add("http-\(i): \(error)") }
+            }
+            group.leave()
+        }
+        group.wait()
+        XCTAssertEqual(failures.list, [])
+        let query = #"{"query":{"recordType":"Item","sortBy":[{"fieldName":"___recordID","ascending":true}]},"resultsLimit":200}"#
+        let overHTTP = try s.post("private", "records/query", query)
+        let overCLI = s.sandbox.run(["record", "query", "--type", "Item", "--limit", "200"])
+        func names(_ o: Any?) -> [String] { ((o as? [String: Any])?["records"] as? [[String: Any]])?.compactMap { $0["recordName"] as? String }.sorted() ?? [] }
+        let expected = ((0..<n).map { "cli-\($0)" } + (0..<n).map { "http-\($0)" }).sorted()
+        XCTAssertEqual(names(overHTTP.json), expected)
+        XCTAssertEqual(names(overCLI.json()), expected)
+        // Record for record, the same bytes.
+        for name in ["cli-3", "http-7"] {
+            let cli = s.sandbox.ck("record", "get", name)
+            let http = try s.post("private", "records/lookup", #"{"records":[{"recordName":"\#(name)"}]}"#)
+            XCTAssertEqual(Self.canonical(http.json), Self.canonical(cli.json()), cli.stderr)
+        }
+        _ = s.serve.stop()
+    }
+
+    /// kill -9 while HTTP clients commit, then another write from the CLI, then fsck: every
+    /// save the server acknowledged is there, and a second fsck finds nothing.
+    func testKillNineMidCommitThenAnotherWriteThenFsckLosesNothingAcknowledged() throws {
+        let s = try served()
+        final class Acked: @unchecked Sendable { var names: [String] = []; let lock = NSLock()
+            func add(_ s: String) { lock.lock(); names.append(s); lock.unlock() }
+            var all: [String] { lock.lock(); defer { lock.unlock() }; return names } }
+        let acked = Acked()
+        let group = DispatchGroup()
+        for w in 0..<3 {
+            group.enter()
+            DispatchQueue.global().async {
+                defer { group.leave() }
+                for i in 0..<10_000 {
+                    let name = "w\(w)-\(i)"
+                    guard let a = try? s.post("private", "records/modify", #"{"operations":[{"operationType":"create","record":{"recordType":"Item","recordName":"\#(name)","fields":{"n":{"value":\#(i)}}}}]}"#) else { return }
+                    if a.status == 200, !a.text.contains("serverErrorCode") { acked.add(name) }
+                }
+            }
+        }
+        Thread.sleep(forTimeInterval: 1.5)
+        _ = s.serve.stop(SIGKILL)
+        group.wait()
+        let names = acked.all
+        XCTAssertGreaterThan(names.count, 0)
+        XCTAssertEqual(s.sandbox.ck("record", "save", "--type", "Item", "--name", "after-kill", "n=1").status, 0)
+        let first = s.sandbox.ck("fsck")
+        XCTAssertEqual(first.status, 0, first.stdout + first.stderr)
+        let second = s.sandbox.ck("fsck")
+        XCTAssertEqual(second.object["clean"] as? Bool, true, second.stdout)
+        let all = s.sandbox.run(["record", "query", "--type", "Item", "--all", "--format", "ndjson"])
+        let present = Set(all.stdout.split(separator: "\n").compactMap { line -> String? in
+            ((try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any])?["recordName"] as? String
+        })
+        let lost = names.filter { !present.contains($0) }
+        XCTAssertEqual(lost, [], "acknowledged saves lost after kill -9")
+        XCTAssertTrue(present.contains("after-kill"))
+    }
+}
