@@ -16,8 +16,10 @@ extension CloudKitAPI {
         case .userRecordName, .nobody:
             throw CloudKitError.badRequest("a web auth token is made for the device's account or a user who signed in on this device (--as APPLE-ID)")
         }
-        // Under the account lock: a sign-out cannot slip between the check and the new session
-        // (it would miss the session and leave it valid).
+        // Refused before any lock is taken (a refusal leaves the data directory as it was), then
+        // checked again under the account lock: a sign-out cannot slip between the check and
+        // the new session (it would miss the session and leave it valid).
+        _ = try principal(caller).requireUser(for: "a web auth token")
         return try store.accounts.withLock {
             let who = try principal(caller)
             let user = try who.requireUser(for: "a web auth token")
