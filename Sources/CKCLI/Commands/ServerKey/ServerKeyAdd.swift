@@ -8,7 +8,7 @@ extension ServerKeyCommands {
         Prints {"keyID", "containerIdentifier", "environment", "created", "publicKey"}. Make a key
         pair with 'openssl ecparam -name prime256v1 -genkey -noout -out key.pem' and register its
         public half; a script then signs each request with the private half and sends KEY-ID in
-        X-Apple-CloudKit-Request-KeyID. EXISTS (exit 5) when KEY-ID is taken; BAD_REQUEST for a
+        X-Apple-CloudKit-Request-KeyID. EXISTS (exit 4) when KEY-ID is taken; BAD_REQUEST for a
         file that is not a P-256 public key (a private key, another curve, RSA).
         """) { inv in
         let keyID = try inv.positionals(min: 1, max: 1, what: "key ID")[0]
