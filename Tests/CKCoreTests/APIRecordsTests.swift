@@ -87,8 +87,13 @@ final class APIRecordsTests: XCTestCase {
         // The public database is read without an account.
         XCTAssertEqual(try a.lookupRecords(LookupRecordsRequest(recordNames: ["p1"]), as: caller(.public)).results.first?.record?.recordName, "p1")
         XCTAssertEqual(t.snapshot(), before)
-        // A web session's user acts with an available account, whatever the device says; an unknown one is refused.
+        // A web session of the device's own account is bound by the device's status, as the CLI
+        // is (issue 29; APIAuthTests covers another user's session); an unknown user is refused.
         let alice = try XCTUnwrap(t.store.accounts.user(appleID: "alice@example.com"))
+        XCTAssertThrowsError(try a.lookupRecords(LookupRecordsRequest(recordNames: ["r1"]), as: caller(.private, .userRecordName(alice.userRecordName)))) {
+            XCTAssertEqual(($0 as? CloudKitError)?.code, .authenticationRequired)
+        }
+        try t.store.accounts.setStatus(.available)
         XCTAssertEqual(try a.lookupRecords(LookupRecordsRequest(recordNames: ["r1"]), as: caller(.private, .userRecordName(alice.userRecordName))).results.first?.record?.recordName, "r1")
         XCTAssertThrowsError(try a.lookupRecords(LookupRecordsRequest(recordNames: ["r1"]), as: caller(.private, .userRecordName("_0123")))) {
             XCTAssertEqual(($0 as? CloudKitError)?.code, .authenticationFailed)

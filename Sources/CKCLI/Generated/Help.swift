@@ -11,7 +11,7 @@ enum Help {
         ("Sharing", ["share"]),
         ("Schema", ["schema", "role"]),
         ("History", ["log", "show", "diff", "blame", "tag", "restore", "revert", "gc"]),
-        ("Faults", ["fault"]),
+        ("Serve, faults", ["serve", "api-token", "server-key", "fault"]),
         ("Tools", ["fsck", "help", "completion", "man"]),
     ]
 

@@ -87,7 +87,12 @@ extension CloudKitAPI {
             guard let u = try store.accounts.user(recordName: n) else {
                 throw CloudKitError(.authenticationFailed, "no iCloud user '\(Names.describe(n))' is known to this data directory")
             }
-            return Principal(status: .available, user: u, deviceID: deviceID)
+            // A web session of the device's own account is that account: its status (restricted,
+            // temporarily unavailable) binds HTTP callers as it binds the CLI. Another user's
+            // session stands on its own.
+            let d = try store.accounts.device()
+            let status = d.appleID?.lowercased() == u.appleID.lowercased() ? d.status : .available
+            return Principal(status: status, user: u, deviceID: deviceID)
         case .nobody: return Principal(status: .noAccount, user: nil, deviceID: deviceID)
         }
     }

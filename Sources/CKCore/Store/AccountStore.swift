@@ -59,7 +59,7 @@ final class AccountStore {
     var lockFile: String { paths.root + "/account.lock" }
 
     /// Runs `body` holding the account lock, after making the event log agree with the device.
-    private func withLock<T>(_ body: () throws -> T) throws -> T {
+    func withLock<T>(_ body: () throws -> T) throws -> T {
         let lock = try FileLock(path: lockFile)
         defer { lock.unlock() }
         _ = try reconcile(repair: true)
@@ -91,18 +91,26 @@ final class AccountStore {
             if let f = familyName { u.familyName = f }
             if let p = phone { u.phoneNumber = p }
             let previous = try FileSystem.read(paths.userFile(appleID: appleID))
+            // Another account signing in signs the one before out: its web sessions end with it.
+            let replaced = try device().appleID.flatMap { try user(appleID: $0) }.flatMap { $0.appleID.lowercased() == appleID.lowercased() ? nil : $0 }
             if try user(appleID: appleID) != u { try FileSystem.writeJSON(paths.userFile(appleID: appleID), u.stored) }
             do { try setDevice(DeviceAccount(status: .available, appleID: u.appleID)) } catch {
                 // A sign-in that fails changes nothing, the user's file included.
                 if let p = previous { try? FileSystem.writeAtomically(paths.userFile(appleID: appleID), p) } else { try? FileSystem.remove(paths.userFile(appleID: appleID)) }
                 throw error
             }
+            if let r = replaced { try WebSessionStore(paths: paths, clock: clock).revoke(userRecordName: r.userRecordName) }
             return u
         }
     }
 
+    /// Signs the device out, revoking every web session (`ck serve`) of the user who was signed in.
     public func signOut() throws {
-        try withLock { try setDevice(DeviceAccount(status: .noAccount, appleID: nil)) }
+        try withLock {
+            let was = try device().appleID.flatMap { try user(appleID: $0) }
+            try setDevice(DeviceAccount(status: .noAccount, appleID: nil))
+            if let u = was { try WebSessionStore(paths: paths, clock: clock).revoke(userRecordName: u.userRecordName) }
+        }
     }
 
     public func setStatus(_ status: AccountStatus) throws {

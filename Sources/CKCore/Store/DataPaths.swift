@@ -46,6 +46,17 @@ struct DataPaths: Sendable {
     public var faultsFile: String { root + "/faults.json" }
     public var faultsLock: String { root + "/faults.lock" }
 
+    /// The web sessions of `ck serve` (ckWebAuthToken), one file per session named by the
+    /// SHA-256 of its token (Docs/serve.md), and the lock taken to create, rotate or revoke them.
+    public var webSessionsDirectory: String { root + "/web-sessions" }
+    public var webSessionsLock: String { root + "/web-sessions.lock" }
+    /// The lock taken to change a container's API tokens or server-to-server keys.
+    public var authLock: String { root + "/auth.lock" }
+
+    /// A container environment's API tokens and server-to-server keys (CloudKit Console).
+    public func apiTokensFile(_ container: String, _ env: Environment) -> String { environment(container, env) + "/api-tokens.json" }
+    public func serverKeysFile(_ container: String, _ env: Environment) -> String { environment(container, env) + "/server-keys.json" }
+
     public func container(_ id: String) -> String { root + "/containers/" + PathEncoding.component(id, limit: 255) }
 
     public func environment(_ container: String, _ env: Environment) -> String {

@@ -1,0 +1,143 @@
+/// What an HTTP request carries to say who sends it (reference §2, cloudkit-js.md §3): an API
+/// token and maybe a user's web auth token, or a server-to-server signature.
+public struct WebCredentials: Sendable {
+    public var container: String
+    public var environment: Environment
+    /// The database of the path; nil for the `device/1` paths (`tokens/*`).
+    public var scope: DatabaseScope?
+    /// `?ckAPIToken=`.
+    public var apiToken: String?
+    /// `?ckWebAuthToken=`, already percent-decoded.
+    public var webAuthToken: String?
+    /// The three `X-Apple-CloudKit-Request-*` headers, when the request is signed.
+    public var signature: ServerSignature?
+
+    public init(container: String, environment: Environment, scope: DatabaseScope?, apiToken: String? = nil,
+                webAuthToken: String? = nil, signature: ServerSignature? = nil) {
+        self.container = container
+        self.environment = environment
+        self.scope = scope
+        self.apiToken = apiToken
+        self.webAuthToken = webAuthToken
+        self.signature = signature
+    }
+}
+
+/// A server-to-server signature: `X-Apple-CloudKit-Request-KeyID`, `-ISO8601Date` and
+/// `-SignatureV1` (base64 DER ECDSA-SHA256 over `date:base64(sha256(body)):target`), with the
+/// body and the request target it signs.
+public struct ServerSignature: Sendable {
+    public var keyID: String
+    public var iso8601Date: String
+    public var signatureV1: String
+    public var body: [UInt8]
+    /// The path and query exactly as received (`/database/1/…/records/query?ckjsVersion=…`).
+    public var target: String
+
+    public init(keyID: String, iso8601Date: String, signatureV1: String, body: [UInt8], target: String) {
+        self.keyID = keyID
+        self.iso8601Date = iso8601Date
+        self.signatureV1 = signatureV1
+        self.body = body
+        self.target = target
+    }
+}
+
+/// Who an authenticated request acts as.
+public struct WebAuthentication: Sendable, Equatable {
+    /// `.userRecordName` for a valid web session; `.nobody` otherwise (a server key acts as nobody).
+    public var user: Caller.User
+    /// The key that signed the request, when one did.
+    public var serverKeyID: String?
+    /// The web auth token that replaces the one the request carried, for the
+    /// `X-Apple-CloudKit-Web-Auth-Token` response header.
+    public var rotatedWebAuthToken: String?
+
+    public init(user: Caller.User, serverKeyID: String? = nil, rotatedWebAuthToken: String? = nil) {
+        self.user = user
+        self.serverKeyID = serverKeyID
+        self.rotatedWebAuthToken = rotatedWebAuthToken
+    }
+}
+
+extension CloudKitAPI {
+    /// How far a signed request's date may be from this API's clock.
+    public static let signatureClockSkew: Int64 = 5 * 60 * 1000
+
+    /// The one authentication step of every HTTP request. A request needs an API token of its
+    /// container environment, or a valid signature: otherwise AUTHENTICATION_FAILED (401) saying
+    /// what is missing or wrong, never echoing a secret. A signed request acts as nobody and only
+    /// in the public database (ACCESS_DENIED, 403, elsewhere). A web auth token that names no
+    /// live session of this container environment is no error: the caller is nobody, and a
+    /// user-bound call then gets AUTHENTICATION_REQUIRED from its preflight.
+    public func authenticate(_ c: WebCredentials) throws -> WebAuthentication {
+        try Names.validateContainerID(c.container)
+        if let sig = c.signature {
+            try verify(sig, c)
+            if let scope = c.scope, scope != .public {
+                throw CloudKitError(.accessDenied, "a server-to-server key reaches only the public database, not the \(scope.rawValue) one")
+            }
+            return WebAuthentication(user: .nobody, serverKeyID: sig.keyID)
+        }
+        guard let token = c.apiToken, !token.isEmpty else {
+            throw CloudKitError(.authenticationFailed, "the request carries no ckAPIToken and no server-to-server signature (X-Apple-CloudKit-Request-KeyID, -ISO8601Date, -SignatureV1); make a token with 'ck api-token create'")
+        }
+        guard try APITokenStore(paths: store.paths, container: c.container, environment: c.environment).contains(token) else {
+            throw CloudKitError(.authenticationFailed, unknownAPIToken(token, c))
+        }
+        guard let web = c.webAuthToken, let session = webSessions().session(web), session.container == c.container,
+              session.environment == c.environment, try store.accounts.user(recordName: session.userRecordName) != nil else {
+            return WebAuthentication(user: .nobody)
+        }
+        return WebAuthentication(user: .userRecordName(session.userRecordName), rotatedWebAuthToken: try webSessions().rotate(web))
+    }
+
+    /// Why an API token is refused: not shaped as one, or not one of this container environment
+    /// (saying so when it is one of the container's other environment, the commonest slip).
+    private func unknownAPIToken(_ token: String, _ c: WebCredentials) -> String {
+        let shown = APITokenStore.shown(token)
+        guard APITokenStore.isToken(token) else { return "ckAPIToken '\(shown)' is not an API token (64 lowercase hex digits)" }
+        let here = "\(c.container) (\(c.environment.rawValue))"
+        let other: Environment = c.environment == .development ? .production : .development
+        if (try? APITokenStore(paths: store.paths, container: c.container, environment: other).contains(token)) == true {
+            return "ckAPIToken '\(shown)' is a token of the \(other.rawValue) environment, not of \(here)"
+        }
+        return "ckAPIToken '\(shown)' is not an API token of \(here) (revoked, or made for another container)"
+    }
+
+    /// Checks a server-to-server signature: a key of this container environment, a date within
+    /// `signatureClockSkew` of now, and an ECDSA-SHA256 signature over
+    /// `date:base64(sha256(body)):target`.
+    private func verify(_ sig: ServerSignature, _ c: WebCredentials) throws {
+        func refuse(_ why: String) -> CloudKitError { CloudKitError(.authenticationFailed, why) }
+        let here = "\(c.container) (\(c.environment.rawValue))"
+        guard (try? ServerKeyStore.validateKeyID(sig.keyID)) != nil,
+              let key = try ServerKeyStore(paths: store.paths, container: c.container, environment: c.environment).key(sig.keyID) else {
+            throw refuse("X-Apple-CloudKit-Request-KeyID '\(Names.describe(sig.keyID))' names no server-to-server key of \(here); register it with 'ck server-key add'")
+        }
+        guard let date = Self.signatureDate(sig.iso8601Date) else {
+            throw refuse("X-Apple-CloudKit-Request-ISO8601Date '\(Names.describe(sig.iso8601Date))' is not an ISO 8601 UTC date-time such as 2026-11-25T13:03:49Z")
+        }
+        let skew = date - clock.now()
+        guard abs(skew) <= Self.signatureClockSkew else {
+            throw refuse("X-Apple-CloudKit-Request-ISO8601Date \(sig.iso8601Date) is \(abs(skew) / 1000) s \(skew < 0 ? "behind" : "ahead of") the server's clock; a signed request must be dated within 5 minutes")
+        }
+        let signature = sig.signatureV1.utf8.count <= 4096 ? Data(base64Encoded: sig.signatureV1) : nil
+        guard let der = signature else { throw refuse("X-Apple-CloudKit-Request-SignatureV1 is not base64") }
+        let message = sig.iso8601Date + ":" + Data(SHA256.digest(sig.body)).base64EncodedString() + ":" + sig.target
+        guard key.publicKey.isValidSignature([UInt8](der), for: Array(message.utf8)) else {
+            throw refuse("X-Apple-CloudKit-Request-SignatureV1 does not verify with key '\(sig.keyID)' over date:base64(sha256(body)):path?query (the path and query exactly as sent, the body byte for byte)")
+        }
+    }
+
+    /// A signature's date: `2026-11-25T13:03:49Z` (fractions of a second and a numeric offset
+    /// are taken too); nil without a time or an offset.
+    static func signatureDate(_ s: String) -> Int64? {
+        let u = Array(s.utf8)
+        guard u.count >= 20, u.count <= 40, u[10] == UInt8(ascii: "T"),
+              u.last == UInt8(ascii: "Z") || u[19...].contains(UInt8(ascii: "+")) || u[19...].contains(UInt8(ascii: "-")) else { return nil }
+        return Timestamps.parseISO8601(s)
+    }
+}
+
+import Foundation

@@ -1,0 +1,61 @@
+/// The API tokens of one container environment, as the CloudKit Console lists them:
+/// `containers/<c>/<environment>/api-tokens.json` — `{schemaVersion, apiTokens: [{apiToken,
+/// name?, created}]}`, oldest first. An API token identifies an app, not a user, and the Console
+/// shows it in full, so it is kept as it is (web auth tokens, which are a user's, are not).
+struct APITokenStore {
+    let paths: DataPaths
+    let container: String
+    let environment: Environment
+
+    struct Token: Equatable {
+        var apiToken: String
+        var name: String?
+        var created: Int64
+
+        var json: JSONValue {
+            var o: [String: JSONValue] = ["apiToken": .string(apiToken), "created": .int(created)]
+            if let n = name { o["name"] = .string(n) }
+            return .object(o)
+        }
+    }
+
+    var file: String { paths.apiTokensFile(container, environment) }
+
+    /// An API token is 64 lowercase hex digits (32 random bytes).
+    static func isToken(_ s: String) -> Bool {
+        s.utf8.count == 64 && s.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
+    }
+
+    /// A token as an error may show it: its first 8 digits, never the whole secret.
+    static func shown(_ s: String) -> String {
+        s.utf8.count <= 8 ? Names.describe(s) : Names.describe(String(s.prefix(8))) + "…"
+    }
+
+    func list() throws -> [Token] {
+        guard let j = try FileSystem.readJSON(file) else { return [] }
+        guard let items = j["apiTokens"]?.arrayValue else { throw CloudKitError.internalError("malformed \(file): no apiTokens list").with(.repairDataDirectory) }
+        return try items.map { t in
+            guard let tok = t["apiToken"]?.stringValue, let created = t["created"]?.int64Value else {
+                throw CloudKitError.internalError("malformed \(file): an API token without apiToken or created").with(.repairDataDirectory)
+            }
+            return Token(apiToken: tok, name: t["name"]?.stringValue, created: created)
+        }
+    }
+
+    func contains(_ token: String) throws -> Bool {
+        guard APITokenStore.isToken(token) else { return false }
+        return try list().contains { $0.apiToken == token }
+    }
+
+    /// Changes the list under the data directory's auth lock; the file is replaced atomically,
+    /// and a change that throws writes nothing.
+    func update<T>(_ change: (inout [Token]) throws -> T) throws -> T {
+        let lock = try FileLock(path: paths.authLock)
+        defer { lock.unlock() }
+        var tokens = try list()
+        let result = try change(&tokens)
+        let doc: JSONValue = .object(["schemaVersion": .int(DataPaths.schemaVersion), "apiTokens": .array(tokens.map(\.json))])
+        try FileSystem.writeJSON(file, doc)
+        return result
+    }
+}

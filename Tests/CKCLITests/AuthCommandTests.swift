@@ -1,0 +1,107 @@
+import CKCore
+import CKTestSupport
+import Foundation
+import XCTest
+
+/// `ck api-token`, `ck server-key` and `ck account web-auth-token` (issue 29, Docs/serve.md
+/// "Tokens, keys and sign-in"): what each prints, the container and environment they act in,
+/// and every refusal with its exit code, one stderr line and the data directory unchanged.
+final class AuthCommandTests: XCTestCase {
+    static let container = "iCloud.com.example.test"
+
+    func fixture(_ name: String) -> URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Fixtures/auth/\(name)")
+    }
+
+    func api(_ s: CLISandbox) -> CloudKitAPI { CloudKitAPI(dataDirectory: s.dir) }
+
+    func testAPITokensAreMadeListedAndDeletedPerContainerAndEnvironment() throws {
+        let s = CLISandbox()
+        let made = s.ck("api-token", "create", "--name", "web app")
+        XCTAssertEqual(made.status, 0, made.stderr)
+        let token = try XCTUnwrap(made.object["apiToken"] as? String)
+        XCTAssertEqual(token.count, 64)
+        XCTAssertEqual(made.object["environment"] as? String, "development")
+        XCTAssertEqual(made.object["name"] as? String, "web app")
+        let prod = s.run(["--env", "production", "--container", "iCloud.com.example.other", "api-token", "create"])
+        XCTAssertEqual(prod.object["containerIdentifier"] as? String, "iCloud.com.example.other")
+        XCTAssertEqual(prod.object["environment"] as? String, "production")
+
+        let list = s.ck("api-token", "list")
+        XCTAssertEqual(((list.object["apiTokens"] as? [[String: Any]]) ?? []).compactMap { $0["apiToken"] as? String }, [token])
+        XCTAssertEqual(s.run(["--format", "ndjson", "api-token", "list"]).stdout.split(separator: "\n").count, 1, "NDJSON: a token a line")
+        // The server sees it.
+        let c = try XCTUnwrap(made.object["containerIdentifier"] as? String)
+        XCTAssertNoThrow(try api(s).authenticate(WebCredentials(container: c, environment: .development, scope: .public, apiToken: token)))
+
+        s.assertUnchanged("refusals") {
+            assertFailure(s.ck("api-token", "delete", String(repeating: "0", count: 64)), exit: 3, contains: "no API token '00000000…'")
+            assertFailure(s.ck("api-token", "delete", "nope"), exit: 6, contains: "64 lowercase hex")
+            assertFailure(s.run(["--env", "production", "api-token", "delete", token]), exit: 3)
+            assertFailure(s.ck("api-token", "delete"), exit: 2, contains: "missing API token")
+            assertFailure(s.ck("api-token", "create", "extra"), exit: 2, contains: "unexpected argument")
+            assertFailure(s.ck("api-token", "create", "--name", ""), exit: 6)
+            assertFailure(s.ck("api-token", "list", "--bogus"), exit: 2)
+        }
+        let deleted = s.ck("api-token", "delete", token)
+        XCTAssertEqual(deleted.status, 0, deleted.stderr)
+        XCTAssertEqual(deleted.object["deleted"] as? Bool, true)
+        XCTAssertEqual((s.ck("api-token", "list").object["apiTokens"] as? [Any])?.count, 0)
+    }
+
+    func testServerKeysAreRegisteredFromAPEMFileAndRefusedWhenNotP256() throws {
+        let s = CLISandbox()
+        let pem = fixture("server-key-public.pem").path
+        let added = s.ck("server-key", "add", "key-1", "--public-key", pem)
+        XCTAssertEqual(added.status, 0, added.stderr)
+        XCTAssertEqual(added.object["keyID"] as? String, "key-1")
+        XCTAssertEqual(added.object["publicKey"] as? String, try String(contentsOfFile: pem, encoding: .utf8))
+        let viaStdin = s.run(["server-key", "add", "key-2", "--public-key", "-"], stdin: try String(contentsOfFile: pem, encoding: .utf8))
+        XCTAssertEqual(viaStdin.status, 0, viaStdin.stderr)
+        XCTAssertEqual(((s.ck("server-key", "list").object["keys"] as? [[String: Any]]) ?? []).compactMap { $0["keyID"] as? String }, ["key-1", "key-2"])
+
+        s.assertUnchanged("refusals") {
+            assertFailure(s.ck("server-key", "add", "key-1", "--public-key", pem), exit: 4, contains: "already registered")
+            assertFailure(s.ck("server-key", "add", "k", "--public-key", fixture("server-key-private.pem").path), exit: 6, contains: "private key")
+            assertFailure(s.ck("server-key", "add", "k", "--public-key", fixture("secp384r1-public.pem").path), exit: 6, contains: "secp384r1")
+            assertFailure(s.ck("server-key", "add", "k", "--public-key", fixture("rsa-public.pem").path), exit: 6, contains: "rsaEncryption")
+            assertFailure(s.ck("server-key", "add", "k", "--public-key", "/no/such/file.pem"), exit: 6, contains: "no such file")
+            assertFailure(s.ck("server-key", "add", "k"), exit: 2, contains: "missing --public-key")
+            assertFailure(s.ck("server-key", "add", "--public-key", pem), exit: 2, contains: "missing key ID")
+            assertFailure(s.ck("server-key", "add", "bad id", "--public-key", pem), exit: 6, contains: "key ID")
+            assertFailure(s.ck("server-key", "delete", "key-9"), exit: 3, contains: "no server-to-server key 'key-9'")
+            assertFailure(s.run(["--env", "production", "server-key", "delete", "key-1"]), exit: 3)
+        }
+        let deleted = s.ck("server-key", "delete", "key-1")
+        XCTAssertEqual(deleted.status, 0, deleted.stderr)
+        XCTAssertEqual(((s.ck("server-key", "list").object["keys"] as? [[String: Any]]) ?? []).count, 1)
+    }
+
+    func testWebAuthTokensSignTheDevicesAccountOrAnotherUserIn() throws {
+        let s = CLISandbox()
+        s.assertUnchanged("no account") {
+            assertFailure(s.ck("account", "web-auth-token"), exit: 5, contains: "no iCloud account is signed in")
+            assertFailure(s.run(["--as", "bob@example.com", "account", "web-auth-token"]), exit: 5, contains: "never signed in on this device")
+        }
+        s.signIn("bob@example.com")
+        s.signIn("alice@example.com")
+        let alice = s.ck("account", "web-auth-token")
+        XCTAssertEqual(alice.status, 0, alice.stderr)
+        let token = try XCTUnwrap(alice.object["ckWebAuthToken"] as? String)
+        let bob = s.run(["--as", "bob@example.com", "account", "web-auth-token", "--keep-signed-in"])
+        XCTAssertEqual(bob.status, 0, bob.stderr)
+        let long = (bob.object["expires"] as? Int ?? 0) - (alice.object["expires"] as? Int ?? 0)
+        XCTAssertGreaterThan(long, 13 * 24 * 3600 * 1000, "two weeks against thirty minutes")
+        XCTAssertNotEqual(alice.object["userRecordName"] as? String, bob.object["userRecordName"] as? String)
+
+        // The server takes it with an API token of the same container and environment.
+        let key = try XCTUnwrap(s.ck("api-token", "create").object["apiToken"] as? String)
+        let c = try XCTUnwrap(s.ck("api-token", "list").object["apiTokens"] as? [[String: Any]]).first?["containerIdentifier"] as? String ?? ""
+        let who = try api(s).authenticate(WebCredentials(container: c, environment: .development, scope: .private, apiToken: key, webAuthToken: token))
+        XCTAssertEqual(who.user, .userRecordName(alice.object["userRecordName"] as? String ?? ""))
+        // Signing out revokes it.
+        XCTAssertEqual(s.ck("account", "signout").status, 0)
+        XCTAssertEqual(try api(s).authenticate(WebCredentials(container: c, environment: .development, scope: .private, apiToken: key, webAuthToken: token)).user, .nobody)
+        assertFailure(s.ck("account", "web-auth-token", "extra"), exit: 2, contains: "unexpected argument")
+    }
+}
