@@ -120,6 +120,7 @@ final class HTTPConnection {
         case .none, .length(0):
             return .success([])
         case .length(let n):
+            if buffer.count < n { buffer.reserve(n - buffer.count) }
             while buffer.count < n {
                 switch socket.receive(into: &buffer, until: instant(after: configuration.bodyIdleTimeout)) {
                 case .data: continue

@@ -15,7 +15,10 @@ extension HTTPResponse {
             // Handlers' fields are trusted for meaning but never allowed to split the response.
             guard !name.isEmpty, name.utf8.allSatisfy(isTokenByte) else { continue }
             if name.lowercased() == "date" { hasDate = true }
-            out += "\(name): \(value.filter { $0 != "\r" && $0 != "\n" && $0 != "\0" })\r\n"
+            // By scalar: "\r\n" is one Character, equal to neither "\r" nor "\n".
+            var clean = String.UnicodeScalarView()
+            clean.append(contentsOf: value.unicodeScalars.filter { $0 != "\r" && $0 != "\n" && $0 != "\0" })
+            out += "\(name): \(String(clean))\r\n"
         }
         let handlerCloses = headers.values("Connection").contains { $0.lowercased().contains("close") }
         if !(100...199).contains(status) && status != 204 { out += "Content-Length: \(body.count)\r\n" }

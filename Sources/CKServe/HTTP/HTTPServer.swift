@@ -89,6 +89,9 @@ public final class HTTPServer: @unchecked Sendable {
             return
         case .running:
             state = .stopping
+            // Refuse new connections now, before idle ones are told to close: shutdown (not
+            // close) so the accept loop's descriptors stay its own until it closes them.
+            listeners.forEach { _ = shutdown($0, Int32(SHUT_RDWR)) }
             lock.unlock()
         }
         var byte: UInt8 = 1

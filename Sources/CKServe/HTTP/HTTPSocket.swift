@@ -23,6 +23,9 @@ struct ReadBuffer {
 
     mutating func append(_ chunk: UnsafeRawBufferPointer) { storage.append(contentsOf: chunk) }
 
+    /// Room for `n` more bytes at once, for a body of known length.
+    mutating func reserve(_ n: Int) { storage.reserveCapacity(storage.count + n) }
+
     mutating func consume(_ n: Int) {
         start += min(n, count)
         if start == storage.count {
@@ -73,13 +76,14 @@ struct HTTPSocket {
 
     /// Reads what is there (at least one byte) into `buffer`.
     func receive(into buffer: inout ReadBuffer, until deadline: Instant, interrupt: Int32? = nil) -> ReceiveOutcome {
-        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
         while true {
-            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n > 0 {
-                chunk.withUnsafeBytes { buffer.append(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
-                return .data
+            // On the stack: no allocation per read.
+            let n = withUnsafeTemporaryAllocation(byteCount: 16 * 1024, alignment: 16) { chunk -> Int in
+                let n = recv(fd, chunk.baseAddress, chunk.count, 0)
+                if n > 0 { buffer.append(UnsafeRawBufferPointer(rebasing: chunk[0..<n])) }
+                return n
             }
+            if n > 0 { return .data }
             if n == 0 { return .closed }
             switch errno {
             case EINTR: continue
