@@ -71,16 +71,17 @@ final class RawHTTPClient {
     let fd: Int32
     private var pending: [UInt8] = []
 
-    init(port: UInt16, timeout: TimeInterval = 5) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    init(host: String = "127.0.0.1", port: UInt16, timeout: TimeInterval = 5) throws {
+        var hints = addrinfo()
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV
+        var list: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(host, String(port), &hints, &list) == 0, let entry = list?.pointee else {
+            throw NSError(domain: "RawHTTPClient", code: 0, userInfo: [NSLocalizedDescriptionKey: "bad address \(host)"])
         }
-        guard result == 0 else {
+        defer { freeaddrinfo(list) }
+        fd = socket(entry.ai_family, Int32(SOCK_STREAM.rawValue), 0)
+        guard connect(fd, entry.ai_addr, entry.ai_addrlen) == 0 else {
             let code = errno
             Glibc.close(fd)
             throw NSError(domain: "RawHTTPClient", code: Int(code), userInfo: [NSLocalizedDescriptionKey: String(cString: strerror(code))])
@@ -108,6 +109,13 @@ final class RawHTTPClient {
             sent += n
         }
         return true
+    }
+
+    var localAddress: sockaddr_storage {
+        var address = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        return address
     }
 
     func shutdownWrite() { shutdown(fd, Int32(SHUT_WR)) }

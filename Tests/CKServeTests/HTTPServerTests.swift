@@ -148,10 +148,29 @@ final class HTTPServerTests: XCTestCase {
         second.waitUntilStopped()  // never started: returns at once
     }
 
-    func testLocalhostListensOnTheIPv4Loopback() throws {
+    /// localhost is both loopbacks on one port (IPv6 where the machine has it).
+    func testLocalhostListensOnBothLoopbacks() throws {
         let (server, _) = try startEngineServer { $0.host = "localhost" }
         let client = try RawHTTPClient(port: server.port)
         client.send("GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        XCTAssertEqual(client.readResponse()?.json["remote"] as? String, "127.0.0.1:\(Listener.port(of: client.localAddress))")
+        guard let v6 = try? RawHTTPClient(host: "::1", port: server.port) else { throw XCTSkip("no IPv6 loopback here") }
+        v6.send("GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        XCTAssertEqual((v6.readResponse()?.json["remote"] as? String)?.hasPrefix("[::1]:"), true)
+    }
+
+    func testIPv6LoopbackAlone() throws {
+        guard let (server, _) = try? startEngineServer({ $0.host = "::1" }) else { throw XCTSkip("no IPv6 loopback here") }
+        let client = try RawHTTPClient(host: "::1", port: server.port)
+        client.send("GET / HTTP/1.1\r\nHost: [::1]\r\n\r\n")
         XCTAssertEqual(client.readResponse()?.status, 200)
+        XCTAssertThrowsError(try RawHTTPClient(port: server.port), "::1 must not take IPv4")
+    }
+
+    func testAnUnknownHostIsAClearError() {
+        let server = HTTPServer(configuration: HTTPServerConfiguration(host: "no-such-host.invalid", port: 0), handler: EngineTestHandler())
+        XCTAssertThrowsError(try server.start()) { error in
+            XCTAssertTrue("\(error)".hasPrefix("cannot listen on no-such-host.invalid:0: cannot resolve the host"), "\(error)")
+        }
     }
 }

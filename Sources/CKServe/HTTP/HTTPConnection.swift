@@ -23,11 +23,20 @@ final class HTTPConnection {
 
     /// How the connection ends: closed at once, or drained first because the peer may still be
     /// sending a body nobody read.
-    enum Next { case keepAlive, close, closeDraining }
+    private enum Next { case keepAlive, close, closeDraining }
 
-    /// Serves requests until the connection is to end, and says how to close it. The caller
-    /// closes (`close(_:)`) once it has forgotten the socket, so nobody can shut down a reused fd.
-    func run() -> Next {
+    /// Serves requests until the connection is to end, then drains what the peer may still be
+    /// sending when a body was left unread. The caller closes (`close()`) once it has forgotten
+    /// the socket, so nobody can shut down a reused descriptor.
+    func run() {
+        if serve() == .closeDraining {
+            socket.drain(until: instant(after: configuration.lingerTimeout))
+        }
+    }
+
+    func close() { socket.closeNow() }
+
+    private func serve() -> Next {
         var first = true
         while true {
             // Between requests the connection is idle: a stop ends it here, silently.
@@ -39,14 +48,6 @@ final class HTTPConnection {
             first = false
             let next = serveOne()
             if next != .keepAlive { return next }
-        }
-    }
-
-    func close(_ how: Next) {
-        if how == .closeDraining {
-            socket.lingeringClose(until: instant(after: configuration.lingerTimeout))
-        } else {
-            socket.closeNow()
         }
     }
 

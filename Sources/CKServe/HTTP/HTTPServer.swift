@@ -68,7 +68,7 @@ public final class HTTPServer: @unchecked Sendable {
         stopPipe = (pipeFDs[0], pipeFDs[1])
         state = .running
         let thread = Thread { [self] in acceptLoop() }
-        thread.stackSize = 256 * 1024
+        thread.stackSize = 512 * 1024
         thread.name = "http-accept"
         thread.start()
     }
@@ -194,12 +194,13 @@ public final class HTTPServer: @unchecked Sendable {
         let connection = HTTPConnection(fd: fd, remoteAddress: remoteAddress, configuration: configuration, handler: handler,
                                         stopSignal: stopPipe.read, isStopping: { [unowned self] in isStopping })
         let thread = Thread { [self] in
-            let ending = connection.run()
+            // Counted until closed, draining included, so the cap bounds the threads.
+            connection.run()
             lock.lock()
             connections[id] = nil
             lock.broadcast()
             lock.unlock()
-            connection.close(ending)
+            connection.close()
         }
         thread.stackSize = configuration.threadStackSize
         thread.name = "http-connection"

@@ -125,13 +125,12 @@ struct HTTPSocket {
     /// Ends our side, then reads and drops what the peer still sends until it closes or the
     /// deadline passes: closing with unread bytes would reset the connection and could destroy
     /// the answer before the peer reads it.
-    func lingeringClose(until deadline: Instant) {
+    func drain(until deadline: Instant) {
         shutdown(fd, Int32(SHUT_WR))
         var sink = ReadBuffer()
         while receive(into: &sink, until: deadline) == .data {
             sink.consume(sink.count)
         }
-        close(fd)
     }
 
     /// Drops whatever already arrived, without waiting, then closes.
