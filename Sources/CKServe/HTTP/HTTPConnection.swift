@@ -1,0 +1,174 @@
+/// One client's connection, served on its own thread from accept to close: read a head, ask the
+/// handler, read the body, answer, and again while the connection is kept alive. Every wait has
+/// its own deadline, so a slow client only ever holds up itself.
+final class HTTPConnection {
+    private let socket: HTTPSocket
+    private let configuration: HTTPServerConfiguration
+    private let handler: HTTPHandler
+    private let remoteAddress: String
+    /// Readable once the server is stopping: ends the wait for a next request.
+    private let stopSignal: Int32
+    private let isStopping: () -> Bool
+    private var buffer = ReadBuffer()
+
+    init(fd: Int32, remoteAddress: String, configuration: HTTPServerConfiguration, handler: HTTPHandler,
+         stopSignal: Int32, isStopping: @escaping () -> Bool) {
+        self.socket = HTTPSocket(fd: fd)
+        self.remoteAddress = remoteAddress
+        self.configuration = configuration
+        self.handler = handler
+        self.stopSignal = stopSignal
+        self.isStopping = isStopping
+    }
+
+    /// How the connection ends: closed at once, or drained first because the peer may still be
+    /// sending a body nobody read.
+    private enum Next { case keepAlive, close, closeDraining }
+
+    /// Serves requests until the connection is to end, then drains what the peer may still be
+    /// sending when a body was left unread. The caller closes (`close()`) once it has forgotten
+    /// the socket, so nobody can shut down a reused descriptor.
+    func run() {
+        if serve() == .closeDraining {
+            socket.drain(until: instant(after: configuration.lingerTimeout))
+        }
+    }
+
+    func close() { socket.closeNow() }
+
+    private func serve() -> Next {
+        var first = true
+        while true {
+            // Between requests the connection is idle: a stop ends it here, silently.
+            if buffer.isEmpty {
+                if isStopping() { return .close }
+                let idle = first ? configuration.headerTimeout : configuration.keepAliveIdleTimeout
+                guard socket.receive(into: &buffer, until: instant(after: idle), interrupt: stopSignal) == .data else { return .close }
+            }
+            first = false
+            let next = serveOne()
+            if next != .keepAlive { return next }
+        }
+    }
+
+    /// One request, from its first byte (already in the buffer) to its answer.
+    private func serveOne() -> Next {
+        let started = now()
+        var parser = HTTPHeadParser(limit: configuration.headerLimit)
+        let headDeadline = instant(after: configuration.headerTimeout, from: started)
+        var parsed: (HTTPRequestHead, Int)?
+        while parsed == nil {
+            switch parser.parse(buffer.bytes) {
+            case .complete(let head, let length): parsed = (head, length)
+            case .refused(let refusal): return refuse(refusal, head: nil, started: started)
+            case .incomplete:
+                switch socket.receive(into: &buffer, until: headDeadline) {
+                case .data: continue
+                case .timedOut:
+                    return refuse(HTTPRefusal(status: 408, reason: "the request head did not arrive within \(configuration.headerTimeout) s"), head: nil, started: started)
+                case .closed, .interrupted: return .close
+                }
+            }
+        }
+        let (head, length) = parsed!
+        buffer.consume(length)
+
+        let framing: BodyFraming
+        switch BodyFraming.of(head) {
+        case .success(let f): framing = f
+        case .failure(let refusal): return refuse(refusal, head: head, started: started)
+        }
+        let connectionTokens = head.headers.values("Connection")
+            .flatMap { $0.lowercased().split(separator: ",").map { $0.trimmingCharacters(in: " \t") } }
+        let wantsClose = connectionTokens.contains("close")
+            || (head.version == "HTTP/1.0" && !connectionTokens.contains("keep-alive"))
+        let keepAlive10 = head.version == "HTTP/1.0" && !wantsClose
+        let expectsContinue = head.version == "HTTP/1.1" && framing.hasBody
+            && head.headers["Expect"]?.lowercased() == "100-continue"
+
+        switch handler.admit(head) {
+        case .answer(let response):
+            // A body announced and not read: the connection cannot be reused.
+            let close = wantsClose || framing.hasBody || isStopping() || response.closesConnection
+            send(response, head: head, close: close, keepAlive10: keepAlive10, started: started)
+            return !close ? .keepAlive : framing.hasBody ? .closeDraining : .close
+        case .readBody(let maxBytes):
+            if case .length(let n) = framing, n > maxBytes {
+                return refuse(HTTPRefusal(status: 413, reason: "the request body is larger than \(maxBytes) bytes"), head: head, started: started)
+            }
+            if expectsContinue {
+                guard socket.send(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8), until: instant(after: configuration.writeTimeout)) else { return .close }
+            }
+            let body: [UInt8]
+            switch readBody(framing, maxBytes: maxBytes) {
+            case .success(let b): body = b
+            case .failure(let refusal):
+                if refusal.status == 0 { return .close }  // the peer went away
+                return refuse(refusal, head: head, started: started)
+            }
+            let response = handler.respond(to: HTTPRequest(head: head, body: body, remoteAddress: remoteAddress))
+            let close = wantsClose || isStopping() || response.closesConnection
+            guard send(response, head: head, close: close, keepAlive10: keepAlive10, started: started) else { return .close }
+            return close ? .close : .keepAlive
+        }
+    }
+
+    /// The body as framed; a refusal with status 0 when the peer closed mid-body.
+    private func readBody(_ framing: BodyFraming, maxBytes: Int) -> Result<[UInt8], HTTPRefusal> {
+        let gone = HTTPRefusal(status: 0, reason: "")
+        let stalled = HTTPRefusal(status: 408, reason: "the request body stalled for \(configuration.bodyIdleTimeout) s")
+        switch framing {
+        case .none, .length(0):
+            return .success([])
+        case .length(let n):
+            if buffer.count < n { buffer.reserve(n - buffer.count) }
+            while buffer.count < n {
+                switch socket.receive(into: &buffer, until: instant(after: configuration.bodyIdleTimeout)) {
+                case .data: continue
+                case .timedOut: return .failure(stalled)
+                case .closed, .interrupted: return .failure(gone)
+                }
+            }
+            return .success(buffer.take(n))
+        case .chunked:
+            var decoder = ChunkedBodyDecoder(maxBytes: maxBytes, lineLimit: configuration.headerLimit)
+            while true {
+                switch decoder.feed(&buffer) {
+                case .done: return .success(decoder.body)
+                case .refused(let refusal): return .failure(refusal)
+                case .needMore:
+                    switch socket.receive(into: &buffer, until: instant(after: configuration.bodyIdleTimeout)) {
+                    case .data: continue
+                    case .timedOut: return .failure(stalled)
+                    case .closed, .interrupted: return .failure(gone)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Answers a request the engine will not serve, and closes: what follows in the stream
+    /// cannot be trusted to start a request.
+    private func refuse(_ refusal: HTTPRefusal, head: HTTPRequestHead?, started: Instant) -> Next {
+        let response = handler.refusal(status: refusal.status, reason: refusal.reason)
+        send(response, head: head, close: true, keepAlive10: false, started: started)
+        return .closeDraining
+    }
+
+    @discardableResult
+    private func send(_ response: HTTPResponse, head: HTTPRequestHead?, close: Bool, keepAlive10: Bool, started: Instant) -> Bool {
+        let bytes = response.encoded(omitBody: head?.method == "HEAD", close: close, keepAlive10: keepAlive10)
+        let sent = socket.send(bytes, until: instant(after: configuration.writeTimeout))
+        handler.log(head, status: response.status, milliseconds: milliseconds(since: started))
+        return sent
+    }
+}
+
+private extension Substring {
+    func trimmingCharacters(in set: String) -> String {
+        var s = self
+        while let f = s.first, set.contains(f) { s = s.dropFirst() }
+        while let l = s.last, set.contains(l) { s = s.dropLast() }
+        return String(s)
+    }
+}

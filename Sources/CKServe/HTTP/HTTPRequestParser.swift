@@ -1,0 +1,281 @@
+/// Reading a request from bytes as they arrive: the head (request line and header fields), how
+/// its body is framed, and chunked bodies. Pure: no sockets, so every malformed input can be
+/// tried in a unit test.
+
+/// A request the engine answers itself, with the status and what was wrong.
+struct HTTPRefusal: Error, Equatable {
+    var status: Int
+    var reason: String
+}
+
+private let LF: UInt8 = 0x0A, CR: UInt8 = 0x0D, SP: UInt8 = 0x20, HT: UInt8 = 0x09, COLON: UInt8 = 0x3A
+
+/// RFC 9110 tchar: what a method or a field name may hold.
+func isTokenByte(_ b: UInt8) -> Bool {
+    switch b {
+    case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+        return true
+    default:
+        return "!#$%&'*+-.^_`|~".utf8.contains(b)
+    }
+}
+
+/// Text of bytes that may hold obs-text: UTF-8 when it is, else one character per byte.
+private func text(_ bytes: ArraySlice<UInt8>) -> String {
+    if let s = String(validating: bytes, as: UTF8.self) { return s }
+    return String(bytes.map { Character(Unicode.Scalar($0)) })
+}
+
+enum HeadParseResult {
+    case incomplete
+    /// The head, and how many bytes of the buffer it took (with any empty lines before it).
+    case complete(HTTPRequestHead, length: Int)
+    case refused(HTTPRefusal)
+}
+
+/// Finds the end of a head incrementally: bytes already scanned are not scanned again, so a
+/// client sending one byte at a time costs linear work.
+struct HTTPHeadParser {
+    let limit: Int
+    private var scanned = 0
+    private var headStart = 0          // after leading empty lines
+    private var lineStart = 0
+    private var lines: [Range<Int>] = []  // without their CR LF
+
+    init(limit: Int) { self.limit = limit }
+
+    /// `bytes` is the buffer from where the request starts; call again with more of it.
+    mutating func parse(_ buffer: ArraySlice<UInt8>) -> HeadParseResult {
+        let base = buffer.startIndex
+        var i = base + scanned
+        while i < buffer.endIndex {
+            if buffer[i] == LF {
+                var end = i
+                if end > base + lineStart && buffer[end - 1] == CR { end -= 1 }
+                let line = (base + lineStart)..<end
+                lineStart = i + 1 - base
+                if line.isEmpty {
+                    // An empty line before the request line is tolerated (RFC 9112 §2.2).
+                    if lines.isEmpty { headStart = lineStart } else {
+                        scanned = i + 1 - base
+                        if scanned - headStart > limit { return .refused(tooLong()) }
+                        return build(buffer, length: scanned)
+                    }
+                } else {
+                    lines.append(line)
+                }
+            }
+            i += 1
+            if i - base - headStart > limit {
+                scanned = i - base
+                return .refused(tooLong())
+            }
+        }
+        scanned = i - base
+        return .incomplete
+    }
+
+    private func tooLong() -> HTTPRefusal {
+        lines.isEmpty
+            ? HTTPRefusal(status: 414, reason: "the request line is longer than \(limit) bytes")
+            : HTTPRefusal(status: 431, reason: "the request's header fields are longer than \(limit) bytes")
+    }
+
+    private func build(_ buffer: ArraySlice<UInt8>, length: Int) -> HeadParseResult {
+        switch Self.head(lines.map { buffer[$0] }) {
+        case .success(let head): return .complete(head, length: length)
+        case .failure(let refusal): return .refused(refusal)
+        }
+    }
+
+    /// The head from its lines (request line first, no line ends).
+    static func head(_ lines: [ArraySlice<UInt8>]) -> Result<HTTPRequestHead, HTTPRefusal> {
+        guard let requestLine = lines.first else { return .failure(bad("the request is empty")) }
+        let parts = requestLine.split(separator: SP, maxSplits: 3, omittingEmptySubsequences: false)
+        guard parts.count == 3 else { return .failure(bad("the request line is not 'METHOD target HTTP/1.1'")) }
+        let (method, target, version) = (parts[0], parts[1], parts[2])
+        guard !method.isEmpty, method.allSatisfy(isTokenByte) else { return .failure(bad("the method is not a token")) }
+        guard !target.isEmpty, target.allSatisfy({ $0 > SP && $0 < 0x7F }) else {
+            return .failure(bad("the request target is empty or holds spaces, controls or non-ASCII bytes"))
+        }
+        let v = Array(version)
+        guard v.count == 8, v[0..<5].elementsEqual("HTTP/".utf8), v[6] == UInt8(ascii: "."),
+              (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(v[5]), (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(v[7])
+        else { return .failure(bad("the request line does not end with an HTTP version")) }
+        guard v[5] == UInt8(ascii: "1"), v[7] == UInt8(ascii: "0") || v[7] == UInt8(ascii: "1") else {
+            return .failure(HTTPRefusal(status: 505, reason: "HTTP version \(text(version[...])) is not supported; use HTTP/1.1"))
+        }
+        var headers = HTTPHeaders()
+        for line in lines.dropFirst() {
+            guard line.first != SP && line.first != HT else {
+                return .failure(bad("a header field is folded over lines (obs-fold)"))
+            }
+            guard let colon = line.firstIndex(of: COLON) else { return .failure(bad("a header field has no colon")) }
+            let name = line[line.startIndex..<colon]
+            guard !name.isEmpty, name.allSatisfy(isTokenByte) else {
+                return .failure(bad("a header field name is empty or not a token"))
+            }
+            var value = line[(colon + 1)...]
+            while let f = value.first, f == SP || f == HT { value = value.dropFirst() }
+            while let l = value.last, l == SP || l == HT { value = value.dropLast() }
+            // CTLs other than HTAB (NUL, a bare CR, …) and DEL are never part of a value.
+            guard value.allSatisfy({ $0 == HT || ($0 >= SP && $0 != 0x7F) }) else {
+                return .failure(bad("header field '\(text(name))' holds a control character"))
+            }
+            headers.add(text(name), text(value))
+        }
+        let head = HTTPRequestHead(method: text(method), target: text(target), headers: headers, version: text(version))
+        if head.version == "HTTP/1.1" {
+            let hosts = headers.values("Host")
+            guard hosts.count == 1 else {
+                return .failure(bad(hosts.isEmpty ? "an HTTP/1.1 request needs a Host header" : "the request has more than one Host header"))
+            }
+        }
+        return .success(head)
+    }
+}
+
+private func bad(_ reason: String) -> HTTPRefusal { HTTPRefusal(status: 400, reason: reason) }
+
+/// How a request's body is delimited (RFC 9112 §6.3).
+enum BodyFraming: Equatable {
+    case none
+    /// Saturates at Int.max: an absurd length is over any limit, not an overflow.
+    case length(Int)
+    case chunked
+
+    var hasBody: Bool { self == .chunked || (self != .none && self != .length(0)) }
+
+    static func of(_ head: HTTPRequestHead) -> Result<BodyFraming, HTTPRefusal> {
+        let lengths = head.headers.values("Content-Length")
+        let codingFields = head.headers.values("Transfer-Encoding")
+        if !codingFields.isEmpty {
+            guard lengths.isEmpty else { return .failure(bad("the request has both Content-Length and Transfer-Encoding")) }
+            let codings = codingFields.flatMap { $0.split(separator: ",", omittingEmptySubsequences: false) }
+                .map { $0.trimmingSpaces.lowercased() }
+            if let unknown = codings.first(where: { $0 != "chunked" && !$0.isEmpty }) {
+                return .failure(HTTPRefusal(status: 501, reason: "transfer coding '\(unknown)' is not supported; send the body plain or chunked"))
+            }
+            guard codings == ["chunked"] else { return .failure(bad("Transfer-Encoding must be 'chunked', once")) }
+            return .success(.chunked)
+        }
+        guard !lengths.isEmpty else { return .success(.none) }
+        var value: Int?
+        for item in lengths.flatMap({ $0.split(separator: ",", omittingEmptySubsequences: false) }) {
+            let digits = item.trimmingSpaces
+            guard !digits.isEmpty, digits.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else {
+                return .failure(bad("Content-Length '\(item)' is not a number of bytes"))
+            }
+            var n = 0
+            for d in digits.utf8 {
+                let (times, o1) = n.multipliedReportingOverflow(by: 10)
+                let (plus, o2) = times.addingReportingOverflow(Int(d - UInt8(ascii: "0")))
+                n = (o1 || o2) ? Int.max : plus
+            }
+            if let value, value != n { return .failure(bad("the request's Content-Length values disagree")) }
+            value = n
+        }
+        return .success(.length(value ?? 0))
+    }
+}
+
+private extension Substring {
+    var trimmingSpaces: String {
+        var s = self[...]
+        while let f = s.first, f == " " || f == "\t" { s = s.dropFirst() }
+        while let l = s.last, l == " " || l == "\t" { s = s.dropLast() }
+        return String(s)
+    }
+}
+
+private extension String {
+    var trimmingSpaces: String { self[...].trimmingSpaces }
+}
+
+/// Decodes a chunked body as it arrives: sizes in hex (extensions ignored), data, and trailer
+/// fields read and dropped.
+struct ChunkedBodyDecoder {
+    enum Progress: Equatable { case needMore, done, refused(HTTPRefusal) }
+
+    let maxBytes: Int
+    /// A size line or a trailer field longer than this is refused.
+    let lineLimit: Int
+    private(set) var body: [UInt8] = []
+    private enum State { case size, data(remaining: Int), dataEnd, trailer, done }
+    private var state = State.size
+    private var trailerBytes = 0
+
+    init(maxBytes: Int, lineLimit: Int = 64 * 1024) {
+        self.maxBytes = maxBytes
+        self.lineLimit = lineLimit
+    }
+
+    /// Takes what it can from the front of `buffer`.
+    mutating func feed(_ buffer: inout ReadBuffer) -> Progress {
+        while true {
+            switch state {
+            case .done:
+                return .done
+            case .size:
+                guard let line = takeLine(&buffer) else {
+                    return buffer.count > 4096 ? .refused(bad("a chunk size line is too long")) : .needMore
+                }
+                var digits = line[...]
+                if let semicolon = digits.firstIndex(of: UInt8(ascii: ";")) { digits = digits[..<semicolon] }
+                while let l = digits.last, l == SP || l == HT { digits = digits.dropLast() }
+                guard !digits.isEmpty else { return .refused(bad("a chunk size is missing")) }
+                var size = 0, overflowed = false
+                for d in digits {
+                    guard let v = hexValue(d) else { return .refused(bad("a chunk size is not hexadecimal")) }
+                    let (times, o1) = size.multipliedReportingOverflow(by: 16)
+                    let (plus, o2) = times.addingReportingOverflow(v)
+                    if o1 || o2 { overflowed = true } else { size = plus }
+                }
+                // An overflowing size is over any limit: 413, like any other too-large chunk.
+                if overflowed || size > maxBytes - body.count { return .refused(tooLarge()) }
+                state = size == 0 ? .trailer : .data(remaining: size)
+            case .data(let remaining):
+                if buffer.isEmpty { return .needMore }
+                let piece = buffer.take(remaining)
+                body.append(contentsOf: piece)
+                state = piece.count == remaining ? .dataEnd : .data(remaining: remaining - piece.count)
+            case .dataEnd:
+                guard let line = takeLine(&buffer) else {
+                    return buffer.count >= 2 ? .refused(bad("a chunk is longer than its size")) : .needMore
+                }
+                guard line.isEmpty else { return .refused(bad("a chunk is longer than its size")) }
+                state = .size
+            case .trailer:
+                guard let line = takeLine(&buffer) else {
+                    return buffer.count > lineLimit ? .refused(HTTPRefusal(status: 431, reason: "the trailer fields are too long")) : .needMore
+                }
+                trailerBytes += line.count + 2
+                if trailerBytes > lineLimit { return .refused(HTTPRefusal(status: 431, reason: "the trailer fields are too long")) }
+                if line.isEmpty { state = .done }
+            }
+        }
+    }
+
+    private func tooLarge() -> HTTPRefusal {
+        HTTPRefusal(status: 413, reason: "the request body is larger than \(maxBytes) bytes")
+    }
+
+    /// The next line without its CR LF (or LF), if a whole one is there.
+    private func takeLine(_ buffer: inout ReadBuffer) -> [UInt8]? {
+        let bytes = buffer.bytes
+        guard let lf = bytes.firstIndex(of: LF) else { return nil }
+        var line = Array(bytes[bytes.startIndex..<lf])
+        if line.last == CR { line.removeLast() }
+        buffer.consume(lf - bytes.startIndex + 1)
+        return line
+    }
+}
+
+private func hexValue(_ b: UInt8) -> Int? {
+    switch b {
+    case UInt8(ascii: "0")...UInt8(ascii: "9"): return Int(b - UInt8(ascii: "0"))
+    case UInt8(ascii: "a")...UInt8(ascii: "f"): return Int(b - UInt8(ascii: "a")) + 10
+    case UInt8(ascii: "A")...UInt8(ascii: "F"): return Int(b - UInt8(ascii: "A")) + 10
+    default: return nil
+    }
+}

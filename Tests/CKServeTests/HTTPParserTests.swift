@@ -1,0 +1,126 @@
+import XCTest
+@testable import CKServe
+
+/// The parser without sockets: incremental heads, framing, chunked bodies.
+final class HTTPParserTests: XCTestCase {
+    private func parseAll(_ text: String, limit: Int = 65536) -> HeadParseResult {
+        var parser = HTTPHeadParser(limit: limit)
+        return parser.parse(Array(text.utf8)[...])
+    }
+
+    /// A head arriving one byte at a time is the same head, complete exactly at its last byte.
+    func testAHeadArrivingByteByByte() throws {
+        let text = "\r\nPOST /a?b=c HTTP/1.1\r\nHost: h\r\nX-Empty:\r\nX-Spaces: \t v  \r\n\r\nBODY"
+        let bytes = Array(text.utf8)
+        var parser = HTTPHeadParser(limit: 65536)
+        for n in 1...bytes.count {
+            switch parser.parse(bytes[0..<n]) {
+            case .incomplete:
+                continue
+            case .complete(let head, let length):
+                XCTAssertEqual(length, bytes.count - 4)
+                XCTAssertEqual(n, length)
+                XCTAssertEqual(head.method, "POST")
+                XCTAssertEqual(head.target, "/a?b=c")
+                XCTAssertEqual(head.headers["x-empty"], "")
+                XCTAssertEqual(head.headers["X-Spaces"], "v")
+                return
+            case .refused(let refusal):
+                return XCTFail("refused: \(refusal)")
+            }
+        }
+        XCTFail("never complete")
+    }
+
+    func testBareLineFeedsEndLinesToo() {
+        guard case .complete(let head, _) = parseAll("GET / HTTP/1.1\nHost: h\n\n") else { return XCTFail() }
+        XCTAssertEqual(head.headers["Host"], "h")
+    }
+
+    func testObsTextInAValueIsKept() {
+        guard case .complete(let head, _) = parseAll("GET / HTTP/1.1\r\nHost: h\r\nX-Name: caf\u{e9}\r\n\r\n") else { return XCTFail() }
+        XCTAssertEqual(head.headers["X-Name"], "caf\u{e9}")
+    }
+
+    func testTheLimitCountsTheWholeHead() {
+        let head = "GET / HTTP/1.1\r\nHost: h\r\n\r\n"
+        if case .refused = parseAll(head, limit: head.utf8.count) { XCTFail("a head of exactly the limit is refused") }
+        guard case .refused(let refusal) = parseAll(head, limit: head.utf8.count - 1) else { return XCTFail() }
+        XCTAssertEqual(refusal.status, 431)
+        guard case .refused(let long) = parseAll("GET /aaaaaaaaaaaaaaaa", limit: 10) else { return XCTFail() }
+        XCTAssertEqual(long.status, 414)
+    }
+
+    private func framing(_ fields: [(String, String)], version: String = "HTTP/1.1") -> Result<BodyFraming, HTTPRefusal> {
+        BodyFraming.of(HTTPRequestHead(method: "POST", target: "/", headers: HTTPHeaders(fields), version: version))
+    }
+
+    func testFraming() {
+        XCTAssertEqual(try framing([]).get(), BodyFraming.none)
+        XCTAssertEqual(try framing([("Content-Length", "12")]).get(), .length(12))
+        XCTAssertEqual(try framing([("Content-Length", "007"), ("content-length", "7")]).get(), .length(7))
+        XCTAssertEqual(try framing([("Content-Length", "99999999999999999999999")]).get(), .length(Int.max))
+        XCTAssertEqual(try framing([("Transfer-Encoding", "Chunked")]).get(), .chunked)
+        XCTAssertEqual(framing([("Content-Length", "+5")]).refusalStatus, 400)
+        XCTAssertEqual(framing([("Content-Length", "")]).refusalStatus, 400)
+        XCTAssertEqual(framing([("Content-Length", "5"), ("Content-Length", "6")]).refusalStatus, 400)
+        XCTAssertEqual(framing([("Transfer-Encoding", "chunked"), ("Content-Length", "6")]).refusalStatus, 400)
+        XCTAssertEqual(framing([("Transfer-Encoding", "gzip")]).refusalStatus, 501)
+        XCTAssertEqual(framing([("Transfer-Encoding", "chunked"), ("Transfer-Encoding", "chunked")]).refusalStatus, 400)
+        XCTAssertEqual(framing([("Transfer-Encoding", "")]).refusalStatus, 400)
+    }
+
+    private func decode(_ text: String, maxBytes: Int = 1000, byteByByte: Bool) -> (ChunkedBodyDecoder.Progress, [UInt8], Int) {
+        var decoder = ChunkedBodyDecoder(maxBytes: maxBytes)
+        var buffer = ReadBuffer()
+        var progress = ChunkedBodyDecoder.Progress.needMore
+        let bytes = Array(text.utf8)
+        let pieces = byteByByte ? bytes.map { [$0] } : [bytes]
+        for piece in pieces {
+            piece.withUnsafeBytes { buffer.append($0) }
+            progress = decoder.feed(&buffer)
+            if progress != .needMore { break }
+        }
+        return (progress, decoder.body, buffer.count)
+    }
+
+    func testChunkedBodiesWholeOrByteByByte() {
+        for byteByByte in [false, true] {
+            let (progress, body, left) = decode("4;ext=1\r\nWiki\r\n5 ; x\r\npedia\r\nE\r\n in\r\n\r\nchunks.\r\n0\r\nTrailer: t\r\n\r\nNEXT", byteByByte: byteByByte)
+            XCTAssertEqual(progress, .done)
+            XCTAssertEqual(String(decoding: body, as: UTF8.self), "Wikipedia in\r\n\r\nchunks.")
+            XCTAssertEqual(left, byteByByte ? 0 : 4, "what follows the body stays in the buffer")
+        }
+    }
+
+    func testChunkSizesThatAreWrongOrTooLarge() {
+        XCTAssertEqual(decode("ffffffffffffffffffffffff\r\n", byteByByte: false).0, .refused(HTTPRefusal(status: 413, reason: "the request body is larger than 1000 bytes")))
+        XCTAssertEqual(decode("3e9\r\n", byteByByte: false).0.status, 413)   // 1001
+        XCTAssertEqual(decode("3e8\r\n", byteByByte: false).0, .needMore)     // 1000
+        XCTAssertEqual(decode("-1\r\n", byteByByte: false).0.status, 400)
+        XCTAssertEqual(decode("\r\n", byteByByte: false).0.status, 400)
+        XCTAssertEqual(decode("0x10\r\n", byteByByte: false).0.status, 400)
+        XCTAssertEqual(decode("2\r\nabc\r\n", byteByByte: false).0.status, 400)
+        XCTAssertEqual(decode(String(repeating: "1", count: 5000), byteByByte: false).0.status, 400)
+    }
+
+    func testResponsesCarryLengthDateAndConnection() {
+        var headers = HTTPHeaders([("Content-Type", "application/json"), ("Content-Length", "999"), ("X-Bad", "a\r\nInjected: yes")])
+        headers.add("Bad Name", "dropped")
+        let text = String(decoding: HTTPResponse(status: 404, headers: headers, body: Array("{}".utf8)).encoded(omitBody: false, close: true), as: UTF8.self)
+        XCTAssertTrue(text.hasPrefix("HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nX-Bad: aInjected: yes\r\nContent-Length: 2\r\nDate: "), text)
+        XCTAssertTrue(text.hasSuffix(" GMT\r\nConnection: close\r\n\r\n{}"), text)
+        let head = HTTPResponse(status: 200, body: Array("abc".utf8)).encoded(omitBody: true, close: false)
+        XCTAssertTrue(String(decoding: head, as: UTF8.self).contains("Content-Length: 3\r\n"))
+        XCTAssertTrue(String(decoding: head, as: UTF8.self).hasSuffix("\r\n\r\n"))
+        XCTAssertEqual(httpDate(784111777), "Sun, 06 Nov 1994 08:49:37 GMT")
+    }
+}
+
+private extension Result where Failure == HTTPRefusal {
+    var refusalStatus: Int? { if case .failure(let r) = self { return r.status } else { return nil } }
+}
+
+private extension ChunkedBodyDecoder.Progress {
+    var status: Int? { if case .refused(let r) = self { return r.status } else { return nil } }
+}
