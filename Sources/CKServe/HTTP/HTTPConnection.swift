@@ -89,7 +89,7 @@ final class HTTPConnection {
         switch handler.admit(head) {
         case .answer(let response):
             // A body announced and not read: the connection cannot be reused.
-            let close = wantsClose || framing.hasBody || isStopping() || response.closesConnection
+            let close = wantsClose || framing.hasBody || isStopping() || response.closesConnection || response.dropConnection
             send(response, head: head, close: close, keepAlive10: keepAlive10, started: started)
             return !close ? .keepAlive : framing.hasBody ? .closeDraining : .close
         case .readBody(let maxBytes):
@@ -157,9 +157,15 @@ final class HTTPConnection {
 
     @discardableResult
     private func send(_ response: HTTPResponse, head: HTTPRequestHead?, close: Bool, keepAlive10: Bool, started: Instant) -> Bool {
+        if response.dropConnection {
+            // Nothing is written: the client sees the connection end, as a network failure.
+            handler.log(head, status: 0, milliseconds: milliseconds(since: started))
+            return false
+        }
         let bytes = response.encoded(omitBody: head?.method == "HEAD", close: close, keepAlive10: keepAlive10)
         let sent = socket.send(bytes, until: instant(after: configuration.writeTimeout))
         handler.log(head, status: response.status, milliseconds: milliseconds(since: started))
+        response.onSent?(sent)
         return sent
     }
 }

@@ -19,6 +19,8 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
     let log: (String) -> Void
     private let stopping = NSCondition()
     private var stopped = false
+    /// Web clients with a push on its way (guarded by `stopping`).
+    private var delivering = Set<String>()
 
     public init(api: CloudKitAPI, allowedOrigins: [String], hostNames: Set<String>, pollSeconds: Double = 30,
                 log: @escaping (String) -> Void) {
@@ -164,13 +166,30 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
     /// is marked delivered only once the answer is written.
     private func poll(container: String, environment: Environment, apnsToken: String) throws -> HTTPResponse {
         let deadline = Date().addingTimeInterval(pollSeconds)
+        let key = container + "/" + environment.rawValue + "/" + apnsToken
         while true {
-            if let push = try api.nextWebPush(container: container, environment: environment, apnsToken: apnsToken) {
+            // One answer in flight per client: its next poll waits until the last one is
+            // acknowledged, so it never gets the same notification twice.
+            stopping.lock()
+            while delivering.contains(key), !stopped, Date() < deadline { _ = stopping.wait(until: deadline) }
+            let mine = !stopped && delivering.insert(key).inserted
+            stopping.unlock()
+            guard mine else { return HTTPResponse(status: 200, headers: Self.jsonHeaders, body: Array("null".utf8)) }
+            let push: WebPush?
+            do { push = try api.nextWebPush(container: container, environment: environment, apnsToken: apnsToken) } catch {
+                finishDelivery(key)
+                throw error
+            }
+            if let push {
                 var r = json(200, push.body)
                 let api = self.api
-                r.onSent = { sent in if sent { try? api.acknowledgeWebPush(push, container: container, environment: environment) } }
+                r.onSent = { [weak self] sent in
+                    if sent { try? api.acknowledgeWebPush(push, container: container, environment: environment) }
+                    self?.finishDelivery(key)
+                }
                 return r
             }
+            finishDelivery(key)
             stopping.lock()
             defer { stopping.unlock() }
             if stopped || Date() >= deadline { return HTTPResponse(status: 200, headers: Self.jsonHeaders, body: Array("null".utf8)) }
@@ -178,6 +197,13 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
             // way to wake this one.
             _ = stopping.wait(until: min(deadline, Date().addingTimeInterval(0.25)))
         }
+    }
+
+    private func finishDelivery(_ key: String) {
+        stopping.lock()
+        delivering.remove(key)
+        stopping.broadcast()
+        stopping.unlock()
     }
 
     // MARK: answers

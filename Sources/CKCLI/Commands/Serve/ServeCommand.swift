@@ -48,9 +48,11 @@ enum ServeCommand {
         do { url = try server.start() } catch let e as CloudKitError { throw e } catch {
             throw CloudKitError(.internalError, "could not listen on \(host):\(port): \(error)")
         }
-        inv.print(DocumentBody(["url": .string(url), "pid": .int(Int64(getpid())), "dataDirectory": .string(inv.api.dataDirectory)]))
-        _ = io.flush()
+        // Before the line is out: a script may signal as soon as it has read it.
         ServeSignals.stop(on: [SIGINT, SIGTERM]) { server.stop() }
+        // One line, whatever --format says: a script reads it with `head -1`.
+        io.writeOut(JSONWriter.compact(["url": .string(url), "pid": .int(Int64(getpid())), "dataDirectory": .string(inv.api.dataDirectory)]) + "\n")
+        _ = io.flush()
         server.waitUntilStopped()
         return ExitCode.success
     }
