@@ -22,16 +22,16 @@ final class ServeFixture {
     }
     let log = Lines()
 
-    init(pollSeconds: Double = 2) throws {
+    init(pollSeconds: Double = 2, clock: Clock = .system, container: String = ServeFixture.container) throws {
         root = NSTemporaryDirectory() + "ck-serve-" + UUID().uuidString
         let setup = CloudKitAPI(dataDirectory: root)
         _ = try setup.signIn(SignInRequest(appleID: "alice@example.com", givenName: "Alice"), as: Caller(container: Self.container))
         let lines = log
-        server = WebServicesServer(dataDirectory: root, port: 0, pollSeconds: pollSeconds) { lines.add($0) }
+        server = WebServicesServer(dataDirectory: root, port: 0, pollSeconds: pollSeconds, clock: clock) { lines.add($0) }
         url = try server.start()
         port = UInt16(url.split(separator: ":").last!)!
-        api = CloudKitAPI(dataDirectory: root, serverURL: url)
-        apiToken = try XCTUnwrapString(api.createAPIToken(name: "tests", container: Self.container, environment: .development).document["apiToken"])
+        api = CloudKitAPI(dataDirectory: root, clock: clock, serverURL: url)
+        apiToken = try XCTUnwrapString(api.createAPIToken(name: "tests", container: container, environment: .development).document["apiToken"])
         session = try XCTUnwrapString(api.createWebAuthToken(as: Caller(container: Self.container), keepSignedIn: false).document["ckWebAuthToken"])
     }
 
