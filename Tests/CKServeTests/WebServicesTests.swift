@@ -19,6 +19,7 @@ final class WebServicesTests: XCTestCase {
         XCTAssertEqual(o["serverErrorCode"] as? String, code, a.text, file: file, line: line)
         XCTAssertNotNil(o["uuid"] as? String, a.text, file: file, line: line)
         XCTAssertNotNil(o["reason"] as? String, a.text, file: file, line: line)
+        XCTAssertNil(o["ckErrorCode"], "Apple's envelope has no ckErrorCode", file: file, line: line)
         if let w = words { XCTAssertTrue((o["reason"] as? String ?? "").contains(w), "\(a.text) lacks '\(w)'", file: file, line: line) }
         XCTAssertTrue(a.header("Content-Type")?.hasPrefix("application/json") ?? false, file: file, line: line)
     }
@@ -47,6 +48,10 @@ final class WebServicesTests: XCTestCase {
             """)
         XCTAssertEqual(stale.status, 200)
         XCTAssertEqual((object(stale)["records"] as? [[String: Any]])?.first?["serverErrorCode"] as? String, "CONFLICT")
+        // No CLI-only ckErrorCode: CloudKit JS would take it over the server code.
+        XCTAssertNil((object(stale)["records"] as? [[String: Any]])?.first?["ckErrorCode"], stale.text)
+        XCTAssertEqual(WebServicesHandler.withoutNativeCodes(Array(#"{"records":[{"fields":{"ckErrorCode":{"value":1},"serverErrorCode":{"value":"x"}},"recordName":"r"}]}"#.utf8)),
+                       Array(#"{"records":[{"fields":{"ckErrorCode":{"value":1},"serverErrorCode":{"value":"x"}},"recordName":"r"}]}"#.utf8), "fields so named are kept")
         // Lists are GETs; changes come once each.
         let zones = try f.get("private", "zones/list")
         XCTAssertEqual((object(zones)["zones"] as? [[String: Any]])?.compactMap { ($0["zoneID"] as? [String: Any])?["zoneName"] as? String }.sorted(), ["Lists", "_defaultZone"])
