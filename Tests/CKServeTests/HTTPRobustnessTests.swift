@@ -56,6 +56,25 @@ final class HTTPRobustnessTests: XCTestCase {
         XCTAssertEqual(server.connectionCount, 0)
     }
 
+    /// A client that never reads its answer holds only its own thread, until the write times out.
+    func testAClientThatDoesNotReadIsGivenUpOnAtTheWriteTimeout() throws {
+        let (server, handler) = try startEngineServer { $0.writeTimeout = 0.4 }
+        let sluggish = try RawHTTPClient(port: server.port)
+        var small: Int32 = 4096
+        setsockopt(sluggish.fd, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+        sluggish.send("GET /big?n=20000000 HTTP/1.1\r\nHost: h\r\n\r\n")
+        waitUntil { server.connectionCount == 1 }
+        let waited = try elapsed {
+            let client = try RawHTTPClient(port: server.port)
+            client.send("GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
+            XCTAssertEqual(client.readResponse()?.status, 200)
+        }
+        XCTAssertLessThan(waited, 0.25)
+        waitUntil { server.connectionCount == 0 }
+        XCTAssertEqual(server.connectionCount, 0, "the stalled write was not given up on")
+        XCTAssertEqual(handler.logged(count: 2).count, 2)
+    }
+
     /// stop(grace:) lets the request in flight finish, closes the idle connection, and takes no
     /// new ones.
     func testStopFinishesTheRequestInFlightAndRefusesNewConnections() throws {
