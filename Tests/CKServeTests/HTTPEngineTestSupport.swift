@@ -191,7 +191,7 @@ extension XCTestCase {
         return (server, handler)
     }
 
-    func elapsed(_ body: () throws -> Void) rethrows -> TimeInterval {
+    func secondsSpent(_ body: () throws -> Void) rethrows -> TimeInterval {
         let start = Date()
         try body()
         return Date().timeIntervalSince(start)

@@ -132,7 +132,7 @@ final class HTTPServerTests: XCTestCase {
         let client = try RawHTTPClient(port: server.port)
         client.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
         XCTAssertEqual(client.readResponse()?.status, 200)
-        let waited = elapsed { XCTAssertTrue(client.isClosedByPeer()) }
+        let waited = secondsSpent { XCTAssertTrue(client.isClosedByPeer()) }
         XCTAssertLessThan(waited, 1.5)
         XCTAssertEqual(handler.logged(count: 1).map(\.status), [200])
     }

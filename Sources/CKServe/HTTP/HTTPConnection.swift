@@ -121,7 +121,8 @@ final class HTTPConnection {
         case .none, .length(0):
             return .success([])
         case .length(let n):
-            if buffer.count < n { buffer.reserve(n - buffer.count) }
+            // Room up front for what is announced, within reason: a peer may announce and stall.
+            if buffer.count < n { buffer.reserve(min(n - buffer.count, 1 << 20)) }
             while buffer.count < n {
                 switch socket.receive(into: &buffer, until: instant(after: configuration.bodyIdleTimeout)) {
                 case .data: continue
