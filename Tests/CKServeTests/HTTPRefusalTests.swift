@@ -62,6 +62,10 @@ final class HTTPRefusalTests: XCTestCase {
         try assertRefused("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 501, "gzip")
     }
 
+    func testAnUnknownExpectationIs417() throws {
+        try assertRefused("POST / HTTP/1.1\r\nHost: h\r\nExpect: something-else\r\nContent-Length: 2\r\n\r\nok", 417, "something-else")
+    }
+
     func testUnsupportedVersionIs505() throws {
         try assertRefused("GET / HTTP/2.0\r\nHost: h\r\n\r\n", 505, "HTTP/2.0")
         try assertRefused("GET / HTTP/1.2\r\nHost: h\r\n\r\n", 505, "HTTP/1.2")
