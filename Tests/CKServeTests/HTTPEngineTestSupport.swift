@@ -3,7 +3,7 @@ import Glibc
 import XCTest
 @testable import CKServe
 
-/// A handler for the engine's tests: echoes the request as JSON, sleeps on `/sleep?ms=N`,
+/// A handler for the engine's tests: echoes the request as JSON, sleeps on `/sleep?ms=N`, answers N bytes on `/big?n=N`,
 /// answers `/refuse` from `admit`, takes at most 8 body bytes on `/small`, and records the log.
 final class EngineTestHandler: HTTPHandler, @unchecked Sendable {
     private let lock = NSLock()
@@ -27,6 +27,9 @@ final class EngineTestHandler: HTTPHandler, @unchecked Sendable {
     }
 
     func respond(to request: HTTPRequest) -> HTTPResponse {
+        if request.head.path == "/big", let n = request.head.query.flatMap({ Int($0.dropFirst(2)) }) {
+            return HTTPResponse(status: 200, body: [UInt8](repeating: 0x62, count: n))
+        }
         if request.head.path == "/sleep", let ms = request.head.query.flatMap({ Int($0.dropFirst(3)) }) {
             usleep(useconds_t(ms * 1000))
         }
@@ -188,7 +191,7 @@ extension XCTestCase {
         return (server, handler)
     }
 
-    func elapsed(_ body: () throws -> Void) rethrows -> TimeInterval {
+    func secondsSpent(_ body: () throws -> Void) rethrows -> TimeInterval {
         let start = Date()
         try body()
         return Date().timeIntervalSince(start)

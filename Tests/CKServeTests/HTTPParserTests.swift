@@ -49,6 +49,8 @@ final class HTTPParserTests: XCTestCase {
         XCTAssertEqual(refusal.status, 431)
         guard case .refused(let long) = parseAll("GET /aaaaaaaaaaaaaaaa", limit: 10) else { return XCTFail() }
         XCTAssertEqual(long.status, 414)
+        guard case .refused(let empty) = parseAll(String(repeating: "\r\n", count: 100), limit: 50) else { return XCTFail("endless empty lines") }
+        XCTAssertEqual(empty.status, 414)
     }
 
     private func framing(_ fields: [(String, String)], version: String = "HTTP/1.1") -> Result<BodyFraming, HTTPRefusal> {

@@ -62,6 +62,10 @@ final class HTTPRefusalTests: XCTestCase {
         try assertRefused("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 501, "gzip")
     }
 
+    func testAnUnknownExpectationIs417() throws {
+        try assertRefused("POST / HTTP/1.1\r\nHost: h\r\nExpect: something-else\r\nContent-Length: 2\r\n\r\nok", 417, "something-else")
+    }
+
     func testUnsupportedVersionIs505() throws {
         try assertRefused("GET / HTTP/2.0\r\nHost: h\r\n\r\n", 505, "HTTP/2.0")
         try assertRefused("GET / HTTP/1.2\r\nHost: h\r\n\r\n", 505, "HTTP/1.2")
@@ -86,13 +90,19 @@ final class HTTPRefusalTests: XCTestCase {
         try assertRefused("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffffff\r\n", 413, "larger")
     }
 
-    /// A 413 answered while the client is still sending its body reaches the client intact.
-    func testA413SentMidUploadIsReadNotReset() throws {
+    /// After a 413 the body still coming is read and dropped for a while (not reset), so a
+    /// client busy uploading gets to read the answer.
+    func testAfterA413TheBodyStillComingIsDrainedNotReset() throws {
         let (server, _) = try startEngineServer()
         let client = try RawHTTPClient(port: server.port)
         client.send("POST /small HTTP/1.1\r\nHost: h\r\nContent-Length: 300000\r\n\r\n")
-        client.send([UInt8](repeating: 0x61, count: 300_000))
         XCTAssertEqual(client.readResponse()?.status, 413)
+        for _ in 0..<10 {
+            usleep(10_000)
+            XCTAssertTrue(client.send([UInt8](repeating: 0x61, count: 30_000)), "the connection was reset")
+        }
+        client.shutdownWrite()
+        XCTAssertTrue(client.isClosedByPeer())
     }
 
     func testAStalledHeadIs408() throws {

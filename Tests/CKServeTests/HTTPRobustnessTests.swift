@@ -10,7 +10,7 @@ final class HTTPRobustnessTests: XCTestCase {
         let idle = try (0..<3).map { _ in try RawHTTPClient(port: server.port) }
         waitUntil { server.connectionCount == 3 }
         let extra = try RawHTTPClient(port: server.port)
-        let waited = try elapsed {
+        let waited = try secondsSpent {
             let refused = try XCTUnwrap(extra.readResponse())
             XCTAssertEqual(refused.status, 503)
             XCTAssertEqual(refused["X-Refusal"], "engine")
@@ -43,7 +43,7 @@ final class HTTPRobustnessTests: XCTestCase {
         }
         waitUntil { server.connectionCount == 40 }
         for _ in 0..<3 {
-            let waited = try elapsed {
+            let waited = try secondsSpent {
                 let client = try RawHTTPClient(port: server.port)
                 client.send("POST /echo HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\nok")
                 XCTAssertEqual(client.readResponse()?.json["body"] as? String, "ok")
@@ -54,6 +54,25 @@ final class HTTPRobustnessTests: XCTestCase {
         XCTAssertEqual(statuses, Array(repeating: 408, count: 40))
         waitUntil { server.connectionCount == 0 }
         XCTAssertEqual(server.connectionCount, 0)
+    }
+
+    /// A client that never reads its answer holds only its own thread, until the write times out.
+    func testAClientThatDoesNotReadIsGivenUpOnAtTheWriteTimeout() throws {
+        let (server, handler) = try startEngineServer { $0.writeTimeout = 0.4 }
+        let sluggish = try RawHTTPClient(port: server.port)
+        var small: Int32 = 4096
+        setsockopt(sluggish.fd, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+        sluggish.send("GET /big?n=20000000 HTTP/1.1\r\nHost: h\r\n\r\n")
+        waitUntil { server.connectionCount == 1 }
+        let waited = try secondsSpent {
+            let client = try RawHTTPClient(port: server.port)
+            client.send("GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
+            XCTAssertEqual(client.readResponse()?.status, 200)
+        }
+        XCTAssertLessThan(waited, 0.25)
+        waitUntil { server.connectionCount == 0 }
+        XCTAssertEqual(server.connectionCount, 0, "the stalled write was not given up on")
+        XCTAssertEqual(handler.logged(count: 2).count, 2)
     }
 
     /// stop(grace:) lets the request in flight finish, closes the idle connection, and takes no
@@ -73,7 +92,7 @@ final class HTTPRobustnessTests: XCTestCase {
             server.stop(grace: 5)
             stopped.signal()
         }
-        XCTAssertTrue(elapsed { XCTAssertTrue(idle.isClosedByPeer()) } < 0.4, "the idle connection was not closed at once")
+        XCTAssertTrue(secondsSpent { XCTAssertTrue(idle.isClosedByPeer()) } < 0.4, "the idle connection was not closed at once")
         XCTAssertThrowsError(try RawHTTPClient(port: server.port), "a new connection was accepted")
         let answer = try XCTUnwrap(busy.readResponse())
         XCTAssertEqual(answer.status, 200)
@@ -89,7 +108,7 @@ final class HTTPRobustnessTests: XCTestCase {
         let busy = try RawHTTPClient(port: server.port)
         busy.send("GET /sleep?ms=1500 HTTP/1.1\r\nHost: h\r\n\r\n")
         usleep(100_000)
-        let took = elapsed { server.stop(grace: 0.2) }
+        let took = secondsSpent { server.stop(grace: 0.2) }
         XCTAssertLessThan(took, 1)
         XCTAssertGreaterThanOrEqual(took, 0.15)
         XCTAssertNil(busy.readResponse())
@@ -170,17 +189,17 @@ final class HTTPRobustnessTests: XCTestCase {
         let deadline = Date(timeIntervalSinceNow: timeout)
         while !condition() && Date() < deadline { usleep(5_000) }
     }
-}
 
-/// SplitMix64: the fuzz inputs are the same on every run.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
+    /// SplitMix64: the fuzz inputs are the same on every run.
+    private struct SeededGenerator: RandomNumberGenerator {
+        private var state: UInt64
+        init(seed: UInt64) { state = seed }
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
     }
 }

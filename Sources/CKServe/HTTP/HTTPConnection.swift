@@ -78,10 +78,16 @@ final class HTTPConnection {
         case .success(let f): framing = f
         case .failure(let refusal): return refuse(refusal, head: head, started: started)
         }
+        // An expectation other than 100-continue cannot be met (RFC 9110 §10.1.1).
+        if let expectation = head.headers["Expect"], expectation.lowercased() != "100-continue" {
+            return refuse(HTTPRefusal(status: 417, reason: "expectation '\(expectation)' is not supported; only 100-continue is"), head: head, started: started)
+        }
         let connectionTokens = head.headers.values("Connection")
             .flatMap { $0.lowercased().split(separator: ",").map { $0.trimmingCharacters(in: " \t") } }
+        // HTTP/1.0 keeps the connection only when asked, and never after a chunked body: a
+        // 1.0 peer using it may not frame what follows as we would (RFC 9112 §6.1).
         let wantsClose = connectionTokens.contains("close")
-            || (head.version == "HTTP/1.0" && !connectionTokens.contains("keep-alive"))
+            || (head.version == "HTTP/1.0" && (!connectionTokens.contains("keep-alive") || framing == .chunked))
         let keepAlive10 = head.version == "HTTP/1.0" && !wantsClose
         let expectsContinue = head.version == "HTTP/1.1" && framing.hasBody
             && head.headers["Expect"]?.lowercased() == "100-continue"
@@ -121,7 +127,8 @@ final class HTTPConnection {
         case .none, .length(0):
             return .success([])
         case .length(let n):
-            if buffer.count < n { buffer.reserve(n - buffer.count) }
+            // Room up front for what is announced, within reason: a peer may announce and stall.
+            if buffer.count < n { buffer.reserve(min(n - buffer.count, 1 << 20)) }
             while buffer.count < n {
                 switch socket.receive(into: &buffer, until: instant(after: configuration.bodyIdleTimeout)) {
                 case .data: continue

@@ -111,7 +111,8 @@ public protocol HTTPHandler: AnyObject, Sendable {
     /// The whole request: its answer. May block (a long-poll waits up to ~30 s).
     func respond(to request: HTTPRequest) -> HTTPResponse
     /// The answer to a request the engine refused itself: 400 malformed, 408 too slow, 413 a body
-    /// over the limit, 414/431 a target or headers too long, 501 a transfer coding it does not
+    /// over the limit, 414/431 a target or headers too long, 417 an Expect other than
+    /// 100-continue, 501 a transfer coding it does not
     /// know, 505 a version it does not speak, 503 the connection cap reached. `reason` says what
     /// was wrong, for the body (CloudKit answers JSON on every status).
     func refusal(status: Int, reason: String) -> HTTPResponse

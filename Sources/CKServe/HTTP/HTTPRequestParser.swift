@@ -38,7 +38,6 @@ enum HeadParseResult {
 struct HTTPHeadParser {
     let limit: Int
     private var scanned = 0
-    private var headStart = 0          // after leading empty lines
     private var lineStart = 0
     private var lines: [Range<Int>] = []  // without their CR LF
 
@@ -55,10 +54,11 @@ struct HTTPHeadParser {
                 let line = (base + lineStart)..<end
                 lineStart = i + 1 - base
                 if line.isEmpty {
-                    // An empty line before the request line is tolerated (RFC 9112 §2.2).
-                    if lines.isEmpty { headStart = lineStart } else {
+                    // An empty line before the request line is tolerated (RFC 9112 §2.2); it
+                    // counts towards the limit, so endless empty lines are refused too.
+                    if !lines.isEmpty {
                         scanned = i + 1 - base
-                        if scanned - headStart > limit { return .refused(tooLong()) }
+                        if scanned > limit { return .refused(tooLong()) }
                         return build(buffer, length: scanned)
                     }
                 } else {
@@ -66,7 +66,7 @@ struct HTTPHeadParser {
                 }
             }
             i += 1
-            if i - base - headStart > limit {
+            if i - base > limit {
                 scanned = i - base
                 return .refused(tooLong())
             }
