@@ -152,26 +152,31 @@ final class APIAuthTests: XCTestCase {
 
         // Within a minute: the user, no rotation.
         now.ms += 30_000
-        XCTAssertEqual(try a.authenticate(creds(api: apiKey, web: token)), WebAuthentication(user: .userRecordName(alice)))
+        let within = try a.authenticate(creds(api: apiKey, web: token))
+        XCTAssertEqual(within.user, .userRecordName(alice))
+        XCTAssertNil(try a.rotateWebAuthToken(within))
         // After a minute: the next request gets a replacement, once.
         now.ms += 31_000
         let first = try a.authenticate(creds(api: apiKey, web: token))
         XCTAssertEqual(first.user, .userRecordName(alice))
-        let rotated = try XCTUnwrap(first.rotatedWebAuthToken)
+        let rotated = try XCTUnwrap(try a.rotateWebAuthToken(first))
+        XCTAssertNil(try a.rotateWebAuthToken(first), "once")
         XCTAssertNotEqual(rotated, token)
         XCTAssertFalse(everyFileText(t).contains(rotated))
         // The old one still works for two minutes (requests in flight), without another rotation.
         now.ms += 119_000
-        XCTAssertEqual(try api(t, now).authenticate(creds(api: apiKey, web: token)), WebAuthentication(user: .userRecordName(alice)), "after a restart too")
+        let inGrace = try api(t, now).authenticate(creds(api: apiKey, web: token))
+        XCTAssertEqual(inGrace.user, .userRecordName(alice), "after a restart too")
+        XCTAssertNil(try a.rotateWebAuthToken(inGrace), "a replaced token is not replaced again")
         now.ms += 2_000
-        XCTAssertEqual(try a.authenticate(creds(api: apiKey, web: token)), WebAuthentication(user: .nobody), "replayed after the grace: dead")
+        XCTAssertEqual(try a.authenticate(creds(api: apiKey, web: token)).user, .nobody, "replayed after the grace: dead")
         // The new one has a fresh lifetime: it rotates in its turn.
         let second = try a.authenticate(creds(api: apiKey, web: rotated))
         XCTAssertEqual(second.user, .userRecordName(alice))
-        XCTAssertNotNil(second.rotatedWebAuthToken)
+        let third = try XCTUnwrap(try a.rotateWebAuthToken(second))
         // Unused for 30 minutes: expired.
         now.ms += 30 * 60 * 1000 + 1
-        XCTAssertEqual(try a.authenticate(creds(api: apiKey, web: second.rotatedWebAuthToken!)).user, .nobody)
+        XCTAssertEqual(try a.authenticate(creds(api: apiKey, web: third)).user, .nobody)
     }
 
     func testKeepSignedInLastsTwoWeeks() throws {
@@ -183,8 +188,9 @@ final class APIAuthTests: XCTestCase {
         now.ms += 13 * 24 * 3600 * 1000
         let r = try a.authenticate(creds(api: apiKey, web: made["ckWebAuthToken"]!.stringValue!))
         XCTAssertNotEqual(r.user, .nobody)
+        let renewed = try XCTUnwrap(try a.rotateWebAuthToken(r))
         now.ms += 14 * 24 * 3600 * 1000 - 1
-        XCTAssertNotEqual(try a.authenticate(creds(api: apiKey, web: r.rotatedWebAuthToken!)).user, .nobody, "a rotation renews two weeks")
+        XCTAssertNotEqual(try a.authenticate(creds(api: apiKey, web: renewed)).user, .nobody, "a rotation renews two weeks")
     }
 
     func testForgedForeignAndHugeWebAuthTokensAreNobody() throws {

@@ -228,3 +228,38 @@ final class WebServicesTests: XCTestCase {
         return out
     }
 }
+
+/// Web auth tokens over HTTP: rotated through X-Apple-CloudKit-Web-Auth-Token once a minute
+/// old, the new one working, the old one for its grace only; signing out ends them.
+final class WebSessionOverHTTPTests: XCTestCase {
+    final class Now: @unchecked Sendable { var ms: Int64 = 1_800_000_000_000 }
+
+    func testASessionRotatesThroughTheResponseHeaderAndSigningOutEndsIt() throws {
+        let now = Now()
+        let f = try ServeFixture(clock: Clock { now.ms })
+        func caller(_ token: String) throws -> HTTPTestClient.Answer {
+            try f.client().request("GET", "/database/1/\(ServeFixture.container)/development/public/users/caller?ckAPIToken=\(f.apiToken)&ckWebAuthToken="
+                                   + (token.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? token))
+        }
+        let fresh = try caller(f.session)
+        XCTAssertEqual(fresh.status, 200)
+        XCTAssertNil(fresh.header("X-Apple-CloudKit-Web-Auth-Token"), "a fresh token is not replaced")
+        now.ms += 90_000
+        let due = try caller(f.session)
+        XCTAssertEqual(due.status, 200)
+        let next = try XCTUnwrap(due.header("X-Apple-CloudKit-Web-Auth-Token"))
+        XCTAssertNotEqual(next, f.session)
+        XCTAssertEqual(try caller(next).status, 200)
+        XCTAssertEqual(try caller(f.session).status, 200, "the replaced token works for its grace")
+        now.ms += 3 * 60_000
+        XCTAssertEqual(try caller(f.session).status, 421, "then it is dead")
+        XCTAssertEqual(try caller(next).status, 200)
+        // An error answer carries no new token.
+        now.ms += 90_000
+        let refused = try f.client().request("POST", f.path("private", "records/modify").replacingOccurrences(of: f.session, with: next), json: "{bad")
+        XCTAssertEqual(refused.status, 400)
+        XCTAssertNil(refused.header("X-Apple-CloudKit-Web-Auth-Token"))
+        _ = try f.api.signOut(as: Caller(container: ServeFixture.container))
+        XCTAssertEqual(try caller(next).status, 421, "signing out revokes the session")
+    }
+}

@@ -139,7 +139,8 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
             body = .null
         }
         var response = json(200, try EndpointCall.answer(endpoint, body: body, api: api, caller: caller))
-        if let t = auth.rotatedWebAuthToken { response.headers.set("X-Apple-CloudKit-Web-Auth-Token", t) }
+        // Only a success carries a new token: CloudKit JS reads none from an error.
+        if let t = try? api.rotateWebAuthToken(auth) { response.headers.set("X-Apple-CloudKit-Web-Auth-Token", t) }
         return response
     }
 

@@ -49,14 +49,14 @@ public struct WebAuthentication: Sendable, Equatable {
     public var user: Caller.User
     /// The key that signed the request, when one did.
     public var serverKeyID: String?
-    /// The web auth token that replaces the one the request carried, for the
-    /// `X-Apple-CloudKit-Web-Auth-Token` response header.
-    public var rotatedWebAuthToken: String?
+    /// The web auth token of the session the request acts in, when it is a live one: once the
+    /// request has succeeded, `rotateWebAuthToken` may replace it.
+    public var webAuthToken: String?
 
-    public init(user: Caller.User, serverKeyID: String? = nil, rotatedWebAuthToken: String? = nil) {
+    public init(user: Caller.User, serverKeyID: String? = nil, webAuthToken: String? = nil) {
         self.user = user
         self.serverKeyID = serverKeyID
-        self.rotatedWebAuthToken = rotatedWebAuthToken
+        self.webAuthToken = webAuthToken
     }
 }
 
@@ -89,7 +89,17 @@ extension CloudKitAPI {
               session.environment == c.environment, try store.accounts.user(recordName: session.userRecordName) != nil else {
             return WebAuthentication(user: .nobody)
         }
-        return WebAuthentication(user: .userRecordName(session.userRecordName), rotatedWebAuthToken: try webSessions().rotate(web))
+        return WebAuthentication(user: .userRecordName(session.userRecordName), webAuthToken: web)
+    }
+
+    /// The token that replaces a request's web auth token, for the
+    /// `X-Apple-CloudKit-Web-Auth-Token` header of its answer, when one is due (the token is
+    /// over a minute old and not yet replaced); nil otherwise. Asked only once the request has
+    /// succeeded: CloudKit JS takes a new token from a 2xx answer only, so a token replaced in
+    /// an error's answer would be lost to the client, and its session with it.
+    public func rotateWebAuthToken(_ auth: WebAuthentication) throws -> String? {
+        guard let web = auth.webAuthToken else { return nil }
+        return try webSessions().rotate(web)
     }
 
     /// Why an API token is refused: not shaped as one, or not one of this container environment
