@@ -35,14 +35,15 @@ extension Database {
         let injected = try operations.map { op in try op.recordName.flatMap { try injectedFault(.recordsModify, zone: z, recordName: $0) } }
 
         var knownAbsent: ((NameKey) -> Bool)?
-        func run(_ z: ZoneStore, nextSeq: Int64) throws -> (Transaction, [OperationResult]) {
+        /// Runs the operations into a new transaction, or into a child of a group commit's.
+        func run(_ z: ZoneStore, nextSeq: Int64, in group: Transaction? = nil) throws -> (Transaction, [OperationResult]) {
             schemaContext = SchemaContext(schema: stored, environment: address.environment)
             var writer = RecordWriter(zone: z, scope: scope, user: user, deviceID: caller.deviceID, now: clock.now(), assets: assets,
                                       schema: schemaContext, roles: roles)
             writer.access = sharing.access
-            let tx = Transaction(zone: z, nextSeq: nextSeq, knownAbsent: knownAbsent)
+            let tx = group?.child() ?? Transaction(zone: z, nextSeq: nextSeq, knownAbsent: knownAbsent)
             tx.assets = pending
-            if !z.incarnation.isEmpty { tx.readAhead(operations.compactMap(\.recordName)) }
+            if !z.incarnation.isEmpty { (group ?? tx).readAhead(operations.compactMap(\.recordName)) }
             var results: [OperationResult] = []
             var failedAt: Int?
             for (i, op) in operations.enumerated() {
@@ -76,6 +77,24 @@ extension Database {
             // be written, so a request that fails leaves the data directory untouched.
             let (dry, results) = try run(z, nextSeq: 1)
             if dry.entries.isEmpty { return results }
+        }
+        if bulk == nil, !z.incarnation.isEmpty {
+            // Under the group's locks, as one request of it: the schema and roles as they are
+            // now, the operations into a child of the group's transaction.
+            let job = GroupCommit.Job { [self] groupZone, group in
+                forgetCachedSchema()
+                stored = try schema()
+                roles = try callerRoles()
+                let (tx, results) = try run(groupZone, nextSeq: 0, in: group)
+                // Types and fields defined just in time go into the schema before the commit.
+                if !tx.entries.isEmpty, schemaContext.changed { try schemaAdmin.store(address.environment).merge(schemaContext.additions) }
+                return (tx, results)
+            }
+            do {
+                return try GroupCommit.shared.run(job, key: z.directory) { jobs in commitGroup(zone: name, jobs) }
+            } catch is ZoneToMake {
+                // The zone is gone from the disk since (a purge): made again below, alone.
+            }
         }
         let env = try environmentGuard.lockForWriting()
         defer { env.unlock() }
@@ -119,6 +138,45 @@ extension Database {
         } catch {
             if madeZone, (try? z.history.head()) == 0 { try? FileSystem.removeTree(z.directory) }
             throw error
+        }
+    }
+
+    /// Commits a group of requests to zone `name` (GroupCommit) as one: each runs in turn
+    /// into the group's transaction, which is committed once. A request whose operations all
+    /// failed keeps its results; if the commit fails, every request that wrote gets its error.
+    private func commitGroup(zone name: String, _ jobs: [GroupCommit.Job]) -> [Result<[OperationResult], Error>] {
+        do {
+            let env = try environmentGuard.lockForWriting()
+            defer { env.unlock() }
+            let lock = try lockZone(name)
+            defer { lock.unlock() }
+            let z = try zone(name)
+            guard !z.incarnation.isEmpty else { return jobs.map { _ in .failure(ZoneToMake()) } }
+            try finishInterruptedCommit(z)
+            let group = Transaction(zone: z, nextSeq: try z.history.head() + 1)
+            var outcomes: [Result<[OperationResult], Error>] = []
+            var wrote: [Bool] = []
+            for job in jobs {
+                do {
+                    let (tx, results) = try job.apply(z, group)
+                    if !tx.entries.isEmpty { group.merge(tx) }
+                    outcomes.append(.success(results))
+                    wrote.append(!tx.entries.isEmpty)
+                } catch {
+                    outcomes.append(.failure(error))
+                    wrote.append(false)
+                }
+            }
+            guard !group.entries.isEmpty else { return outcomes }
+            do {
+                try sharingWillCommit(group, in: z)
+                try commit(group, in: z)
+            } catch {
+                return zip(outcomes, wrote).map { o, w in w ? .failure(error) : o }
+            }
+            return outcomes
+        } catch {
+            return jobs.map { _ in .failure(error) }
         }
     }
 
@@ -207,6 +265,9 @@ extension Database {
         try z.setApplied(c.seq, durable: c.seq)
     }
 }
+
+/// A group found its zone not on the disk (purged since): its requests make it, one by one.
+struct ZoneToMake: Error {}
 
 /// The history entries of a range turned back into a transaction: the final state of each
 /// record changed, the reference-index changes, and each change with its before and after.

@@ -1,0 +1,78 @@
+import XCTest
+@testable import CKCore
+
+/// Group commit: requests writing one zone at once share a commit, each keeping its own
+/// results, atomicity and conflicts.
+final class GroupCommitTests: XCTestCase {
+    /// Requests that arrive while a group commits wait, and all of them form the next group.
+    func testRequestsArrivingDuringACommitFormTheNextGroup() throws {
+        let gc = GroupCommit()
+        final class Sizes: @unchecked Sendable { var list: [Int] = []; let lock = NSLock() }
+        let sizes = Sizes()
+        let firstIn = DispatchSemaphore(value: 0)
+        let key = "zone-" + UUID().uuidString
+        @Sendable func commit(_ jobs: [GroupCommit.Job]) -> [Result<[OperationResult], Error>] {
+            sizes.lock.lock(); sizes.list.append(jobs.count); let n = sizes.list.count; sizes.lock.unlock()
+            if n == 1 {
+                firstIn.signal()
+                // Hold the first group until the seven others wait.
+                while gc.waitingCount(key) < 7 { usleep(1000) }
+            }
+            return jobs.enumerated().map { i, _ in .success([.failed(CloudKitError(.notFound, "job \(i)"))]) }
+        }
+        let noop = { (z: ZoneStore, t: Transaction) throws -> (Transaction, [OperationResult]) in (t, []) }
+        let group = DispatchGroup()
+        DispatchQueue.global().async(group: group) { XCTAssertEqual(try? gc.run(GroupCommit.Job(apply: noop), key: key, commitGroup: commit).count, 1) }
+        firstIn.wait()
+        for _ in 0..<7 {
+            DispatchQueue.global().async(group: group) { XCTAssertEqual(try? gc.run(GroupCommit.Job(apply: noop), key: key, commitGroup: commit).count, 1) }
+        }
+        XCTAssertEqual(group.wait(timeout: .now() + 10), .success)
+        XCTAssertEqual(sizes.list, [1, 7])
+        XCTAssertEqual(gc.waitingCount(key), 0)
+    }
+
+    /// Many callers saving and updating one zone at once, in one process: every save lands
+    /// once, gapless in the history; of two updates with the same tag exactly one wins.
+    func testConcurrentRequestsKeepTheirOwnResultsAndConflicts() throws {
+        let t = TempStore()
+        try t.store.accounts.signIn(appleID: "alice@example.com", givenName: nil, familyName: nil, phone: nil)
+        let api = CloudKitAPI(dataDirectory: t.root)
+        let me = Caller(container: "iCloud.com.example.test")
+        _ = try api.modifyZones(ZonesModifyRequest(operations: [.init(.create, "Lists")]), as: me)
+        let base = try api.modifyRecords(ModifyRequest(operations: [op(.create, "shared", ["n": 0])], zoneName: "Lists"), as: me)
+        let tag = try XCTUnwrap(base.results[0].record?.recordChangeTag)
+        final class Outcomes: @unchecked Sendable { var updates: [OperationResult] = []; var failures: [String] = []; let lock = NSLock() }
+        let out = Outcomes()
+        let group = DispatchGroup()
+        for w in 0..<8 {
+            DispatchQueue.global().async(group: group) {
+                let caller = Caller(container: "iCloud.com.example.test", deviceID: "d\(w)")
+                for i in 0..<10 {
+                    do {
+                        let r = try api.modifyRecords(ModifyRequest(operations: [op(.create, "w\(w)-\(i)", ["n": .int(Int64(i))])], zoneName: "Lists"), as: caller)
+                        if let e = r.results[0].error { out.lock.lock(); out.failures.append("\(e)"); out.lock.unlock() }
+                    } catch { out.lock.lock(); out.failures.append("\(error)"); out.lock.unlock() }
+                }
+                // An atomic batch that fails (the second create exists) changes nothing of its own.
+                _ = try? api.modifyRecords(ModifyRequest(operations: [op(.create, "atomic-\(w)"), op(.create, "w\(w)-0")], zoneName: "Lists"), as: caller)
+                let u = try? api.modifyRecords(ModifyRequest(operations: [op(.update, "shared", tag: tag, ["n": .int(Int64(w))])], zoneName: "Lists"), as: caller)
+                out.lock.lock(); if let r = u?.results.first { out.updates.append(r) }; out.lock.unlock()
+            }
+        }
+        XCTAssertEqual(group.wait(timeout: .now() + 60), .success)
+        XCTAssertEqual(out.failures, [])
+        XCTAssertEqual(out.updates.filter { $0.record != nil }.count, 1, "one update with the tag wins")
+        XCTAssertEqual(out.updates.filter { $0.error?.code == .conflict }.count, 7)
+        let db = try t.db()
+        let z = try db.zone("Lists")
+        let expected = (0..<8).flatMap { w in (0..<10).map { "w\(w)-\($0)" } }
+        let found = try api.lookupRecords(LookupRecordsRequest(recordNames: expected + (0..<8).map { "atomic-\($0)" }, zoneName: "Lists"), as: me)
+        XCTAssertEqual(found.results.prefix(80).filter { $0.record != nil }.count, 80)
+        XCTAssertEqual(found.results.suffix(8).filter { $0.error?.code == .notFound }.count, 8, "an atomic batch that failed wrote nothing")
+        var seqs: [Int64] = []
+        try z.history.forEachEntry(after: 0, through: try z.history.head()) { e in seqs.append(e.seq); return true }
+        XCTAssertEqual(seqs, Array(1...Int64(seqs.count)), "gapless")
+        XCTAssertEqual(seqs.count, 8 * 10 + 1 + 1)
+    }
+}
