@@ -49,12 +49,13 @@ final class DocExamplesTests: XCTestCase {
     func testHistory() throws { try DocRun.check("Docs/history.md") }
     func testSharing() throws { try DocRun.check("Docs/sharing.md") }
     func testArchitecture() throws { try DocRun.check("Docs/architecture.md") }
+    func testServe() throws { try DocRun.check("Docs/serve.md") }
 
     /// A new page gets a test above, or its examples would go unchecked.
     func testEveryDocumentIsChecked() throws {
         let checked: Set<String> = ["README.md", "Docs/ck.md", "Docs/records.md", "Docs/account.md", "Docs/changes.md",
                                     "Docs/schema.md", "Docs/storage.md", "Docs/wire.md", "Docs/reliability.md", "Docs/benchmarks.md", "Docs/faults.md",
-                                    "Docs/history.md", "Docs/sharing.md", "Docs/architecture.md"]
+                                    "Docs/history.md", "Docs/sharing.md", "Docs/architecture.md", "Docs/serve.md"]
         let docs = try FileManager.default.contentsOfDirectory(atPath: DocRun.repo.appendingPathComponent("Docs").path)
             .filter { $0.hasSuffix(".md") }.map { "Docs/" + $0 }
         XCTAssertEqual(Set(docs + ["README.md"]).subtracting(checked), [], "add a test method for these pages")
@@ -377,12 +378,18 @@ enum DocRun {
     /// The repository: three levels above this file.
     static let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    static let jq: String? = {
-        if ProcessInfo.processInfo.environment["CK_DOCS_WITHOUT_JQ"] == "1" { return nil }
+    /// Tools an example may use that a fresh machine may lack: commands using one that is
+    /// missing are skipped, with a note (`CK_DOCS_WITHOUT_JQ=1` simulates a missing jq).
+    static let optionalTools = ["jq", "curl", "openssl"]
+
+    static func locate(_ tool: String) -> String? {
+        if tool == "jq", ProcessInfo.processInfo.environment["CK_DOCS_WITHOUT_JQ"] == "1" { return nil }
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        return (path.split(separator: ":").map { "\($0)/jq" } + ["/usr/bin/jq", "/usr/local/bin/jq"])
+        return (path.split(separator: ":").map { "\($0)/\(tool)" } + ["/usr/bin/\(tool)", "/usr/local/bin/\(tool)"])
             .first { FileManager.default.isExecutableFile(atPath: $0) }
-    }()
+    }
+
+    static let jq: String? = locate("jq")
 
     static func check(_ document: String, file: StaticString = #filePath, line: UInt = #line) throws {
         let text = try String(contentsOf: repo.appendingPathComponent(document), encoding: .utf8)
@@ -393,14 +400,13 @@ enum DocRun {
     static func run(_ text: String, document: String, timeout: TimeInterval = 45) throws -> [String] {
         var failures: [String] = []
         var steps = try DocParser.steps(text, file: document)
-        var skipped: [Int] = []
-        if jq == nil {
-            let uses = try! NSRegularExpression(pattern: "(^|[|;&(\\s])jq(\\s|$)")
-            skipped = steps.filter { uses.firstMatch(in: $0.code, range: NSRange(location: 0, length: ($0.code as NSString).length)) != nil }.map(\.line)
+        for tool in optionalTools where locate(tool) == nil {
+            let uses = try! NSRegularExpression(pattern: "(^|[|;&($\\s])\(tool)(\\s|$)")
+            let skipped = steps.filter { uses.firstMatch(in: $0.code, range: NSRange(location: 0, length: ($0.code as NSString).length)) != nil }.map(\.line)
             steps.removeAll { skipped.contains($0.line) }
-        }
-        if !skipped.isEmpty {
-            print("note: jq is not installed: \(document) lines \(skipped.map(String.init).joined(separator: ", ")) not run")
+            if !skipped.isEmpty {
+                print("note: \(tool) is not installed: \(document) lines \(skipped.map(String.init).joined(separator: ", ")) not run")
+            }
         }
         guard !steps.isEmpty else { return [] }
 
@@ -411,7 +417,8 @@ enum DocRun {
         try FileManager.default.createSymbolicLink(atPath: bin.appendingPathComponent("ck").path, withDestinationPath: Sandbox.binary.path)
         if let jq { try FileManager.default.createSymbolicLink(atPath: bin.appendingPathComponent("jq").path, withDestinationPath: jq) }
 
-        var script = "set -o pipefail\n"
+        // A server an example started in the background (`ck serve &`) ends with the document.
+        var script = "set -o pipefail\ntrap 'kill $(jobs -p) 2>/dev/null' EXIT\n"
         for (n, s) in steps.enumerated() {
             let r = results.path + "/\(n)"
             script += "# \(document):\(s.line)\n{\n\(s.code)\n} >'\(r).out' " + (s.output == nil ? "2>'\(r).err'" : "2>&1") + " </dev/null\n"
