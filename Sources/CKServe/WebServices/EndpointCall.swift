@@ -36,18 +36,14 @@ enum EndpointCall {
         }
     }
 
-    /// Endpoints that always sit under `public` in the path, whatever database they concern
-    /// (reference §2): asked under another database they are not found there.
-    static func isPublicOnly(_ e: Endpoint) -> Bool {
-        [.usersCaller, .usersCurrent, .usersLookupEmail, .usersLookupID, .usersDiscover, .recordsResolve].contains(e)
-    }
-
-    /// How the endpoint is sent: GET for the list endpoints, POST with a body for the rest;
-    /// `users/discover` both.
+    /// How the endpoint is sent: GET for the list endpoints (CloudKit JS), POST with a body for
+    /// the rest. A list endpoint takes a POST too, its body ignored: iCloud.com's clients send
+    /// `zones/list` as `POST {}` (Tests/Fixtures/wire/zones-list.request.photos), and Apple's
+    /// servers answer it.
     static func allows(_ method: String, _ e: Endpoint) -> Bool {
         switch method {
         case "GET", "HEAD": return e.isGET
-        case "POST": return !e.isGET || e == .usersDiscover
+        case "POST": return true
         default: return false
         }
     }

@@ -120,7 +120,7 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
                              endpoint: Endpoint) throws -> HTTPResponse {
         let head = request.head
         guard EndpointCall.allows(head.method, endpoint) else {
-            throw CloudKitError.badRequest("\(endpoint.path) is sent as \(endpoint.isGET ? (endpoint == .usersDiscover ? "GET or POST" : "GET") : "POST"), not \(Names.describe(head.method))")
+            throw CloudKitError.badRequest("\(endpoint.path) is sent as \(endpoint.isGET ? "GET (or POST)" : "POST"), not \(Names.describe(head.method))")
         }
         let query = QueryString(head.query ?? "")
         let signature = Self.signature(head, body: request.body)
@@ -130,7 +130,7 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
         let caller = Caller(container: container, environment: environment, scope: scope ?? .private, user: auth.user,
                             deviceID: Self.deviceID(query["clientId"]))
         let body: JSONValue
-        if head.method == "POST" {
+        if head.method == "POST", !endpoint.isGET || endpoint == .usersDiscover {
             guard !request.body.isEmpty else { throw CloudKitError.badRequest("\(endpoint.path) needs a JSON body") }
             do { body = try JSONParser.parse(request.body) } catch {
                 throw CloudKitError.badRequest("the request body is not JSON: \(error)")
