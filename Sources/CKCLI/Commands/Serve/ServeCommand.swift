@@ -12,9 +12,9 @@ enum ServeCommand {
             OptionSpec("--allow-origin", value: "ORIGIN", help: "a web page origin whose scripts may read the answers (CORS), e.g. http://localhost:3000 or http://localhost:*; repeatable [default: http://localhost:* and http://127.0.0.1:*]"),
         ],
         details: """
-        Answers /database/1/{container}/{environment}/{public|private|shared}/{endpoint} and
-        /device/1/{container}/{environment}/tokens/{create|register} as api.apple-cloudkit.com
-        does, over the same API as the commands, with the same locks: the CLI and the server
+        Answers the paths of api.apple-cloudkit.com (/database/1/CONTAINER/ENVIRONMENT/DATABASE/
+        ENDPOINT, and /device/1/CONTAINER/ENVIRONMENT/tokens/create or register) as it does,
+        over the same API as the commands, with the same locks: the CLI and the server
         work on one data directory at once. Every request needs a ckAPIToken ('ck api-token
         create') or a server-to-server signature ('ck server-key add'); user-bound requests a
         ckWebAuthToken ('ck account web-auth-token', or the sign-in page an
