@@ -153,4 +153,27 @@ final class ServeProcessTests: XCTestCase {
         XCTAssertEqual(lost, [], "acknowledged saves lost after kill -9")
         XCTAssertTrue(present.contains("after-kill"))
     }
+
+    /// The server keeps nothing the store does not have: after a restart the API token, the
+    /// session and the web client's push token still work, and a notification that came while
+    /// it was down is delivered.
+    func testARestartedServerKnowsEveryTokenAndDeliversWhatCameMeanwhile() throws {
+        let s = try served()
+        let auth = "ckAPIToken=\(s.apiToken)&ckWebAuthToken=" + (s.session.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? s.session)
+        XCTAssertEqual(try s.post("private", "subscriptions/modify", #"{"operations":[{"operationType":"create","subscription":{"subscriptionID":"db","subscriptionType":"database"}}]}"#).status, 200)
+        let made = try s.serve.client().request("POST", "/device/1/\(Self.container)/development/tokens/create?" + auth, json: "{}")
+        let courier = try XCTUnwrap(made["webcourierURL"] as? String)
+        XCTAssertEqual(s.serve.stop().status, 0)
+        // While it is down, the CLI makes a zone: the database subscription fires.
+        XCTAssertEqual(s.sandbox.ck("zone", "create", "WhileDown").status, 0)
+        let again = try ServeProcess(s.sandbox)
+        // The new server listens on another port; the path is the same.
+        let path = try XCTUnwrap(URL(string: courier)?.path)
+        let push = try again.client().request("GET", path)
+        XCTAssertEqual(((push.json as? [String: Any])?["ck"] as? [String: Any])?["met"] as? [String: Any] != nil, true, push.text)
+        let zones = try again.client().request("GET", "/database/1/\(Self.container)/development/private/zones/list?" + auth)
+        XCTAssertEqual(zones.status, 200, zones.text)
+        XCTAssertTrue(zones.text.contains("WhileDown"))
+        _ = again.stop()
+    }
 }
