@@ -53,6 +53,13 @@ public final class ServeProcess {
     public func stop(_ signal: Int32 = SIGTERM) -> (status: Int32, seconds: Double, stderr: String) {
         let start = Date()
         kill(process.processIdentifier, signal)
+        // A server that does not stop must fail its test, not hang the suite.
+        while process.isRunning, Date().timeIntervalSince(start) < 10 { usleep(10_000) }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            return (-1, Date().timeIntervalSince(start), "ck serve did not stop within 10 s of signal \(signal)")
+        }
         process.waitUntilExit()
         let took = Date().timeIntervalSince(start)
         _ = errDone.wait(timeout: .now() + 5)

@@ -58,19 +58,33 @@ enum ServeCommand {
     }
 }
 
-/// Signals that stop the server: handled on a queue of their own (not in a signal handler),
-/// once.
+/// Signals that stop the server. The handler is installed at once, with `sigaction` (a
+/// Dispatch signal source registers later, on another thread: a signal sent as soon as the
+/// server announced itself could fall in between and be lost); it only writes a byte to a
+/// pipe, and a thread of its own reads it and stops the server.
 enum ServeSignals {
-    nonisolated(unsafe) private static var sources: [DispatchSourceSignal] = []
+    /// The pipe's write end, for the handler (set before any handler is installed).
+    nonisolated(unsafe) private static var writeEnd: Int32 = -1
 
     static func stop(on signals: [Int32], _ action: @escaping @Sendable () -> Void) {
-        let queue = DispatchQueue(label: "ck.serve.signals")
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { return }
+        writeEnd = fds[1]
         for s in signals {
-            signal(s, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: s, queue: queue)
-            source.setEventHandler { action() }
-            source.resume()
-            sources.append(source)
+            var sa = sigaction()
+            sa.__sigaction_handler.sa_handler = { _ in
+                var b: UInt8 = 1
+                _ = write(ServeSignals.writeEnd, &b, 1)
+            }
+            sigemptyset(&sa.sa_mask)
+            sa.sa_flags = SA_RESTART
+            sigaction(s, &sa, nil)
+        }
+        let reader = fds[0]
+        Thread.detachNewThread {
+            var b: UInt8 = 0
+            while read(reader, &b, 1) < 0, errno == EINTR {}
+            action()
         }
     }
 }
