@@ -55,8 +55,10 @@ EOF
 }
 
 # The modify request for wrk: each request creates a new record, named from the wrk thread's
-# number and its own counter; any answer not 200, or carrying a serverErrorCode, is counted.
+# number and its own counter after a prefix ($1, one a run); any answer not 200, or carrying a
+# serverErrorCode, is counted.
 serve_modify_lua() {
+  echo "local prefix = \"$1\""
   cat <<'EOF'
 local threads, counter = {}, 1
 function setup(thread)
@@ -67,7 +69,7 @@ function init(args) n = 0; errors = 0 end
 function request()
   n = n + 1
   return wrk.format("POST", nil, {["Content-Type"] = "text/plain"},
-    string.format('{"operations":[{"operationType":"create","record":{"recordType":"Item","recordName":"bench-%d-%d","fields":{"n":{"value":1}}}}],"zoneID":{"zoneName":"Bench"}}', id, n))
+    string.format('{"operations":[{"operationType":"create","record":{"recordType":"Item","recordName":"%s-%d-%d","fields":{"n":{"value":1}}}}],"zoneID":{"zoneName":"Bench"}}', prefix, id, n))
 end
 function response(status, headers, body)
   if status ~= 200 or body:find("serverErrorCode", 1, true) then errors = errors + 1 end
@@ -228,7 +230,7 @@ bench_serve() {
   fi
 
   # 2. One-record creates, one zone, then the sqlite3 yardstick.
-  serve_modify_lua > "$dir/modify.lua"
+  serve_modify_lua "bench$$x$RANDOM" > "$dir/modify.lua"
   wrk -t "$threads" -c "$c" -d "${secs}s" --latency -s "$dir/modify.lua" "$url$db/modify?$query" > "$dir/wrk-modify.txt"
   if ! wrk_clean "$dir/wrk-modify.txt" || ! grep -q '^modify errors: 0$' "$dir/wrk-modify.txt"; then
     echo "bench: ck serve's creates had errors:" >&2; cat "$dir/wrk-modify.txt" >&2; stop_pid "$pid"; return 1
