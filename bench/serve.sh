@@ -139,7 +139,7 @@ sqlite_commits() {
   sqlite3 "$dir/writers.sqlite" 'PRAGMA journal_mode=WAL; CREATE TABLE records (name TEXT PRIMARY KEY, record TEXT);' >/dev/null
   for ((w = 0; w < writers; w++)); do
     {
-      echo 'PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA busy_timeout=10000;'
+      echo 'PRAGMA busy_timeout=10000; PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;'
       for ((i = 0; i < per; i++)); do
         echo "BEGIN IMMEDIATE; INSERT INTO records VALUES ('w$w-$i', '{\"recordType\":\"Item\",\"fields\":{\"n\":{\"value\":1}}}'); COMMIT;"
       done

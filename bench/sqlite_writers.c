@@ -20,8 +20,9 @@ static double now(void) {
 static sqlite3 *open_db(const char *path) {
   sqlite3 *db;
   if (sqlite3_open(path, &db) != SQLITE_OK) { fprintf(stderr, "open %s: %s\n", path, sqlite3_errmsg(db)); exit(1); }
-  // A writer waits for the write lock as an application would, with SQLite's own busy handler.
-  if (sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA busy_timeout=10000;", 0, 0, 0) != SQLITE_OK) {
+  // A writer waits for the write lock as an application would, with SQLite's own busy handler;
+  // set first, as the journal_mode pragma itself may find the database locked.
+  if (sqlite3_exec(db, "PRAGMA busy_timeout=10000; PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;", 0, 0, 0) != SQLITE_OK) {
     fprintf(stderr, "pragmas: %s\n", sqlite3_errmsg(db)); exit(1);
   }
   return db;
