@@ -2,31 +2,32 @@
 # ck's benchmarks (`make bench`). Prints each figure and writes them to bench/out/results.txt.
 # Environment: CK=path/to/ck (default .build/release/ck), N=records in the big zone (100000),
 # RUNS=timed repetitions per median (21), TRIALS=timed imports of the N records (3),
-# ONLY="one_record changes bulk query startup".
+# ONLY="one_record changes bulk query startup serve" (serve: bench/serve.sh, its own knobs there).
+# It installs nothing: a missing yardstick (sqlite3, jq, wrk, nginx) is named and its figure skipped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CK=${CK:-$PWD/.build/release/ck}
 N=${N:-100000}
 SMALL=${SMALL:-1000}
 RUNS=${RUNS:-21}
-ONLY=${ONLY:-"one_record changes bulk query startup"}
+ONLY=${ONLY:-"one_record changes bulk query startup serve"}
 OUT=$PWD/bench/out
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/ck-bench.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
+# Servers a bench started (bench/serve.sh) are stopped however the script ends.
+BENCH_PIDS=""
+trap 'for p in $BENCH_PIDS; do kill "$p" 2>/dev/null || true; done; rm -rf "$WORK"' EXIT
 mkdir -p "$OUT"
 RESULTS=$OUT/results.txt
 : > "$RESULTS"
 
 [ -x "$CK" ] || { echo "bench: no ck binary at $CK (run 'make build')" >&2; exit 1; }
 
-# sqlite3 and jq are the yardsticks; install them from Debian's packages when missing.
+# sqlite3 and jq are yardsticks; the bench names a missing one (with its Debian package) and
+# skips what needs it.
 need() {
   command -v "$1" >/dev/null && return 0
-  if command -v apt-get >/dev/null; then
-    echo "bench: installing $2" >&2
-    (apt-get install -y "$2" >/dev/null 2>&1 || { apt-get update >/dev/null 2>&1 && apt-get install -y "$2" >/dev/null 2>&1; }) || true
-  fi
-  command -v "$1" >/dev/null || { echo "bench: $1 is missing and could not be installed; skipping what needs it" >&2; return 1; }
+  echo "bench: $1 is missing (Debian: apt-get install $2); skipping what needs it" >&2
+  return 1
 }
 
 now_ns() { date +%s%N; }
@@ -273,6 +274,8 @@ bench_startup() {
   report "startup: bare Swift program loading Foundation (median ms)" "$b"
   report "startup ratio (target <= 1.5)" "$(ratio "$c" "$b")"
 }
+
+source bench/serve.sh
 
 RUNS_SAVED=$RUNS
 echo "ck benchmarks: $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, N=$N, $RUNS runs per median" | tee -a "$RESULTS"

@@ -1,0 +1,272 @@
+# ck serve's figures (issue 29), sourced by bench/run.sh: `ONLY=serve`. Uses run.sh's CK, WORK,
+# report, ratio and need, and BENCH_PIDS (processes its exit trap ends).
+# Knobs: SERVE_SECONDS (each wrk run and the sqlite3 run, default 5), SERVE_THREADS (wrk
+# threads, default 2). 16 connections, as the targets say.
+#
+# 1. records/lookup of one record, keep-alive, 16 connections: requests/s and p99 (wrk --latency),
+#    against nginx answering the same request (the same POST, path and query) with the same
+#    bytes from a static file.
+# 2. records/modify creating one new record a request, 16 connections, one zone: commits/s,
+#    against 16 processes each committing one-row transactions to one SQLite file (WAL,
+#    synchronous=FULL; bench/sqlite_writers.c, or the sqlite3 shell when it cannot be built),
+#    run once just before and once just after ck, the ratio against their mean.
+# 3. ck serve's VmRSS and VmHWM after both.
+
+SERVE_CONNECTIONS=16
+
+# Percent-encodes $1 for a query string.
+urlencode() {
+  local s=$1 out="" c i
+  for ((i = 0; i < ${#s}; i++)); do
+    c=${s:i:1}
+    case $c in [A-Za-z0-9._~-]) out+=$c ;; *) printf -v c '%%%02X' "'$c"; out+=$c ;; esac
+  done
+  printf '%s' "$out"
+}
+
+# The string value of "key" in the JSON on stdin (pretty or compact), first one only.
+json_string() { sed -n "s/.*\"$1\" *: *\"\\([^\"]*\\)\".*/\\1/p" | head -1; }
+
+# A loopback port nothing listens on (bash's /dev/tcp: a refused connection means free).
+free_port() {
+  local p i
+  for ((i = 0; i < 50; i++)); do
+    p=$((20000 + RANDOM % 40000))
+    (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return 0; }
+  done
+  return 1
+}
+
+# wrk's requests/s and p99 in ms, from its output in $1.
+wrk_rps() { sed -n 's/^Requests\/sec: *\([0-9.]*\).*/\1/p' "$1"; }
+wrk_p99_ms() {
+  awk '$1 == "99%" { v = $2; u = v; sub(/[0-9.]+/, "", u); sub(/[a-z]+$/, "", v)
+        printf "%.2f", (u == "us") ? v / 1000 : (u == "s") ? v * 1000 : (u == "m") ? v * 60000 : v }' "$1"
+}
+# wrk counts answers other than 2xx/3xx and socket errors; any of them spoils a figure.
+wrk_clean() { ! grep -qE '^ *(Non-2xx|Socket errors)' "$1"; }
+
+# The lookup request for wrk: a fixed POST body, as CloudKit JS sends it (text/plain).
+serve_lookup_lua() {
+  cat <<EOF
+wrk.method = "POST"
+wrk.body = '$1'
+wrk.headers["Content-Type"] = "text/plain"
+EOF
+}
+
+# The modify request for wrk: each request creates a new record, named from the wrk thread's
+# number and its own counter after a prefix ($1, one a run); any answer not 200, or carrying a
+# serverErrorCode, is counted.
+serve_modify_lua() {
+  echo "local prefix = \"$1\""
+  cat <<'EOF'
+local threads, counter = {}, 1
+function setup(thread)
+  thread:set("id", counter); counter = counter + 1
+  table.insert(threads, thread)
+end
+function init(args) n = 0; errors = 0 end
+function request()
+  n = n + 1
+  return wrk.format("POST", nil, {["Content-Type"] = "text/plain"},
+    string.format('{"operations":[{"operationType":"create","record":{"recordType":"Item","recordName":"%s-%d-%d","fields":{"n":{"value":1}}}}],"zoneID":{"zoneName":"Bench"}}', prefix, id, n))
+end
+function response(status, headers, body)
+  if status ~= 200 or body:find("serverErrorCode", 1, true) then errors = errors + 1 end
+end
+function done(summary, latency, requests)
+  local e = 0
+  for _, t in ipairs(threads) do e = e + t:get("errors") end
+  io.write(string.format("modify errors: %d\n", e))
+end
+EOF
+}
+
+# nginx as a foreground process with its own configuration, pid file and logs in $1, serving
+# $1/www/lookup.json for every path on 127.0.0.1:$2. A POST to a static file is 405 in nginx;
+# `error_page 405 =200 $uri` answers it with the file, so nginx gets the very request ck gets
+# (same method, path, query and body) and sends the very bytes ck sent.
+nginx_conf() {
+  cat <<EOF
+worker_processes auto;
+daemon off;
+pid $1/nginx.pid;
+error_log $1/error.log;
+events { worker_connections 256; }
+http {
+  access_log off;
+  keepalive_requests 1000000;
+  keepalive_timeout 60s;
+  client_body_temp_path $1/body;
+  proxy_temp_path $1/proxy;
+  fastcgi_temp_path $1/fastcgi;
+  uwsgi_temp_path $1/uwsgi;
+  scgi_temp_path $1/scgi;
+  server {
+    listen 127.0.0.1:$2;
+    root $1/www;
+    default_type application/json;
+    location / { rewrite ^ /lookup.json break; error_page 405 =200 \$uri; }
+  }
+}
+EOF
+}
+
+# Waits up to 5 s for "$@" (a check command) to succeed.
+wait_for() {
+  local i
+  for ((i = 0; i < 50; i++)); do "$@" && return 0; sleep 0.1; done
+  return 1
+}
+
+stop_pid() {
+  kill -TERM "$1" 2>/dev/null || return 0
+  wait "$1" 2>/dev/null || true
+}
+
+# The sqlite3 yardstick: prints "commits seconds how".
+sqlite_commits() {
+  local dir=$1 secs=$2 writers=$SERVE_CONNECTIONS
+  if command -v cc >/dev/null && cc -O2 -o "$dir/sqlite_writers" bench/sqlite_writers.c -lsqlite3 2>/dev/null; then
+    echo "$("$dir/sqlite_writers" "$dir/writers.sqlite" "$writers" "$secs") C-program"
+    return
+  fi
+  need sqlite3 sqlite3 || return 1
+  echo "bench: bench/sqlite_writers.c could not be built (needs cc and libsqlite3-dev); using $writers sqlite3 shells" >&2
+  # Each shell runs a fixed number of one-row transactions; the figure is rows over wall time.
+  local per=$((secs * 40)) w i t0 t1 pids=()
+  sqlite3 "$dir/writers.sqlite" 'PRAGMA journal_mode=WAL; CREATE TABLE records (name TEXT PRIMARY KEY, record TEXT);' >/dev/null
+  for ((w = 0; w < writers; w++)); do
+    {
+      echo 'PRAGMA busy_timeout=10000; PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;'
+      for ((i = 0; i < per; i++)); do
+        echo "BEGIN IMMEDIATE; INSERT INTO records VALUES ('w$w-$i', '{\"recordType\":\"Item\",\"fields\":{\"n\":{\"value\":1}}}'); COMMIT;"
+      done
+    } > "$dir/writer$w.sql"
+  done
+  t0=$(now_ns)
+  for ((w = 0; w < writers; w++)); do sqlite3 "$dir/writers.sqlite" < "$dir/writer$w.sql" >/dev/null & pids+=($!); done
+  for w in "${pids[@]}"; do wait "$w"; done
+  t1=$(now_ns)
+  echo "$(sqlite3 "$dir/writers.sqlite" 'SELECT count(*) FROM records') $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }') sqlite3-shells"
+}
+
+# One run of the sqlite3 yardstick into a new database file: prints "commits/s how".
+sqlite_rate() {
+  local d=$1/sqlite-$3 out commits took how
+  mkdir -p "$d"
+  out=$(sqlite_commits "$d" "$2") || return 1
+  read -r commits took how <<< "$out"
+  [ -n "$how" ] || return 1
+  echo "$(awk -v n="$commits" -v s="$took" 'BEGIN { printf "%.1f", n / s }') $how"
+}
+
+bench_serve() {
+  local secs=${SERVE_SECONDS:-5} threads=${SERVE_THREADS:-2} c=$SERVE_CONNECTIONS
+  command -v wrk >/dev/null || { echo "bench: wrk is missing (Debian: apt-get install wrk); skipping ck serve's figures" >&2; return 0; }
+  command -v curl >/dev/null || { echo "bench: curl is missing (Debian: apt-get install curl); skipping ck serve's figures" >&2; return 0; }
+  local dir=$WORK/serve data=$WORK/serve/data
+  mkdir -p "$dir"
+  # The caller: a signed-in user, an API token, a web auth token ("keep me signed in"), and a
+  # zone holding the record to look up.
+  CK_DATA_DIR=$data "$CK" account signin alice@example.com >/dev/null
+  local api web container
+  api=$(CK_DATA_DIR=$data "$CK" api-token create | json_string apiToken)
+  container=$(CK_DATA_DIR=$data "$CK" api-token list | json_string containerIdentifier)
+  web=$(CK_DATA_DIR=$data "$CK" account web-auth-token --keep-signed-in | json_string ckWebAuthToken)
+  CK_DATA_DIR=$data "$CK" zone create Bench >/dev/null
+  CK_DATA_DIR=$data "$CK" --zone Bench record save --type Item --name lookup-me n=1 title=bench >/dev/null
+  [ -n "$api" ] && [ -n "$web" ] && [ -n "$container" ] || { echo "bench: serve set-up failed (tokens)" >&2; return 1; }
+
+  CK_DATA_DIR=$data "$CK" serve --port 0 > "$dir/serve.out" 2> "$dir/serve.err" &
+  local pid=$!
+  BENCH_PIDS+=" $pid"
+  wait_for grep -qs '"url"' "$dir/serve.out" || { echo "bench: ck serve did not start: $(cat "$dir/serve.err")" >&2; return 1; }
+  local url query db
+  url=$(json_string url < "$dir/serve.out")
+  query="ckAPIToken=$api&ckWebAuthToken=$(urlencode "$web")"
+  db="/database/1/$container/development/private/records"
+
+  # A sample of each request first: 200 and no serverErrorCode, or no figure.
+  local lookup_body='{"records":[{"recordName":"lookup-me"}],"zoneID":{"zoneName":"Bench"}}' status
+  mkdir -p "$dir/nginx/www"
+  status=$(curl -s -o "$dir/nginx/www/lookup.json" -w '%{http_code}' -H 'Content-Type: text/plain' --data-binary "$lookup_body" "$url$db/lookup?$query")
+  if [ "$status" != 200 ] || grep -q serverErrorCode "$dir/nginx/www/lookup.json"; then
+    echo "bench: sample records/lookup answered $status: $(cat "$dir/nginx/www/lookup.json")" >&2; stop_pid "$pid"; return 1
+  fi
+  local sample
+  sample=$(curl -s -w '\n%{http_code}' -H 'Content-Type: text/plain' --data-binary \
+    '{"operations":[{"operationType":"create","record":{"recordType":"Item","recordName":"sample","fields":{"n":{"value":1}}}}],"zoneID":{"zoneName":"Bench"}}' "$url$db/modify?$query")
+  if [ "${sample##*$'\n'}" != 200 ] || grep -q serverErrorCode <<< "$sample"; then
+    echo "bench: sample records/modify answered: $sample" >&2; stop_pid "$pid"; return 1
+  fi
+
+  # 1. Lookups, ck serve then nginx, the same wrk command but for the address.
+  serve_lookup_lua "$lookup_body" > "$dir/lookup.lua"
+  wrk -t "$threads" -c "$c" -d "${secs}s" --latency -s "$dir/lookup.lua" "$url$db/lookup?$query" > "$dir/wrk-lookup.txt"
+  wrk_clean "$dir/wrk-lookup.txt" || { echo "bench: ck serve's lookups had errors:" >&2; cat "$dir/wrk-lookup.txt" >&2; stop_pid "$pid"; return 1; }
+  local ck_rps p99
+  ck_rps=$(wrk_rps "$dir/wrk-lookup.txt")
+  p99=$(wrk_p99_ms "$dir/wrk-lookup.txt")
+  report "serve: records/lookup, one record, $c connections (requests/s)" "$ck_rps"
+  report "serve: records/lookup p99 latency (ms, target <= 10)" "$p99"
+  if command -v nginx >/dev/null || [ -x /usr/sbin/nginx ]; then
+    local nginx port npid ng=$dir/nginx
+    nginx=$(command -v nginx || echo /usr/sbin/nginx)
+    # Run as root, nginx's workers drop to nobody: they must be able to read the file.
+    chmod 755 "$WORK" "$dir" "$ng" "$ng/www"; chmod 644 "$ng/www/lookup.json"
+    port=$(free_port)
+    nginx_conf "$ng" "$port" > "$ng/nginx.conf"
+    "$nginx" -p "$ng" -c "$ng/nginx.conf" -e "$ng/error.log" &
+    npid=$!
+    BENCH_PIDS+=" $npid"
+    if wait_for curl -sf -o /dev/null --data-binary "$lookup_body" "http://127.0.0.1:$port$db/lookup?$query" &&
+       curl -s --data-binary "$lookup_body" "http://127.0.0.1:$port$db/lookup?$query" | cmp -s - "$ng/www/lookup.json"; then
+      wrk -t "$threads" -c "$c" -d "${secs}s" --latency -s "$dir/lookup.lua" "http://127.0.0.1:$port$db/lookup?$query" > "$dir/wrk-nginx.txt"
+      if wrk_clean "$dir/wrk-nginx.txt"; then
+        local ng_rps
+        ng_rps=$(wrk_rps "$dir/wrk-nginx.txt")
+        report "serve: nginx, the same body as a static file (requests/s, p99 ms)" "$ng_rps, $(wrk_p99_ms "$dir/wrk-nginx.txt")"
+        report "serve: lookup ratio ck serve/nginx (target >= 0.3)" "$(ratio "$ck_rps" "$ng_rps")"
+      else
+        echo "bench: nginx's answers had errors; no lookup ratio:" >&2; cat "$dir/wrk-nginx.txt" >&2
+      fi
+    else
+      echo "bench: nginx did not serve the saved body on port $port; no lookup ratio: $(cat "$ng/error.log" 2>/dev/null)" >&2
+    fi
+    stop_pid "$npid"
+  else
+    echo "bench: nginx is missing (Debian: apt-get install nginx-light); no lookup ratio" >&2
+  fi
+
+  # 2. One-record creates, one zone, between two runs of the sqlite3 yardstick (the disk's speed
+  # swings from one minute to the next on a shared machine; the ratio uses their mean).
+  local sq_before sq_after
+  sq_before=$(sqlite_rate "$dir" "$secs" before) || true
+  serve_modify_lua "bench$$x$RANDOM" > "$dir/modify.lua"
+  wrk -t "$threads" -c "$c" -d "${secs}s" --latency -s "$dir/modify.lua" "$url$db/modify?$query" > "$dir/wrk-modify.txt"
+  if ! wrk_clean "$dir/wrk-modify.txt" || ! grep -q '^modify errors: 0$' "$dir/wrk-modify.txt"; then
+    echo "bench: ck serve's creates had errors:" >&2; cat "$dir/wrk-modify.txt" >&2; stop_pid "$pid"; return 1
+  fi
+  local ck_cps
+  ck_cps=$(wrk_rps "$dir/wrk-modify.txt")
+  report "serve: records/modify, one new record, $c connections (commits/s, p99 ms)" "$ck_cps, $(wrk_p99_ms "$dir/wrk-modify.txt")"
+  sq_after=$(sqlite_rate "$dir" "$secs" after) || true
+  if [ -n "$sq_before" ] && [ -n "$sq_after" ]; then
+    local how=${sq_before#* } mean
+    mean=$(awk -v a="${sq_before%% *}" -v b="${sq_after%% *}" 'BEGIN { printf "%.1f", (a + b) / 2 }')
+    report "serve: sqlite3, $c writers, one-row transactions, WAL, synchronous=FULL ($how), before / after ck (commits/s)" "${sq_before%% *} / ${sq_after%% *}"
+    report "serve: commit ratio ck serve/sqlite3 (mean of the two) (target >= 1.0)" "$(ratio "$ck_cps" "$mean")"
+  fi
+
+  # 3. Memory after both runs, then a clean stop.
+  local rss hwm
+  rss=$(awk '/^VmRSS:/ { printf "%.1f", $2 / 1024 }' "/proc/$pid/status" 2>/dev/null || true)
+  hwm=$(awk '/^VmHWM:/ { printf "%.1f", $2 / 1024 }' "/proc/$pid/status" 2>/dev/null || true)
+  [ -n "$rss" ] && report "serve: resident memory after the runs, VmRSS / VmHWM (MiB, target <= 64)" "$rss / $hwm"
+  kill -TERM "$pid"
+  local rc=0
+  wait "$pid" || rc=$?
+  [ "$rc" = 0 ] || echo "bench: ck serve exited $rc after SIGTERM" >&2
+}
