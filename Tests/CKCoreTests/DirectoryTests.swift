@@ -84,3 +84,15 @@ final class DirectoryTests: XCTestCase {
         XCTAssertEqual(st.st_mode & 0o777, 0o700)
     }
 }
+
+final class DirectoryPathTests: XCTestCase {
+    /// A path the kernel may resolve in one call has components, none of them `.` or `..`.
+    func testAPlainPathHasComponentsAndNoDotOrDotDot() {
+        for plain in ["/a", "/a/b", "/a/b/", "//a//b", "/a/.../b", "/.hidden/x", "/a/..b/c", "/a/b.."] {
+            XCTAssertTrue(Directory.isPlain(plain), plain)
+        }
+        for other in ["/", "//", "/.", "/..", "/a/./b", "/a/../b", "/a/..", "/a/.", "/./"] {
+            XCTAssertFalse(Directory.isPlain(other), other)
+        }
+    }
+}

@@ -32,7 +32,7 @@ struct APITokenStore {
     }
 
     func list() throws -> [Token] {
-        guard let j = try FileSystem.readJSON(file) else { return [] }
+        guard let j = try StampedFiles.shared.readJSON(file) else { return [] }
         guard let items = j["apiTokens"]?.arrayValue else { throw CloudKitError.internalError("malformed \(file): no apiTokens list").with(.repairDataDirectory) }
         return try items.map { t in
             guard let tok = t["apiToken"]?.stringValue, let created = t["created"]?.int64Value else {

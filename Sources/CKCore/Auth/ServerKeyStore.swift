@@ -32,7 +32,7 @@ struct ServerKeyStore {
     }
 
     func list() throws -> [Key] {
-        guard let j = try FileSystem.readJSON(file) else { return [] }
+        guard let j = try StampedFiles.shared.readJSON(file) else { return [] }
         guard let items = j["keys"]?.arrayValue else { throw CloudKitError.internalError("malformed \(file): no keys list").with(.repairDataDirectory) }
         return try items.map { k in
             guard let id = k["keyID"]?.stringValue, let pem = k["publicKey"]?.stringValue, let created = k["created"]?.int64Value,

@@ -76,7 +76,7 @@ struct WebSessionStore {
     /// The session a token names, if it is one and has not expired; nil for anything else (an
     /// unreadable file included: it names no session anyone can use).
     func session(_ token: String) -> Session? {
-        guard WebSessionStore.isToken(token), let j = try? FileSystem.readJSON(file(token)), let s = Session(stored: j),
+        guard WebSessionStore.isToken(token), let j = try? StampedFiles.shared.readJSON(file(token)), let s = Session(stored: j),
               clock.now() < s.expires else { return nil }
         return s
     }

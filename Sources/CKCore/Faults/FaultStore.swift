@@ -20,7 +20,7 @@ struct FaultStore {
 
     private func load() throws -> File? {
         let read: JSONValue?
-        do { read = try FileSystem.readJSON(paths.faultsFile) } catch let e as CloudKitError where e.code == .internalError {
+        do { read = try StampedFiles.shared.readJSON(paths.faultsFile) } catch let e as CloudKitError where e.code == .internalError {
             // Not fsck's to mend: the faults are the user's, and clearing them is the repair.
             throw CloudKitError.internalError("\(paths.faultsFile) is damaged: \(e.reason)").with(.clearFaults)
         }

@@ -128,7 +128,7 @@ struct SchemaAdmin {
     /// Role → user record names.
     func roleMembers(_ e: Environment) throws -> [String: [String]] {
         var out: [String: [String]] = [:]
-        for (k, v) in try FileSystem.readJSON(rolesFile(e))?["members"]?.objectValue ?? [:] {
+        for (k, v) in try StampedFiles.shared.readJSON(rolesFile(e))?["members"]?.objectValue ?? [:] {
             out[k] = (v.arrayValue ?? []).compactMap(\.stringValue)
         }
         return out

@@ -16,7 +16,14 @@ struct SchemaStore {
     var lockFile: String { paths.environment(container, environment) + "/schema.lock" }
     static let header = "// ck schema, schemaVersion \(DataPaths.schemaVersion): the CloudKit schema language (cktool export-schema layout)\n"
 
+    /// The schema, parsed once per version of the file (every write reads it: `ck serve` asks
+    /// thousands of times a second).
     public func load() throws -> Schema {
+        if let s = try StampedFiles.shared.value(file, { try parse() }) { return s }
+        return try parse()
+    }
+
+    private func parse() throws -> Schema {
         guard let b = try FileSystem.read(file) else { return .initial }
         do { return try SchemaParser.parse(String(decoding: b, as: UTF8.self)) } catch let e as CloudKitError {
             throw CloudKitError.internalError("damaged schema file '\(file)': \(e.reason)")

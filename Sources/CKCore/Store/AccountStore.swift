@@ -15,7 +15,7 @@ final class AccountStore {
     }
 
     public func device() throws -> DeviceAccount {
-        guard let j = try FileSystem.readJSON(paths.deviceFile) else { return DeviceAccount(status: .noAccount, appleID: nil) }
+        guard let j = try StampedFiles.shared.readJSON(paths.deviceFile) else { return DeviceAccount(status: .noAccount, appleID: nil) }
         guard let s = j["status"]?.stringValue, let st = AccountStatus(rawValue: s) else {
             throw CloudKitError.internalError("malformed \(paths.deviceFile)")
         }
@@ -23,14 +23,14 @@ final class AccountStore {
     }
 
     public func user(appleID: String) throws -> UserAccount? {
-        guard let j = try FileSystem.readJSON(paths.userFile(appleID: appleID)) else { return nil }
+        guard let j = try StampedFiles.shared.readJSON(paths.userFile(appleID: appleID)) else { return nil }
         return try UserAccount(stored: j)
     }
 
     /// Every user this device has seen, by Apple ID.
     public func allUsers() throws -> [UserAccount] {
-        try FileSystem.list(paths.usersDirectory).filter { $0.hasSuffix(".json") }.compactMap {
-            try FileSystem.readJSON(paths.usersDirectory + "/" + $0).map(UserAccount.init(stored:))
+        try StampedFiles.shared.list(paths.usersDirectory).filter { $0.hasSuffix(".json") }.compactMap {
+            try StampedFiles.shared.readJSON(paths.usersDirectory + "/" + $0).map(UserAccount.init(stored:))
         }
     }
 

@@ -44,7 +44,8 @@ final class ZoneStore {
     }
 
     static func load(directory: String, zoneID: ZoneID) throws -> Presence {
-        guard let j = try FileSystem.readJSON(directory + "/zone.json") else { return .absent }
+        // zone.json is written once, when the zone is made (a zone made again is a new file).
+        guard let j = try StampedFiles.shared.readJSON(directory + "/zone.json") else { return .absent }
         guard let stored = j["zoneID"]?["zoneName"]?.stringValue, let inc = j["incarnation"]?.stringValue else {
             throw CloudKitError.internalError("zone file '\(directory)/zone.json' is damaged").with(.repairDataDirectory)
         }

@@ -33,18 +33,19 @@ public final class Directory {
     /// Opens the directory at an absolute path; nil when it (or a parent) does not exist and
     /// `create` is false. With `create`, missing directories are made (0700).
     public static func open(_ path: String, create: Bool = false) throws -> Directory? {
-        guard path.hasPrefix("/") else { throw FileSystem.failure("not an absolute path", path, errno: EINVAL) }
-        let parts = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
-        let shown = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
+        guard path.utf8.first == UInt8(ascii: "/") else { throw FileSystem.failure("not an absolute path", path, errno: EINVAL) }
+        let shown = path.utf8.count > 1 && path.utf8.last == UInt8(ascii: "/") ? String(path.dropLast()) : path
         // The whole path in one call when the kernel can refuse links at every level itself;
         // anything but success or absence is left to the walk below, which names what it finds.
-        if !parts.isEmpty, !parts.contains(where: { $0 == "." || $0 == ".." }) {
+        // (Checked on the bytes: this runs for every file a request opens.)
+        if isPlain(path) {
             switch openWhole(path) {
             case .opened(let fd): return Directory(path: shown, fd: fd)
             case .absent where !create: return nil
             default: break
             }
         }
+        let parts = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         var fd = FileSystem.sysOpen("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if fd < 0 { throw FileSystem.failure("cannot open", "/") }
         var at = ""
@@ -59,12 +60,36 @@ public final class Directory {
         return Directory(path: shown, fd: fd)
     }
 
+    /// Whether an absolute path names at least one component and none is `.` or `..`.
+    static func isPlain(_ path: String) -> Bool {
+        var length = 0, allDots = true, any = false
+        for b in path.utf8 {
+            if b == UInt8(ascii: "/") {
+                if length > 0 {
+                    if allDots, length <= 2 { return false }
+                    any = true
+                }
+                length = 0
+                allDots = true
+            } else {
+                length += 1
+                if b != UInt8(ascii: ".") { allDots = false }
+            }
+        }
+        if length > 0 {
+            if allDots, length <= 2 { return false }
+            any = true
+        }
+        return any
+    }
+
     /// The directory holding `path`, and the last component of `path`.
     public static func parent(of path: String, create: Bool = false) throws -> (Directory, String)? {
-        guard let slash = path.lastIndex(of: "/") else { throw FileSystem.failure("not an absolute path", path, errno: EINVAL) }
-        let leaf = String(path[path.index(after: slash)...])
+        let bytes = path.utf8
+        guard let slash = bytes.lastIndex(of: UInt8(ascii: "/")) else { throw FileSystem.failure("not an absolute path", path, errno: EINVAL) }
+        let leaf = String(path[bytes.index(after: slash)...])
         guard !leaf.isEmpty, leaf != ".", leaf != ".." else { throw FileSystem.failure("not a file name", path, errno: EINVAL) }
-        let dir = slash == path.startIndex ? "/" : String(path[..<slash])
+        let dir = slash == bytes.startIndex ? "/" : String(path[..<slash])
         guard let d = try open(dir, create: create) else { return nil }
         return (d, leaf)
     }

@@ -21,9 +21,18 @@ struct QueryString {
         var bytes = s.utf8.makeIterator()
         while let b = bytes.next() {
             guard b == UInt8(ascii: "%") else { out.append(b); continue }
-            guard let h = bytes.next(), let l = bytes.next(), let v = UInt8(String(decoding: [h, l], as: UTF8.self), radix: 16) else { return nil }
-            out.append(v)
+            guard let h = bytes.next().flatMap(hex), let l = bytes.next().flatMap(hex) else { return nil }
+            out.append(h << 4 | l)
         }
         return String(validating: out, as: UTF8.self)
+    }
+
+    private static func hex(_ b: UInt8) -> UInt8? {
+        switch b {
+        case 48...57: return b - 48
+        case 65...70: return b - 55
+        case 97...102: return b - 87
+        default: return nil
+        }
     }
 }

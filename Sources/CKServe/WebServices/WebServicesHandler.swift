@@ -101,7 +101,8 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
     }
 
     public func log(_ head: HTTPRequestHead?, status: Int, milliseconds: Double) {
-        let line = (head.map { "\($0.method) \(Self.loggedPath($0.path))" } ?? "- -") + " \(status) " + String(format: "%.1fms", milliseconds)
+        let tenths = Int((milliseconds * 10).rounded())
+        let line = (head.map { "\($0.method) \(Self.loggedPath($0.path))" } ?? "- -") + " \(status) \(tenths / 10).\(tenths % 10)ms"
         log(line)
     }
 
