@@ -45,8 +45,11 @@ enum ServeCommand {
             _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
         }
         let url: String
-        do { url = try server.start() } catch let e as CloudKitError { throw e } catch {
-            throw CloudKitError(.internalError, "could not listen on \(host):\(port): \(error)")
+        do { url = try server.start() } catch let e as CloudKitError { throw e } catch let e as HTTPServerError {
+            // "cannot listen on 127.0.0.1:8484: Address already in use"
+            throw CloudKitError(.internalError, e.message)
+        } catch {
+            throw CloudKitError(.internalError, "cannot listen on \(host):\(port): \(error)")
         }
         // Before the line is out: a script may signal as soon as it has read it.
         ServeSignals.stop(on: [SIGINT, SIGTERM]) { server.stop() }
