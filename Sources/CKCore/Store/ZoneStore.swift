@@ -96,8 +96,14 @@ final class ZoneStore {
     /// directories opened once per process (a query reads many records; walking every path from
     /// `/` for each was most of its cost). A shard not there yet is looked up again next time.
     func readRecord(named name: String) throws -> Record? {
-        guard let r = try fileRecord(named: name) else { return nil }
-        return r.recordName.sameBytes(name) ? r : nil
+        // A record file is replaced whole (renamed into place), never changed: while `lstat`
+        // shows the same small file, the record read from it last time is the record.
+        let read = { () throws -> Record? in
+            guard let r = try self.fileRecord(named: name) else { return nil }
+            return r.recordName.sameBytes(name) ? r : nil
+        }
+        if let kept = try StampedFiles.shared.record(recordPath(name), read) { return kept }
+        return try read()
     }
 
     /// The record in `name`'s file, whatever name it holds; nil when there is none.
@@ -202,7 +208,12 @@ final class ZoneStore {
     }
 
     func appliedCursor() throws -> AppliedCursor {
-        guard let b = try FileSystem.read(appliedFile), let j = try? JSONParser.parse(b), let seq = j["seq"]?.int64Value else { return AppliedCursor() }
+        // Written whole and renamed into place (setApplied), so kept while it is the same file.
+        // One that cannot be parsed counts as nothing applied: readers then take every entry
+        // from the history, which is slower, never wrong.
+        let read: JSONValue?
+        do { read = try StampedFiles.shared.readJSON(appliedFile) } catch let e as CloudKitError where e.code == .internalError { read = nil }
+        guard let j = read, let seq = j["seq"]?.int64Value else { return AppliedCursor() }
         return AppliedCursor(seq: seq, durable: min(j["durable"]?.int64Value ?? seq, seq), boot: j["boot"]?.stringValue)
     }
 

@@ -21,6 +21,11 @@ final class StampedFiles: @unchecked Sendable {
     private var files: [String: (Stamp, JSONValue)] = [:]
     private var listings: [String: (Stamp, [String])] = [:]
     private var parsed: [String: (Stamp, Any)] = [:]
+    /// Small record files read by lookups: at most `mostRecords` of at most `smallFile` bytes
+    /// each (≤ 8 MiB in all), so the cache never costs a server more than that.
+    private var records: [String: (Stamp, Record?)] = [:]
+    static let smallFile: Int64 = 8192
+    private let mostRecords = 1024
     /// Beyond this many entries the cache starts afresh (a store has a handful of such files).
     private let most = 4096
 
@@ -81,6 +86,21 @@ final class StampedFiles: @unchecked Sendable {
         parsed[path] = (stamp, v)
         lock.unlock()
         return v
+    }
+
+    /// A record file as `read` decodes it, kept while `lstat` shows the same file, when the file
+    /// is small. nil (outer) when the file does not exist or is not kept: read it then.
+    func record(_ path: String, _ read: () throws -> Record?) throws -> Record?? {
+        guard let stamp = Self.stamp(path), stamp.size <= Self.smallFile else { return nil }
+        lock.lock()
+        if let (s, r) = records[path], s == stamp { lock.unlock(); return .some(r) }
+        lock.unlock()
+        let r = try read()
+        lock.lock()
+        if records.count >= mostRecords { records.removeAll() }
+        records[path] = (stamp, r)
+        lock.unlock()
+        return .some(r)
     }
 
     private func forget(_ path: String) {
