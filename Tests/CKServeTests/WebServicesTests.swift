@@ -101,6 +101,15 @@ final class WebServicesTests: XCTestCase {
         let posted = try f.client().request("POST", String(redirect.dropFirst(f.url.count)), body: Array("appleID=alice%40example.com".utf8),
                                             headers: [("Content-Type", "application/x-www-form-urlencoded")])
         XCTAssertTrue(posted.text.contains("window.opener.postMessage({\"ckSession\":"), posted.text)
+        // Posted by a page of another site (cross-site request forgery): refused, no session.
+        let forged = try f.client().request("POST", String(redirect.dropFirst(f.url.count)), body: Array("appleID=alice%40example.com".utf8),
+                                            headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Origin", "https://evil.example")])
+        XCTAssertEqual(forged.status, 403)
+        XCTAssertFalse(forged.text.contains("ckSession"))
+        // From the page itself (its own origin): signed in.
+        let own = try f.client().request("POST", String(redirect.dropFirst(f.url.count)), body: Array("appleID=alice%40example.com".utf8),
+                                         headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Origin", f.url)])
+        XCTAssertTrue(own.text.contains("ckSession"), own.text)
     }
 
     func testBadRequestsGetTheirStatusAndTheEnvelope() throws {

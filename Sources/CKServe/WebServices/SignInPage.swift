@@ -20,6 +20,12 @@ struct SignInPage {
         let head = request.head
         try Names.validateContainerID(container)
         if head.method == "POST" {
+            // Only this page's own form signs a user in: a page of another site posting to it
+            // (its browser says so in Origin) would get the session handed to its window.
+            let own = [api.serverURL, api.serverURL?.replacingOccurrences(of: "//127.0.0.1:", with: "//localhost:")].compactMap { $0 }
+            if let origin = head.headers["Origin"], !own.contains(origin) {
+                return html(403, page(error: "Sign-in was posted from \(origin), not from this page."))
+            }
             let form = QueryString(String(decoding: request.body, as: UTF8.self))
             guard let appleID = form["appleID"].map(trimmed), !appleID.isEmpty else {
                 return html(400, page(error: "Choose a user, or type an Apple ID."))
