@@ -99,4 +99,9 @@ final class DeferredHandler: HTTPHandler, @unchecked Sendable {
     func log(_ head: HTTPRequestHead?, status: Int, milliseconds: Double) {
         current?.log(head, status: status, milliseconds: milliseconds)
     }
+
+    func refusal(status: Int, reason: String, head: HTTPRequestHead) -> HTTPResponse {
+        if let h = current { return h.refusal(status: status, reason: reason, head: head) }
+        return refusal(status: status, reason: reason)
+    }
 }

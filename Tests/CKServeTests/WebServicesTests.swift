@@ -162,7 +162,7 @@ final class WebServicesTests: XCTestCase {
         let saved = try f.post("private", "records/modify", #"{"operations":[{"operationType":"create","record":{"recordType":"Doc","recordName":"doc-1","fields":{"file":{"value":\#(singleJSON)}}}}]}"#)
         XCTAssertEqual(saved.status, 200, saved.text)
         let file = ((object(saved)["records"] as? [[String: Any]])?.first?["fields"] as? [String: Any])?["file"] as? [String: Any]
-        let download = try XCTUnwrap((file?["value"] as? [String: Any])?["downloadURL"] as? String)
+        let download = try XCTUnwrap((file?["value"] as? [String: Any])?["downloadURL"] as? String, saved.text)
         XCTAssertTrue(download.hasPrefix(f.url + "/assets/"), download)
         let got = try f.client().request("GET", String(download.dropFirst(f.url.count)))
         XCTAssertEqual(got.status, 200)

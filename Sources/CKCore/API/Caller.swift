@@ -24,6 +24,9 @@ public struct Caller: Sendable {
     /// The device whose bookmarks and notification inbox are used, and that a write is
     /// recorded as coming from (`created.deviceID`, `modified.deviceID`).
     public var deviceID: String
+    /// A web client of `ck serve`: its asset values need their upload's receipt, and may not
+    /// name files of this machine (WebAssetRule).
+    public var isWebClient = false
 
     public init(container: String, environment: Environment = .development, scope: DatabaseScope = .private,
                 user: User = .device, deviceID: String = "default") {

@@ -68,6 +68,7 @@ extension CloudKitAPI {
         let db = try store.database(DatabaseAddress(container: caller.container, environment: caller.environment, scope: caller.scope),
                                     principal: try principal(caller))
         if let op = endpoint, op.namesRecords { db.recordFault = try recordFaults(op, caller.appleID, db) }
+        if caller.isWebClient { db.webAssets = WebAssetRule(container: caller.container, paths: store.paths) }
         switch need {
         case .none: break
         case .read: try db.requireRead()

@@ -45,7 +45,9 @@ public enum AssetValue {
             throw CloudKitError.badRequest("field '\(name)': an asset needs a non-negative integer 'size'")
         }
         var out: [String: JSONValue] = ["fileChecksum": .string(sum), "size": .int(size)]
-        for k in ["downloadURL", "wrappingKey", "referenceChecksum"] {
+        // `receipt` (an upload's, or a rereference's) is carried to the save, which checks it
+        // for a web client and never stores it.
+        for k in ["downloadURL", "wrappingKey", "referenceChecksum", "receipt"] {
             guard let v = o[k], !v.isNull else { continue }
             guard let s = v.stringValue else { throw CloudKitError.badRequest("field '\(name)': asset '\(k)' must be a string") }
             let most = k == "downloadURL" ? Limits.assetURLBytes : Limits.assetStringBytes

@@ -41,6 +41,8 @@ final class Database {
     /// a records/modify or records/lookup request names, with the operation, the zone and the
     /// record name; an error fails that record only, as the service fails one item of a batch.
     public var recordFault: ((_ op: Endpoint, _ zone: String, _ recordName: String) throws -> CloudKitError?)?
+    /// Set by the preflight for a web client (`ck serve`): the rule its asset values follow.
+    var webAssets: WebAssetRule?
 
     /// The fault for one record, if any, shaped as the service's per-record error.
     func injectedFault(_ op: Endpoint, zone z: ZoneStore, recordName: String) throws -> CloudKitError? {

@@ -25,7 +25,10 @@ extension Database {
         }
         let user = try requireWrite()
         // The shared database writes into the owner's zone, as the participant (Sharing/).
-        if let owner = try sharedOwnerView(zone: name) { return try owner.modify(zone: name, operations: operations, atomic: atomic, assets: pending) }
+        if let owner = try sharedOwnerView(zone: name) {
+            owner.webAssets = webAssets
+            return try owner.modify(zone: name, operations: operations, atomic: atomic, assets: pending)
+        }
         var z = try zone(name)
         let atomically = atomic && !z.zoneID.isDefault
         var roles = try callerRoles()
@@ -41,6 +44,7 @@ extension Database {
             var writer = RecordWriter(zone: z, scope: scope, user: user, deviceID: caller.deviceID, now: clock.now(), assets: assets,
                                       schema: schemaContext, roles: roles)
             writer.access = sharing.access
+            writer.webAssets = webAssets
             let tx = group?.child() ?? Transaction(zone: z, nextSeq: nextSeq, knownAbsent: knownAbsent)
             tx.assets = pending
             if !z.incarnation.isEmpty { (group ?? tx).readAhead(operations.compactMap(\.recordName)) }

@@ -13,6 +13,8 @@ struct RecordWriter {
     let roles: Set<String>
     /// Set when a share participant writes into the owner's zone (Sharing/ShareWriter.swift).
     var access: ShareAccess? = nil
+    /// Set for a web client (`ck serve`): what its asset values must show (WebAssetRule).
+    var webAssets: WebAssetRule? = nil
 
     /// A record's change tag names the history entry that wrote it.
     static func tag(for seq: Int64) -> String { String(seq, radix: 36) }
@@ -159,6 +161,10 @@ struct RecordWriter {
             do { try AssetValue.checkChecksum(sum, field: name) } catch let e as CloudKitError {
                 throw CloudKitError(e.code, e.reason, recordName: recordName)
             }
+            if let rule = webAssets {
+                // Before anything about the stored bytes is said: no oracle of what is stored.
+                try rule.check(v, checksum: sum, field: name, recordName: recordName, before: try tx.record(recordName))
+            }
             let held = try tx.pendingAsset(sum).map { Int64($0.count) } ?? assets.size(checksum: sum)
             let missing = held == nil ? "no asset with checksum '\(sum)' is stored and " : ""
             var source: AssetValue.Source?
@@ -176,7 +182,9 @@ struct RecordWriter {
             }
             switch source {
             case .remote?:
-                return v
+                var kept = v.objectValue ?? [:]
+                kept["receipt"] = nil
+                return .object(kept)
             case .exported(let file)?:
                 do { tx.assets[sum] = try AssetStore.readExported(file, checksum: sum, size: size) } catch let e as CloudKitError {
                     let url = AssetValue.describeURL(v["downloadURL"]?.stringValue ?? "")

@@ -122,7 +122,18 @@ final class HTTPConnection {
     /// The body as framed; a refusal with status 0 when the peer closed mid-body.
     private func readBody(_ framing: BodyFraming, maxBytes: Int) -> Result<[UInt8], HTTPRefusal> {
         let gone = HTTPRefusal(status: 0, reason: "")
-        let stalled = HTTPRefusal(status: 408, reason: "the request body stalled for \(configuration.bodyIdleTimeout) s")
+        let stalled = HTTPRefusal(status: 408, reason: "the request body stalled for \(configuration.bodyIdleTimeout) s, or came slower than \(Int(configuration.bodyMinimumRate)) bytes a second")
+        let started = now()
+        var received = 0
+        // A read's deadline: the idle timeout, and no later than the average rate allows.
+        func receive() -> ReceiveOutcome {
+            let deadline = min(instant(after: configuration.bodyIdleTimeout),
+                               instant(after: configuration.bodyIdleTimeout + Double(received + 1) / configuration.bodyMinimumRate, from: started))
+            let before = buffer.count
+            let r = socket.receive(into: &buffer, until: deadline)
+            received += max(0, buffer.count - before)
+            return r
+        }
         switch framing {
         case .none, .length(0):
             return .success([])
@@ -130,7 +141,7 @@ final class HTTPConnection {
             // Room up front for what is announced, within reason: a peer may announce and stall.
             if buffer.count < n { buffer.reserve(min(n - buffer.count, 1 << 20)) }
             while buffer.count < n {
-                switch socket.receive(into: &buffer, until: instant(after: configuration.bodyIdleTimeout)) {
+                switch receive() {
                 case .data: continue
                 case .timedOut: return .failure(stalled)
                 case .closed, .interrupted: return .failure(gone)
@@ -144,7 +155,7 @@ final class HTTPConnection {
                 case .done: return .success(decoder.body)
                 case .refused(let refusal): return .failure(refusal)
                 case .needMore:
-                    switch socket.receive(into: &buffer, until: instant(after: configuration.bodyIdleTimeout)) {
+                    switch receive() {
                     case .data: continue
                     case .timedOut: return .failure(stalled)
                     case .closed, .interrupted: return .failure(gone)
@@ -157,7 +168,8 @@ final class HTTPConnection {
     /// Answers a request the engine will not serve, and closes: what follows in the stream
     /// cannot be trusted to start a request.
     private func refuse(_ refusal: HTTPRefusal, head: HTTPRequestHead?, started: Instant) -> Next {
-        let response = handler.refusal(status: refusal.status, reason: refusal.reason)
+        let response = head.map { handler.refusal(status: refusal.status, reason: refusal.reason, head: $0) }
+            ?? handler.refusal(status: refusal.status, reason: refusal.reason)
         send(response, head: head, close: true, keepAlive10: false, started: started)
         return .closeDraining
     }

@@ -116,7 +116,14 @@ public protocol HTTPHandler: AnyObject, Sendable {
     /// know, 505 a version it does not speak, 503 the connection cap reached. `reason` says what
     /// was wrong, for the body (CloudKit answers JSON on every status).
     func refusal(status: Int, reason: String) -> HTTPResponse
+    /// The same, when the request's head was read (a body over the limit, one that stalled):
+    /// the answer may depend on it (CORS headers for the page that sent it).
+    func refusal(status: Int, reason: String, head: HTTPRequestHead) -> HTTPResponse
     /// One line per answered request, for the log: head (nil when none could be read), status,
     /// milliseconds from the first byte to the last byte sent.
     func log(_ head: HTTPRequestHead?, status: Int, milliseconds: Double)
+}
+
+extension HTTPHandler {
+    public func refusal(status: Int, reason: String, head: HTTPRequestHead) -> HTTPResponse { refusal(status: status, reason: reason) }
 }

@@ -16,6 +16,9 @@ public struct HTTPServerConfiguration: Sendable {
     public var headerTimeout: TimeInterval
     /// Seconds a body may go without a byte (else 408).
     public var bodyIdleTimeout: TimeInterval
+    /// The slowest a body may come, on average, once `bodyIdleTimeout` has passed (bytes/s):
+    /// a client trickling a byte just within every idle timeout is given up on too.
+    public var bodyMinimumRate: Double = 16 * 1024
     /// Seconds a kept-alive connection may wait for its next request (then closed, silently).
     public var keepAliveIdleTimeout: TimeInterval
     /// Seconds a response may take to be taken by the peer.

@@ -42,12 +42,27 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
     // MARK: HTTPHandler
 
     public func admit(_ head: HTTPRequestHead) -> HTTPAdmission {
-        if let refused = refuseHost(head) { return .answer(refused) }
+        if var refused = refuseHost(head) {
+            origins.decorate(&refused, head)
+            return .answer(refused)
+        }
         if head.method == "OPTIONS" { return .answer(origins.preflight(head)) }
         let route: WebServicesRoute
-        do { route = try WebServicesRoute.parse(head.path) } catch { return .answer(errorResponse(error, head)) }
+        do { route = try WebServicesRoute.parse(head.path) } catch {
+            // Refusals carry CORS too: a browser page then reads the envelope, not a network error.
+            var r = errorResponse(error, head)
+            origins.decorate(&r, head)
+            return .answer(r)
+        }
         switch route {
-        case .upload: return .readBody(maxBytes: Int(Limits.assetBytes))
+        case .upload(let token):
+            // The URL is the credential: a forged or stale one is refused before 50 MB are read.
+            do { try api.checkUploadURL(token) } catch {
+                var r = errorResponse(error, head)
+                origins.decorate(&r, head)
+                return .answer(r)
+            }
+            return .readBody(maxBytes: Int(Limits.assetBytes))
         case .signIn: return .readBody(maxBytes: 64 * 1024)
         default: return .readBody(maxBytes: Self.requestBodyLimit)
         }
@@ -100,6 +115,12 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
         return errorResponse(e, status: status)
     }
 
+    public func refusal(status: Int, reason: String, head: HTTPRequestHead) -> HTTPResponse {
+        var r = refusal(status: status, reason: reason)
+        origins.decorate(&r, head)
+        return r
+    }
+
     public func log(_ head: HTTPRequestHead?, status: Int, milliseconds: Double) {
         let tenths = Int((milliseconds * 10).rounded())
         let line = (head.map { "\($0.method) \(Self.loggedPath($0.path))" } ?? "- -") + " \(status) \(tenths / 10).\(tenths % 10)ms"
@@ -112,6 +133,8 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
         var parts = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         if parts.count == 3, parts[1] == "upload" { parts[2] = "…" }
         if parts.count == 5, parts[1] == "webcourier" { parts[4] = "…" }
+        // An asset URL's hash is what lets one read it.
+        if parts.count == 4, parts[1] == "assets" { parts[3] = "…" }
         return String(parts.joined(separator: "/").prefix(300))
     }
 
@@ -128,8 +151,9 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
         let auth = try api.authenticate(WebCredentials(container: container, environment: environment, scope: scope,
                                                        apiToken: query["ckAPIToken"], webAuthToken: query["ckWebAuthToken"],
                                                        signature: signature))
-        let caller = Caller(container: container, environment: environment, scope: scope ?? .private, user: auth.user,
+        var caller = Caller(container: container, environment: environment, scope: scope ?? .private, user: auth.user,
                             deviceID: Self.deviceID(query["clientId"]))
+        caller.isWebClient = true
         let body: JSONValue
         if head.method == "POST", !endpoint.isGET || endpoint == .usersDiscover {
             guard !request.body.isEmpty else { throw CloudKitError.badRequest("\(endpoint.path) needs a JSON body") }

@@ -58,6 +58,11 @@ extension CloudKitAPI {
             var o = AssetValue.response(f.value, style: ctx.style).objectValue ?? [:]
             o["recordName"] = .string(a.recordName)
             o["fieldName"] = .string(a.fieldName)
+            // What lets a web client save this asset into another record of the container.
+            if let sum = f.value["fileChecksum"]?.stringValue {
+                o["receipt"] = .string(SignedEnvelope.seal(["s": .string(sum), "n": f.value["size"] ?? .null, "c": .string(caller.container)],
+                                                           prefix: Self.receiptPrefix, secret: try ctx.db.tokenSecret.getOrCreate()))
+            }
             return .value(.object(o))
         })
     }

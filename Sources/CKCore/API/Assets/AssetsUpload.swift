@@ -74,18 +74,27 @@ extension CloudKitAPI {
         })
     }
 
-    /// The bytes POSTed to an upload URL: stored (by their checksum, once), answered with the
-    /// value records/modify takes for the field: `{singleFile: {fileChecksum, receipt, size,
-    /// wrappingKey, referenceChecksum}}`. The token is the authority (a client sends no
-    /// credentials here): one that is not sealed by this data directory, or has expired, is
-    /// refused.
-    public func receiveAsset(uploadToken: String, bytes: [UInt8]) throws -> DocumentBody {
+    /// Whether an upload URL's token is one this data directory sealed and still good: asked
+    /// before its body is read (a forged URL must not cost the server 50 MB of memory).
+    /// Its container and database.
+    @discardableResult
+    public func checkUploadURL(_ uploadToken: String) throws -> (container: String, scope: DatabaseScope) {
         guard let p = SignedEnvelope.open(uploadToken, prefix: Self.uploadTokenPrefix, secret: try TokenSecret(paths: store.paths).existing()),
               let container = p["c"]?.stringValue, p["e"]?.stringValue.flatMap(Environment.init(rawValue:)) != nil,
               let scope = p["d"]?.stringValue.flatMap(DatabaseScope.init(rawValue:)), let until = p["x"]?.int64Value else {
             throw CloudKitError(.authenticationFailed, "this upload URL was not issued by this data directory")
         }
         if clock.now() > until { throw CloudKitError(.authenticationFailed, "this upload URL has expired (upload URLs are good for 15 minutes); ask assets/upload for another") }
+        return (container, scope)
+    }
+
+    /// The bytes POSTed to an upload URL: stored (by their checksum, once), answered with the
+    /// value records/modify takes for the field: `{singleFile: {fileChecksum, receipt, size,
+    /// wrappingKey, referenceChecksum}}`. The token is the authority (a client sends no
+    /// credentials here): one that is not sealed by this data directory, or has expired, is
+    /// refused.
+    public func receiveAsset(uploadToken: String, bytes: [UInt8]) throws -> DocumentBody {
+        let (container, scope) = try checkUploadURL(uploadToken)
         if Int64(bytes.count) > Limits.assetBytes { throw AssetValue.tooLarge(Int64(bytes.count), what: "the upload") }
         let stored = try store.assets.put(bytes)
         guard let sum = stored["fileChecksum"]?.stringValue else { throw CloudKitError.internalError("the asset store gave no checksum") }
