@@ -112,6 +112,32 @@ final class WebServicesTests: XCTestCase {
         XCTAssertTrue(own.text.contains("ckSession"), own.text)
     }
 
+    /// The sign-in page takes a new Apple ID too: the user is made, gets a session of their
+    /// own, and the device stays signed in as it was. A signed-out device refuses, writing nothing.
+    func testTheSignInPageSignsInANewAppleIDWithoutTouchingTheDevice() throws {
+        let f = try ServeFixture()
+        let page = "/signin/\(ServeFixture.container)/development"
+        XCTAssertTrue(try f.client().request("GET", page).text.contains("name=\"newAppleID\""))
+        let posted = try f.client().request("POST", page, body: Array("newAppleID=carol%2Bweb%40example.com&keepSignedIn=true".utf8),
+                                            headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Origin", f.url)])
+        XCTAssertEqual(posted.status, 200, posted.text)
+        let literal = try XCTUnwrap(posted.text.range(of: #"\{"ckSession":"[^"]+"\}"#, options: .regularExpression).map { String(posted.text[$0]) })
+        let token = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(literal.utf8)) as? [String: Any])?["ckSession"] as? String)
+        let carol = try f.client().request("GET", "/database/1/\(ServeFixture.container)/development/public/users/caller?ckAPIToken=\(f.apiToken)&ckWebAuthToken=" + (token.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? token))
+        XCTAssertEqual(carol.status, 200, carol.text)
+        let alice = try f.client().request("GET", f.path("public", "users/caller"))
+        XCTAssertNotEqual(object(carol)["userRecordName"] as? String, object(alice)["userRecordName"] as? String)
+        let device = try f.api.accountStatus(AccountStatusRequest(), as: Caller(container: ServeFixture.container))
+        XCTAssertEqual(device.document["appleID"]?.stringValue, "alice@example.com", "the device is still alice's")
+
+        _ = try f.api.signOut(as: Caller(container: ServeFixture.container))
+        let before = try snapshot(f.root)
+        let refused = try f.client().request("POST", page, body: Array("newAppleID=dave%40example.com".utf8),
+                                             headers: [("Content-Type", "application/x-www-form-urlencoded")])
+        XCTAssertEqual(refused.status, 403, refused.text)
+        XCTAssertEqual(try snapshot(f.root), before, "nothing written for a refused sign-in")
+    }
+
     func testBadRequestsGetTheirStatusAndTheEnvelope() throws {
         let f = try ServeFixture()
         let before = try snapshot(f.root)

@@ -104,6 +104,23 @@ final class AccountStore {
         }
     }
 
+    /// A user known to this data directory without signing the device in (an Apple ID signed in
+    /// on `ck serve`'s sign-in page): made on first use, as `signIn` makes one; the device's
+    /// account is left as it is.
+    @discardableResult
+    public func register(appleID: String) throws -> UserAccount {
+        try Validation.appleID(appleID)
+        return try withLock {
+            if let existing = try user(appleID: appleID) { return existing }
+            var name = Identifiers.newUserRecordName()
+            let taken = Set(try allUsers().map(\.userRecordName))
+            while taken.contains(name) { name = Identifiers.newUserRecordName() }
+            let u = UserAccount(appleID: appleID, userRecordName: name)
+            try FileSystem.writeJSON(paths.userFile(appleID: appleID), u.stored)
+            return u
+        }
+    }
+
     /// Signs the device out, revoking every web session (`ck serve`) of the user who was signed in.
     public func signOut() throws {
         try withLock {

@@ -26,11 +26,14 @@ struct SignInPage {
             if let origin = head.headers["Origin"], !own.contains(origin) {
                 return html(403, page(error: "Sign-in was posted from \(origin), not from this page."))
             }
-            let form = QueryString(String(decoding: request.body, as: UTF8.self))
-            guard let appleID = form["appleID"].map(trimmed), !appleID.isEmpty else {
+            let form = QueryString(String(decoding: request.body.map { $0 == UInt8(ascii: "+") ? UInt8(ascii: " ") : $0 }, as: UTF8.self))
+            let typed = form["newAppleID"].map(trimmed) ?? ""
+            guard let appleID = typed.isEmpty ? form["appleID"].map(trimmed) : typed, !appleID.isEmpty else {
                 return html(400, page(error: "Choose a user, or type an Apple ID."))
             }
             do {
+                // A new Apple ID becomes a user of the data directory; the device stays signed in as it is.
+                if !typed.isEmpty { _ = try api.addWebUser(appleID: typed) }
                 let token = try session(appleID: appleID, keepSignedIn: form["keepSignedIn"] != nil)
                 return html(200, signedIn(token))
             } catch let e as CloudKitError {
@@ -81,12 +84,13 @@ struct SignInPage {
         <html><head><meta charset="utf-8"><title>Sign in — ck serve</title>
         <style>body{font:15px system-ui,sans-serif;max-width:28em;margin:3em auto}li{list-style:none;margin:.4em 0}.error{color:#b00}</style></head>
         <body><h1>Sign in with Apple ID</h1>
-        <p>ck serve, for \(escape(container)) (\(environment.rawValue)): choose a user who signed in on this device.</p>
+        <p>ck serve, for \(escape(container)) (\(environment.rawValue)): choose a user who signed in on this device, or type another Apple ID.</p>
         \(error.map { "<p class=\"error\">\(escape($0))</p>" } ?? "")
         <form method="post">
         <ul>
         \(choices.isEmpty ? "<li>No user has signed in on this device yet: <code>ck account signin APPLE-ID</code>.</li>" : choices)
         </ul>
+        <p><label>Or another Apple ID: <input type="email" name="newAppleID" placeholder="name@example.com"></label></p>
         <p><label><input type="checkbox" name="keepSignedIn" value="true"> Keep me signed in</label></p>
         <p><button type="submit">Sign In</button></p>
         </form></body></html>

@@ -26,6 +26,18 @@ extension CloudKitAPI {
         return statusBody(try principal(caller))
     }
 
+    /// An Apple ID signed in on the web (`ck serve`'s sign-in page): the user is made if it is
+    /// new, and the device's own account stays as it is. `{appleID, userRecordName}`.
+    public func addWebUser(appleID: String) throws -> DocumentBody {
+        // The device's status binds every user of it: refused before anything is written.
+        let device = try store.accounts.device()
+        guard device.status == .available else {
+            throw CloudKitError(.authenticationRequired, "no Apple ID can sign in on the web while this device's account is \(device.status.rawValue)")
+        }
+        let u = try store.accounts.register(appleID: appleID)
+        return DocumentBody(["appleID": .string(u.appleID), "userRecordName": .string(u.userRecordName)])
+    }
+
     public func signOut(as caller: Caller) throws -> DocumentBody {
         try store.accounts.signOut()
         return statusBody(try principal(caller))
