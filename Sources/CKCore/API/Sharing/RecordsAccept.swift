@@ -4,18 +4,7 @@
 /// (NOT_FOUND, in the same words, for a short GUID no share has and for a share the caller
 /// may not see: not invited to a share that is not public, or removed from it). Accepting
 /// twice changes nothing.
-public struct AcceptSharesRequest: Sendable {
-    public var shortGUIDs: [ShortGUIDRequest]
-
-    public init(shortGUIDs: [ShortGUIDRequest]) {
-        self.shortGUIDs = shortGUIDs
-    }
-
-    /// The Web Services body: `{shortGUIDs: [{value}]}`.
-    public init(json body: JSONValue) throws {
-        shortGUIDs = try ShortGUIDRequest.list(json: body, "records/accept request")
-    }
-}
+public typealias AcceptSharesRequest = ShortGUIDsRequest
 
 extension CloudKitAPI {
     public func acceptShares(_ r: AcceptSharesRequest, as caller: Caller) throws -> ItemsResponse {

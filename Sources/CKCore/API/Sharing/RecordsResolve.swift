@@ -4,18 +4,7 @@
 /// participants for the owner and invited users, the owner and themselves for someone holding
 /// a public share's URL), or NOT_FOUND in the same words for a short GUID no share has and for
 /// a share the caller may not see. Needs no account: nobody signed in sees public shares.
-public struct ResolveSharesRequest: Sendable {
-    public var shortGUIDs: [ShortGUIDRequest]
-
-    public init(shortGUIDs: [ShortGUIDRequest]) {
-        self.shortGUIDs = shortGUIDs
-    }
-
-    /// The Web Services body: `{shortGUIDs: [{value, shouldFetchRootRecord?, rootRecordDesiredKeys?}]}`.
-    public init(json body: JSONValue) throws {
-        shortGUIDs = try ShortGUIDRequest.list(json: body, "records/resolve request")
-    }
-}
+public typealias ResolveSharesRequest = ShortGUIDsRequest
 
 extension CloudKitAPI {
     public func resolveShares(_ r: ResolveSharesRequest, as caller: Caller) throws -> ItemsResponse {

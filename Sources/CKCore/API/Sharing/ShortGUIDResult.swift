@@ -22,7 +22,7 @@ public struct ShortGUIDRequest: Sendable, Equatable {
     }
 
     /// The body `{shortGUIDs: [ShortGUID]}`.
-    static func list(json body: JSONValue, _ what: String) throws -> [ShortGUIDRequest] {
+    static func list(json body: JSONValue, _ what: String = "request") throws -> [ShortGUIDRequest] {
         let o = try RequestBody.object(body, what, keys: ["shortGUIDs"])
         let list = try RequestBody.array(o["shortGUIDs"], "shortGUIDs")
         if list.isEmpty { throw CloudKitError.badRequest("shortGUIDs is empty: name at least one share") }
@@ -70,5 +70,19 @@ extension CloudKitAPI {
             o["participantType"] = .string(p.type.rawValue)
         }
         return .object(o)
+    }
+}
+
+/// The body `records/resolve` and `records/accept` share: `{shortGUIDs: [{value,
+/// shouldFetchRootRecord?, rootRecordDesiredKeys?}]}`.
+public struct ShortGUIDsRequest: Sendable {
+    public var shortGUIDs: [ShortGUIDRequest]
+
+    public init(shortGUIDs: [ShortGUIDRequest]) {
+        self.shortGUIDs = shortGUIDs
+    }
+
+    public init(json body: JSONValue) throws {
+        shortGUIDs = try ShortGUIDRequest.list(json: body, "shortGUIDs request")
     }
 }
