@@ -253,6 +253,11 @@ final class WebServicesTests: XCTestCase {
         XCTAssertNil(QueryString("a=%zz")["a"])
         XCTAssertEqual(WebServicesHandler.deviceID("3f0c-AB"), "web-3f0c-AB")
         XCTAssertEqual(WebServicesHandler.deviceID("../../x"), "web")
+        // Codes Apple's status table leaves out get the nearest; a network failure has no answer.
+        XCTAssertEqual(ServerErrorCode.changeTokenExpired.httpStatus, 400)
+        XCTAssertEqual(ServerErrorCode.limitExceeded.httpStatus, 400)
+        XCTAssertEqual(ServerErrorCode.alreadyShared.httpStatus, 409)
+        XCTAssertNil(ServerErrorCode.networkFailure.httpStatus)
     }
 
     private func snapshot(_ root: String) throws -> [String: Data] {

@@ -47,8 +47,9 @@ public enum ServerErrorCode: String, Sendable, CaseIterable {
     }
 
     /// The HTTP status Apple's servers answer with (reference §4.2; SERVICE_UNAVAILABLE's is
-    /// HTTP's own meaning); nil for a client-side failure, which has no response, and for the
-    /// codes Apple's table does not list.
+    /// HTTP's own meaning). For the codes its table leaves out, the nearest: an expired change
+    /// token or a limit is the request's fault (400), a record already shared a conflict (409).
+    /// nil for a client-side failure, which has no response.
     public var httpStatus: Int? {
         switch self {
         case .accessDenied: return 403
@@ -62,7 +63,9 @@ public enum ServerErrorCode: String, Sendable, CaseIterable {
         case .throttled: return 429
         case .tryAgainLater, .serviceUnavailable: return 503
         case .validatingReferenceError: return 412
-        case .changeTokenExpired, .limitExceeded, .networkFailure, .alreadyShared: return nil
+        case .changeTokenExpired, .limitExceeded: return 400
+        case .alreadyShared: return 409
+        case .networkFailure: return nil
         }
     }
 }

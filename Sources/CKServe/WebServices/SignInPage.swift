@@ -127,16 +127,8 @@ struct SignInPage {
         return out
     }
 
-    static func percentEncoded(_ s: String) -> String {
-        var out = ""
-        for b in s.utf8 {
-            let c = Character(UnicodeScalar(b))
-            if c.isASCII && (c.isLetter || c.isNumber || "-._~".contains(c)) { out.append(c) } else { out += "%" + String(b, radix: 16, uppercase: true).leftPadded }
-        }
-        return out
-    }
-}
+    /// RFC 3986's unreserved characters: what a path segment may hold as it is.
+    static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
-private extension String {
-    var leftPadded: String { count == 1 ? "0" + self : self }
+    static func percentEncoded(_ s: String) -> String { s.addingPercentEncoding(withAllowedCharacters: unreserved) ?? s }
 }

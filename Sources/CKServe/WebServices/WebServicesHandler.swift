@@ -296,19 +296,8 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
         if e.code == .authenticationRequired, let head, let (c, env) = (try? WebServicesRoute.parse(head.path))?.containerAndEnvironment {
             envelope["redirectURL"] = .string(SignInPage.url(api: api, container: c, environment: env))
         }
-        var r = HTTPResponse(status: status ?? Self.status(e.code), headers: Self.jsonHeaders, body: Array(JSONWriter.compact(.object(envelope)).utf8))
+        var r = HTTPResponse(status: status ?? e.code.httpStatus ?? 500, headers: Self.jsonHeaders, body: Array(JSONWriter.compact(.object(envelope)).utf8))
         if let s = e.retryAfter { r.headers.set("Retry-After", String(s)) }
         return r
-    }
-
-    /// The status of a code: reference §4.2's, and for the codes its table leaves out the
-    /// nearest: an expired change token or a limit is the request's fault (400), a record
-    /// already shared a conflict (409).
-    static func status(_ code: ServerErrorCode) -> Int {
-        if let s = code.httpStatus { return s }
-        switch code {
-        case .alreadyShared: return 409
-        default: return 400
-        }
     }
 }

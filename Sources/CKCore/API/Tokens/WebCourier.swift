@@ -15,12 +15,10 @@ extension CloudKitAPI {
     /// server waits and asks again) or the token is not bound to a user yet. An unknown token
     /// is NOT_FOUND.
     public func nextWebPush(container: String, environment: Environment, apnsToken: String) throws -> WebPush? {
-        let clients = WebClients(paths: store.paths, container: container, environment: environment)
-        guard let client = try clients.load(apnsToken) else {
+        guard let client = try WebClients(paths: store.paths, container: container, environment: environment).load(apnsToken) else {
             throw CloudKitError(.notFound, "no push token '\(Names.describe(apnsToken))' was made by tokens/create in this container and environment")
         }
-        guard let user = client.userRecordName else { return nil }
-        let device = Caller(container: container, environment: environment, scope: .private, user: .userRecordName(user), deviceID: client.deviceID)
+        guard let device = webDevice(client, container: container, environment: environment) else { return nil }
         var after: NotificationCursor?
         while true {
             let page = try listNotifications(NotificationsRequest(after: after, limit: 1), as: device)
@@ -37,9 +35,13 @@ extension CloudKitAPI {
     /// Marks a push delivered: the client's next poll gets the one after it.
     public func acknowledgeWebPush(_ push: WebPush, container: String, environment: Environment) throws {
         guard let client = try WebClients(paths: store.paths, container: container, environment: environment).load(push.apnsToken),
-              let user = client.userRecordName else { return }
-        let device = Caller(container: container, environment: environment, scope: .private, user: .userRecordName(user), deviceID: client.deviceID)
+              let device = webDevice(client, container: container, environment: environment) else { return }
         try markNotificationsRead(through: push.cursor, as: device)
+    }
+
+    /// The device a web client bound to a user is: its inbox is the user's pushes to it.
+    private func webDevice(_ client: WebClients.Client, container: String, environment: Environment) -> Caller? {
+        client.userRecordName.map { Caller(container: container, environment: environment, scope: .private, user: .userRecordName($0), deviceID: client.deviceID) }
     }
 
     /// A notification as ck lists it, in the short keys of a push payload: `dbs` 0 public,
