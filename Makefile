@@ -63,11 +63,12 @@ SCALED_TESTS = EndToEndTests\.(ConcurrentReaderTests|ConcurrencyTests|HostilePat
 SCALE ?= 10
 
 # Builds the debug binary first: the end-to-end tests run it. The in-process tests run two at
-# a time (--parallel: each in a process of its own, in its own temporary directory); the
+# a time (--parallel: each in a process of its own, in its own temporary directory; ck serve's
+# in-process suites among them); the
 # end-to-end ones one at a time, as some time what the binary does (a reader gone within a
 # second, a --follow stopped) and two at once on 2 cores would make that a matter of luck.
 test: debug
-	$(SWIFT) test --disable-swift-testing --parallel --filter 'CKCoreTests|CKCLITests'
+	$(SWIFT) test --disable-swift-testing --parallel --filter 'CKCoreTests|CKCLITests|CKServeTests'
 	$(SWIFT) test --disable-swift-testing --filter EndToEndTests --skip '$(STRESS_TESTS)'
 
 bench: build

@@ -29,6 +29,7 @@ final class StampedFilesTests: XCTestCase {
         // A parsed value is made once per version of the file.
         var parses = 0
         try FileSystem.writeJSON(path, ["v": 4])
+        settle()
         for _ in 0..<3 { _ = try files.value(path) { parses += 1; return parses } }
         XCTAssertEqual(parses, 1)
         try FileSystem.writeJSON(path, ["v": 5])
@@ -42,11 +43,81 @@ final class StampedFilesTests: XCTestCase {
         let files = StampedFiles()
         try FileSystem.writeAtomically(dir + "/small.json", Array(repeating: 0x20, count: 100))
         try FileSystem.writeAtomically(dir + "/big.json", Array(repeating: 0x20, count: Int(StampedFiles.smallFile) + 1))
+        settle()
         var reads = 0
         for _ in 0..<2 { _ = try files.record(dir + "/small.json") { reads += 1; return nil } }
         XCTAssertEqual(reads, 1)
         XCTAssertNil(try files.record(dir + "/big.json") { reads += 1; return nil }, "not kept: the caller reads it")
         XCTAssertNil(try files.record(dir + "/absent.json") { reads += 1; return nil })
         XCTAssertEqual(reads, 1)
+    }
+
+    /// Waits out the window in which a just-changed file is read but not kept.
+    private func settle() { usleep(UInt32(StampedFiles.racyWindowNanos / 1000) + 10_000) }
+
+    /// A file changed within the last moments is read afresh every time: a second change in the
+    /// same tick of the file clock could leave its stamp as it was ("racy git"). Once its change
+    /// is safely past, it is kept.
+    func testAJustChangedFileIsNotKept() throws {
+        let dir = NSTemporaryDirectory() + "ck-stamped-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/a.json"
+        let files = StampedFiles()
+        try FileSystem.writeJSON(path, ["v": 1])
+        var parses = 0
+        for _ in 0..<3 { _ = try files.value(path) { parses += 1; return parses } }
+        XCTAssertEqual(parses, 3, "racy: read each time")
+        settle()
+        for _ in 0..<3 { _ = try files.value(path) { parses += 1; return parses } }
+        XCTAssertEqual(parses, 4, "settled: read once more, then kept")
+    }
+
+    /// A history head is kept only when the index held no word past it: an uncommitted tail
+    /// gains its commit bit in place, with no new inode or size to show it.
+    func testAHistoryHeadIsKeptOnlyForAWhollyCommittedIndex() throws {
+        let dir = NSTemporaryDirectory() + "ck-stamped-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let index = dir + "/history.idx"
+        try FileSystem.writeAtomically(index, [UInt8](repeating: 0, count: 16))
+        settle()
+        let files = StampedFiles()
+        var reads = 0
+        XCTAssertNil(files.historyHead(dir + "/absent.idx") { reads += 1; return 0 })
+        for _ in 0..<2 { XCTAssertEqual(files.historyHead(index) { reads += 1; return 1 }, 1) }
+        XCTAssertEqual(reads, 2, "one of two words committed: asked every time")
+        for _ in 0..<2 { XCTAssertEqual(files.historyHead(index) { reads += 1; return 2 }, 2) }
+        XCTAssertEqual(reads, 3, "both committed: kept")
+    }
+
+    /// The head a long-lived reader gets is the history's after every commit, however quick
+    /// the commits follow each other, and after an uncommitted tail is committed in place.
+    func testAHistoryHeadFollowsCommitsAndAnInPlaceCommitBit() throws {
+        let dir = NSTemporaryDirectory() + "ck-history-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let h = ChangeHistory(directory: dir)
+        XCTAssertEqual(try h.head(), 0)
+        for i in 1...5 {
+            try h.append([["seq": .int(Int64(i))]])
+            XCTAssertEqual(try h.head(), Int64(i))
+        }
+        settle()
+        XCTAssertEqual(try h.head(), 5)
+        XCTAssertEqual(try h.head(), 5, "kept")
+        // A sixth entry's word written without its commit bit (a commit under way), then the bit.
+        let log = try Data(contentsOf: URL(fileURLWithPath: h.logFile))
+        let line = Array("{\"seq\":6}\n".utf8)
+        try (log + Data(line)).write(to: URL(fileURLWithPath: h.logFile))
+        let end = UInt64(log.count + line.count)
+        var word = (0..<8).map { UInt8((end >> UInt64(56 - 8 * $0)) & 0xff) }
+        let f = open(h.indexFile, O_WRONLY)
+        defer { close(f) }
+        XCTAssertEqual(pwrite(f, word, 8, 5 * 8), 8)
+        settle()
+        XCTAssertEqual(try h.head(), 5, "uncommitted")
+        XCTAssertEqual(try h.head(), 5)
+        word[0] |= 0x80
+        XCTAssertEqual(pwrite(f, [word[0]], 1, 5 * 8), 1)
+        XCTAssertEqual(try h.head(), 6, "the commit bit, set in place, is seen at once")
     }
 }

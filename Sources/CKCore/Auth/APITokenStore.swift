@@ -42,9 +42,11 @@ struct APITokenStore {
         }
     }
 
+    /// Asked for every request `ck serve` answers: the tokens are kept as a set while the file
+    /// is the same (StampedFiles).
     func contains(_ token: String) throws -> Bool {
         guard APITokenStore.isToken(token) else { return false }
-        return try list().contains { $0.apiToken == token }
+        return try StampedFiles.shared.value(file) { Set(try list().map(\.apiToken)) }?.contains(token) ?? false
     }
 
     /// Changes the list under the data directory's auth lock; the file is replaced atomically,

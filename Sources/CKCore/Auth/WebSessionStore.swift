@@ -1,3 +1,5 @@
+import Foundation
+
 /// The web sessions of `ck serve`: a user signed in on this device, for one container
 /// environment, named by a web auth token (`ckWebAuthToken`). One file per session,
 /// `web-sessions/<sha256 of the token, hex>.json` — `{schemaVersion, userRecordName,
@@ -64,11 +66,50 @@ struct WebSessionStore {
     }
 
     /// Whether `s` is shaped as a token: anything else names no session (and no file).
+    /// 32 bytes in unpadded base64url: 43 characters of its alphabet, the last carrying 4 bits
+    /// of the last byte and 2 zero bits (so one of `AEIMQUYcgkosw048`). Checked byte by byte:
+    /// every request asks.
     static func isToken(_ s: String) -> Bool {
-        s.utf8.count == 43 && ChangeToken.unbase64url(s)?.count == 32
+        guard s.utf8.count == 43 else { return false }
+        var i = 0
+        for b in s.utf8 {
+            i += 1
+            guard let v = base64urlValue(b) else { return false }
+            if i == 43 && v & 3 != 0 { return false }
+        }
+        return true
     }
 
-    static func hash(_ token: String) -> String { SHA256.hex(Array(token.utf8)) }
+    private static func base64urlValue(_ b: UInt8) -> UInt8? {
+        switch b {
+        case 65...90: return b - 65
+        case 97...122: return b - 71
+        case 48...57: return b + 4
+        case 45: return 62
+        case 95: return 63
+        default: return nil
+        }
+    }
+
+    /// The file name of a token's session: its SHA-256, so the store holds no usable token.
+    /// Remembered for the tokens last seen (two hashes a request otherwise).
+    static func hash(_ token: String) -> String {
+        hashes.lock.lock()
+        if let h = hashes.byToken[token] { hashes.lock.unlock(); return h }
+        hashes.lock.unlock()
+        let h = SHA256.hex(Array(token.utf8))
+        hashes.lock.lock()
+        if hashes.byToken.count >= 1024 { hashes.byToken.removeAll(keepingCapacity: true) }
+        hashes.byToken[token] = h
+        hashes.lock.unlock()
+        return h
+    }
+
+    private final class Hashes: @unchecked Sendable {
+        let lock = NSLock()
+        var byToken: [String: String] = [:]
+    }
+    private static let hashes = Hashes()
 
     var directory: String { paths.webSessionsDirectory }
     func file(_ token: String) -> String { directory + "/" + WebSessionStore.hash(token) + ".json" }
@@ -76,8 +117,11 @@ struct WebSessionStore {
     /// The session a token names, if it is one and has not expired; nil for anything else (an
     /// unreadable file included: it names no session anyone can use).
     func session(_ token: String) -> Session? {
-        guard WebSessionStore.isToken(token), let j = try? StampedFiles.shared.readJSON(file(token)), let s = Session(stored: j),
-              clock.now() < s.expires else { return nil }
+        guard WebSessionStore.isToken(token) else { return nil }
+        let path = file(token)
+        // Every request asks (twice: to authenticate, and to rotate): kept parsed (StampedFiles).
+        let stored: Session?? = try? StampedFiles.shared.value(path) { try FileSystem.readJSON(path).flatMap(Session.init(stored:)) }
+        guard let s = stored ?? nil, clock.now() < s.expires else { return nil }
         return s
     }
 

@@ -28,7 +28,8 @@ extension ZoneIndex {
     }
 
     func readCatalog() -> Catalog? {
-        guard let j = try? FileSystem.readJSON(directory + "/" + ZoneIndex.catalogName),
+        // Asked after every commit: kept while the file is the same (StampedFiles).
+        guard let j = try? StampedFiles.shared.readJSON(directory + "/" + ZoneIndex.catalogName),
               j["schemaVersion"]?.int64Value == DataPaths.schemaVersion, j["incarnation"]?.stringValue == zone.incarnation,
               let seq = j["seq"]?.int64Value, let types = j["types"]?.arrayValue else { return nil }
         return Catalog(seq: seq, types: types.compactMap(\.stringValue))

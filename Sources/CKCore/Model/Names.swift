@@ -83,7 +83,8 @@ public enum Names {
         let ok = s.utf8.allSatisfy { b in
             (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || (b >= 0x30 && b <= 0x39) || b == 0x2E || b == 0x2D || b == 0x5F
         }
-        guard ok, !s.contains("..") else {
+        // Bytes, not Foundation's `contains` (a CFString search, asked for every request).
+        guard ok, !zip(s.utf8, s.utf8.dropFirst()).contains(where: { $0 == 0x2E && $1 == 0x2E }) else {
             throw CloudKitError.badRequest("container identifier '\(describe(s))' may contain only letters, digits, '.', '-' and '_'")
         }
     }

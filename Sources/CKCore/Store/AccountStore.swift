@@ -34,8 +34,25 @@ final class AccountStore {
         }
     }
 
+    /// Asked for every request `ck serve` answers: found through a map of record names to user
+    /// files, kept while the users directory is the same (a user written or added renames a
+    /// file into it), so it costs two `lstat`s however many users the device has seen.
     public func user(recordName: String) throws -> UserAccount? {
-        try allUsers().first { $0.userRecordName == recordName }
+        let dir = paths.usersDirectory
+        guard let files = try StampedFiles.shared.value(dir, { try userFilesByRecordName() }) else { return nil }
+        guard let file = files[recordName], let j = try StampedFiles.shared.readJSON(dir + "/" + file) else { return nil }
+        let u = try UserAccount(stored: j)
+        // A file replaced since the map was made: look at every user.
+        return u.userRecordName == recordName ? u : try allUsers().first { $0.userRecordName == recordName }
+    }
+
+    private func userFilesByRecordName() throws -> [String: String] {
+        var files: [String: String] = [:]
+        for f in try FileSystem.list(paths.usersDirectory) where f.hasSuffix(".json") {
+            guard let j = try FileSystem.readJSON(paths.usersDirectory + "/" + f) else { continue }
+            files[try UserAccount(stored: j).userRecordName] = f
+        }
+        return files
     }
 
     /// Resolves who a command runs as: `actingAs` (an Apple ID that signed in on this device

@@ -9,6 +9,11 @@ import Glibc
 /// change times (`lstat`, so a link put in its place is a change, and is then refused by the
 /// read). Every file read this way is written whole under a new name and renamed into place, so
 /// a changed file is a new inode; another process's write is seen at the next read.
+///
+/// A file changed within the last `racyWindow` is read but not kept: file times tick coarsely
+/// (a few milliseconds), so a second change in the same tick could leave every part of the
+/// stamp as it was ("racy git"). Kept only once its change time is safely in the past, a file's
+/// next change always shows in its stamp.
 final class StampedFiles: @unchecked Sendable {
     static let shared = StampedFiles()
 
@@ -19,7 +24,7 @@ final class StampedFiles: @unchecked Sendable {
 
     /// What was made of each file, by kind of reading: JSON, a listing, a parsed schema, a
     /// record. Each kind has its own bound; past it, that kind starts afresh.
-    private enum Kind: Hashable { case json, listing, parsed, record }
+    private enum Kind: Hashable { case json, listing, parsed, record, historyHead }
     private struct Key: Hashable { let kind: Kind; let path: String }
 
     private let lock = NSLock()
@@ -32,6 +37,9 @@ final class StampedFiles: @unchecked Sendable {
     static let smallFile: Int64 = 8192
     private let mostRecords = 1024
 
+    /// How long after its last change a file is still read afresh (see above).
+    static let racyWindowNanos: Int64 = 20_000_000
+
     static func stamp(_ path: String) -> Stamp? {
         var st = stat()
         guard lstat(path, &st) == 0 else { return nil }
@@ -40,14 +48,25 @@ final class StampedFiles: @unchecked Sendable {
                      changed: Int64(st.st_ctim.tv_sec), changedNanos: Int64(st.st_ctim.tv_nsec))
     }
 
-    /// What `read` made of the file when it had `stamp`, or what it makes now, kept. The stamp
-    /// is taken before the read: a file replaced in between is read again next time.
-    private func cached<T>(_ kind: Kind, _ path: String, _ stamp: Stamp, _ read: () throws -> T) rethrows -> T {
+    /// Whether a file with `stamp` changed too recently to be kept (see above).
+    static func isRacy(_ stamp: Stamp) -> Bool {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let nowNanos = Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+        return stamp.changed * 1_000_000_000 + stamp.changedNanos > nowNanos - racyWindowNanos
+    }
+
+    /// What `read` made of the file when it had `stamp`, or what it makes now, kept (when `keep`
+    /// allows, and the file is not racy). The stamp is taken before the read: a file replaced
+    /// in between is read again next time.
+    private func cached<T>(_ kind: Kind, _ path: String, _ stamp: Stamp, keep: (T) -> Bool = { _ in true },
+                           _ read: () throws -> T) rethrows -> T {
         let key = Key(kind: kind, path: path)
         lock.lock()
         if let (s, v) = kept[key], s == stamp, let t = v as? T { lock.unlock(); return t }
         lock.unlock()
         let v = try read()
+        guard keep(v), !Self.isRacy(stamp) else { return v }
         lock.lock()
         if kept[key] == nil {
             if counts[kind, default: 0] >= (kind == .record ? mostRecords : most) {
@@ -84,6 +103,15 @@ final class StampedFiles: @unchecked Sendable {
     func value<T>(_ path: String, _ read: () throws -> T) throws -> T? {
         guard let stamp = Self.stamp(path) else { return nil }
         return try cached(.parsed, path, stamp, read)
+    }
+
+    /// A history's committed head (ChangeHistory.head), kept only when the index file held no
+    /// word past it: the commit bit is set in place, so an index with an uncommitted tail can
+    /// gain a commit without a new inode or size; one wholly committed cannot change but by
+    /// growing, shrinking or being replaced. nil when there is no index file.
+    func historyHead(_ indexPath: String, _ read: () throws -> Int64) rethrows -> Int64? {
+        guard let stamp = Self.stamp(indexPath) else { return nil }
+        return try cached(.historyHead, indexPath, stamp, keep: { $0 * 8 == stamp.size }, read)
     }
 
     /// A record file as `read` decodes it, kept while `lstat` shows the same file, when the file

@@ -10,23 +10,30 @@ public struct HTTPHeaders: Sendable, Sequence {
 
     /// The first value of `name`, if any.
     public subscript(name: String) -> String? {
-        fields.first { $0.name.lowercased() == name.lowercased() }?.value
+        fields.first { Self.sameName($0.name, name) }?.value
     }
 
     /// Every value of `name`, in order.
     public func values(_ name: String) -> [String] {
-        fields.filter { $0.name.lowercased() == name.lowercased() }.map(\.value)
+        fields.filter { Self.sameName($0.name, name) }.map(\.value)
+    }
+
+    /// Field names are tokens (ASCII): compared byte by byte, A–Z as a–z, without making
+    /// lowercased copies (several lookups a request).
+    static func sameName(_ a: String, _ b: String) -> Bool {
+        func lower(_ c: UInt8) -> UInt8 { c >= 65 && c <= 90 ? c + 32 : c }
+        return a.utf8.count == b.utf8.count && a.utf8.elementsEqual(b.utf8) { lower($0) == lower($1) }
     }
 
     public mutating func add(_ name: String, _ value: String) { fields.append((name, value)) }
 
     /// Sets `name` to one value, removing the others.
     public mutating func set(_ name: String, _ value: String) {
-        fields.removeAll { $0.name.lowercased() == name.lowercased() }
+        fields.removeAll { Self.sameName($0.name, name) }
         fields.append((name, value))
     }
 
-    public mutating func remove(_ name: String) { fields.removeAll { $0.name.lowercased() == name.lowercased() } }
+    public mutating func remove(_ name: String) { fields.removeAll { Self.sameName($0.name, name) } }
 
     public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> { fields.makeIterator() }
 }
@@ -50,12 +57,15 @@ public struct HTTPRequestHead: Sendable {
     }
 
     /// The target before `?`, not percent-decoded.
-    public var path: String { String(target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]) }
+    public var path: String {
+        guard let q = target.utf8.firstIndex(of: UInt8(ascii: "?")) else { return target }
+        return String(target[..<q])
+    }
 
     /// The raw query after `?`, if any.
     public var query: String? {
-        let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
-        return parts.count == 2 ? String(parts[1]) : nil
+        guard let q = target.utf8.firstIndex(of: UInt8(ascii: "?")) else { return nil }
+        return String(target[target.utf8.index(after: q)...])
     }
 }
 

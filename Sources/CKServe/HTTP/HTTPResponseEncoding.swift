@@ -9,13 +9,16 @@ extension HTTPResponse {
     ///   - keepAlive10: an HTTP/1.0 peer asked to keep the connection.
     func encoded(omitBody: Bool, close: Bool, keepAlive10: Bool = false) -> [UInt8] {
         var out = "HTTP/1.1 \(status) \(HTTPResponse.reasonPhrase(status))\r\n"
-        let owned: Set<String> = ["content-length", "connection", "transfer-encoding"]
         var hasDate = false
-        for (name, value) in headers where !owned.contains(name.lowercased()) {
+        for (name, value) in headers where !Self.engineOwned(name) {
             // Handlers' fields are trusted for meaning but never allowed to split the response.
             guard !name.isEmpty, name.utf8.allSatisfy(isTokenByte) else { continue }
-            if name.lowercased() == "date" { hasDate = true }
+            if HTTPHeaders.sameName(name, "Date") { hasDate = true }
             // By scalar: "\r\n" is one Character, equal to neither "\r" nor "\n".
+            if !value.utf8.contains(where: { $0 == 13 || $0 == 10 || $0 == 0 }) {
+                out += "\(name): \(value)\r\n"
+                continue
+            }
             var clean = String.UnicodeScalarView()
             clean.append(contentsOf: value.unicodeScalars.filter { $0 != "\r" && $0 != "\n" && $0 != "\0" })
             out += "\(name): \(String(clean))\r\n"
@@ -28,6 +31,11 @@ extension HTTPResponse {
         var bytes = Array(out.utf8)
         if !omitBody { bytes += body }
         return bytes
+    }
+
+    /// The fields the engine writes itself.
+    static func engineOwned(_ name: String) -> Bool {
+        HTTPHeaders.sameName(name, "Content-Length") || HTTPHeaders.sameName(name, "Connection") || HTTPHeaders.sameName(name, "Transfer-Encoding")
     }
 
     /// The handler asked for the connection to close after this response.

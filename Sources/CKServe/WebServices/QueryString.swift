@@ -5,9 +5,10 @@ struct QueryString {
     private var pairs: [(String, String)] = []
 
     init(_ raw: String) {
-        for part in raw.split(separator: "&", omittingEmptySubsequences: true) {
-            let kv = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard let name = Self.decode(kv[0]), let value = Self.decode(kv.count == 2 ? kv[1] : "") else { continue }
+        // By bytes: '&' and '=' are ASCII, and splitting Characters costs grapheme breaking.
+        for part in raw.utf8.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
+            let kv = part.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
+            guard let name = Self.decode(Substring(kv[0])), let value = Self.decode(kv.count == 2 ? Substring(kv[1]) : "") else { continue }
             pairs.append((name, value))
         }
     }
@@ -17,6 +18,7 @@ struct QueryString {
 
     /// Percent-decoding; nil for a malformed escape or bytes that are not UTF-8.
     static func decode(_ s: Substring) -> String? {
+        if !s.utf8.contains(UInt8(ascii: "%")) { return String(s) }
         var out: [UInt8] = []
         var bytes = s.utf8.makeIterator()
         while let b = bytes.next() {

@@ -130,6 +130,8 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
     /// The path as the log shows it: without the query (API and web auth tokens) and without
     /// the tokens that are path segments (upload URLs, long-polls).
     static func loggedPath(_ path: String) -> String {
+        // Web Services paths hold no secret: the commonest case, shown as it is.
+        if path.hasPrefix("/database/") || path.hasPrefix("/device/") { return path.utf8.count <= 300 ? path : String(path.prefix(300)) }
         var parts = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         if parts.count == 3, parts[1] == "upload" { parts[2] = "…" }
         if parts.count == 5, parts[1] == "webcourier" { parts[4] = "…" }
@@ -263,12 +265,16 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
 
     private static func contains(_ hay: [UInt8], _ needle: [UInt8]) -> Bool {
         guard hay.count >= needle.count else { return false }
-        var i = 0
-        while i <= hay.count - needle.count {
-            if hay[i] == needle[0], Array(hay[i..<(i + needle.count)]) == needle { return true }
-            i += 1
+        return hay.withUnsafeBufferPointer { h in
+            needle.withUnsafeBufferPointer { n in
+                var i = 0
+                while i <= h.count - n.count {
+                    if h[i] == n[0], memcmp(h.baseAddress! + i, n.baseAddress!, n.count) == 0 { return true }
+                    i += 1
+                }
+                return false
+            }
         }
-        return false
     }
 
     private func require(_ head: HTTPRequestHead, _ methods: [String]) throws {
@@ -279,7 +285,8 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
 
     private func refuseHost(_ head: HTTPRequestHead) -> HTTPResponse? {
         guard let host = head.headers["Host"] else { return nil }
-        let name = host.hasPrefix("[") ? String(host.prefix { $0 != "]" }.dropFirst()) : String(host.split(separator: ":").first ?? "")
+        let name = host.hasPrefix("[") ? String(host.prefix { $0 != "]" }.dropFirst())
+            : String(Substring(host.utf8.prefix { $0 != UInt8(ascii: ":") }))
         guard hostNames.contains(name.lowercased()) else {
             return errorResponse(CloudKitError.badRequest("Host '\(Names.describe(String(host.prefix(100))))' is not this server (ck serve answers only its own names, so a page on another site cannot reach it through DNS)"), status: 400)
         }

@@ -19,7 +19,7 @@ enum WebServicesRoute: Equatable {
     /// The route of a path (the target before `?`, undecoded: CloudKit JS encodes nothing), or
     /// the NOT_FOUND error naming what is wrong with it.
     static func parse(_ path: String) throws -> WebServicesRoute {
-        let parts = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
+        let parts = path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).dropFirst().map { String(Substring($0)) }
         guard path.hasPrefix("/"), let first = parts.first else { throw notFound(path, "a path starts with '/'") }
         switch first {
         case "database":
