@@ -88,4 +88,58 @@ final class FidelityCommandTests: XCTestCase {
         }
         assertFailure(s.ck("save-token"), exit: 2, contains: "needs no token")
     }
+
+    func testInProductionAListIsRefusedAsTheSameQueryIs() throws {
+        let s = CLISandbox()
+        s.signIn()
+        XCTAssertEqual(s.ck("record", "save", "--type", "Item", "--name", "i1", "title=x").status, 0)
+        XCTAssertEqual(s.ck("schema", "deploy").status, 0)
+        let prod = ["--env", "production"]
+        XCTAssertEqual(s.run(prod + ["record", "save", "--type", "Item", "--name", "p1", "title=y"]).status, 0)
+        s.assertUnchanged("production list and query without the index") {
+            assertFailure(s.run(prod + ["record", "query", "--type", "Item"]), exit: 6, contains: "Field 'recordName' is not marked queryable")
+            assertFailure(s.run(prod + ["record", "list", "--type", "Item"]), exit: 6, contains: "Field 'recordName' is not marked queryable")
+            assertFailure(s.run(prod + ["record", "list"]), exit: 6, contains: "record type 'Item': Field 'recordName' is not marked queryable")
+        }
+        // With the index, both answer.
+        let schema = s.root.appendingPathComponent("schema.ckdb")
+        try """
+        DEFINE SCHEMA
+            RECORD TYPE Item (
+                "___recordID" REFERENCE QUERYABLE,
+                title STRING QUERYABLE SEARCHABLE SORTABLE
+            );
+        """.write(to: schema, atomically: true, encoding: .utf8)
+        let imported = s.ck("schema", "import", schema.path)
+        XCTAssertEqual(imported.status, 0, imported.stderr)
+        XCTAssertEqual(s.ck("schema", "deploy").status, 0)
+        let query = s.run(prod + ["record", "query", "--type", "Item"])
+        XCTAssertEqual(query.status, 0, query.stderr)
+        let list = s.run(prod + ["record", "list", "--type", "Item"])
+        XCTAssertEqual(list.status, 0, list.stderr)
+        XCTAssertEqual((list.object["records"] as? [Any])?.count, 1)
+        // In development a list answers, as the Console's does.
+        XCTAssertEqual(s.ck("record", "list").status, 0)
+    }
+
+    func testNSPredicateHabitsGetAHint() {
+        let s = CLISandbox()
+        s.signIn()
+        let cases: [([String], String)] = [
+            (["title BEGINSWITH Get"], "write BEGINS_WITH"),
+            (["title beginswith Get"], "write BEGINS_WITH"),
+            (["tags CONTAINS x"], "LIST_CONTAINS"),
+            (["priority > 3 AND done == 0"], "--filter 'priority > 3' --filter 'done == 0'"),
+            (["priority > 3 && done == 0"], "--filter 'priority > 3' --filter 'done == 0'"),
+            (["priority > 3 OR done == 0"], "no OR"),
+        ]
+        for (filters, words) in cases {
+            assertFailure(s.run(["record", "query", "--type", "Item"] + filters.flatMap { ["--filter", $0] }), exit: 2, contains: words)
+        }
+        // A value that merely holds the word is a value.
+        XCTAssertEqual(s.ck("record", "save", "--type", "Item", "--name", "i1", "title=salt and pepper").status, 0)
+        let found = s.ck("record", "query", "--type", "Item", "--filter", "title == salt and pepper")
+        XCTAssertEqual(found.status, 0, found.stderr)
+        XCTAssertEqual((found.object["records"] as? [Any])?.count, 1)
+    }
 }
