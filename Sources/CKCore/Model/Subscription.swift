@@ -127,7 +127,8 @@ public struct Subscription: Equatable, Sendable {
                   firesOn: (j["firesOn"]?.arrayValue ?? []).compactMap { $0.stringValue.flatMap(FiresOn.init(rawValue:)) },
                   firesOnce: j["firesOnce"]?.boolValue ?? false)
         if kind != .query { firesOn = FiresOn.allCases }
-        notificationInfo = (info?.objectValue ?? [:]).filter { !$0.value.isNull && !($0.key == "shouldSendContentAvailable" && $0.value.boolValue == false) }
+        // Absent and false are one (parseNotificationInfo keeps no false flag).
+        notificationInfo = (info?.objectValue ?? [:]).filter { !$0.value.isNull && $0.value.boolValue != false }
     }
 
     /// What a change means to this subscription: the query reason it fires with, or nil.
