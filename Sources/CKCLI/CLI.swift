@@ -50,6 +50,9 @@ public enum CLI {
                 throw UsageError("option '--zone' given more than once ('ck zone changes' is the command that fetches several zones)", command: command.path)
             }
             let globals = try GlobalOptions.resolve(args, io: io)
+            if globals.format == .aps && command.path != ["notifications"] {
+                throw UsageError("--format aps (a notification's push payload) applies only to 'ck notifications'", command: command.path)
+            }
             let inv = Invocation(command: command, args: args, globals: globals, io: io)
             do {
                 return try command.run(inv)
@@ -103,6 +106,9 @@ public enum CLI {
                     throw UsageError("unknown command 'ck \(first) \(words[1].word)'\(hint.isEmpty ? "; '\(first)' has: \(subs.joined(separator: ", "))" : hint)")
                 }
                 throw UsageError("'ck \(first)' needs a subcommand: \(subs.joined(separator: ", "))")
+            }
+            if let ck = Suggestions.cktool[first] {
+                throw UsageError("unknown command '\(first)' (a cktool command)" + (ck.isEmpty ? "; ck runs locally and needs no token or team" : "; did you mean '\(ck)'?"))
             }
             let hint = Suggestions.hint(first, among: table.commands.map { $0.path[0] }) { "'ck \($0)'" }
             throw UsageError("unknown command '\(first)'\(hint.isEmpty ? "; see 'ck help'" : hint)")

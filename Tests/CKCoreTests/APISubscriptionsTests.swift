@@ -40,7 +40,8 @@ final class APISubscriptionsTests: XCTestCase {
         XCTAssertEqual(query.filters.count, 1)
         XCTAssertEqual(query.alertBody, "new item")
         XCTAssertTrue(query.shouldSendContentAvailable)
-        XCTAssertEqual(query.otherNotificationInfo, ["soundName": "ping", "shouldBadge": true])
+        XCTAssertEqual(query.notificationInfo["soundName"], "ping")
+        XCTAssertEqual(query.notificationInfo["shouldBadge"], true)
         XCTAssertEqual(db.kind, .database)
         XCTAssertEqual(old, "old")
         // A subscription ck printed is taken back as it is.

@@ -16,6 +16,10 @@ struct CompletionModel {
         case words([String])
         /// The zones of the database in use, asked of ck itself (`ck zone list`).
         case zones
+        /// The records of the zone in use (`ck record list`).
+        case records
+        /// The caller's subscriptions in the database in use (`ck subscription list`).
+        case subscriptions
         case files
         case directories
         /// Command words (`ck help record save`).
@@ -25,7 +29,9 @@ struct CompletionModel {
     /// Values every shell completes by option name (the global options' choices).
     static func values(of option: OptionSpec) -> Values {
         switch option.name {
-        case "--format": return .words(OutputFormat.allCases.map(\.rawValue))
+        // aps is a format of 'notifications' alone: not offered everywhere.
+        case "--format": return .words(OutputFormat.allCases.filter { $0 != .aps }.map(\.rawValue))
+        case "--op": return .words(Endpoint.allCases.map(\.path))
         case "--error-format": return .words(ErrorFormat.allCases.map(\.rawValue))
         case "--database": return .words(DatabaseScope.allCases.map(\.rawValue))
         case "--environment": return .words(CKCore.Environment.allCases.map(\.rawValue))
@@ -48,7 +54,9 @@ struct CompletionModel {
         case CompletionCommand.command.path: return .words(shells)
         case ["account", "set-status"]: return .words(AccountStatus.allCases.map(\.rawValue))
         case ["permission", "request"], ["permission", "status"]: return .words(["userDiscoverability"])
-        case ["zone", "delete"]: return .zones
+        case ["zone", "delete"], ["zone", "purge"]: return .zones
+        case ["record", "get"], ["record", "delete"], ["blame"]: return .records
+        case ["subscription", "get"], ["subscription", "delete"]: return .subscriptions
         default: break
         }
         let words = c.synopsis.split(separator: " ").map { $0.trimmingCharacters(in: ["[", "]", "…"]) }
@@ -114,7 +122,7 @@ struct CompletionModel {
     /// A shell-safe word list (command words, option names and choices are plain ASCII words).
     static func plain(_ words: [String]) -> String {
         precondition(words.allSatisfy { $0.utf8.allSatisfy { c in
-            (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == 0x2D || c == 0x5F || c == 0x2E
+            (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == 0x2D || c == 0x5F || c == 0x2E || c == 0x2F
         } }, "not a plain word: \(words)")
         return words.joined(separator: " ")
     }
@@ -122,9 +130,22 @@ struct CompletionModel {
     /// The sed program that takes zone names out of `ck zone list --format ndjson`.
     static let zoneNameSed = #"s/.*"zoneName":"\([^"]*\)".*/\1/p"#
 
-    /// The global options worth passing on to `ck zone list` (where the zones are), by spelling.
+    /// What is listed by asking ck itself: the shell function's name, the command that lists
+    /// them (as NDJSON) and the sed program that takes the names out of its lines (keys come
+    /// sorted, so a record's own recordName is the one just before its recordType, a
+    /// subscription's ID the one before its subscriptionType).
+    static let listings: [(values: Values, name: String, command: String, sed: String)] = [
+        (.zones, "zones", "zone list", zoneNameSed),
+        (.records, "records", "record list", #"s/.*"recordName":"\([^"]*\)","recordType".*/\1/p"#),
+        (.subscriptions, "subscriptions", "subscription list", #"s/.*"subscriptionID":"\([^"]*\)","subscriptionType".*/\1/p"#),
+    ]
+
+    static func listing(_ v: Values) -> (values: Values, name: String, command: String, sed: String)? { listings.first { $0.values == v } }
+
+    /// The global options worth passing on to the listing commands (where the zones, records and
+    /// subscriptions are), by spelling.
     static var zoneListContext: [String] {
-        GlobalOptions.specs.filter { ["--data-dir", "--container", "--environment", "--database", "--as", "--device"].contains($0.name) }
+        GlobalOptions.specs.filter { ["--data-dir", "--container", "--environment", "--database", "--zone", "--as", "--device"].contains($0.name) }
             .flatMap(spellings)
     }
 

@@ -53,19 +53,15 @@ extension CompletionModel {
             local IFS=$' \t\n'
             case "$1" in
             words:*) COMPREPLY=($(compgen -W "${1#words:}" -- "$2"));;
-            zones) COMPREPLY=($(compgen -W "$(_ck_zones)" -- "$2"));;
+        \#(Self.listings.map { "    \($0.name)) COMPREPLY=($(compgen -W \"$(_ck_\($0.name))\" -- \"$2\"));;\n" }.joined())
             files) compopt -o filenames 2>/dev/null; IFS=$'\n'; COMPREPLY=($(compgen -f -- "$2"));;
             dirs) compopt -o filenames 2>/dev/null; IFS=$'\n'; COMPREPLY=($(compgen -d -- "$2"));;
             commands) _ck_spec "${_ck_words[*]}"; COMPREPLY=($(compgen -W "$_ck_subs" -- "$2"));;
             esac
         }
 
-        # The zones of the database the command line names, as ck lists them.
-        _ck_zones() {
-            "${_ck_bin:-ck}" "${_ck_context[@]}" zone list --format ndjson </dev/null 2>/dev/null |
-                sed -n '\#(Self.zoneNameSed)'
-        }
-
+        # The zones, records and subscriptions where the command line points, as ck lists them.
+        \#(Self.listings.map { "_ck_\($0.name)() {\n    \"${_ck_bin:-ck}\" \"${_ck_context[@]}\" \($0.command) --format ndjson </dev/null 2>/dev/null |\n        sed -n '\($0.sed)'\n}\n" }.joined())
         _ck() {
             local -a words=() _ck_words=() _ck_context=()
             local cword=0 i j=-1 w glue=0 cmd= npos=0 only=0 valueof= _ck_bin
@@ -138,7 +134,7 @@ extension CompletionModel {
         switch v {
         case .none: return ""
         case .words(let w): return "words:" + plain(w)
-        case .zones: return "zones"
+        case .zones, .records, .subscriptions: return listing(v)!.name
         case .files: return "files"
         case .directories: return "dirs"
         case .commandPath: return "commands"

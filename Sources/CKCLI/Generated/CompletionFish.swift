@@ -97,8 +97,9 @@ extension CompletionModel {
             __ck_subs "$s[3..-1]"
         end
 
-        # The zones of the database the command line names, as ck lists them.
-        function __ck_zones
+        # The zones, records and subscriptions where the command line points, as ck lists them:
+        # __ck_list SED LISTING-COMMAND-WORDS….
+        function __ck_list
             set -l tokens (commandline -opc)
             set -l context
             set -l take 0
@@ -113,9 +114,10 @@ extension CompletionModel {
                     set -a context $w
                 end
             end
-            $tokens[1] $context zone list --format ndjson </dev/null 2>/dev/null | sed -n '\#(Self.zoneNameSed)'
+            $tokens[1] $context $argv[2..-1] --format ndjson </dev/null 2>/dev/null | sed -n $argv[1]
         end
 
+        \#(Self.listings.map { "function __ck_\($0.name)\n    __ck_list '\($0.sed)' \($0.command)\nend\n" }.joined())
         complete -c ck -f
         complete -c ck -s h -l help -d 'show help'
         complete -c ck -n '__ck_next ""' -l version -d 'print the version'
@@ -140,7 +142,7 @@ extension CompletionModel {
         switch v {
         case .none, .files: return ""
         case .words(let w): return plain(w)
-        case .zones: return "(__ck_zones)"
+        case .zones, .records, .subscriptions: return "(__ck_" + listing(v)!.name + ")"
         case .directories: return "(__fish_complete_directories)"
         case .commandPath: return "(__ck_help_words)"
         }

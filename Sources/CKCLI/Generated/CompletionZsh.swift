@@ -21,6 +21,8 @@ extension CompletionModel {
                 case .none: specs.append("'*:argument: '")
                 case .commandPath: specs.append("'*:: :_ck_help_words'")
                 case .zones: specs.append("'*:zone:_ck_zones'")
+                case .records: specs.append("'*:record:_ck_records'")
+                case .subscriptions: specs.append("'*:subscription:_ck_subscriptions'")
                 case .files: specs.append("'*:file:_files'")
                 case .directories: specs.append("'*:directory:_files -/'")
                 case let v: specs.append(Self.singleQuoted("*:argument:" + Self.zshAction(v)))
@@ -54,13 +56,8 @@ extension CompletionModel {
           _describe -t commands 'ck command' items
         }
 
-        # The zones of the database the command line names, as ck lists them.
-        _ck_zones() {
-          local -a zones
-          zones=(${(f)"$("${_ck_bin:-ck}" "${_ck_context[@]}" zone list --format ndjson </dev/null 2>/dev/null | sed -n '\#(Self.zoneNameSed)')"})
-          _describe -t zones zone zones
-        }
-
+        # The zones, records and subscriptions where the command line points, as ck lists them.
+        \#(Self.listings.map { "_ck_\($0.name)() {\n  local -a found\n  found=(${(f)\"$(\"${_ck_bin:-ck}\" \"${_ck_context[@]}\" \($0.command) --format ndjson </dev/null 2>/dev/null | sed -n '\($0.sed)')\"})\n  _describe -t \($0.name) \($0.name) found\n}\n" }.joined())
         # `ck help record save`: the arguments are command words.
         _ck_help_words() {
           _ck_describe "ck${words[1,CURRENT-1]:+ ${words[1,CURRENT-1]}}"
@@ -157,7 +154,7 @@ extension CompletionModel {
         switch v {
         case .none: return " "
         case .words(let w): return "(" + plain(w) + ")"
-        case .zones: return "_ck_zones"
+        case .zones, .records, .subscriptions: return "_ck_" + listing(v)!.name
         case .files: return "_files"
         case .directories: return "_files -/"
         case .commandPath: return "_ck_help_words"

@@ -13,7 +13,7 @@ struct Printer {
     func emit(_ doc: JSONValue, listKey: String? = nil) {
         switch format {
         case .json: io.writeOut(JSONWriter.pretty(doc))
-        case .ndjson:
+        case .ndjson, .aps:
             if let k = listKey, var o = doc.objectValue, let items = o[k]?.arrayValue {
                 for item in items { io.writeOut(JSONWriter.line(item)) }
                 o[k] = nil
@@ -79,7 +79,7 @@ struct Printer {
             o.close(into: &out)
             out.append(0x0A)
             io.writeOutBytes(out)
-        case .ndjson:
+        case .ndjson, .aps:
             for item in items { io.writeOut(JSONWriter.line(item)) }
             if !others.isEmpty { io.writeOut(JSONWriter.line(JSONValue.object(others))) }
         case .table, .csv, .tsv:
@@ -118,7 +118,7 @@ struct Printer {
                 }
             }
             io.writeOut(first ? "{\n  \"\(listKey)\": []\n}\n" : "\n  ]\n}\n")
-        case .ndjson:
+        case .ndjson, .aps:
             try produce { count, item in Printer.encode(count) { JSONWriter.line(item($0)) }.forEach(io.writeOut) }
         case .table, .csv, .tsv:
             // Every column must be known before the header: the rows are held (as text).

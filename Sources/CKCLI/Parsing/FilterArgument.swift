@@ -52,10 +52,14 @@ enum FilterArgument {
         }
         guard !op.isEmpty else { throw UsageError(form, command: command) }
         guard let c = QueryComparator(name: String(op)) else {
+            if let said = nsPredicateOperators[op.uppercased()] {
+                throw UsageError("unknown comparator '\(op)' in filter '\(raw)': that is NSPredicate's; \(said)", command: command)
+            }
             throw UsageError("unknown comparator '\(op)' in filter '\(raw)'; use ==, !=, <, <=, >, >= or a name such as EQUALS, LESS_THAN, BEGINS_WITH, IN, LIST_CONTAINS, NEAR", command: command)
         }
         var value = String(trimmingWhitespace(rest.dropFirst(op.count)))
         guard !value.isEmpty else { throw UsageError(form, command: command) }
+        try refuseCompound(value, raw: raw, command: command)
         if SystemField.named(field) == nil { try Names.validateFieldName(field) }
         var distance: Double?
         if c == .near {
@@ -69,6 +73,34 @@ enum FilterArgument {
         let pieces = c.takesListValue && !value.hasPrefix("[") ? listItems(value) : [value]
         for p in pieces where p.hasPrefix("\"") { _ = try unquote(p, raw: raw, command: command) }
         return FilterSyntax(raw: raw, field: field, comparator: c, value: value, distance: distance)
+    }
+
+    /// NSPredicate's operators a CloudKit developer reaches for, and what says it here.
+    static let nsPredicateOperators: [String: String] = [
+        "BEGINSWITH": "write BEGINS_WITH", "ENDSWITH": "CloudKit has no ENDSWITH (only BEGINS_WITH)",
+        "CONTAINS": "write LIST_CONTAINS (a list field) or CONTAINS_ALL_TOKENS (words of a string)",
+        "LIKE": "CloudKit has no LIKE; BEGINS_WITH or CONTAINS_ALL_TOKENS", "MATCHES": "CloudKit has no MATCHES; BEGINS_WITH or CONTAINS_ALL_TOKENS",
+        "BETWEEN": "write two filters, 'FIELD >= LOW' and 'FIELD <= HIGH'", "NOTIN": "write NOT_IN",
+    ]
+
+    /// NSPredicate's `a > 1 AND b == 2` in one filter: ck takes one comparison per --filter and
+    /// ANDs them, as a CKQuery's predicate does; CloudKit has no OR. Refused with the split
+    /// spelled out, when what follows the AND (or OR) is itself a comparison; a quoted value,
+    /// or a string that only contains the word, is left alone.
+    static func refuseCompound(_ value: String, raw: String, command: [String]) throws {
+        guard !value.hasPrefix("\"") && !value.hasPrefix("[") else { return }
+        let words = value.split(separator: " ", omittingEmptySubsequences: true)
+        for (i, w) in words.enumerated() where i > 0 && i + 1 < words.count {
+            let joiner = w.uppercased()
+            guard ["AND", "&&", "OR", "||"].contains(joiner) else { continue }
+            let tail = words[(i + 1)...].joined(separator: " ")
+            guard (try? scan(tail, command: command)) != nil else { continue }
+            let head = raw.range(of: " " + w + " ").map { String(raw[..<$0.lowerBound]) } ?? raw
+            if joiner == "AND" || joiner == "&&" {
+                throw UsageError("filter '\(raw)' holds two comparisons; give each its own --filter, which ck ANDs as CloudKit does: --filter '\(trimmingWhitespace(head[...]))' --filter '\(tail)'", command: command)
+            }
+            throw UsageError("filter '\(raw)': CloudKit queries have no OR; run one query per alternative ('\(trimmingWhitespace(head[...]))', then '\(tail)')", command: command)
+        }
     }
 
     /// `s` without the spaces and tabs at its ends: what Foundation's `.whitespaces` trims (tab

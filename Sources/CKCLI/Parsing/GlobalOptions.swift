@@ -5,7 +5,8 @@ import Glibc
 #endif
 
 /// Output formats (SPEC §2).
-public enum OutputFormat: String, CaseIterable { case json, ndjson, table, csv, tsv }
+/// `aps`: the push payload a device receives, one per line (`ck notifications` only).
+public enum OutputFormat: String, CaseIterable { case json, ndjson, table, csv, tsv, aps }
 public enum ErrorFormat: String, CaseIterable { case text, json }
 
 /// The options every command accepts, with their environment variables and defaults (SPEC §1).
@@ -18,7 +19,7 @@ public struct GlobalOptions {
         OptionSpec("--zone", aliases: ["--zone-name"], value: "NAME", repeatable: true, help: "zone name [$CK_ZONE; default: _defaultZone]; 'zone changes' takes several"),
         OptionSpec("--as", value: "APPLE-ID", help: "act as this signed-in user for one command [$CK_USER]"),
         OptionSpec("--device", value: "NAME", help: "device whose bookmarks and notifications are used [$CK_DEVICE; default: default]"),
-        OptionSpec("--format", value: "FORMAT", help: "json, ndjson, table, csv or tsv [$CK_FORMAT; default: json]"),
+        OptionSpec("--format", value: "FORMAT", help: "json, ndjson, table, csv or tsv; aps for 'notifications' [$CK_FORMAT; default: json]"),
         OptionSpec("--error-format", value: "FORMAT", help: "text or json [$CK_ERROR_FORMAT; default: text]"),
         OptionSpec("--quiet", aliases: ["-q"], help: "no warnings or progress on stderr (errors still) [$CK_QUIET=1]"),
     ]

@@ -1,6 +1,15 @@
 /// "Did you mean …": the nearest known words to a mistyped one, like git's help.autocorrect
 /// list (edit distance, with a prefix counting as close).
 enum Suggestions {
+    /// cktool's commands (reference §7.2) and what does their work in ck; "" for the token and
+    /// team commands, which ck has no need of.
+    static let cktool: [String: String] = [
+        "query-records": "ck record query", "create-record": "ck record save", "delete-record": "ck record delete",
+        "delete-records": "ck record delete", "export-schema": "ck schema export", "import-schema": "ck schema import",
+        "validate-schema": "ck schema import --validate", "reset-schema": "ck schema reset",
+        "save-token": "", "remove-token": "", "get-teams": "",
+    ]
+
     /// The candidates closest to `word`, best first; empty when nothing is close enough.
     static func nearest(_ word: String, among candidates: [String]) -> [String] {
         let w = Array(word.lowercased())

@@ -12,6 +12,11 @@ public enum AccountStatus: String, Sendable, CaseIterable {
         case .temporarilyUnavailable: return "the iCloud account is temporarily unavailable; wait for an account-changed event"
         }
     }
+
+    /// The native `CKError.Code` a request refused under this status fails with: a temporarily
+    /// unavailable account is `accountTemporarilyUnavailable` (36), the others
+    /// `notAuthenticated` (9), the code AUTHENTICATION_REQUIRED maps to.
+    public var refusalNativeCode: Int? { self == .temporarilyUnavailable ? 36 : nil }
 }
 
 /// An iCloud user known to this device.
@@ -69,6 +74,7 @@ public struct Principal: Sendable {
         guard status == .available, let u = user else {
             var e = CloudKitError(.authenticationRequired, "\(what) needs an available iCloud account: \(status.refusal)")
             e.nextStep = .signIn
+            e.nativeCode = status.refusalNativeCode
             throw e
         }
         return u

@@ -22,12 +22,28 @@ public struct Subscription: Equatable, Sendable {
     public var filters: [QueryFilter]
     public var firesOn: [FiresOn]
     public var firesOnce: Bool
-    public var alertBody: String?
-    public var shouldSendContentAvailable: Bool
-    /// The notification info's other keys (`soundName`, `shouldBadge`, `alertLocalizationKey`,
-    /// …), kept and shown as the client sent them; notifications carry `alertBody` and
-    /// `contentAvailable` only.
-    public var otherNotificationInfo: [String: JSONValue] = [:]
+    /// The Notification Info dictionary (`Subscription.notificationInfoKeys`): what the
+    /// notifications it sends carry and how a device shows them (PushPayload).
+    public var notificationInfo: [String: JSONValue] = [:]
+
+    public var alertBody: String? {
+        get { notificationInfo["alertBody"]?.stringValue }
+        set { notificationInfo["alertBody"] = newValue.map(JSONValue.string) }
+    }
+
+    public var shouldSendContentAvailable: Bool {
+        get { notificationInfo["shouldSendContentAvailable"]?.boolValue ?? false }
+        set { notificationInfo["shouldSendContentAvailable"] = newValue ? true : nil }
+    }
+
+    /// Whether its notifications raise the app's badge (`shouldBadge`).
+    var badges: Bool { notificationInfo["shouldBadge"]?.boolValue == true }
+
+    /// A string key of the notification info.
+    func info(_ key: String) -> String? { notificationInfo[key]?.stringValue }
+
+    /// A field-name list of the notification info (`additionalFields`, `alertLocalizationArgs`, …).
+    func infoFields(_ key: String) -> [String] { notificationInfo[key]?.arrayValue?.compactMap(\.stringValue) ?? [] }
 
     public init(subscriptionID: String, kind: Kind, zoneName: String? = nil, recordType: String? = nil, filters: [QueryFilter] = [],
                 firesOn: [FiresOn] = FiresOn.allCases, firesOnce: Bool = false, alertBody: String? = nil,
@@ -41,6 +57,14 @@ public struct Subscription: Equatable, Sendable {
         self.firesOnce = firesOnce
         self.alertBody = alertBody
         self.shouldSendContentAvailable = shouldSendContentAvailable
+    }
+
+    /// With a Notification Info dictionary as `parseNotificationInfo` reads it.
+    public init(subscriptionID: String, kind: Kind, zoneName: String? = nil, recordType: String? = nil, filters: [QueryFilter] = [],
+                firesOn: [FiresOn] = FiresOn.allCases, firesOnce: Bool = false, notificationInfo: [String: JSONValue]) {
+        self.init(subscriptionID: subscriptionID, kind: kind, zoneName: zoneName, recordType: recordType, filters: filters,
+                  firesOn: firesOn, firesOnce: firesOnce)
+        self.notificationInfo = notificationInfo
     }
 
     /// Subscription IDs follow record-name rules (they name a file, and CloudKit caps them at 255).
@@ -72,9 +96,8 @@ public struct Subscription: Equatable, Sendable {
     public func json(ownerRecordName: String) -> JSONValue {
         var o: [String: JSONValue] = ["subscriptionID": .string(subscriptionID), "subscriptionType": .string(kind.rawValue)]
         if let z = zoneName { o["zoneID"] = ZoneID(zoneName: z, ownerRecordName: ownerRecordName).json }
-        var info = otherNotificationInfo
+        var info = notificationInfo
         info["shouldSendContentAvailable"] = .bool(shouldSendContentAvailable)
-        if let a = alertBody { info["alertBody"] = .string(a) }
         o["notificationInfo"] = .object(info)
         switch kind {
         case .query:
@@ -102,10 +125,10 @@ public struct Subscription: Equatable, Sendable {
                   recordType: j["query"]?["recordType"]?.stringValue ?? j["recordType"]?.stringValue,
                   filters: try (j["query"]?["filterBy"]?.arrayValue ?? []).map(QueryRequest.parseFilter),
                   firesOn: (j["firesOn"]?.arrayValue ?? []).compactMap { $0.stringValue.flatMap(FiresOn.init(rawValue:)) },
-                  firesOnce: j["firesOnce"]?.boolValue ?? false, alertBody: info?["alertBody"]?.stringValue,
-                  shouldSendContentAvailable: info?["shouldSendContentAvailable"]?.boolValue ?? false)
+                  firesOnce: j["firesOnce"]?.boolValue ?? false)
         if kind != .query { firesOn = FiresOn.allCases }
-        otherNotificationInfo = (info?.objectValue ?? [:]).filter { $0.key != "alertBody" && $0.key != "shouldSendContentAvailable" }
+        // Absent and false are one (parseNotificationInfo keeps no false flag).
+        notificationInfo = (info?.objectValue ?? [:]).filter { !$0.value.isNull && $0.value.boolValue != false }
     }
 
     /// What a change means to this subscription: the query reason it fires with, or nil.

@@ -21,22 +21,22 @@ extension Database {
             switch sub.kind {
             case .database:
                 if z.zoneID.isDefault { continue }
-                for c in changes { items.append((c, .init(notification: notification(sub, type: "database"), coalesceKey: coalesceKey("database", sub), seq: c.seq))) }
+                for c in changes { items.append((c, .init(notification: notification(sub, type: "database"), coalesceKey: coalesceKey("database", sub), seq: c.seq, badges: sub.badges))) }
             case .zone:
                 for c in changes where sub.fires(on: c, zone: zoneName) != nil {
                     var n = notification(sub, type: "recordZone")
                     n["zoneID"] = z.zoneID.json
-                    items.append((c, .init(notification: n, coalesceKey: coalesceKey("recordZone", sub), seq: c.seq)))
+                    items.append((c, .init(notification: n, coalesceKey: coalesceKey("recordZone", sub), seq: c.seq, badges: sub.badges)))
                 }
             case .query:
                 for c in changes {
                     guard let event = sub.fires(on: c, zone: zoneName), let subject = c.after ?? c.before,
                           try subscriberMayRead(subject, owner: owner) else { continue }
-                    var n = notification(sub, type: "query")
+                    var n = notification(sub, type: "query", record: subject)
                     n["zoneID"] = z.zoneID.json
                     n["recordName"] = .string(c.recordName)
                     n["queryNotificationReason"] = .string(["create": "recordCreated", "update": "recordUpdated", "delete": "recordDeleted"][event.rawValue]!)
-                    items.append((c, .init(notification: n, coalesceKey: nil, seq: c.seq)))
+                    items.append((c, .init(notification: n, coalesceKey: nil, seq: c.seq, badges: sub.badges)))
                     if sub.firesOnce { break }
                 }
             }
@@ -61,7 +61,7 @@ extension Database {
         let source = (key: ["database", scope.rawValue, PathEncoding.component(ownerRecordName)].joined(separator: "|"), seq: entry)
         var byOwner: [String: [NotificationInbox.Pending]] = [:]
         for (owner, sub, _) in try subscriptionStore.all(owner: ownerRecordName) where sub.kind == .database {
-            byOwner[owner, default: []].append(NotificationInbox.Pending(notification: notification(sub, type: "database"), coalesceKey: coalesceKey("database", sub)))
+            byOwner[owner, default: []].append(NotificationInbox.Pending(notification: notification(sub, type: "database"), coalesceKey: coalesceKey("database", sub), badges: sub.badges))
         }
         for (owner, items) in byOwner.sorted(by: { $0.key < $1.key }) {
             try deliver(to: owner, source: source, zone: zoneName) { device in
@@ -82,14 +82,16 @@ extension Database {
         type + "|" + scope.rawValue + "|" + PathEncoding.component(sub.subscriptionID)
     }
 
-    private func notification(_ sub: Subscription, type: String) -> [String: JSONValue] {
-        var n: [String: JSONValue] = [
+    /// A notification of `sub`, with what its notification info puts in it (PushPayload.swift);
+    /// `record`: the record a query notification is about.
+    private func notification(_ sub: Subscription, type: String, record: Record? = nil) -> [String: JSONValue] {
+        var n = sub.notificationContent(record: record)
+        let base: [String: JSONValue] = [
             "notificationType": .string(type), "subscriptionID": .string(sub.subscriptionID),
             "containerIdentifier": .string(address.container), "databaseScope": .string(scope.rawValue),
             "isPruned": false, "timestamp": .int(clock.now()),
         ]
-        if let a = sub.alertBody { n["alertBody"] = .string(a) }
-        if sub.shouldSendContentAvailable { n["contentAvailable"] = true }
+        n.merge(base) { _, b in b }
         return n
     }
 

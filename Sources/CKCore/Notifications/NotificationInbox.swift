@@ -30,6 +30,9 @@ struct NotificationInbox {
         var sources: [String: Int64] = [:]
         /// The seqs of dropped notifications, as sorted, disjoint ranges.
         var dropped: [ClosedRange<Int64>] = []
+        /// The app's badge count: raised by each notification of a subscription with
+        /// `shouldBadge`, which carries it as `badge`; cleared when the device reads them.
+        var badge: Int64 = 0
 
         init() {}
 
@@ -38,6 +41,7 @@ struct NotificationInbox {
             logSize = j["logSize"]?.int64Value ?? 0
             readThrough = j["readThrough"]?.int64Value ?? 0
             readOffset = j["readOffset"]?.int64Value ?? 0
+            badge = j["badge"]?.int64Value ?? 0
             for (k, v) in j["latest"]?.objectValue ?? [:] { latest[k] = v.int64Value }
             for (k, v) in j["sources"]?.objectValue ?? [:] { sources[k] = v.int64Value }
             for r in j["dropped"]?.arrayValue ?? [] {
@@ -66,6 +70,7 @@ struct NotificationInbox {
                 "readOffset": .int(readOffset), "latest": .object(latest.mapValues { .int($0) }), "sources": .object(sources.mapValues { .int($0) }),
             ]
             if !dropped.isEmpty { o["dropped"] = .array(dropped.map { [.int($0.lowerBound), .int($0.upperBound)] }) }
+            if badge > 0 { o["badge"] = .int(badge) }
             return .object(o)
         }
     }
@@ -77,6 +82,8 @@ struct NotificationInbox {
         var notification: [String: JSONValue]
         var coalesceKey: String?
         var seq: Int64? = nil
+        /// Its subscription's `shouldBadge`: the push raises the app's badge count.
+        var badges = false
     }
 
     func state() throws -> State { try FileSystem.readJSON(stateFile).map(State.init(json:)) ?? State() }
@@ -125,6 +132,10 @@ struct NotificationInbox {
                 st.head += 1
                 var n = item.notification
                 n["notificationID"] = .string(Identifiers.newRecordName())
+                if item.badges {
+                    st.badge += 1
+                    n["badge"] = .int(st.badge)
+                }
                 lines += Array(JSONWriter.line(["seq": .int(st.head), "notification": .object(n)]).utf8)
                 if let k = item.coalesceKey { st.latest[k] = st.head }
             }
@@ -216,6 +227,8 @@ struct NotificationInbox {
             // Seqs are consecutive, so the lines read say how far readThrough moves.
             st.readThrough += Int64(bytes.lazy.filter { $0 == 0x0A }.count)
             st.readOffset = offset
+            // Read, as an app clears its badge once it has seen what was new.
+            st.badge = 0
             try FileSystem.writeJSON(stateFile, st.json)
         }
     }

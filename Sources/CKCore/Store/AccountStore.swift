@@ -111,7 +111,11 @@ final class AccountStore {
             // Another account signing in signs the one before out: its web sessions end with it.
             let replaced = try device().appleID.flatMap { try user(appleID: $0) }.flatMap { $0.appleID.lowercased() == appleID.lowercased() ? nil : $0 }
             if try user(appleID: appleID) != u { try FileSystem.writeJSON(paths.userFile(appleID: appleID), u.stored) }
-            do { try setDevice(DeviceAccount(status: .available, appleID: u.appleID)) } catch {
+            // Parental controls or device management restrict the device, whoever signs in:
+            // the account is signed in, and stays restricted until the restriction is lifted.
+            // The other statuses are the account's own state, which signing in ends.
+            let status: AccountStatus = try device().status == .restricted ? .restricted : .available
+            do { try setDevice(DeviceAccount(status: status, appleID: u.appleID)) } catch {
                 // A sign-in that fails changes nothing, the user's file included.
                 if let p = previous { try? FileSystem.writeAtomically(paths.userFile(appleID: appleID), p) } else { try? FileSystem.remove(paths.userFile(appleID: appleID)) }
                 throw error
@@ -147,9 +151,17 @@ final class AccountStore {
         }
     }
 
+    /// `noAccount` is the account gone from the device: a sign-out (its user no longer shown,
+    /// its web sessions ended); `available` again needs a sign-in.
     public func setStatus(_ status: AccountStatus) throws {
         try withLock {
             var d = try device()
+            if status == .noAccount {
+                let was = try d.appleID.flatMap { try user(appleID: $0) }
+                try setDevice(DeviceAccount(status: .noAccount, appleID: nil))
+                if let u = was { try WebSessionStore(paths: paths, clock: clock).revoke(userRecordName: u.userRecordName) }
+                return
+            }
             if status == .available && d.appleID == nil {
                 var e = CloudKitError.badRequest("cannot set status 'available' with no account signed in")
                 e.nextStep = .signIn

@@ -137,6 +137,12 @@ final class Database {
         case .absent where name == ZoneID.defaultZoneName: return unmadeZone(name)
         case .absent, .collision:
             var e = CloudKitError(.zoneNotFound, "zone '\(Names.describe(name))' does not exist in the \(scope.rawValue) database", zoneID: zoneID(name))
+            if try wasPurged(name) {
+                // CloudKit's userDeletedZone (28): the user deleted the app's data, so an app
+                // must not upload its cache into the zone again unasked.
+                e.reason = "zone '\(Names.describe(name))' was purged (deleted with its data, as a user does in iCloud settings); it stays gone until the zone is created again"
+                e.nativeCode = 28
+            }
             e.database = scope
             switch scope {
             case .private: e.nextStep = .createZone(name)
@@ -145,6 +151,19 @@ final class Database {
             }
             throw e
         }
+    }
+
+    /// Whether the last thing the database history says of zone `name` is its purge (a zone
+    /// made again since is no purged zone). Asked only when the zone is not there.
+    func wasPurged(_ name: String) throws -> Bool {
+        guard scope == .private, try FileSystem.exists(directory) else { return false }
+        let key = NameKey(name)
+        var last: DatabaseIntent.Op?
+        try databaseHistory.forEachDatabaseEntry(after: 0) { e in
+            if e.key == key { last = e.op }
+            return true
+        }
+        return last == .purge
     }
 
     // MARK: zones

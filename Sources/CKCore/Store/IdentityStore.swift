@@ -28,9 +28,12 @@ struct IdentityStore {
         return PermissionStatus(rawValue: s) ?? .initialState
     }
 
-    /// Records the user's answer to the discoverability prompt for this container.
+    /// Records the user's answer to the discoverability prompt for this container. The prompt
+    /// is shown once: once answered, a request returns that answer and changes nothing.
     public func setDiscoverability(container: String, user: UserAccount, granted: Bool) throws -> PermissionStatus {
         try Names.validateContainerID(container)
+        let answered = try discoverability(container: container, user: user)
+        if answered == .granted || answered == .denied { return answered }
         let status: PermissionStatus = granted ? .granted : .denied
         let f = permissionFile(container: container, user: user)
         try FileSystem.makeDirectories((f as NSString).deletingLastPathComponent)

@@ -49,7 +49,9 @@ struct RecordWriter {
                         ? "record '\(name)' in the public database was created by another user; only its creator may change or delete it"
                         : "this user may not change or delete records of type '\(t)' in the public database (schema GRANTs)", recordName: name)
                 }
-            } else if existing == nil && !op.type.isDelete && !SchemaRules.permits(.create, type: type, user: user, roles: roles, creator: nil) {
+            } else if existing == nil && !op.type.isDelete && !SchemaRules.permits(.create, type: type, user: user, roles: roles, creator: nil)
+                        // A user's own Users record is CloudKit's to make for them (API/Records/UserRecords.swift).
+                        && !(t == RecordTypeSchema.users.name && name == user.userRecordName) {
                 throw CloudKitError(.accessDenied, "this user may not create records of type '\(t)' in the public database (schema GRANTs)", recordName: name)
             }
         }

@@ -12,7 +12,11 @@ extension NotificationCommands {
         Prints {notifications: [...]}: each has notificationID, notificationType (database,
         recordZone or query), subscriptionID, containerIdentifier, databaseScope, and zoneID,
         recordName and queryNotificationReason (recordCreated, recordUpdated, recordDeleted)
-        where they apply. Unread database and zone notifications coalesce into one: a
+        where they apply, and what its subscription's notificationInfo adds (alertBody, title,
+        soundName, badge, recordFields, …). --format aps prints instead the push payload a device
+        receives for each, one a line: {"aps": {alert, sound, badge, category,
+        content-available, mutable-content}, "ck": {cid, nid, qry|fet|met: {dbs, sid, zid,
+        zoid, rid, fo, af}}}. Unread database and zone notifications coalesce into one: a
         notification says something changed; fetch the changes to learn what. Running this
         command (or 'ck subscribe') registers the device (--device) for notifications.
         With --follow, unread notifications are printed first, then new ones as they arrive;
@@ -25,8 +29,11 @@ extension NotificationCommands {
         let markRead = inv.args.has("--mark-read")
         let caller = try inv.caller()
         let first = try inv.api.listNotifications(NotificationsRequest(), as: caller)
+        // The push each one came as, as a device receives it: one payload a line.
+        let aps = inv.globals.format == .aps
+        let line: (JSONValue) -> String = { aps ? JSONWriter.line(PushPayload.payload($0)) : JSONWriter.line($0) }
         guard inv.args.has("--follow") else {
-            inv.print(first)
+            if aps { first.notifications.forEach { inv.io.writeOut(line($0)) } } else { inv.print(first) }
             if markRead { try inv.afterOutput { try inv.api.markNotificationsRead(through: first.cursor, as: caller) } }
             return ExitCode.success
         }
@@ -35,7 +42,7 @@ extension NotificationCommands {
         try Follow.run(io: inv.io, timeout: timeout) {
             let read = try page ?? inv.api.listNotifications(NotificationsRequest(after: cursor), as: caller)
             page = nil
-            for n in read.notifications { inv.io.writeOut(JSONWriter.line(n)) }
+            for n in read.notifications { inv.io.writeOut(line(n)) }
             if markRead && read.advanced { try inv.afterOutput { try inv.api.markNotificationsRead(through: read.cursor, as: caller) } }
             cursor = read.cursor
         }

@@ -16,6 +16,7 @@ extension CloudKitAPI {
         if let wanted = r.require, p.status != wanted {
             var e = CloudKitError(.authenticationRequired, "the account status is \(p.status.rawValue), not \(wanted.rawValue)\(p.status == .available ? "" : ": " + p.status.refusal)")
             if p.status != .available { e.nextStep = .signIn }
+            e.nativeCode = p.status.refusalNativeCode
             throw e
         }
         return statusBody(p)

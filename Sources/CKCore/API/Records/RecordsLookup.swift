@@ -38,6 +38,7 @@ extension CloudKitAPI {
     public func lookupRecords(_ r: LookupRecordsRequest, as caller: Caller) throws -> RecordsResponse {
         for n in r.recordNames { try Names.validateRecordName(n) }
         let ctx = try preflight(.recordsLookup, caller, zones: [r.zoneName ?? ZoneID.defaultZoneName])
+        if r.at == nil { try ensureUserRecords(r.recordNames, zone: r.zoneName ?? ZoneID.defaultZoneName, caller: caller) }
         let z = try ctx.db.zone(try ctx.zoneName(r.zoneName, at: r.at))
         let seq = try ctx.point(r.at, in: z)
         let snap = try z.snapshot()

@@ -4,6 +4,8 @@ extension CloudKitAPI {
     public func modifyRecords(_ r: ModifyRequest, as caller: Caller) throws -> RecordsResponse {
         let zone = try r.zone(fallback: ZoneID.defaultZoneName)
         let ctx = try preflight(.recordsModify, caller, zones: [zone], need: .write)
+        // A user's Users record is there before its user first saves to it.
+        try ensureUserRecords(r.operations.filter { $0.type != .create }.compactMap(\.recordName), zone: zone, caller: caller)
         var assets = r.uploadedAssets
         if r.takesExportedAssets { ExportedAssets.collect(r.operations, store: store.assets, into: &assets) }
         let results = try ctx.db.modify(zone: zone, operations: r.operations, atomic: r.atomic, assets: assets)

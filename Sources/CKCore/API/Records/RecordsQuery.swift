@@ -101,6 +101,18 @@ extension CloudKitAPI {
         let ctx = try preflight(.recordsQuery, caller, zones: [r.zoneName ?? ZoneID.defaultZoneName])
         let z = try ctx.db.zone(try ctx.zoneName(r.zoneName, at: r.at))
         let seq = try ctx.point(r.at, in: z)
+        // A list is a query without a filter (records/query): production answers it only for a
+        // type whose ___recordID is QUERYABLE, as it answers `record query` (reference §6). A list
+        // of every type is a query of each: refused for the first that is not indexed.
+        if caller.environment == .production {
+            let schema = try ctx.db.schema()
+            let types = r.recordType.map { [$0] } ?? schema.types.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            for t in types {
+                if let why = SchemaRules.refusal(QueryRequest(recordType: t), in: schema) {
+                    throw CloudKitError.badRequest(r.recordType == nil ? "record type '\(t)': \(why); a list in production is a query of each type" : why)
+                }
+            }
+        }
         var pending: [Record] = []
         var stopped = false
         func flush() throws {

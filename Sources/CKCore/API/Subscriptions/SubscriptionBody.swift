@@ -6,13 +6,49 @@
 extension Subscription {
     static let keys: Set<String> = ["subscriptionID", "subscriptionType", "zoneID", "zoneWide", "firesOn", "firesOnce", "query",
                                     "notificationInfo", "recordType"]
-    /// Notification Info keys (reference §1.6; CloudKit JS adds `additionalFields` and `category`)
-    /// and the type of their values.
-    static let notificationInfoKeys: [String: String] = [
-        "alertBody": "string", "alertLocalizationKey": "string", "alertLocalizationArgs": "strings",
+    /// Notification Info keys and the type of their values: Web Services' (reference §1.6),
+    /// CloudKit JS's `additionalFields` (the native `desiredKeys`, which is taken as its other
+    /// name) and `category`, and the native `CKSubscription.NotificationInfo` properties Web
+    /// Services' reference predates, by their native names (`title`, `subtitle` and their
+    /// localizations, `shouldSendMutableContent`, `collapseIDKey`). "fields": field names.
+    public static let notificationInfoKeys: [String: String] = [
+        "alertBody": "string", "alertLocalizationKey": "string", "alertLocalizationArgs": "fields",
         "alertActionLocalizationKey": "string", "alertLaunchImage": "string", "soundName": "string", "shouldBadge": "bool",
-        "shouldSendContentAvailable": "bool", "additionalFields": "strings", "category": "string",
+        "shouldSendContentAvailable": "bool", "additionalFields": "fields", "category": "string",
+        "title": "string", "titleLocalizationKey": "string", "titleLocalizationArgs": "fields",
+        "subtitle": "string", "subtitleLocalizationKey": "string", "subtitleLocalizationArgs": "fields",
+        "shouldSendMutableContent": "bool", "collapseIDKey": "string", "desiredKeys": "fields",
     ]
+
+    /// Reads a Notification Info dictionary into the keys ck keeps (`desiredKeys` as
+    /// `additionalFields`); null values are left out.
+    public static func parseNotificationInfo(_ n: JSONValue, _ what: String) throws -> [String: JSONValue] {
+        let info = try RequestBody.object(n, what, keys: Set(Subscription.notificationInfoKeys.keys))
+        var out: [String: JSONValue] = [:]
+        for (k, v) in info where !v.isNull {
+            switch Subscription.notificationInfoKeys[k]! {
+            case "string":
+                guard v.stringValue != nil else { throw CloudKitError.badRequest("\(what).\(k) has a value of the wrong type (\(v.kindName)); expected a string") }
+            case "bool":
+                guard v.boolValue != nil else { throw CloudKitError.badRequest("\(what).\(k) has a value of the wrong type (\(v.kindName)); expected true or false") }
+            default:
+                guard let list = v.arrayValue, list.allSatisfy({ $0.stringValue != nil }) else {
+                    throw CloudKitError.badRequest("\(what).\(k) has a value of the wrong type (\(v.kindName)); expected an array of field names")
+                }
+                for f in list {
+                    do { try Names.validateFieldName(f.stringValue!) } catch let e as CloudKitError {
+                        throw CloudKitError.badRequest("\(what).\(k): \(e.reason)")
+                    }
+                }
+            }
+            // false is every flag's default: kept as an absent key, so equal info compares equal.
+            if v.boolValue == false { continue }
+            let key = k == "desiredKeys" ? "additionalFields" : k
+            if out[key] != nil { throw CloudKitError.badRequest("\(what) gives both desiredKeys and additionalFields, two names of one key") }
+            out[key] = v
+        }
+        return out
+    }
 
     /// Reads a subscription dictionary; `what` names it in errors (`operations[0].subscription`).
     /// An ID left out is given by the API: the subscription's default ID (`subscriptionID` "").
@@ -63,28 +99,9 @@ extension Subscription {
         // A query subscription without a zone watches every zone, unless zoneWide is false:
         // then the default zone (Web Services' zoneWide defaults to true).
         if kind == .query, zoneName == nil, zoneWide == false { zoneName = ZoneID.defaultZoneName }
-        var alertBody: String?
-        var contentAvailable = false
-        var other: [String: JSONValue] = [:]
-        if let n = o["notificationInfo"], !n.isNull {
-            let info = try RequestBody.object(n, "\(what).notificationInfo", keys: Set(Subscription.notificationInfoKeys.keys))
-            for (k, v) in info where !v.isNull {
-                let ok: Bool
-                switch Subscription.notificationInfoKeys[k]! {
-                case "string": ok = v.stringValue != nil
-                case "bool": ok = v.boolValue != nil
-                default: ok = v.arrayValue?.allSatisfy { $0.stringValue != nil } ?? false
-                }
-                guard ok else { throw CloudKitError.badRequest("\(what).notificationInfo.\(k) has a value of the wrong type (\(v.kindName))") }
-                switch k {
-                case "alertBody": alertBody = v.stringValue
-                case "shouldSendContentAvailable": contentAvailable = v.boolValue!
-                default: other[k] = v
-                }
-            }
-        }
+        let info = try o["notificationInfo"].flatMap { $0.isNull ? nil : try Subscription.parseNotificationInfo($0, "\(what).notificationInfo") } ?? [:]
         self.init(subscriptionID: id, kind: kind, zoneName: zoneName, recordType: recordType, filters: filters, firesOn: firesOn,
-                  firesOnce: firesOnce, alertBody: alertBody, shouldSendContentAvailable: contentAvailable)
-        otherNotificationInfo = other
+                  firesOnce: firesOnce)
+        notificationInfo = info
     }
 }

@@ -23,7 +23,7 @@ extension CloudKitAPI {
         while true {
             let page = try listNotifications(NotificationsRequest(after: after, limit: 1), as: device)
             if let n = page.notifications.first {
-                return WebPush(body: DocumentBody(Self.webPushPayload(n)), apnsToken: apnsToken, cursor: page.cursor)
+                return WebPush(body: DocumentBody(PushPayload.payload(n).objectValue ?? [:]), apnsToken: apnsToken, cursor: page.cursor)
             }
             guard page.advanced else { return nil }
             // One the gate kept back (a record the user may no longer read): read past it.
@@ -42,29 +42,5 @@ extension CloudKitAPI {
     /// The device a web client bound to a user is: its inbox is the user's pushes to it.
     private func webDevice(_ client: WebClients.Client, container: String, environment: Environment) -> Caller? {
         client.userRecordName.map { Caller(container: container, environment: environment, scope: .private, user: .userRecordName($0), deviceID: client.deviceID) }
-    }
-
-    /// A notification as ck lists it, in the short keys of a push payload: `dbs` 0 public,
-    /// 1 private, 2 shared; `fo` 1 created, 2 updated, 3 deleted; `zid`/`zoid` the zone and its
-    /// owner; `qry` a query subscription's, `fet` a zone's, `met` a database's.
-    static func webPushPayload(_ n: JSONValue) -> [String: JSONValue] {
-        var detail: [String: JSONValue] = [:]
-        let dbs: Int64 = ["public": 0, "private": 1, "shared": 2][n["databaseScope"]?.stringValue ?? ""] ?? 1
-        detail["dbs"] = .int(dbs)
-        if let s = n["subscriptionID"] { detail["sid"] = s }
-        if let z = n["zoneID"]?["zoneName"] { detail["zid"] = z }
-        if let o = n["zoneID"]?["ownerRecordName"] { detail["zoid"] = o }
-        if let r = n["recordName"] { detail["rid"] = r }
-        if let reason = n["queryNotificationReason"]?.stringValue {
-            detail["fo"] = .int(["recordCreated": 1, "recordUpdated": 2, "recordDeleted": 3][reason] ?? 2)
-        }
-        let kind = ["query": "qry", "recordZone": "fet", "database": "met"][n["notificationType"]?.stringValue ?? ""] ?? "met"
-        var ck: [String: JSONValue] = [kind: .object(detail)]
-        if let c = n["containerIdentifier"] { ck["cid"] = c }
-        if let id = n["notificationID"] { ck["nid"] = id }
-        var aps: [String: JSONValue] = [:]
-        if let body = n["alertBody"] { aps["alert"] = ["body": body] }
-        if n["contentAvailable"]?.boolValue == true { aps["content-available"] = 1 }
-        return ["ck": .object(ck), "aps": .object(aps)]
     }
 }

@@ -1,7 +1,7 @@
 /// `users/discover`: other users' identities, only of users who made themselves discoverable
 /// in this container. GET: every such user (but the caller), by user record name. POST
-/// `{lookupInfos: [{emailAddress | phoneNumber | userRecordName}]}`: one result per lookup, in
-/// order — the identity, or NOT_FOUND, which does not say whether such a user exists.
+/// `{lookupInfos: [{emailAddress | phoneNumber | userRecordName}]}`: one identity per user
+/// found; a lookup that finds nobody adds nothing, which does not say whether such a user exists.
 public struct UsersDiscoverRequest: Sendable {
     /// nil: every discoverable user (GET).
     public var lookups: [UserLookup]?
@@ -68,10 +68,17 @@ extension CloudKitAPI {
                 try identities.discoverability(container: caller.container, user: u) == .granted ? .value(try identities.identity(of: u, container: caller.container)) : nil
             })
         }
-        return ItemsResponse("users", try lookups.map { l in
-            do { return .value(try identities.discover(l, container: caller.container)) } catch let e as CloudKitError where e.code == .notFound {
-                return .failed(e)
-            }
-        })
+        // One identity per user found, in the order of the first lookup that found them; a
+        // lookup that finds nobody (no such user, or one not discoverable) adds nothing, as the
+        // native operation calls back only for identities it discovered.
+        var seen = Set<String>()
+        var found: [ItemsResponse.Item] = []
+        for l in lookups {
+            do {
+                let identity = try identities.discover(l, container: caller.container)
+                if let name = identity["userRecordName"]?.stringValue, seen.insert(name).inserted { found.append(.value(identity)) }
+            } catch let e as CloudKitError where e.code == .notFound {}
+        }
+        return ItemsResponse("users", found)
     }
 }
