@@ -138,6 +138,18 @@ extension Database {
         return matches.first
     }
 
+    /// Before the caller accepts `loc`: BAD_REQUEST when another owner already shares a zone
+    /// of the same name with them (which ck, addressing shared zones by name, could not tell
+    /// apart; CloudKit could, by ownerRecordName).
+    func refuseZoneNameClash(_ loc: ShareLocation) throws {
+        guard let me = me, loc.owner != me else { return }
+        sharing.cache.zones = nil
+        guard let other = try sharedZones().first(where: { $0.owner != loc.owner && $0.zone.zoneID.zoneName.sameBytes(loc.zoneName) }) else { return }
+        let who = try accountStore.user(recordName: other.owner)?.appleID ?? other.owner
+        throw CloudKitError(.badRequest, "zone '\(Names.describe(loc.zoneName))' of the shared database already holds a share of \(who); ck addresses shared zones by name, so it cannot also serve this owner's zone of the same name: leave that share first", zoneID: loc.zoneID)
+            .with(.leaveShare)
+    }
+
     // MARK: routing (hooks called from Database)
 
     func sharedZonePresence(_ name: String) throws -> ZoneStore.Presence? {
