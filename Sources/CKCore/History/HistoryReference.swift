@@ -59,7 +59,7 @@ public enum HistoryReference: Equatable, Sendable {
             let (span, o1) = n.multipliedReportingOverflow(by: u)
             let (t, o2) = now.subtractingReportingOverflow(span)
             guard !o1, !o2, Timestamps.range.contains(t) else {
-                throw CloudKitError.badRequest("time '\(Names.describe(s))' is out of range: a time reference reaches back at most \(Timestamps.rangeDescription)")
+                throw CloudKitError.badRequest("time '\(Names.describe(s))' is out of range: a time lies within \(Timestamps.rangeDescription)")
             }
             return t
         }

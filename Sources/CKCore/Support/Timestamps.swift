@@ -10,7 +10,7 @@ public enum Timestamps {
     /// Date range (±100,000,000 days, about ±273,790 years), which CloudKit JS clients can
     /// represent. Outside it a value is BAD_REQUEST, never an overflow.
     public static let range: ClosedRange<Int64> = -8_640_000_000_000_000...8_640_000_000_000_000
-    static let rangeDescription = "±8640000000000000 ms (about 273,790 years) from 1970"
+    static let rangeDescription = "±8640000000000000 ms (about 273,790 years) of 1970"
 
     /// BAD_REQUEST for a TIMESTAMP value of field `field` outside `range`.
     static func check(_ ms: Int64, field: String) throws {
