@@ -79,6 +79,33 @@ final class SharedSubtreeFeedTests: XCTestCase {
         XCTAssertEqual(Set(replica.records.keys), ["list", "milk", try shareName(alice)])
     }
 
+    func testAMoveWhileAFetchFromScratchPagesIsCarriedToo() throws {
+        for parent in ["list", nil] {
+            let t = TempStore()
+            let (alice, _) = try world(t)
+            if parent == nil { try move(alice, "folder", to: "list") }
+            var replica = FeedReplica()
+            let bob = try t.db(.shared, device: "bobphone", as: "bob@example.com")
+            replica.apply(try bob.zoneChanges(zone: "Lists", since: nil, limit: 2))
+            try move(alice, "folder", to: parent)
+            try catchUp(&replica, t, limit: 2)
+            XCTAssertEqual(Set(replica.records.keys), try visible(t), "moved to \(parent ?? "no parent") while bob paged from scratch")
+        }
+    }
+
+    func testTheParticipantsDatabaseFeedListsTheZoneForEitherMove() throws {
+        let t = TempStore()
+        let (alice, _) = try world(t)
+        func bob() throws -> Database { try t.db(.shared, device: "bobphone", as: "bob@example.com") }
+        var token = try bob().databaseChanges(since: nil).syncToken
+        for parent in ["list", nil] {
+            try move(alice, "folder", to: parent)
+            let page = try bob().databaseChanges(since: token)
+            XCTAssertEqual(page.zones.map { "\($0.zoneID.zoneName) \($0.deleted)" }, ["Lists false"], "moved to \(parent ?? "no parent")")
+            token = page.syncToken
+        }
+    }
+
     func testAChildChangedSinceTheTokenComesOnceAndADeletedParentTakesItsChildrenAway() throws {
         let t = TempStore()
         let (alice, _) = try world(t)

@@ -228,6 +228,10 @@ extension Database {
         // The version at the token, where the history still holds it (a fetch from scratch
         // reads on through what `ck gc` compacted, and holds nothing from before it began).
         let tokenRetained = start > 0 && origin == nil
+        // A move into or out of the share is carried: after a token, one since the token; in a
+        // fetch from scratch, one made after the fetch began (`origin`), whose subtree earlier
+        // pages gave as it was then. What those pages gave is what is unchanged since `start`.
+        let movesAfterOrigin = try origin != nil && start > 0 && origin! >= z.history.retainedFrom() - 1
         var subtree = SharedSubtree(snapshot: snap, start: start)
         var groups: [(seq: Int64, changes: [ZoneChangesResult.RecordChange])] = []
         for e in entries {
@@ -243,7 +247,8 @@ extension Database {
             }
             if let c = try own() { out.append(c) }
             subtree.given(e.recordName)
-            if tokenRetained, let move = try membershipChange(e, me: me, zone: z, snapshot: snap, start: start, visible: visible) {
+            if tokenRetained || (movesAfterOrigin && e.seq > origin!),
+               let move = try membershipChange(e, me: me, zone: z, snapshot: snap, then: origin ?? start, visible: visible) {
                 for d in try subtree.carried(move.roots, includingRoots: move.includingRoots, everything: move.everything) {
                     if move.entered, try visible(d) { out.append(.record(d)) }
                     if !move.entered, try !visible(d) { out.append(.deleted(d.recordName)) }
@@ -260,16 +265,17 @@ extension Database {
         return (groups.prefix(kept).flatMap(\.changes), kept < groups.count ? groups[kept - 1].seq : nil)
     }
 
-    /// Whether entry `e` moved what is shared with `me` between the token (`start`) and now,
+    /// Whether entry `e` moved what is shared with `me` between `then` (a token's point, or
+    /// where a fetch from scratch began) and now,
     /// and which subtree: a record whose parent or share changed (or that was made or deleted)
     /// and whose visibility differs then and now; a share whose permission for `me` differs
     /// (its root's subtree, or with a zone-wide share the whole zone). Nil: nothing moved.
-    private func membershipChange(_ e: HistoryEntry, me: String, zone z: ZoneStore, snapshot snap: ZoneSnapshot, start: Int64,
+    private func membershipChange(_ e: HistoryEntry, me: String, zone z: ZoneStore, snapshot snap: ZoneSnapshot, then point: Int64,
                                   visible: (Record?) throws -> Bool) throws -> (roots: [String], includingRoots: Bool, everything: Bool, entered: Bool)? {
         let prev = try e.prev.flatMap { try z.history.entry($0)?.record }
         let subject = e.record ?? prev
         if subject?.recordType == ShareInfo.recordType {
-            let then = try z.version(of: e.recordName, at: start, in: snap)?.record.flatMap { try ShareState($0) }?.permission(of: me) != nil
+            let then = try z.version(of: e.recordName, at: point, in: snap)?.record.flatMap { try ShareState($0) }?.permission(of: me) != nil
             let nowState = try e.record.flatMap { try ShareState($0) }
             let now = nowState?.permission(of: me) != nil
             let state = try nowState ?? prev.flatMap { try ShareState($0) }
@@ -282,7 +288,7 @@ extension Database {
         // an ancestor's move is the ancestor's own entry.
         if let r = e.record, let p = prev, r.parent == p.parent, r.share == p.share { return nil }
         let now = try visible(e.record)
-        let then = try visible(try z.version(of: e.recordName, at: start, in: snap)?.record)
+        let then = try visible(try z.version(of: e.recordName, at: point, in: snap)?.record)
         guard now != then else { return nil }
         return ([e.recordName], false, false, now)
     }
