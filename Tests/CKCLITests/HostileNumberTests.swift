@@ -40,6 +40,8 @@ final class HostileNumberTests: XCTestCase {
         zone(s)
         assertFailure(s.run(["--zone", "Lists", "record", "get", "r1", "--at", "99999999999 weeks ago"]), exit: 6, contains: "out of range")
         assertFailure(s.run(["--zone", "Lists", "log", "--since", "9223372036854775807s ago"]), exit: 6, contains: "out of range")
+        assertFailure(s.run(["--zone", "Lists", "record", "get", "r1", "--at", "99999999999999999999999"]), exit: 6, contains: "too large")
+        assertFailure(s.run(["--zone", "Lists", "record", "get", "r1", "--at", "Lists@99999999999999999999999"]), exit: 6, contains: "too large")
         // In range, long ago: before the history (a plain refusal, not a crash).
         XCTAssertNotEqual(s.run(["--zone", "Lists", "record", "get", "r1", "--at", "100000 weeks ago"]).status, 132)
     }

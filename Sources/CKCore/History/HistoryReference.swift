@@ -23,6 +23,7 @@ public enum HistoryReference: Equatable, Sendable {
         if s.hasPrefix("ck1.") { return .token(s) }
         if s == "HEAD" { return .head }
         if let n = Int64(s), n >= 0, s.allSatisfy(\.isASCII) { return .seq(zone: nil, n) }
+        if s.allSatisfy({ $0.isASCII && $0.isNumber }) { throw CloudKitError.badRequest("sequence number '\(s)' is too large") }
         if let at = s.lastIndex(of: "@") {
             let digits = s[s.index(after: at)...]
             let zone = String(s[..<at])
