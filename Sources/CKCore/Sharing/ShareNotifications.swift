@@ -43,8 +43,11 @@ extension Database {
                 if !visible, let b = c.before, b.recordType == ShareInfo.recordType, let s = try ShareState(b), s.permission(of: user) != nil { visible = true }
                 if visible { seen.append(c) }
             }
+            // Carried changes matter only to a zone subscription of some record type: any other
+            // fires on the moved record's own change already (and reading the zone costs).
+            let byType = subscriptions.contains { $0.1.kind == .zone && $0.1.recordType != nil }
             var own = subtree
-            for c in changes {
+            for c in changes where byType {
                 guard let move = try subtreeMove(c, user: user, lookup: lookup) else { continue }
                 for d in try own.carried(move.roots, includingRoots: move.includingRoots, everything: move.everything) {
                     let shared = try ShareVisibility.permission(user, on: d, lookup: lookup) != nil
@@ -94,7 +97,8 @@ extension Database {
             guard let root = state.rootRecordName else { return nil }
             return ([root], true, false, now)
         }
-        if let a = c.after, let b = c.before, a.parent == b.parent, a.share == b.share { return nil }
+        guard let b = c.before else { return nil }  // a new record has no subtree (as the feed: SharedDatabase)
+        if let a = c.after, a.parent == b.parent, a.share == b.share { return nil }
         let now = try c.after.map { try ShareVisibility.permission(user, on: $0, lookup: lookup) != nil } ?? false
         let then = try c.before.map { try ShareVisibility.permission(user, on: $0, lookup: lookup) != nil } ?? false
         guard now != then else { return nil }

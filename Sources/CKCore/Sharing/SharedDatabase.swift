@@ -284,9 +284,12 @@ extension Database {
             guard let root = state.rootRecordName else { return nil }
             return ([root], true, false, now)
         }
-        // Only a change of the record's own place (parent, share, existence) moves its subtree;
-        // an ancestor's move is the ancestor's own entry.
-        if let r = e.record, let p = prev, r.parent == p.parent, r.share == p.share { return nil }
+        // Only a change of the record's own place (parent, share, deletion) moves its subtree;
+        // an ancestor's move is the ancestor's own entry. A record just made has no subtree to
+        // carry (a child saved before its parent existed is the exception ck does not look for:
+        // it would cost a read of the zone for every new record).
+        guard let p = prev else { return nil }
+        if let r = e.record, r.parent == p.parent, r.share == p.share { return nil }
         let now = try visible(e.record)
         let then = try visible(try z.version(of: e.recordName, at: point, in: snap)?.record)
         guard now != then else { return nil }
