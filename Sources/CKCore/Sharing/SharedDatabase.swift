@@ -266,9 +266,8 @@ extension Database {
     }
 
     /// Whether entry `e` moved what is shared with `me` between `then` (a token's point, or
-    /// where a fetch from scratch began) and now,
-    /// and which subtree: a record whose parent or share changed (or that was made or deleted)
-    /// and whose visibility differs then and now; a share whose permission for `me` differs
+    /// where a fetch from scratch began) and now, and which subtree: a record whose parent or
+    /// share changed (or that was deleted) and whose visibility differs then and now; a share whose permission for `me` differs
     /// (its root's subtree, or with a zone-wide share the whole zone). Nil: nothing moved.
     private func membershipChange(_ e: HistoryEntry, me: String, zone z: ZoneStore, snapshot snap: ZoneSnapshot, then point: Int64,
                                   visible: (Record?) throws -> Bool) throws -> (roots: [String], includingRoots: Bool, everything: Bool, entered: Bool)? {
