@@ -60,18 +60,35 @@ public final class Invocation {
         return p
     }
 
-    /// Reads all of standard input. On a terminal it first says what it waits for, and how
+    /// Reads standard input, at most `limit` bytes (a request's, by default: reference §6):
+    /// more is LIMIT_EXCEEDED, after reading `limit + 1` bytes and no more, so memory stays
+    /// bounded whatever is piped in. On a terminal it first says what it waits for, and how
     /// to end it, rather than hanging in silence.
-    func readStdin(what: String) -> [UInt8] {
+    func readStdin(what: String, limit: Int = Limits.requestBytes) throws -> [UInt8] {
+        announceStdin(what)
+        let bytes = io.readIn(atMost: limit + 1)
+        guard bytes.count <= limit else {
+            throw CloudKitError(.limitExceeded, "\(what) on stdin: more than \(limit) bytes, the most one request may hold (ck read no further)")
+        }
+        return bytes
+    }
+
+    /// Reads all of standard input, however large (`ck import` of a bulk load, which is no
+    /// single request).
+    func readAllStdin(what: String) -> [UInt8] {
+        announceStdin(what)
+        return io.readIn()
+    }
+
+    private func announceStdin(_ what: String) {
         if io.stdinIsTerminal() {
             io.writeErr("ck: reading \(what) from standard input (a terminal); end it with Ctrl-D, or give it with '< FILE' or a pipe\n")
         }
-        return io.readIn()
     }
 
     /// Reads standard input as one JSON document (BAD_REQUEST when malformed).
     func readJSONInput(what: String) throws -> JSONValue {
-        let bytes = readStdin(what: what)
+        let bytes = try readStdin(what: what)
         do { return try JSONParser.parse(bytes) } catch let f as JSONParser.Failure {
             throw CloudKitError.badRequest("\(what) on stdin is not valid JSON: \(f)")
         }

@@ -27,6 +27,9 @@ public final class IO {
     public var writeOut: (String) -> Void
     public var writeErr: (String) -> Void
     public var readIn: () -> [UInt8]
+    /// Reads stdin up to `limit` bytes and no further (what is left stays unread), so a
+    /// command's memory stays bounded whatever is piped in. Unset: a prefix of `readIn`.
+    public var readInAtMost: ((Int) -> [UInt8])?
     public var writeOutBytes: ([UInt8]) -> Void
     public var environment: [String: String]
     public var currentDirectory: String
@@ -65,6 +68,23 @@ public final class IO {
         self.currentDirectory = currentDirectory
     }
 
+    /// At most `limit` bytes of stdin (all of it when shorter).
+    public func readIn(atMost limit: Int) -> [UInt8] { readInAtMost?(limit) ?? Array(readIn().prefix(limit)) }
+
+    /// Reads file descriptor 0 until end of file or `limit` bytes, in chunks.
+    static func readStandardInput(atMost limit: Int) -> [UInt8] {
+        var out: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while out.count < limit {
+            let want = min(chunk.count, limit - out.count)
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(0, $0.baseAddress, want) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { break }
+            out.append(contentsOf: chunk[0..<n])
+        }
+        return out
+    }
+
     /// The process's own stdin, stdout, stderr, environment and working directory.
     public static func standard() -> IO {
         // A closed pipe makes write fail with EPIPE, which ck reports, instead of killing it.
@@ -76,6 +96,7 @@ public final class IO {
                     writeOutBytes: { out.append($0) },
                     environment: IO.processEnvironment(),
                     currentDirectory: IO.processDirectory())
+        io.readInAtMost = { IO.readStandardInput(atMost: $0) }
         io.flush = { out.push() == .ok }
         io.finish = { out.push() }
         io.confirmDelivered = { out.confirmDelivered() }

@@ -197,7 +197,7 @@ struct LocalTime {
 
     func iso(_ ms: Int64) -> String {
         // Beyond ±275,000 years (JavaScript's Date range): the number as it is.
-        guard abs(ms) <= 8_640_000_000_000_000 else { return String(ms) }
+        guard Timestamps.range.contains(ms) else { return String(ms) }
         // Whole minutes, so the text names the exact instant even for a zone's old local mean
         // time (Paris before 1911 was +00:09:21).
         let offset = zone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(ms) / 1000)) / 60 * 60

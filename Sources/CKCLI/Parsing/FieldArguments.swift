@@ -26,16 +26,19 @@ typealias KnownFieldType = FieldTypeHint
 
 /// stdin, readable by one value (`@-`).
 final class StdinSource {
-    private let read: () -> [UInt8]
+    /// Reads stdin, at most the limit given (LIMIT_EXCEEDED beyond it).
+    private let read: (Int) throws -> [UInt8]
     private var taken: String?
-    init(_ read: @escaping () -> [UInt8]) { self.read = read }
+    init(_ read: @escaping (Int) throws -> [UInt8]) { self.read = read }
 
-    func take(for field: String, command: [String]) throws -> [UInt8] {
+    /// The value of `field` from stdin: an asset's file up to the asset limit, any other value
+    /// up to a request's.
+    func take(for field: String, command: [String], limit: Int = Limits.requestBytes) throws -> [UInt8] {
         if let t = taken {
             throw UsageError("only one value can be read from stdin (@-); '\(t)' already reads it, so '\(field)' cannot", command: command)
         }
         taken = field
-        return read()
+        return try read(limit)
     }
 }
 
@@ -258,7 +261,7 @@ struct FieldArguments {
             return try RecordField.canonical(name: name, type: type, value: ["latitude": .double(lat), "longitude": .double(lon)])
         case .asset:
             guard fromFile else { throw bad(name, type, raw, "@FILE (the path of the asset's file, or @- for stdin)", origin: origin) }
-            let bytes = try fileBytes(raw, field: name)
+            let bytes = try fileBytes(raw, field: name, limit: Int(Limits.assetBytes))
             let sum = AssetValue.checksum(of: bytes)
             assets[sum] = bytes
             return ["fileChecksum": .string(sum), "size": .int(Int64(bytes.count))]
@@ -268,11 +271,11 @@ struct FieldArguments {
     }
 
     /// The bytes `@path` or `@-` names.
-    func fileBytes(_ raw: String, field: String) throws -> [UInt8] {
+    func fileBytes(_ raw: String, field: String, limit: Int = Limits.requestBytes) throws -> [UInt8] {
         let path = String(raw.dropFirst())
         guard path == "-" else { return try readFile(path, field: field) }
         guard let s = stdin else { throw CloudKitError.badRequest("field '\(field)': stdin (@-) is not available here") }
-        return try s.take(for: field, command: command)
+        return try s.take(for: field, command: command, limit: limit)
     }
 
     func readFile(_ path: String, field: String) throws -> [UInt8] {

@@ -23,6 +23,7 @@ public enum HistoryReference: Equatable, Sendable {
         if s.hasPrefix("ck1.") { return .token(s) }
         if s == "HEAD" { return .head }
         if let n = Int64(s), n >= 0, s.allSatisfy(\.isASCII) { return .seq(zone: nil, n) }
+        if s.allSatisfy({ $0.isASCII && $0.isNumber }) { throw CloudKitError.badRequest("sequence number '\(s)' is too large") }
         if let at = s.lastIndex(of: "@") {
             let digits = s[s.index(after: at)...]
             let zone = String(s[..<at])
@@ -32,13 +33,14 @@ public enum HistoryReference: Equatable, Sendable {
                 return .seq(zone: zone, n)
             }
         }
-        if let t = time(s, now: now, timeZone: timeZone) { return .time(t) }
+        if let t = try time(s, now: now, timeZone: timeZone) { return .time(t) }
         try Names.validateName(s, noun: "tag name")
         return .tag(s)
     }
 
-    /// `now`, `yesterday`, `N UNIT ago`, or an ISO-8601 date or date-time.
-    static func time(_ s: String, now: Int64, timeZone: TimeZone?) -> Int64? {
+    /// `now`, `yesterday`, `N UNIT ago`, or an ISO-8601 date or date-time. BAD_REQUEST for
+    /// a time outside `Timestamps.range` (`99999999999 weeks ago`), computed without overflow.
+    static func time(_ s: String, now: Int64, timeZone: TimeZone?) throws -> Int64? {
         let l = s.lowercased()
         if l == "now" { return now }
         if l == "yesterday" { return now - 86_400_000 }
@@ -55,7 +57,12 @@ public enum HistoryReference: Equatable, Sendable {
                 "w": 604_800_000, "week": 604_800_000, "weeks": 604_800_000,
             ]
             guard let u = units[unit] else { return nil }
-            return now - n * u
+            let (span, o1) = n.multipliedReportingOverflow(by: u)
+            let (t, o2) = now.subtractingReportingOverflow(span)
+            guard !o1, !o2, Timestamps.range.contains(t) else {
+                throw CloudKitError.badRequest("time '\(Names.describe(s))' is out of range: a time lies within \(Timestamps.rangeDescription)")
+            }
+            return t
         }
         return Timestamps.parseISO8601(s, timeZone: timeZone)
     }

@@ -12,6 +12,16 @@ public struct RecordField: Equatable, Sendable {
 
     public var json: JSONValue { ["type": .string(type.rawValue), "value": value] }
 
+    /// BAD_REQUEST for a TIMESTAMP (or an element of a TIMESTAMP_LIST) outside
+    /// `Timestamps.range`: a field built in memory (a command's field argument) reaches the
+    /// save without `parse`, which checks the same.
+    func checkRange(name: String) throws {
+        guard type.base == .timestamp else { return }
+        for v in type.isList ? value.arrayValue ?? [] : [value] {
+            if let ms = v.int64Value { try Timestamps.check(ms, field: name) }
+        }
+    }
+
     /// Validates a Web Services field dictionary `{value, type?}` and returns it in canonical
     /// form, or nil when the value is null (which clears the field).
     public static func parse(name: String, json: JSONValue) throws -> RecordField? {
@@ -100,6 +110,7 @@ public struct RecordField: Equatable, Sendable {
             return .double(d)
         case .timestamp:
             guard let i = value.int64Value else { throw wrong("milliseconds since 1970 as an integer") }
+            try Timestamps.check(i, field: name)
             return .int(i)
         case .bytes, .encryptedBytes:
             guard let s = value.stringValue else { throw wrong("a base64 string") }
@@ -186,7 +197,15 @@ enum Location {
         for (k, v) in o {
             guard keys.contains(k) else { throw CloudKitError.badRequest("field '\(name)': unknown location key '\(k)'") }
             guard let d = v.doubleValue else { throw CloudKitError.badRequest("field '\(name)': location '\(k)' must be a number") }
-            out[k] = k == "timestamp" ? .int(Int64(d)) : .double(d)
+            if k == "timestamp" {
+                // Milliseconds since 1970, whole and within range: Int64(d) would trap beyond ±2^63.
+                guard d.isFinite, d.rounded(.towardZero) == d, Double(Timestamps.range.lowerBound) <= d, d <= Double(Timestamps.range.upperBound) else {
+                    throw CloudKitError.badRequest("field '\(name)': location 'timestamp' must be whole milliseconds since 1970 within \(Timestamps.rangeDescription)")
+                }
+                out[k] = .int(Int64(d))
+            } else {
+                out[k] = .double(d)
+            }
         }
         guard let lat = out["latitude"]?.doubleValue, let lon = out["longitude"]?.doubleValue else {
             throw CloudKitError.badRequest("field '\(name)': a location needs 'latitude' and 'longitude'")

@@ -1,7 +1,9 @@
 /// Notifications for share participants: a commit to a zone holding shares fires the database
 /// (and zone) subscriptions each participant saved in their shared database, on every device
 /// of theirs but the one that made the change — when the change touches what is shared with
-/// them (or the share itself, as when they are removed).
+/// them (or the share itself, as when they are removed). A record that enters or leaves what
+/// is shared with them carries its subtree (SharedSubtree): its descendants count as created
+/// or deleted for them, so a zone subscription of their type fires.
 extension Database {
     func deliverToShareParticipants(zone z: ZoneStore, changes: [RecordChange], through seq: Int64) throws {
         guard scope == .private, !z.zoneID.isDefault else { return }
@@ -26,6 +28,9 @@ extension Database {
             for p in s.participants where p.type != .owner && s.permission(of: p.userRecordName) != nil { participants.insert(p.userRecordName) }
         }
         let zoneName = z.zoneID.zoneName
+        // Built on the first move between shares only (it reads the zone: SharedSubtree).
+        var subtree = SharedSubtree(snapshot: snapshot, start: nil)
+        for c in changes { subtree.given(c.recordName) }
         for user in participants.sorted() {
             let store = SubscriptionStore(databaseDirectory: paths.database(address.container, address.environment, .shared, user: user), scope: .shared)
             let subscriptions = try store.all(owner: user)
@@ -38,6 +43,21 @@ extension Database {
                 if !visible, let b = c.before, b.recordType == ShareInfo.recordType, let s = try ShareState(b), s.permission(of: user) != nil { visible = true }
                 if visible { seen.append(c) }
             }
+            // Carried changes matter only to a zone subscription of some record type: any other
+            // fires on the moved record's own change already (and reading the zone costs).
+            let byType = subscriptions.contains { $0.1.kind == .zone && $0.1.recordType != nil }
+            var own = subtree
+            for c in changes where byType {
+                guard let move = try subtreeMove(c, user: user, lookup: lookup) else { continue }
+                for d in try own.carried(move.roots, includingRoots: move.includingRoots, everything: move.everything) {
+                    let shared = try ShareVisibility.permission(user, on: d, lookup: lookup) != nil
+                    guard shared == move.entered else { continue }
+                    seen.append(RecordChange(kind: move.entered ? .created : .deleted, recordName: d.recordName, seq: c.seq,
+                                             before: move.entered ? nil : d, after: move.entered ? d : nil,
+                                             userRecordName: c.userRecordName, deviceID: c.deviceID, timestamp: c.timestamp))
+                }
+            }
+            if own.indexed { subtree = own.unused }
             var items: [(origin: RecordChange, item: NotificationInbox.Pending)] = []
             for (_, sub, created) in subscriptions {
                 for c in seen where c.timestamp >= created {
@@ -61,6 +81,28 @@ extension Database {
                 items.filter { !($0.origin.userRecordName == user && PathEncoding.component($0.origin.deviceID) == device) }.map(\.item)
             }
         }
+    }
+
+    /// Whether change `c` moved a subtree into or out of what is shared with `user` (as
+    /// SharedDatabase's feed decides it, between the versions before and after the commit).
+    private func subtreeMove(_ c: RecordChange, user: String, lookup: (String) throws -> Record?) throws
+        -> (roots: [String], includingRoots: Bool, everything: Bool, entered: Bool)? {
+        if (c.after ?? c.before)?.recordType == ShareInfo.recordType {
+            let then = try c.before.flatMap { try ShareState($0) }?.permission(of: user) != nil
+            let nowState = try c.after.flatMap { try ShareState($0) }
+            let now = nowState?.permission(of: user) != nil
+            let state = try nowState ?? c.before.flatMap { try ShareState($0) }
+            guard then != now, let state else { return nil }
+            if c.recordName.sameBytes(ShareInfo.zoneWideName) { return ([], true, true, now) }
+            guard let root = state.rootRecordName else { return nil }
+            return ([root], true, false, now)
+        }
+        guard let b = c.before else { return nil }  // a new record has no subtree (as the feed: SharedDatabase)
+        if let a = c.after, a.parent == b.parent, a.share == b.share { return nil }
+        let now = try c.after.map { try ShareVisibility.permission(user, on: $0, lookup: lookup) != nil } ?? false
+        let then = try c.before.map { try ShareVisibility.permission(user, on: $0, lookup: lookup) != nil } ?? false
+        guard now != then else { return nil }
+        return ([c.recordName], false, false, now)
     }
 
     private func sharedNotification(_ sub: Subscription, type: String) -> [String: JSONValue] {

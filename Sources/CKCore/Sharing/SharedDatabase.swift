@@ -138,6 +138,18 @@ extension Database {
         return matches.first
     }
 
+    /// Before the caller accepts `loc`: BAD_REQUEST when another owner already shares a zone
+    /// of the same name with them (which ck, addressing shared zones by name, could not tell
+    /// apart; CloudKit could, by ownerRecordName).
+    func refuseZoneNameClash(_ loc: ShareLocation) throws {
+        guard let me = me, loc.owner != me else { return }
+        sharing.cache.zones = nil
+        guard let other = try sharedZones().first(where: { $0.owner != loc.owner && $0.zone.zoneID.zoneName.sameBytes(loc.zoneName) }) else { return }
+        let who = try accountStore.user(recordName: other.owner)?.appleID ?? other.owner
+        throw CloudKitError(.badRequest, "zone '\(Names.describe(loc.zoneName))' of the shared database already holds a share of \(who); ck addresses shared zones by name, so it cannot also serve this owner's zone of the same name: leave that share first", zoneID: loc.zoneID)
+            .with(.leaveShare)
+    }
+
     // MARK: routing (hooks called from Database)
 
     func sharedZonePresence(_ name: String) throws -> ZoneStore.Presence? {
@@ -198,26 +210,89 @@ extension Database {
     /// the change ended was — and from scratch (a fetch that began at `origin`) only the
     /// deletions CloudKit reports then (`reportsDeletion`); nothing about the owner's other
     /// records. Nil outside the shared database.
+    ///
+    /// A record that enters or leaves what is shared with the caller after their token (moved
+    /// under a shared record or away, deleted, or its share gained or lost them) carries its
+    /// subtree with it: the descendants it has now that did not change since the token come
+    /// with it, as records or tombstones (SharedSubtree), on its page. A page ends early
+    /// (`end`, the seq of its last entry kept) rather than exceed `limit` that way; an entry
+    /// whose subtree alone exceeds it comes whole on a page of its own.
     func sharedZoneChanges(_ entries: [HistoryEntry], zone z: ZoneStore, snapshot snap: ZoneSnapshot, start: Int64,
-                           origin: Int64?) throws -> [ZoneChangesResult.RecordChange]? {
+                           origin: Int64?, limit: Int) throws -> (changes: [ZoneChangesResult.RecordChange], end: Int64?)? {
         guard isSharedRoot else { return nil }
         guard let me = caller.user?.userRecordName,
               let shared = try sharedZones().first(where: { $0.owner == z.zoneID.ownerRecordName && $0.zone.zoneID.zoneName.sameBytes(z.zoneID.zoneName) })
-        else { return [] }
+        else { return ([], nil) }
         let lookup: (String) throws -> Record? = { try self.sharedRecord(shared, $0) }
         func visible(_ r: Record?) throws -> Bool { try r.map { try ShareVisibility.permission(me, on: $0, lookup: lookup) != nil } ?? false }
         // The version at the token, where the history still holds it (a fetch from scratch
         // reads on through what `ck gc` compacted, and holds nothing from before it began).
         let tokenRetained = start > 0 && origin == nil
-        return try entries.compactMap { e in
-            if let r = e.record, try visible(r) { return .record(r) }
-            if origin != nil, e.op == .save, e.seq <= origin! { return nil }
-            guard try reportsDeletion(e, in: z, origin: origin) else { return nil }
-            let ended = try e.prev.flatMap { try z.history.entry($0)?.record }
-            if try visible(ended) { return .deleted(e.recordName) }
-            if tokenRetained, try visible(z.version(of: e.recordName, at: start, in: snap)?.record) { return .deleted(e.recordName) }
-            return nil
+        // A move into or out of the share is carried: after a token, one since the token; in a
+        // fetch from scratch, one made after the fetch began (`origin`), whose subtree earlier
+        // pages gave as it was then. What those pages gave is what is unchanged since `start`.
+        let movesAfterOrigin = try origin != nil && start > 0 && origin! >= z.history.retainedFrom() - 1
+        var subtree = SharedSubtree(snapshot: snap, start: start)
+        var groups: [(seq: Int64, changes: [ZoneChangesResult.RecordChange])] = []
+        for e in entries {
+            var out: [ZoneChangesResult.RecordChange] = []
+            func own() throws -> ZoneChangesResult.RecordChange? {
+                if let r = e.record, try visible(r) { return .record(r) }
+                if origin != nil, e.op == .save, e.seq <= origin! { return nil }
+                guard try reportsDeletion(e, in: z, origin: origin) else { return nil }
+                let ended = try e.prev.flatMap { try z.history.entry($0)?.record }
+                if try visible(ended) { return .deleted(e.recordName) }
+                if tokenRetained, try visible(z.version(of: e.recordName, at: start, in: snap)?.record) { return .deleted(e.recordName) }
+                return nil
+            }
+            if let c = try own() { out.append(c) }
+            subtree.given(e.recordName)
+            if tokenRetained || (movesAfterOrigin && e.seq > origin!),
+               let move = try membershipChange(e, me: me, zone: z, snapshot: snap, then: origin ?? start, visible: visible) {
+                for d in try subtree.carried(move.roots, includingRoots: move.includingRoots, everything: move.everything) {
+                    if move.entered, try visible(d) { out.append(.record(d)) }
+                    if !move.entered, try !visible(d) { out.append(.deleted(d.recordName)) }
+                }
+            }
+            groups.append((e.seq, out))
         }
+        var kept = 0, total = 0
+        for g in groups {
+            if kept > 0 && total + g.changes.count > limit { break }
+            total += g.changes.count
+            kept += 1
+        }
+        return (groups.prefix(kept).flatMap(\.changes), kept < groups.count ? groups[kept - 1].seq : nil)
+    }
+
+    /// Whether entry `e` moved what is shared with `me` between `then` (a token's point, or
+    /// where a fetch from scratch began) and now, and which subtree: a record whose parent or
+    /// share changed (or that was deleted) and whose visibility differs then and now; a share whose permission for `me` differs
+    /// (its root's subtree, or with a zone-wide share the whole zone). Nil: nothing moved.
+    private func membershipChange(_ e: HistoryEntry, me: String, zone z: ZoneStore, snapshot snap: ZoneSnapshot, then point: Int64,
+                                  visible: (Record?) throws -> Bool) throws -> (roots: [String], includingRoots: Bool, everything: Bool, entered: Bool)? {
+        let prev = try e.prev.flatMap { try z.history.entry($0)?.record }
+        let subject = e.record ?? prev
+        if subject?.recordType == ShareInfo.recordType {
+            let then = try z.version(of: e.recordName, at: point, in: snap)?.record.flatMap { try ShareState($0) }?.permission(of: me) != nil
+            let nowState = try e.record.flatMap { try ShareState($0) }
+            let now = nowState?.permission(of: me) != nil
+            let state = try nowState ?? prev.flatMap { try ShareState($0) }
+            guard then != now, let state else { return nil }
+            if e.recordName.sameBytes(ShareInfo.zoneWideName) { return ([], true, true, now) }
+            guard let root = state.rootRecordName else { return nil }
+            return ([root], true, false, now)
+        }
+        // Only a change of the record's own place (parent, share, deletion) moves its subtree;
+        // an ancestor's move is the ancestor's own entry. A record just made has no subtree to
+        // carry (a child saved before its parent existed is the exception ck does not look for:
+        // it would cost a read of the zone for every new record).
+        guard let p = prev else { return nil }
+        if let r = e.record, r.parent == p.parent, r.share == p.share { return nil }
+        let now = try visible(e.record)
+        let then = try visible(try z.version(of: e.recordName, at: point, in: snap)?.record)
+        guard now != then else { return nil }
+        return ([e.recordName], false, false, now)
     }
 
     // MARK: bookmarks

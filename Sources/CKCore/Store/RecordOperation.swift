@@ -59,6 +59,9 @@ public enum Limits {
     public static let fieldsPerRecord = 256
     public static let deleteSelfReferencesPerTarget = 750
     public static let resultsPerPage = 200
+    /// A request's body, assets excluded (reference §6: 2 MB per request): what `ck serve`
+    /// admits and what a command reads from stdin for one request.
+    public static let requestBytes = 2_000_000
 }
 
 extension RecordOperation {

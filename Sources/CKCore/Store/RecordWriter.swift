@@ -93,6 +93,7 @@ struct RecordWriter {
         for (k, v) in op.fields {
             guard let given = v else { fields[k] = nil; continue }
             let field = try typed(k, given, op: op, recordType: type, existing: existing, recordName: name)
+            try field.checkRange(name: k)
             fields[k] = filledReferences(try resolvedAssets(field, name: k, recordName: name, in: tx))
         }
         if op.skipIfUnchanged, let e = existing, e.recordType == type, e.fields == fields,

@@ -93,15 +93,18 @@ extension Database {
         let page = try z.history.latestChanges(HistoryEntry.self, after: start, through: head, limit: limit, skipCompacted: origin != nil) {
             try snap.laterChanges(of: $0, after: $1)
         }
-        let changes = try sharedZoneChanges(page.entries, zone: z, snapshot: snap, start: start, origin: origin)
+        let shared = try sharedZoneChanges(page.entries, zone: z, snapshot: snap, start: start, origin: origin, limit: limit)
+        let changes = try shared?.changes
             ?? page.entries.compactMap { e in
                 if let r = e.record { return .record(r) }
                 return try reportsDeletion(e, in: z, origin: origin) ? .deleted(e.recordName) : nil
             }
-        let next = ChangeToken(kind: .zone, scopeKey: zoneScopeKey(z), seq: page.end, epoch: try z.history.epoch(),
-                               origin: origin.flatMap { $0 > page.end ? $0 : nil })
+        // A shared page that ends early, to carry a moved record's subtree within the limit.
+        let end = shared?.end ?? page.end
+        let next = ChangeToken(kind: .zone, scopeKey: zoneScopeKey(z), seq: end, epoch: try z.history.epoch(),
+                               origin: origin.flatMap { $0 > end ? $0 : nil })
         return ZoneChangesResult(zoneID: z.zoneID, changes: changes, syncToken: next.encode(secret: try tokenSecret.getOrCreate()),
-                                 moreComing: page.moreComing)
+                                 moreComing: page.moreComing || shared?.end != nil)
     }
 
     /// Whether a feed reports a deletion (the latest change of its record): always after a

@@ -6,6 +6,19 @@ import Foundation
 /// (the command line passes the user's local zone, as `Calendar.current` is in Apple's
 /// CloudKit tutorial; without one, UTC).
 public enum Timestamps {
+    /// The instants a TIMESTAMP holds and a time reference names, in ms since 1970: JavaScript's
+    /// Date range (±100,000,000 days, about ±273,790 years), which CloudKit JS clients can
+    /// represent. Outside it a value is BAD_REQUEST, never an overflow.
+    public static let range: ClosedRange<Int64> = -8_640_000_000_000_000...8_640_000_000_000_000
+    static let rangeDescription = "±8640000000000000 ms (about 273,790 years) of 1970"
+
+    /// BAD_REQUEST for a TIMESTAMP value of field `field` outside `range`.
+    static func check(_ ms: Int64, field: String) throws {
+        guard range.contains(ms) else {
+            throw CloudKitError.badRequest("field '\(field)' is TIMESTAMP but \(ms) is out of range: a timestamp is milliseconds since 1970 within \(rangeDescription)")
+        }
+    }
+
     public static func parseISO8601(_ s: String, timeZone: TimeZone? = nil) -> Int64? {
         let u = Array(s.utf8)
         var i = 0

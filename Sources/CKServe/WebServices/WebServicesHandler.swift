@@ -69,7 +69,7 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
     }
 
     /// CloudKit's request limit (reference §6: 2 MB a request, assets aside).
-    static let requestBodyLimit = 2_000_000
+    static let requestBodyLimit = Limits.requestBytes
 
     public func respond(to request: HTTPRequest) -> HTTPResponse {
         let head = request.head

@@ -33,7 +33,7 @@ enum RecordCommands {
             if readStdin { throw inv.usageError("'-' (names from stdin) given more than once") }
             readStdin = true
             // Split bytes, not characters: "\r\n" is one Character.
-            for var line in inv.readStdin(what: "\(noun) (one per line)").split(separator: 0x0A, omittingEmptySubsequences: false) {
+            for var line in try inv.readStdin(what: "\(noun) (one per line)").split(separator: 0x0A, omittingEmptySubsequences: false) {
                 if line.last == 0x0D { line.removeLast() }
                 if !line.isEmpty { names.append(String(decoding: line, as: UTF8.self)) }
             }

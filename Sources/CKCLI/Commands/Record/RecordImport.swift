@@ -26,7 +26,7 @@ enum ImportCommand {
             let path = f.hasPrefix("/") ? f : inv.io.currentDirectory + "/" + f
             bytes = try FileSystem.readUserFile(path, shownAs: f)
         } else {
-            bytes = inv.readStdin(what: "records to import (NDJSON or a JSON document)")
+            bytes = inv.readAllStdin(what: "records to import (NDJSON or a JSON document)")
         }
         let session = try inv.api.importSession(ImportRequest(input: bytes, defaultZone: inv.globals.zone, batchSize: batchSize), as: try inv.caller())
         let progress = ImportProgress(io: inv.io, total: session.count, quiet: inv.globals.quiet)

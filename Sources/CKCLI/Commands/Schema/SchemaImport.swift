@@ -14,7 +14,7 @@ extension SchemaCommands {
         """) { inv in
         let file = try inv.positionals(min: 1, max: 1, what: "schema file")[0]
         let text: String
-        if file == "-" { text = String(decoding: inv.readStdin(what: "a schema (.ckdb text)"), as: UTF8.self) } else {
+        if file == "-" { text = String(decoding: try inv.readStdin(what: "a schema (.ckdb text)"), as: UTF8.self) } else {
             let path = file.hasPrefix("/") ? file : inv.io.currentDirectory + "/" + file
             let b = try FileSystem.readUserFile(path, shownAs: file)
             guard let s = String(validating: b, as: UTF8.self) else { throw CloudKitError.badRequest("schema file '\(file)' is not valid UTF-8") }

@@ -14,7 +14,7 @@ extension ServerKeyCommands {
         let keyID = try inv.positionals(min: 1, max: 1, what: "key ID")[0]
         guard let file = inv.args.value("--public-key") else { throw inv.usageError("missing --public-key FILE.pem") }
         let bytes: [UInt8]
-        if file == "-" { bytes = inv.readStdin(what: "a PEM public key") } else {
+        if file == "-" { bytes = try inv.readStdin(what: "a PEM public key") } else {
             bytes = try FileSystem.readUserFile(file.hasPrefix("/") ? file : inv.io.currentDirectory + "/" + file, shownAs: file)
         }
         guard let pem = String(validating: bytes, as: UTF8.self) else { throw CloudKitError.badRequest("'\(Names.describe(file))' is not text: a PEM public key is") }

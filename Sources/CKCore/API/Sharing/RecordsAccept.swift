@@ -3,7 +3,10 @@
 /// database. One result per short GUID, in order: the ShortGUID Result dictionary, or an error
 /// (NOT_FOUND, in the same words, for a short GUID no share has and for a share the caller
 /// may not see: not invited to a share that is not public, or removed from it). Accepting
-/// twice changes nothing.
+/// twice changes nothing. ck addresses a shared zone by its name alone (CloudKit by zoneName and
+/// ownerRecordName), so a share whose zone has the name of a zone another owner already shares
+/// with the caller is refused: BAD_REQUEST, naming that owner, with the way out (leave that
+/// share first); the shares already accepted keep serving.
 public typealias AcceptSharesRequest = ShortGUIDsRequest
 
 extension CloudKitAPI {
@@ -13,7 +16,10 @@ extension CloudKitAPI {
         let ctx = try preflight(.recordsAccept, caller.inDatabase(.shared), need: .write)
         return ItemsResponse("results", try zip(r.shortGUIDs, guids).map { req, guid in
             do {
-                let accepted = try ctx.db.updateShare(try ctx.db.share(shortGUID: guid), .accept)
+                let loc = try ctx.db.share(shortGUID: guid)
+                try ctx.db.refuseZoneNameClash(loc)
+                let accepted = try ctx.db.updateShare(loc, .accept)
+                ctx.db.sharing.cache.zones = nil
                 return .value(try shortGUIDResult(accepted, req, ctx: ctx))
             } catch let e as CloudKitError {
                 return .failed(e)
