@@ -35,6 +35,9 @@ extension Fsck {
         var announced = snapshot ?? [:]
         if snapshot != nil { try? Fsck.announcements(db, after: through, through: nil, into: &announced) }
         guard try checkHistory(z.history, what: "history") else { return }
+        try checkAppliedCursor(z)
+        // Before the history is applied: delivering its notifications reads the registry.
+        try checkShareRegistry(db, z)
         do {
             if repair {
                 let n = try db.finishInterruptedCommit(z)
@@ -68,6 +71,52 @@ extension Fsck {
                         "the database history lacks the changes of zone '\(Names.describe(name))' after entry \(covered!)", repaired: repair)
             }
         }
+    }
+
+    /// The applied cursor (`applied.json`) is derived: a cursor that is no regular file, or
+    /// that names entries past the history's head (readers would trust files for entries that
+    /// do not exist, and a commit a crash left unapplied would stay hidden), is removed. A
+    /// missing cursor means nothing is applied: the interrupted-commit repair that follows
+    /// replays the history into the files (idempotent; notifications are delivered once per
+    /// entry) and writes the cursor again.
+    private func checkAppliedCursor(_ z: ZoneStore) throws {
+        guard let found = try Directory.parent(of: z.appliedFile), let kind = found.0.kind(of: found.1) else { return }
+        let (parent, name) = found
+        if kind != .file {
+            if repair { try kind == .directory ? parent.removeTree(name) : parent.remove(name) }
+            note(z.appliedFile, "the applied cursor is not a regular file (\(kind == .directory ? "a directory" : "a special file")); it is rebuilt from the history", repaired: repair)
+            return
+        }
+        let cursor = try z.appliedCursor(), head = try z.history.head()
+        if cursor.seq > head {
+            if repair { try parent.remove(name) }
+            note(z.appliedFile, "the applied cursor is at entry \(cursor.seq), ahead of the history's head \(head); it is rebuilt from the history", repaired: repair)
+        }
+    }
+
+    /// A private zone's share registry (`shares/<zone>.json`) is derived from the zone's share
+    /// records (SharedDatabase): rebuilt when it is unreadable or misses one. A name that leads
+    /// to no share is allowed (readers check each; a share's deletion leaves its name).
+    private func checkShareRegistry(_ db: Database, _ z: ZoneStore) throws {
+        guard db.scope == .private, !z.zoneID.isDefault else { return }
+        // The share records the history leaves saved, in the order they were last saved.
+        var last: [NameKey: (seq: Int64, share: Bool)] = [:]
+        try z.history.forEachEntry(after: 0) { e in
+            last[e.key] = (e.seq, e.op == .save && e.record?.recordType == ShareInfo.recordType)
+            return true
+        }
+        let shares = last.filter(\.value.share).sorted { $0.value.seq < $1.value.seq }.map(\.key.string)
+        let registry = ShareRegistry(database: db.directory, zoneName: z.zoneID.zoneName)
+        let exists = try FileSystem.exists(registry.file)
+        guard exists || !shares.isEmpty else { return }
+        let listed: [String]?
+        do { listed = exists ? try registry.shareNames() : nil } catch { listed = nil }
+        let stored = exists ? (try? FileSystem.readJSON(registry.file))??["zoneName"]?.stringValue : nil
+        if let l = listed, stored.map({ $0.sameBytes(z.zoneID.zoneName) }) == true,
+           Set(shares.map(NameKey.init)).isSubset(of: l.map(NameKey.init)) { return }
+        if repair { try registry.write(shares, zoneName: z.zoneID.zoneName) }
+        let what = !exists ? "is missing" : listed == nil || stored == nil ? "is damaged" : "misses share records of the zone"
+        note(registry.file, "the share registry of zone '\(Names.describe(z.zoneID.zoneName))' \(what) (rebuilt from its \(shares.count) share record\(shares.count == 1 ? "" : "s"))", repaired: repair)
     }
 
     /// Every record file against the history's last entry for its record. Returns each deleted
