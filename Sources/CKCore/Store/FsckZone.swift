@@ -50,7 +50,7 @@ extension Fsck {
             return
         }
         let headBefore = try z.history.head()
-        let latestDeletions = try checkRecordFiles(z)
+        let latestDeletions = try checkRecordFiles(z, schema: try? db.schema())
         try checkTombstones(z, latestDeletions: latestDeletions)
         try rebuildReferences(z)
         try checkIndexes(db, z)
@@ -121,7 +121,24 @@ extension Fsck {
 
     /// Every record file against the history's last entry for its record. Returns each deleted
     /// name's latest deletion, read on the way (for its tombstone).
-    private func checkRecordFiles(_ z: ZoneStore) throws -> [NameKey: Int64] {
+    private func checkRecordFiles(_ z: ZoneStore, schema: Schema?) throws -> [NameKey: Int64] {
+        // Records whose values their schema no longer takes (a schema edited by hand, or
+        // imported by an earlier ck): each save of them would fail. Reported once per field
+        // and value type, with the first record and how many; fsck cannot tell which is right.
+        var disagreements: [String: (first: String, count: Int)] = [:]
+        func checkSchema(_ r: Record) {
+            guard let type = schema?.types[r.recordType] else { return }
+            for (name, v) in r.fields {
+                guard let f = type.fields[name], !f.type.accepts(v.type) else { continue }
+                let key = "field '\(name)' of record type '\(r.recordType)' is \(f.type) in the schema, but records hold \(v.type) values"
+                disagreements[key] = (disagreements[key]?.first ?? r.recordName, (disagreements[key]?.count ?? 0) + 1)
+            }
+        }
+        defer {
+            for (what, d) in disagreements.sorted(by: { $0.key < $1.key }) {
+                note(z.directory, "\(what) (record '\(Names.describe(d.first))'\(d.count > 1 ? " and \(d.count - 1) more" : "")): saving them fails until the schema or the records change", repaired: false)
+            }
+        }
         struct Last { var seq: Int64; var op: HistoryEntry.Op; var tag: String? }
         var last: [NameKey: Last] = [:]
         var latestDeletions: [NameKey: Int64] = [:]
@@ -149,6 +166,7 @@ extension Fsck {
                         continue
                     }
                     report.records += 1
+                    checkSchema(rec)
                     let k = NameKey(rec.recordName)
                     guard z.recordPath(rec.recordName) == path else {
                         // A record in another record's file: the history decides what belongs where.

@@ -35,6 +35,7 @@ extension RecordCommands {
         request.takesExportedAssets = true
         let response = try inv.api.modifyRecords(request, as: try inv.caller())
         inv.print(response)
+        inv.announce(response.definedFields)
         return inv.batchExit(response.results, noun: "operations")
     }
 }
