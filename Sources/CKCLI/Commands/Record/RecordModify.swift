@@ -35,7 +35,9 @@ extension RecordCommands {
         request.takesExportedAssets = true
         let response = try inv.api.modifyRecords(request, as: try inv.caller())
         inv.print(response)
+        // A failed item's summary is stderr's first line; the fields defined come after it.
+        let exit = inv.batchExit(response.results, noun: "operations")
         inv.announce(response.definedFields)
-        return inv.batchExit(response.results, noun: "operations")
+        return exit
     }
 }
