@@ -51,6 +51,61 @@ final class GCFromStartTests: XCTestCase {
         }
     }
 
+    /// Writes, then gc past the point where the fetch began: its pages still read on — nothing
+    /// gc dropped is one it needs (updates come again at their latest state) — and finish with
+    /// the zone as it is.
+    func testGCPastTheStartOfAFetchAfterUpdatesDoesNotExpireIt() throws {
+        let (t, db) = try compactedZone(keep: 12)
+        let replica = try fetchFromStart(try t.db(device: "ipad"), limit: 3) { page in
+            guard page == 1 else { return }
+            for v in 1...3 { _ = try db.modify(zone: "Z", operations: [op(.forceUpdate, "r\(v)", ["n": .int(Int64(200 + v))])]) }
+            _ = try db.modify(zone: "Z", operations: [op(.create, "late", ["n": 1])])
+            _ = try db.compactHistory(zone: "Z") { _, head in head + 1 }
+        }
+        XCTAssertEqual(replica.records, try storedRecords(db, zone: "Z"))
+        XCTAssertEqual(replica.records["r1"]?.fields["n"]?.value, 201)
+        XCTAssertNotNil(replica.records["late"])
+    }
+
+    /// gc that dropped the deletion of a record the fetch already returned cannot tell the
+    /// client: that page is CHANGE_TOKEN_EXPIRED (the client must refetch), and the refetch
+    /// finishes without the record.
+    func testGCThatDroppedADeletionTheFetchNeedsExpiresItAndTheRefetchFinishes() throws {
+        let (t, db) = try compactedZone(keep: 12)
+        let ipad = try t.db(device: "ipad")
+        let first = try ipad.zoneChanges(zone: "Z", since: nil, limit: 3)
+        let got = changeNames(first)
+        XCTAssertEqual(got.count, 3)
+        _ = try db.modify(zone: "Z", operations: [op(.forceDelete, got[0])])
+        _ = try db.compactHistory(zone: "Z") { _, head in head + 1 }
+        XCTAssertThrowsError(try ipad.zoneChanges(zone: "Z", since: first.syncToken, limit: 3)) {
+            XCTAssertEqual(($0 as? CloudKitError)?.code, .changeTokenExpired)
+        }
+        let again = try fetchFromStart(ipad, limit: 3)
+        XCTAssertEqual(again.records, try storedRecords(db, zone: "Z"))
+        XCTAssertNil(again.records[got[0]])
+    }
+
+    /// A history compacted by an earlier ck, which did not record its dropped deletions, may
+    /// have dropped one anywhere: a fetch begun before that gc expires (and starts again).
+    func testAnEarlierCksCompactionIsTakenAsHavingDroppedDeletions() throws {
+        let (t, db) = try compactedZone(keep: 12)
+        let ipad = try t.db(device: "ipad")
+        let first = try ipad.zoneChanges(zone: "Z", since: nil, limit: 3)
+        _ = try db.modify(zone: "Z", operations: [op(.forceUpdate, "r9", ["n": 9])])
+        let z = try db.zone("Z")
+        _ = try db.compactHistory(zone: "Z") { _, head in head + 1 }
+        var meta = try XCTUnwrap(FileSystem.readJSON(z.history.metaFile)?.objectValue)
+        XCTAssertEqual(meta["deletionsDroppedThrough"], 0, "no deletion was dropped")
+        XCTAssertNoThrow(try ipad.zoneChanges(zone: "Z", since: first.syncToken, limit: 3))
+        meta["deletionsDroppedThrough"] = nil
+        try FileSystem.writeJSON(z.history.metaFile, .object(meta))
+        XCTAssertThrowsError(try ipad.zoneChanges(zone: "Z", since: first.syncToken, limit: 3)) {
+            XCTAssertEqual(($0 as? CloudKitError)?.code, .changeTokenExpired)
+        }
+        XCTAssertEqual(try fetchFromStart(ipad, limit: 3).records, try storedRecords(db, zone: "Z"))
+    }
+
     /// A token from before gc that is no fetch from the start stays expired; starting again
     /// from the start then finishes.
     func testAnOrdinaryTokenFromBeforeGCExpiresAndTheRefetchFinishes() throws {
