@@ -45,6 +45,15 @@ public final class Invocation {
         }
     }
 
+    /// Announces on stderr (unless `--quiet`) the fields a write defined just in time, as the
+    /// API answered them (SPEC §4).
+    func announce(_ defined: [DefinedField]) {
+        guard !globals.quiet else { return }
+        for f in defined {
+            io.writeErr("ck: defined field '\(ErrorReporter.oneLine(f.fieldName))' as \(f.type) in \(f.newRecordType ? "new " : "")record type '\(ErrorReporter.oneLine(f.recordType))'\n")
+        }
+    }
+
     /// A warning on stderr, unless `--quiet`.
     func warn(_ message: String) {
         if !globals.quiet { io.writeErr("ck: warning: \(ErrorReporter.oneLine(message))\n") }

@@ -457,6 +457,7 @@ final class IsolationTests: XCTestCase {
         XCTAssertEqual(fieldValue(whole.json(), "u"), "from-carol")
         // A writer who may read sees the whole record in its write's response.
         let own = ck(s, "--db", "public", "record", "save", "--name", "Drop-alice", "--force", "u=from-alice")
+        XCTAssertEqual(own.status, 0, own.stderr)
         XCTAssertEqual(fieldValue(own.json(), "t"), "payload:Drop/alice")
 
         // An asset's bytes go only to a reader of its record.

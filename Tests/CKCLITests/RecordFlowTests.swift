@@ -18,7 +18,8 @@ final class RecordFlowTests: XCTestCase {
         let s = signedIn()
         let created = s.ck("--zone", "Lists", "record", "save", "--type", "ToDoItem", "--name", "t", "title=a", "n=1")
         XCTAssertEqual(created.status, 0, created.stderr)
-        XCTAssertEqual(created.stderr, "")
+        XCTAssertEqual(created.stderr, "ck: defined field 'n' as INT64 in new record type 'ToDoItem'\nck: defined field 'title' as STRING in new record type 'ToDoItem'\n",
+                       "the fields the save defined are announced (SPEC §4), and nothing else")
         let t1 = tag(created)
         s.assertUnchanged("EXISTS") {
             assertFailure(s.ck("--zone", "Lists", "record", "save", "--type", "ToDoItem", "--name", "t", "title=b"), exit: 4, contains: "EXISTS")

@@ -113,7 +113,7 @@ final class APIRecordsTests: XCTestCase {
                 RECORD TYPE Diary (t STRING, GRANT READ, WRITE TO "_creator", GRANT CREATE TO "_icloud");
             """, validateOnly: false)
         let a = api(t)
-        _ = try save(a, "d1", type: "Diary", scope: .public, ["t": "secret-words"])
+        XCTAssertNil(try save(a, "d1", type: "Diary", scope: .public, ["t": "secret-words"]).results[0].error, "the record the test hides")
         let bob = caller(.public, .appleID("bob@example.com"))
         let hidden = try a.lookupRecords(LookupRecordsRequest(recordNames: ["d1", "ghost"]), as: bob)
         let e1 = try XCTUnwrap(hidden.results[0].error), e2 = try XCTUnwrap(hidden.results[1].error)

@@ -9,7 +9,8 @@ final class QuickStartTests: XCTestCase {
         let saved = s.ck("record", "save", "--type", "ToDoItem", "--name", "todo-1", "title=Get apples",
                          "dueDate:TIMESTAMP=2019-10-28", "isCompleted=false")
         XCTAssertEqual(saved.status, 0, saved.stderr)
-        XCTAssertEqual(saved.stderr, "")
+        XCTAssertEqual(saved.stderr, ["dueDate' as TIMESTAMP", "isCompleted' as INT64", "title' as STRING"]
+            .map { "ck: defined field '\($0) in new record type 'ToDoItem'\n" }.joined(), "the new fields announced, nothing else")
         let got = s.ck("record", "get", "todo-1")
         XCTAssertEqual(got.status, 0, got.stderr)
         let rec = got.record

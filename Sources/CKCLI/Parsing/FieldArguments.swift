@@ -60,6 +60,26 @@ struct FieldArguments {
         return TimeZone(identifier: tz) ?? .current
     }
 
+    /// Types other systems have that CloudKit spells otherwise (it has no boolean and no
+    /// date-only type): the CloudKit type to write instead, with the argument rewritten.
+    static func typeHint(_ tag: String, field: String, value: String) -> String? {
+        switch tag {
+        case "BOOL", "BOOLEAN":
+            let bit = ["true", "yes", "1"].contains(value.lowercased()) ? "1" : "0"
+            return "CloudKit has no boolean type: a flag is INT64 0 or 1 (write \(field):INT64=\(bit), or \(field)=\(bit == "1" ? "true" : "false"), which a new field takes as INT64)"
+        case "DATE", "DATETIME", "TIME":
+            return "CloudKit's dates are TIMESTAMP (write \(field):TIMESTAMP=\(value))"
+        case "INT", "INTEGER", "LONG":
+            return "CloudKit's integers are INT64 (write \(field):INT64=\(value))"
+        case "FLOAT", "NUMBER", "REAL":
+            return "CloudKit's numbers with a fraction are DOUBLE (write \(field):DOUBLE=\(value))"
+        case "DATA", "BLOB":
+            return "CloudKit's raw bytes are BYTES (write \(field):BYTES=BASE64 or \(field):BYTES=@FILE)"
+        default:
+            return nil
+        }
+    }
+
     /// Checks the form of every argument (usage errors come before anything is read).
     func scan(_ args: [String]) throws -> [FieldArgument] {
         var out: [FieldArgument] = []
@@ -76,6 +96,9 @@ struct FieldArguments {
                 let tag = String(name[name.index(after: colon)...])
                 name = String(name[..<colon])
                 guard let t = FieldType(tag: tag.uppercased()), t.base != .unknown else {
+                    if let hint = FieldArguments.typeHint(tag.uppercased(), field: name, value: text) {
+                        throw UsageError("unknown field type '\(tag)' in '\(a)'; \(hint)", command: command)
+                    }
                     throw UsageError("unknown field type '\(tag)' in '\(a)'; types: \(FieldType.allTags.joined(separator: ", ")), ASSET", command: command)
                 }
                 type = t

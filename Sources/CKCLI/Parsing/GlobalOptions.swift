@@ -39,6 +39,9 @@ public struct GlobalOptions {
     public var errorFormat: ErrorFormat
     /// `-q`: warnings and progress are not printed.
     public var quiet: Bool
+    /// Whether `--format` was given on the command line (not defaulted, nor from $CK_FORMAT):
+    /// a command whose output is text by nature (`schema export`) prints JSON only when asked.
+    public var formatGiven = false
 
     /// The error format alone, read leniently, so even a bad command line reports in the
     /// format the caller asked for.
@@ -87,7 +90,7 @@ public struct GlobalOptions {
         var zones = args.values("--zone")
         if zones.isEmpty, let z = env["CK_ZONE"], !z.isEmpty { zones = [z] }
         let zone = zones.last ?? ZoneID.defaultZoneName
-        return GlobalOptions(
+        var options = GlobalOptions(
             dataDirectory: dataDir,
             containerOverride: pick("--container", "CK_CONTAINER"),
             environment: try choice("--environment", "CK_ENVIRONMENT", CKCore.Environment.development),
@@ -99,6 +102,8 @@ public struct GlobalOptions {
             format: try choice("--format", "CK_FORMAT", OutputFormat.json),
             errorFormat: try choice("--error-format", "CK_ERROR_FORMAT", ErrorFormat.text),
             quiet: args.has("--quiet") || ["1", "true", "yes"].contains(env["CK_QUIET"]?.lowercased() ?? ""))
+        options.formatGiven = args.value("--format") != nil
+        return options
     }
 
     /// The nearest `.ck` walking up from `dir`, like git looks for `.git/` (whether it may be

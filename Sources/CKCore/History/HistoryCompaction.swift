@@ -12,7 +12,8 @@ import Darwin
 /// others become empty slots in the index (a word equal to the one before it), so entry `seq`
 /// is still found at `(seq - 1) * 8`. `history.json` records `retainedFrom: F`: a token (or a
 /// reference) before `F - 1` names a point whose later changes can no longer be told, and is
-/// CHANGE_TOKEN_EXPIRED.
+/// CHANGE_TOKEN_EXPIRED — but for the pages of a fetch from scratch, which need only the
+/// deletions gc dropped: `deletionsDroppedThrough` records the last one.
 ///
 /// Crash safety, under the zone's lock:
 /// 1. the new log and index are written beside the old ones (`history.log.gc`,
@@ -86,8 +87,12 @@ enum HistoryCompaction {
         }
         // 1. Which entries before `target` wrote a version still current at `target - 1`.
         var current: [NameKey: Int64] = [:]
+        // Every deletion before `target` is dropped: the last one bounds which fetches from
+        // scratch may read on through the compacted part (ZoneChanges.checkZoneToken).
+        var lastDeletion = try h.deletionsDroppedThrough()
         try h.forEachEntry(after: 0, through: target - 1) { e in
             current[e.key] = e.op == .save ? e.seq : nil
+            if e.op == .delete { lastDeletion = max(lastDeletion, e.seq) }
             return true
         }
         let keep = Set(current.values)
@@ -159,6 +164,7 @@ enum HistoryCompaction {
         meta["schemaVersion"] = .int(DataPaths.schemaVersion)
         meta["epoch"] = meta["epoch"] ?? .int(0)
         meta["retainedFrom"] = .int(target)
+        meta["deletionsDroppedThrough"] = .int(lastDeletion)
         do {
             try FileSystem.writeJSON(h.metaFile, .object(meta))
             try dir.writeJSON(markerName, ["schemaVersion": .int(DataPaths.schemaVersion), "retainedFrom": .int(target)])

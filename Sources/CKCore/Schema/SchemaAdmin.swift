@@ -59,8 +59,55 @@ struct SchemaAdmin {
         if let why = SchemaAdmin.loss(from: prod, to: new) {
             throw CloudKitError.badRequest("cannot import: \(why)")
         }
+        // No write commits while the data is checked and the schema replaced (writers hold the
+        // environment's lock shared); a check alone creates nothing.
+        let g = EnvironmentGuard(paths: paths, container: container, environment: .development)
+        let lock = validateOnly ? try FileLock.acquireExisting(g.lockFile, .shared) : try FileLock(path: g.lockFile, .exclusive)
+        defer { lock?.unlock() }
+        if let why = try retypedData(from: try store(.development).load(), to: new) {
+            throw CloudKitError.badRequest("cannot import: \(why)")
+        }
         if !validateOnly { _ = try store(.development).withLock { try store(.development).save(new) } }
         return new
+    }
+
+    /// Why `new` cannot replace the development schema `old` for the data development holds:
+    /// a field `new` retypes (CloudKit never changes the type of an existing field) while a
+    /// record holds a value of it the new type does not take — every later save of that record
+    /// would fail. Only retyped fields are looked for, and the first such record answers.
+    private func retypedData(from old: Schema, to new: Schema) throws -> String? {
+        var retyped: [String: [String: SchemaType]] = [:]
+        for (name, t) in old.types {
+            guard let n = new.types[name] else { continue }
+            for (fname, f) in t.fields where !RecordTypeSchema.isSystemField(fname) {
+                if let nf = n.fields[fname], nf.type != f.type { retyped[name, default: [:]][fname] = nf.type }
+            }
+        }
+        guard !retyped.isEmpty else { return nil }
+        let env = paths.environment(container, .development)
+        var databases: [(String, String, String)] = [(env + "/public", "_", "public")]
+        for owner in try FileSystem.list(env + "/private").sorted() where !owner.hasPrefix(".") {
+            databases.append((env + "/private/" + owner, owner, "private"))
+        }
+        for (dir, owner, scope) in databases {
+            for entry in try FileSystem.list(dir + "/zones").sorted() where !entry.hasPrefix(".") {
+                guard let name = try? FileSystem.readJSON(dir + "/zones/" + entry + "/zone.json")?["zoneID"]?["zoneName"]?.stringValue,
+                      case .present(let z) = try ZoneStore.load(directory: dir + "/zones/" + entry, zoneID: ZoneID(zoneName: name, ownerRecordName: owner)) else { continue }
+                var found: String?
+                try z.snapshot().forEachRecord { r in
+                    guard let fields = retyped[r.recordType] else { return true }
+                    for (fname, type) in fields.sorted(by: { $0.key < $1.key }) {
+                        if let v = r.fields[fname], !type.accepts(v.type) {
+                            found = "field '\(fname)' of record type '\(r.recordType)' holds \(v.type) values (record '\(Names.describe(r.recordName))' in zone '\(Names.describe(name))' of the \(scope) database) and cannot become \(type); CloudKit does not change the type of an existing field: add a field with another name, or delete those values first"
+                            return false
+                        }
+                    }
+                    return true
+                }
+                if let f = found { return f }
+            }
+        }
+        return nil
     }
 
     /// Resets development to production's schema and deletes every development record,

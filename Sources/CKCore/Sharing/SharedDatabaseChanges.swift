@@ -117,6 +117,6 @@ extension Database {
         do { before = try decodeSharedToken(token) } catch let e as CloudKitError {
             return BookmarkLag(state: .invalid, changes: nil, reason: e.reason)
         }
-        return BookmarkLag(state: .behind, changes: Int64(try sharedZoneChanges(since: before).changes.count), reason: nil)
+        return .behind(Int64(try sharedZoneChanges(since: before).changes.count))
     }
 }

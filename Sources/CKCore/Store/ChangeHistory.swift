@@ -315,6 +315,16 @@ struct ChangeHistory {
 
     /// The first entry every later one is kept from (1 unless `ck gc` compacted the history):
     /// a token or reference before `retainedFrom() - 1` names a point no longer retained.
+    /// The last deletion a compaction dropped (0: none): a fetch from scratch whose point lies
+    /// before it could miss that deletion of a record it already returned. A history compacted
+    /// by an earlier ck, which did not record it, may have dropped one anywhere before
+    /// `retainedFrom()`.
+    func deletionsDroppedThrough() throws -> Int64 {
+        let meta = try FileSystem.readJSON(metaFile)
+        if let d = meta?["deletionsDroppedThrough"]?.int64Value { return d }
+        return max(0, (meta?["retainedFrom"]?.int64Value ?? 1) - 1)
+    }
+
     public func retainedFrom() throws -> Int64 {
         max(1, try FileSystem.readJSON(metaFile)?["retainedFrom"]?.int64Value ?? 1)
     }

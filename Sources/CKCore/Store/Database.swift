@@ -23,6 +23,9 @@ final class Database {
     /// Sharing: the owner whose private database this is when a share participant writes
     /// into it, and what the shared database resolves (Sharing/SharedDatabase.swift).
     var sharing = SharingContext()
+    /// What the last `modify` defined just in time (development): types, and the fields it
+    /// added to them, for the API's answer to announce (CloudKitAPI.modifyRecords).
+    var definedSchema = Schema()
 
     /// `owner`: another user's private database, opened for a share participant.
     init(address: DatabaseAddress, caller: Principal, paths: DataPaths, clock: Clock, owner: String? = nil) throws {

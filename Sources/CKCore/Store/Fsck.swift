@@ -163,7 +163,7 @@ final class Fsck {
             }
             databaseWhole = try checkHistory(db.databaseHistory, what: "database history")
             if databaseWhole { try emptyTrash(db) }
-            try sweepLegacyDeletions(db)
+            try sweepLegacyDeletions(db, historyWhole: databaseWhole)
             announcedThrough = try db.databaseHistory.head()
             try? Fsck.announcements(db, after: 0, through: announcedThrough, into: &announced)
         }
@@ -200,11 +200,23 @@ final class Fsck {
         }
     }
 
-    /// Deletions of the earlier layout (`zones/.deleted-…`).
-    private func sweepLegacyDeletions(_ db: Database) throws {
+    /// Deletions of the earlier layout (`zones/.deleted-…`): finished, and recorded in the
+    /// database history unless it records them already (as emptyTrash does), so that
+    /// database-changes clients learn the zone is gone. The caller holds the database's lock.
+    private func sweepLegacyDeletions(_ db: Database, historyWhole: Bool) throws {
         for name in try FileSystem.list(db.directory + "/zones") where name.hasPrefix(".deleted-") {
-            if repair { try FileSystem.removeTree(db.directory + "/zones/" + name) }
-            note(db.directory + "/zones/" + name, "zone deletion was interrupted; its files remain", repaired: repair)
+            let dir = db.directory + "/zones/" + name
+            if repair {
+                if historyWhole, let zj = try? FileSystem.readJSON(dir + "/zone.json"), let zoneName = zj["zoneID"]?["zoneName"]?.stringValue,
+                   let inc = zj["incarnation"]?.stringValue, db.announces(zoneName) {
+                    // Not while that very incarnation is still in place (a copy, not a deletion).
+                    let live: Bool
+                    if case .present(let z) = try db.zonePresence(zoneName), z.incarnation == inc { live = true } else { live = false }
+                    if !live { _ = try db.recordInDatabaseHistory(DatabaseIntent(op: .delete, zoneName: zoneName, incarnation: inc, after: 0)) }
+                }
+                try FileSystem.removeTree(dir)
+            }
+            note(dir, "zone deletion was interrupted; its files remain", repaired: repair)
         }
     }
 

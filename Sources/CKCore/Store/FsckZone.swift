@@ -35,6 +35,9 @@ extension Fsck {
         var announced = snapshot ?? [:]
         if snapshot != nil { try? Fsck.announcements(db, after: through, through: nil, into: &announced) }
         guard try checkHistory(z.history, what: "history") else { return }
+        try checkAppliedCursor(z)
+        // Before the history is applied: delivering its notifications reads the registry.
+        try checkShareRegistry(db, z)
         do {
             if repair {
                 let n = try db.finishInterruptedCommit(z)
@@ -47,7 +50,7 @@ extension Fsck {
             return
         }
         let headBefore = try z.history.head()
-        let latestDeletions = try checkRecordFiles(z)
+        let latestDeletions = try checkRecordFiles(z, schema: try? db.schema())
         try checkTombstones(z, latestDeletions: latestDeletions)
         try rebuildReferences(z)
         try checkIndexes(db, z)
@@ -70,9 +73,72 @@ extension Fsck {
         }
     }
 
+    /// The applied cursor (`applied.json`) is derived: a cursor that is no regular file, or
+    /// that names entries past the history's head (readers would trust files for entries that
+    /// do not exist, and a commit a crash left unapplied would stay hidden), is removed. A
+    /// missing cursor means nothing is applied: the interrupted-commit repair that follows
+    /// replays the history into the files (idempotent; notifications are delivered once per
+    /// entry) and writes the cursor again.
+    private func checkAppliedCursor(_ z: ZoneStore) throws {
+        guard let found = try Directory.parent(of: z.appliedFile), let kind = found.0.kind(of: found.1) else { return }
+        let (parent, name) = found
+        if kind != .file {
+            if repair { try kind == .directory ? parent.removeTree(name) : parent.remove(name) }
+            note(z.appliedFile, "the applied cursor is not a regular file (\(kind == .directory ? "a directory" : "a special file")); it is rebuilt from the history", repaired: repair)
+            return
+        }
+        let cursor = try z.appliedCursor(), head = try z.history.head()
+        if cursor.seq > head {
+            if repair { try parent.remove(name) }
+            note(z.appliedFile, "the applied cursor is at entry \(cursor.seq), ahead of the history's head \(head); it is rebuilt from the history", repaired: repair)
+        }
+    }
+
+    /// A private zone's share registry (`shares/<zone>.json`) is derived from the zone's share
+    /// records (SharedDatabase): rebuilt when it is unreadable or misses one. A name that leads
+    /// to no share is allowed (readers check each; a share's deletion leaves its name).
+    private func checkShareRegistry(_ db: Database, _ z: ZoneStore) throws {
+        guard db.scope == .private, !z.zoneID.isDefault else { return }
+        // The share records the history leaves saved, in the order they were last saved.
+        var last: [NameKey: (seq: Int64, share: Bool)] = [:]
+        try z.history.forEachEntry(after: 0) { e in
+            last[e.key] = (e.seq, e.op == .save && e.record?.recordType == ShareInfo.recordType)
+            return true
+        }
+        let shares = last.filter(\.value.share).sorted { $0.value.seq < $1.value.seq }.map(\.key.string)
+        let registry = ShareRegistry(database: db.directory, zoneName: z.zoneID.zoneName)
+        let exists = try FileSystem.exists(registry.file)
+        guard exists || !shares.isEmpty else { return }
+        let listed: [String]?
+        do { listed = exists ? try registry.shareNames() : nil } catch { listed = nil }
+        let stored = exists ? (try? FileSystem.readJSON(registry.file))??["zoneName"]?.stringValue : nil
+        if let l = listed, stored.map({ $0.sameBytes(z.zoneID.zoneName) }) == true,
+           Set(shares.map(NameKey.init)).isSubset(of: l.map(NameKey.init)) { return }
+        if repair { try registry.write(shares, zoneName: z.zoneID.zoneName) }
+        let what = !exists ? "is missing" : listed == nil || stored == nil ? "is damaged" : "misses share records of the zone"
+        note(registry.file, "the share registry of zone '\(Names.describe(z.zoneID.zoneName))' \(what) (rebuilt from its \(shares.count) share record\(shares.count == 1 ? "" : "s"))", repaired: repair)
+    }
+
     /// Every record file against the history's last entry for its record. Returns each deleted
     /// name's latest deletion, read on the way (for its tombstone).
-    private func checkRecordFiles(_ z: ZoneStore) throws -> [NameKey: Int64] {
+    private func checkRecordFiles(_ z: ZoneStore, schema: Schema?) throws -> [NameKey: Int64] {
+        // Records whose values their schema no longer takes (a schema edited by hand, or
+        // imported by an earlier ck): each save of them would fail. Reported once per field
+        // and value type, with the first record and how many; fsck cannot tell which is right.
+        var disagreements: [String: (first: String, count: Int)] = [:]
+        func checkSchema(_ r: Record) {
+            guard let type = schema?.types[r.recordType] else { return }
+            for (name, v) in r.fields {
+                guard let f = type.fields[name], !f.type.accepts(v.type) else { continue }
+                let key = "field '\(name)' of record type '\(r.recordType)' is \(f.type) in the schema, but records hold \(v.type) values"
+                disagreements[key] = (disagreements[key]?.first ?? r.recordName, (disagreements[key]?.count ?? 0) + 1)
+            }
+        }
+        defer {
+            for (what, d) in disagreements.sorted(by: { $0.key < $1.key }) {
+                note(z.directory, "\(what) (record '\(Names.describe(d.first))'\(d.count > 1 ? " and \(d.count - 1) more" : "")): saving them fails until the schema or the records change", repaired: false)
+            }
+        }
         struct Last { var seq: Int64; var op: HistoryEntry.Op; var tag: String? }
         var last: [NameKey: Last] = [:]
         var latestDeletions: [NameKey: Int64] = [:]
@@ -100,6 +166,7 @@ extension Fsck {
                         continue
                     }
                     report.records += 1
+                    checkSchema(rec)
                     let k = NameKey(rec.recordName)
                     guard z.recordPath(rec.recordName) == path else {
                         // A record in another record's file: the history decides what belongs where.

@@ -24,9 +24,11 @@ extension Database {
                 .with(.splitRequest(maxOperations: Limits.operationsPerBatch))
         }
         let user = try requireWrite()
+        definedSchema = Schema()
         // The shared database writes into the owner's zone, as the participant (Sharing/).
         if let owner = try sharedOwnerView(zone: name) {
             owner.webAssets = webAssets
+            defer { definedSchema = owner.definedSchema }
             return try owner.modify(zone: name, operations: operations, atomic: atomic, assets: pending)
         }
         var z = try zone(name)
@@ -91,7 +93,10 @@ extension Database {
                 roles = try callerRoles()
                 let (tx, results) = try run(groupZone, nextSeq: 0, in: group)
                 // Types and fields defined just in time go into the schema before the commit.
-                if !tx.entries.isEmpty, schemaContext.changed { try schemaAdmin.store(address.environment).merge(schemaContext.additions) }
+                if !tx.entries.isEmpty, schemaContext.changed {
+                    try schemaAdmin.store(address.environment).merge(schemaContext.additions)
+                    definedSchema = schemaContext.additions
+                }
                 return (tx, results)
             }
             do {
@@ -129,7 +134,10 @@ extension Database {
             }
             // Types and fields defined just in time go into the schema first, so no record is
             // ever stored under a schema that lacks its fields.
-            if schemaContext.changed { try schemaAdmin.store(address.environment).merge(schemaContext.additions) }
+            if schemaContext.changed {
+                try schemaAdmin.store(address.environment).merge(schemaContext.additions)
+                definedSchema = schemaContext.additions
+            }
             try sharingWillCommit(tx, in: z)
             try commit(tx, in: z, syncsInBackground: bulk != nil)
             if let bulk, bulk.knowsZone, let last = tx.entries.last?.seq {

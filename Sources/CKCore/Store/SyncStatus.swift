@@ -5,7 +5,9 @@ public struct BookmarkLag: Equatable, Sendable {
     public enum State: String, Sendable {
         /// No token saved: the next fetch starts from the beginning.
         case none
-        /// Behind by `changes` (0: up to date).
+        /// Nothing to fetch: the next fetch returns no change (`changes` 0).
+        case upToDate
+        /// Behind by `changes` (at least 1).
         case behind
         /// The token is expired (history compacted, zone made again): refetch from scratch.
         case expired
@@ -16,6 +18,11 @@ public struct BookmarkLag: Equatable, Sendable {
     /// Changes after the bookmark (every change when there is none); nil when expired or invalid.
     public var changes: Int64?
     public var reason: String?
+
+    /// A bookmark `changes` behind: up to date when there are none.
+    static func behind(_ changes: Int64) -> BookmarkLag {
+        BookmarkLag(state: changes > 0 ? .behind : .upToDate, changes: changes)
+    }
 }
 
 extension Database {
@@ -36,7 +43,7 @@ extension Database {
 
     /// The lag behind `head` of a token `check` validates (the feed's own check).
     private func lag(head: Int64, _ check: () throws -> Int64) -> BookmarkLag {
-        do { return BookmarkLag(state: .behind, changes: head - (try check())) } catch let e as CloudKitError {
+        do { return .behind(head - (try check())) } catch let e as CloudKitError {
             return BookmarkLag(state: e.code == .changeTokenExpired ? .expired : .invalid, reason: e.reason)
         } catch {
             return BookmarkLag(state: .invalid, reason: "\(error)")

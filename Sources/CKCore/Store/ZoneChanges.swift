@@ -56,10 +56,14 @@ extension Database {
             throw CloudKitError(.changeTokenExpired, "change token expired: zone '\(Names.describe(z.zoneID.zoneName))' no longer retains history that old", zoneID: z.zoneID).with(.refetchFromStart)
         }
         // `ck gc` compacted the changes after the token's point (HistoryCompaction). The pages of
-        // a fetch from scratch that began after the compaction read on through what remains of
-        // them, as the first page did.
+        // a fetch from scratch read on through what remains of them, as the first page did —
+        // whether the fetch began after the compaction or before it: of what gc drops, a page
+        // needs only the deletions (an update comes again at its latest state), so only a
+        // dropped deletion after the token's point, of a record an earlier page may have
+        // returned, expires it. Any other token from there is expired, as CloudKit's are.
         let kept = try z.history.retainedFrom() - 1
-        if t.seq < kept && (t.origin ?? 0) < kept {
+        let droppedDeletion = try z.history.deletionsDroppedThrough()
+        if t.seq < kept && (t.origin ?? 0) < kept && (t.origin == nil || t.seq < droppedDeletion) {
             throw CloudKitError(.changeTokenExpired, "change token expired: zone '\(Names.describe(z.zoneID.zoneName))' no longer retains history that old (its history was compacted)", zoneID: z.zoneID).with(.refetchFromStart)
         }
         return t
@@ -101,8 +105,12 @@ extension Database {
             }
         // A shared page that ends early, to carry a moved record's subtree within the limit.
         let end = shared?.end ?? page.end
+        // A fetch from scratch keeps its origin until its pages pass both it and the compacted
+        // part (checkZoneToken). Raising it to the compacted part's end reports no other
+        // deletion: gc keeps none of the deletions there.
+        let kept = try z.history.retainedFrom() - 1
         let next = ChangeToken(kind: .zone, scopeKey: zoneScopeKey(z), seq: end, epoch: try z.history.epoch(),
-                               origin: origin.flatMap { $0 > end ? $0 : nil })
+                               origin: origin.flatMap { max($0, kept) > end ? max($0, kept) : nil })
         return ZoneChangesResult(zoneID: z.zoneID, changes: changes, syncToken: next.encode(secret: try tokenSecret.getOrCreate()),
                                  moreComing: page.moreComing || shared?.end != nil)
     }

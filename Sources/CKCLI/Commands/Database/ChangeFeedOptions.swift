@@ -30,7 +30,8 @@ enum ChangeFeedOptions {
     static func savesBookmarks(_ inv: Invocation) -> Bool { inv.args.values("--since").isEmpty && !inv.args.has("--no-save") }
 
     static func limit(_ inv: Invocation) throws -> Int {
-        min(try inv.positiveInt("--limit") ?? Limits.resultsPerPage, Limits.resultsPerPage)
+        // The API caps it: resultsLimit is a ceiling the server may lower (reference §5.4).
+        try inv.positiveInt("--limit") ?? Limits.resultsPerPage
     }
 
 }

@@ -35,6 +35,9 @@ extension RecordCommands {
         request.takesExportedAssets = true
         let response = try inv.api.modifyRecords(request, as: try inv.caller())
         inv.print(response)
-        return inv.batchExit(response.results, noun: "operations")
+        // A failed item's summary is stderr's first line; the fields defined come after it.
+        let exit = inv.batchExit(response.results, noun: "operations")
+        inv.announce(response.definedFields)
+        return exit
     }
 }

@@ -9,7 +9,7 @@ extension RecordCommands {
             OptionSpec("--type", aliases: ["--record-type"], value: "T", help: "record type to query (or give a records/query body on stdin)"),
             OptionSpec("--filter", value: "'FIELD OP VALUE'", repeatable: true, help: "a filter; repeat to AND several"),
             OptionSpec("--sort", value: "FIELD[:asc|:desc]", repeatable: true, help: "sort order; repeat for ties"),
-            OptionSpec("--limit", value: "N", help: "results per page, 1…200 (default 200)"),
+            OptionSpec("--limit", value: "N", help: "at most N results per page [default: 200; the server caps pages at 200]"),
             OptionSpec("--continue", value: "MARKER", help: "the continuationMarker of the previous page"),
             OptionSpec("--all", help: "every page, streamed in one process (like gh --paginate): {records: [...]} without a marker"),
             fieldsOption,
@@ -63,7 +63,7 @@ extension RecordCommands {
             req = parsed.query
             if let z = parsed.zoneName { zone = z }
         }
-        if let n = try inv.positiveInt("--limit", max: Limits.resultsPerPage) { req.resultsLimit = n }
+        if let n = try inv.positiveInt("--limit") { req.resultsLimit = n }
         if let m = inv.args.value("--continue") { req.continuationMarker = m }
         if let k = try desiredKeys(inv) { req.desiredKeys = k }
         let caller = try inv.caller()

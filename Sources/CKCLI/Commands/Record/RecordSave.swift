@@ -123,6 +123,7 @@ extension RecordCommands {
         let response = try inv.api.modifyRecords(req, as: caller)
         if let e = response.results[0].error { throw e }
         inv.print(response)
+        inv.announce(response.definedFields)
         return ExitCode.success
     }
 }

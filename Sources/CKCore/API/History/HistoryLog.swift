@@ -55,8 +55,11 @@ extension CloudKitAPI {
         struct Range { var gate: HistoryGate; var after: Int64; var through: Int64 }
         let ranges: [Range] = try names.map { n in
             let z = try ctx.db.zone(n)
-            let a = try ctx.point(r.since, in: z, emptyBeforeHistory: names.count > 1) ?? 0
-            let b = try ctx.point(r.until, in: z, emptyBeforeHistory: names.count > 1) ?? z.history.head()
+            // A time before the zone's history is its empty start, as `git log --since` and
+            // `--until` take a date before the first commit: since then, everything; until
+            // then, nothing.
+            let a = try ctx.point(r.since, in: z, emptyBeforeHistory: true) ?? 0
+            let b = try ctx.point(r.until, in: z, emptyBeforeHistory: true) ?? z.history.head()
             return Range(gate: ctx.gate.history(z), after: a, through: b)
         }
         func item(_ c: HistoryChange, _ gate: HistoryGate) throws -> JSONValue? {

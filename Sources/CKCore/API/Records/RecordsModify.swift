@@ -9,7 +9,9 @@ extension CloudKitAPI {
         var assets = r.uploadedAssets
         if r.takesExportedAssets { ExportedAssets.collect(r.operations, store: store.assets, into: &assets) }
         let results = try ctx.db.modify(zone: zone, operations: r.operations, atomic: r.atomic, assets: assets)
-        return RecordsResponse(try results.map { try ctx.gate.admitWritten($0) }, shape: .modify, style: ctx.style, desiredKeys: r.desiredKeys)
+        var response = RecordsResponse(try results.map { try ctx.gate.admitWritten($0) }, shape: .modify, style: ctx.style, desiredKeys: r.desiredKeys)
+        response.definedFields = DefinedField.list(ctx.db.definedSchema)
+        return response
     }
 }
 

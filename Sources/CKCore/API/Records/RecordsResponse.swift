@@ -8,6 +8,9 @@ public struct RecordsResponse: ResponseBody {
 
     public var results: [OperationResult]
     public let shape: Shape
+    /// The fields the write defined just in time in the development schema (no part of the
+    /// Web Services body): what a front end announces (`defined field 'done' as STRING`).
+    public var definedFields: [DefinedField] = []
     let style: ResponseStyle
     let desiredKeys: Set<String>?
 
@@ -40,6 +43,25 @@ public struct RecordsResponse: ResponseBody {
             var shown = e
             if shown.recordName != nil { shown.zoneID = nil }
             return shown.envelope(style: style)
+        }
+    }
+}
+
+/// A field a write defined just in time in the development schema (SPEC §4: the new field is
+/// announced), with whether its record type was new too.
+public struct DefinedField: Equatable, Sendable {
+    public var recordType: String
+    public var fieldName: String
+    /// Its schema type as the schema language spells it (`STRING`, `LIST<INT64>`, …).
+    public var type: String
+    public var newRecordType: Bool
+
+    /// The user fields of `defined` (SchemaRules' additions), by record type then field name
+    /// (bytes). An addition carries grants only when it makes its type (the type's defaults);
+    /// fields added to a known type come without.
+    static func list(_ defined: Schema) -> [DefinedField] {
+        defined.types.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }.flatMap { name, t in
+            t.userFields.map { DefinedField(recordType: name, fieldName: $0.name, type: $0.type.description, newRecordType: !t.grants.isEmpty) }
         }
     }
 }

@@ -17,6 +17,27 @@ extension CloudKitAPI {
     }
 }
 
+extension CloudKitAPI {
+    /// The caller's environment's schema as JSON (ck's own shape; CloudKit documents none):
+    /// `{roles: [name], recordTypes: [{name, fields: [{name, type, queryable, searchable,
+    /// sortable}], grants: {role: [permission]}}]}` — the types, fields and grants in the
+    /// order the text export gives them (system fields first; Users last). NDJSON: a type a line.
+    public func exportSchemaJSON(as caller: Caller) throws -> DocumentBody {
+        let s = try schemaAdmin(caller).store(caller.environment).load()
+        let names = s.types.keys.filter { $0 != "Users" }.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) } + (s.types["Users"] == nil ? [] : ["Users"])
+        let types: [JSONValue] = names.map { name in
+            let t = s.types[name]!
+            let fields: [JSONValue] = (t.systemFieldList + t.userFields).map { f in
+                ["name": .string(f.name), "type": .string(f.type.description), "queryable": .bool(f.queryable),
+                 "searchable": .bool(f.searchable), "sortable": .bool(f.sortable)]
+            }
+            let grants = t.grants.filter { !$0.value.isEmpty }.mapValues { ps in JSONValue.array(ps.map(\.rawValue).sorted().map(JSONValue.string)) }
+            return ["name": .string(name), "fields": .array(fields), "grants": .object(grants)]
+        }
+        return DocumentBody(["roles": .array(s.roles.sorted().map(JSONValue.string)), "recordTypes": .array(types)], listKey: "recordTypes")
+    }
+}
+
 /// A schema as text (`.ckdb`); as JSON, `{schema: text}`.
 public struct SchemaExportResponse: ResponseBody {
     /// The schema language text, ending in a newline.

@@ -1,0 +1,161 @@
+import XCTest
+@testable import CKCore
+
+/// fsck rebuilds the derived files a hand, a tool or a crash can spoil (issue 30, item 4):
+/// a zone's share registry from the zone's share records, the applied cursor replaced by a
+/// directory or a FIFO or ahead of the history, and a zone deletion of the earlier layout that
+/// the database history never recorded. After a repair, a second run is clean.
+final class FsckDerivedFilesTests: XCTestCase {
+    static let container = "iCloud.com.example.test"
+
+    func caller(_ user: String, _ scope: DatabaseScope = .private) -> Caller {
+        Caller(container: Self.container, environment: .development, scope: scope, user: .appleID("\(user)@example.com"), deviceID: "\(user)-phone")
+    }
+
+    private func assertSecondRunClean(_ api: CloudKitAPI, file: StaticString = #filePath, line: UInt = #line) throws {
+        let again = try api.fsck(FsckRequest())
+        XCTAssertEqual(again.report.problems.map(\.problem), [], "a second fsck is clean", file: file, line: line)
+    }
+
+    /// alice shares `groceries` (with its item `milk`) in her zone Lists with bob, who accepts.
+    private func sharedWorld() throws -> (TempStore, CloudKitAPI, String) {
+        let t = TempStore(signIn: false)
+        for u in ["bob", "alice"] { try t.store.accounts.signIn(appleID: "\(u)@example.com", givenName: u.capitalized, familyName: nil, phone: nil) }
+        let a = CloudKitAPI(dataDirectory: t.root)
+        _ = try a.modifyZones(ZonesModifyRequest(operations: [.init(.create, "Lists")]), as: caller("alice"))
+        var milk = op(.create, "milk", type: "Item", ["title": "milk"])
+        milk.parent = "groceries"
+        for o in [op(.create, "groceries", type: "List", ["title": "x"]), milk] {
+            XCTAssertNil(try a.modifyRecords(ModifyRequest(operations: [o], zoneName: "Lists"), as: caller("alice")).results[0].error)
+        }
+        let share = try a.createShare(ShareCreateRequest(zoneName: "Lists", recordName: "groceries", participants: [
+            ShareParticipantRequest(user: .email("bob@example.com"), permission: .readWrite)]), as: caller("alice"))
+        let guid = try XCTUnwrap(share.results.first?.value?["shortGUID"]?.stringValue)
+        XCTAssertNil(try a.acceptShares(AcceptSharesRequest(shortGUIDs: [ShortGUIDRequest(guid)]), as: caller("bob")).failures.first)
+        let registry = try XCTUnwrap(FileManager.default.enumerator(atPath: t.root)?.compactMap { $0 as? String }
+            .first { $0.hasSuffix("/shares/" + PathEncoding.component("Lists") + ".json") })
+        return (t, a, t.root + "/" + registry)
+    }
+
+    private func bobReadsMilk(_ a: CloudKitAPI) throws -> Bool {
+        let r = try a.lookupRecords(LookupRecordsRequest(recordNames: ["milk"], zoneName: "Lists"), as: caller("bob", .shared))
+        return r.results.first?.record != nil
+    }
+
+    func testAGarbledShareRegistryIsRebuiltFromTheZonesShareRecords() throws {
+        let (t, a, registry) = try sharedWorld()
+        let good = try XCTUnwrap(FileSystem.readJSON(registry))
+        XCTAssertTrue(try bobReadsMilk(a))
+        try FileSystem.writeAtomically(registry, Array("garbage".utf8))
+        XCTAssertThrowsError(try bobReadsMilk(a), "the spoiled file breaks the participant's reads")
+
+        let before = t.snapshot()
+        let dry = try a.fsck(FsckRequest(repair: false))
+        XCTAssertTrue(dry.problemsRemain)
+        XCTAssertTrue(dry.report.problems.contains { $0.path.hasSuffix("/shares/Lists.json") && !$0.repaired }, "\(dry.report.problems)")
+        XCTAssertEqual(t.snapshot(), before, "a dry run changes nothing")
+
+        let fixed = try a.fsck(FsckRequest())
+        XCTAssertFalse(fixed.problemsRemain, "\(fixed.report.problems)")
+        XCTAssertEqual(try FileSystem.readJSON(registry), good, "rebuilt as the commits wrote it")
+        XCTAssertTrue(try bobReadsMilk(a))
+        try assertSecondRunClean(a)
+    }
+
+    func testAMissingOrIncompleteShareRegistryIsRebuilt() throws {
+        let (t, a, registry) = try sharedWorld()
+        defer { withExtendedLifetime(t) {} }
+        let good = try XCTUnwrap(FileSystem.readJSON(registry))
+        try FileSystem.remove(registry)
+        XCTAssertThrowsError(try bobReadsMilk(a), "without the registry the shared zone cannot be found")
+        XCTAssertFalse(try a.fsck(FsckRequest()).problemsRemain)
+        XCTAssertEqual(try FileSystem.readJSON(registry), good)
+        XCTAssertTrue(try bobReadsMilk(a))
+        // A name that leads to no share (a share's deletion leaves its name) is allowed; a
+        // registry that misses a share is rebuilt.
+        var extra = good.objectValue!
+        extra["shares"] = .array([.string("milk"), .string("gone")])
+        try FileSystem.writeJSON(registry, .object(extra))
+        XCTAssertThrowsError(try bobReadsMilk(a))
+        let fixed = try a.fsck(FsckRequest())
+        XCTAssertEqual(fixed.report.problems.map(\.problem), ["the share registry of zone 'Lists' misses share records of the zone (rebuilt from its 1 share record)"])
+        XCTAssertEqual(try FileSystem.readJSON(registry), good)
+        extra["shares"] = .array((good["shares"]?.arrayValue ?? []) + [.string("gone")])
+        try FileSystem.writeJSON(registry, .object(extra))
+        XCTAssertEqual(try a.fsck(FsckRequest()).report.problems.map(\.problem), [])
+        try assertSecondRunClean(a)
+    }
+
+    private func zoneWithRecords() throws -> (TempStore, CloudKitAPI, ZoneStore) {
+        let t = TempStore()
+        let db = try t.db()
+        _ = try db.createZone("Z")
+        for i in 0..<4 { _ = try db.modify(zone: "Z", operations: [op(.create, "r\(i)", ["n": .int(Int64(i))])]) }
+        return (t, CloudKitAPI(dataDirectory: t.root), try db.zone("Z"))
+    }
+
+    func testAnAppliedCursorReplacedByADirectoryIsRebuilt() throws {
+        let (t, a, z) = try zoneWithRecords()
+        try FileSystem.remove(z.appliedFile)
+        try FileManager.default.createDirectory(atPath: z.appliedFile, withIntermediateDirectories: false)
+        XCTAssertThrowsError(try t.db().modify(zone: "Z", operations: [op(.create, "blocked")]), "no commit can move the cursor")
+        let dry = try a.fsck(FsckRequest(repair: false))
+        XCTAssertTrue(dry.report.problems.contains { $0.path.hasSuffix("/applied.json") && !$0.repaired }, "\(dry.report.problems)")
+        XCTAssertTrue(try FileSystem.isDirectory(z.appliedFile), "a dry run changes nothing")
+        let fixed = try a.fsck(FsckRequest())
+        XCTAssertFalse(fixed.problemsRemain, "\(fixed.report.problems)")
+        XCTAssertEqual(try z.appliedSeq(), try z.history.head())
+        XCTAssertNil(try t.db().modify(zone: "Z", operations: [op(.create, "after")])[0].error)
+        XCTAssertEqual(try z.record(named: "r3")?.fields["n"]?.value, 3)
+        try assertSecondRunClean(a)
+    }
+
+    func testAnAppliedCursorReplacedByAFIFOIsRebuilt() throws {
+        let (t, a, z) = try zoneWithRecords()
+        try FileSystem.remove(z.appliedFile)
+        XCTAssertEqual(mkfifo(z.appliedFile, 0o600), 0)
+        let fixed = try a.fsck(FsckRequest())
+        XCTAssertFalse(fixed.problemsRemain, "\(fixed.report.problems)")
+        XCTAssertTrue(fixed.report.problems.contains { $0.path.hasSuffix("/applied.json") && $0.repaired }, "\(fixed.report.problems)")
+        XCTAssertEqual(try z.appliedSeq(), try z.history.head())
+        XCTAssertNil(try t.db().modify(zone: "Z", operations: [op(.create, "after")])[0].error)
+        try assertSecondRunClean(a)
+    }
+
+    /// A cursor ahead of the history would make readers trust files for entries that do not
+    /// exist, and hide a commit a crash left unapplied.
+    func testAnAppliedCursorAheadOfTheHeadIsReportedByADryRunAndRepaired() throws {
+        let (t, a, z) = try zoneWithRecords()
+        XCTAssertEqual(try z.history.head(), 4)
+        try FileSystem.writeJSON(z.appliedFile, ["schemaVersion": .int(DataPaths.schemaVersion), "seq": 100000])
+        let before = t.snapshot()
+        let dry = try a.fsck(FsckRequest(repair: false))
+        XCTAssertTrue(dry.problemsRemain)
+        XCTAssertTrue(dry.report.problems.contains { $0.path.hasSuffix("zones/Z/applied.json") && $0.problem.contains("100000") && !$0.repaired }, "\(dry.report.problems)")
+        XCTAssertEqual(t.snapshot(), before, "a dry run changes nothing")
+        let fixed = try a.fsck(FsckRequest())
+        XCTAssertFalse(fixed.problemsRemain)
+        XCTAssertEqual(try z.appliedCursor().seq, 4)
+        try assertSecondRunClean(a)
+    }
+
+    /// A deletion of the earlier layout (`zones/.deleted-…`) that the database history never
+    /// recorded: fsck finishes it and records it, so database-changes clients learn of it.
+    func testAnUnrecordedLegacyDeletionIsRecordedInTheDatabaseHistory() throws {
+        let (t, a, z) = try zoneWithRecords()
+        let db = try t.db()
+        let me = Caller(container: Self.container, environment: .development, scope: .private, user: .appleID("alice@example.com"), deviceID: "mac")
+        let token = try a.databaseChanges(DatabaseChangesRequest(syncToken: nil), as: me).result.syncToken
+        // The zone leaves zones/ as the earlier layout deleted zones, without a history entry.
+        let zones = db.directory + "/zones/"
+        try FileManager.default.moveItem(atPath: z.directory, toPath: zones + ".deleted-" + z.incarnation)
+        let dry = try a.fsck(FsckRequest(repair: false))
+        XCTAssertTrue(dry.problemsRemain)
+        let fixed = try a.fsck(FsckRequest())
+        XCTAssertFalse(fixed.problemsRemain, "\(fixed.report.problems)")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: zones + ".deleted-" + z.incarnation))
+        let changes = try a.databaseChanges(DatabaseChangesRequest(syncToken: token), as: me).result
+        XCTAssertEqual(changes.zones.map { "\($0.zoneID.zoneName) deleted:\($0.deleted)" }, ["Z deleted:true"])
+        try assertSecondRunClean(a)
+    }
+}

@@ -1,0 +1,28 @@
+import XCTest
+@testable import CKCore
+
+/// Production never invents schema (issue 30, item 11): a record of a type production does not
+/// know is refused by its error code, BAD_REQUEST — also when the record has no fields, so
+/// that nothing about its fields can be what refuses it — and nothing is written.
+final class ProductionNewTypeTests: XCTestCase {
+    func testANewTypeIsRefusedInProductionByCodeEvenWithoutFields() throws {
+        let t = TempStore()
+        let prod = try t.db(env: .production)
+        for fields: [String: JSONValue] in [[:], ["title": "x"]] {
+            let before = t.snapshot()
+            let r = try prod.modify(zone: "_defaultZone", operations: [op(.create, "a", type: "ToDoItem", fields)])
+            XCTAssertEqual(r[0].error?.code, .badRequest, "fields \(fields.keys.sorted())")
+            XCTAssertNil(r[0].record)
+            XCTAssertEqual(t.snapshot(), before, "a refused save writes nothing, schema included")
+        }
+        // Through the API: the same code, and the error is the item's.
+        let api = CloudKitAPI(dataDirectory: t.root)
+        let caller = Caller(container: "iCloud.com.example.test", environment: .production, scope: .private, user: .device, deviceID: "d")
+        let answer = try api.modifyRecords(ModifyRequest(operations: [op(.create, "b", type: "Empty")]), as: caller)
+        XCTAssertEqual(answer.results.map { $0.error?.code }, [.badRequest])
+        // Development defines the type, even with no fields; once deployed, production takes it.
+        XCTAssertNil(try t.db().modify(zone: "_defaultZone", operations: [op(.create, "a", type: "Empty")])[0].error)
+        XCTAssertEqual(try SchemaAdmin(paths: t.store.paths, container: "iCloud.com.example.test").deploy().typesAdded, ["Empty"])
+        XCTAssertNil(try t.db(env: .production).modify(zone: "_defaultZone", operations: [op(.create, "b", type: "Empty")])[0].error)
+    }
+}
