@@ -41,4 +41,24 @@ final class AccountLookupTests: XCTestCase {
         XCTAssertEqual(WebSessionStore.hash(t), WebSessionStore.hash(t), "remembered hash is the hash")
         XCTAssertEqual(WebSessionStore.hash(t), SHA256.hex(Array(t.utf8)))
     }
+
+    /// The account an adapter hands over with `.userRecordName` (ck serve: the one its
+    /// authentication found) saves reading the users again, and counts only for that user.
+    func testAnAccountHandedOverCountsOnlyForItsOwnUser() throws {
+        let t = TempStore()
+        let alice = try t.store.accounts.signIn(appleID: "alice@example.com", givenName: nil, familyName: nil, phone: nil)
+        let bob = try t.store.accounts.register(appleID: "bob@example.com")
+        let api = CloudKitAPI(dataDirectory: t.root)
+        var caller = Caller(container: "iCloud.com.example.app", user: .userRecordName(bob.userRecordName), deviceID: "web")
+        caller.account = alice
+        let who = JSONWriter.line(try api.callerIdentity(as: caller).jsonValue)
+        XCTAssertTrue(who.contains(bob.userRecordName), who)
+        XCTAssertFalse(who.contains(alice.userRecordName), who)
+        caller.account = bob
+        XCTAssertTrue(JSONWriter.line(try api.callerIdentity(as: caller).jsonValue).contains(bob.userRecordName))
+        // A user gone since: refused whatever was handed over.
+        try FileManager.default.removeItem(atPath: t.store.paths.userFile(appleID: "bob@example.com"))
+        caller.account = alice
+        XCTAssertThrowsError(try api.callerIdentity(as: caller))
+    }
 }

@@ -27,6 +27,10 @@ public struct Caller: Sendable {
     /// A web client of `ck serve`: its asset values need their upload's receipt, and may not
     /// name files of this machine (WebAssetRule).
     public var isWebClient = false
+    /// For `.userRecordName`: the account an authentication found a moment ago (`ck serve`),
+    /// which the preflight takes instead of reading the users again. Ignored unless it is that
+    /// user's.
+    public var account: UserAccount?
 
     public init(container: String, environment: Environment = .development, scope: DatabaseScope = .private,
                 user: User = .device, deviceID: String = "default") {

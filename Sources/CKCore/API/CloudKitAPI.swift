@@ -78,14 +78,15 @@ extension CloudKitAPI {
     }
 
     /// Who a caller acts as: the account status the device reports and the user.
-    func principal(_ caller: Caller) throws -> Principal { try principal(caller.user, deviceID: caller.deviceID) }
+    func principal(_ caller: Caller) throws -> Principal { try principal(caller.user, deviceID: caller.deviceID, account: caller.account) }
 
-    func principal(_ user: Caller.User, deviceID: String) throws -> Principal {
+    func principal(_ user: Caller.User, deviceID: String, account: UserAccount? = nil) throws -> Principal {
         switch user {
         case .device: return try store.accounts.caller(actingAs: nil, deviceID: deviceID)
         case .appleID(let a): return try store.accounts.caller(actingAs: a, deviceID: deviceID)
         case .userRecordName(let n):
-            guard let u = try store.accounts.user(recordName: n) else {
+            let found = account?.userRecordName == n ? account : try store.accounts.user(recordName: n)
+            guard let u = found else {
                 throw CloudKitError(.authenticationFailed, "no iCloud user '\(Names.describe(n))' is known to this data directory")
             }
             // A web session of the device's own account is that account: its status (restricted,

@@ -156,6 +156,7 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
         var caller = Caller(container: container, environment: environment, scope: scope ?? .private, user: auth.user,
                             deviceID: Self.deviceID(query["clientId"]))
         caller.isWebClient = true
+        caller.account = auth.account
         let body: JSONValue
         if head.method == "POST", !endpoint.isGET || endpoint == .usersDiscover {
             guard !request.body.isEmpty else { throw CloudKitError.badRequest("\(endpoint.path) needs a JSON body") }

@@ -52,6 +52,12 @@ public struct WebAuthentication: Sendable, Equatable {
     /// The web auth token of the session the request acts in, when it is a live one: once the
     /// request has succeeded, `rotateWebAuthToken` may replace it.
     public var webAuthToken: String?
+    /// The account the session's user record name was found as (for `Caller.account`).
+    public var account: UserAccount?
+    /// When the session was made, and whether it was replaced already: `rotateWebAuthToken`
+    /// reads it again only when a replacement is due.
+    var sessionCreated: Int64?
+    var sessionRotated = false
 
     public init(user: Caller.User, serverKeyID: String? = nil, webAuthToken: String? = nil) {
         self.user = user
@@ -86,10 +92,14 @@ extension CloudKitAPI {
             throw CloudKitError(.authenticationFailed, unknownAPIToken(token, c))
         }
         guard let web = c.webAuthToken, let session = webSessions().session(web), session.container == c.container,
-              session.environment == c.environment, try store.accounts.user(recordName: session.userRecordName) != nil else {
+              session.environment == c.environment, let account = try store.accounts.user(recordName: session.userRecordName) else {
             return WebAuthentication(user: .nobody)
         }
-        return WebAuthentication(user: .userRecordName(session.userRecordName), webAuthToken: web)
+        var auth = WebAuthentication(user: .userRecordName(session.userRecordName), webAuthToken: web)
+        auth.account = account
+        auth.sessionCreated = session.created
+        auth.sessionRotated = session.rotated != nil
+        return auth
     }
 
     /// The token that replaces a request's web auth token, for the
@@ -99,6 +109,8 @@ extension CloudKitAPI {
     /// an error's answer would be lost to the client, and its session with it.
     public func rotateWebAuthToken(_ auth: WebAuthentication) throws -> String? {
         guard let web = auth.webAuthToken else { return nil }
+        // Not due by what authentication read (the common case): nothing to read again.
+        if let created = auth.sessionCreated, auth.sessionRotated || clock.now() - created <= WebSessionStore.rotateAfter { return nil }
         return try webSessions().rotate(web)
     }
 
