@@ -62,12 +62,13 @@ extension CloudKitAPI {
     /// 4. the account status allows what the request needs of it (`need`).
     func preflight(_ endpoint: Endpoint?, _ caller: Caller, zones: [String] = [], need: AccountNeed = .read) throws -> RequestContext {
         try Names.validateContainerID(caller.container)
+        var recordScoped = false
         if let op = endpoint {
-            try FaultStore(paths: store.paths).check(op: op, zones: zones, user: { self.faultUser(caller) }, device: caller.deviceID)
+            recordScoped = try FaultStore(paths: store.paths).check(op: op, zones: zones, user: { self.faultUser(caller) }, device: caller.deviceID)
         }
         let db = try store.database(DatabaseAddress(container: caller.container, environment: caller.environment, scope: caller.scope),
                                     principal: try principal(caller))
-        if let op = endpoint, op.namesRecords { db.recordFault = try recordFaults(op, caller.appleID, db) }
+        if let op = endpoint, op.namesRecords, recordScoped { db.recordFault = try recordFaults(op, caller.appleID, db) }
         if caller.isWebClient { db.webAssets = WebAssetRule(container: caller.container, paths: store.paths) }
         switch need {
         case .none: break

@@ -87,8 +87,12 @@ struct FaultStore {
     /// fault loses one count (and goes at zero), a rated one advances its counter. A request on
     /// several zones is failed by a zone-scoped fault that names any of them; the user is found
     /// only if some fault is scoped to a user.
-    func check(op: Endpoint, zones: [String], user: () -> String?, device: String?) throws {
-        guard op != .notificationsDeliver else { return }
+    /// Returns whether any fault is scoped to a record (from the same read of the faults).
+    @discardableResult
+    func check(op: Endpoint, zones: [String], user: () -> String?, device: String?) throws -> Bool {
+        let file = try load()
+        let recordScoped = file?.faults.contains { $0.record != nil } ?? false
+        guard op != .notificationsDeliver else { return recordScoped }
         var who: String??
         func lazyUser() -> String? {
             if let w = who { return w }
@@ -96,12 +100,13 @@ struct FaultStore {
             who = .some(w)
             return w
         }
-        let fired = try fire { f in
+        let fired = try fire(read: file) { f in
             f.record == nil && f.op.matches(op) && f.code != nil
                 && (f.zone.map { z in zones.contains { NameKey($0) == NameKey(z) } } ?? true)
                 && matches(f, user: lazyUser, device: device)
         }
         if let f = fired { throw f.error() }
+        return recordScoped
     }
 
     /// The error one record of a request fails with: the first fault that fires among those
@@ -152,8 +157,9 @@ struct FaultStore {
     /// Decides the faults `selects` picks, in order, and returns the first that fires. One that
     /// fires every time is found without the lock or a write; counts and rates are consumed
     /// under the lock, on the file as it is then.
-    private func fire(_ selects: (Fault) -> Bool) throws -> Fault? {
-        guard let first = try load()?.faults.first(where: selects) else { return nil }
+    /// `read`: the faults as the caller just read them (one read less).
+    private func fire(read: File?? = nil, _ selects: (Fault) -> Bool) throws -> Fault? {
+        guard let first = try (read ?? load())?.faults.first(where: selects) else { return nil }
         if first.times == nil && first.rate == nil { return first }
         return try locked {
             guard var file = try load() else { return nil }
