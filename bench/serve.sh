@@ -10,6 +10,8 @@
 #    against 16 processes each committing one-row transactions to one SQLite file (WAL,
 #    synchronous=FULL; bench/sqlite_writers.c, or the sqlite3 shell when it cannot be built),
 #    run once just before and once just after ck, the ratio against their mean.
+#    Then the commit floor (bench/commit_floor.c): ck's commit protocol alone, in groups of 16,
+#    over SQLite's rate — the most the commit ratio can be on this disk.
 # 3. ck serve's VmRSS and VmHWM after both.
 
 SERVE_CONNECTIONS=16
@@ -253,11 +255,29 @@ bench_serve() {
   ck_cps=$(wrk_rps "$dir/wrk-modify.txt")
   report "serve: records/modify, one new record, $c connections (commits/s, p99 ms)" "$ck_cps, $(wrk_p99_ms "$dir/wrk-modify.txt")"
   sq_after=$(sqlite_rate "$dir" "$secs" after) || true
+  local mean=""
   if [ -n "$sq_before" ] && [ -n "$sq_after" ]; then
-    local how=${sq_before#* } mean
+    local how=${sq_before#* }
     mean=$(awk -v a="${sq_before%% *}" -v b="${sq_after%% *}" 'BEGIN { printf "%.1f", (a + b) / 2 }')
     report "serve: sqlite3, $c writers, one-row transactions, WAL, synchronous=FULL ($how), before / after ck (commits/s)" "${sq_before%% *} / ${sq_after%% *}"
     report "serve: commit ratio ck serve/sqlite3 (mean of the two) (target >= 1.0)" "$(ratio "$ck_cps" "$mean")"
+  fi
+
+  # The floor under the creates: ck's commit protocol alone (bench/commit_floor.c: the record
+  # files, both histories' six syncs and the applied cursor of each group of 16, with no HTTP,
+  # JSON or checks), right after SQLite. Its ratio to SQLite bounds what ck serve's can reach.
+  if command -v cc >/dev/null && cc -O2 -o "$dir/commit_floor" bench/commit_floor.c 2>/dev/null; then
+    local floor creates groups took
+    floor=$("$dir/commit_floor" "$dir/floor" "$c" "$secs") || floor=""
+    read -r creates groups took <<< "$floor"
+    if [ -n "$took" ]; then
+      local floor_rate
+      floor_rate=$(awk -v n="$creates" -v s="$took" 'BEGIN { printf "%.1f", n / s }')
+      report "serve: commit floor, ck's commit protocol alone, groups of $c (creates/s, groups/s)" "$floor_rate, $(awk -v n="$groups" -v s="$took" 'BEGIN { printf "%.1f", n / s }')"
+      [ -n "${mean:-}" ] && report "serve: commit floor / sqlite3 (bounds the commit ratio)" "$(ratio "$floor_rate" "$mean")"
+    fi
+  else
+    echo "bench: cc is missing; no commit floor" >&2
   fi
 
   # 3. Memory after both runs, then a clean stop.

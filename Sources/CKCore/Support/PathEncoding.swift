@@ -7,6 +7,8 @@ public enum PathEncoding {
     /// `limit`: the longest encoding kept whole (200 leaves room for a suffix such as `.json`;
     /// a container directory, which has none, keeps up to 255 — every container ID whole).
     public static func component(_ name: String, limit: Int = maxComponent) -> String {
+        // The commonest case, asked for every path a request builds: nothing to encode.
+        if name.utf8.count <= limit, name.utf8.first != 0x2E, !name.isEmpty, name.utf8.allSatisfy(isSafe) { return name }
         var out = [UInt8]()
         for (i, b) in name.utf8.enumerated() {
             let safe = (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || (b >= 0x30 && b <= 0x39)
@@ -22,6 +24,10 @@ public enum PathEncoding {
             return String(decoding: out.prefix(120), as: UTF8.self) + "~" + SHA256.hex(Array(name.utf8))
         }
         return String(decoding: out, as: UTF8.self)
+    }
+
+    private static func isSafe(_ b: UInt8) -> Bool {
+        (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || (b >= 0x30 && b <= 0x39) || b == 0x2D || b == 0x5F || b == 0x2E
     }
 
     /// The name an encoded component stands for; nil for a hashed (cut) one.

@@ -6,10 +6,18 @@ struct QueryString {
 
     init(_ raw: String) {
         // By bytes: '&' and '=' are ASCII, and splitting Characters costs grapheme breaking.
-        for part in raw.utf8.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
-            let kv = part.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
-            guard let name = Self.decode(Substring(kv[0])), let value = Self.decode(kv.count == 2 ? Substring(kv[1]) : "") else { continue }
-            pairs.append((name, value))
+        let bytes = raw.utf8
+        var start = bytes.startIndex
+        while start < bytes.endIndex {
+            let end = bytes[start...].firstIndex(of: UInt8(ascii: "&")) ?? bytes.endIndex
+            if start < end {
+                let part = raw[start..<end]
+                let eq = part.utf8.firstIndex(of: UInt8(ascii: "="))
+                let name = Self.decode(eq.map { part[..<$0] } ?? part)
+                let value = Self.decode(eq.map { part[part.utf8.index(after: $0)...] } ?? "")
+                if let name, let value { pairs.append((name, value)) }
+            }
+            start = end < bytes.endIndex ? bytes.index(after: end) : end
         }
     }
 

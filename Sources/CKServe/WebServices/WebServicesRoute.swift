@@ -19,8 +19,17 @@ enum WebServicesRoute: Equatable {
     /// The route of a path (the target before `?`, undecoded: CloudKit JS encodes nothing), or
     /// the NOT_FOUND error naming what is wrong with it.
     static func parse(_ path: String) throws -> WebServicesRoute {
-        let parts = path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).dropFirst().map { String(Substring($0)) }
-        guard path.hasPrefix("/"), let first = parts.first else { throw notFound(path, "a path starts with '/'") }
+        guard path.hasPrefix("/") else { throw notFound(path, "a path starts with '/'") }
+        // Split on the bytes (asked twice a request: admitting it, answering it).
+        var parts: [String] = []
+        var start = path.utf8.index(after: path.utf8.startIndex)
+        while true {
+            let end = path.utf8[start...].firstIndex(of: UInt8(ascii: "/")) ?? path.utf8.endIndex
+            parts.append(String(path[start..<end]))
+            if end == path.utf8.endIndex { break }
+            start = path.utf8.index(after: end)
+        }
+        let first = parts[0]
         switch first {
         case "database":
             guard parts.count >= 6, parts[1] == "1" else {
