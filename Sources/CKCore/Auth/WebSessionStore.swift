@@ -148,7 +148,7 @@ struct WebSessionStore {
     /// the first takes it, the others find the session already replaced. The new session is
     /// written before the old one is marked, so a crash between the two loses nothing.
     func rotate(_ token: String) throws -> String? {
-        guard let seen = session(token), seen.rotated == nil, clock.now() - seen.created > WebSessionStore.rotateAfter else { return nil }
+        guard let seen = session(token), WebSessionStore.rotationDue(created: seen.created, rotated: seen.rotated != nil, now: clock.now()) else { return nil }
         let lock = try FileLock(path: paths.webSessionsLock)
         defer { lock.unlock() }
         guard var old = session(token), old.rotated == nil else { return nil }
@@ -158,6 +158,12 @@ struct WebSessionStore {
         old.expires = min(old.expires, now + WebSessionStore.grace)
         try FileSystem.writeJSON(file(token), old.json)
         return fresh.token
+    }
+
+    /// Whether a session made at `created` is replaced at its next successful use: over
+    /// `rotateAfter` old and not replaced yet.
+    static func rotationDue(created: Int64, rotated: Bool, now: Int64) -> Bool {
+        !rotated && now - created > rotateAfter
     }
 
     /// Ends every session of a user (signing out).

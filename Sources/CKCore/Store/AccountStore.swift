@@ -34,25 +34,16 @@ final class AccountStore {
         }
     }
 
-    /// Asked for every request `ck serve` answers: found through a map of record names to user
-    /// files, kept while the users directory is the same (a user written or added renames a
-    /// file into it), so it costs two `lstat`s however many users the device has seen.
+    /// Asked for every request `ck serve` answers: found through a map of record names to Apple
+    /// IDs, kept while the users directory is the same (a user written or added renames a file
+    /// into it), so it costs two `lstat`s however many users the device has seen.
     public func user(recordName: String) throws -> UserAccount? {
-        let dir = paths.usersDirectory
-        guard let files = try StampedFiles.shared.value(dir, { try userFilesByRecordName() }) else { return nil }
-        guard let file = files[recordName], let j = try StampedFiles.shared.readJSON(dir + "/" + file) else { return nil }
-        let u = try UserAccount(stored: j)
+        let byRecordName = try StampedFiles.shared.value(paths.usersDirectory) {
+            Dictionary(try allUsers().map { ($0.userRecordName, $0.appleID) }, uniquingKeysWith: { first, _ in first })
+        }
+        guard let appleID = byRecordName?[recordName], let u = try user(appleID: appleID) else { return nil }
         // A file replaced since the map was made: look at every user.
         return u.userRecordName == recordName ? u : try allUsers().first { $0.userRecordName == recordName }
-    }
-
-    private func userFilesByRecordName() throws -> [String: String] {
-        var files: [String: String] = [:]
-        for f in try FileSystem.list(paths.usersDirectory) where f.hasSuffix(".json") {
-            guard let j = try FileSystem.readJSON(paths.usersDirectory + "/" + f) else { continue }
-            files[try UserAccount(stored: j).userRecordName] = f
-        }
-        return files
     }
 
     /// Resolves who a command runs as: `actingAs` (an Apple ID that signed in on this device
@@ -99,10 +90,7 @@ final class AccountStore {
             if let existing = try user(appleID: appleID) {
                 u = existing
             } else {
-                var name = Identifiers.newUserRecordName()
-                let taken = Set(try allUsers().map(\.userRecordName))
-                while taken.contains(name) { name = Identifiers.newUserRecordName() }
-                u = UserAccount(appleID: appleID, userRecordName: name)
+                u = try newUser(appleID: appleID)
             }
             if let g = givenName { u.givenName = g }
             if let f = familyName { u.familyName = f }
@@ -133,13 +121,18 @@ final class AccountStore {
         try Validation.appleID(appleID)
         return try withLock {
             if let existing = try user(appleID: appleID) { return existing }
-            var name = Identifiers.newUserRecordName()
-            let taken = Set(try allUsers().map(\.userRecordName))
-            while taken.contains(name) { name = Identifiers.newUserRecordName() }
-            let u = UserAccount(appleID: appleID, userRecordName: name)
+            let u = try newUser(appleID: appleID)
             try FileSystem.writeJSON(paths.userFile(appleID: appleID), u.stored)
             return u
         }
+    }
+
+    /// A user not yet written, with a user record name no other user has.
+    private func newUser(appleID: String) throws -> UserAccount {
+        var name = Identifiers.newUserRecordName()
+        let taken = Set(try allUsers().map(\.userRecordName))
+        while taken.contains(name) { name = Identifiers.newUserRecordName() }
+        return UserAccount(appleID: appleID, userRecordName: name)
     }
 
     /// Signs the device out, revoking every web session (`ck serve`) of the user who was signed in.

@@ -266,16 +266,7 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
 
     private static func contains(_ hay: [UInt8], _ needle: [UInt8]) -> Bool {
         guard hay.count >= needle.count else { return false }
-        return hay.withUnsafeBufferPointer { h in
-            needle.withUnsafeBufferPointer { n in
-                var i = 0
-                while i <= h.count - n.count {
-                    if h[i] == n[0], memcmp(h.baseAddress! + i, n.baseAddress!, n.count) == 0 { return true }
-                    i += 1
-                }
-                return false
-            }
-        }
+        return (0...(hay.count - needle.count)).contains { i in hay[i] == needle[0] && hay[i..<(i + needle.count)].elementsEqual(needle) }
     }
 
     private func require(_ head: HTTPRequestHead, _ methods: [String]) throws {

@@ -110,7 +110,7 @@ extension CloudKitAPI {
     public func rotateWebAuthToken(_ auth: WebAuthentication) throws -> String? {
         guard let web = auth.webAuthToken else { return nil }
         // Not due by what authentication read (the common case): nothing to read again.
-        if let created = auth.sessionCreated, auth.sessionRotated || clock.now() - created <= WebSessionStore.rotateAfter { return nil }
+        if let created = auth.sessionCreated, !WebSessionStore.rotationDue(created: created, rotated: auth.sessionRotated, now: clock.now()) { return nil }
         return try webSessions().rotate(web)
     }
 
