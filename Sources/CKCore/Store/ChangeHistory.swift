@@ -300,7 +300,7 @@ struct ChangeHistory {
     /// How many times the retained history was dropped: tokens issued in an earlier epoch are
     /// CHANGE_TOKEN_EXPIRED.
     public func epoch() throws -> Int64 {
-        try FileSystem.readJSON(metaFile)?["epoch"]?.int64Value ?? 0
+        try readMeta()?["epoch"]?.int64Value ?? 0
     }
 
     /// Drops the retained history up to now, as CloudKit's server does on its own schedule:
@@ -313,19 +313,23 @@ struct ChangeHistory {
         try FileSystem.writeJSON(metaFile, .object(meta))
     }
 
-    /// The first entry every later one is kept from (1 unless `ck gc` compacted the history):
-    /// a token or reference before `retainedFrom() - 1` names a point no longer retained.
     /// The last deletion a compaction dropped (0: none): a fetch from scratch whose point lies
     /// before it could miss that deletion of a record it already returned. A history compacted
     /// by an earlier ck, which did not record it, may have dropped one anywhere before
     /// `retainedFrom()`.
     func deletionsDroppedThrough() throws -> Int64 {
-        let meta = try FileSystem.readJSON(metaFile)
+        let meta = try readMeta()
         if let d = meta?["deletionsDroppedThrough"]?.int64Value { return d }
         return max(0, (meta?["retainedFrom"]?.int64Value ?? 1) - 1)
     }
 
+    /// The first entry every later one is kept from (1 unless `ck gc` compacted the history):
+    /// a token or reference before `retainedFrom() - 1` names a point no longer retained.
     public func retainedFrom() throws -> Int64 {
-        max(1, try FileSystem.readJSON(metaFile)?["retainedFrom"]?.int64Value ?? 1)
+        max(1, try readMeta()?["retainedFrom"]?.int64Value ?? 1)
     }
+
+    /// `history.json`, asked several times by every page of a change feed: written whole and
+    /// renamed into place, so kept while `lstat` shows the same file (absent in most zones).
+    private func readMeta() throws -> JSONValue? { try StampedFiles.shared.readJSON(metaFile) }
 }

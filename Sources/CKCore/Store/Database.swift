@@ -161,12 +161,19 @@ final class Database {
     func wasPurged(_ name: String) throws -> Bool {
         guard scope == .private, try FileSystem.exists(directory) else { return false }
         let key = NameKey(name)
-        var last: DatabaseIntent.Op?
-        try databaseHistory.forEachDatabaseEntry(after: 0) { e in
-            if e.key == key { last = e.op }
-            return true
+        // Newest first, in blocks: the zone's last entry is usually near the head.
+        var hi = try databaseHistory.head()
+        while hi > 0 {
+            let lo = max(0, hi - 256)
+            var last: DatabaseIntent.Op?
+            try databaseHistory.forEachDatabaseEntry(after: lo, through: hi) { e in
+                if e.key == key { last = e.op }
+                return true
+            }
+            if let op = last { return op == .purge }
+            hi = lo
         }
-        return last == .purge
+        return false
     }
 
     // MARK: zones

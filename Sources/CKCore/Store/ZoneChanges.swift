@@ -62,8 +62,7 @@ extension Database {
         // dropped deletion after the token's point, of a record an earlier page may have
         // returned, expires it. Any other token from there is expired, as CloudKit's are.
         let kept = try z.history.retainedFrom() - 1
-        let droppedDeletion = try z.history.deletionsDroppedThrough()
-        if t.seq < kept && (t.origin ?? 0) < kept && (t.origin == nil || t.seq < droppedDeletion) {
+        if t.seq < kept, (t.origin ?? 0) < kept, try t.origin == nil || t.seq < z.history.deletionsDroppedThrough() {
             throw CloudKitError(.changeTokenExpired, "change token expired: zone '\(Names.describe(z.zoneID.zoneName))' no longer retains history that old (its history was compacted)", zoneID: z.zoneID).with(.refetchFromStart)
         }
         return t
