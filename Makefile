@@ -17,7 +17,11 @@ FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
 # in): no dynamic loader, no symbol lookups or relocations at start-up. `ck account` starts in
 # 1.6 ms instead of 3.9 ms (and 14 ms with Foundation loaded dynamically), which every command,
 # every page process of a script and every hook pays. STATIC= builds the default way.
-STATIC ?= $(if $(filter Linux,$(shell uname -s)),-Xswiftc -static-executable,)
+# Linked with lld, the toolchain's own linker: gold warns ~19 times that glibc's dlopen, getpwnam
+# and getaddrinfo need glibc's shared libraries at run time in a static program. That is what
+# static linking means, and ck needs them only to resolve `ck serve --host NAME` (an address or
+# localhost needs nothing).
+STATIC ?= $(if $(filter Linux,$(shell uname -s)),-Xswiftc -static-executable -Xswiftc -use-ld=lld,)
 
 BIN = .build/$(CONFIG)/ck
 # What the built ck generates, laid out as it is installed under $(PREFIX)/share.
