@@ -94,6 +94,11 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
             case .signIn(let c, let e):
                 try require(head, ["GET", "POST"])
                 response = try SignInPage(api: api, container: c, environment: e).respond(to: request)
+            case .configScript:
+                try require(head, ["GET"])
+                var h = HTTPHeaders([("Content-Type", "text/javascript; charset=utf-8")])
+                h.add("Cache-Control", "no-cache")
+                response = HTTPResponse(status: 200, headers: h, body: Array(CloudKitConfigScript.source(serverURL: api.serverURL ?? "").utf8))
             }
         } catch {
             response = errorResponse(error, head)

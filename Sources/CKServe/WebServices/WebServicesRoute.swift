@@ -15,6 +15,8 @@ enum WebServicesRoute: Equatable {
     case webCourier(container: String, environment: Environment, apnsToken: String)
     /// `/signin/{container}/{environment}`: the `redirectURL` of AUTHENTICATION_REQUIRED.
     case signIn(container: String, environment: Environment)
+    /// `/ck/cloudkit-config.js`: the script that points CloudKit JS at this server.
+    case configScript
 
     /// The route of a path (the target before `?`, undecoded: CloudKit JS encodes nothing), or
     /// the NOT_FOUND error naming what is wrong with it.
@@ -59,8 +61,10 @@ enum WebServicesRoute: Equatable {
             return .webCourier(container: parts[1], environment: try environment(parts[2], path), apnsToken: parts[3])
         case "signin" where parts.count == 3:
             return .signIn(container: parts[1], environment: try environment(parts[2], path))
+        case "ck" where parts.count == 2 && parts[1] == "cloudkit-config.js":
+            return .configScript
         default:
-            throw notFound(path, "ck serve answers /database/1/…, /device/1/…, and the upload, asset, web courier and sign-in URLs it hands out")
+            throw notFound(path, "ck serve answers /database/1/…, /device/1/…, the upload, asset, web courier and sign-in URLs it hands out, and /ck/cloudkit-config.js")
         }
     }
 
@@ -79,7 +83,7 @@ enum WebServicesRoute: Equatable {
     var containerAndEnvironment: (String, Environment)? {
         switch self {
         case .database(let c, let e, _, _), .device(let c, let e, _), .webCourier(let c, let e, _), .signIn(let c, let e): return (c, e)
-        case .upload, .asset: return nil
+        case .upload, .asset, .configScript: return nil
         }
     }
 }

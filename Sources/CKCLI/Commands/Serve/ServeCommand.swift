@@ -1,15 +1,19 @@
 import CKCore
 import CKServe
 import Foundation
+import Glibc
 
 /// `ck serve`: CloudKit Web Services over HTTP on this data directory (Docs/serve.md).
 enum ServeCommand {
-    static let command: Command = Command(["serve"], synopsis: "[--host H] [--port P] [--allow-origin ORIGIN]...",
+    static let command: Command = Command(["serve"], synopsis: "[--host H] [--port P] [--allow-origin ORIGIN]... [--snippet] [--ephemeral [--seed FILE]]",
         summary: "Answer CloudKit Web Services over HTTP, so CloudKit JS and server scripts run against this store",
         options: [
             OptionSpec("--host", value: "H", help: "the address to listen on [default: 127.0.0.1]; any other than loopback prints a warning"),
             OptionSpec("--port", value: "P", help: "the port [default: 8484]; 0 takes a free one"),
             OptionSpec("--allow-origin", value: "ORIGIN", help: "a web page origin whose scripts may read the answers (CORS), e.g. http://localhost:3000 or http://localhost:*; repeatable [default: http://localhost:* and http://127.0.0.1:*]"),
+            OptionSpec("--snippet", help: "print on stderr the HTML that points a page's CloudKit JS at this server, with an API token of the container filled in (made if it has none)"),
+            OptionSpec("--ephemeral", help: "serve a fresh temporary data directory with a signed-in test user, an API token and a web auth token (printed in the JSON line), removed on exit"),
+            OptionSpec("--seed", value: "FILE", help: "with --ephemeral: load the records of a 'ck export' (into --db) before serving"),
         ],
         details: """
         Answers the paths of api.apple-cloudkit.com (/database/1/CONTAINER/ENVIRONMENT/DATABASE/
@@ -21,7 +25,13 @@ enum ServeCommand {
         AUTHENTICATION_REQUIRED answer's redirectURL names).
         When listening, prints one JSON line on stdout: {"dataDirectory", "pid", "url"}; then
         one line per request on stderr (method, path without its tokens, status, milliseconds).
-        SIGINT or SIGTERM: stops accepting, finishes the requests in flight, exits 0.
+        A page loads URL/ck/cloudkit-config.js after cloudkit.js, and CloudKit JS talks to this
+        server instead of Apple's; --snippet prints the lines to paste.
+        --ephemeral starts on a new temporary data directory: the test user test@example.com
+        is signed in, and the JSON line adds "apiToken", "ckWebAuthToken" (two weeks),
+        "userRecordName", "containerIdentifier" and "environment" (and "seeded", the records
+        --seed loaded); the directory is removed when the server stops.
+        SIGINT, SIGTERM or SIGHUP: stops accepting, finishes the requests in flight, exits 0.
         """) { inv in
         _ = try inv.positionals(max: 0, what: "")
         let host = inv.args.value("--host") ?? "127.0.0.1"
@@ -35,12 +45,38 @@ enum ServeCommand {
         for o in origins where !(o == "*" || o.hasPrefix("http://") || o.hasPrefix("https://")) || o.contains("\r") || o.contains("\n") {
             throw inv.usageError("--allow-origin takes an origin such as http://localhost:3000 (or http://localhost:*), not '\(o)'")
         }
+        let ephemeral = inv.args.has("--ephemeral")
+        let seedFile = inv.args.value("--seed")
+        if seedFile != nil && !ephemeral { throw inv.usageError("--seed loads records into an --ephemeral server's new data directory; give --ephemeral too (or 'ck import FILE' into this one)") }
         if !WebServicesServer.isLoopback(host) {
             inv.warn("--host \(host) is not loopback: other machines can reach this server, and every API token and session of the data directory with it")
         }
+        let container = try inv.container()
+        let environment = inv.globals.environment
+        // The seed is read before anything is made: a missing file leaves nothing behind.
+        let seed = try seedFile.map { f in try FileSystem.readUserFile(f.hasPrefix("/") ? f : inv.io.currentDirectory + "/" + f, shownAs: f) }
+        var announcement: [String: JSONValue] = [:]
+        let dataDirectory: String
+        var temporary: EphemeralDirectory?
+        if ephemeral {
+            let made = try EphemeralDirectory(in: inv.io.environment["TMPDIR"])
+            temporary = made
+            dataDirectory = made.path
+            do {
+                let setup = try CloudKitAPI(dataDirectory: made.path).prepareEphemeral(
+                    EphemeralSetupRequest(container: container, environment: environment, scope: inv.globals.scope, seed: seed))
+                announcement = setup.document
+            } catch {
+                made.remove()
+                throw error
+            }
+        } else {
+            dataDirectory = inv.api.dataDirectory
+        }
+        defer { temporary?.remove() }
         let io = inv.io
         // From many connection threads at once: one write(2) a line, which a pipe keeps whole.
-        let server = WebServicesServer(dataDirectory: inv.api.dataDirectory, host: host, port: port, allowedOrigins: origins) { line in
+        let server = WebServicesServer(dataDirectory: dataDirectory, host: host, port: port, allowedOrigins: origins) { line in
             let bytes = Array((line + "\n").utf8)
             _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
         }
@@ -52,12 +88,39 @@ enum ServeCommand {
             throw CloudKitError(.internalError, "cannot listen on \(host):\(port): \(error)")
         }
         // Before the line is out: a script may signal as soon as it has read it.
-        ServeSignals.stop(on: [SIGINT, SIGTERM]) { server.stop() }
+        ServeSignals.stop(on: [SIGINT, SIGTERM, SIGHUP]) { server.stop() }
+        if inv.args.has("--snippet") {
+            let token = try (announcement["apiToken"]?.stringValue).map { $0 }
+                ?? CloudKitAPI(dataDirectory: dataDirectory).pageAPIToken(container: container, environment: environment)
+            inv.io.writeErr(CloudKitConfigScript.snippet(serverURL: url, container: container, environment: environment, apiToken: token))
+        }
+        announcement["url"] = .string(url)
+        announcement["pid"] = .int(Int64(getpid()))
+        announcement["dataDirectory"] = .string(dataDirectory)
         // One line, whatever --format says: a script reads it with `head -1`.
-        io.writeOut(JSONWriter.compact(["url": .string(url), "pid": .int(Int64(getpid())), "dataDirectory": .string(inv.api.dataDirectory)]) + "\n")
+        io.writeOut(JSONWriter.compact(.object(announcement)) + "\n")
         _ = io.flush()
         server.waitUntilStopped()
         return ExitCode.success
+    }
+}
+
+/// An `--ephemeral` server's data directory: made new (mode 0700) under $TMPDIR, removed with
+/// everything in it when the server stops.
+final class EphemeralDirectory {
+    let path: String
+
+    init(in temporaryDirectory: String?) throws {
+        let base = temporaryDirectory.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        var template = Array((base.hasSuffix("/") ? base : base + "/").utf8CString.dropLast()) + Array("ck-ephemeral-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else {
+            throw CloudKitError.internalError("cannot make a temporary data directory in \(base): \(String(cString: strerror(errno)))")
+        }
+        path = String(cString: made)
+    }
+
+    func remove() {
+        try? FileManager.default.removeItem(atPath: path)
     }
 }
 
