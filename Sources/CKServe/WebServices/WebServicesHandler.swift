@@ -152,11 +152,8 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
         let signature = Self.signature(head, body: request.body)
         let auth = try api.authenticate(WebCredentials(container: container, environment: environment, scope: scope,
                                                        apiToken: query["ckAPIToken"], webAuthToken: query["ckWebAuthToken"],
-                                                       signature: signature))
-        var caller = Caller(container: container, environment: environment, scope: scope ?? .private, user: auth.user,
-                            deviceID: Self.deviceID(query["clientId"]))
-        caller.isWebClient = true
-        caller.account = auth.account
+                                                       signature: signature, endpoint: endpoint))
+        let caller = auth.caller(container: container, environment: environment, scope: scope, deviceID: Self.deviceID(query["clientId"]))
         let body: JSONValue
         if head.method == "POST", !endpoint.isGET || endpoint == .usersDiscover {
             guard !request.body.isEmpty else { throw CloudKitError.badRequest("\(endpoint.path) needs a JSON body") }

@@ -4,12 +4,13 @@ import Foundation
 
 /// `ck serve`: CloudKit Web Services over HTTP on this data directory (Docs/serve.md).
 enum ServeCommand {
-    static let command: Command = Command(["serve"], synopsis: "[--host H] [--port P] [--allow-origin ORIGIN]...",
+    static let command: Command = Command(["serve"], synopsis: "[--host H] [--port P] [--allow-origin ORIGIN]... [--strict-token-rotation]",
         summary: "Answer CloudKit Web Services over HTTP, so CloudKit JS and server scripts run against this store",
         options: [
             OptionSpec("--host", value: "H", help: "the address to listen on [default: 127.0.0.1]; any other than loopback prints a warning"),
             OptionSpec("--port", value: "P", help: "the port [default: 8484]; 0 takes a free one"),
             OptionSpec("--allow-origin", value: "ORIGIN", help: "a web page origin whose scripts may read the answers (CORS), e.g. http://localhost:3000 or http://localhost:*; repeatable [default: http://localhost:* and http://127.0.0.1:*]"),
+            OptionSpec("--strict-token-rotation", help: "refuse a web auth token 2 minutes after a newer one replaced it (Apple's documented single use) [default: a replaced token works until it expires, as live CloudKit does]"),
         ],
         details: """
         Answers the paths of api.apple-cloudkit.com (/database/1/CONTAINER/ENVIRONMENT/DATABASE/
@@ -40,7 +41,8 @@ enum ServeCommand {
         }
         let io = inv.io
         // From many connection threads at once: one write(2) a line, which a pipe keeps whole.
-        let server = WebServicesServer(dataDirectory: inv.api.dataDirectory, host: host, port: port, allowedOrigins: origins) { line in
+        let rotation: WebTokenRotation = inv.args.has("--strict-token-rotation") ? .strict : .live
+        let server = WebServicesServer(dataDirectory: inv.api.dataDirectory, host: host, port: port, allowedOrigins: origins, webTokenRotation: rotation) { line in
             let bytes = Array((line + "\n").utf8)
             _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
         }
