@@ -17,12 +17,15 @@ public final class CloudKitAPI {
     /// What becomes of a web auth token once a newer one replaced it (`ck serve
     /// --strict-token-rotation`).
     public let webTokenRotation: WebTokenRotation
+    /// The data directory's secret, read once when an answer first signs an asset URL.
+    let assetURLSecret: SecretCache
 
     public init(dataDirectory: String, clock: Clock = .system, serverURL: String? = nil, webTokenRotation: WebTokenRotation = .live) {
         store = CloudKitStore(root: dataDirectory, clock: clock)
         self.serverURL = serverURL
         self.webTokenRotation = webTokenRotation
         self.assetBaseURL = serverURL.map { $0 + "/assets/" } ?? store.assets.baseURL
+        self.assetURLSecret = SecretCache(paths: store.paths)
     }
 
     /// The server's origin, for an endpoint whose answer is a URL to come back to.
@@ -79,7 +82,7 @@ extension CloudKitAPI {
         case .read: try db.requireRead()
         case .write: try db.requireWrite()
         }
-        return RequestContext(caller: caller, db: db, gate: PermissionGate(db: db), style: responseStyle(caller.scope))
+        return RequestContext(caller: caller, db: db, gate: PermissionGate(db: db), style: responseStyle(caller.scope, reader: db.caller.user?.userRecordName))
     }
 
     /// Who a caller acts as: the account status the device reports and the user.
@@ -111,10 +114,11 @@ extension CloudKitAPI {
         }
     }
 
-    /// How responses show records to this caller: asset URLs where the bytes are served; the
-    /// keys of encrypted assets in the private and shared databases.
-    public func responseStyle(_ scope: DatabaseScope) -> ResponseStyle {
-        ResponseStyle(assetBase: assetBaseURL, encryptedAssets: scope != .public)
+    /// How responses show records to this caller: asset URLs where the bytes are served (over
+    /// HTTP, signed for `reader`, the user record name the answer is for); the keys of
+    /// encrypted assets in the private and shared databases.
+    public func responseStyle(_ scope: DatabaseScope, reader: String? = nil) -> ResponseStyle {
+        ResponseStyle(assetBase: assetBaseURL, encryptedAssets: scope != .public, assetURLs: assetURLSigner(reader: reader))
     }
 
     /// Who a fault's user scope is matched against: the user record name when the caller

@@ -85,9 +85,10 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
                 response = json(200, try api.receiveAsset(uploadToken: token, bytes: request.body))
             case .asset(let path):
                 try require(head, ["GET", "HEAD"])
+                let served = try api.servedAsset(path, query: head.query)
                 var h = HTTPHeaders([("Content-Type", "application/octet-stream")])
-                h.add("Cache-Control", "private, max-age=3600")
-                response = HTTPResponse(status: 200, headers: h, body: try api.servedAsset(path))
+                h.add("Cache-Control", "private, max-age=\(served.maxAgeSeconds)")
+                response = HTTPResponse(status: 200, headers: h, body: served.bytes)
             case .webCourier(let c, let e, let token):
                 try require(head, ["GET", "POST"])
                 response = try poll(container: c, environment: e, apnsToken: token)
