@@ -59,6 +59,57 @@ final class ServeCapabilityTests: XCTestCase {
         XCTAssertEqual(bodies.count, 1, "nothing tells a stored asset from a missing one: \(bodies)")
     }
 
+    // MARK: item 3: the sign-in page posts only to the allowed page that asked
+
+    func testTheSignInPagePostsTheSessionOnlyToTheAllowedOriginThatAsked() throws {
+        let f = try ServeFixture(allowedOrigins: ["http://localhost:3000"])
+        // The 421 names the asking page's origin when it is allowed, and no other.
+        func redirect(_ origin: String?) throws -> String {
+            let a = try f.client().request("GET", f.path("public", "users/caller", signedIn: false), headers: origin.map { [("Origin", $0)] } ?? [])
+            XCTAssertEqual(a.status, 421)
+            return String(try XCTUnwrap(object(a)["redirectURL"] as? String).dropFirst(f.url.count))
+        }
+        let allowed = try redirect("http://localhost:3000")
+        XCTAssertEqual(allowed, "/signin/\(ServeFixture.container)/development?origin=http%3A%2F%2Flocalhost%3A3000")
+        XCTAssertEqual(try redirect("https://evil.example"), "/signin/\(ServeFixture.container)/development", "a foreign page's origin is not named")
+        XCTAssertEqual(try redirect(nil), "/signin/\(ServeFixture.container)/development")
+
+        // Signed in from the allowed page: the session goes to that origin as postMessage's target, never to "*".
+        let ok = try form(f, allowed, "appleID=alice%40example.com")
+        XCTAssertEqual(ok.status, 200, ok.text)
+        XCTAssertTrue(ok.text.contains(#"window.opener.postMessage({"ckSession":"#), ok.text)
+        XCTAssertTrue(ok.text.contains(#"}, "http://localhost:3000");"#), ok.text)
+        XCTAssertFalse(ok.text.contains(#""*""#), ok.text)
+
+        // A page that names an origin it is not, or one not allowed, or none: no token in the answer, and no session made.
+        let before = sessionFiles(f)
+        for path in ["/signin/\(ServeFixture.container)/development?origin=https%3A%2F%2Fevil.example",
+                     "/signin/\(ServeFixture.container)/development?origin=http%3A%2F%2Flocalhost%3A3000%2Fpath",
+                     "/signin/\(ServeFixture.container)/development?origin=javascript%3Aalert(1)",
+                     "/signin/\(ServeFixture.container)/development"] {
+            let page = try f.client().request("GET", path)
+            XCTAssertTrue(page.text.contains("no session will be handed over"), page.text)
+            let done = try form(f, path, "appleID=alice%40example.com")
+            XCTAssertEqual(done.status, 200, done.text)
+            XCTAssertFalse(done.text.contains("ckSession") || done.text.contains("postMessage"), done.text)
+            XCTAssertTrue(done.text.contains("no session was made"), done.text)
+        }
+        XCTAssertEqual(sessionFiles(f), before, "no session made for nobody to receive")
+        // Even then, a signed-out device is refused, as the real sign-in would be.
+        _ = try f.api.signOut(as: Caller(container: ServeFixture.container))
+        XCTAssertEqual(try form(f, "/signin/\(ServeFixture.container)/development", "appleID=alice%40example.com").status, 403)
+    }
+
+    /// The page's HTML escapes the origin it names, and the script's target is a JSON string.
+    func testTheNamedOriginIsEscapedInThePage() throws {
+        let f = try ServeFixture(allowedOrigins: ["*"])
+        let page = try f.client().request("GET", "/signin/\(ServeFixture.container)/development?origin=http%3A%2F%2Fa.example%3C%2Fscript%3E")
+        XCTAssertFalse(page.text.contains("a.example</script>"), "not an origin's shape: not named at all")
+        XCTAssertTrue(page.text.contains("no session will be handed over"))
+        let done = try form(f, "/signin/\(ServeFixture.container)/development?origin=https%3A%2F%2Fapp.example%3A8443", "appleID=alice%40example.com")
+        XCTAssertTrue(done.text.contains(#"}, "https://app.example:8443");"#), done.text)
+    }
+
     // MARK: item 17: a refused ckWebAuthToken says what is wrong with it
 
     func testA421SaysWhatIsWrongWithTheTokenNotThatTheDeviceIsSignedOut() throws {

@@ -94,20 +94,23 @@ final class WebServicesTests: XCTestCase {
                                         + (token.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? token))
         XCTAssertEqual(me.status, 200, me.text)
         XCTAssertNotNil(object(me)["userRecordName"] as? String, "users/caller answers the identity itself")
-        // In a browser: a page that posts the session to its opener.
-        let page = try f.client().request("GET", String(redirect.dropFirst(f.url.count)))
+        // In a browser: the page that asked (its Origin) is the one the popup posts the session to.
+        let asked = try f.client().request("GET", f.path("public", "users/caller", signedIn: false), headers: [("Origin", "http://localhost:3000")])
+        let popup = String(try XCTUnwrap(object(asked)["redirectURL"] as? String).dropFirst(f.url.count))
+        XCTAssertTrue(popup.hasSuffix("?origin=http%3A%2F%2Flocalhost%3A3000"), popup)
+        let page = try f.client().request("GET", popup)
         XCTAssertEqual(page.status, 200)
         XCTAssertTrue(page.text.contains("alice@example.com"))
-        let posted = try f.client().request("POST", String(redirect.dropFirst(f.url.count)), body: Array("appleID=alice%40example.com".utf8),
+        let posted = try f.client().request("POST", popup, body: Array("appleID=alice%40example.com".utf8),
                                             headers: [("Content-Type", "application/x-www-form-urlencoded")])
-        XCTAssertTrue(posted.text.contains("window.opener.postMessage({\"ckSession\":"), posted.text)
+        XCTAssertTrue(posted.text.contains(#"window.opener.postMessage({"ckSession":"#), posted.text)
         // Posted by a page of another site (cross-site request forgery): refused, no session.
-        let forged = try f.client().request("POST", String(redirect.dropFirst(f.url.count)), body: Array("appleID=alice%40example.com".utf8),
+        let forged = try f.client().request("POST", popup, body: Array("appleID=alice%40example.com".utf8),
                                             headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Origin", "https://evil.example")])
         XCTAssertEqual(forged.status, 403)
         XCTAssertFalse(forged.text.contains("ckSession"))
         // From the page itself (its own origin): signed in.
-        let own = try f.client().request("POST", String(redirect.dropFirst(f.url.count)), body: Array("appleID=alice%40example.com".utf8),
+        let own = try f.client().request("POST", popup, body: Array("appleID=alice%40example.com".utf8),
                                          headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Origin", f.url)])
         XCTAssertTrue(own.text.contains("ckSession"), own.text)
     }
@@ -116,7 +119,7 @@ final class WebServicesTests: XCTestCase {
     /// own, and the device stays signed in as it was. A signed-out device refuses, writing nothing.
     func testTheSignInPageSignsInANewAppleIDWithoutTouchingTheDevice() throws {
         let f = try ServeFixture()
-        let page = "/signin/\(ServeFixture.container)/development"
+        let page = "/signin/\(ServeFixture.container)/development?origin=http%3A%2F%2Flocalhost%3A3000"
         XCTAssertTrue(try f.client().request("GET", page).text.contains("name=\"newAppleID\""))
         let posted = try f.client().request("POST", page, body: Array("newAppleID=carol%2Bweb%40example.com&keepSignedIn=true".utf8),
                                             headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Origin", f.url)])

@@ -94,7 +94,7 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
                 response = try poll(container: c, environment: e, apnsToken: token)
             case .signIn(let c, let e):
                 try require(head, ["GET", "POST"])
-                response = try SignInPage(api: api, container: c, environment: e).respond(to: request)
+                response = try SignInPage(api: api, container: c, environment: e, origins: origins).respond(to: request)
             }
         } catch {
             response = errorResponse(error, head)
@@ -291,7 +291,9 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
         var envelope = e.envelope().objectValue ?? [:]
         envelope["ckErrorCode"] = nil
         if e.code == .authenticationRequired, let head, let (c, env) = (try? WebServicesRoute.parse(head.path))?.containerAndEnvironment {
-            envelope["redirectURL"] = .string(SignInPage.url(api: api, container: c, environment: env))
+            // The page that asked (its browser's Origin) is the one the sign-in page may post to.
+            let opener = head.headers["Origin"].flatMap { origins.allows($0) && AllowedOrigins.isOrigin($0) ? $0 : nil }
+            envelope["redirectURL"] = .string(SignInPage.url(api: api, container: c, environment: env, opener: opener))
         }
         var r = HTTPResponse(status: status ?? e.code.httpStatus ?? 500, headers: Self.jsonHeaders, body: Array(JSONWriter.compact(.object(envelope)).utf8))
         if let s = e.retryAfter { r.headers.set("Retry-After", String(s)) }
