@@ -12,12 +12,15 @@ public final class WebServicesServer: @unchecked Sendable {
     let pollSeconds: Double
     let log: @Sendable (String) -> Void
     let clock: Clock
+    let webTokenRotation: WebTokenRotation
     private var http: HTTPServer?
     private var handler: WebServicesHandler?
 
     public init(dataDirectory: String, host: String = "127.0.0.1", port: UInt16 = 8484, allowedOrigins: [String] = [],
-                pollSeconds: Double = 30, clock: Clock = .system, log: @escaping @Sendable (String) -> Void) {
+                pollSeconds: Double = 30, clock: Clock = .system, webTokenRotation: WebTokenRotation = .live,
+                log: @escaping @Sendable (String) -> Void) {
         self.clock = clock
+        self.webTokenRotation = webTokenRotation
         self.dataDirectory = dataDirectory
         self.host = host
         self.requestedPort = port
@@ -39,7 +42,7 @@ public final class WebServicesServer: @unchecked Sendable {
         try server.start()
         let urlHost = host.contains(":") ? "[\(host)]" : host
         let url = "http://\(urlHost):\(server.port)"
-        let api = CloudKitAPI(dataDirectory: dataDirectory, clock: clock, serverURL: url)
+        let api = CloudKitAPI(dataDirectory: dataDirectory, clock: clock, serverURL: url, webTokenRotation: webTokenRotation)
         var names: Set<String> = [host.lowercased(), "localhost", "127.0.0.1", "::1"]
         if !Self.isLoopback(host) { names.insert(Self.hostName()) }
         let handler = WebServicesHandler(api: api, allowedOrigins: allowedOrigins, hostNames: names, pollSeconds: pollSeconds, log: log)

@@ -52,9 +52,20 @@ final class AuthCommandTests: XCTestCase {
     func testServerKeysAreRegisteredFromAPEMFileAndRefusedWhenNotP256() throws {
         let s = CLISandbox()
         let pem = fixture("server-key-public.pem").path
+        // A key acts as the user who registers it: with none, nothing is registered.
+        s.assertUnchanged("no account") {
+            assertFailure(s.ck("server-key", "add", "key-1", "--public-key", pem), exit: 5, contains: "registering a server-to-server key")
+            assertFailure(s.run(["--as", "bob@example.com", "server-key", "add", "key-1", "--public-key", pem]), exit: 5, contains: "never signed in on this device")
+        }
+        s.signIn("bob@example.com")
+        s.signIn("alice@example.com")
         let added = s.ck("server-key", "add", "key-1", "--public-key", pem)
         XCTAssertEqual(added.status, 0, added.stderr)
         XCTAssertEqual(added.object["keyID"] as? String, "key-1")
+        XCTAssertEqual(added.object["appleID"] as? String, "alice@example.com", "the device's account registers it")
+        let bobs = s.run(["--as", "bob@example.com", "server-key", "add", "bobs-key", "--public-key", pem])
+        XCTAssertEqual(bobs.object["appleID"] as? String, "bob@example.com", "--as names who registers it")
+        XCTAssertEqual(s.ck("server-key", "delete", "bobs-key").status, 0)
         XCTAssertEqual(added.object["publicKey"] as? String, try String(contentsOfFile: pem, encoding: .utf8))
         let viaStdin = s.run(["server-key", "add", "key-2", "--public-key", "-"], stdin: try String(contentsOfFile: pem, encoding: .utf8))
         XCTAssertEqual(viaStdin.status, 0, viaStdin.stderr)
@@ -103,5 +114,59 @@ final class AuthCommandTests: XCTestCase {
         XCTAssertEqual(s.ck("account", "signout").status, 0)
         XCTAssertEqual(try api(s).authenticate(WebCredentials(container: c, environment: .development, scope: .private, apiToken: key, webAuthToken: token)).user, .nobody)
         assertFailure(s.ck("account", "web-auth-token", "extra"), exit: 2, contains: "unexpected argument")
+    }
+
+    /// `ck --as bob account signout` signs bob out — his web sessions end — and leaves the
+    /// device's account (alice) as it is; a user's sessions are listed and ended by id or all.
+    func testSigningOutTheUserNamedAndEndingTheirSessions() throws {
+        let s = CLISandbox()
+        s.signIn("bob@example.com")
+        s.signIn("alice@example.com")
+        let c = "iCloud.com.example.app"   // the default container
+        let key = try XCTUnwrap(s.ck("api-token", "create").object["apiToken"] as? String)
+        func user(_ token: String) throws -> Caller.User {
+            try api(s).authenticate(WebCredentials(container: c, environment: .development, scope: .private, apiToken: key, webAuthToken: token)).user
+        }
+        let bobsToken = try XCTUnwrap(s.run(["--as", "bob@example.com", "account", "web-auth-token"]).object["ckWebAuthToken"] as? String)
+        let alicesToken = try XCTUnwrap(s.ck("account", "web-auth-token").object["ckWebAuthToken"] as? String)
+
+        let out = s.run(["--as", "bob@example.com", "account", "signout"])
+        XCTAssertEqual(out.status, 0, out.stderr)
+        XCTAssertEqual(out.object["status"] as? String, "available", "the device's account, still alice's")
+        XCTAssertEqual(out.object["appleID"] as? String, "alice@example.com")
+        XCTAssertEqual((out.object["signedOut"] as? [String: Any])?["appleID"] as? String, "bob@example.com")
+        XCTAssertEqual((out.object["signedOut"] as? [String: Any])?["webSessionsEnded"] as? Int, 1)
+        XCTAssertEqual(try user(bobsToken), .nobody, "bob's token is dead")
+        XCTAssertNotEqual(try user(alicesToken), .nobody, "alice's is not")
+        XCTAssertEqual(s.ck("account").object["appleID"] as? String, "alice@example.com")
+
+        // Listed and ended.
+        let second = try XCTUnwrap(s.ck("account", "web-auth-token", "--keep-signed-in").object["ckWebAuthToken"] as? String)
+        let listed = s.ck("account", "sessions")
+        XCTAssertEqual(listed.status, 0, listed.stderr)
+        let sessions = try XCTUnwrap(listed.object["sessions"] as? [[String: Any]])
+        XCTAssertEqual(sessions.count, 2)
+        XCTAssertEqual(sessions.map { $0["keepSignedIn"] as? Bool }, [false, true])
+        XCTAssertFalse(listed.stdout.contains(alicesToken) || listed.stdout.contains(second), "no token is shown")
+        let first = try XCTUnwrap(sessions[0]["id"] as? String)
+        XCTAssertEqual(s.run(["--format", "ndjson", "account", "sessions"]).stdout.split(separator: "\n").count, 2, "NDJSON: a session a line")
+        XCTAssertEqual((s.run(["--as", "bob@example.com", "account", "sessions"]).object["sessions"] as? [Any])?.count, 0)
+        s.assertUnchanged("refusals") {
+            assertFailure(s.ck("account", "sessions", "end"), exit: 2, contains: "missing session ID (or --all)")
+            assertFailure(s.ck("account", "sessions", "end", first, "--all"), exit: 2, contains: "not both")
+            assertFailure(s.ck("account", "sessions", "end", "0123456789abcdef"), exit: 3, contains: "no web session '0123456789abcdef'")
+            assertFailure(s.run(["--as", "bob@example.com", "account", "sessions", "end", first]), exit: 3, contains: "bob@example.com has no web session")
+            assertFailure(s.ck("account", "sessions", "end", "nope"), exit: 6, contains: "not a session id")
+            assertFailure(s.ck("account", "sessions", "extra"), exit: 2, contains: "unexpected argument")
+        }
+        let ended = s.ck("account", "sessions", "end", first)
+        XCTAssertEqual(ended.status, 0, ended.stderr)
+        XCTAssertEqual(ended.object["ended"] as? [String], [first])
+        XCTAssertEqual(try user(alicesToken), .nobody)
+        XCTAssertNotEqual(try user(second), .nobody)
+        XCTAssertEqual(s.ck("account", "sessions", "end", "--all").status, 0)
+        XCTAssertEqual(try user(second), .nobody)
+        XCTAssertEqual(s.ck("account").object["status"] as? String, "available", "ending sessions leaves the device signed in")
+        XCTAssertTrue(s.ck("account", "sessions", "end", "--help").stdout.contains("ID | --all"))
     }
 }

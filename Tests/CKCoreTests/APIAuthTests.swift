@@ -104,7 +104,7 @@ final class APIAuthTests: XCTestCase {
         let elsewhere = try newAPIToken(a, container: "iCloud.com.example.other")
         let before = t.snapshot()
 
-        XCTAssertEqual(try a.authenticate(creds(api: token)), WebAuthentication(user: .nobody))
+        XCTAssertEqual(try a.authenticate(creds(api: token)).user, .nobody)
         XCTAssertEqual(try a.authenticate(creds(nil, api: token)).user, .nobody, "tokens/* paths have no database")
         XCTAssertEqual(try a.authenticate(creds(.private, api: token)).user, .nobody, "no session: nobody; the preflight asks for one")
 
@@ -128,7 +128,8 @@ final class APIAuthTests: XCTestCase {
         refused(creds(api: elsewhere), "is not an API token of iCloud.com.example.test")
         refused(creds(container: "iCloud.com.example.other", api: token), "is not an API token of iCloud.com.example.other")
         refused(creds(api: String(repeating: "a", count: 8_000_000)), "aaaaaaaa…")
-        refused(creds(api: token + "\n"), "not an API token")
+        refused(creds(api: token + "\n"), "is 65 characters, not 64: it ends in a newline (%0A)")
+        refused(creds(api: String(token.dropLast())), "is 63 characters; an API token is 64 lowercase hex digits")
         // Deleted: refused from the next request on.
         _ = try a.deleteAPIToken(token, container: Self.container, environment: .development)
         refused(creds(api: token), "not an API token of")
@@ -137,15 +138,16 @@ final class APIAuthTests: XCTestCase {
 
     // MARK: web auth tokens
 
-    func testAWebAuthTokenNamesItsUserAndRotatesWithAGraceForRequestsInFlight() throws {
+    func testAWebAuthTokenNamesItsUserAndRotatesKeepingTheOldOneUntilItExpires() throws {
         let t = TempStore(), now = Now()
         let a = api(t, now)
         let apiKey = try newAPIToken(a)
         let made = try a.createWebAuthToken(as: Caller(container: Self.container), keepSignedIn: false).document
         let alice = try t.store.accounts.user(appleID: "alice@example.com")!.userRecordName
         let token = made["ckWebAuthToken"]!.stringValue!
+        let expires = now.ms + 30 * 60 * 1000
         XCTAssertEqual(made["userRecordName"], .string(alice))
-        XCTAssertEqual(made["expires"], .int(now.ms + 30 * 60 * 1000))
+        XCTAssertEqual(made["expires"], .int(expires))
         XCTAssertEqual(token.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-_.~"))), token,
                        "nothing in a token changes under URL encoding")
         XCTAssertFalse(everyFileText(t).contains(token), "the store keeps only the token's hash")
@@ -163,13 +165,16 @@ final class APIAuthTests: XCTestCase {
         XCTAssertNil(try a.rotateWebAuthToken(first), "once")
         XCTAssertNotEqual(rotated, token)
         XCTAssertFalse(everyFileText(t).contains(rotated))
-        // The old one still works for two minutes (requests in flight), without another rotation.
-        now.ms += 119_000
-        let inGrace = try api(t, now).authenticate(creds(api: apiKey, web: token))
-        XCTAssertEqual(inGrace.user, .userRecordName(alice), "after a restart too")
-        XCTAssertNil(try a.rotateWebAuthToken(inGrace), "a replaced token is not replaced again")
-        now.ms += 2_000
-        XCTAssertEqual(try a.authenticate(creds(api: apiKey, web: token)).user, .nobody, "replayed after the grace: dead")
+        // As live CloudKit: the replaced token keeps working until its own expiry, without
+        // another rotation, long past any grace — after a restart too.
+        now.ms += 20 * 60 * 1000
+        let replayed = try api(t, now).authenticate(creds(api: apiKey, web: token))
+        XCTAssertEqual(replayed.user, .userRecordName(alice), "a replaced token lasts until it expires")
+        XCTAssertNil(try a.rotateWebAuthToken(replayed), "a replaced token is not replaced again")
+        now.ms = expires
+        let dead = try a.authenticate(creds(api: apiKey, web: token))
+        XCTAssertEqual(dead.user, .nobody, "then it is dead")
+        XCTAssertTrue(dead.nobodyReason?.reason.contains("expired at") == true, "\(String(describing: dead.nobodyReason))")
         // The new one has a fresh lifetime: it rotates in its turn.
         let second = try a.authenticate(creds(api: apiKey, web: rotated))
         XCTAssertEqual(second.user, .userRecordName(alice))
@@ -177,6 +182,33 @@ final class APIAuthTests: XCTestCase {
         // Unused for 30 minutes: expired.
         now.ms += 30 * 60 * 1000 + 1
         XCTAssertEqual(try a.authenticate(creds(api: apiKey, web: third)).user, .nobody)
+    }
+
+    /// `ck serve --strict-token-rotation`: Apple's documented single use — a replaced token
+    /// works for two minutes (the requests on their way with it), then is refused, saying so.
+    /// The rule is the reader's: the same store under the live rule takes it again.
+    func testUnderStrictRotationAReplacedTokenLastsTwoMinutes() throws {
+        let t = TempStore(), now = Now()
+        let strict = CloudKitAPI(dataDirectory: t.root, clock: Clock { now.ms }, webTokenRotation: .strict)
+        let apiKey = try newAPIToken(strict)
+        let token = try strict.createWebAuthToken(as: Caller(container: Self.container), keepSignedIn: false).document["ckWebAuthToken"]!.stringValue!
+        now.ms += 61_000
+        let rotated = try XCTUnwrap(try strict.rotateWebAuthToken(try strict.authenticate(creds(api: apiKey, web: token))))
+        now.ms += 119_000
+        XCTAssertNotEqual(try strict.authenticate(creds(api: apiKey, web: token)).user, .nobody, "in flight: still taken")
+        now.ms += 1_000
+        let refused = try strict.authenticate(creds(.private, api: apiKey, web: token))
+        XCTAssertEqual(refused.user, .nobody)
+        let why = try XCTUnwrap(refused.nobodyReason)
+        XCTAssertEqual(why.code, .authenticationRequired)
+        XCTAssertTrue(why.reason.contains("was replaced at") && why.reason.contains("--strict-token-rotation"), why.reason)
+        // The preflight refuses with that reason, not with the device's account (which is signed in).
+        let caller = refused.caller(container: Self.container, environment: .development, scope: .private, deviceID: "web")
+        let (c, reason) = code { try strict.listZones(as: caller) }
+        XCTAssertEqual(c, .authenticationRequired)
+        XCTAssertTrue(reason.contains("was replaced at") && !reason.contains("no iCloud account"), reason)
+        XCTAssertNotEqual(try strict.authenticate(creds(api: apiKey, web: rotated)).user, .nobody, "the newest token works")
+        XCTAssertNotEqual(try api(t, now).authenticate(creds(api: apiKey, web: token)).user, .nobody, "the live rule, on the same store, takes it")
     }
 
     func testKeepSignedInLastsTwoWeeks() throws {
@@ -204,7 +236,11 @@ final class APIAuthTests: XCTestCase {
         flipped[10] = flipped[10] == "A" ? "B" : "A"
         for web in [String(flipped), String(token.dropLast()), token + "A", token.uppercased(), "", String(repeating: "A", count: 43),
                     String(repeating: "x", count: 10_000_000), token.replacingOccurrences(of: "-", with: "+"), "../../device"] where web != token {
-            XCTAssertEqual(try a.authenticate(creds(api: apiKey, web: web)), WebAuthentication(user: .nobody), String(web.prefix(60)))
+            let auth = try a.authenticate(creds(api: apiKey, web: web))
+            XCTAssertEqual(auth.user, .nobody, String(web.prefix(60)))
+            XCTAssertNil(auth.webAuthToken)
+            XCTAssertEqual(auth.nobodyReason?.code, .authenticationRequired)
+            if web.count >= 20 { XCTAssertFalse(auth.nobodyReason?.reason.contains(String(web.prefix(20))) ?? true, "the token is not echoed: \(String(describing: auth.nobodyReason))") }
         }
         XCTAssertEqual(try a.authenticate(creds(env: .production, api: prodAPI, web: token)).user, .nobody, "a session of development only")
         XCTAssertEqual(try a.authenticate(creds(container: "iCloud.com.example.other", api: otherAPI, web: token)).user, .nobody, "of its container only")
@@ -291,16 +327,16 @@ final class APIAuthTests: XCTestCase {
         let t = TempStore(), now = Now()
         let a = api(t, now)
         let pem = try fixture("server-key-public.pem")
-        let added = try a.addServerKey(keyID: "key-1", publicKeyPEM: pem, container: Self.container, environment: .development).document
+        let added = try a.addServerKey(keyID: "key-1", publicKeyPEM: pem, container: Self.container, environment: .development, as: Caller(container: Self.container)).document
         XCTAssertEqual(added["keyID"], "key-1")
         XCTAssertEqual(added["publicKey"], .string(pem), "openssl's PEM, as it wrote it")
         XCTAssertEqual(added["created"], .int(now.ms))
         XCTAssertEqual(added["containerIdentifier"], .string(Self.container))
         // Base64 of the DER alone names the same key, and reads back in PEM.
         let body = pem.split(separator: "\n").filter { !$0.hasPrefix("-----") }.joined()
-        XCTAssertEqual(try a.addServerKey(keyID: "key-2", publicKeyPEM: body, container: Self.container, environment: .development).document["publicKey"], .string(pem))
+        XCTAssertEqual(try a.addServerKey(keyID: "key-2", publicKeyPEM: body, container: Self.container, environment: .development, as: Caller(container: Self.container)).document["publicKey"], .string(pem))
         let before = t.snapshot()
-        let (c, why) = code { try a.addServerKey(keyID: "key-1", publicKeyPEM: pem, container: Self.container, environment: .development) }
+        let (c, why) = code { try a.addServerKey(keyID: "key-1", publicKeyPEM: pem, container: Self.container, environment: .development, as: Caller(container: Self.container)) }
         XCTAssertEqual(c, .exists)
         XCTAssertTrue(why.contains("key-1"), why)
         XCTAssertEqual(t.snapshot(), before)
@@ -329,12 +365,12 @@ final class APIAuthTests: XCTestCase {
             (String(repeating: "A", count: 200_000), "limit"),
         ]
         for (pem, words) in cases {
-            let (c, why) = code { try a.addServerKey(keyID: "k", publicKeyPEM: pem, container: Self.container, environment: .development) }
+            let (c, why) = code { try a.addServerKey(keyID: "k", publicKeyPEM: pem, container: Self.container, environment: .development, as: Caller(container: Self.container)) }
             XCTAssertEqual(c, .badRequest, words)
             XCTAssertTrue(why.contains(words), "\(words): \(why)")
         }
         for id in ["", "has space", "slash/", String(repeating: "k", count: 129), "tab\t"] {
-            XCTAssertEqual(code { try a.addServerKey(keyID: id, publicKeyPEM: try self.fixture("server-key-public.pem"), container: Self.container, environment: .development) }.0, .badRequest, id)
+            XCTAssertEqual(code { try a.addServerKey(keyID: id, publicKeyPEM: try self.fixture("server-key-public.pem"), container: Self.container, environment: .development, as: Caller(container: Self.container)) }.0, .badRequest, id)
         }
         XCTAssertEqual(t.snapshot(), before)
     }
@@ -360,15 +396,19 @@ final class APIAuthTests: XCTestCase {
         let t = TempStore(), now = Now()
         let a = api(t, now)
         let (keyID, requests) = try signedFixtures()
-        _ = try a.addServerKey(keyID: keyID, publicKeyPEM: try fixture("server-key-public.pem"), container: Self.container, environment: .development)
+        _ = try a.addServerKey(keyID: keyID, publicKeyPEM: try fixture("server-key-public.pem"), container: Self.container, environment: .development, as: Caller(container: Self.container))
         now.ms = Timestamps.parseISO8601(requests[0].date)! + 1_000
         let query = requests[0], caller = requests[1], privateZones = requests[2]
         let before = t.snapshot()
 
-        XCTAssertEqual(try a.authenticate(creds(signature: query.signature(keyID: keyID))), WebAuthentication(user: .nobody, serverKeyID: keyID))
+        // The key acts as the user who registered it (alice, the device's account).
+        let alice = try XCTUnwrap(try t.store.accounts.user(appleID: "alice@example.com"))
+        var asAlice = WebAuthentication(user: .userRecordName(alice.userRecordName), serverKeyID: keyID)
+        asAlice.account = alice
+        XCTAssertEqual(try a.authenticate(creds(signature: query.signature(keyID: keyID))), asAlice)
         XCTAssertEqual(try a.authenticate(creds(signature: caller.signature(keyID: keyID))).serverKeyID, keyID, "an empty body (GET)")
         // A signature stands alone: a bogus API token or a web session beside it changes nothing.
-        XCTAssertEqual(try a.authenticate(creds(api: "bogus", signature: query.signature(keyID: keyID))).user, .nobody)
+        XCTAssertEqual(try a.authenticate(creds(api: "bogus", signature: query.signature(keyID: keyID))).user, .userRecordName(alice.userRecordName))
         // A signed request outside the public database: 403.
         XCTAssertThrowsError(try a.authenticate(creds(.private, signature: privateZones.signature(keyID: keyID)))) { e in
             XCTAssertEqual((e as? CloudKitError)?.code, .accessDenied)
@@ -420,7 +460,7 @@ final class APIAuthTests: XCTestCase {
         let t = TempStore(), now = Now()
         now.ms = Int64(Date().timeIntervalSince1970 * 1000)
         let a = api(t, now)
-        _ = try a.addServerKey(keyID: "live", publicKeyPEM: try tool.text("pub.pem"), container: Self.container, environment: .development)
+        _ = try a.addServerKey(keyID: "live", publicKeyPEM: try tool.text("pub.pem"), container: Self.container, environment: .development, as: Caller(container: Self.container))
         let f = DateFormatter()
         f.locale = Locale(identifier: "en_US_POSIX")
         f.timeZone = TimeZone(identifier: "UTC")

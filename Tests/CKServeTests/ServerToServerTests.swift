@@ -32,7 +32,7 @@ final class ServerToServerTests: XCTestCase {
         let ms = Int64(date.timeIntervalSince1970 * 1000) + 30_000
         let f = try ServeFixture(clock: Clock { ms }, container: "iCloud.com.example.test")
         let pem = try String(contentsOf: Self.fixtures.appendingPathComponent("server-key-public.pem"), encoding: .utf8)
-        _ = try f.api.addServerKey(keyID: keyID, publicKeyPEM: pem, container: "iCloud.com.example.test", environment: .development)
+        _ = try f.api.addServerKey(keyID: keyID, publicKeyPEM: pem, container: "iCloud.com.example.test", environment: .development, as: Caller(container: "iCloud.com.example.test"))
 
         let query = try send(f, requests[0], keyID: keyID)
         XCTAssertEqual(query.status, 200, query.text)
@@ -56,7 +56,60 @@ final class ServerToServerTests: XCTestCase {
         let ms = Int64(date.timeIntervalSince1970 * 1000) + 10 * 60_000
         let f = try ServeFixture(clock: Clock { ms }, container: "iCloud.com.example.test")
         let pem = try String(contentsOf: Self.fixtures.appendingPathComponent("server-key-public.pem"), encoding: .utf8)
-        _ = try f.api.addServerKey(keyID: keyID, publicKeyPEM: pem, container: "iCloud.com.example.test", environment: .development)
+        _ = try f.api.addServerKey(keyID: keyID, publicKeyPEM: pem, container: "iCloud.com.example.test", environment: .development, as: Caller(container: "iCloud.com.example.test"))
         XCTAssertEqual(try send(f, requests[0], keyID: keyID).status, 401)
+    }
+
+    /// CloudKit JS's setUpAuth under a key is a signed users/caller: it answers the user who
+    /// registered the key, whose saves the key's are; the other users/* endpoints are 403 with
+    /// no sign-in page to go to.
+    func testAKeyActsAsTheUserWhoRegisteredIt() throws {
+        let (keyID, requests) = try signedRequests()
+        let date = try XCTUnwrap(ISO8601DateFormatter().date(from: requests[0].date))
+        let ms = Int64(date.timeIntervalSince1970 * 1000) + 30_000
+        let f = try ServeFixture(clock: Clock { ms }, container: "iCloud.com.example.test")
+        let pem = try String(contentsOf: Self.fixtures.appendingPathComponent("server-key-public.pem"), encoding: .utf8)
+        let added = try f.api.addServerKey(keyID: keyID, publicKeyPEM: pem, container: "iCloud.com.example.test", environment: .development,
+                                           as: Caller(container: "iCloud.com.example.test"))
+        let alice = try XCTUnwrap(added.document["userRecordName"]?.stringValue)
+        func request(_ endpoint: String) throws -> Signed { try XCTUnwrap(requests.first { $0.target.contains("/public/\(endpoint)?") }, endpoint) }
+
+        let me = try send(f, try request("users/caller"), keyID: keyID)
+        XCTAssertEqual(me.status, 200, me.text)
+        XCTAssertEqual((me.json as? [String: Any])?["userRecordName"] as? String, alice)
+        let saved = try send(f, try request("records/modify"), keyID: keyID)
+        XCTAssertEqual(saved.status, 200, saved.text)
+        let record = ((saved.json as? [String: Any])?["records"] as? [[String: Any]])?.first
+        XCTAssertEqual((record?["created"] as? [String: Any])?["userRecordName"] as? String, alice, saved.text)
+        XCTAssertEqual((record?["modified"] as? [String: Any])?["userRecordName"] as? String, alice)
+        for endpoint in ["users/discover", "users/lookup/email"] {
+            let refused = try send(f, try request(endpoint), keyID: keyID)
+            XCTAssertEqual(refused.status, 403, refused.text)
+            let o = refused.json as? [String: Any]
+            XCTAssertEqual(o?["serverErrorCode"] as? String, "ACCESS_DENIED")
+            XCTAssertNil(o?["redirectURL"], "a key has no sign-in page to go to")
+        }
+    }
+
+    /// A key an older ck registered has no user: it reads the public database, and what needs a
+    /// user is 403 saying how to register it again.
+    func testAnOlderStoresKeyWithoutAUserIsToldHowToMendIt() throws {
+        let (keyID, requests) = try signedRequests()
+        let date = try XCTUnwrap(ISO8601DateFormatter().date(from: requests[0].date))
+        let ms = Int64(date.timeIntervalSince1970 * 1000) + 30_000
+        let f = try ServeFixture(clock: Clock { ms }, container: "iCloud.com.example.test")
+        let pem = try String(contentsOf: Self.fixtures.appendingPathComponent("server-key-public.pem"), encoding: .utf8)
+        let dir = f.root + "/containers/iCloud.com.example.test/development"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let keys: [String: Any] = ["schemaVersion": 1, "keys": [["keyID": keyID, "publicKey": pem, "created": 1]]]
+        try JSONSerialization.data(withJSONObject: keys).write(to: URL(fileURLWithPath: dir + "/server-keys.json"))
+        XCTAssertEqual(try send(f, requests[0], keyID: keyID).status, 200, "records/query reads the public database")
+        for r in requests where r.target.contains("/public/users/caller?") || r.target.contains("/public/records/modify?") {
+            let refused = try send(f, r, keyID: keyID)
+            XCTAssertEqual(refused.status, 403, refused.text)
+            let reason = (refused.json as? [String: Any])?["reason"] as? String ?? ""
+            XCTAssertTrue(reason.contains("has no user") && reason.contains("ck server-key add"), reason)
+            XCTAssertNil((refused.json as? [String: Any])?["redirectURL"])
+        }
     }
 }

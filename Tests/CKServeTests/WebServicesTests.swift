@@ -94,20 +94,23 @@ final class WebServicesTests: XCTestCase {
                                         + (token.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? token))
         XCTAssertEqual(me.status, 200, me.text)
         XCTAssertNotNil(object(me)["userRecordName"] as? String, "users/caller answers the identity itself")
-        // In a browser: a page that posts the session to its opener.
-        let page = try f.client().request("GET", String(redirect.dropFirst(f.url.count)))
+        // In a browser: the page that asked (its Origin) is the one the popup posts the session to.
+        let asked = try f.client().request("GET", f.path("public", "users/caller", signedIn: false), headers: [("Origin", "http://localhost:3000")])
+        let popup = String(try XCTUnwrap(object(asked)["redirectURL"] as? String).dropFirst(f.url.count))
+        XCTAssertTrue(popup.hasSuffix("?origin=http%3A%2F%2Flocalhost%3A3000"), popup)
+        let page = try f.client().request("GET", popup)
         XCTAssertEqual(page.status, 200)
         XCTAssertTrue(page.text.contains("alice@example.com"))
-        let posted = try f.client().request("POST", String(redirect.dropFirst(f.url.count)), body: Array("appleID=alice%40example.com".utf8),
+        let posted = try f.client().request("POST", popup, body: Array("appleID=alice%40example.com".utf8),
                                             headers: [("Content-Type", "application/x-www-form-urlencoded")])
-        XCTAssertTrue(posted.text.contains("window.opener.postMessage({\"ckSession\":"), posted.text)
+        XCTAssertTrue(posted.text.contains(#"window.opener.postMessage({"ckSession":"#), posted.text)
         // Posted by a page of another site (cross-site request forgery): refused, no session.
-        let forged = try f.client().request("POST", String(redirect.dropFirst(f.url.count)), body: Array("appleID=alice%40example.com".utf8),
+        let forged = try f.client().request("POST", popup, body: Array("appleID=alice%40example.com".utf8),
                                             headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Origin", "https://evil.example")])
         XCTAssertEqual(forged.status, 403)
         XCTAssertFalse(forged.text.contains("ckSession"))
         // From the page itself (its own origin): signed in.
-        let own = try f.client().request("POST", String(redirect.dropFirst(f.url.count)), body: Array("appleID=alice%40example.com".utf8),
+        let own = try f.client().request("POST", popup, body: Array("appleID=alice%40example.com".utf8),
                                          headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Origin", f.url)])
         XCTAssertTrue(own.text.contains("ckSession"), own.text)
     }
@@ -116,7 +119,7 @@ final class WebServicesTests: XCTestCase {
     /// own, and the device stays signed in as it was. A signed-out device refuses, writing nothing.
     func testTheSignInPageSignsInANewAppleIDWithoutTouchingTheDevice() throws {
         let f = try ServeFixture()
-        let page = "/signin/\(ServeFixture.container)/development"
+        let page = "/signin/\(ServeFixture.container)/development?origin=http%3A%2F%2Flocalhost%3A3000"
         XCTAssertTrue(try f.client().request("GET", page).text.contains("name=\"newAppleID\""))
         let posted = try f.client().request("POST", page, body: Array("newAppleID=carol%2Bweb%40example.com&keepSignedIn=true".utf8),
                                             headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Origin", f.url)])
@@ -270,13 +273,17 @@ final class WebServicesTests: XCTestCase {
 }
 
 /// Web auth tokens over HTTP: rotated through X-Apple-CloudKit-Web-Auth-Token once a minute
-/// old, the new one working, the old one for its grace only; signing out ends them.
+/// old, the new one working; the old one until its own expiry (live CloudKit), or for its
+/// grace only under `--strict-token-rotation`; signing out ends them.
 final class WebSessionOverHTTPTests: XCTestCase {
     final class Now: @unchecked Sendable { var ms: Int64 = 1_800_000_000_000 }
 
-    func testASessionRotatesThroughTheResponseHeaderAndSigningOutEndsIt() throws {
+    func reason(_ a: HTTPTestClient.Answer) -> String { ((a.json as? [String: Any])?["reason"] as? String) ?? a.text }
+
+    /// The scenario both modes share, up to the replaced token's fate three minutes on.
+    func rotate(_ rotation: WebTokenRotation) throws -> (f: ServeFixture, now: Now, caller: (String) throws -> HTTPTestClient.Answer, next: String) {
         let now = Now()
-        let f = try ServeFixture(clock: Clock { now.ms })
+        let f = try ServeFixture(clock: Clock { now.ms }, webTokenRotation: rotation)
         func caller(_ token: String) throws -> HTTPTestClient.Answer {
             try f.client().request("GET", "/database/1/\(ServeFixture.container)/development/public/users/caller?ckAPIToken=\(f.apiToken)&ckWebAuthToken="
                                    + (token.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? token))
@@ -290,9 +297,21 @@ final class WebSessionOverHTTPTests: XCTestCase {
         let next = try XCTUnwrap(due.header("X-Apple-CloudKit-Web-Auth-Token"))
         XCTAssertNotEqual(next, f.session)
         XCTAssertEqual(try caller(next).status, 200)
-        XCTAssertEqual(try caller(f.session).status, 200, "the replaced token works for its grace")
+        XCTAssertEqual(try caller(f.session).status, 200, "the replaced token works for the requests in flight")
         now.ms += 3 * 60_000
-        XCTAssertEqual(try caller(f.session).status, 421, "then it is dead")
+        return (f, now, caller, next)
+    }
+
+    /// By default, as live CloudKit: the replaced token works until its own expiry.
+    func testAReplacedTokenWorksUntilItExpires() throws {
+        let (f, now, caller, next) = try rotate(.live)
+        let late = try caller(f.session)
+        XCTAssertEqual(late.status, 200, "three minutes on: still taken")
+        XCTAssertNil(late.header("X-Apple-CloudKit-Web-Auth-Token"), "a replaced token is not replaced again")
+        now.ms = 1_800_000_000_000 + 30 * 60_000
+        let expired = try caller(f.session)
+        XCTAssertEqual(expired.status, 421, "at its own expiry, dead")
+        XCTAssertTrue(reason(expired).contains("expired at"), reason(expired))
         XCTAssertEqual(try caller(next).status, 200)
         // An error answer carries no new token.
         now.ms += 90_000
@@ -301,5 +320,16 @@ final class WebSessionOverHTTPTests: XCTestCase {
         XCTAssertNil(refused.header("X-Apple-CloudKit-Web-Auth-Token"))
         _ = try f.api.signOut(as: Caller(container: ServeFixture.container))
         XCTAssertEqual(try caller(next).status, 421, "signing out revokes the session")
+    }
+
+    /// `ck serve --strict-token-rotation`: Apple's documented single use, after a grace.
+    func testUnderStrictRotationAReplacedTokenIsRefusedAfterItsGrace() throws {
+        let (f, _, caller, next) = try rotate(.strict)
+        let dead = try caller(f.session)
+        XCTAssertEqual(dead.status, 421)
+        XCTAssertEqual((dead.json as? [String: Any])?["serverErrorCode"] as? String, "AUTHENTICATION_REQUIRED")
+        XCTAssertNotNil((dead.json as? [String: Any])?["redirectURL"] as? String)
+        XCTAssertTrue(reason(dead).contains("was replaced at") && reason(dead).contains("--strict-token-rotation"), reason(dead))
+        XCTAssertEqual(try caller(next).status, 200)
     }
 }

@@ -31,6 +31,12 @@ public struct Caller: Sendable {
     /// which the preflight takes instead of reading the users again. Ignored unless it is that
     /// user's.
     public var account: UserAccount?
+    /// For `.nobody` over HTTP: why the request's credential named no user, which a request
+    /// that needs one is refused with (`ck serve` sets it from `authenticate`).
+    public var nobodyReason: NobodyReason?
+    /// The server-to-server key a request is signed with, acting as the user who registered it:
+    /// that user stands on their own, as a developer's key does whatever a device reports.
+    public var serverKeyID: String?
 
     public init(container: String, environment: Environment = .development, scope: DatabaseScope = .private,
                 user: User = .device, deviceID: String = "default") {

@@ -14,11 +14,18 @@ public final class CloudKitAPI {
     /// out for a client to come back to — asset upload URLs, web push long-poll URLs — and of
     /// asset download URLs. nil for the CLI, which serves no URL.
     public let serverURL: String?
+    /// What becomes of a web auth token once a newer one replaced it (`ck serve
+    /// --strict-token-rotation`).
+    public let webTokenRotation: WebTokenRotation
+    /// The data directory's secret, read once when an answer first signs an asset URL.
+    let assetURLSecret: SecretCache
 
-    public init(dataDirectory: String, clock: Clock = .system, serverURL: String? = nil) {
+    public init(dataDirectory: String, clock: Clock = .system, serverURL: String? = nil, webTokenRotation: WebTokenRotation = .live) {
         store = CloudKitStore(root: dataDirectory, clock: clock)
         self.serverURL = serverURL
+        self.webTokenRotation = webTokenRotation
         self.assetBaseURL = serverURL.map { $0 + "/assets/" } ?? store.assets.baseURL
+        self.assetURLSecret = SecretCache(paths: store.paths)
     }
 
     /// The server's origin, for an endpoint whose answer is a URL to come back to.
@@ -75,13 +82,19 @@ extension CloudKitAPI {
         case .read: try db.requireRead()
         case .write: try db.requireWrite()
         }
-        return RequestContext(caller: caller, db: db, gate: PermissionGate(db: db), style: responseStyle(caller.scope))
+        return RequestContext(caller: caller, db: db, gate: PermissionGate(db: db), style: responseStyle(caller.scope, reader: db.caller.user?.userRecordName))
     }
 
     /// Who a caller acts as: the account status the device reports and the user.
-    func principal(_ caller: Caller) throws -> Principal { try principal(caller.user, deviceID: caller.deviceID, account: caller.account) }
+    func principal(_ caller: Caller) throws -> Principal {
+        var p = try principal(caller.user, deviceID: caller.deviceID, account: caller.account, ownStanding: caller.serverKeyID != nil)
+        if p.user == nil { p.nobodyReason = caller.nobodyReason }
+        return p
+    }
 
-    func principal(_ user: Caller.User, deviceID: String, account: UserAccount? = nil) throws -> Principal {
+    /// `ownStanding`: the user's account is available whatever the device reports (a
+    /// server-to-server key's user).
+    func principal(_ user: Caller.User, deviceID: String, account: UserAccount? = nil, ownStanding: Bool = false) throws -> Principal {
         switch user {
         case .device: return try store.accounts.caller(actingAs: nil, deviceID: deviceID)
         case .appleID(let a): return try store.accounts.caller(actingAs: a, deviceID: deviceID)
@@ -92,7 +105,8 @@ extension CloudKitAPI {
             }
             // A web session of the device's own account is that account: its status (restricted,
             // temporarily unavailable) binds HTTP callers as it binds the CLI. Another user's
-            // session stands on its own.
+            // session, and a server-to-server key's user, stand on their own.
+            if ownStanding { return Principal(status: .available, user: u, deviceID: deviceID) }
             let d = try store.accounts.device()
             let status = d.appleID?.lowercased() == u.appleID.lowercased() ? d.status : .available
             return Principal(status: status, user: u, deviceID: deviceID)
@@ -100,10 +114,11 @@ extension CloudKitAPI {
         }
     }
 
-    /// How responses show records to this caller: asset URLs where the bytes are served; the
-    /// keys of encrypted assets in the private and shared databases.
-    public func responseStyle(_ scope: DatabaseScope) -> ResponseStyle {
-        ResponseStyle(assetBase: assetBaseURL, encryptedAssets: scope != .public)
+    /// How responses show records to this caller: asset URLs where the bytes are served (over
+    /// HTTP, signed for `reader`, the user record name the answer is for); the keys of
+    /// encrypted assets in the private and shared databases.
+    public func responseStyle(_ scope: DatabaseScope, reader: String? = nil) -> ResponseStyle {
+        ResponseStyle(assetBase: assetBaseURL, encryptedAssets: scope != .public, assetURLs: assetURLSigner(reader: reader))
     }
 
     /// Who a fault's user scope is matched against: the user record name when the caller

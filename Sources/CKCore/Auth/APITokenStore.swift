@@ -26,6 +26,25 @@ struct APITokenStore {
         s.utf8.count == 64 && s.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
     }
 
+    /// What is wrong with the shape of something sent as an API token (it is not one): its
+    /// length against the 64 it needs, whitespace at an end (a token pasted with its newline),
+    /// or characters that are not lowercase hex.
+    static func shapeProblem(_ s: String) -> String {
+        let n = s.unicodeScalars.count
+        let need = "an API token is 64 lowercase hex digits"
+        let trimmed = s.trimmingCharacters(in: .whitespacesAndNewlines)
+        if trimmed != s, isToken(trimmed) {
+            let last = s.unicodeScalars.last.map { $0.properties.isWhitespace } ?? false
+            let what: (Unicode.Scalar?) -> String = { u in
+                switch u { case "\n"?: return "a newline (%0A)"; case "\r"?: return "a carriage return (%0D)"; case " "?: return "a space (%20)"; case "\t"?: return "a tab (%09)"; default: return "whitespace" }
+            }
+            return "is \(n) characters, not 64: it \(last ? "ends in \(what(s.unicodeScalars.last))" : "starts with \(what(s.unicodeScalars.first))"); send the token without it"
+        }
+        if n != 64 { return "is \(n) characters; \(need)" }
+        if s.lowercased() != s, isToken(s.lowercased()) { return "has uppercase letters; \(need)" }
+        return "is not an API token: \(need)"
+    }
+
     /// A token as an error may show it: its first 8 digits, never the whole secret.
     static func shown(_ s: String) -> String {
         s.utf8.count <= 8 ? Names.describe(s) : Names.describe(String(s.prefix(8))) + "…"

@@ -2,8 +2,10 @@ import Foundation
 
 /// The server-to-server keys of one container environment, as the CloudKit Console keeps them:
 /// `containers/<c>/<environment>/server-keys.json` — `{schemaVersion, keys: [{keyID, publicKey,
-/// created}]}`, oldest first; `publicKey` is the P-256 public key in PEM, re-encoded from the
-/// point so every key reads the same way whatever the file it came from held.
+/// created, userRecordName?}]}`, oldest first; `publicKey` is the P-256 public key in PEM,
+/// re-encoded from the point so every key reads the same way whatever the file it came from
+/// held; `userRecordName` the user who registered the key, whom its requests act as (keys
+/// registered by an older ck have none).
 struct ServerKeyStore {
     let paths: DataPaths
     let container: String
@@ -13,10 +15,15 @@ struct ServerKeyStore {
         var keyID: String
         var publicKey: P256PublicKey
         var created: Int64
+        var userRecordName: String?
 
         var pem: String { ServerKeyStore.pem(publicKey) }
 
-        var json: JSONValue { .object(["keyID": .string(keyID), "publicKey": .string(pem), "created": .int(created)]) }
+        var json: JSONValue {
+            var o: [String: JSONValue] = ["keyID": .string(keyID), "publicKey": .string(pem), "created": .int(created)]
+            if let u = userRecordName { o["userRecordName"] = .string(u) }
+            return .object(o)
+        }
     }
 
     var file: String { paths.serverKeysFile(container, environment) }
@@ -39,7 +46,7 @@ struct ServerKeyStore {
                   let key = try? P256PublicKey(pem: pem) else {
                 throw CloudKitError.internalError("malformed \(file): a key without keyID, a P-256 publicKey or created").with(.repairDataDirectory)
             }
-            return Key(keyID: id, publicKey: key, created: created)
+            return Key(keyID: id, publicKey: key, created: created, userRecordName: k["userRecordName"]?.stringValue)
         }
     }
 

@@ -1,25 +1,34 @@
 import Foundation
 
 /// The web sessions of `ck serve`: a user signed in on this device, for one container
-/// environment, named by a web auth token (`ckWebAuthToken`). One file per session,
+/// environment, named by a web auth token (`ckWebAuthToken`). One file per token,
 /// `web-sessions/<sha256 of the token, hex>.json` — `{schemaVersion, userRecordName,
-/// containerIdentifier, environment, created, expires, keepSignedIn, rotated?}` — so the store
-/// never holds a token anyone could use: only its hash.
+/// containerIdentifier, environment, created, expires, keepSignedIn, login?, rotated?}` — so
+/// the store never holds a token anyone could use: only its hash.
 ///
 /// Lifetimes are CloudKit's: 30 minutes, or 14 days with "keep me signed in", renewed by
-/// rotation. A token older than a minute is replaced on its next use (a fresh one with a fresh
-/// lifetime); the replaced one stays good for two more minutes, for the requests already on
-/// their way with it, and is then dead.
+/// rotation. A token older than a minute is replaced on its next successful use (a fresh one
+/// with a fresh lifetime, of the same sign-in: `login`). What becomes of the replaced one is
+/// the API's `WebTokenRotation`: it lasts until its own expiry (what live CloudKit does), or,
+/// strictly (Apple's documented single use), for two minutes more — the requests already on
+/// their way with it — and is then refused. The rule is applied when a token is read, so one
+/// store serves either.
 struct WebSessionStore {
     let paths: DataPaths
     let clock: Clock
+    var rotation: WebTokenRotation = .live
 
     static let lifetime: Int64 = 30 * 60 * 1000
     static let keepSignedInLifetime: Int64 = 14 * 24 * 3600 * 1000
     /// How old a token is before a request using it gets its replacement.
     static let rotateAfter: Int64 = 60 * 1000
-    /// How long a replaced token still works.
+    /// How long a replaced token still works under `WebTokenRotation.strict`.
     static let grace: Int64 = 2 * 60 * 1000
+    /// How long an expired session's file is kept, to say "expired" rather than "unknown".
+    static let expiredKept: Int64 = 24 * 3600 * 1000
+    /// How many hex digits of a sign-in's first token hash name it (`ck account sessions`):
+    /// enough to tell sessions apart, and no use as a token (the hash is not one).
+    static let idDigits = 16
 
     struct Session: Equatable {
         var userRecordName: String
@@ -30,16 +39,21 @@ struct WebSessionStore {
         var keepSignedIn: Bool
         /// When it was replaced by a newer token; a replaced session is not replaced again.
         var rotated: Int64?
+        /// The sign-in the token belongs to (its tokens, replaced and replacing, share it): the
+        /// id of the sign-in's first token. Files of older ck have none: their own id stands.
+        var login: String?
 
         var json: JSONValue {
             var o: [String: JSONValue] = ["schemaVersion": .int(DataPaths.schemaVersion), "userRecordName": .string(userRecordName),
                                           "containerIdentifier": .string(container), "environment": .string(environment.rawValue),
                                           "created": .int(created), "expires": .int(expires), "keepSignedIn": .bool(keepSignedIn)]
             if let r = rotated { o["rotated"] = .int(r) }
+            if let l = login { o["login"] = .string(l) }
             return .object(o)
         }
 
-        init(userRecordName: String, container: String, environment: Environment, created: Int64, expires: Int64, keepSignedIn: Bool, rotated: Int64? = nil) {
+        init(userRecordName: String, container: String, environment: Environment, created: Int64, expires: Int64, keepSignedIn: Bool,
+             rotated: Int64? = nil, login: String? = nil) {
             self.userRecordName = userRecordName
             self.container = container
             self.environment = environment
@@ -47,6 +61,7 @@ struct WebSessionStore {
             self.expires = expires
             self.keepSignedIn = keepSignedIn
             self.rotated = rotated
+            self.login = login
         }
 
         init?(stored j: JSONValue) {
@@ -54,7 +69,7 @@ struct WebSessionStore {
                   let e = j["environment"]?.stringValue.flatMap(Environment.init(rawValue:)),
                   let created = j["created"]?.int64Value, let expires = j["expires"]?.int64Value else { return nil }
             self.init(userRecordName: u, container: c, environment: e, created: created, expires: expires,
-                      keepSignedIn: j["keepSignedIn"]?.boolValue ?? false, rotated: j["rotated"]?.int64Value)
+                      keepSignedIn: j["keepSignedIn"]?.boolValue ?? false, rotated: j["rotated"]?.int64Value, login: j["login"]?.stringValue)
         }
     }
 
@@ -80,7 +95,7 @@ struct WebSessionStore {
         return true
     }
 
-    private static func base64urlValue(_ b: UInt8) -> UInt8? {
+    static func base64urlValue(_ b: UInt8) -> UInt8? {
         switch b {
         case 65...90: return b - 65
         case 97...122: return b - 71
@@ -114,15 +129,68 @@ struct WebSessionStore {
     var directory: String { paths.webSessionsDirectory }
     func file(_ token: String) -> String { directory + "/" + WebSessionStore.hash(token) + ".json" }
 
-    /// The session a token names, if it is one and has not expired; nil for anything else (an
-    /// unreadable file included: it names no session anyone can use).
-    func session(_ token: String) -> Session? {
-        guard WebSessionStore.isToken(token) else { return nil }
+    /// What a token names: a session good now, or why it is none.
+    enum Lookup: Equatable {
+        case live(Session)
+        /// Not shaped as a token (`shapeProblem` says how).
+        case malformed
+        /// No session has this token: never made here, signed out, or ended.
+        case unknown
+        case expired(Session)
+        /// Replaced by a newer token, and refused under `WebTokenRotation.strict` (after the grace).
+        case replaced(Session)
+    }
+
+    /// The session a token names, with why it is not good now when it is not. An unreadable
+    /// file names no session anyone can use: unknown.
+    func lookup(_ token: String) -> Lookup {
+        guard WebSessionStore.isToken(token) else { return .malformed }
         let path = file(token)
         // Every request asks (twice: to authenticate, and to rotate): kept parsed (StampedFiles).
         let stored: Session?? = try? StampedFiles.shared.value(path) { try FileSystem.readJSON(path).flatMap(Session.init(stored:)) }
-        guard let s = stored ?? nil, clock.now() < s.expires else { return nil }
-        return s
+        guard let s = stored ?? nil else { return .unknown }
+        let now = clock.now()
+        if now >= s.expires { return .expired(s) }
+        if rotation == .strict, let r = s.rotated, now >= r + WebSessionStore.grace { return .replaced(s) }
+        return .live(s)
+    }
+
+    /// The session a token names, if it is good now; nil for anything else.
+    func session(_ token: String) -> Session? {
+        if case .live(let s) = lookup(token) { return s }
+        return nil
+    }
+
+    /// What is wrong with the shape of something sent as a web auth token, never showing it:
+    /// nil when it is shaped as one. Whitespace at either end (a token pasted from a terminal
+    /// with its newline) is the commonest slip, so it is named first.
+    static func shapeProblem(_ s: String) -> String? {
+        if isToken(s) { return nil }
+        let count = s.unicodeScalars.count
+        if count == 0 { return "ckWebAuthToken is empty" }
+        func name(_ u: Unicode.Scalar) -> String? {
+            switch u {
+            case "\n": return "a newline (%0A)"
+            case "\r": return "a carriage return (%0D)"
+            case " ": return "a space (%20)"
+            case "\t": return "a tab (%09)"
+            default: return u.properties.isWhitespace ? "whitespace (U+\(String(u.value, radix: 16, uppercase: true)))" : nil
+            }
+        }
+        let trimmed = s.trimmingCharacters(in: .whitespacesAndNewlines)
+        let shape = "a ckWebAuthToken is 43 characters of base64url (A-Z, a-z, 0-9, '-', '_')"
+        if trimmed != s, isToken(trimmed) {
+            let end = s.unicodeScalars.last.flatMap(name) ?? s.unicodeScalars.first.flatMap(name) ?? "whitespace"
+            let at = s.unicodeScalars.last.flatMap(name) != nil ? "ends in" : "starts with"
+            return "ckWebAuthToken \(at) \(end): the token with it is \(count) characters, not 43; send the token without it"
+        }
+        if let odd = s.unicodeScalars.first(where: { $0.value > 0x7F || base64urlValue(UInt8($0.value)) == nil }) {
+            let shown = name(odd) ?? (Names.isControl(odd) || odd.value > 0x7F ? "U+\(String(odd.value, radix: 16, uppercase: true))" : "'\(odd)'")
+            let hint = odd == "+" || odd == "/" || odd == "=" ? " (standard base64, or a token of another service?)" : odd == "%" ? " (encoded twice?)" : ""
+            return "ckWebAuthToken holds \(shown)\(hint), which no token holds: \(shape)"
+        }
+        if count != 43 { return "ckWebAuthToken is \(count) characters; \(shape)" }
+        return "ckWebAuthToken is not a token ck made: its last character is not one 32 bytes of base64url end in"
     }
 
     /// A new session for a user; expired sessions are removed on the way.
@@ -133,29 +201,36 @@ struct WebSessionStore {
         return try add(userRecordName: userRecordName, container: container, environment: environment, keepSignedIn: keepSignedIn)
     }
 
-    private func add(userRecordName: String, container: String, environment: Environment, keepSignedIn: Bool) throws -> (token: String, session: Session) {
+    /// A new token of a sign-in (`login`), or of a new sign-in (nil: the token's own id names it).
+    private func add(userRecordName: String, container: String, environment: Environment, keepSignedIn: Bool, login: String? = nil) throws -> (token: String, session: Session) {
         let now = clock.now()
-        let s = Session(userRecordName: userRecordName, container: container, environment: environment, created: now,
-                        expires: now + (keepSignedIn ? WebSessionStore.keepSignedInLifetime : WebSessionStore.lifetime), keepSignedIn: keepSignedIn)
         var token = WebSessionStore.newToken()
         while try FileSystem.exists(file(token)) { token = WebSessionStore.newToken() }
+        let s = Session(userRecordName: userRecordName, container: container, environment: environment, created: now,
+                        expires: now + (keepSignedIn ? WebSessionStore.keepSignedInLifetime : WebSessionStore.lifetime), keepSignedIn: keepSignedIn,
+                        login: login ?? WebSessionStore.id(hash: WebSessionStore.hash(token)))
         try FileSystem.writeJSON(file(token), s.json)
         return (token, s)
     }
 
+    /// A sign-in's id, from the hash of its first token.
+    static func id(hash: String) -> String { String(hash.prefix(idDigits)) }
+
     /// The token that replaces `token`, when it is due (older than `rotateAfter`, not replaced
     /// yet); nil otherwise. Concurrent requests with one token get one replacement between them:
     /// the first takes it, the others find the session already replaced. The new session is
-    /// written before the old one is marked, so a crash between the two loses nothing.
+    /// written before the old one is marked, so a crash between the two loses nothing. The old
+    /// one keeps its expiry: whether it is still taken is `rotation`'s, when it is read.
     func rotate(_ token: String) throws -> String? {
         guard let seen = session(token), WebSessionStore.rotationDue(created: seen.created, rotated: seen.rotated != nil, now: clock.now()) else { return nil }
         let lock = try FileLock(path: paths.webSessionsLock)
         defer { lock.unlock() }
         guard var old = session(token), old.rotated == nil else { return nil }
-        let fresh = try add(userRecordName: old.userRecordName, container: old.container, environment: old.environment, keepSignedIn: old.keepSignedIn)
-        let now = clock.now()
-        old.rotated = now
-        old.expires = min(old.expires, now + WebSessionStore.grace)
+        // Replaced tokens stay until they expire: the sign-in's old ones are swept here too.
+        try removeExpired()
+        let login = old.login ?? WebSessionStore.id(hash: WebSessionStore.hash(token))
+        let fresh = try add(userRecordName: old.userRecordName, container: old.container, environment: old.environment, keepSignedIn: old.keepSignedIn, login: login)
+        old.rotated = clock.now()
         try FileSystem.writeJSON(file(token), old.json)
         return fresh.token
     }
@@ -166,19 +241,73 @@ struct WebSessionStore {
         !rotated && now - created > rotateAfter
     }
 
-    /// Ends every session of a user (signing out).
-    func revoke(userRecordName: String) throws {
-        let lock = try FileLock(path: paths.webSessionsLock)
-        defer { lock.unlock() }
-        try eachSession { name, s in
-            if s == nil || s?.userRecordName == userRecordName { try FileSystem.remove(directory + "/" + name) }
-        }
+    /// Ends every session of a user (signing out): how many sign-ins were ended.
+    @discardableResult
+    func revoke(userRecordName: String) throws -> Int {
+        try end(userRecordName: userRecordName, login: nil).count
     }
 
+    /// One sign-in of a user as `ck account sessions` lists it: its tokens taken together.
+    struct Login: Equatable {
+        var id: String
+        var container: String
+        var environment: Environment
+        /// When the user signed in.
+        var created: Int64
+        /// When its last token expires.
+        var expires: Int64
+        var keepSignedIn: Bool
+        /// When its newest token was made by a rotation (a request used it then), if one was.
+        var renewed: Int64?
+    }
+
+    /// The user's sign-ins with a token not yet expired, oldest first.
+    func logins(userRecordName: String) throws -> [Login] {
+        let now = clock.now()
+        var byID: [String: Login] = [:]
+        try eachSession { name, s in
+            guard let s, s.userRecordName == userRecordName, now < s.expires else { return }
+            let id = s.login ?? WebSessionStore.id(hash: String(name.dropLast(".json".count)))
+            guard var l = byID[id] else {
+                byID[id] = Login(id: id, container: s.container, environment: s.environment, created: s.created, expires: s.expires,
+                                 keepSignedIn: s.keepSignedIn, renewed: nil)
+                return
+            }
+            let first = min(l.created, s.created)
+            let newest = max(l.renewed ?? l.created, s.created)
+            l.created = first
+            l.renewed = newest > first ? newest : nil
+            l.expires = max(l.expires, s.expires)
+            byID[id] = l
+        }
+        return byID.values.sorted { ($0.created, $0.id) < ($1.created, $1.id) }
+    }
+
+    /// Ends a user's sign-in `login` (every token of it), or all of the user's (nil): the ids
+    /// of the sign-ins ended, sorted. Unreadable files go too (no one can use them).
+    func end(userRecordName: String, login: String?) throws -> [String] {
+        let lock = try FileLock(path: paths.webSessionsLock)
+        defer { lock.unlock() }
+        var ended = Set<String>()
+        try eachSession { name, s in
+            guard let s else {
+                try FileSystem.remove(directory + "/" + name)
+                return
+            }
+            let id = s.login ?? WebSessionStore.id(hash: String(name.dropLast(".json".count)))
+            guard s.userRecordName == userRecordName, login == nil || login == id else { return }
+            try FileSystem.remove(directory + "/" + name)
+            if s.expires > clock.now() { ended.insert(id) }
+        }
+        return ended.sorted()
+    }
+
+    /// Sweeps sessions expired a day ago or more (until then, a request with one is told it
+    /// expired, not that it is unknown).
     private func removeExpired() throws {
         let now = clock.now()
         try eachSession { name, s in
-            if s == nil || s!.expires <= now { try FileSystem.remove(directory + "/" + name) }
+            if s == nil || s!.expires + WebSessionStore.expiredKept <= now { try FileSystem.remove(directory + "/" + name) }
         }
     }
 

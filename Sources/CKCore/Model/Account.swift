@@ -56,21 +56,43 @@ public struct UserAccount: Equatable, Sendable {
     }
 }
 
+/// Why a request of `ck serve` acts as nobody, when it carries a credential that names no user:
+/// a web auth token that is missing, malformed, unknown, expired or replaced
+/// (AUTHENTICATION_REQUIRED, 421, with the sign-in page), or a server-to-server key that has no
+/// user (ACCESS_DENIED, 403). A request that needs a user is refused with it, instead of with the
+/// device's account status, which has nothing to do with it.
+public struct NobodyReason: Sendable, Equatable {
+    public var code: ServerErrorCode
+    public var reason: String
+
+    public init(_ code: ServerErrorCode, _ reason: String) {
+        self.code = code
+        self.reason = reason
+    }
+}
+
 /// Who a request acts as, once the preflight resolved its `Caller`: the account status the
 /// device reports and the user acting (nil: nobody is signed in).
 public struct Principal: Sendable {
     public var status: AccountStatus
     public var user: UserAccount?
     public var deviceID: String
+    /// Why nobody acts, when a credential of `ck serve` named no user (nil otherwise).
+    public var nobodyReason: NobodyReason?
 
-    public init(status: AccountStatus, user: UserAccount?, deviceID: String) {
+    public init(status: AccountStatus, user: UserAccount?, deviceID: String, nobodyReason: NobodyReason? = nil) {
         self.status = status
         self.user = user
         self.deviceID = deviceID
+        self.nobodyReason = nobodyReason
     }
 
-    /// The signed-in user, or AUTHENTICATION_REQUIRED naming the status that blocks it.
+    /// The signed-in user, or AUTHENTICATION_REQUIRED naming the status that blocks it (or, for
+    /// a request of `ck serve` that named no user, what is wrong with its credential).
     public func requireUser(for what: String) throws -> UserAccount {
+        if user == nil, let why = nobodyReason {
+            throw CloudKitError(why.code, "\(what) needs a signed-in user: \(why.reason)")
+        }
         guard status == .available, let u = user else {
             var e = CloudKitError(.authenticationRequired, "\(what) needs an available iCloud account: \(status.refusal)")
             e.nextStep = .signIn

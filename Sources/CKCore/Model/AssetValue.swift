@@ -96,14 +96,15 @@ public enum AssetValue {
     /// exact shape ck prints (`file:///…/assets/<2 hex>/<64 hex>`, the hex that of the
     /// 32-byte SHA-256 the value's checksum names). Anything else is refused, with a reason
     /// that fits after "its downloadURL '…' ".
-    /// Whether `url` is a loopback `http://` URL ending in `/assets/<shard>/<hex>` of this hex.
+    /// Whether `url` is a loopback `http://` URL of `/assets/<shard>/<hex>` of this hex (with
+    /// the query that signs it, which a save does not check: the record must hold the asset).
     static func isServedURL(_ url: String, hex: String) -> Bool {
         let rest = url.dropFirst("http://".count)
         guard let slash = rest.firstIndex(of: "/") else { return false }
         let host = rest[..<slash]
         let name = host.hasPrefix("[") ? String(host.prefix { $0 != "]" }) + "]" : String(host.split(separator: ":").first ?? "")
         guard name == "localhost" || name.hasPrefix("127.") || name == "[::1]" else { return false }
-        return rest[slash...] == "/assets/" + hex.prefix(2) + "/" + hex
+        return rest[slash...].prefix { $0 != "?" } == "/assets/" + hex.prefix(2) + "/" + hex
     }
 
     static func source(ofURL url: String, checksum sum: String) throws -> Source {
@@ -230,8 +231,11 @@ public enum AssetValue {
         case .array(let a): return .array(a.map { response($0, style: style) })
         case .object(var o):
             guard let sum = o["fileChecksum"]?.stringValue, !isRemote(v) else { return v }
-            let path = style.assetBase + AssetStore.relativePath(checksum: sum)
-            o["downloadURL"] = .string(path.addingPercentEncoding(withAllowedCharacters: urlAllowed) ?? path)
+            let relative = AssetStore.relativePath(checksum: sum)
+            let path = style.assetBase + relative
+            var url = path.addingPercentEncoding(withAllowedCharacters: urlAllowed) ?? path
+            if let signer = style.assetURLs, let q = signer.query(hex: String(relative.split(separator: "/").last ?? "")) { url += "?" + q }
+            o["downloadURL"] = .string(url)
             if style.encryptedAssets {
                 o["wrappingKey"] = .string(wrappingKey(checksum: sum))
                 o["referenceChecksum"] = .string(referenceChecksum(checksum: sum))

@@ -24,15 +24,19 @@ public struct ChangeStamp: Equatable, Sendable {
 
 /// How a response shows records (Web Services shapes, reference §1.2 and Docs/wire.md).
 public struct ResponseStyle: Sendable {
-    /// `file://` URL of the asset store: asset values gain `downloadURL` under it.
+    /// `file://` URL of the asset store, or `ck serve`'s `/assets/`: asset values gain
+    /// `downloadURL` under it.
     public var assetBase: String
     /// Private and shared databases encrypt assets: their values carry `wrappingKey` and
     /// `referenceChecksum`, as the service sends them there.
     public var encryptedAssets: Bool
+    /// Over HTTP: signs each `downloadURL` for the reader the answer is for, with an expiry.
+    public var assetURLs: AssetURLSigner?
 
-    public init(assetBase: String, encryptedAssets: Bool) {
+    public init(assetBase: String, encryptedAssets: Bool, assetURLs: AssetURLSigner? = nil) {
         self.assetBase = assetBase
         self.encryptedAssets = encryptedAssets
+        self.assetURLs = assetURLs
     }
 }
 

@@ -137,10 +137,21 @@ final class AccountStore {
 
     /// Signs the device out, revoking every web session (`ck serve`) of the user who was signed in.
     public func signOut() throws {
+        _ = try signOut(user: nil)
+    }
+
+    /// Signs a user out: `user` (an Apple ID that signed in here), or the device's account
+    /// (nil). The user's web sessions end; the device is signed out only if it is that user's.
+    /// The user signed out (nil: the device had none) and how many web sign-ins ended.
+    func signOut(user appleID: String?) throws -> (user: UserAccount?, webSessionsEnded: Int) {
         try withLock {
-            let was = try device().appleID.flatMap { try user(appleID: $0) }
-            try setDevice(DeviceAccount(status: .noAccount, appleID: nil))
-            if let u = was { try WebSessionStore(paths: paths, clock: clock).revoke(userRecordName: u.userRecordName) }
+            let d = try device()
+            let named = try (appleID ?? d.appleID).flatMap { try user(appleID: $0) }
+            if appleID == nil || d.appleID?.lowercased() == appleID?.lowercased() {
+                try setDevice(DeviceAccount(status: .noAccount, appleID: nil))
+            }
+            guard let u = named else { return (nil, 0) }
+            return (u, try WebSessionStore(paths: paths, clock: clock).revoke(userRecordName: u.userRecordName))
         }
     }
 

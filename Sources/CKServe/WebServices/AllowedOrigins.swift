@@ -17,6 +17,30 @@ struct AllowedOrigins {
         }
     }
 
+    /// Whether `s` is shaped as a web page's origin: `http` or `https`, a host of letters,
+    /// digits, `-` and `.` (or a bracketed IPv6 address), an optional port, and nothing after.
+    static func isOrigin(_ s: String) -> Bool {
+        guard s.utf8.count <= 300 else { return false }
+        let rest: Substring
+        if s.hasPrefix("http://") { rest = s.dropFirst(7) } else if s.hasPrefix("https://") { rest = s.dropFirst(8) } else { return false }
+        let host: Substring, port: Substring?
+        if rest.hasPrefix("[") {
+            guard let close = rest.firstIndex(of: "]") else { return false }
+            host = rest[rest.index(after: rest.startIndex)..<close]
+            let after = rest[rest.index(after: close)...]
+            guard after.isEmpty || after.hasPrefix(":") else { return false }
+            port = after.isEmpty ? nil : after.dropFirst()
+            guard !host.isEmpty, host.allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." }) else { return false }
+        } else {
+            let parts = rest.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+            host = parts[0]
+            port = parts.count == 2 ? parts[1] : nil
+            guard !host.isEmpty, host.allSatisfy({ ($0.isASCII && ($0.isLetter || $0.isNumber)) || $0 == "-" || $0 == "." }) else { return false }
+        }
+        if let p = port { return !p.isEmpty && p.count <= 5 && p.allSatisfy(\.isASCIIDigit) }
+        return true
+    }
+
     /// An allowed page's answer carries the CORS headers, and lets its script read the rotated
     /// web auth token.
     func decorate(_ r: inout HTTPResponse, _ head: HTTPRequestHead) {

@@ -3,17 +3,34 @@ import Foundation
 
 /// ck serve's sign-in page: the `redirectURL` of AUTHENTICATION_REQUIRED, standing in for
 /// Apple's sign-in popup. In a browser it lists the users who signed in on this device's data
-/// directory, signs one in and ends as Apple's popup ends, with
-/// `window.opener.postMessage({ckSession: TOKEN}, "*")`. Asked with `Accept: application/json`
-/// it answers `{"ckSession": TOKEN}` for the device's signed-in account, or for `?appleID=`;
-/// scripts and Node clients sign in that way. `keepSignedIn=true` makes a two-week session.
+/// directory, signs one in and ends as Apple's popup ends, posting `{ckSession: TOKEN}` to the
+/// page that opened it — to that page's origin only, and only when `--allow-origin` allows
+/// it. Asked with `Accept: application/json` it answers `{"ckSession": TOKEN}` for the device's
+/// signed-in account, or for `?appleID=`; scripts and Node clients sign in that way.
+/// `keepSignedIn=true` makes a two-week session.
+///
+/// The opener's origin comes from the request that was refused: its `Origin` (a browser sets it,
+/// and a page cannot) goes into the `redirectURL` as `?origin=`. Anyone can open the page with
+/// any `origin`, so the query is not trusted for more than it can do: the session is posted with
+/// that origin as `postMessage`'s target, which a browser delivers only to a window of that
+/// origin — a page of another site that opened the popup receives nothing.
 struct SignInPage {
     let api: CloudKitAPI
     let container: String
     let environment: Environment
+    let origins: AllowedOrigins
 
-    static func url(api: CloudKitAPI, container: String, environment: Environment) -> String {
-        (api.serverURL ?? "") + "/signin/" + percentEncoded(container) + "/" + environment.rawValue
+    /// The page's URL, naming the origin of the page that will open it when that is an allowed one.
+    static func url(api: CloudKitAPI, container: String, environment: Environment, opener: String? = nil) -> String {
+        let page = (api.serverURL ?? "") + "/signin/" + percentEncoded(container) + "/" + environment.rawValue
+        return opener.map { page + "?origin=" + percentEncoded($0) } ?? page
+    }
+
+    /// The origin the page may post a session to: the one its URL names, when it is shaped as
+    /// a web origin and allowed.
+    private func opener(_ head: HTTPRequestHead) -> String? {
+        guard let o = QueryString(head.query ?? "")["origin"], AllowedOrigins.isOrigin(o), origins.allows(o) else { return nil }
+        return o
     }
 
     func respond(to request: HTTPRequest) throws -> HTTPResponse {
@@ -24,20 +41,25 @@ struct SignInPage {
             // (its browser says so in Origin) would get the session handed to its window.
             let own = [api.serverURL, api.serverURL?.replacingOccurrences(of: "//127.0.0.1:", with: "//localhost:")].compactMap { $0 }
             if let origin = head.headers["Origin"], !own.contains(origin) {
-                return html(403, page(error: "Sign-in was posted from \(origin), not from this page."))
+                return html(403, page(error: "Sign-in was posted from \(origin), not from this page.", opener: nil))
             }
             let form = QueryString(String(decoding: request.body.map { $0 == UInt8(ascii: "+") ? UInt8(ascii: " ") : $0 }, as: UTF8.self))
             let typed = form["newAppleID"].map(trimmed) ?? ""
             guard let appleID = typed.isEmpty ? form["appleID"].map(trimmed) : typed, !appleID.isEmpty else {
-                return html(400, page(error: "Choose a user, or type an Apple ID."))
+                return html(400, page(error: "Choose a user, or type an Apple ID.", opener: opener(head)))
             }
             do {
                 // A new Apple ID becomes a user of the data directory; the device stays signed in as it is.
                 if !typed.isEmpty { _ = try api.addWebUser(appleID: typed) }
+                guard let target = opener(head) else {
+                    // No page to hand a session to: none is made, and the answer holds no token.
+                    try checkSignIn(appleID: appleID)
+                    return html(200, signedInWithoutOpener(appleID))
+                }
                 let token = try session(appleID: appleID, keepSignedIn: form["keepSignedIn"] != nil)
-                return html(200, signedIn(token))
+                return html(200, signedIn(token, postTo: target))
             } catch let e as CloudKitError {
-                return html(e.code == .authenticationRequired ? 403 : 400, page(error: e.reason))
+                return html(e.code == .authenticationRequired ? 403 : 400, page(error: e.reason, opener: opener(head)))
             }
         }
         let query = QueryString(head.query ?? "")
@@ -47,7 +69,7 @@ struct SignInPage {
             h.add("Cache-Control", "no-store")
             return HTTPResponse(status: 200, headers: h, body: Array(JSONWriter.compact(["ckSession": .string(token)]).utf8))
         }
-        return html(200, page(error: nil))
+        return html(200, page(error: nil, opener: opener(head)))
     }
 
     /// A web session for a user who signed in on this device (nil: the device's account).
@@ -57,6 +79,15 @@ struct SignInPage {
             throw CloudKitError.internalError("no web auth token was made")
         }
         return token
+    }
+
+    /// Whether the user could sign in now (the same checks a session's making has), making nothing.
+    private func checkSignIn(appleID: String) throws {
+        let caller = Caller(container: container, environment: environment, scope: .private, user: .appleID(appleID))
+        let status = try api.accountSummary(as: caller).document["status"]?.stringValue
+        guard status == AccountStatus.available.rawValue else {
+            throw CloudKitError(.authenticationRequired, "\(appleID) cannot sign in: \((status.flatMap(AccountStatus.init(rawValue:)) ?? .couldNotDetermine).refusal)")
+        }
     }
 
     private func trimmed(_ s: String) -> String { s.trimmingCharacters(in: .whitespaces) }
@@ -72,7 +103,7 @@ struct SignInPage {
         return HTTPResponse(status: status, headers: h, body: Array(text.utf8))
     }
 
-    private func page(error: String?) -> String {
+    private func page(error: String?, opener: String?) -> String {
         let users = (try? api.webSignInUsers().document["users"]?.arrayValue) ?? []
         let choices = users.compactMap { u -> String? in
             guard let id = u["appleID"]?.stringValue else { return nil }
@@ -85,6 +116,8 @@ struct SignInPage {
         <style>body{font:15px system-ui,sans-serif;max-width:28em;margin:3em auto}li{list-style:none;margin:.4em 0}.error{color:#b00}</style></head>
         <body><h1>Sign in with Apple ID</h1>
         <p>ck serve, for \(escape(container)) (\(environment.rawValue)): choose a user who signed in on this device, or type another Apple ID.</p>
+        <p>\(opener.map { "The session goes to the page at <code>\(escape($0))</code> that opened this window." }
+            ?? "No allowed web page opened this window (its origin is not one <code>--allow-origin</code> allows), so no session will be handed over.")</p>
         \(error.map { "<p class=\"error\">\(escape($0))</p>" } ?? "")
         <form method="post">
         <ul>
@@ -98,17 +131,29 @@ struct SignInPage {
     }
 
     /// What Apple's popup does once the user signed in: hands the session to the page that
-    /// opened it and closes.
-    private func signedIn(_ token: String) -> String {
+    /// opened it — only if that page is of `origin`: the browser drops a message whose target
+    /// origin is not the receiving window's — and closes.
+    private func signedIn(_ token: String, postTo origin: String) -> String {
         // JSON is a JavaScript literal; `<` escaped so no `</script>` can end the script early.
-        let literal = JSONWriter.compact(["ckSession": .string(token)]).replacingOccurrences(of: "<", with: "\\u003c")
+        func literal(_ v: JSONValue) -> String { JSONWriter.compact(v).replacingOccurrences(of: "<", with: "\\u003c") }
         return """
         <!doctype html>
         <html><head><meta charset="utf-8"><title>Signed in — ck serve</title></head>
         <body><p>Signed in. You can close this window.</p>
         <script>
-        if (window.opener) { window.opener.postMessage(\(literal), "*"); window.close(); }
+        if (window.opener) { window.opener.postMessage(\(literal(["ckSession": .string(token)])), \(literal(.string(origin)))); window.close(); }
         </script></body></html>
+        """
+    }
+
+    /// The end of a sign-in no allowed page asked for: the user is told, and no token is in it.
+    private func signedInWithoutOpener(_ appleID: String) -> String {
+        """
+        <!doctype html>
+        <html><head><meta charset="utf-8"><title>Signed in — ck serve</title></head>
+        <body><p>\(escape(appleID)) can sign in, but no allowed web page opened this window, so no session was made or handed over.
+        Open it from your app's page (an origin <code>ck serve --allow-origin</code> allows), or make a token with <code>ck account web-auth-token</code>.</p>
+        </body></html>
         """
     }
 

@@ -85,15 +85,16 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
                 response = json(200, try api.receiveAsset(uploadToken: token, bytes: request.body))
             case .asset(let path):
                 try require(head, ["GET", "HEAD"])
+                let served = try api.servedAsset(path, query: head.query)
                 var h = HTTPHeaders([("Content-Type", "application/octet-stream")])
-                h.add("Cache-Control", "private, max-age=3600")
-                response = HTTPResponse(status: 200, headers: h, body: try api.servedAsset(path))
+                h.add("Cache-Control", "private, max-age=\(served.maxAgeSeconds)")
+                response = HTTPResponse(status: 200, headers: h, body: served.bytes)
             case .webCourier(let c, let e, let token):
                 try require(head, ["GET", "POST"])
                 response = try poll(container: c, environment: e, apnsToken: token)
             case .signIn(let c, let e):
                 try require(head, ["GET", "POST"])
-                response = try SignInPage(api: api, container: c, environment: e).respond(to: request)
+                response = try SignInPage(api: api, container: c, environment: e, origins: origins).respond(to: request)
             case .configScript:
                 try require(head, ["GET"])
                 var h = HTTPHeaders([("Content-Type", "text/javascript; charset=utf-8")])
@@ -157,11 +158,8 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
         let signature = Self.signature(head, body: request.body)
         let auth = try api.authenticate(WebCredentials(container: container, environment: environment, scope: scope,
                                                        apiToken: query["ckAPIToken"], webAuthToken: query["ckWebAuthToken"],
-                                                       signature: signature))
-        var caller = Caller(container: container, environment: environment, scope: scope ?? .private, user: auth.user,
-                            deviceID: Self.deviceID(query["clientId"]))
-        caller.isWebClient = true
-        caller.account = auth.account
+                                                       signature: signature, endpoint: endpoint))
+        let caller = auth.caller(container: container, environment: environment, scope: scope, deviceID: Self.deviceID(query["clientId"]))
         let body: JSONValue
         if head.method == "POST", !endpoint.isGET || endpoint == .usersDiscover {
             guard !request.body.isEmpty else { throw CloudKitError.badRequest("\(endpoint.path) needs a JSON body") }
@@ -298,7 +296,9 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
         var envelope = e.envelope().objectValue ?? [:]
         envelope["ckErrorCode"] = nil
         if e.code == .authenticationRequired, let head, let (c, env) = (try? WebServicesRoute.parse(head.path))?.containerAndEnvironment {
-            envelope["redirectURL"] = .string(SignInPage.url(api: api, container: c, environment: env))
+            // The page that asked (its browser's Origin) is the one the sign-in page may post to.
+            let opener = head.headers["Origin"].flatMap { origins.allows($0) && AllowedOrigins.isOrigin($0) ? $0 : nil }
+            envelope["redirectURL"] = .string(SignInPage.url(api: api, container: c, environment: env, opener: opener))
         }
         var r = HTTPResponse(status: status ?? e.code.httpStatus ?? 500, headers: Self.jsonHeaders, body: Array(JSONWriter.compact(.object(envelope)).utf8))
         if let s = e.retryAfter { r.headers.set("Retry-After", String(s)) }

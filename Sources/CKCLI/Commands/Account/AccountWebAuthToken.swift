@@ -9,8 +9,9 @@ extension AccountCommands {
         --as APPLE-ID (a user who signed in on this device), in this container and environment.
         A script or a CloudKit JS client in Node sends it as ?ckWebAuthToken= (its authTokenStore).
         It is shown once: the data directory keeps only its hash. It expires 30 minutes after it
-        was made (14 days with --keep-signed-in) unless ck serve replaces it first; 'ck account
-        signout' revokes it. AUTHENTICATION_REQUIRED (exit 5) when the account is not available.
+        was made (14 days with --keep-signed-in); ck serve hands out replacements as it is used.
+        'ck account sessions end' or 'ck account signout' (of its user) revoke it.
+        AUTHENTICATION_REQUIRED (exit 5) when the account is not available.
         """) { inv in
         _ = try inv.positionals(max: 0, what: "")
         inv.print(try inv.api.createWebAuthToken(as: try inv.caller(), keepSignedIn: inv.args.has("--keep-signed-in")))

@@ -5,12 +5,13 @@ import Glibc
 
 /// `ck serve`: CloudKit Web Services over HTTP on this data directory (Docs/serve.md).
 enum ServeCommand {
-    static let command: Command = Command(["serve"], synopsis: "[--host H] [--port P] [--allow-origin ORIGIN]... [--snippet] [--ephemeral [--seed FILE]]",
+    static let command: Command = Command(["serve"], synopsis: "[--host H] [--port P] [--allow-origin ORIGIN]... [--strict-token-rotation] [--snippet] [--ephemeral [--seed FILE]]",
         summary: "Answer CloudKit Web Services over HTTP, so CloudKit JS and server scripts run against this store",
         options: [
             OptionSpec("--host", value: "H", help: "the address to listen on [default: 127.0.0.1]; any other than loopback prints a warning"),
             OptionSpec("--port", value: "P", help: "the port [default: 8484]; 0 takes a free one"),
             OptionSpec("--allow-origin", value: "ORIGIN", help: "a web page origin whose scripts may read the answers (CORS), e.g. http://localhost:3000 or http://localhost:*; repeatable [default: http://localhost:* and http://127.0.0.1:*]"),
+            OptionSpec("--strict-token-rotation", help: "refuse a web auth token 2 minutes after a newer one replaced it (Apple's documented single use) [default: a replaced token works until it expires, as live CloudKit does]"),
             OptionSpec("--snippet", help: "print on stderr the HTML that points a page's CloudKit JS at this server, with an API token of the container filled in (made if it has none)"),
             OptionSpec("--ephemeral", help: "serve a fresh temporary data directory with a signed-in test user, an API token and a web auth token (printed in the JSON line), removed on exit"),
             OptionSpec("--seed", value: "FILE", help: "with --ephemeral: load the records of a 'ck export' (into --db) before serving"),
@@ -76,7 +77,8 @@ enum ServeCommand {
         defer { temporary?.remove() }
         let io = inv.io
         // From many connection threads at once: one write(2) a line, which a pipe keeps whole.
-        let server = WebServicesServer(dataDirectory: dataDirectory, host: host, port: port, allowedOrigins: origins) { line in
+        let rotation: WebTokenRotation = inv.args.has("--strict-token-rotation") ? .strict : .live
+        let server = WebServicesServer(dataDirectory: dataDirectory, host: host, port: port, allowedOrigins: origins, webTokenRotation: rotation) { line in
             let bytes = Array((line + "\n").utf8)
             _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
         }

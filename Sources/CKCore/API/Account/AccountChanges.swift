@@ -38,9 +38,21 @@ extension CloudKitAPI {
         return DocumentBody(["appleID": .string(u.appleID), "userRecordName": .string(u.userRecordName)])
     }
 
+    /// Signs out the user the caller names: the device's account, or `--as` a user who signed in
+    /// here. Their web sessions end (`ck serve`); the device's account changes — to noAccount,
+    /// with its account-changed event — only when it is that user, as signing out of one
+    /// iCloud session leaves the device's own account alone. Answers the device's account as
+    /// `account/status` shows it, and `signedOut: {appleID, userRecordName, webSessionsEnded}`
+    /// when there was a user to sign out.
     public func signOut(as caller: Caller) throws -> DocumentBody {
-        try store.accounts.signOut()
-        return statusBody(try principal(caller))
+        // An Apple ID that never signed in here is refused (as every `--as`), changing nothing.
+        if let a = CloudKitAPI.appleID(caller.user) { _ = try store.accounts.caller(actingAs: a, deviceID: caller.deviceID) }
+        let (user, ended) = try store.accounts.signOut(user: CloudKitAPI.appleID(caller.user))
+        var body = statusBody(try principal(.device, deviceID: caller.deviceID)).document
+        if let user {
+            body["signedOut"] = ["appleID": .string(user.appleID), "userRecordName": .string(user.userRecordName), "webSessionsEnded": .int(Int64(ended))]
+        }
+        return DocumentBody(body)
     }
 
     /// `available` needs an account signed in.

@@ -11,15 +11,19 @@ public struct WebCredentials: Sendable {
     public var webAuthToken: String?
     /// The three `X-Apple-CloudKit-Request-*` headers, when the request is signed.
     public var signature: ServerSignature?
+    /// The endpoint of the path, when known: a server-to-server key reaches only `users/caller`
+    /// of the `users/*` endpoints.
+    public var endpoint: Endpoint?
 
     public init(container: String, environment: Environment, scope: DatabaseScope?, apiToken: String? = nil,
-                webAuthToken: String? = nil, signature: ServerSignature? = nil) {
+                webAuthToken: String? = nil, signature: ServerSignature? = nil, endpoint: Endpoint? = nil) {
         self.container = container
         self.environment = environment
         self.scope = scope
         self.apiToken = apiToken
         self.webAuthToken = webAuthToken
         self.signature = signature
+        self.endpoint = endpoint
     }
 }
 
@@ -45,10 +49,14 @@ public struct ServerSignature: Sendable {
 
 /// Who an authenticated request acts as.
 public struct WebAuthentication: Sendable, Equatable {
-    /// `.userRecordName` for a valid web session; `.nobody` otherwise (a server key acts as nobody).
+    /// `.userRecordName` for a valid web session, or a server-to-server key's user; `.nobody`
+    /// otherwise.
     public var user: Caller.User
     /// The key that signed the request, when one did.
     public var serverKeyID: String?
+    /// For `.nobody`: why the request's credential names no user (a missing, malformed,
+    /// unknown, expired or replaced web auth token; a key without a user).
+    public var nobodyReason: NobodyReason?
     /// The web auth token of the session the request acts in, when it is a live one: once the
     /// request has succeeded, `rotateWebAuthToken` may replace it.
     public var webAuthToken: String?
@@ -59,10 +67,24 @@ public struct WebAuthentication: Sendable, Equatable {
     var sessionCreated: Int64?
     var sessionRotated = false
 
-    public init(user: Caller.User, serverKeyID: String? = nil, webAuthToken: String? = nil) {
+    public init(user: Caller.User, serverKeyID: String? = nil, webAuthToken: String? = nil, nobodyReason: NobodyReason? = nil) {
         self.user = user
         self.serverKeyID = serverKeyID
         self.webAuthToken = webAuthToken
+        self.nobodyReason = nobodyReason
+    }
+
+    /// The caller a request so authenticated acts as, in a database of its container (`scope`
+    /// nil: a `device/1` path), from a device: with what authentication found (the account, or
+    /// why there is none), so the preflight neither reads the users again nor blames the
+    /// device's account for a bad token.
+    public func caller(container: String, environment: Environment, scope: DatabaseScope?, deviceID: String) -> Caller {
+        var c = Caller(container: container, environment: environment, scope: scope ?? .private, user: user, deviceID: deviceID)
+        c.isWebClient = true
+        c.account = account
+        c.nobodyReason = nobodyReason
+        c.serverKeyID = serverKeyID
+        return c
     }
 }
 
@@ -72,18 +94,22 @@ extension CloudKitAPI {
 
     /// The one authentication step of every HTTP request. A request needs an API token of its
     /// container environment, or a valid signature: otherwise AUTHENTICATION_FAILED (401) saying
-    /// what is missing or wrong, never echoing a secret. A signed request acts as nobody and only
-    /// in the public database (ACCESS_DENIED, 403, elsewhere). A web auth token that names no
-    /// live session of this container environment is no error: the caller is nobody, and a
-    /// user-bound call then gets AUTHENTICATION_REQUIRED from its preflight.
+    /// what is missing or wrong, never echoing a secret. A signed request acts as the user who
+    /// registered its key, and only in the public database (ACCESS_DENIED, 403, elsewhere, and
+    /// for the `users/*` endpoints but `users/caller`). A web auth token that names no live
+    /// session of this container environment is no error: the caller is nobody, with the reason
+    /// (`nobodyReason`) a user-bound call then gets AUTHENTICATION_REQUIRED with.
     public func authenticate(_ c: WebCredentials) throws -> WebAuthentication {
         try Names.validateContainerID(c.container)
         if let sig = c.signature {
-            try verify(sig, c)
+            let key = try verify(sig, c)
             if let scope = c.scope, scope != .public {
                 throw CloudKitError(.accessDenied, "a server-to-server key reaches only the public database, not the \(scope.rawValue) one")
             }
-            return WebAuthentication(user: .nobody, serverKeyID: sig.keyID)
+            if let e = c.endpoint, e.path.hasPrefix("users/"), e != .usersCaller {
+                throw CloudKitError(.accessDenied, "a server-to-server key may not use \(e.path): of the users endpoints it reaches only users/caller (the identity of the user who registered the key); the others need a user's web auth token")
+            }
+            return try keyAuthentication(key)
         }
         guard let token = c.apiToken, !token.isEmpty else {
             throw CloudKitError(.authenticationFailed, "the request carries no ckAPIToken and no server-to-server signature (X-Apple-CloudKit-Request-KeyID, -ISO8601Date, -SignatureV1); make a token with 'ck api-token create'")
@@ -91,14 +117,56 @@ extension CloudKitAPI {
         guard try APITokenStore(paths: store.paths, container: c.container, environment: c.environment).contains(token) else {
             throw CloudKitError(.authenticationFailed, unknownAPIToken(token, c))
         }
-        guard let web = c.webAuthToken, let session = webSessions().session(web), session.container == c.container,
-              session.environment == c.environment, let account = try store.accounts.user(recordName: session.userRecordName) else {
-            return WebAuthentication(user: .nobody)
+        return try webSession(c)
+    }
+
+    /// Who a request with a valid API token acts as: the user of its web auth token's session,
+    /// or nobody, with what is wrong with the token.
+    private func webSession(_ c: WebCredentials) throws -> WebAuthentication {
+        func nobody(_ why: String) -> WebAuthentication {
+            WebAuthentication(user: .nobody, nobodyReason: NobodyReason(.authenticationRequired, why))
+        }
+        let signIn = "sign in at the redirectURL, or make a token with 'ck account web-auth-token'"
+        guard let web = c.webAuthToken else { return nobody("the request carries no ckWebAuthToken; \(signIn)") }
+        let session: WebSessionStore.Session
+        switch webSessions().lookup(web) {
+        case .live(let s): session = s
+        case .malformed: return nobody(WebSessionStore.shapeProblem(web) ?? "ckWebAuthToken is not a token")
+        case .unknown:
+            return nobody("ckWebAuthToken names no session of this data directory (its user signed out, the session was ended, or it was never made here); \(signIn)")
+        case .expired(let s):
+            return nobody("ckWebAuthToken expired at \(Timestamps.iso(s.expires)) (\(s.keepSignedIn ? "14 days" : "30 minutes") after it was made); \(signIn)")
+        case .replaced(let s):
+            return nobody("ckWebAuthToken was replaced at \(Timestamps.iso(s.rotated ?? s.created)) by the X-Apple-CloudKit-Web-Auth-Token of that answer, and this server takes a replaced token for 2 minutes only (--strict-token-rotation); send the newest token")
+        }
+        guard session.container == c.container, session.environment == c.environment else {
+            return nobody("ckWebAuthToken is a session of \(session.container) (\(session.environment.rawValue)), not of \(c.container) (\(c.environment.rawValue)); sign in to this one")
+        }
+        guard let account = try store.accounts.user(recordName: session.userRecordName) else {
+            return nobody("ckWebAuthToken's user is not known to this data directory any more; \(signIn)")
         }
         var auth = WebAuthentication(user: .userRecordName(session.userRecordName), webAuthToken: web)
         auth.account = account
         auth.sessionCreated = session.created
         auth.sessionRotated = session.rotated != nil
+        return auth
+    }
+
+    /// Who a request signed with `key` acts as: the user who registered it. A key registered by
+    /// an older ck has none: it acts as nobody (reading the public database as `_world` does),
+    /// and what needs a user is refused saying how to register it again.
+    private func keyAuthentication(_ key: ServerKeyStore.Key) throws -> WebAuthentication {
+        let again = "register it again as the user it acts for: 'ck server-key delete \(key.keyID)', then 'ck server-key add \(key.keyID) --public-key FILE' (as the device's account, or with --as APPLE-ID)"
+        guard let owner = key.userRecordName else {
+            return WebAuthentication(user: .nobody, serverKeyID: key.keyID, nobodyReason: NobodyReason(.accessDenied,
+                "server-to-server key '\(key.keyID)' has no user: an older ck registered it without one, and a key acts as the user who registered it; \(again)"))
+        }
+        guard let account = try store.accounts.user(recordName: owner) else {
+            return WebAuthentication(user: .nobody, serverKeyID: key.keyID, nobodyReason: NobodyReason(.accessDenied,
+                "server-to-server key '\(key.keyID)' was registered by user \(owner), whom this data directory does not know; \(again)"))
+        }
+        var auth = WebAuthentication(user: .userRecordName(owner), serverKeyID: key.keyID)
+        auth.account = account
         return auth
     }
 
@@ -114,11 +182,12 @@ extension CloudKitAPI {
         return try webSessions().rotate(web)
     }
 
-    /// Why an API token is refused: not shaped as one, or not one of this container environment
-    /// (saying so when it is one of the container's other environment, the commonest slip).
+    /// Why an API token is refused: not shaped as one (its length, against the 64 it needs, and
+    /// whitespace at its ends, named), or not one of this container environment (saying so
+    /// when it is one of the container's other environment, the commonest slip).
     private func unknownAPIToken(_ token: String, _ c: WebCredentials) -> String {
         let shown = APITokenStore.shown(token)
-        guard APITokenStore.isToken(token) else { return "ckAPIToken '\(shown)' is not an API token (64 lowercase hex digits)" }
+        guard APITokenStore.isToken(token) else { return "ckAPIToken '\(shown)' \(APITokenStore.shapeProblem(token))" }
         let here = "\(c.container) (\(c.environment.rawValue))"
         let other: Environment = c.environment == .development ? .production : .development
         if (try? APITokenStore(paths: store.paths, container: c.container, environment: other).contains(token)) == true {
@@ -129,8 +198,9 @@ extension CloudKitAPI {
 
     /// Checks a server-to-server signature: a key of this container environment, a date within
     /// `signatureClockSkew` of now, and an ECDSA-SHA256 signature over
-    /// `date:base64(sha256(body)):target`.
-    private func verify(_ sig: ServerSignature, _ c: WebCredentials) throws {
+    /// `date:base64(sha256(body)):target`. The key.
+    @discardableResult
+    private func verify(_ sig: ServerSignature, _ c: WebCredentials) throws -> ServerKeyStore.Key {
         func refuse(_ why: String) -> CloudKitError { CloudKitError(.authenticationFailed, why) }
         let here = "\(c.container) (\(c.environment.rawValue))"
         guard (try? ServerKeyStore.validateKeyID(sig.keyID)) != nil,
@@ -150,6 +220,7 @@ extension CloudKitAPI {
         guard key.publicKey.isValidSignature([UInt8](der), for: Array(message.utf8)) else {
             throw refuse("X-Apple-CloudKit-Request-SignatureV1 does not verify with key '\(sig.keyID)' over date:base64(sha256(body)):path?query (the path and query exactly as sent, the body byte for byte)")
         }
+        return key
     }
 
     /// A signature's date: `2026-11-25T13:03:49Z` (fractions of a second and a numeric offset

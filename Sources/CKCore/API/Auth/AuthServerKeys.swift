@@ -11,10 +11,13 @@ extension CloudKitAPI {
         return ServerKeyStore(paths: store.paths, container: container, environment: environment)
     }
 
-    /// Registers a key: `{keyID, containerIdentifier, environment, created, publicKey}` (the key
-    /// in PEM, re-encoded). EXISTS when the key ID is taken; BAD_REQUEST, saying what is wrong,
-    /// for text that is not a P-256 public key (a private key, another curve, RSA, garbage).
-    public func addServerKey(keyID: String, publicKeyPEM: String, container: String, environment: Environment) throws -> DocumentBody {
+    /// Registers a key for the caller's user (the device's account, or `--as`), whom requests
+    /// signed with it act as — in the public database, as Apple's keys act as the developer who
+    /// made them: `{keyID, containerIdentifier, environment, created, publicKey, userRecordName,
+    /// appleID}` (the key in PEM, re-encoded). EXISTS when the key ID is taken; BAD_REQUEST,
+    /// saying what is wrong, for text that is not a P-256 public key (a private key, another
+    /// curve, RSA, garbage); AUTHENTICATION_REQUIRED when there is no user to register it.
+    public func addServerKey(keyID: String, publicKeyPEM: String, container: String, environment: Environment, as caller: Caller) throws -> DocumentBody {
         let keys = try serverKeys(container, environment)
         try ServerKeyStore.validateKeyID(keyID)
         guard publicKeyPEM.utf8.count <= Self.maxPublicKeyPEM else {
@@ -24,9 +27,10 @@ extension CloudKitAPI {
         do { key = try P256PublicKey(pem: publicKeyPEM) } catch let e as P256Error {
             throw CloudKitError.badRequest("not a P-256 public key: \(e)")
         }
+        let owner = try principal(caller).requireUser(for: "registering a server-to-server key (it acts as the user who registers it)")
         let made: ServerKeyStore.Key = try keys.update { list in
             if list.contains(where: { $0.keyID == keyID }) { throw Self.keyExists(keyID, container, environment) }
-            let k = ServerKeyStore.Key(keyID: keyID, publicKey: key, created: clock.now())
+            let k = ServerKeyStore.Key(keyID: keyID, publicKey: key, created: clock.now(), userRecordName: owner.userRecordName)
             list.append(k)
             return k
         }
@@ -37,7 +41,8 @@ extension CloudKitAPI {
         CloudKitError(.exists, "a server-to-server key '\(keyID)' is already registered in container \(container) (\(environment.rawValue)); delete it first to replace it")
     }
 
-    /// `{keys: [...]}`, each as `addServerKey` answered it, oldest first (ties by key ID).
+    /// `{keys: [...]}`, each as `addServerKey` answered it, oldest first (ties by key ID). A key
+    /// an older ck registered has no user: requests signed with it act as nobody.
     public func listServerKeys(container: String, environment: Environment) throws -> DocumentBody {
         let list = try serverKeys(container, environment).list().sorted { ($0.created, $0.keyID) < ($1.created, $1.keyID) }
         return DocumentBody(["keys": .array(list.map { .object(serverKeyBody($0, container, environment)) })], listKey: "keys")
@@ -59,7 +64,12 @@ extension CloudKitAPI {
     }
 
     private func serverKeyBody(_ k: ServerKeyStore.Key, _ container: String, _ environment: Environment) -> [String: JSONValue] {
-        ["keyID": .string(k.keyID), "containerIdentifier": .string(container), "environment": .string(environment.rawValue),
-         "created": .int(k.created), "publicKey": .string(k.pem)]
+        var o: [String: JSONValue] = ["keyID": .string(k.keyID), "containerIdentifier": .string(container), "environment": .string(environment.rawValue),
+                                      "created": .int(k.created), "publicKey": .string(k.pem)]
+        if let u = k.userRecordName {
+            o["userRecordName"] = .string(u)
+            if let a = try? store.accounts.user(recordName: u)?.appleID { o["appleID"] = .string(a) }
+        }
+        return o
     }
 }

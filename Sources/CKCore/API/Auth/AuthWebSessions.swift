@@ -1,8 +1,20 @@
+/// What becomes of a web auth token once a request's answer replaced it
+/// (`X-Apple-CloudKit-Web-Auth-Token`).
+public enum WebTokenRotation: Sendable, Equatable {
+    /// What live CloudKit does: the token is replaced but not invalidated; it works until its
+    /// own expiry (a 25-hour-old keep-signed-in token, and concurrent reuse, were seen to work).
+    case live
+    /// Apple's documented rule ("each token is intended for a single round trip … the previous
+    /// token is no longer valid"): a replaced token is refused once the requests already on
+    /// their way with it have had two minutes (`ck serve --strict-token-rotation`).
+    case strict
+}
+
 /// Web auth tokens (`ckWebAuthToken`): the session of a user signed in on this device, for one
 /// container environment, as Apple's sign-in popup hands one to CloudKit JS. `ck serve`'s sign-in
 /// page and `ck account web-auth-token` make them; `authenticate` reads them.
 extension CloudKitAPI {
-    func webSessions() -> WebSessionStore { WebSessionStore(paths: store.paths, clock: clock) }
+    func webSessions() -> WebSessionStore { WebSessionStore(paths: store.paths, clock: clock, rotation: webTokenRotation) }
 
     /// A new session of the caller's user: `.device` (the device's account) or `.appleID(A)` (a
     /// user who signed in on this device), whose account must be available — the device's
@@ -41,5 +53,51 @@ extension CloudKitAPI {
             return .object(o)
         }
         return DocumentBody(["users": .array(items)], listKey: "users")
+    }
+}
+
+/// A user's web sessions (`ck account sessions`): each sign-in to `ck serve` — the sign-in
+/// page, `ck account web-auth-token` — with the tokens rotation made from it, until they expire.
+/// ck's own operations: the user is the device's account or `--as` a user who signed in here,
+/// whatever the device's status (ending a session must work on a restricted device too).
+extension CloudKitAPI {
+    /// `{sessions: [{id, containerIdentifier, environment, created, expires, keepSignedIn,
+    /// renewed?}]}`, oldest first. `id` is a prefix of the stored hash of the sign-in's first
+    /// token: it names the session, and is no token.
+    public func listWebSessions(as caller: Caller) throws -> DocumentBody {
+        let user = try sessionUser(caller)
+        let items: [JSONValue] = try webSessions().logins(userRecordName: user.userRecordName).map { l in
+            var o: [String: JSONValue] = ["id": .string(l.id), "containerIdentifier": .string(l.container), "environment": .string(l.environment.rawValue),
+                                          "created": .int(l.created), "expires": .int(l.expires), "keepSignedIn": .bool(l.keepSignedIn)]
+            if let r = l.renewed { o["renewed"] = .int(r) }
+            return .object(o)
+        }
+        return DocumentBody(["sessions": .array(items)], listKey: "sessions")
+    }
+
+    /// Ends one of the user's sessions (`id` as `listWebSessions` shows it), or all of them
+    /// (nil): `{ended: [id]}`. NOT_FOUND for an id that names none of the user's live sessions.
+    public func endWebSessions(_ id: String?, as caller: Caller) throws -> DocumentBody {
+        let user = try sessionUser(caller)
+        if let id {
+            guard id.utf8.count == WebSessionStore.idDigits, id.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else {
+                throw CloudKitError.badRequest("'\(Names.describe(id))' is not a session id (\(WebSessionStore.idDigits) lowercase hex digits, as 'ck account sessions' lists them)")
+            }
+            guard try webSessions().logins(userRecordName: user.userRecordName).contains(where: { $0.id == id }) else {
+                throw CloudKitError(.notFound, "\(user.appleID) has no web session '\(id)' ('ck account sessions' lists them)")
+            }
+        }
+        let ended = try webSessions().end(userRecordName: user.userRecordName, login: id)
+        return DocumentBody(["ended": .array(ended.map { .string($0) })])
+    }
+
+    /// The user whose sessions a command is about: the device's account, or `--as`.
+    private func sessionUser(_ caller: Caller) throws -> UserAccount {
+        guard let user = try principal(caller).user else {
+            var e = CloudKitError(.authenticationRequired, "web sessions are a user's: \(AccountStatus.noAccount.refusal), and no --as APPLE-ID names another user")
+            e.nextStep = .signIn
+            throw e
+        }
+        return user
     }
 }

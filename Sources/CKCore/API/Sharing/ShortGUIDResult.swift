@@ -47,7 +47,8 @@ extension CloudKitAPI {
         let db = ctx.db
         let me = db.me
         // Shares live in private databases, and show as they do there and in shared ones.
-        let style = self.responseStyle(.shared)
+        var style = ctx.style
+        style.encryptedAssets = true
         let guid = loc.share.shortGUID ?? ""
         var o: [String: JSONValue] = [
             "containerIdentifier": .string(db.address.container), "environment": .string(db.address.environment.rawValue),
