@@ -31,6 +31,10 @@ public struct Caller: Sendable {
     /// which the preflight takes instead of reading the users again. Ignored unless it is that
     /// user's.
     public var account: UserAccount?
+    /// For a web client of `ck serve`: what its request was authenticated with, named without
+    /// the secret (`api-token:` and 16 hex digits of the token's SHA-256, or `key:` and the
+    /// key ID). A push token it makes records it: the server caps long-polls by it.
+    public var credential: String?
 
     public init(container: String, environment: Environment = .development, scope: DatabaseScope = .private,
                 user: User = .device, deviceID: String = "default") {
