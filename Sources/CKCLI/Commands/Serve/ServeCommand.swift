@@ -21,7 +21,8 @@ enum ServeCommand {
         AUTHENTICATION_REQUIRED answer's redirectURL names).
         When listening, prints one JSON line on stdout: {"dataDirectory", "pid", "url"}; then
         one line per request on stderr (method, path without its tokens, status, milliseconds).
-        SIGINT or SIGTERM: stops accepting, finishes the requests in flight, exits 0.
+        SIGINT or SIGTERM: stops accepting, finishes the requests in flight, exits 0. A port
+        in use is exit 4 (EXISTS), one the system refuses this user exit 5 (ACCESS_DENIED).
         """) { inv in
         _ = try inv.positionals(max: 0, what: "")
         let host = inv.args.value("--host") ?? "127.0.0.1"
@@ -46,7 +47,12 @@ enum ServeCommand {
         }
         let url: String
         do { url = try server.start() } catch let e as CloudKitError { throw e } catch let e as HTTPServerError {
-            // "cannot listen on 127.0.0.1:8484: Address already in use"
+            // "cannot listen on 127.0.0.1:8484: Address already in use": exit 4, as for anything
+            // that exists already; a port the system keeps from this user: exit 5.
+            if e.isAddressInUse {
+                throw CloudKitError(.exists, e.message + " (another server listens there: is ck serve running already?); choose another port with --port, or --port 0 for any free one")
+            }
+            if e.isPermissionDenied { throw CloudKitError(.accessDenied, e.message + " (ports below 1024 need privileges); choose another with --port") }
             throw CloudKitError(.internalError, e.message)
         } catch {
             throw CloudKitError(.internalError, "cannot listen on \(host):\(port): \(error)")
