@@ -20,7 +20,9 @@ enum ServeCommand {
         ckWebAuthToken ('ck account web-auth-token', or the sign-in page an
         AUTHENTICATION_REQUIRED answer's redirectURL names).
         When listening, prints one JSON line on stdout: {"dataDirectory", "pid", "url"}; then
-        one line per request on stderr (method, path without its tokens, status, milliseconds).
+        one line per request on stderr (method, path without its tokens, status, milliseconds;
+        for a refusal its serverErrorCode and reason, for a page CORS refuses the --allow-origin
+        that would allow it).
         SIGINT or SIGTERM: stops accepting, finishes the requests in flight, exits 0. A port
         in use is exit 4 (EXISTS), one the system refuses this user exit 5 (ACCESS_DENIED).
         """) { inv in
