@@ -98,5 +98,10 @@ final class APIUploadsTests: XCTestCase {
         XCTAssertTrue(fixed.problems.contains { $0.path.hasPrefix("assets/uploads/") && $0.repaired && $0.problem.contains("no record took") }, "\(fixed.problems)")
         XCTAssertEqual(files(t, "assets/uploads"), [])
         XCTAssertTrue(try a.fsck(FsckRequest(repair: true)).report.problems.isEmpty, "a second run finds nothing")
+        // What a server killed mid-upload left: swept, whatever its age.
+        let torn = t.root + "/assets/uploads/.tmp-2147483646-0badcafe-1"
+        XCTAssertTrue(FileManager.default.createFile(atPath: torn, contents: Data("half".utf8)))
+        XCTAssertEqual(try a.sweepExpiredUploads(), ["assets/uploads/.tmp-2147483646-0badcafe-1"])
+        XCTAssertFalse(FileManager.default.fileExists(atPath: torn))
     }
 }

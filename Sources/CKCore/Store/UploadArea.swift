@@ -13,7 +13,7 @@ import Foundation
 ///   saves them moves them into the asset store (`adopt`); those no record took within an
 ///   upload URL's lifetime (15 minutes) are removed (`sweep`: the server, every minute, and
 ///   `ck fsck`).
-/// - `assets/uploads/.tmp-…`: an upload arriving (ck fsck removes one whose process is gone).
+/// - `assets/uploads/.tmp-…`: an upload arriving (one whose process is gone is swept).
 /// - `assets/uploads/used/<64 hex>.json`: an upload URL that was used, named by the SHA-256 of
 ///   its token: `{"expires"}`, the URL's own expiry. Made with O_EXCL semantics before the body
 ///   is read, so one URL takes one upload; removed with the URL's lifetime, when the URL is
@@ -103,6 +103,12 @@ struct UploadArea {
             guard uploaded + Self.lifetime < now else { continue }
             if !dryRun { try dir.remove(name) }
             found.append(Expired(path: "assets/uploads/" + name, why: "uploaded bytes no record took within \(Self.lifetime / 60_000) minutes of their upload"))
+        }
+        // An upload whose process died while it arrived (a server killed mid-upload).
+        for name in try dir.entries() {
+            guard let pid = FileSystem.temporaryOwner(name), kill(pid, 0) != 0, errno == ESRCH else { continue }
+            if !dryRun { dir.discard(name) }
+            found.append(Expired(path: "assets/uploads/" + name, why: "an upload that never arrived whole (its process is gone)"))
         }
         guard let used = try dir.subdirectory("used") else { return found }
         for name in try used.entries() where name.hasSuffix(".json") && used.kind(of: name) == .file {
