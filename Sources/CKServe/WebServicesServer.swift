@@ -15,6 +15,9 @@ public final class WebServicesServer: @unchecked Sendable {
     let webTokenRotation: WebTokenRotation
     private var http: HTTPServer?
     private var handler: WebServicesHandler?
+    private var sweeper: DispatchSourceTimer?
+    /// How often uploads no record took are looked for (`CloudKitAPI.sweepExpiredUploads`).
+    static let uploadSweepSeconds = 60
 
     public init(dataDirectory: String, host: String = "127.0.0.1", port: UInt16 = 8484, allowedOrigins: [String] = [],
                 pollSeconds: Double = 30, clock: Clock = .system, webTokenRotation: WebTokenRotation = .live,
@@ -38,22 +41,31 @@ public final class WebServicesServer: @unchecked Sendable {
     @discardableResult
     public func start() throws -> String {
         let front = DeferredHandler()
-        let server = HTTPServer(configuration: HTTPServerConfiguration(host: host, port: requestedPort), handler: front)
+        let configuration = HTTPServerConfiguration(host: host, port: requestedPort)
+        let server = HTTPServer(configuration: configuration, handler: front)
         try server.start()
         let urlHost = host.contains(":") ? "[\(host)]" : host
         let url = "http://\(urlHost):\(server.port)"
         let api = CloudKitAPI(dataDirectory: dataDirectory, clock: clock, serverURL: url, webTokenRotation: webTokenRotation)
         var names: Set<String> = [host.lowercased(), "localhost", "127.0.0.1", "::1"]
         if !Self.isLoopback(host) { names.insert(Self.hostName()) }
-        let handler = WebServicesHandler(api: api, allowedOrigins: allowedOrigins, hostNames: names, pollSeconds: pollSeconds, log: log)
+        // Waiting long-polls may hold half the connections: the other half stays for requests.
+        let handler = WebServicesHandler(api: api, allowedOrigins: allowedOrigins, hostNames: names, pollSeconds: pollSeconds,
+                                         maxWaitingPolls: configuration.maxConnections / 2, log: log)
         front.install(handler)
         self.http = server
         self.handler = handler
+        let sweeper = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
+        sweeper.schedule(deadline: .now(), repeating: .seconds(Self.uploadSweepSeconds))
+        sweeper.setEventHandler { _ = try? api.sweepExpiredUploads() }
+        sweeper.resume()
+        self.sweeper = sweeper
         return url
     }
 
     /// Stops accepting, ends long-polls, lets the requests in flight finish (within `grace`).
     public func stop(grace: TimeInterval = 4.5) {
+        sweeper?.cancel()
         handler?.stop()
         http?.stop(grace: grace)
     }
@@ -99,8 +111,8 @@ final class DeferredHandler: HTTPHandler, @unchecked Sendable {
         return HTTPResponse(status: status, headers: HTTPHeaders([("Content-Type", "application/json; charset=utf-8"), ("Retry-After", "1")]), body: Array(body.utf8))
     }
 
-    func log(_ head: HTTPRequestHead?, status: Int, milliseconds: Double) {
-        current?.log(head, status: status, milliseconds: milliseconds)
+    func log(_ head: HTTPRequestHead?, status: Int, milliseconds: Double, note: String?) {
+        current?.log(head, status: status, milliseconds: milliseconds, note: note)
     }
 
     func refusal(status: Int, reason: String, head: HTTPRequestHead) -> HTTPResponse {

@@ -46,7 +46,7 @@ final class EngineTestHandler: HTTPHandler, @unchecked Sendable {
         return response
     }
 
-    func log(_ head: HTTPRequestHead?, status: Int, milliseconds: Double) {
+    func log(_ head: HTTPRequestHead?, status: Int, milliseconds: Double, note: String?) {
         lock.withLock { _logged.append((head, status)) }
     }
 

@@ -67,9 +67,9 @@ final class ServeProcessTests: XCTestCase {
         XCTAssertEqual(stopped.status, 0)
         XCTAssertTrue(stopped.stderr.contains("not loopback"), stopped.stderr)
         assertFailure(s.ck("serve", "--port", "70000"), exit: 2, contains: "--port")
-        // A port another server holds: said in one line, nothing served.
+        // A port another server holds: said in one line, EXISTS (exit 4), nothing served.
         let first = try ServeProcess(s)
-        assertFailure(s.ck("serve", "--port", String(first.port)), exit: 1, contains: "cannot listen on 127.0.0.1:\(first.port)")
+        assertFailure(s.ck("serve", "--port", String(first.port)), exit: 4, contains: "cannot listen on 127.0.0.1:\(first.port)")
         XCTAssertEqual(first.stop().status, 0)
         assertFailure(s.ck("serve", "--allow-origin", "evil"), exit: 2, contains: "--allow-origin")
     }

@@ -1,6 +1,6 @@
 /// Web clients registered for pushes (`tokens/create`, `tokens/register`): one file per
 /// token, `<container>/<environment>/webclients/<token>.json` — `{apnsToken, apnsEnvironment,
-/// userRecordName?, created}`. A client bound to a user is one of that user's devices,
+/// userRecordName?, created, issuer?}`. A client bound to a user is one of that user's devices,
 /// `web-<token>`, whose notification inbox its long-poll reads: every subscription of the user
 /// that fires reaches it, as it reaches their other devices.
 struct WebClients {
@@ -13,11 +13,14 @@ struct WebClients {
         var apnsEnvironment: String
         var userRecordName: String?
         var created: Int64
+        /// The credential that made it (`Caller.credential`), when known.
+        var issuer: String? = nil
 
         var json: JSONValue {
             var o: [String: JSONValue] = ["schemaVersion": .int(DataPaths.schemaVersion), "apnsToken": .string(apnsToken),
                                           "apnsEnvironment": .string(apnsEnvironment), "created": .int(created)]
             if let u = userRecordName { o["userRecordName"] = .string(u) }
+            if let i = issuer { o["issuer"] = .string(i) }
             return .object(o)
         }
 
@@ -35,7 +38,8 @@ struct WebClients {
     func load(_ token: String) throws -> Client? {
         guard WebClients.isToken(token), let j = try FileSystem.readJSON(file(token)), let e = j["apnsEnvironment"]?.stringValue,
               let c = j["created"]?.int64Value else { return nil }
-        return Client(apnsToken: token, apnsEnvironment: e, userRecordName: j["userRecordName"]?.stringValue, created: c)
+        return Client(apnsToken: token, apnsEnvironment: e, userRecordName: j["userRecordName"]?.stringValue, created: c,
+                      issuer: j["issuer"]?.stringValue)
     }
 
     func save(_ c: Client) throws {

@@ -54,6 +54,9 @@ final class Fsck {
                 }
             }
         }
+        f.guarded(paths.assetsDirectory + "/uploads") {
+            for e in try UploadArea(paths: paths, clock: clock).sweep(dryRun: !repair) { f.note(paths.root + "/" + e.path, e.why, repaired: repair) }
+        }
         f.walk(paths.root)
         return f.report
     }

@@ -168,7 +168,7 @@ struct RecordWriter {
                 // Before anything about the stored bytes is said: no oracle of what is stored.
                 try rule.check(v, checksum: sum, field: name, recordName: recordName, before: try tx.record(recordName))
             }
-            let held = try tx.pendingAsset(sum).map { Int64($0.count) } ?? assets.size(checksum: sum)
+            let held = try tx.pendingAsset(sum).map { Int64($0.count) } ?? assets.sizeTakingUpload(checksum: sum)
             let missing = held == nil ? "no asset with checksum '\(sum)' is stored and " : ""
             var source: AssetValue.Source?
             if let url = v["downloadURL"]?.stringValue {

@@ -18,7 +18,6 @@ public struct SHA256Stream {
     /// Bytes not yet hashed (fewer than one 64-byte block).
     private var pending: [UInt8] = []
     private var length: UInt64 = 0
-    private var w = [UInt32](repeating: 0, count: 64)
 
     public init() { pending.reserveCapacity(64) }
 
@@ -31,12 +30,13 @@ public struct SHA256Stream {
             i = take
             guard pending.count == 64 else { return }
             let block = pending
-            block.withUnsafeBytes { compress($0, at: 0) }
+            block.withUnsafeBytes { compress($0, from: 0, blocks: 1) }
             pending.removeAll(keepingCapacity: true)
         }
-        while bytes.count - i >= 64 {
-            compress(bytes, at: i)
-            i += 64
+        let blocks = (bytes.count - i) / 64
+        if blocks > 0 {
+            compress(bytes, from: i, blocks: blocks)
+            i += blocks * 64
         }
         if i < bytes.count { pending.append(contentsOf: bytes[i...]) }
     }
@@ -50,7 +50,7 @@ public struct SHA256Stream {
         tail.append(0x80)
         while tail.count % 64 != 56 { tail.append(0) }
         for s in stride(from: 56, through: 0, by: -8) { tail.append(UInt8((bits >> UInt64(s)) & 0xff)) }
-        tail.withUnsafeBytes { t in for at in stride(from: 0, to: t.count, by: 64) { compress(t, at: at) } }
+        tail.withUnsafeBytes { compress($0, from: 0, blocks: $0.count / 64) }
         pending = []
         var out: [UInt8] = []
         out.reserveCapacity(32)
@@ -58,29 +58,45 @@ public struct SHA256Stream {
         return out
     }
 
-    private mutating func compress(_ m: UnsafeRawBufferPointer, at b: Int) {
-        for t in 0..<16 {
-            let o = b + t * 4
-            w[t] = UInt32(m[o]) << 24 | UInt32(m[o + 1]) << 16 | UInt32(m[o + 2]) << 8 | UInt32(m[o + 3])
+    /// The rounds over `blocks` blocks of `m` from byte `start`. Through pointers, not array
+    /// subscripts: as fast optimized, and about five times faster in a debug build, which the
+    /// tests run (an upload is hashed as it arrives).
+    private mutating func compress(_ m: UnsafeRawBufferPointer, from start: Int, blocks: Int) {
+        Self.k.withUnsafeBufferPointer { kBuffer in
+            h.withUnsafeMutableBufferPointer { hBuffer in
+                withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { wBuffer in
+                    let k = kBuffer.baseAddress!, h = hBuffer.baseAddress!, w = wBuffer.baseAddress!
+                    let bytes = m.baseAddress!.assumingMemoryBound(to: UInt8.self) + start
+                    for block in 0..<blocks {
+                        let base = bytes + block * 64
+                        for t in 0..<16 {
+                            let o = base + t * 4
+                            w[t] = UInt32(o[0]) << 24 | UInt32(o[1]) << 16 | UInt32(o[2]) << 8 | UInt32(o[3])
+                        }
+                        for t in 16..<64 {
+                            let x = w[t - 15], y = w[t - 2]
+                            let s0 = rotr(x, 7) ^ rotr(x, 18) ^ (x >> 3)
+                            let s1 = rotr(y, 17) ^ rotr(y, 19) ^ (y >> 10)
+                            w[t] = w[t - 16] &+ s0 &+ w[t - 7] &+ s1
+                        }
+                        var a = h[0], bb = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7]
+                        for t in 0..<64 {
+                            let s1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)
+                            let ch = (e & f) ^ (~e & g)
+                            let t1 = hh &+ s1 &+ ch &+ k[t] &+ w[t]
+                            let s0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)
+                            let maj = (a & bb) ^ (a & c) ^ (bb & c)
+                            let t2 = s0 &+ maj
+                            hh = g; g = f; f = e; e = d &+ t1; d = c; c = bb; bb = a; a = t1 &+ t2
+                        }
+                        h[0] = h[0] &+ a; h[1] = h[1] &+ bb; h[2] = h[2] &+ c; h[3] = h[3] &+ d
+                        h[4] = h[4] &+ e; h[5] = h[5] &+ f; h[6] = h[6] &+ g; h[7] = h[7] &+ hh
+                    }
+                }
+            }
         }
-        for t in 16..<64 {
-            let s0 = rotr(w[t - 15], 7) ^ rotr(w[t - 15], 18) ^ (w[t - 15] >> 3)
-            let s1 = rotr(w[t - 2], 17) ^ rotr(w[t - 2], 19) ^ (w[t - 2] >> 10)
-            w[t] = w[t - 16] &+ s0 &+ w[t - 7] &+ s1
-        }
-        var a = h[0], bb = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7]
-        for t in 0..<64 {
-            let s1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)
-            let ch = (e & f) ^ (~e & g)
-            let t1 = hh &+ s1 &+ ch &+ SHA256Stream.k[t] &+ w[t]
-            let s0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)
-            let maj = (a & bb) ^ (a & c) ^ (bb & c)
-            let t2 = s0 &+ maj
-            hh = g; g = f; f = e; e = d &+ t1; d = c; c = bb; bb = a; a = t1 &+ t2
-        }
-        h[0] = h[0] &+ a; h[1] = h[1] &+ bb; h[2] = h[2] &+ c; h[3] = h[3] &+ d
-        h[4] = h[4] &+ e; h[5] = h[5] &+ f; h[6] = h[6] &+ g; h[7] = h[7] &+ hh
     }
 
-    @inline(__always) private func rotr(_ x: UInt32, _ n: UInt32) -> UInt32 { (x >> n) | (x << (32 - n)) }
 }
+
+@inline(__always) private func rotr(_ x: UInt32, _ n: UInt32) -> UInt32 { (x >> n) | (x << (32 - n)) }

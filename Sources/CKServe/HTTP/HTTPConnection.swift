@@ -112,28 +112,94 @@ final class HTTPConnection {
                 if refusal.status == 0 { return .close }  // the peer went away
                 return refuse(refusal, head: head, started: started)
             }
-            let response = handler.respond(to: HTTPRequest(head: head, body: body, remoteAddress: remoteAddress))
-            let close = wantsClose || isStopping() || response.closesConnection
-            guard send(response, head: head, close: close, keepAlive10: keepAlive10, started: started) else { return .close }
-            return close ? .close : .keepAlive
+            return answer(HTTPRequest(head: head, body: body, remoteAddress: remoteAddress), wantsClose: wantsClose,
+                          bodyLeft: false, keepAlive10: keepAlive10, started: started)
+        case .streamBody(let maxBytes, let sink):
+            if case .length(let n) = framing, n > maxBytes {
+                sink.abandon()
+                return refuse(HTTPRefusal(status: 413, reason: "the request body is larger than \(maxBytes) bytes"), head: head, started: started)
+            }
+            if expectsContinue {
+                guard socket.send(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8), until: instant(after: configuration.writeTimeout)) else {
+                    sink.abandon()
+                    return .close
+                }
+            }
+            let complete: Bool
+            switch streamBody(framing, maxBytes: maxBytes, into: sink) {
+            case .success(let whole): complete = whole
+            case .failure(let refusal):
+                sink.abandon()
+                if refusal.status == 0 { return .close }
+                return refuse(refusal, head: head, started: started)
+            }
+            // A sink that stopped taking bytes answers why; the rest of the body is not read.
+            return answer(HTTPRequest(head: head, body: [], remoteAddress: remoteAddress, bodySink: sink), wantsClose: wantsClose,
+                          bodyLeft: !complete, keepAlive10: keepAlive10, started: started)
+        }
+    }
+
+    /// Hands a whole request to the handler and sends its answer.
+    private func answer(_ request: HTTPRequest, wantsClose: Bool, bodyLeft: Bool, keepAlive10: Bool, started: Instant) -> Next {
+        var request = request
+        request.clientWait = HTTPClientWait(socket: socket.fd, stopSignal: stopSignal)
+        let response = handler.respond(to: request)
+        let close = wantsClose || bodyLeft || isStopping() || response.closesConnection
+        guard send(response, head: request.head, close: close, keepAlive10: keepAlive10, started: started) else { return .close }
+        return bodyLeft ? .closeDraining : close ? .close : .keepAlive
+    }
+
+    /// The body as framed, handed to `sink` as it arrives: whether all of it was taken (false:
+    /// the sink stopped taking it), or a refusal (status 0 when the peer closed mid-body).
+    private func streamBody(_ framing: BodyFraming, maxBytes: Int, into sink: any HTTPBodySink) -> Result<Bool, HTTPRefusal> {
+        let gone = HTTPRefusal(status: 0, reason: "")
+        var pacing = BodyPacing(configuration)
+        switch framing {
+        case .none, .length(0):
+            return .success(true)
+        case .length(let n):
+            var left = n
+            while left > 0 {
+                if buffer.isEmpty {
+                    switch pacing.receive(socket, into: &buffer) {
+                    case .data: break
+                    case .timedOut: return .failure(pacing.stalled)
+                    case .closed, .interrupted: return .failure(gone)
+                    }
+                }
+                let piece = buffer.bytes.prefix(left)
+                let taken = piece.withUnsafeBytes { sink.write($0) }
+                guard taken else { return .success(false) }
+                buffer.consume(piece.count)
+                left -= piece.count
+            }
+            return .success(true)
+        case .chunked:
+            var decoder = ChunkedBodyDecoder(maxBytes: maxBytes, lineLimit: configuration.headerLimit)
+            var stopped = false
+            while true {
+                switch decoder.feed(&buffer, data: { piece in
+                    stopped = !piece.withUnsafeBytes { sink.write($0) }
+                    return !stopped
+                }) {
+                case .done: return .success(true)
+                case .refused(let refusal): return .failure(refusal)
+                case .needMore:
+                    if stopped { return .success(false) }
+                    switch pacing.receive(socket, into: &buffer) {
+                    case .data: continue
+                    case .timedOut: return .failure(pacing.stalled)
+                    case .closed, .interrupted: return .failure(gone)
+                    }
+                }
+            }
         }
     }
 
     /// The body as framed; a refusal with status 0 when the peer closed mid-body.
     private func readBody(_ framing: BodyFraming, maxBytes: Int) -> Result<[UInt8], HTTPRefusal> {
         let gone = HTTPRefusal(status: 0, reason: "")
-        let stalled = HTTPRefusal(status: 408, reason: "the request body stalled for \(configuration.bodyIdleTimeout) s, or came slower than \(Int(configuration.bodyMinimumRate)) bytes a second")
-        let started = now()
-        var received = 0
-        // A read's deadline: the idle timeout, and no later than the average rate allows.
-        func receive() -> ReceiveOutcome {
-            let deadline = min(instant(after: configuration.bodyIdleTimeout),
-                               instant(after: configuration.bodyIdleTimeout + Double(received + 1) / configuration.bodyMinimumRate, from: started))
-            let before = buffer.count
-            let r = socket.receive(into: &buffer, until: deadline)
-            received += max(0, buffer.count - before)
-            return r
-        }
+        var pacing = BodyPacing(configuration)
         switch framing {
         case .none, .length(0):
             return .success([])
@@ -141,9 +207,9 @@ final class HTTPConnection {
             // Room up front for what is announced, within reason: a peer may announce and stall.
             if buffer.count < n { buffer.reserve(min(n - buffer.count, 1 << 20)) }
             while buffer.count < n {
-                switch receive() {
+                switch pacing.receive(socket, into: &buffer) {
                 case .data: continue
-                case .timedOut: return .failure(stalled)
+                case .timedOut: return .failure(pacing.stalled)
                 case .closed, .interrupted: return .failure(gone)
                 }
             }
@@ -155,9 +221,9 @@ final class HTTPConnection {
                 case .done: return .success(decoder.body)
                 case .refused(let refusal): return .failure(refusal)
                 case .needMore:
-                    switch receive() {
+                    switch pacing.receive(socket, into: &buffer) {
                     case .data: continue
-                    case .timedOut: return .failure(stalled)
+                    case .timedOut: return .failure(pacing.stalled)
                     case .closed, .interrupted: return .failure(gone)
                     }
                 }
@@ -178,14 +244,42 @@ final class HTTPConnection {
     private func send(_ response: HTTPResponse, head: HTTPRequestHead?, close: Bool, keepAlive10: Bool, started: Instant) -> Bool {
         if response.dropConnection {
             // Nothing is written: the client sees the connection end, as a network failure.
-            handler.log(head, status: 0, milliseconds: milliseconds(since: started))
+            handler.log(head, status: 0, milliseconds: milliseconds(since: started), note: response.logNote)
             return false
         }
         let bytes = response.encoded(omitBody: head?.method == "HEAD", close: close, keepAlive10: keepAlive10)
         let sent = socket.send(bytes, until: instant(after: configuration.writeTimeout))
-        handler.log(head, status: response.status, milliseconds: milliseconds(since: started))
+        handler.log(head, status: response.status, milliseconds: milliseconds(since: started), note: response.logNote)
         response.onSent?(sent)
         return sent
+    }
+}
+
+/// The pace a body must keep: no `bodyIdleTimeout` without a byte, and, once that long has
+/// passed, at least `bodyMinimumRate` bytes a second on average — so a client trickling a byte
+/// just within every idle timeout is given up on too.
+struct BodyPacing {
+    let idle: Double
+    let rate: Double
+    let started = now()
+    var received = 0
+
+    init(_ configuration: HTTPServerConfiguration) {
+        idle = configuration.bodyIdleTimeout
+        rate = configuration.bodyMinimumRate
+    }
+
+    var stalled: HTTPRefusal {
+        HTTPRefusal(status: 408, reason: "the request body stalled for \(idle) s, or came slower than \(Int(rate)) bytes a second")
+    }
+
+    /// One read, by the earlier of the two deadlines.
+    mutating func receive(_ socket: HTTPSocket, into buffer: inout ReadBuffer) -> ReceiveOutcome {
+        let deadline = min(instant(after: idle), instant(after: idle + Double(received + 1) / rate, from: started))
+        let before = buffer.count
+        let r = socket.receive(into: &buffer, until: deadline)
+        received += max(0, buffer.count - before)
+        return r
     }
 }
 

@@ -72,15 +72,35 @@ public struct HTTPRequestHead: Sendable {
 /// A whole request: its head and its body (de-chunked).
 public struct HTTPRequest: Sendable {
     public var head: HTTPRequestHead
+    /// The body; empty when it went to `bodySink`.
     public var body: [UInt8]
     /// The peer, `127.0.0.1:53211`.
     public var remoteAddress: String
+    /// Where the body went, when `admit` had it streamed (`.streamBody`).
+    public var bodySink: (any HTTPBodySink)?
+    /// How `respond` may wait (a long-poll) while the engine watches the client and the server.
+    public var clientWait: HTTPClientWait
 
-    public init(head: HTTPRequestHead, body: [UInt8], remoteAddress: String = "") {
+    public init(head: HTTPRequestHead, body: [UInt8], remoteAddress: String = "", bodySink: (any HTTPBodySink)? = nil,
+                clientWait: HTTPClientWait = .detached) {
         self.head = head
         self.body = body
         self.remoteAddress = remoteAddress
+        self.bodySink = bodySink
+        self.clientWait = clientWait
     }
+}
+
+/// Where a body too large to hold goes as it arrives (an asset upload, to a file). The engine
+/// hands it the body piece by piece, then calls `respond` with it in `bodySink`; the handler
+/// finishes it there.
+public protocol HTTPBodySink: AnyObject, Sendable {
+    /// The next bytes of the body, in order. False: take no more (the sink failed, and says why
+    /// when the request is answered); the rest of the body is not read.
+    func write(_ bytes: UnsafeRawBufferPointer) -> Bool
+    /// The body did not arrive whole (the peer went away, stalled, or sent more than allowed):
+    /// drop what was written. `respond` is not called.
+    func abandon()
 }
 
 public struct HTTPResponse: Sendable {
@@ -93,14 +113,18 @@ public struct HTTPResponse: Sendable {
     /// Close the connection without answering (a NETWORK_FAILURE fault: the client sees the
     /// connection drop, as when a request never reaches the service).
     public var dropConnection: Bool
+    /// What the log line says of this answer beyond its status (a refusal's code and reason);
+    /// never sent.
+    public var logNote: String?
 
     public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [], onSent: (@Sendable (Bool) -> Void)? = nil,
-                dropConnection: Bool = false) {
+                dropConnection: Bool = false, logNote: String? = nil) {
         self.status = status
         self.headers = headers
         self.body = body
         self.onSent = onSent
         self.dropConnection = dropConnection
+        self.logNote = logNote
     }
 }
 
@@ -109,6 +133,9 @@ public enum HTTPAdmission: Sendable {
     /// Read a body of at most this many bytes, then call `respond`. A body announced (or, when
     /// chunked, growing) past it is answered with `tooLarge` before the rest is read.
     case readBody(maxBytes: Int)
+    /// The same, the body handed to `sink` as it arrives instead of held (memory stays bounded
+    /// whatever its size); `respond` then gets the request with the sink.
+    case streamBody(maxBytes: Int, sink: any HTTPBodySink)
     /// Answer now without reading the body (the connection is closed after, when a body was
     /// announced and not read).
     case answer(HTTPResponse)
@@ -118,7 +145,8 @@ public enum HTTPAdmission: Sendable {
 public protocol HTTPHandler: AnyObject, Sendable {
     /// The head has been read: how much body to accept, or an answer without reading it.
     func admit(_ head: HTTPRequestHead) -> HTTPAdmission
-    /// The whole request: its answer. May block (a long-poll waits up to ~30 s).
+    /// The whole request: its answer. May block: a long-poll waits with `request.clientWait`,
+    /// which ends early when the client goes away or the server stops.
     func respond(to request: HTTPRequest) -> HTTPResponse
     /// The answer to a request the engine refused itself: 400 malformed, 408 too slow, 413 a body
     /// over the limit, 414/431 a target or headers too long, 417 an Expect other than
@@ -130,8 +158,8 @@ public protocol HTTPHandler: AnyObject, Sendable {
     /// the answer may depend on it (CORS headers for the page that sent it).
     func refusal(status: Int, reason: String, head: HTTPRequestHead) -> HTTPResponse
     /// One line per answered request, for the log: head (nil when none could be read), status,
-    /// milliseconds from the first byte to the last byte sent.
-    func log(_ head: HTTPRequestHead?, status: Int, milliseconds: Double)
+    /// milliseconds from the first byte to the last byte sent, and the answer's `logNote`.
+    func log(_ head: HTTPRequestHead?, status: Int, milliseconds: Double, note: String?)
 }
 
 extension HTTPHandler {

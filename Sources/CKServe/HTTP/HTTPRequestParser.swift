@@ -193,7 +193,7 @@ private extension String {
 }
 
 /// Decodes a chunked body as it arrives: sizes in hex (extensions ignored), data, and trailer
-/// fields read and dropped.
+/// fields read and dropped. The data is kept in `body`, or handed to `feed`'s `data` as it comes.
 struct ChunkedBodyDecoder {
     enum Progress: Equatable { case needMore, done, refused(HTTPRefusal) }
 
@@ -201,6 +201,8 @@ struct ChunkedBodyDecoder {
     /// A size line or a trailer field longer than this is refused.
     let lineLimit: Int
     private(set) var body: [UInt8] = []
+    /// Data bytes decoded so far.
+    private(set) var received = 0
     private enum State { case size, data(remaining: Int), dataEnd, trailer, done }
     private var state = State.size
     private var trailerBytes = 0
@@ -210,8 +212,9 @@ struct ChunkedBodyDecoder {
         self.lineLimit = lineLimit
     }
 
-    /// Takes what it can from the front of `buffer`.
-    mutating func feed(_ buffer: inout ReadBuffer) -> Progress {
+    /// Takes what it can from the front of `buffer`. `data`, when given, takes the body's bytes
+    /// instead of `body` (false: stop, `.needMore` is returned and the decoder is left as it is).
+    mutating func feed(_ buffer: inout ReadBuffer, data: ((ArraySlice<UInt8>) -> Bool)? = nil) -> Progress {
         while true {
             switch state {
             case .done:
@@ -232,13 +235,20 @@ struct ChunkedBodyDecoder {
                     if o1 || o2 { overflowed = true } else { size = plus }
                 }
                 // An overflowing size is over any limit: 413, like any other too-large chunk.
-                if overflowed || size > maxBytes - body.count { return .refused(tooLarge()) }
+                if overflowed || size > maxBytes - received { return .refused(tooLarge()) }
                 state = size == 0 ? .trailer : .data(remaining: size)
             case .data(let remaining):
                 if buffer.isEmpty { return .needMore }
-                let piece = buffer.take(remaining)
-                body.append(contentsOf: piece)
-                state = piece.count == remaining ? .dataEnd : .data(remaining: remaining - piece.count)
+                let piece = buffer.bytes.prefix(remaining)
+                if let data {
+                    guard data(piece) else { return .needMore }
+                } else {
+                    body.append(contentsOf: piece)
+                }
+                let n = piece.count
+                buffer.consume(n)
+                received += n
+                state = n == remaining ? .dataEnd : .data(remaining: remaining - n)
             case .dataEnd:
                 guard let line = takeLine(&buffer) else {
                     return buffer.count >= 2 ? .refused(bad("a chunk is longer than its size")) : .needMore

@@ -5,7 +5,14 @@ import Glibc
 /// Address already in use`.
 public struct HTTPServerError: Error, CustomStringConvertible, Equatable {
     public var message: String
+    /// The errno of the failed call (0 when none says why).
+    public var errorNumber: Int32 = 0
     public var description: String { message }
+
+    /// Another socket holds the address (EADDRINUSE): a server already runs there.
+    public var isAddressInUse: Bool { errorNumber == EADDRINUSE }
+    /// The system does not let this process bind the address (EACCES: a port below 1024).
+    public var isPermissionDenied: Bool { errorNumber == EACCES }
 }
 
 /// An HTTP/1.1 server on sockets: one thread accepts, one thread per connection serves (up to
@@ -56,6 +63,7 @@ public final class HTTPServer: @unchecked Sendable {
         guard state == .idle else { throw HTTPServerError(message: "the server has already been started") }
         // A peer that vanishes mid-write must fail the write, not kill the process.
         signal(SIGPIPE, SIG_IGN)
+        MemoryPolicy.applyOnce()
         let (fds, port) = try Listener.open(host: configuration.host, port: configuration.port)
         var pipeFDs: [Int32] = [-1, -1]
         guard pipe(&pipeFDs) == 0 else {
@@ -183,7 +191,7 @@ public final class HTTPServer: @unchecked Sendable {
             let socket = HTTPSocket(fd: fd)
             socket.sendNow(refusal.encoded(omitBody: false, close: true))
             socket.closeNow()
-            handler.log(nil, status: 503, milliseconds: milliseconds(since: started))
+            handler.log(nil, status: 503, milliseconds: milliseconds(since: started), note: refusal.logNote)
             return
         }
         let id = nextConnectionID

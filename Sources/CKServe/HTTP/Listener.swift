@@ -29,7 +29,7 @@ enum Listener {
 
     private static func bindOne(_ host: String, port: UInt16) throws -> (Int32, UInt16) {
         func failure(_ what: String, _ code: Int32) -> HTTPServerError {
-            HTTPServerError(message: "cannot listen on \(display(host, port)): \(what)\(code == 0 ? "" : String(cString: strerror(code)))")
+            HTTPServerError(message: "cannot listen on \(display(host, port)): \(what)\(code == 0 ? "" : String(cString: strerror(code)))", errorNumber: code)
         }
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC

@@ -1,12 +1,19 @@
+import CKCore
+
 /// The web pages whose scripts may read ck serve's answers (CORS): `--allow-origin ORIGIN`,
 /// each an origin (`http://localhost:3000`) or one with any port (`http://localhost:*`), or
 /// `*`. By default pages served from this machine: `http://localhost:*`, `http://127.0.0.1:*`.
 struct AllowedOrigins {
     let patterns: [String]
+    /// The server's own origins: its pages' requests are not cross-origin.
+    let own: [String]
 
     static let defaults = ["http://localhost:*", "http://127.0.0.1:*"]
 
-    init(_ patterns: [String]) { self.patterns = patterns.isEmpty ? Self.defaults : patterns }
+    init(_ patterns: [String], own: [String] = []) {
+        self.patterns = patterns.isEmpty ? Self.defaults : patterns
+        self.own = own
+    }
 
     func allows(_ origin: String) -> Bool {
         patterns.contains { p in
@@ -44,7 +51,8 @@ struct AllowedOrigins {
     /// An allowed page's answer carries the CORS headers, and lets its script read the rotated
     /// web auth token.
     func decorate(_ r: inout HTTPResponse, _ head: HTTPRequestHead) {
-        guard let origin = head.headers["Origin"], allows(origin) else { return }
+        guard let origin = head.headers["Origin"] else { return }
+        guard allows(origin) else { return note(&r, origin) }
         r.headers.set("Access-Control-Allow-Origin", origin)
         r.headers.set("Vary", "Origin")
         r.headers.set("Access-Control-Expose-Headers", "X-Apple-CloudKit-Web-Auth-Token, X-Apple-CloudKit-Session, Retry-After")
@@ -55,6 +63,7 @@ struct AllowedOrigins {
     /// and need none.
     func preflight(_ head: HTTPRequestHead) -> HTTPResponse {
         var r = HTTPResponse(status: 204)
+        if let origin = head.headers["Origin"], !allows(origin) { note(&r, origin) }
         if let origin = head.headers["Origin"], allows(origin) {
             r.headers.set("Access-Control-Allow-Origin", origin)
             r.headers.set("Vary", "Origin")
@@ -63,6 +72,15 @@ struct AllowedOrigins {
             r.headers.set("Access-Control-Max-Age", "600")
         }
         return r
+    }
+
+    /// Tells the log why a page's script cannot read this answer (its browser refuses it,
+    /// not the server), and the `--allow-origin` that would let it.
+    private func note(_ r: inout HTTPResponse, _ origin: String) {
+        guard !own.contains(origin) else { return }
+        let shown = Names.describe(String(origin.prefix(200)))
+        let why = "CORS: origin '\(shown)' is not allowed (allowed: \(patterns.joined(separator: ", "))), so its page cannot read the answer; start ck serve with --allow-origin \(shown) to allow it"
+        r.logNote = r.logNote.map { $0 + "; " + why } ?? why
     }
 }
 

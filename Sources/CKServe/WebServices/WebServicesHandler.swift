@@ -17,27 +17,23 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
     /// How long a web client's long-poll waits for a notification.
     let pollSeconds: Double
     let log: (String) -> Void
-    private let stopping = NSCondition()
-    private var stopped = false
-    /// Web clients with a push on its way (guarded by `stopping`).
-    private var delivering = Set<String>()
+    /// The long-polls waiting, and their caps.
+    let polls: LongPolls
 
     public init(api: CloudKitAPI, allowedOrigins: [String], hostNames: Set<String>, pollSeconds: Double = 30,
-                log: @escaping (String) -> Void) {
+                maxWaitingPolls: Int = 128, log: @escaping (String) -> Void) {
         self.api = api
-        self.origins = AllowedOrigins(allowedOrigins)
+        // The server's own pages (the sign-in form) are not cross-origin, whatever the list says.
+        let own = [api.serverURL, api.serverURL?.replacingOccurrences(of: "//127.0.0.1:", with: "//localhost:")].compactMap { $0 }
+        self.origins = AllowedOrigins(allowedOrigins, own: own)
         self.hostNames = hostNames
         self.pollSeconds = pollSeconds
+        self.polls = LongPolls(LongPolls.Limits(total: maxWaitingPolls))
         self.log = log
     }
 
     /// Ends waiting long-polls (the server is stopping): they answer at once.
-    public func stop() {
-        stopping.lock()
-        stopped = true
-        stopping.broadcast()
-        stopping.unlock()
-    }
+    public func stop() { polls.stop() }
 
     // MARK: HTTPHandler
 
@@ -47,25 +43,44 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
             return .answer(refused)
         }
         if head.method == "OPTIONS" { return .answer(origins.preflight(head)) }
-        let route: WebServicesRoute
-        do { route = try WebServicesRoute.parse(head.path) } catch {
-            // Refusals carry CORS too: a browser page then reads the envelope, not a network error.
+        // Refusals carry CORS too: a browser page then reads the envelope, not a network error.
+        func refuse(_ error: Error) -> HTTPAdmission {
             var r = errorResponse(error, head)
             origins.decorate(&r, head)
             return .answer(r)
         }
+        let route: WebServicesRoute
+        do { route = try WebServicesRoute.parse(head.path) } catch { return refuse(error) }
         switch route {
         case .upload(let token):
-            // The URL is the credential: a forged or stale one is refused before 50 MB are read.
-            do { try api.checkUploadURL(token) } catch {
-                var r = errorResponse(error, head)
-                origins.decorate(&r, head)
-                return .answer(r)
-            }
-            return .readBody(maxBytes: Int(Limits.assetBytes))
+            // The URL is the credential: a forged, stale or used one is refused before 50 MB
+            // are read, and the bytes go to disk as they come.
+            do {
+                try require(head, ["POST", "PUT"])
+                return .streamBody(maxBytes: Int(Limits.assetBytes), sink: UploadSink(try api.beginAssetUpload(uploadToken: token)))
+            } catch { return refuse(error) }
         case .signIn: return .readBody(maxBytes: 64 * 1024)
+        case .database(let c, let e, let scope, _):
+            do { try authenticateHead(head, container: c, environment: e, scope: scope) } catch { return refuse(error) }
+            return .readBody(maxBytes: Self.requestBodyLimit)
+        case .device(let c, let e, _):
+            do { try authenticateHead(head, container: c, environment: e, scope: nil) } catch { return refuse(error) }
+            return .readBody(maxBytes: Self.requestBodyLimit)
         default: return .readBody(maxBytes: Self.requestBodyLimit)
         }
+    }
+
+    /// A request that brings a body is refused before it is read when what its head carries
+    /// already fails (no API token and no signature, an unknown token or key, a date out of
+    /// skew): an anonymous client cannot make the server read megabytes. The signature itself,
+    /// which covers the body, is checked after. A request without a body is authenticated once,
+    /// after.
+    private func authenticateHead(_ head: HTTPRequestHead, container: String, environment: Environment, scope: DatabaseScope?) throws {
+        let length = head.headers["Content-Length"]
+        guard (length != nil && length != "0") || head.headers["Transfer-Encoding"] != nil else { return }
+        let query = QueryString(head.query ?? "")
+        try api.authenticateBeforeBody(WebCredentials(container: container, environment: environment, scope: scope, apiToken: query["ckAPIToken"],
+                                                      signature: Self.signature(head, body: [])))
     }
 
     /// CloudKit's request limit (reference §6: 2 MB a request, assets aside).
@@ -80,9 +95,9 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
                 response = try webServices(request, container: c, environment: e, scope: scope, endpoint: endpoint)
             case .device(let c, let e, let endpoint):
                 response = try webServices(request, container: c, environment: e, scope: nil, endpoint: endpoint)
-            case .upload(let token):
-                try require(head, ["POST", "PUT"])
-                response = json(200, try api.receiveAsset(uploadToken: token, bytes: request.body))
+            case .upload:
+                guard let sink = request.bodySink as? UploadSink else { throw CloudKitError.internalError("the upload's body went nowhere") }
+                response = json(200, try sink.finish())
             case .asset(let path):
                 try require(head, ["GET", "HEAD"])
                 let served = try api.servedAsset(path, query: head.query)
@@ -91,7 +106,7 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
                 response = HTTPResponse(status: 200, headers: h, body: served.bytes)
             case .webCourier(let c, let e, let token):
                 try require(head, ["GET", "POST"])
-                response = try poll(container: c, environment: e, apnsToken: token)
+                response = try poll(container: c, environment: e, apnsToken: token, wait: request.clientWait)
             case .signIn(let c, let e):
                 try require(head, ["GET", "POST"])
                 response = try SignInPage(api: api, container: c, environment: e, origins: origins).respond(to: request)
@@ -127,10 +142,24 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
         return r
     }
 
-    public func log(_ head: HTTPRequestHead?, status: Int, milliseconds: Double) {
+    public func log(_ head: HTTPRequestHead?, status: Int, milliseconds: Double, note: String?) {
         let tenths = Int((milliseconds * 10).rounded())
         let line = (head.map { "\($0.method) \(Self.loggedPath($0.path))" } ?? "- -") + " \(status) \(tenths / 10).\(tenths % 10)ms"
-        log(line)
+        log(note.map { line + " " + Self.redacted($0, head) } ?? line)
+    }
+
+    /// A log note without the secrets its request carried (tokens in the query, the path or a
+    /// signature header), on one line and of bounded length. Reasons never hold a secret; this
+    /// makes sure of it.
+    static func redacted(_ note: String, _ head: HTTPRequestHead?) -> String {
+        var text = String(note.prefix(600)).replacingOccurrences(of: "\n", with: " ").replacingOccurrences(of: "\r", with: " ")
+        guard let head else { return text }
+        let query = QueryString(head.query ?? "")
+        var secrets = [query["ckAPIToken"], query["ckWebAuthToken"], head.headers["X-Apple-CloudKit-Request-SignatureV1"]].compactMap { $0 }
+        let parts = head.path.split(separator: "/")
+        if let last = parts.last, ["upload", "webcourier"].contains(parts.first ?? "") { secrets.append(String(last)) }
+        for s in secrets where s.utf8.count >= 8 { text = text.replacingOccurrences(of: s, with: "…") }
+        return text
     }
 
     /// The path as the log shows it: without the query (API and web auth tokens) and without
@@ -159,7 +188,8 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
         let auth = try api.authenticate(WebCredentials(container: container, environment: environment, scope: scope,
                                                        apiToken: query["ckAPIToken"], webAuthToken: query["ckWebAuthToken"],
                                                        signature: signature, endpoint: endpoint))
-        let caller = auth.caller(container: container, environment: environment, scope: scope, deviceID: Self.deviceID(query["clientId"]))
+        var caller = auth.caller(container: container, environment: environment, scope: scope, deviceID: Self.deviceID(query["clientId"]))
+        if endpoint == .tokensCreate { caller.credential = Self.credential(auth, apiToken: query["ckAPIToken"]) }
         let body: JSONValue
         if head.method == "POST", !endpoint.isGET || endpoint == .usersDiscover {
             guard !request.body.isEmpty else { throw CloudKitError.badRequest("\(endpoint.path) needs a JSON body") }
@@ -183,6 +213,14 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
         return "web-" + id
     }
 
+    /// What a request authenticated with, named without the secret (`Caller.credential`): the
+    /// long-polls of the push tokens it makes are capped together.
+    static func credential(_ auth: WebAuthentication, apiToken: String?) -> String? {
+        if let key = auth.serverKeyID { return "key:" + key }
+        guard let token = apiToken else { return nil }
+        return "api-token:" + SHA256.digest(Array(token.utf8)).prefix(8).map { String(format: "%02x", $0) }.joined()
+    }
+
     static func signature(_ head: HTTPRequestHead, body: [UInt8]) -> ServerSignature? {
         let keyID = head.headers["X-Apple-CloudKit-Request-KeyID"]
         let date = head.headers["X-Apple-CloudKit-Request-ISO8601Date"]
@@ -195,47 +233,56 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
 
     /// A web client's long-poll: the next notification as soon as there is one, else `null`
     /// after `pollSeconds` (CloudKit JS ignores a null answer and polls again). The notification
-    /// is marked delivered only once the answer is written.
-    private func poll(container: String, environment: Environment, apnsToken: String) throws -> HTTPResponse {
-        let deadline = Date().addingTimeInterval(pollSeconds)
+    /// is marked delivered only once the answer is written. While nothing comes the poll waits
+    /// in poll(2) — woken by a change to the client's inbox, whoever made it — and ends as soon
+    /// as its client hangs up.
+    private func poll(container: String, environment: Environment, apnsToken: String, wait: HTTPClientWait) throws -> HTTPResponse {
+        let null = HTTPResponse(status: 200, headers: Self.jsonHeaders, body: Array("null".utf8))
+        let client = try api.webPushClient(container: container, environment: environment, apnsToken: apnsToken)
         let key = container + "/" + environment.rawValue + "/" + apnsToken
+        // Watching before the first look: what is delivered in between still wakes it.
+        let watch = try api.watchWebPush(container: container, environment: environment, apnsToken: apnsToken)
+        try polls.enter(key, credential: client.issuer, watch: watch)
+        defer { polls.leave(key, credential: client.issuer, watch: watch) }
+        let deadline = Date().addingTimeInterval(pollSeconds)
         while true {
-            // One answer in flight per client: its next poll waits until the last one is
-            // acknowledged, so it never gets the same notification twice.
-            stopping.lock()
-            while delivering.contains(key), !stopped, Date() < deadline { _ = stopping.wait(until: deadline) }
-            let mine = !stopped && delivering.insert(key).inserted
-            stopping.unlock()
-            guard mine else { return HTTPResponse(status: 200, headers: Self.jsonHeaders, body: Array("null".utf8)) }
-            let push: WebPush?
-            do { push = try api.nextWebPush(container: container, environment: environment, apnsToken: apnsToken) } catch {
-                finishDelivery(key)
-                throw error
-            }
-            if let push {
-                var r = json(200, push.body)
-                let api = self.api
-                r.onSent = { [weak self] sent in
-                    if sent { try? api.acknowledgeWebPush(push, container: container, environment: environment) }
-                    self?.finishDelivery(key)
+            if polls.isStopped { return null }
+            watch.drain()
+            if polls.startDelivery(key, watch) {
+                let push: WebPush?
+                do { push = try api.nextWebPush(container: container, environment: environment, apnsToken: apnsToken) } catch {
+                    polls.finishDelivery(key)
+                    throw error
                 }
-                return r
+                if let push {
+                    var r = json(200, push.body)
+                    let api = self.api, polls = self.polls
+                    r.onSent = { sent in
+                        if sent { try? api.acknowledgeWebPush(push, container: container, environment: environment) }
+                        polls.finishDelivery(key)
+                    }
+                    return r
+                }
+                polls.finishDelivery(key)
             }
-            finishDelivery(key)
-            stopping.lock()
-            defer { stopping.unlock() }
-            if stopped || Date() >= deadline { return HTTPResponse(status: 200, headers: Self.jsonHeaders, body: Array("null".utf8)) }
-            // A quarter second between looks: a write from the CLI (another process) has no
-            // way to wake this one.
-            _ = stopping.wait(until: min(deadline, Date().addingTimeInterval(0.25)))
+            // Otherwise another poll of this client is delivering: its end wakes this one.
+            let left = deadline.timeIntervalSinceNow
+            if left <= 0 { return null }
+            // Where changes to files cannot be watched, looked at again every second.
+            let slice = watch.isWatching ? left : min(left, 1)
+            switch wait.wait(for: watch.descriptor, seconds: slice) {
+            case .woken:
+                // A client bound to its user meanwhile: its next poll watches the inbox.
+                if !watch.watchesInbox, (try? api.webPushClient(container: container, environment: environment, apnsToken: apnsToken))?.isBound == true {
+                    return null
+                }
+                watch.renew()
+            case .timedOut: continue
+            case .stopping: return null
+            case .clientGone:
+                return HTTPResponse(status: 0, dropConnection: true, logNote: "the client went away while its long-poll waited")
+            }
         }
-    }
-
-    private func finishDelivery(_ key: String) {
-        stopping.lock()
-        delivering.remove(key)
-        stopping.broadcast()
-        stopping.unlock()
     }
 
     // MARK: answers
@@ -280,19 +327,37 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
 
     private func refuseHost(_ head: HTTPRequestHead) -> HTTPResponse? {
         guard let host = head.headers["Host"] else { return nil }
-        let name = host.hasPrefix("[") ? String(host.prefix { $0 != "]" }.dropFirst())
-            : String(Substring(host.utf8.prefix { $0 != UInt8(ascii: ":") }))
-        guard hostNames.contains(name.lowercased()) else {
+        guard let name = Self.hostName(host), hostNames.contains(name) else {
             return errorResponse(CloudKitError.badRequest("Host '\(Names.describe(String(host.prefix(100))))' is not this server (ck serve answers only its own names, so a page on another site cannot reach it through DNS)"), status: 400)
         }
         return nil
+    }
+
+    /// The name a `Host` field gives, lowercased: `name[:port]` or `[IPv6][:port]`, the port
+    /// digits only (RFC 9110 §7.2); nil for anything else (`localhost:80@evil.example`).
+    static func hostName(_ host: String) -> String? {
+        var name = Substring(host), port: Substring?
+        if host.hasPrefix("[") {
+            guard let close = host.firstIndex(of: "]") else { return nil }
+            name = host[host.index(after: host.startIndex)..<close]
+            let rest = host[host.index(after: close)...]
+            if !rest.isEmpty {
+                guard rest.first == ":" else { return nil }
+                port = rest.dropFirst()
+            }
+        } else if let colon = host.firstIndex(of: ":") {
+            name = host[..<colon]
+            port = host[host.index(after: colon)...]
+        }
+        if let port, port.utf8.count > 5 || !port.utf8.allSatisfy({ (48...57).contains($0) }) { return nil }
+        return name.lowercased()
     }
 
     /// A failure as Apple's servers answer it: the envelope `{uuid, serverErrorCode, reason,
     /// retryAfter?, redirectURL?}` with the code's status; `Retry-After` beside `retryAfter`.
     func errorResponse(_ error: Error, _ head: HTTPRequestHead? = nil, status: Int? = nil) -> HTTPResponse {
         let e = (error as? CloudKitError) ?? CloudKitError.internalError("\(error)")
-        if e.code == .networkFailure { return HTTPResponse(status: 0, dropConnection: true) }
+        if e.code == .networkFailure { return HTTPResponse(status: 0, dropConnection: true, logNote: "NETWORK_FAILURE: " + e.reason) }
         var envelope = e.envelope().objectValue ?? [:]
         envelope["ckErrorCode"] = nil
         if e.code == .authenticationRequired, let head, let (c, env) = (try? WebServicesRoute.parse(head.path))?.containerAndEnvironment {
@@ -300,7 +365,8 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
             let opener = head.headers["Origin"].flatMap { origins.allows($0) && AllowedOrigins.isOrigin($0) ? $0 : nil }
             envelope["redirectURL"] = .string(SignInPage.url(api: api, container: c, environment: env, opener: opener))
         }
-        var r = HTTPResponse(status: status ?? e.code.httpStatus ?? 500, headers: Self.jsonHeaders, body: Array(JSONWriter.compact(.object(envelope)).utf8))
+        var r = HTTPResponse(status: status ?? e.code.httpStatus ?? 500, headers: Self.jsonHeaders, body: Array(JSONWriter.compact(.object(envelope)).utf8),
+                             logNote: e.code.rawValue + ": " + e.reason)
         if let s = e.retryAfter { r.headers.set("Retry-After", String(s)) }
         return r
     }

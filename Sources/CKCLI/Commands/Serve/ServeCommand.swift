@@ -25,14 +25,17 @@ enum ServeCommand {
         ckWebAuthToken ('ck account web-auth-token', or the sign-in page an
         AUTHENTICATION_REQUIRED answer's redirectURL names).
         When listening, prints one JSON line on stdout: {"dataDirectory", "pid", "url"}; then
-        one line per request on stderr (method, path without its tokens, status, milliseconds).
+        one line per request on stderr (method, path without its tokens, status, milliseconds;
+        for a refusal its serverErrorCode and reason, for a page CORS refuses the --allow-origin
+        that would allow it).
         A page loads URL/ck/cloudkit-config.js after cloudkit.js, and CloudKit JS talks to this
         server instead of Apple's; --snippet prints the lines to paste.
         --ephemeral starts on a new temporary data directory: the test user test@example.com
         is signed in, and the JSON line adds "apiToken", "ckWebAuthToken" (two weeks),
         "userRecordName", "containerIdentifier" and "environment" (and "seeded", the records
         --seed loaded); the directory is removed when the server stops.
-        SIGINT, SIGTERM or SIGHUP: stops accepting, finishes the requests in flight, exits 0.
+        SIGINT, SIGTERM or SIGHUP: stops accepting, finishes the requests in flight, exits 0. A
+        port in use is exit 4 (EXISTS), one the system refuses this user exit 5 (ACCESS_DENIED).
         """) { inv in
         _ = try inv.positionals(max: 0, what: "")
         let host = inv.args.value("--host") ?? "127.0.0.1"
@@ -84,7 +87,12 @@ enum ServeCommand {
         }
         let url: String
         do { url = try server.start() } catch let e as CloudKitError { throw e } catch let e as HTTPServerError {
-            // "cannot listen on 127.0.0.1:8484: Address already in use"
+            // "cannot listen on 127.0.0.1:8484: Address already in use": exit 4, as for anything
+            // that exists already; a port the system keeps from this user: exit 5.
+            if e.isAddressInUse {
+                throw CloudKitError(.exists, e.message + " (another server listens there: is ck serve running already?); choose another port with --port, or --port 0 for any free one")
+            }
+            if e.isPermissionDenied { throw CloudKitError(.accessDenied, e.message + " (ports below 1024 need privileges); choose another with --port") }
             throw CloudKitError(.internalError, e.message)
         } catch {
             throw CloudKitError(.internalError, "cannot listen on \(host):\(port): \(error)")

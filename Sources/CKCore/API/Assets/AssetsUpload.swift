@@ -3,8 +3,9 @@ import Foundation
 /// `assets/upload`: a URL per asset field to POST its bytes to (reference §3.6; CloudKit JS
 /// asks before it saves a record with an asset). The URL carries a sealed token — whose zone,
 /// record and field, valid 15 minutes — so nothing is kept for it; POSTing the bytes there
-/// (`receiveAsset`) stores them and answers `{singleFile: {fileChecksum, receipt, size, …}}`,
-/// which records/modify then takes as the field's value.
+/// (`beginAssetUpload`, `receiveAsset`) keeps them until a record takes them and answers
+/// `{singleFile: {fileChecksum, receipt, size, …}}`, which records/modify then takes as the
+/// field's value. A URL takes one upload.
 public struct AssetsUploadRequest: Sendable {
     public struct Token: Sendable, Equatable {
         public var recordName: String?
@@ -75,35 +76,66 @@ extension CloudKitAPI {
     }
 
     /// Whether an upload URL's token is one this data directory sealed and still good: asked
-    /// before its body is read (a forged URL must not cost the server 50 MB of memory).
-    /// Its container and database.
+    /// before its body is read (a forged URL must not cost the server 50 MB). Its container,
+    /// database and expiry.
     @discardableResult
-    public func checkUploadURL(_ uploadToken: String) throws -> (container: String, scope: DatabaseScope) {
+    public func checkUploadURL(_ uploadToken: String) throws -> (container: String, scope: DatabaseScope, expires: Int64) {
         guard let p = SignedEnvelope.open(uploadToken, prefix: Self.uploadTokenPrefix, secret: try TokenSecret(paths: store.paths).existing()),
               let container = p["c"]?.stringValue, p["e"]?.stringValue.flatMap(Environment.init(rawValue:)) != nil,
               let scope = p["d"]?.stringValue.flatMap(DatabaseScope.init(rawValue:)), let until = p["x"]?.int64Value else {
             throw CloudKitError(.authenticationFailed, "this upload URL was not issued by this data directory")
         }
         if clock.now() > until { throw CloudKitError(.authenticationFailed, "this upload URL has expired (upload URLs are good for 15 minutes); ask assets/upload for another") }
-        return (container, scope)
+        return (container, scope, until)
     }
 
-    /// The bytes POSTed to an upload URL: stored (by their checksum, once), answered with the
-    /// value records/modify takes for the field: `{singleFile: {fileChecksum, receipt, size,
-    /// wrappingKey, referenceChecksum}}`. The token is the authority (a client sends no
-    /// credentials here): one that is not sealed by this data directory, or has expired, is
-    /// refused.
+    /// Starts an upload to an upload URL: the token checked, and the URL marked used — one URL
+    /// takes one upload; a second is refused (AUTHENTICATION_FAILED), as is one while the first
+    /// is arriving. The bytes then go to the returned `AssetUpload` as they come.
+    public func beginAssetUpload(uploadToken: String) throws -> AssetUpload {
+        let (container, scope, expires) = try checkUploadURL(uploadToken)
+        let area = UploadArea(paths: store.paths, clock: clock)
+        guard try area.claim(uploadToken, expires: expires) else {
+            throw CloudKitError(.authenticationFailed, "this upload URL has been used already (an upload URL takes one upload); ask assets/upload for another")
+        }
+        do {
+            return try AssetUpload(api: self, area: area, uploadToken: uploadToken, container: container, scope: scope)
+        } catch {
+            area.release(uploadToken)
+            throw error
+        }
+    }
+
+    /// The bytes POSTed to an upload URL, all at once (`beginAssetUpload` streams them): kept
+    /// until a record takes them, answered with the value records/modify takes for the field:
+    /// `{singleFile: {fileChecksum, receipt, size, wrappingKey, referenceChecksum}}`. The token
+    /// is the authority (a client sends no credentials here): one that is not sealed by this
+    /// data directory, has expired or was used is refused.
     public func receiveAsset(uploadToken: String, bytes: [UInt8]) throws -> DocumentBody {
-        let (container, scope) = try checkUploadURL(uploadToken)
-        if Int64(bytes.count) > Limits.assetBytes { throw AssetValue.tooLarge(Int64(bytes.count), what: "the upload") }
-        let stored = try store.assets.put(bytes)
-        guard let sum = stored["fileChecksum"]?.stringValue else { throw CloudKitError.internalError("the asset store gave no checksum") }
-        let receipt = SignedEnvelope.seal(["s": .string(sum), "n": .int(Int64(bytes.count)), "c": .string(container)], prefix: Self.receiptPrefix,
+        let upload = try beginAssetUpload(uploadToken: uploadToken)
+        do { try bytes.withUnsafeBytes { try upload.append($0) } } catch {
+            upload.abandon()
+            throw error
+        }
+        return try upload.finish()
+    }
+
+    /// The answer to a whole upload: its receipt, sealed for the container and checksum.
+    func uploadAnswer(checksum sum: String, size: Int64, container: String, scope: DatabaseScope) throws -> DocumentBody {
+        let receipt = SignedEnvelope.seal(["s": .string(sum), "n": .int(size), "c": .string(container)], prefix: Self.receiptPrefix,
                                           secret: try TokenSecret(paths: store.paths).getOrCreate())
-        var file: [String: JSONValue] = ["fileChecksum": .string(sum), "size": .int(Int64(bytes.count)), "receipt": .string(receipt)]
+        var file: [String: JSONValue] = ["fileChecksum": .string(sum), "size": .int(size), "receipt": .string(receipt)]
         // The keys an encrypted (private or shared) asset carries, as every response shows them.
         let shown = AssetValue.response(.object(file), style: ResponseStyle(assetBase: assetBaseURL, encryptedAssets: scope != .public))
         for k in ["wrappingKey", "referenceChecksum"] { file[k] = shown[k] }
         return DocumentBody(["singleFile": .object(file)])
+    }
+
+    /// Removes uploaded bytes no record took within an upload URL's lifetime (15 minutes from
+    /// their upload), and the marks of used upload URLs past their expiry. `ck serve` calls it
+    /// every minute; `ck fsck` does the same. The paths removed.
+    @discardableResult
+    public func sweepExpiredUploads() throws -> [String] {
+        try UploadArea(paths: store.paths, clock: clock).sweep().map(\.path)
     }
 }

@@ -198,9 +198,10 @@ extension CloudKitAPI {
 
     /// Checks a server-to-server signature: a key of this container environment, a date within
     /// `signatureClockSkew` of now, and an ECDSA-SHA256 signature over
-    /// `date:base64(sha256(body)):target`. The key.
+    /// `date:base64(sha256(body)):target`. The key. `headOnly`: all but the signature itself,
+    /// which covers the body (checked before the body is read; verified again once it is).
     @discardableResult
-    private func verify(_ sig: ServerSignature, _ c: WebCredentials) throws -> ServerKeyStore.Key {
+    func verify(_ sig: ServerSignature, _ c: WebCredentials, headOnly: Bool = false) throws -> ServerKeyStore.Key {
         func refuse(_ why: String) -> CloudKitError { CloudKitError(.authenticationFailed, why) }
         let here = "\(c.container) (\(c.environment.rawValue))"
         guard (try? ServerKeyStore.validateKeyID(sig.keyID)) != nil,
@@ -214,6 +215,7 @@ extension CloudKitAPI {
         guard abs(skew) <= Self.signatureClockSkew else {
             throw refuse("X-Apple-CloudKit-Request-ISO8601Date \(sig.iso8601Date) is \(abs(skew) / 1000) s \(skew < 0 ? "behind" : "ahead of") the server's clock; a signed request must be dated within 5 minutes")
         }
+        if headOnly { return key }  // the signature covers the body: checked once it is read
         let signature = sig.signatureV1.utf8.count <= 4096 ? Data(base64Encoded: sig.signatureV1) : nil
         guard let der = signature else { throw refuse("X-Apple-CloudKit-Request-SignatureV1 is not base64") }
         let message = sig.iso8601Date + ":" + Data(SHA256.digest(sig.body)).base64EncodedString() + ":" + sig.target

@@ -55,7 +55,8 @@ extension CloudKitAPI {
         let ctx = try preflight(.tokensCreate, caller, need: .none)
         let token = Identifiers.hex((0..<16).map { _ in UInt8.random(in: 0...255) })
         let user = ctx.principal.status == .available ? ctx.principal.user?.userRecordName : nil
-        let client = WebClients.Client(apnsToken: token, apnsEnvironment: r.apnsEnvironment, userRecordName: user, created: clock.now())
+        let client = WebClients.Client(apnsToken: token, apnsEnvironment: r.apnsEnvironment, userRecordName: user, created: clock.now(),
+                                       issuer: caller.credential)
         try webClients(caller).save(client)
         if user != nil { try registerInbox(client, caller) }
         return DocumentBody(["apnsEnvironment": .string(r.apnsEnvironment), "apnsToken": .string(token),

@@ -1,0 +1,34 @@
+import CKTestSupport
+import Foundation
+import Glibc
+import XCTest
+
+/// `ck serve`'s startup errors: a port already in use is EXISTS (exit 4) naming the address and
+/// what to do, not an INTERNAL_ERROR (issue 35, item 19).
+final class ServeCommandTests: XCTestCase {
+    /// A socket listening on a free loopback port, and that port.
+    private func occupiedPort() throws -> (Int32, UInt16) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        XCTAssertEqual(bound, 0)
+        XCTAssertEqual(listen(fd, 1), 0)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        return (fd, UInt16(bigEndian: address.sin_port))
+    }
+
+    func testAPortInUseIsExit4NamingTheAddressAndTheWayOut() throws {
+        let s = CLISandbox()
+        let (fd, port) = try occupiedPort()
+        defer { close(fd) }
+        let r = s.run(["serve", "--port", String(port)])
+        assertFailure(r, exit: 4, contains: "cannot listen on 127.0.0.1:\(port): Address already in use")
+        XCTAssertTrue(r.stderr.contains("EXISTS") && r.stderr.contains("--port 0"), r.stderr)
+        let json = s.run(["--error-format", "json", "serve", "--port", String(port)])
+        XCTAssertEqual(json.status, 4)
+        XCTAssertTrue(json.stderr.contains("\"serverErrorCode\":\"EXISTS\""), json.stderr)
+    }
+}
