@@ -193,6 +193,38 @@ final class RecordFlowTests: XCTestCase {
         assertFailure(s.ck("--zone", "Lists", "record", "get", "x"), exit: 3, contains: "ZONE_NOT_FOUND")
     }
 
+    /// zones/modify and subscriptions/modify attempt every operation: with several names, one
+    /// that fails is an error item, the others are done, exit 9; with one, its own exit.
+    func testSeveralZonesOrSubscriptionsEachAttempted() {
+        let s = signedIn()
+        XCTAssertEqual(s.ck("zone", "create", "A", "B").status, 0)
+        let mixed = s.ck("zone", "delete", "A", "Nope", "B")
+        XCTAssertEqual(mixed.status, 9, mixed.stderr)
+        XCTAssertTrue(mixed.stderr.contains("PARTIAL_FAILURE: 1 of 3 zones failed (first: ZONE_NOT_FOUND"), mixed.stderr)
+        let items = mixed.object["zones"] as? [[String: Any]] ?? []
+        guard items.count == 3 else { return XCTFail(mixed.stdout) }
+        XCTAssertEqual(items[0]["deleted"] as? Bool, true)
+        XCTAssertEqual(items[1]["serverErrorCode"] as? String, "ZONE_NOT_FOUND")
+        XCTAssertEqual((items[1]["zoneID"] as? [String: Any])?["zoneName"] as? String, "Nope")
+        XCTAssertEqual(items[2]["deleted"] as? Bool, true)
+        let zones = (s.ck("zone", "list").object["zones"] as? [[String: Any]] ?? []).compactMap { ($0["zoneID"] as? [String: Any])?["zoneName"] as? String }
+        XCTAssertEqual(zones, ["_defaultZone", "Lists"])
+        let made = s.ck("zone", "create", "C", "")
+        XCTAssertEqual(made.status, 9, made.stderr)
+        XCTAssertEqual((made.object["zones"] as? [[String: Any]])?.last?["serverErrorCode"] as? String, "BAD_REQUEST")
+
+        XCTAssertEqual(s.ck("subscribe").status, 0)
+        XCTAssertEqual(s.ck("--zone", "C", "subscribe", "zone").status, 0)
+        assertFailure(s.ck("--zone", "Nope", "subscribe", "zone"), exit: 3, contains: "ZONE_NOT_FOUND")
+        let unsubscribed = s.ck("subscription", "delete", "database", "nope", "zone-C")
+        XCTAssertEqual(unsubscribed.status, 9, unsubscribed.stderr)
+        let subs = unsubscribed.object["subscriptions"] as? [[String: Any]] ?? []
+        XCTAssertEqual(subs.map { $0["serverErrorCode"] as? String }, [nil, "NOT_FOUND", nil])
+        XCTAssertEqual(subs.dropFirst().first?["subscriptionID"] as? String, "nope")
+        XCTAssertEqual((s.ck("subscription", "list").object["subscriptions"] as? [Any])?.count, 0)
+        assertFailure(s.ck("subscription", "delete", "nope"), exit: 3, contains: "NOT_FOUND")
+    }
+
     /// Record names as CloudKit takes them: '/', '+' and dots are ordinary; one that starts
     /// with '-' is reachable with --name (get, delete, save) and a negative number as it is.
     func testNamesWithSlashesAndLeadingDashes() {
