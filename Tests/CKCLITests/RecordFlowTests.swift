@@ -193,6 +193,40 @@ final class RecordFlowTests: XCTestCase {
         assertFailure(s.ck("--zone", "Lists", "record", "get", "x"), exit: 3, contains: "ZONE_NOT_FOUND")
     }
 
+    /// `--no-parent` takes a record's parent away; an update without it keeps the parent, and
+    /// `--parent X --no-parent` is a usage error that changes nothing.
+    func testNoParentClearsARecordsParent() {
+        let s = signedIn()
+        func parent(_ name: String) -> String? {
+            let r = s.ck("--zone", "Lists", "record", "get", name)
+            return (((r.object["records"] as? [[String: Any]])?.first)?["parent"] as? [String: Any])?["recordName"] as? String
+        }
+        XCTAssertEqual(s.ck("--zone", "Lists", "record", "save", "--type", "List", "--name", "groceries").status, 0)
+        XCTAssertEqual(s.ck("--zone", "Lists", "record", "save", "--type", "Item", "--name", "milk", "--parent", "groceries", "title=Milk").status, 0)
+        XCTAssertEqual(s.ck("--zone", "Lists", "record", "save", "--name", "milk", "--force", "title=Oat milk").status, 0)
+        XCTAssertEqual(parent("milk"), "groceries", "an update keeps the parent")
+        s.assertUnchanged("--parent with --no-parent") {
+            assertFailure(s.ck("--zone", "Lists", "record", "save", "--name", "milk", "--force", "--parent", "groceries", "--no-parent"), exit: 2,
+                          contains: "--parent and --no-parent exclude each other")
+        }
+        let cleared = s.ck("--zone", "Lists", "record", "save", "--name", "milk", "--force", "--no-parent")
+        XCTAssertEqual(cleared.status, 0, cleared.stderr)
+        XCTAssertNil(((cleared.object["records"] as? [[String: Any]])?.first)?["parent"], cleared.stdout)
+        XCTAssertNil(parent("milk"))
+        XCTAssertEqual(((s.ck("--zone", "Lists", "record", "get", "milk").object["records"] as? [[String: Any]])?.first?["fields"] as? [String: Any])?.keys.sorted(), ["title"],
+                       "the fields are kept")
+        // With a tag too; and a record on stdin whose parent is null.
+        XCTAssertEqual(s.ck("--zone", "Lists", "record", "save", "--name", "milk", "--force", "--parent", "groceries").status, 0)
+        let tag = ((s.ck("--zone", "Lists", "record", "get", "milk").object["records"] as? [[String: Any]])?.first)?["recordChangeTag"] as? String ?? ""
+        XCTAssertEqual(s.ck("--zone", "Lists", "record", "save", "--name", "milk", "--tag", tag, "--no-parent").status, 0)
+        XCTAssertNil(parent("milk"))
+        XCTAssertEqual(s.ck("--zone", "Lists", "record", "save", "--name", "milk", "--force", "--parent", "groceries").status, 0)
+        let stdin = s.run(["--zone", "Lists", "record", "save", "--force"], stdin: #"{"recordName": "milk", "parent": null}"#)
+        XCTAssertEqual(stdin.status, 0, stdin.stderr)
+        XCTAssertNil(parent("milk"))
+        XCTAssertTrue(s.ck("record", "save", "--help").stdout.contains("--no-parent"))
+    }
+
     /// zones/modify and subscriptions/modify attempt every operation: with several names, one
     /// that fails is an error item, the others are done, exit 9; with one, its own exit.
     func testSeveralZonesOrSubscriptionsEachAttempted() {
