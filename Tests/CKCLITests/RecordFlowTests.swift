@@ -146,6 +146,8 @@ final class RecordFlowTests: XCTestCase {
         for i in 0..<7 {
             s.ck("--zone", "Lists", "record", "save", "--type", "ToDoItem", "--name", "t\(i)", "title=Task \(i)", "priority=\(i)", "tags:STRING_LIST=home,t\(i % 2)")
         }
+        // The sorted queries without a filter need "___recordID" QUERYABLE, as in CloudKit.
+        XCTAssertEqual(s.ck("schema", "index", "add", "ToDoItem", "___recordID", "QUERYABLE").status, 0)
         XCTAssertEqual(names(s.ck("--zone", "Lists", "record", "query", "--type", "ToDoItem", "--filter", "priority >= 5", "--sort", "priority:desc")), ["t6", "t5"])
         XCTAssertEqual(names(s.ck("--zone", "Lists", "record", "query", "--type", "ToDoItem", "--filter", "tags LIST_CONTAINS t1", "--filter", "priority < 4", "--sort", "priority")), ["t1", "t3"])
         XCTAssertEqual(names(s.ck("--zone", "Lists", "record", "query", "--type", "ToDoItem", "--filter", "title = task 2")), ["t2"])

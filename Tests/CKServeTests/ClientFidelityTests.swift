@@ -6,7 +6,8 @@ import XCTest
 
 /// What CloudKit JS gets from ck serve where CloudKit answers per item or per client, in-process
 /// over real sockets: zones/modify and subscriptions/modify attempt every operation (a failed
-/// one is an item of a 200 answer), and a web client is not pushed its own changes.
+/// one is an item of a 200 answer), development refuses the queries production refuses, and a
+/// web client is not pushed its own changes.
 final class ClientFidelityTests: XCTestCase {
     func items(_ a: HTTPTestClient.Answer, _ key: String, file: StaticString = #filePath, line: UInt = #line) -> [[String: Any]] {
         XCTAssertEqual(a.status, 200, a.text, file: file, line: line)
@@ -42,6 +43,27 @@ final class ClientFidelityTests: XCTestCase {
         XCTAssertNil(subs[1]["serverErrorCode"])
     }
 
+    /// records/query refuses in development what CloudKit refuses there (and in production):
+    /// CloudKit JS's performQuery of an unknown type rejects with BAD_REQUEST "Did not find
+    /// record type: …"; one without a filter needs "___recordID" QUERYABLE.
+    func testDevelopmentRefusesTheQueriesProductionRefuses() throws {
+        let f = try ServeFixture()
+        func assertRefused(_ a: HTTPTestClient.Answer, _ reason: String, file: StaticString = #filePath, line: UInt = #line) {
+            XCTAssertEqual(a.status, 400, a.text, file: file, line: line)
+            XCTAssertEqual((a.json as? [String: Any])?["serverErrorCode"] as? String, "BAD_REQUEST", file: file, line: line)
+            XCTAssertEqual((a.json as? [String: Any])?["reason"] as? String, reason, file: file, line: line)
+        }
+        for db in ["private", "public"] {
+            assertRefused(try f.post(db, "records/query", #"{"query":{"recordType":"CkjsNoSuchType"}}"#), "Did not find record type: CkjsNoSuchType")
+        }
+        _ = items(try f.post("private", "records/modify", #"{"operations":[{"operationType":"create","record":{"recordType":"Item","recordName":"i1","fields":{"title":{"value":"Milk"}}}}]}"#), "records")
+        assertRefused(try f.post("private", "records/query", #"{"query":{"recordType":"Item"}}"#), "Field 'recordName' is not marked queryable")
+        let filtered = items(try f.post("private", "records/query", #"{"query":{"recordType":"Item","filterBy":[{"fieldName":"title","comparator":"EQUALS","fieldValue":{"value":"milk"}}]}}"#), "records")
+        XCTAssertEqual(filtered.map { $0["recordName"] as? String }, ["i1"])
+        _ = try f.api.addSchemaIndexes(SchemaIndexRequest(recordType: "Item", fieldName: "___recordID", indexes: [.queryable]), as: Caller(container: ServeFixture.container))
+        XCTAssertEqual(items(try f.post("private", "records/query", #"{"query":{"recordType":"Item"}}"#), "records").count, 1)
+    }
+
     /// CloudKit JS sends its clientId with every request, tokens/create included: the page's
     /// own save does not come back on its long-poll; another device's does.
     func testAWebClientIsNotPushedItsOwnSave() throws {
@@ -61,5 +83,16 @@ final class ClientFidelityTests: XCTestCase {
                                     as: Caller(container: ServeFixture.container, deviceID: "phone"))
         let push = try f.client().request("GET", poll)
         XCTAssertEqual((((push.json as? [String: Any])?["ck"] as? [String: Any])?["qry"] as? [String: Any])?["rid"] as? String, "theirs", push.text)
+    }
+}
+
+extension ServeFixture {
+    /// Adds record type `type` to the development schema with the `"___recordID" REFERENCE
+    /// QUERYABLE` index a query without a filter needs — in development as in production, as
+    /// CloudKit has it — as an app's schema would have it before its first query.
+    func defineQueryableType(_ type: String, container: String = ServeFixture.container) throws {
+        let caller = Caller(container: container)
+        let text = try api.exportSchema(as: caller).text + "\n    RECORD TYPE \(type) (\"___recordID\" REFERENCE QUERYABLE);\n"
+        _ = try api.importSchema(SchemaImportRequest(text: text), as: caller)
     }
 }
