@@ -3,8 +3,8 @@ import XCTest
 
 /// Subscriptions and notifications through the API, in-process: the Web Services bodies of
 /// `subscriptions/modify|lookup` as CloudKit JS sends them, every operation attempted (a failed
-/// one an item of its own), and the notifications a device reads (through the permission gate), marks read and
-/// drops.
+/// one an item of its own), and the notifications a device reads (through the permission
+/// gate), marks read and drops.
 final class APISubscriptionsTests: XCTestCase {
     static let container = "iCloud.com.example.test"
 
