@@ -139,7 +139,8 @@ final class APISubscriptionsTests: XCTestCase {
         let tooMany = SubscriptionsModifyRequest(operations: (0...Limits.operationsPerBatch).map { .delete("s\($0)") })
         XCTAssertThrowsError(try a.modifySubscriptions(tooMany, as: caller())) { e in
             XCTAssertEqual((e as? CloudKitError)?.code, .limitExceeded)
-            XCTAssertEqual((e as? CloudKitError)?.reason, "a request holds at most \(Limits.operationsPerBatch) operations; this one has \(Limits.operationsPerBatch + 1)")
+            XCTAssertEqual((e as? CloudKitError)?.reason, "Your request contains \(Limits.operationsPerBatch + 1) items which is more than the maximum number of items in a single request (\(Limits.operationsPerBatch))")
+            XCTAssertEqual((e as? CloudKitError)?.nextStep, .splitRequest(maxOperations: Limits.operationsPerBatch))
         }
         let many = "{\"operations\":[" + (0...Limits.operationsPerBatch).map { "{\"operationType\":\"delete\",\"subscription\":{\"subscriptionID\":\"s\($0)\"}}" }.joined(separator: ",") + "]}"
         XCTAssertThrowsError(try SubscriptionsModifyRequest(json: try body(many))) { XCTAssertEqual(($0 as? CloudKitError)?.code, .limitExceeded) }

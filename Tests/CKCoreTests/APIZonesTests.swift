@@ -129,7 +129,8 @@ final class APIZonesTests: XCTestCase {
         let tooMany = ZonesModifyRequest(operations: (0...Limits.operationsPerBatch).map { .init(.create, "z\($0)") })
         XCTAssertThrowsError(try a.modifyZones(tooMany, as: caller())) { e in
             XCTAssertEqual((e as? CloudKitError)?.code, .limitExceeded)
-            XCTAssertEqual((e as? CloudKitError)?.reason, "a request holds at most \(Limits.operationsPerBatch) operations; this one has \(Limits.operationsPerBatch + 1)")
+            XCTAssertEqual((e as? CloudKitError)?.reason, "Your request contains \(Limits.operationsPerBatch + 1) items which is more than the maximum number of items in a single request (\(Limits.operationsPerBatch))")
+            XCTAssertEqual((e as? CloudKitError)?.nextStep, .splitRequest(maxOperations: Limits.operationsPerBatch))
         }
         XCTAssertEqual(t.snapshot(), before, "a refused request changes nothing")
         // With ifExists a missing zone is left out of the answer.
