@@ -38,6 +38,14 @@ enum NextSteps {
         case .signIn: return "check the account with \(ck.line("account", zone: false, db: false, user: false)); sign in with \(ck.line("account signin APPLE-ID", zone: false, db: false, user: false))"
         case .signInUser(let appleID): return "sign \(quoted(appleID)) in once on this device: \(ck.line("account signin \(quoted(appleID))", zone: false, db: false, user: false))"
         case .deploySchema: return "deploy the development schema first: \(ck.line("schema deploy", zone: false, db: false, user: false, environment: false))"
+        case .addIndex(let type, let field, let index, let line):
+            let add = ck.line("schema index add \(quoted(type)) \(quoted(field)) \(index)", zone: false, db: false, user: false, environment: false)
+            if ck.globals.environment == .production {
+                return "add the index in development, then deploy: \(add); \(ck.line("schema deploy", zone: false, db: false, user: false, environment: false)) (in the .ckdb of record type \(type): \(line))"
+            }
+            return "add the index: \(add) (in the .ckdb of record type \(type): \(line))"
+        case .defineRecordType(let type):
+            return "a record type exists once a record of it is saved in development (\(ck.line("record save --type \(quoted(type)) …", zone: false, environment: false))) or a schema defines it (\(ck.line("schema import FILE", zone: false, db: false, user: false, environment: false)))"
         case .splitRequest(let n): return "split it into requests of at most \(n) operations (ck import --batch N does)"
         case .repairDataDirectory: return "\(ck.line("fsck", zone: false, db: false, user: false, container: false, environment: false)) repairs what it can and lists the rest"
         case .leaveShare: return "to stop seeing it, leave its share: \(ck.line("share leave SHARE", zone: false)) (its URL or short GUID)"

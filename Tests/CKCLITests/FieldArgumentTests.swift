@@ -167,6 +167,7 @@ final class FieldArgumentTests: XCTestCase {
         let s = signedIn()
         let f = save(s, ["--record-type", "Memo", "--name", "m", "n=1"])
         XCTAssertEqual(typeAndValue(f, "n"), "INT64 1")
+        XCTAssertEqual(s.run(["schema", "index", "add", "Memo", "___recordID", "QUERYABLE"]).status, 0)
         let r = s.run(["record", "query", "--record-type", "Memo"])
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertEqual((r.object["records"] as? [[String: Any]])?.first?["recordType"] as? String, "Memo")

@@ -11,6 +11,8 @@ final class PaginationTests: XCTestCase {
         XCTAssertEqual(s.ck("zone", "create", "L").status, 0)
         let lines = (0..<23).map { "{\"recordName\":\"q\($0)\",\"recordType\":\"Q\",\"zoneID\":{\"zoneName\":\"L\"},\"fields\":{\"n\":{\"value\":\(($0 * 7) % 23)}}}" }
         XCTAssertEqual(s.run(["import"], stdin: lines.joined(separator: "\n") + "\n").status, 0)
+        // A query without a filter needs "___recordID" QUERYABLE, as in CloudKit.
+        XCTAssertEqual(s.ck("schema", "index", "add", "Q", "___recordID", "QUERYABLE").status, 0)
         let base = ["-q", "--zone", "L", "record", "query", "--type", "Q", "--sort", "n:desc", "--limit", "5"]
         var followed: [String] = []
         var marker: String?

@@ -44,7 +44,7 @@ final class ReadPathIsolationTests: XCTestCase {
         try? FileManager.default.createDirectory(atPath: s.dir, withIntermediateDirectories: true)
         FileManager.default.createFile(atPath: schema, contents: Data("""
         DEFINE SCHEMA
-        RECORD TYPE Vault (vaultCode STRING, GRANT CREATE TO "_icloud", GRANT READ, WRITE TO "_creator");
+        RECORD TYPE Vault ("___recordID" REFERENCE QUERYABLE, vaultCode STRING, GRANT CREATE TO "_icloud", GRANT READ, WRITE TO "_creator");
         RECORD TYPE Note (title STRING, GRANT CREATE TO "_icloud", GRANT WRITE TO "_creator", GRANT READ TO "_world");
 
         """.utf8))
@@ -78,6 +78,8 @@ final class ReadPathIsolationTests: XCTestCase {
         _ = ok(a + p + ["record", "save", "--type", "Note", "--name", "hello", "title=hi"])
         _ = ok(["--as", bob] + p + ["record", "save", "--type", "Note", "--name", "bobnote", "title=yo"])
         _ = ok(a + p + ["record", "save", "--name", "vault-entry", "--force", "vaultCode=zx-vault-2"])
+        // The read paths' queries have no filter: they need "___recordID" QUERYABLE.
+        for t in ["Diary", "Item"] { _ = ok("schema", "index", "add", t, "___recordID", "QUERYABLE") }
 
         func head(_ args: [String]) -> Int { ok(args + ["log", "--format", "ndjson"]).stdout.split(separator: "\n").count }
         return Fixture(s: s, guid: guid, listsHead: head(a + ["--zone", "Lists"]), publicHead: head(a + p))

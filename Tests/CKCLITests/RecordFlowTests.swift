@@ -146,6 +146,8 @@ final class RecordFlowTests: XCTestCase {
         for i in 0..<7 {
             s.ck("--zone", "Lists", "record", "save", "--type", "ToDoItem", "--name", "t\(i)", "title=Task \(i)", "priority=\(i)", "tags:STRING_LIST=home,t\(i % 2)")
         }
+        // The sorted queries without a filter need "___recordID" QUERYABLE, as in CloudKit.
+        XCTAssertEqual(s.ck("schema", "index", "add", "ToDoItem", "___recordID", "QUERYABLE").status, 0)
         XCTAssertEqual(names(s.ck("--zone", "Lists", "record", "query", "--type", "ToDoItem", "--filter", "priority >= 5", "--sort", "priority:desc")), ["t6", "t5"])
         XCTAssertEqual(names(s.ck("--zone", "Lists", "record", "query", "--type", "ToDoItem", "--filter", "tags LIST_CONTAINS t1", "--filter", "priority < 4", "--sort", "priority")), ["t1", "t3"])
         XCTAssertEqual(names(s.ck("--zone", "Lists", "record", "query", "--type", "ToDoItem", "--filter", "title = task 2")), ["t2"])
@@ -191,6 +193,72 @@ final class RecordFlowTests: XCTestCase {
         s.ck("--zone", "Lists", "record", "save", "--type", "T", "--name", "x")
         XCTAssertEqual(s.ck("zone", "delete", "Lists").status, 0)
         assertFailure(s.ck("--zone", "Lists", "record", "get", "x"), exit: 3, contains: "ZONE_NOT_FOUND")
+    }
+
+    /// `--no-parent` takes a record's parent away; an update without it keeps the parent, and
+    /// `--parent X --no-parent` is a usage error that changes nothing.
+    func testNoParentClearsARecordsParent() {
+        let s = signedIn()
+        func parent(_ name: String) -> String? {
+            let r = s.ck("--zone", "Lists", "record", "get", name)
+            return (((r.object["records"] as? [[String: Any]])?.first)?["parent"] as? [String: Any])?["recordName"] as? String
+        }
+        XCTAssertEqual(s.ck("--zone", "Lists", "record", "save", "--type", "List", "--name", "groceries").status, 0)
+        XCTAssertEqual(s.ck("--zone", "Lists", "record", "save", "--type", "Item", "--name", "milk", "--parent", "groceries", "title=Milk").status, 0)
+        XCTAssertEqual(s.ck("--zone", "Lists", "record", "save", "--name", "milk", "--force", "title=Oat milk").status, 0)
+        XCTAssertEqual(parent("milk"), "groceries", "an update keeps the parent")
+        s.assertUnchanged("--parent with --no-parent") {
+            assertFailure(s.ck("--zone", "Lists", "record", "save", "--name", "milk", "--force", "--parent", "groceries", "--no-parent"), exit: 2,
+                          contains: "--parent and --no-parent exclude each other")
+        }
+        let cleared = s.ck("--zone", "Lists", "record", "save", "--name", "milk", "--force", "--no-parent")
+        XCTAssertEqual(cleared.status, 0, cleared.stderr)
+        XCTAssertNil(((cleared.object["records"] as? [[String: Any]])?.first)?["parent"], cleared.stdout)
+        XCTAssertNil(parent("milk"))
+        XCTAssertEqual(((s.ck("--zone", "Lists", "record", "get", "milk").object["records"] as? [[String: Any]])?.first?["fields"] as? [String: Any])?.keys.sorted(), ["title"],
+                       "the fields are kept")
+        // With a tag too; and a record on stdin whose parent is null.
+        XCTAssertEqual(s.ck("--zone", "Lists", "record", "save", "--name", "milk", "--force", "--parent", "groceries").status, 0)
+        let tag = ((s.ck("--zone", "Lists", "record", "get", "milk").object["records"] as? [[String: Any]])?.first)?["recordChangeTag"] as? String ?? ""
+        XCTAssertEqual(s.ck("--zone", "Lists", "record", "save", "--name", "milk", "--tag", tag, "--no-parent").status, 0)
+        XCTAssertNil(parent("milk"))
+        XCTAssertEqual(s.ck("--zone", "Lists", "record", "save", "--name", "milk", "--force", "--parent", "groceries").status, 0)
+        let stdin = s.run(["--zone", "Lists", "record", "save", "--force"], stdin: #"{"recordName": "milk", "parent": null}"#)
+        XCTAssertEqual(stdin.status, 0, stdin.stderr)
+        XCTAssertNil(parent("milk"))
+        XCTAssertTrue(s.ck("record", "save", "--help").stdout.contains("--no-parent"))
+    }
+
+    /// zones/modify and subscriptions/modify attempt every operation: with several names, one
+    /// that fails is an error item, the others are done, exit 9; with one, its own exit.
+    func testSeveralZonesOrSubscriptionsEachAttempted() {
+        let s = signedIn()
+        XCTAssertEqual(s.ck("zone", "create", "A", "B").status, 0)
+        let mixed = s.ck("zone", "delete", "A", "Nope", "B")
+        XCTAssertEqual(mixed.status, 9, mixed.stderr)
+        XCTAssertTrue(mixed.stderr.contains("PARTIAL_FAILURE: 1 of 3 zones failed (first: ZONE_NOT_FOUND"), mixed.stderr)
+        let items = mixed.object["zones"] as? [[String: Any]] ?? []
+        guard items.count == 3 else { return XCTFail(mixed.stdout) }
+        XCTAssertEqual(items[0]["deleted"] as? Bool, true)
+        XCTAssertEqual(items[1]["serverErrorCode"] as? String, "ZONE_NOT_FOUND")
+        XCTAssertEqual((items[1]["zoneID"] as? [String: Any])?["zoneName"] as? String, "Nope")
+        XCTAssertEqual(items[2]["deleted"] as? Bool, true)
+        let zones = (s.ck("zone", "list").object["zones"] as? [[String: Any]] ?? []).compactMap { ($0["zoneID"] as? [String: Any])?["zoneName"] as? String }
+        XCTAssertEqual(zones, ["_defaultZone", "Lists"])
+        let made = s.ck("zone", "create", "C", "")
+        XCTAssertEqual(made.status, 9, made.stderr)
+        XCTAssertEqual((made.object["zones"] as? [[String: Any]])?.last?["serverErrorCode"] as? String, "BAD_REQUEST")
+
+        XCTAssertEqual(s.ck("subscribe").status, 0)
+        XCTAssertEqual(s.ck("--zone", "C", "subscribe", "zone").status, 0)
+        assertFailure(s.ck("--zone", "Nope", "subscribe", "zone"), exit: 3, contains: "ZONE_NOT_FOUND")
+        let unsubscribed = s.ck("subscription", "delete", "database", "nope", "zone-C")
+        XCTAssertEqual(unsubscribed.status, 9, unsubscribed.stderr)
+        let subs = unsubscribed.object["subscriptions"] as? [[String: Any]] ?? []
+        XCTAssertEqual(subs.map { $0["serverErrorCode"] as? String }, [nil, "NOT_FOUND", nil])
+        XCTAssertEqual(subs.dropFirst().first?["subscriptionID"] as? String, "nope")
+        XCTAssertEqual((s.ck("subscription", "list").object["subscriptions"] as? [Any])?.count, 0)
+        assertFailure(s.ck("subscription", "delete", "nope"), exit: 3, contains: "NOT_FOUND")
     }
 
     /// Record names as CloudKit takes them: '/', '+' and dots are ordinary; one that starts

@@ -76,6 +76,8 @@ final class RequestRefusalTests: XCTestCase {
         for n in ["Todo", "todo", "caf\u{E9}", "cafe\u{301}"] {
             XCTAssertEqual(s.ck("--zone", "Z", "record", "save", "--type", "T", "--name", n, "a=1").status, 0)
         }
+        // A filter on recordName needs "___recordID" QUERYABLE.
+        XCTAssertEqual(s.ck("schema", "index", "add", "T", "recordName", "QUERYABLE").status, 0)
         func query(_ filter: String) -> [String] {
             let r = s.ck("-q", "--zone", "Z", "record", "query", "--type", "T", "--filter", filter, "--format", "ndjson")
             XCTAssertEqual(r.status, 0, r.stderr)

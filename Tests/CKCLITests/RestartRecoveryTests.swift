@@ -40,6 +40,8 @@ final class RestartRecoveryTests: XCTestCase {
         XCTAssertEqual(s.ck("zone", "create", "Z").status, 0)
         let base = (1...5).map { "{\"recordName\": \"r\($0)\", \"recordType\": \"T\", \"fields\": {\"n\": {\"value\": \($0)}}}" }.joined(separator: "\n")
         XCTAssertEqual(s.run(["--zone", "Z", "-q", "import"], stdin: base).status, 0)
+        // The readers' query below has no filter: it needs "___recordID" QUERYABLE.
+        XCTAssertEqual(s.ck("schema", "index", "add", "T", "___recordID", "QUERYABLE").status, 0)
         let z = try XCTUnwrap(zoneDirectory(s, "Z"))
         XCTAssertEqual(cursor(z)["durable"] as? Int, 5, "an import ends with its files synced")
         let r2Path = try XCTUnwrap(recordFile(z, "r2"))

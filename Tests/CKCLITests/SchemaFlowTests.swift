@@ -64,27 +64,80 @@ final class SchemaFlowTests: XCTestCase {
         assertFailure(s.ck("schema", "import", "/nonexistent.ckdb"), exit: 6, contains: "no such file")
     }
 
-    func testIndexErrorsInProductionAndWarningsInDevelopment() throws {
+    /// Development refuses the queries production refuses, in CloudKit's words, with the
+    /// index to add; `--explain` shows what a query needs; the index added, both answer.
+    func testIndexErrorsInDevelopmentAsInProduction() throws {
         let s = CLISandbox()
         s.signIn()
-        s.ck("record", "save", "--type", "Memo", "--name", "m1", "text=hello", "blob:BYTES=aGk=")
-        let dev = s.ck("record", "query", "--type", "Memo")
-        XCTAssertEqual(dev.status, 0)
-        XCTAssertEqual((dev.object["records"] as? [Any])?.count, 1, "development answers")
-        XCTAssertEqual(dev.stderr, "ck: warning: production would refuse this query: Field 'recordName' is not marked queryable\n")
+        s.ck("record", "save", "--type", "Memo", "--name", "m1", "text=hello", "blob:BYTES=aGk=", "tags:STRING_LIST=a,b")
         XCTAssertEqual(s.ck("schema", "deploy").status, 0)
-        assertFailure(s.ck("--env", "production", "record", "query", "--type", "Memo"), exit: 6, contains: "Field 'recordName' is not marked queryable")
-        let filtered = s.ck("--env", "production", "record", "query", "--type", "Memo", "--filter", "text = hello")
-        XCTAssertEqual(filtered.status, 0, "just-in-time strings are queryable: \(filtered.stderr)")
-        XCTAssertEqual(filtered.stderr, "")
+        for env in [["--env", "development"], ["--env", "production"]] {
+            s.assertUnchanged("\(env) refusals") {
+                let unfiltered = s.run(env + ["record", "query", "--type", "Memo"])
+                assertFailure(unfiltered, exit: 6, contains: "BAD_REQUEST: Field 'recordName' is not marked queryable")
+                XCTAssertTrue(unfiltered.stderr.contains("schema index add Memo ___recordID QUERYABLE"), unfiltered.stderr)
+                XCTAssertTrue(unfiltered.stderr.contains(#""___recordID" REFERENCE QUERYABLE"#), unfiltered.stderr)
+                assertFailure(s.run(env + ["record", "query", "--type", "Nope", "--filter", "text = x"]), exit: 6, contains: "Did not find record type: Nope")
+                assertFailure(s.run(env + ["record", "query", "--type", "Memo", "--filter", "blob = aGk="]), exit: 6,
+                              contains: "Field 'blob' is not marked queryable: a BYTES field cannot be indexed")
+                assertFailure(s.run(env + ["record", "query", "--type", "Memo", "--filter", "text = hello", "--sort", "tags"]), exit: 6,
+                              contains: "Field 'tags' is not marked sortable: a LIST field cannot be sorted")
+            }
+            let filtered = s.run(env + ["record", "query", "--type", "Memo", "--filter", "text = hello"])
+            XCTAssertEqual(filtered.status, 0, "just-in-time strings are queryable: \(filtered.stderr)")
+            XCTAssertEqual((filtered.object["records"] as? [Any])?.count, env[1] == "development" ? 1 : 0, "production has its own records")
+            XCTAssertEqual(filtered.stderr, "")
+        }
+        // A list reads the zone without any index: ck's own way to look at its files.
+        XCTAssertEqual((s.ck("record", "list", "--type", "Memo").object["records"] as? [Any])?.count, 1)
+        // --explain runs nothing and says what the query needs.
+        let explained = s.ck("record", "query", "--type", "Memo", "--sort", "text", "--explain")
+        XCTAssertEqual(explained.status, 0, explained.stderr)
+        XCTAssertEqual(explained.object["answerable"] as? Bool, false)
+        XCTAssertEqual(explained.object["refusal"] as? String, "Field 'recordName' is not marked queryable")
+        let needs = explained.object["indexes"] as? [[String: Any]] ?? []
+        XCTAssertEqual(needs.map { $0["ckdb"] as? String }, [#""___recordID" REFERENCE QUERYABLE"#, "text STRING QUERYABLE SEARCHABLE SORTABLE"])
+        XCTAssertEqual(needs.map { $0["present"] as? Bool }, [false, true])
+        assertFailure(s.ck("record", "query", "--type", "Memo", "--explain", "--all"), exit: 2, contains: "--explain runs no query")
         // Add the index by importing the exported schema with ___recordID QUERYABLE, then deploy.
         let schema = s.ck("schema", "export").stdout.replacingOccurrences(of: "\"___recordID\"   REFERENCE,", with: "\"___recordID\"   REFERENCE QUERYABLE,")
         let f = s.root.appendingPathComponent("s.ckdb")
         try schema.write(to: f, atomically: true, encoding: .utf8)
         XCTAssertEqual(s.ck("schema", "import", f.path).status, 0)
-        XCTAssertEqual(s.ck("record", "query", "--type", "Memo").stderr, "", "no warning once indexed")
+        let indexed = s.ck("record", "query", "--type", "Memo")
+        XCTAssertEqual(indexed.status, 0, indexed.stderr)
+        XCTAssertEqual((indexed.object["records"] as? [Any])?.count, 1)
+        assertFailure(s.ck("--env", "production", "record", "query", "--type", "Memo"), exit: 6, contains: "not marked queryable")
         XCTAssertEqual(s.ck("schema", "deploy").status, 0)
         XCTAssertEqual(s.ck("--env", "production", "record", "query", "--type", "Memo").status, 0)
+    }
+
+    /// `ck schema index add`: the index a refusal names, added without editing the schema file;
+    /// refused for what no index can serve, in production, and for unknown types and fields.
+    func testSchemaIndexAddGivesAFieldTheIndexAQueryNeeds() {
+        let s = CLISandbox()
+        s.signIn()
+        s.ck("record", "save", "--type", "Memo", "--name", "m1", "text=hello", "n=3", "blob:BYTES=aGk=", "tags:STRING_LIST=a,b")
+        let added = s.ck("schema", "index", "add", "Memo", "recordName", "queryable")
+        XCTAssertEqual(added.status, 0, added.stderr)
+        XCTAssertEqual(added.object["field"] as? String, "___recordID")
+        XCTAssertEqual(added.object["added"] as? [String], ["QUERYABLE"])
+        XCTAssertEqual(added.object["ckdb"] as? String, #""___recordID" REFERENCE QUERYABLE"#)
+        XCTAssertTrue(s.ck("schema", "export").stdout.contains(#""___recordID"   REFERENCE QUERYABLE,"#))
+        XCTAssertEqual((s.ck("record", "query", "--type", "Memo").object["records"] as? [Any])?.count, 1)
+        // Again: nothing more to add.
+        XCTAssertEqual(s.ck("schema", "index", "add", "Memo", "___recordID", "QUERYABLE").object["added"] as? [String], [])
+        XCTAssertEqual(s.ck("schema", "index", "add", "Memo", "___createTime", "SORTABLE", "QUERYABLE").object["added"] as? [String], ["QUERYABLE", "SORTABLE"])
+        s.assertUnchanged("refusals") {
+            assertFailure(s.ck("schema", "index", "add", "Memo", "blob", "QUERYABLE"), exit: 6, contains: "a BYTES field cannot be indexed")
+            assertFailure(s.ck("schema", "index", "add", "Memo", "tags", "SORTABLE"), exit: 6, contains: "a LIST field cannot be sorted")
+            assertFailure(s.ck("schema", "index", "add", "Memo", "n", "SEARCHABLE"), exit: 6, contains: "only STRING fields can be SEARCHABLE")
+            assertFailure(s.ck("schema", "index", "add", "Memo", "nosuch", "QUERYABLE"), exit: 6, contains: "record type 'Memo' has no field 'nosuch'")
+            assertFailure(s.ck("schema", "index", "add", "Nope", "x", "QUERYABLE"), exit: 6, contains: "Did not find record type: Nope")
+            assertFailure(s.ck("--env", "production", "schema", "index", "add", "Memo", "n", "QUERYABLE"), exit: 6, contains: "schema deploy")
+            assertFailure(s.ck("schema", "index", "add", "Memo", "n", "FAST"), exit: 2, contains: "'FAST' is no index")
+            assertFailure(s.ck("schema", "index", "add", "Memo", "n"), exit: 2, contains: "missing")
+        }
     }
 
     func testResetDeletesDevelopmentDataAndSchema() {

@@ -37,6 +37,8 @@ final class SharingTests: XCTestCase {
         ok(run(s, Self.alice, "--zone", "Lists", "record", "save", "--type", "List", "--name", "groceries", "title=Groceries"))
         ok(run(s, Self.alice, "--zone", "Lists", "record", "save", "--type", "Item", "--name", "milk", "--parent", "groceries", "title=Milk"))
         ok(run(s, Self.alice, "--zone", "Lists", "record", "save", "--type", "Note", "--name", "diary", "text=private"))
+        // The container's schema lets a query of Item without a filter run (as in CloudKit, it needs the index).
+        ok(run(s, Self.alice, "schema", "index", "add", "Item", "___recordID", "QUERYABLE"))
     }
 
     /// Shares groceries with bob (readWrite) and carol (readOnly); returns the share record.

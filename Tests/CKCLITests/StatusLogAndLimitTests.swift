@@ -62,6 +62,8 @@ final class StatusLogAndLimitTests: XCTestCase {
         XCTAssertEqual(s.ck("zone", "create", "A").status, 0)
         let lines = (0..<230).map { #"{"recordName":"q\#($0)","recordType":"Q","fields":{"n":{"value":\#($0)}}}"# }
         XCTAssertEqual(s.run(["--zone", "A", "import"], stdin: lines.joined(separator: "\n") + "\n").status, 0)
+        // A query without a filter needs "___recordID" QUERYABLE, as in CloudKit.
+        XCTAssertEqual(s.ck("schema", "index", "add", "Q", "___recordID", "QUERYABLE").status, 0)
         for limit in ["201", "500", "1000"] {
             let q = s.ck("--zone", "A", "record", "query", "--type", "Q", "--limit", limit)
             XCTAssertEqual(q.status, 0, "query --limit \(limit): \(q.stderr)")

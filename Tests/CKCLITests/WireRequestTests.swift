@@ -132,6 +132,8 @@ final class WireRequestTests: XCTestCase {
     func testRealQueryRequests() {
         let s = photos()
         XCTAssertEqual(s.ck("--zone", "PrimarySync", "record", "save", "--type", "CheckIndexingState", "--name", "state", "state=FINISHED", "progress=100").status, 0)
+        // The recorded request has no filter: Photos' schema has the index it needs.
+        XCTAssertEqual(s.ck("schema", "index", "add", "CheckIndexingState", "___recordID", "QUERYABLE").status, 0)
         let state = s.run(["record", "query"], stdin: WireFixture("records-query.request.photos-checkindexingstate").text)
         XCTAssertEqual(state.status, 0, state.stderr)
         Shape.assertSameKeys(state.record, WireFixture("records-query.response.photos-checkindexingstate-2023").records.first, "CheckIndexingState")

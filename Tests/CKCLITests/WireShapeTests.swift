@@ -38,6 +38,7 @@ final class WireShapeTests: XCTestCase {
         let recorded = WireFixture("records-query.response.photos-assets")
         let master = recorded.records[0], photo = recorded.records[2]
         let s = photosLikeZone()
+        XCTAssertEqual(s.ck("schema", "index", "add", "CPLMaster", "___recordID", "QUERYABLE").status, 0)
         let q = s.ck("--zone", "PrimarySync", "record", "query", "--type", "CPLMaster")
         XCTAssertEqual(q.status, 0, q.stderr)
         let mine = q.record
@@ -84,6 +85,7 @@ final class WireShapeTests: XCTestCase {
         s.signIn()
         let f = asset(s, "public bytes")
         XCTAssertEqual(s.ck("--db", "public", "record", "save", "--type", "Feed", "--name", "f1", "title=BrightDigit", "logo:ASSET=@" + f).status, 0)
+        XCTAssertEqual(s.ck("schema", "index", "add", "Feed", "___recordID", "QUERYABLE").status, 0)
         let q = s.ck("--db", "public", "record", "query", "--type", "Feed")
         XCTAssertEqual(q.status, 0, q.stderr)
         Shape.assertSameKeys(q.object, recorded.object, "records/query body")
@@ -132,6 +134,7 @@ final class WireShapeTests: XCTestCase {
         let s = CLISandbox()
         s.signIn()
         for i in 0..<3 { XCTAssertEqual(s.ck("record", "save", "--type", "Note", "--name", "n\(i)", "i=\(i)").status, 0) }
+        XCTAssertEqual(s.ck("schema", "index", "add", "Note", "___recordID", "QUERYABLE").status, 0)
         let first = s.ck("record", "query", "--type", "Note", "--limit", "2")
         XCTAssertEqual(Shape.keys(first.object), Shape.keys(paged.object), "a page with more: {records, continuationMarker}")
         let marker = first.object["continuationMarker"] as? String ?? ""

@@ -196,6 +196,46 @@ final class APIAssetsTokensTests: XCTestCase {
         XCTAssertEqual(deleted.body.document["ck"]?["qry"]?["fo"]?.int64Value, 3)
     }
 
+    /// A web client's writes are recorded as its device (`web-<clientId>`, what ck serve makes
+    /// of CloudKit JS's clientId); its push token delivers to that same device, so its own
+    /// change does not come back on its long-poll, while another device's does — also for a
+    /// token bound later by tokens/register. A client that names none keeps a device of its own.
+    func testAWebClientIsNotPushedItsOwnChanges() throws {
+        let t = TempStore(), now = Now()
+        let a = api(t, now)
+        _ = try a.modifyZones(ZonesModifyRequest(operations: [.init(.create, "Lists")]), as: caller())
+        let items = try Subscription(json: try body(#"{"subscriptionID": "items", "subscriptionType": "query", "zoneID": {"zoneName": "Lists"}, "query": {"recordType": "Item"}, "firesOn": ["create"]}"#))
+        _ = try a.modifySubscriptions(SubscriptionsModifyRequest(operations: [.create(items)]), as: caller())
+        func web(_ device: String, _ user: Caller.User = .device) -> Caller {
+            var c = caller(.private, user, device: device)
+            c.isWebClient = true
+            return c
+        }
+        let pageA = web("web-page-a"), pageB = web("web-page-b")
+        let apns = try XCTUnwrap(try a.createPushToken(try TokensCreateRequest(json: try body(#"{"apnsEnvironment": "development", "clientId": "page-a"}"#)), as: pageA).document["apnsToken"]?.stringValue)
+        // Page b's token is made before sign-in and bound by tokens/register.
+        let bound = try XCTUnwrap(try a.createPushToken(TokensCreateRequest(), as: web("web-page-b", .nobody)).document["apnsToken"]?.stringValue)
+        _ = try a.registerPushToken(TokensRegisterRequest(apnsToken: bound), as: pageB)
+        let unnamed = try XCTUnwrap(try a.createPushToken(TokensCreateRequest(), as: web(Caller.unnamedWebClient)).document["apnsToken"]?.stringValue)
+        /// The record of the next push of a token, acknowledged; nil when none waits.
+        func next(_ token: String) throws -> String? {
+            guard let p = try a.nextWebPush(container: Self.container, environment: .development, apnsToken: token) else { return nil }
+            try a.acknowledgeWebPush(p, container: Self.container, environment: .development)
+            return p.body.document["ck"]?["qry"]?["rid"]?.stringValue
+        }
+
+        _ = try a.modifyRecords(ModifyRequest(operations: [op(.create, "from-a")], zoneName: "Lists"), as: pageA)
+        XCTAssertNil(try next(apns), "page a's own change")
+        XCTAssertEqual(try next(bound), "from-a")
+        XCTAssertEqual(try next(unnamed), "from-a")
+        _ = try a.modifyRecords(ModifyRequest(operations: [op(.create, "from-b")], zoneName: "Lists"), as: pageB)
+        XCTAssertNil(try next(bound), "page b's own change")
+        XCTAssertEqual(try next(apns), "from-b")
+        XCTAssertEqual(try next(unnamed), "from-b")
+        _ = try a.modifyRecords(ModifyRequest(operations: [op(.create, "from-phone")], zoneName: "Lists"), as: caller(device: "phone"))
+        for token in [apns, bound, unnamed] { XCTAssertEqual(try next(token), "from-phone") }
+    }
+
     func testPushTokensAreBoundToTheirUserAndUnknownOnesAreRefused() throws {
         let t = TempStore(), now = Now()
         let a = api(t, now)

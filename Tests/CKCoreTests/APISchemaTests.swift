@@ -113,6 +113,46 @@ final class APISchemaTests: XCTestCase {
         XCTAssertEqual(try a.lookupRecords(LookupRecordsRequest(recordNames: ["p1"]), as: caller(.production)).results[0].record?.recordName, "p1")
     }
 
+    /// A query the schema has no index for is refused in development as in production, with
+    /// CloudKit's words and the index to add; `addSchemaIndexes` adds it (development only);
+    /// `explainQuery` says what a query needs without running it.
+    func testQueriesNeedTheirIndexesInDevelopmentTooAndGetThem() throws {
+        let t = TempStore()
+        let a = api(t)
+        _ = try a.modifyRecords(ModifyRequest(operations: [op(.create, "t1", type: "ToDoItem", ["title": "Milk", "n": 3])]), as: caller())
+        _ = try a.deploySchema(as: caller())
+        let unfiltered = QueryRecordsRequest(QueryRequest(recordType: "ToDoItem"))
+        for env in [CKCore.Environment.development, .production] {
+            XCTAssertThrowsError(try a.queryRecords(unfiltered, as: caller(env))) { e in
+                XCTAssertEqual(code(e), .badRequest)
+                XCTAssertEqual(reason(e), "Field 'recordName' is not marked queryable")
+                XCTAssertEqual((e as? CloudKitError)?.nextStep, .addIndex(recordType: "ToDoItem", field: "___recordID", index: "QUERYABLE", ckdbLine: "\"___recordID\" REFERENCE QUERYABLE"))
+            }
+            XCTAssertThrowsError(try a.queryRecords(QueryRecordsRequest(QueryRequest(recordType: "Nope")), as: caller(env))) { e in
+                XCTAssertEqual(reason(e), "Did not find record type: Nope")
+                XCTAssertEqual((e as? CloudKitError)?.nextStep, env == .development ? .defineRecordType("Nope") : .deploySchema)
+            }
+        }
+        let explained = try a.explainQuery(QueryRecordsRequest(QueryRequest(recordType: "ToDoItem", sorts: [QuerySort(fieldName: "n")])), as: caller())
+        XCTAssertEqual(explained.document["answerable"], false)
+        XCTAssertEqual(explained.document["refusal"], "Field 'recordName' is not marked queryable")
+        XCTAssertEqual(explained.document["indexes"]?.arrayValue?.map { $0["ckdb"] ?? .null }, [.string("\"___recordID\" REFERENCE QUERYABLE"), "n INT64 QUERYABLE SORTABLE"])
+
+        // Added in development: development answers; production, once deployed.
+        let before = t.snapshot()
+        XCTAssertThrowsError(try a.addSchemaIndexes(SchemaIndexRequest(recordType: "ToDoItem", fieldName: "recordName", indexes: [.queryable]), as: caller(.production))) {
+            XCTAssertEqual(code($0), .badRequest)
+        }
+        XCTAssertEqual(t.snapshot(), before, "a refused index changes nothing")
+        let added = try a.addSchemaIndexes(SchemaIndexRequest(recordType: "ToDoItem", fieldName: "recordName", indexes: [.queryable]), as: caller())
+        XCTAssertEqual(added.document["added"], ["QUERYABLE"])
+        XCTAssertEqual(try a.queryRecords(unfiltered, as: caller()).records.map(\.recordName), ["t1"])
+        XCTAssertEqual(try a.explainQuery(unfiltered, as: caller()).document["answerable"], true)
+        XCTAssertThrowsError(try a.queryRecords(unfiltered, as: caller(.production)))
+        _ = try a.deploySchema(as: caller())
+        XCTAssertEqual(try a.queryRecords(unfiltered, as: caller(.production)).records.count, 0, "production's own records: none")
+    }
+
     func testRolesAreGivenTakenAndListed() throws {
         let t = TempStore()
         try t.store.accounts.signIn(appleID: "bob@example.com", givenName: nil, familyName: nil, phone: nil)

@@ -72,6 +72,47 @@ final class APISharingTests: XCTestCase {
 
     func text(_ r: some ResponseBody) -> String { JSONWriter.compact(r.jsonValue) }
 
+    // MARK: a share's creation answers as Apple's does
+
+    /// A share created as Web Services sends it (records/modify of a `cloudkit.share` with
+    /// `forRecord`), and by ck's `share create`, answers with the keys Apple lists for it:
+    /// shortGUID, share, publicPermission, participants, owner and currentUserParticipant.
+    func testAShareCreationAnswersWithShareAndCurrentUserParticipant() throws {
+        let w = try world()
+        XCTAssertNil(try save(w.api, "chores", type: "List").error)
+        let tag = try XCTUnwrap(try w.api.lookupRecords(LookupRecordsRequest(recordNames: ["chores"], zoneName: "Lists"), as: caller("alice")).jsonValue["records"]?.arrayValue?.first?["recordChangeTag"]?.stringValue)
+        let body = try body("""
+            {"operations": [{"operationType": "create", "record": {"recordType": "cloudkit.share", "fields": {},
+              "forRecord": {"recordName": "chores", "recordChangeTag": "\(tag)"}, "publicPermission": "NONE",
+              "participants": [{"type": "USER", "permission": "READ_WRITE", "acceptanceStatus": "INVITED",
+                                "userIdentity": {"lookupInfo": {"emailAddress": "bob@example.com"}}}]}}],
+             "zoneID": {"zoneName": "Lists"}}
+            """)
+        let made = try w.api.modifyRecords(try ModifyRequest.parse(body), as: caller("alice"))
+        let share = try XCTUnwrap(made.jsonValue["records"]?.arrayValue?.first)
+        let name = try XCTUnwrap(share["recordName"]?.stringValue)
+        for key in ["shortGUID", "share", "publicPermission", "participants", "owner", "currentUserParticipant"] {
+            XCTAssertNotNil(share[key], "\(key) missing from \(JSONWriter.compact(share))")
+        }
+        XCTAssertEqual(share["share"], ["recordName": .string(name)])
+        XCTAssertEqual(share["currentUserParticipant"]?["type"]?.stringValue, "OWNER")
+        XCTAssertEqual(share["currentUserParticipant"]?["userIdentity"]?["lookupInfo"]?["emailAddress"]?.stringValue, "alice@example.com")
+        XCTAssertEqual(share["currentUserParticipant"], share["owner"])
+        XCTAssertEqual(emails(share), ["alice@example.com", "bob@example.com"])
+
+        // ck's share create answers the same keys.
+        XCTAssertNil(try save(w.api, "garden", type: "List").error)
+        let created = try XCTUnwrap(try w.api.createShare(ShareCreateRequest(zoneName: "Lists", recordName: "garden"), as: caller("alice")).results.first?.value)
+        XCTAssertEqual(created["share"], ["recordName": created["recordName"] ?? .null])
+        XCTAssertEqual(created["currentUserParticipant"]?["type"]?.stringValue, "OWNER")
+        // A participant who fetches the share is its currentUserParticipant; its root still names it.
+        _ = try w.api.acceptShares(AcceptSharesRequest(shortGUIDs: [ShortGUIDRequest(try XCTUnwrap(share["shortGUID"]?.stringValue))]), as: caller("bob"))
+        let fetched = try XCTUnwrap(try w.api.lookupRecords(LookupRecordsRequest(recordNames: [name, "chores"], zoneName: "Lists"), as: caller("bob", .shared)).jsonValue["records"]?.arrayValue)
+        XCTAssertEqual(fetched.first?["currentUserParticipant"]?["userIdentity"]?["lookupInfo"]?["emailAddress"]?.stringValue, "bob@example.com")
+        XCTAssertEqual(fetched.first?["share"], ["recordName": .string(name)])
+        XCTAssertEqual(fetched.last?["share"], ["recordName": .string(name)])
+    }
+
     // MARK: share get, list: a share the caller may not see does not exist for them
 
     func testAShareANeverInvitedUserAsksForIsNotFoundAsAnUnknownShortGUID() throws {
@@ -242,7 +283,7 @@ final class APISharingTests: XCTestCase {
     /// same write of `ghost` (no record at all) answers: NOT_FOUND, in the shared database's words.
     func testAParticipantsWriteToAHiddenRecordIsNotFoundAsAMissingOne() throws {
         let w = try world()
-        let diaryTag = try XCTUnwrap(w.api.lookupRecords(LookupRecordsRequest(recordNames: ["diary"], zoneName: "Lists"), as: caller("alice")).results[0].record?.recordChangeTag)
+        let diaryTag = try XCTUnwrap(w.api.lookupRecords(LookupRecordsRequest(recordNames: ["diary"], zoneName: "Lists"), as: caller("alice")).jsonValue["records"]?.arrayValue?.first?["recordChangeTag"]?.stringValue)
         let before = w.t.snapshot()
         let kinds: [(RecordOperationType, String?)] = [(.update, diaryTag), (.replace, diaryTag), (.delete, diaryTag), (.forceDelete, nil)]
         for (type, tag) in kinds {

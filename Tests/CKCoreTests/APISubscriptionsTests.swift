@@ -2,9 +2,9 @@ import XCTest
 @testable import CKCore
 
 /// Subscriptions and notifications through the API, in-process: the Web Services bodies of
-/// `subscriptions/modify|lookup` as CloudKit JS sends them, every operation checked before any
-/// is done, and the notifications a device reads (through the permission gate), marks read and
-/// drops.
+/// `subscriptions/modify|lookup` as CloudKit JS sends them, every operation attempted (a failed
+/// one an item of its own), and the notifications a device reads (through the permission
+/// gate), marks read and drops.
 final class APISubscriptionsTests: XCTestCase {
     static let container = "iCloud.com.example.test"
 
@@ -94,7 +94,7 @@ final class APISubscriptionsTests: XCTestCase {
 
     // MARK: behaviour
 
-    func testSubscriptionsAreSavedLookedUpAndDeletedEveryOperationCheckedFirst() throws {
+    func testSubscriptionsAreSavedLookedUpAndDeletedEveryOperationAttempted() throws {
         let t = TempStore()
         let a = CloudKitAPI(dataDirectory: t.root)
         _ = try a.modifyZones(ZonesModifyRequest(operations: [.init(.create, "Lists")]), as: caller())
@@ -109,24 +109,44 @@ final class APISubscriptionsTests: XCTestCase {
         XCTAssertEqual(ids(looked), ["db"])
         XCTAssertEqual(looked.results[1].error?.code, .notFound)
         XCTAssertEqual(looked.results[1].error?.subscriptionID, "nope")
-        let before = t.snapshot()
-        let refused: [SubscriptionsModifyRequest] = [
-            SubscriptionsModifyRequest(operations: [.delete("db"), .delete("nope")]),
-            SubscriptionsModifyRequest(operations: [.delete("db"), .update(Subscription(subscriptionID: "nope", kind: .database))]),
-            SubscriptionsModifyRequest(operations: [.delete("db"), .create(Subscription(subscriptionID: "z", kind: .zone, zoneName: "Missing"))]),
-            SubscriptionsModifyRequest(operations: [.delete("db"), .delete("db")]),
-            SubscriptionsModifyRequest(operations: [.delete("db"), .create(Subscription(subscriptionID: "q", kind: .query))]),
-        ]
-        for r in refused {
-            XCTAssertThrowsError(try a.modifySubscriptions(r, as: caller()), "\(r.operations)")
+        // All operations are attempted: one that cannot be done is an item naming its
+        // subscription; the others are done.
+        let mixed = try a.modifySubscriptions(SubscriptionsModifyRequest(operations: [
+            .delete("nope"),
+            .update(Subscription(subscriptionID: "gone", kind: .database)),
+            .create(Subscription(subscriptionID: "z", kind: .zone, zoneName: "Missing")),
+            .create(Subscription(subscriptionID: "q", kind: .query)),
+            .create(Subscription(subscriptionID: "db2", kind: .database)),
+            .delete("db"),
+        ]), as: caller())
+        XCTAssertEqual(mixed.results.map { $0.error?.code }, [.notFound, .notFound, .zoneNotFound, .badRequest, nil, nil])
+        let items = try XCTUnwrap(mixed.jsonValue["subscriptions"]?.arrayValue)
+        for (i, id) in ["nope", "gone", "z", "q"].enumerated() {
+            XCTAssertEqual(items[i]["subscriptionID"]?.stringValue, id, "\(items[i])")
+            XCTAssertNotNil(items[i]["serverErrorCode"]?.stringValue)
+            XCTAssertNotNil(items[i]["reason"]?.stringValue)
         }
-        // Query subscriptions are not supported in the shared database.
-        XCTAssertThrowsError(try a.modifySubscriptions(SubscriptionsModifyRequest(operations: [.create(Subscription(subscriptionID: "q", kind: .query, recordType: "T"))]), as: caller(.shared))) {
+        XCTAssertEqual(items[5], ["subscriptionID": "db", "deleted": true])
+        XCTAssertEqual(ids(try a.listSubscriptions(as: caller())), ["db2", "zone-Lists"])
+        // Query subscriptions are not supported in the shared database: that item fails.
+        let shared = try a.modifySubscriptions(SubscriptionsModifyRequest(operations: [.create(Subscription(subscriptionID: "q", kind: .query, recordType: "T"))]), as: caller(.shared))
+        XCTAssertEqual(shared.results.first?.error?.code, .badRequest)
+        // What is wrong with the request itself fails it whole and changes nothing.
+        let before = t.snapshot()
+        XCTAssertThrowsError(try a.modifySubscriptions(SubscriptionsModifyRequest(operations: [.delete("db2"), .delete("db2")]), as: caller())) {
             XCTAssertEqual(($0 as? CloudKitError)?.code, .badRequest)
         }
+        let tooMany = SubscriptionsModifyRequest(operations: (0...Limits.operationsPerBatch).map { .delete("s\($0)") })
+        XCTAssertThrowsError(try a.modifySubscriptions(tooMany, as: caller())) { e in
+            XCTAssertEqual((e as? CloudKitError)?.code, .limitExceeded)
+            XCTAssertEqual((e as? CloudKitError)?.reason, "Your request contains \(Limits.operationsPerBatch + 1) items which is more than the maximum number of items in a single request (\(Limits.operationsPerBatch))")
+            XCTAssertEqual((e as? CloudKitError)?.nextStep, .splitRequest(maxOperations: Limits.operationsPerBatch))
+        }
+        let many = "{\"operations\":[" + (0...Limits.operationsPerBatch).map { "{\"operationType\":\"delete\",\"subscription\":{\"subscriptionID\":\"s\($0)\"}}" }.joined(separator: ",") + "]}"
+        XCTAssertThrowsError(try SubscriptionsModifyRequest(json: try body(many))) { XCTAssertEqual(($0 as? CloudKitError)?.code, .limitExceeded) }
         XCTAssertEqual(t.snapshot(), before, "a refused request changes nothing")
-        let deleted = try a.modifySubscriptions(SubscriptionsModifyRequest(operations: [.delete("db")]), as: caller())
-        XCTAssertEqual(deleted.results[0].value, ["subscriptionID": "db", "deleted": true])
+        let deleted = try a.modifySubscriptions(SubscriptionsModifyRequest(operations: [.delete("db2")]), as: caller())
+        XCTAssertEqual(deleted.results[0].value, ["subscriptionID": "db2", "deleted": true])
         XCTAssertEqual(ids(try a.listSubscriptions(as: caller())), ["zone-Lists"])
     }
 

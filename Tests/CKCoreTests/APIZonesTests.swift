@@ -2,7 +2,7 @@ import XCTest
 @testable import CKCore
 
 /// The zone endpoints of the API, in-process: `zones/list`, `zones/lookup`, `zones/modify`
-/// (their Web Services bodies, every operation checked before any is done) and ck's purge
+/// (their Web Services bodies, every operation attempted, a failed one an item of its own) and ck's purge
 /// (its owner's only).
 final class APIZonesTests: XCTestCase {
     static let container = "iCloud.com.example.test"
@@ -96,26 +96,48 @@ final class APIZonesTests: XCTestCase {
         XCTAssertEqual(names(try a.listZones(as: caller())).count, 3)
     }
 
-    func testEveryOperationIsCheckedBeforeAnyIsDone() throws {
+    func testEveryOperationIsAttemptedAndAFailedOneIsAnItemOfItsOwn() throws {
         let t = TempStore()
         let a = CloudKitAPI(dataDirectory: t.root)
-        _ = try create(a, "Old")
+        _ = try create(a, "Old", "Older")
+        // "All operations are attempted": the missing zone, the default zone and a bad name
+        // fail each in its place; the others are done, in order.
+        let mixed = ZonesModifyRequest(operations: [.init(.create, "New"), .init(.delete, "Missing"), .init(.delete, "Old"),
+                                                    .init(.delete, ZoneID.defaultZoneName), .init(.create, ""), .init(.delete, "Older")])
+        let done = try a.modifyZones(mixed, as: caller())
+        XCTAssertEqual(done.results.count, 6)
+        XCTAssertEqual(done.results[0].value?["zoneID"]?["zoneName"]?.stringValue, "New")
+        XCTAssertEqual(done.results[1].error?.code, .zoneNotFound)
+        XCTAssertEqual(done.results[2].value?["deleted"], true)
+        XCTAssertEqual(done.results[3].error?.code, .badRequest)
+        XCTAssertEqual(done.results[4].error?.code, .badRequest)
+        XCTAssertEqual(done.results[5].value?["deleted"], true)
+        XCTAssertEqual(names(try a.listZones(as: caller())), ["_defaultZone", "New"])
+        // Each failed item is a Zone Fetch Error naming its zone.
+        let items = try XCTUnwrap(done.jsonValue["zones"]?.arrayValue)
+        for (i, zone) in [(1, "Missing"), (3, ZoneID.defaultZoneName), (4, "")] {
+            XCTAssertEqual(items[i]["zoneID"]?["zoneName"]?.stringValue, zone, "\(items[i])")
+            XCTAssertNotNil(items[i]["serverErrorCode"]?.stringValue)
+            XCTAssertNotNil(items[i]["reason"]?.stringValue)
+        }
+        XCTAssertEqual(items[1]["serverErrorCode"]?.stringValue, "ZONE_NOT_FOUND")
+        // What is wrong with the request itself fails it whole and changes nothing.
         let before = t.snapshot()
-        let mixed = ZonesModifyRequest(operations: [.init(.create, "New"), .init(.delete, "Old"), .init(.delete, "Missing")])
-        XCTAssertThrowsError(try a.modifyZones(mixed, as: caller())) { XCTAssertEqual(($0 as? CloudKitError)?.code, .zoneNotFound) }
-        for refused in [ZonesModifyRequest(operations: [.init(.create, "New"), .init(.delete, ZoneID.defaultZoneName)]),
-                        ZonesModifyRequest(operations: [.init(.create, "New"), .init(.delete, "New")]),
-                        ZonesModifyRequest(operations: [.init(.delete, "Old"), .init(.create, "")])] {
-            XCTAssertThrowsError(try a.modifyZones(refused, as: caller())) { XCTAssertEqual(($0 as? CloudKitError)?.code, .badRequest, "\($0)") }
+        XCTAssertThrowsError(try a.modifyZones(ZonesModifyRequest(operations: [.init(.create, "Newer"), .init(.delete, "Newer")]), as: caller())) {
+            XCTAssertEqual(($0 as? CloudKitError)?.code, .badRequest, "\($0)")
+        }
+        let tooMany = ZonesModifyRequest(operations: (0...Limits.operationsPerBatch).map { .init(.create, "z\($0)") })
+        XCTAssertThrowsError(try a.modifyZones(tooMany, as: caller())) { e in
+            XCTAssertEqual((e as? CloudKitError)?.code, .limitExceeded)
+            XCTAssertEqual((e as? CloudKitError)?.reason, "Your request contains \(Limits.operationsPerBatch + 1) items which is more than the maximum number of items in a single request (\(Limits.operationsPerBatch))")
+            XCTAssertEqual((e as? CloudKitError)?.nextStep, .splitRequest(maxOperations: Limits.operationsPerBatch))
         }
         XCTAssertEqual(t.snapshot(), before, "a refused request changes nothing")
-        // With ifExists a missing zone is left out; the rest is done, in order.
-        var lenient = mixed
+        // With ifExists a missing zone is left out of the answer.
+        var lenient = ZonesModifyRequest(operations: [.init(.delete, "Missing"), .init(.delete, "New")])
         lenient.ifExists = true
-        let done = try a.modifyZones(lenient, as: caller())
-        XCTAssertEqual(names(done), ["New", "Old"])
-        XCTAssertEqual(done.results[1].value?["deleted"], true)
-        XCTAssertEqual(names(try a.listZones(as: caller())), ["_defaultZone", "New"])
+        XCTAssertEqual(names(try a.modifyZones(lenient, as: caller())), ["New"])
+        XCTAssertEqual(names(try a.listZones(as: caller())), ["_defaultZone"])
     }
 
     func testZonesOfThePublicAndSharedDatabasesAreNotMadeHere() throws {
@@ -123,7 +145,9 @@ final class APIZonesTests: XCTestCase {
         let a = CloudKitAPI(dataDirectory: t.root)
         let before = t.snapshot()
         for scope in [DatabaseScope.public, .shared] {
-            XCTAssertThrowsError(try create(a, "Z", as: caller(scope))) { XCTAssertEqual(($0 as? CloudKitError)?.code, .badRequest) }
+            let refused = try create(a, "Z", as: caller(scope))
+            XCTAssertEqual(refused.results.first?.error?.code, .badRequest)
+            XCTAssertEqual(refused.results.first?.error?.zoneID?.zoneName, "Z")
         }
         // Signed out: nothing is written anywhere.
         try t.store.accounts.signOut()
@@ -177,8 +201,8 @@ final class APIZonesTests: XCTestCase {
         XCTAssertThrowsError(try a.purgeZones(ZonesPurgeRequest(zoneNames: ["Lists"]), as: caller(.public))) { XCTAssertEqual(($0 as? CloudKitError)?.code, .badRequest) }
         XCTAssertThrowsError(try a.purgeZones(ZonesPurgeRequest(zoneNames: [ZoneID.defaultZoneName]), as: caller())) { XCTAssertEqual(($0 as? CloudKitError)?.code, .badRequest) }
         // Deleting it from the shared database is leaving its share: said as a next step, not a command.
-        XCTAssertThrowsError(try a.modifyZones(ZonesModifyRequest(operations: [.init(.delete, "Lists")]), as: bob)) { e in
-            let ck = e as? CloudKitError
+        do {
+            let ck = try a.modifyZones(ZonesModifyRequest(operations: [.init(.delete, "Lists")]), as: bob).results.first?.error
             XCTAssertEqual(ck?.code, .badRequest)
             XCTAssertEqual(ck?.nextStep, .leaveShare)
             XCTAssertFalse(ck?.reason.contains("ck ") == true, ck?.reason ?? "")

@@ -9,6 +9,8 @@ final class QueryBoundaryAndOrderTests: XCTestCase {
         let t = TempStore()
         let db = try t.db()
         _ = try db.modify(zone: "_defaultZone", operations: values.enumerated().map { op(.create, "r\($0.offset)", ["n": .int($0.element), "s": .string("v\($0.element)")]) })
+        // Sorted queries without a filter need "___recordID" QUERYABLE, as in CloudKit.
+        try db.addIndexes("Item")
         return (t, db)
     }
 

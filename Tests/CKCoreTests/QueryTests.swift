@@ -10,6 +10,8 @@ final class QueryTests: XCTestCase {
             ("c", ["title": "Carrots", "priority": 1, "tags": ["orange"], "place": ["latitude": 48.85, "longitude": 2.35]]),
         ]
         _ = try db.modify(zone: "_defaultZone", operations: rows.map { op(.create, $0.0, $0.1) } + [op(.create, "other", type: "Else", ["priority": 9])])
+        // Queries without a filter, and filters on recordName, need the index CloudKit needs.
+        try db.addIndexes("Item")
         return db
     }
 
@@ -94,6 +96,7 @@ final class QueryTests: XCTestCase {
         ])
         // A new Database, as each command opens one: it reads the schema the saves defined.
         let db = try store.db()
+        try db.addIndexes("Item")
         for bad in [f("priority", .equals, "abc"), f("title", .greaterThan, 3), f("place", .equals, "x"),
                     f("priority", .beginsWith, "1"), f("title", .near, ["latitude": 1, "longitude": 2], distance: 5),
                     f("createdTimestamp", .greaterThan, "soon")] {
@@ -104,7 +107,10 @@ final class QueryTests: XCTestCase {
         }
         XCTAssertEqual(try names(db, [f("priority", .equals, 3.0)]), ["a"], "a DOUBLE against an INT64 field is a number")
         XCTAssertEqual(try names(db, [f("recordName", .equals, "b")]), ["b"], "a record name as text")
-        XCTAssertEqual(try names(db, [f("nosuch", .equals, "x")]), [], "a field the schema does not know")
+        // A field the schema does not know has no index: refused, in development as in production.
+        XCTAssertThrowsError(try names(db, [f("nosuch", .equals, "x")])) { e in
+            XCTAssertEqual((e as? CloudKitError)?.reason, "Field 'nosuch' is not marked queryable")
+        }
     }
 
     /// Dates without an offset are wall-clock times in the zone given (local time on the

@@ -127,25 +127,40 @@ final class SchemaTests: XCTestCase {
         XCTAssertEqual(try admin.deploy().fieldsAdded, ["A.z"])
     }
 
-    func testIndexesDecideWhatProductionCanQuery() throws {
+    func testIndexesDecideWhatAQueryCanAsk() throws {
         let s = try SchemaParser.parse("""
-        DEFINE SCHEMA RECORD TYPE T ("___recordID" REFERENCE QUERYABLE, q STRING QUERYABLE, s INT64 SORTABLE, t STRING SEARCHABLE, plain STRING);
+        DEFINE SCHEMA RECORD TYPE T ("___recordID" REFERENCE QUERYABLE, q STRING QUERYABLE, s INT64 SORTABLE, t STRING SEARCHABLE, plain STRING,
+                                     tags LIST<STRING> QUERYABLE SORTABLE, blob BYTES QUERYABLE, secret ENCRYPTED STRING QUERYABLE);
         """)
         func req(_ filters: [QueryFilter] = [], sorts: [QuerySort] = [], type: String = "T") -> QueryRequest {
             QueryRequest(recordType: type, filters: filters, sorts: sorts)
         }
         func f(_ n: String, _ c: QueryComparator, _ v: JSONValue) -> QueryFilter { QueryFilter(fieldName: n, comparator: c, value: field(v)!) }
-        XCTAssertNil(SchemaRules.refusal(req(), in: s))
-        XCTAssertNil(SchemaRules.refusal(req([f("q", .equals, "x")]), in: s))
-        XCTAssertEqual(SchemaRules.refusal(req([f("plain", .equals, "x")]), in: s), "Field 'plain' is not marked queryable")
-        XCTAssertEqual(SchemaRules.refusal(req([f("q", .greaterThan, "x")]), in: s), "Field 'q' is not marked sortable")
-        XCTAssertNil(SchemaRules.refusal(req([f("s", .lessThan, 3)]), in: s))
-        XCTAssertEqual(SchemaRules.refusal(req([f("q", .containsAnyTokens, "x")]), in: s), "Field 'q' is not marked searchable")
-        XCTAssertNil(SchemaRules.refusal(req([f("t", .containsAllTokens, "x")]), in: s))
-        XCTAssertEqual(SchemaRules.refusal(req(sorts: [QuerySort(fieldName: "q")]), in: s), "Field 'q' is not marked sortable")
-        XCTAssertEqual(SchemaRules.refusal(req(type: "Nope"), in: s), "Did not find record type: Nope")
+        func refusal(_ r: QueryRequest, in schema: Schema? = nil) -> String? { QueryIndexes(r, in: schema ?? s).refusal?.reason }
+        XCTAssertNil(refusal(req()))
+        XCTAssertNil(refusal(req([f("q", .equals, "x")])))
+        XCTAssertEqual(refusal(req([f("plain", .equals, "x")])), "Field 'plain' is not marked queryable")
+        XCTAssertEqual(refusal(req([f("q", .greaterThan, "x")])), "Field 'q' is not marked sortable")
+        XCTAssertNil(refusal(req([f("s", .lessThan, 3)])))
+        XCTAssertEqual(refusal(req([f("q", .containsAnyTokens, "x")])), "Field 'q' is not marked searchable")
+        XCTAssertNil(refusal(req([f("t", .containsAllTokens, "x")])))
+        XCTAssertEqual(refusal(req(sorts: [QuerySort(fieldName: "q")])), "Field 'q' is not marked sortable")
+        XCTAssertEqual(refusal(req(type: "Nope")), "Did not find record type: Nope")
         let noID = try SchemaParser.parse("DEFINE SCHEMA RECORD TYPE T (q STRING QUERYABLE);")
-        XCTAssertEqual(SchemaRules.refusal(req(), in: noID), "Field 'recordName' is not marked queryable")
+        XCTAssertEqual(refusal(req(), in: noID), "Field 'recordName' is not marked queryable")
+        // No index helps a sort on a list, or a filter on bytes or an encrypted field, whatever the schema says.
+        XCTAssertNil(refusal(req([f("tags", .listContains, "x")])))
+        XCTAssertEqual(refusal(req(sorts: [QuerySort(fieldName: "tags")])), "Field 'tags' is not marked sortable: a LIST field cannot be sorted")
+        XCTAssertEqual(refusal(req([f("blob", .equals, .string("aGk="))])), "Field 'blob' is not marked queryable: a BYTES field cannot be indexed")
+        XCTAssertEqual(refusal(req([f("secret", .equals, "x")])), "Field 'secret' is not marked queryable: an ENCRYPTED field cannot be indexed")
+        // What to do next: the index, with its line in the .ckdb; the type, defined.
+        let missing = QueryIndexes(req(), in: noID).refusal
+        XCTAssertEqual(missing?.code, .badRequest)
+        XCTAssertEqual(missing?.nextStep, .addIndex(recordType: "T", field: "___recordID", index: "QUERYABLE", ckdbLine: "\"___recordID\" REFERENCE QUERYABLE"))
+        XCTAssertEqual(QueryIndexes(req([f("q", .greaterThan, "x")]), in: s).refusal?.nextStep,
+                       .addIndex(recordType: "T", field: "q", index: "SORTABLE", ckdbLine: "q STRING QUERYABLE SORTABLE"))
+        XCTAssertEqual(QueryIndexes(req(type: "Nope"), in: s).refusal?.nextStep, .defineRecordType("Nope"))
+        XCTAssertNil(QueryIndexes(req(sorts: [QuerySort(fieldName: "tags")]), in: s).refusal?.nextStep, "no index can help")
     }
 
     func testGrantsAndRolesGovernThePublicDatabase() throws {

@@ -47,3 +47,13 @@ func op(_ type: RecordOperationType, _ name: String?, type recordType: String? =
 extension OperationResult {
     var record: Record? { if case .saved(let r) = self { return r }; return nil }
 }
+
+extension Database {
+    /// Adds development indexes as `ck schema index add` does — by default the
+    /// `"___recordID" REFERENCE QUERYABLE` a query without a filter needs, in development as
+    /// in production — and reads the schema afresh.
+    func addIndexes(_ type: String, _ field: String = "___recordID", _ indexes: [IndexNeed.Index] = [.queryable]) throws {
+        _ = try schemaAdmin.addIndexes(type, field: field, indexes)
+        forgetCachedSchema()
+    }
+}

@@ -58,6 +58,11 @@ async function main() {
   step("performQuery", page.records.length === 2 && page.records[0].fields.n.value === 3 && next && next.records.length === 1,
        { first: page.records.map((r) => r.recordName), next: next && next.records.map((r) => r.recordName) });
 
+  // A query of a record type the schema does not have: CloudKit refuses it, in development too.
+  const unknown = await db.performQuery({ recordType: "CkjsNoSuchType" }, { zoneID }).then(() => null, (e) => e);
+  step("unknown record type", unknown && unknown.ckErrorCode === "BAD_REQUEST" && /Did not find record type: CkjsNoSuchType/.test(unknown.reason),
+       unknown && { ckErrorCode: unknown.ckErrorCode, reason: unknown.reason });
+
   const item1 = fetched.records[0];
   const updated = await db.saveRecords([{ recordName: "item-1", recordChangeTag: item1.recordChangeTag, fields: { title: { value: "updated" } } }], { zoneID });
   step("update with tag", !updated.hasErrors && updated.records[0].fields.title.value === "updated", updated.records[0] && updated.records[0].recordChangeTag);

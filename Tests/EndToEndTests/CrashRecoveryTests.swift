@@ -22,6 +22,8 @@ final class CrashRecoveryTests: XCTestCase {
         ok(["--device", "w", "subscribe"])
         save("seed-1", zone: "Z")
         save("seed-2", zone: "Z")
+        // The readers' query has no filter: it needs "___recordID" QUERYABLE.
+        ok(["schema", "index", "add", "T", "___recordID", "QUERYABLE"])
     }
 
     @discardableResult

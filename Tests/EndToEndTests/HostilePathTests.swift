@@ -51,6 +51,8 @@ final class HostilePathTests: XCTestCase {
             ["--zone", "Lists", "record", "save", "--type", "Item", "--name", "child", "owner:REFERENCE=target,DELETE_SELF"],
             ["--zone", "Lists", "record", "save", "--type", "Item", "--name", "after", "title=A"],
             ["--zone", "Lists", "record", "save", "--type", "Item", "--name", "withasset", "file:ASSET=@\(asset.path)"],
+            // The query the probes run has no filter: it needs "___recordID" QUERYABLE.
+            ["schema", "index", "add", "Item", "___recordID", "QUERYABLE"],
             ["--zone", "Lists", "zone", "changes"],
             ["database", "changes"],
             ["--db", "public", "record", "save", "--type", "Pub", "--name", "p1", "a=1"],
@@ -482,6 +484,7 @@ final class HostilePathTests: XCTestCase {
         XCTAssertEqual(Set(listedNames), [Array(a.utf8), Array(b.utf8)], "list shows both", file: file, line: line)
         XCTAssertEqual(listedNames.count, 2, file: file, line: line)
 
+        XCTAssertEqual(s.run(["schema", "index", "add", "T", "___recordID", "QUERYABLE"]).status, 0, file: file, line: line)
         let queried = s.run(["--zone", a, "record", "query", "--type", "T", "--sort", "v"])
         XCTAssertEqual(queried.status, 0, queried.stderr, file: file, line: line)
         XCTAssertEqual((queried.object["records"] as? [[String: Any]] ?? []).map { Self.bytes($0["recordName"]) }, [Array(a.utf8), Array(b.utf8)], file: file, line: line)

@@ -70,6 +70,10 @@ final class QueryAllTests: XCTestCase {
         }.joined(separator: "\n") + "\n"
         let imp = s.run(["-q", "import"], stdin: body)
         XCTAssertEqual(imp.status, 0, imp.stderr, file: file, line: line)
+        // Queries without a filter need "___recordID" QUERYABLE, as in CloudKit.
+        for type in ["Task", "Note"] {
+            XCTAssertEqual(s.run(["schema", "index", "add", type, "___recordID", "QUERYABLE"]).status, 0, file: file, line: line)
+        }
         return (s, Dictionary(uniqueKeysWithValues: items.map { ($0.name, $0) }))
     }
 

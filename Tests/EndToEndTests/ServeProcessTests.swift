@@ -103,6 +103,8 @@ final class ServeProcessTests: XCTestCase {
         }
         group.wait()
         XCTAssertEqual(failures.list, [])
+        // Queries without a filter, sorted by record name, need these indexes, as in CloudKit.
+        XCTAssertEqual(s.sandbox.ck("schema", "index", "add", "Item", "___recordID", "QUERYABLE", "SORTABLE").status, 0)
         let query = #"{"query":{"recordType":"Item","sortBy":[{"fieldName":"___recordID","ascending":true}]},"resultsLimit":200}"#
         let overHTTP = try s.post("private", "records/query", query)
         let overCLI = s.sandbox.run(["record", "query", "--type", "Item", "--limit", "200"])
@@ -149,6 +151,7 @@ final class ServeProcessTests: XCTestCase {
         XCTAssertEqual(first.status, 0, first.stdout + first.stderr)
         let second = s.sandbox.ck("fsck")
         XCTAssertEqual(second.object["clean"] as? Bool, true, second.stdout)
+        XCTAssertEqual(s.sandbox.ck("schema", "index", "add", "Item", "___recordID", "QUERYABLE").status, 0)
         let all = s.sandbox.run(["record", "query", "--type", "Item", "--all", "--format", "ndjson"])
         let present = Set(all.stdout.split(separator: "\n").compactMap { line -> String? in
             ((try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any])?["recordName"] as? String

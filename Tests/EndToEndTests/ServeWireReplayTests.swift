@@ -92,6 +92,15 @@ final class ServeWireReplayTests: XCTestCase {
 
     func testRecordedReadsAnswerOverHTTPAsTheCLIAnswersThem() throws {
         let s = try store()
+        // The recorded queries ran against Photos' schema: the types, with the indexes they need.
+        let schema = s.sandbox.ck("schema", "export").stdout + """
+
+                RECORD TYPE CPLAlbumByPositionLive ("___recordID" REFERENCE QUERYABLE);
+                RECORD TYPE CPLAssetAndMasterByAddedDate (startRank INT64 QUERYABLE, direction STRING QUERYABLE);
+                RECORD TYPE CheckIndexingState ("___recordID" REFERENCE QUERYABLE);
+
+            """
+        XCTAssertEqual(s.sandbox.run(["schema", "import", "-"], stdin: schema).status, 0)
         for name in ["records-query.request.photos-albums", "records-query.request.photos-assets", "records-query.request.photos-checkindexingstate"] {
             let fixture = WireFixture(name)
             let viaHTTP = try s.post("records/query", fixture.text)

@@ -27,6 +27,9 @@ public struct Caller: Sendable {
     /// A web client of `ck serve`: its asset values need their upload's receipt, and may not
     /// name files of this machine (WebAssetRule).
     public var isWebClient = false
+    /// The device of a web request that names no client (no `clientId`): shared by all of
+    /// them, so it is no device to deliver notifications to.
+    public static let unnamedWebClient = "web"
     /// For `.userRecordName`: the account an authentication found a moment ago (`ck serve`),
     /// which the preflight takes instead of reading the users again. Ignored unless it is that
     /// user's.

@@ -38,6 +38,11 @@ struct PermissionGate {
     /// to shape (RecordWriter: a write-only user sees only what they wrote); the server record
     /// of a CONFLICT or EXISTS goes with the error only when the caller may read it.
     func admitWritten(_ result: OperationResult) throws -> OperationResult {
+        // A share the write saved, as its writer sees it: with their own participant.
+        if case .saved(let r) = result, r.shareInfo != nil, let state = try ShareState(r), let me = db.caller.user?.userRecordName,
+           let view = state.view(for: me) {
+            return .saved(r.shareShown(to: me, view, state: state))
+        }
         guard case .failed(var e) = result, let s = e.serverRecord, try !canRead(s) else { return result }
         e.serverRecord = nil
         // The next step names the record's current tag: it goes with the record.

@@ -16,6 +16,12 @@ public enum NextStep: Equatable, Sendable {
     case signIn
     /// BAD_REQUEST in production about a type or field it does not know: deploy the schema.
     case deploySchema
+    /// A query the schema has no index for: add the index to the record type (in development;
+    /// production gets it by a deploy). `ckdbLine` is the field's line with it.
+    case addIndex(recordType: String, field: String, index: String, ckdbLine: String)
+    /// A query of a record type the schema does not have: define it (development), deploy it
+    /// (production).
+    case defineRecordType(String)
     /// LIMIT_EXCEEDED for too many operations: split the request.
     case splitRequest(maxOperations: Int)
     /// Damage in the data directory that `fsck` repairs.

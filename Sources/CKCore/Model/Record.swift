@@ -108,6 +108,9 @@ public struct Record: Equatable, Sendable {
         o["pluginFields"] = .object([:])
         if !withZoneID { o["zoneID"] = nil }
         for k in ShareInfo.storedOnlyKeys { o[k] = nil }
+        // A record's `share` names the share it is in ("a reference to the shared object for
+        // this record", CloudKit JS): a share's is itself, as Apple's answer to its creation has it.
+        if shareInfo != nil && o["share"] == nil { o["share"] = ["recordName": .string(recordName)] }
         return .object(o)
     }
 

@@ -1,8 +1,9 @@
 /// Web clients registered for pushes (`tokens/create`, `tokens/register`): one file per
 /// token, `<container>/<environment>/webclients/<token>.json` — `{apnsToken, apnsEnvironment,
-/// userRecordName?, created, issuer?}`. A client bound to a user is one of that user's devices,
-/// `web-<token>`, whose notification inbox its long-poll reads: every subscription of the user
-/// that fires reaches it, as it reaches their other devices.
+/// userRecordName?, deviceID, created, issuer?}`. A client bound to a user is one of that user's
+/// devices, whose notification inbox its long-poll reads: every subscription of the user that
+/// fires reaches it, as it reaches their other devices — except for the changes it made
+/// itself, which is why its device is the one its writes are recorded as (`web-<clientId>`).
 struct WebClients {
     let paths: DataPaths
     let container: String
@@ -12,20 +13,24 @@ struct WebClients {
         var apnsToken: String
         var apnsEnvironment: String
         var userRecordName: String?
+        /// The device its notifications are delivered to: the device of the requests that
+        /// made or registered it, so that the notifications of its own writes skip it.
+        var deviceID: String
         var created: Int64
         /// The credential that made it (`Caller.credential`), when known.
         var issuer: String? = nil
 
         var json: JSONValue {
             var o: [String: JSONValue] = ["schemaVersion": .int(DataPaths.schemaVersion), "apnsToken": .string(apnsToken),
-                                          "apnsEnvironment": .string(apnsEnvironment), "created": .int(created)]
+                                          "apnsEnvironment": .string(apnsEnvironment), "deviceID": .string(deviceID), "created": .int(created)]
             if let u = userRecordName { o["userRecordName"] = .string(u) }
             if let i = issuer { o["issuer"] = .string(i) }
             return .object(o)
         }
 
-        /// The device its notifications are delivered to.
-        var deviceID: String { "web-" + apnsToken }
+        /// The device of a client that names none (a request without `clientId`; a file of
+        /// an older ck): its token, so that two such clients do not share one inbox.
+        static func ownDevice(_ apnsToken: String) -> String { "web-" + apnsToken }
     }
 
     var directory: String { paths.environment(container, environment) + "/webclients" }
@@ -38,8 +43,8 @@ struct WebClients {
     func load(_ token: String) throws -> Client? {
         guard WebClients.isToken(token), let j = try FileSystem.readJSON(file(token)), let e = j["apnsEnvironment"]?.stringValue,
               let c = j["created"]?.int64Value else { return nil }
-        return Client(apnsToken: token, apnsEnvironment: e, userRecordName: j["userRecordName"]?.stringValue, created: c,
-                      issuer: j["issuer"]?.stringValue)
+        return Client(apnsToken: token, apnsEnvironment: e, userRecordName: j["userRecordName"]?.stringValue,
+                      deviceID: j["deviceID"]?.stringValue ?? Client.ownDevice(token), created: c, issuer: j["issuer"]?.stringValue)
     }
 
     func save(_ c: Client) throws {

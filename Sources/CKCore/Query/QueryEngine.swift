@@ -6,8 +6,6 @@ import Foundation
 public struct QueryResult {
     public var records: [Record]
     public var continuationMarker: String?
-    /// Why production would refuse this query, when development answered it anyway.
-    public var warnings: [String] = []
     /// For pages read one after another in one process (`queryAll`): the last key returned,
     /// where the next page starts, when more follow (no marker is made).
     var nextKey: [JSONValue]?
@@ -32,13 +30,14 @@ extension Database {
     /// `readable`: the read check of a query as of a point of the history (else the gate's now).
     func answer(_ req: QueryRequest, in z: ZoneStore, binding: String, indexed: Bool, pageLimit: Int? = nil, after afterKey: [JSONValue]? = nil,
                 readable: ((Record) throws -> Bool)? = nil, scan: ((Record) throws -> Bool) throws -> Void) throws -> QueryResult {
-        var warnings: [String] = []
+        let schema = try schema()
         for f in req.filters {
-            if let why = f.typeMismatch(recordType: req.recordType, schema: try schema()) { throw CloudKitError.badRequest(why) }
+            if let why = f.typeMismatch(recordType: req.recordType, schema: schema) { throw CloudKitError.badRequest(why) }
         }
-        if let why = SchemaRules.refusal(req, in: try schema()) {
-            if address.environment == .production { throw CloudKitError.badRequest(why) }
-            warnings.append("production would refuse this query: \(why)")
+        // Development refuses what production refuses: an app that passes here passes there.
+        if var refusal = QueryIndexes(req, in: schema).refusal {
+            if address.environment == .production, refusal.nextStep == .defineRecordType(req.recordType) { refusal.nextStep = .deploySchema }
+            throw refusal
         }
         let after = try afterKey ?? req.continuationMarker.map { try QueryEngine.decodeMarker($0, binding: binding, secret: try tokenSecret.existing()) }
         let limit = pageLimit ?? max(1, min(req.resultsLimit, Limits.resultsPerPage))
@@ -67,7 +66,7 @@ extension Database {
             if pageLimit != nil { nextKey = best.last!.key }
             else { marker = QueryEngine.encodeMarker(best.last!.key, binding: binding, secret: try tokenSecret.getOrCreate()) }
         }
-        return QueryResult(records: best.map(\.record), continuationMarker: marker, warnings: warnings, nextKey: nextKey)
+        return QueryResult(records: best.map(\.record), continuationMarker: marker, nextKey: nextKey)
     }
 }
 

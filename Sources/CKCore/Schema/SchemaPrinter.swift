@@ -21,11 +21,7 @@ public enum SchemaPrinter {
         let names = fields.map { quote($0.name, system: RecordTypeSchema.isSystemField($0.name)) }
         let width = max(names.map(\.count).max() ?? 0, 15) + 1
         for (f, n) in zip(fields, names) {
-            var line = n + String(repeating: " ", count: width - n.count) + f.type.description
-            if f.queryable { line += " QUERYABLE" }
-            if f.searchable { line += " SEARCHABLE" }
-            if f.sortable { line += " SORTABLE" }
-            lines.append(line)
+            lines.append(n + String(repeating: " ", count: width - n.count) + typeAndIndexes(f))
         }
         let systemRoles = ["_creator", "_icloud", "_world"]
         let roles = systemRoles.filter { t.grants[$0] != nil }
@@ -36,6 +32,19 @@ public enum SchemaPrinter {
             lines.append("GRANT \(perms.map(\.rawValue).joined(separator: ", ")) TO \(quote(r))")
         }
         return "    RECORD TYPE \(quote(t.name)) (\n" + lines.map { "        " + $0 }.joined(separator: ",\n") + "\n    );\n"
+    }
+
+    /// One field as a line of its record type: `"___recordID" REFERENCE QUERYABLE`.
+    public static func fieldLine(_ f: FieldSchema) -> String {
+        quote(f.name, system: RecordTypeSchema.isSystemField(f.name)) + " " + typeAndIndexes(f)
+    }
+
+    static func typeAndIndexes(_ f: FieldSchema) -> String {
+        var line = f.type.description
+        if f.queryable { line += " QUERYABLE" }
+        if f.searchable { line += " SEARCHABLE" }
+        if f.sortable { line += " SORTABLE" }
+        return line
     }
 
     /// Quotes system names, names starting with `_`, reserved words and keywords.

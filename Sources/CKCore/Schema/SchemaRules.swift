@@ -56,11 +56,11 @@ final class SchemaContext {
 
 extension SchemaRules {
     /// The index a filter needs, by comparator.
-    static func index(for c: QueryComparator) -> String {
+    static func index(for c: QueryComparator) -> IndexNeed.Index {
         switch c {
-        case .lessThan, .lessThanOrEquals, .greaterThan, .greaterThanOrEquals: return "sortable"
-        case .containsAllTokens, .containsAnyTokens: return "searchable"
-        default: return "queryable"
+        case .lessThan, .lessThanOrEquals, .greaterThan, .greaterThanOrEquals: return .sortable
+        case .containsAllTokens, .containsAnyTokens: return .searchable
+        default: return .queryable
         }
     }
 
@@ -70,26 +70,6 @@ extension SchemaRules {
         case .parent?, .share?, nil: return name
         case let f?: return f.schemaName
         }
-    }
-
-    /// Why production would refuse this query, if it would: a missing type or index.
-    public static func refusal(_ req: QueryRequest, in s: Schema) -> String? {
-        guard let t = s.types[req.recordType] else { return "Did not find record type: \(req.recordType)" }
-        func has(_ field: String, _ index: String) -> Bool {
-            guard let f = t.fields[schemaField(field)] else { return false }
-            switch index {
-            case "sortable": return f.sortable
-            case "searchable": return f.searchable
-            default: return f.queryable
-            }
-        }
-        if req.filters.isEmpty && !has("___recordID", "queryable") { return "Field 'recordName' is not marked queryable" }
-        for f in req.filters {
-            let need = index(for: f.comparator)
-            if !has(f.fieldName, need) { return "Field '\(f.fieldName)' is not marked \(need)" }
-        }
-        for s in req.sorts where !has(s.fieldName, "sortable") { return "Field '\(s.fieldName)' is not marked sortable" }
-        return nil
     }
 
     /// What a user may do with records of a type in the public database.

@@ -41,11 +41,16 @@ extension Record {
         return shareShown(to: user, view, state: state)
     }
 
-    /// A share record as `user` sees it under `view`.
+    /// A share record as `user` sees it under `view`: the participants they may see, and
+    /// `currentUserParticipant` when they are among them (CKShare's, as Apple's modify
+    /// answer to a share's creation and every fetch of a share carry it).
     func shareShown(to user: String?, _ view: ShareView, state: ShareState) -> Record {
-        guard view == .publicURL else { return self }
         var shown = self
-        shown.shareInfo?["participants"] = .array(state.participants(shownTo: user, view).map(\.json))
+        let visible = state.participants(shownTo: user, view)
+        if view == .publicURL { shown.shareInfo?["participants"] = .array(visible.map(\.json)) }
+        if let me = user, let p = visible.first(where: { $0.userRecordName == me }) {
+            shown.shareInfo?["currentUserParticipant"] = p.json
+        }
         return shown
     }
 }
@@ -56,11 +61,7 @@ extension ShareLocation {
     /// or a modify (without), with `currentUserParticipant` when they are among the participants
     /// shown; nil when the share does not exist for them.
     func json(shownTo user: String?, view given: ShareView? = nil, style: ResponseStyle, withZoneID: Bool = true) -> JSONValue? {
-        guard let view = given ?? state.view(for: user),
-              case .object(var o) = share.shareShown(to: user, view, state: state).response(style, withZoneID: withZoneID) else { return nil }
-        if let me = user, let p = state.participants(shownTo: me, view).first(where: { $0.userRecordName == me }) {
-            o["currentUserParticipant"] = p.json
-        }
-        return .object(o)
+        guard let view = given ?? state.view(for: user) else { return nil }
+        return share.shareShown(to: user, view, state: state).response(style, withZoneID: withZoneID)
     }
 }

@@ -22,6 +22,9 @@ public struct RecordOperation: Sendable {
     /// `createShortGUID: true`: give the record a short GUID (for sharing) if it has none.
     public var createShortGUID = false
     public var parent: String?
+    /// `"parent": null` (`ck record save --no-parent`): the operation takes the record's parent
+    /// away. Without it, an update keeps the parent the record has (a replace drops it).
+    public var clearsParent = false
     /// The zone named by the record's own zoneID, when it carried one.
     public var zoneName: String?
     /// A save that would leave the record exactly as it is writes nothing (no new change, no
@@ -38,6 +41,13 @@ public struct RecordOperation: Sendable {
         self.recordChangeTag = recordChangeTag
         self.fields = fields
         self.parent = parent
+    }
+}
+
+extension RecordOperation {
+    /// The parent the record has once the operation is done, given the one it had.
+    func parent(after existing: Record?) -> String? {
+        parent ?? ((type.replacesFields || clearsParent) ? nil : existing?.parent)
     }
 }
 

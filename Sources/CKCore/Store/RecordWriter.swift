@@ -97,14 +97,14 @@ struct RecordWriter {
             fields[k] = filledReferences(try resolvedAssets(field, name: k, recordName: name, in: tx))
         }
         if op.skipIfUnchanged, let e = existing, e.recordType == type, e.fields == fields,
-           e.parent == (op.parent ?? (op.type.replacesFields ? nil : e.parent)) {
+           e.parent == op.parent(after: e) {
             return .saved(e)
         }
         let seq = tx.takeSeq()
         let stamp = ChangeStamp(timestamp: now, userRecordName: user.userRecordName, deviceID: deviceID)
         var record = Record(recordName: name, recordType: type, recordChangeTag: RecordWriter.tag(for: seq), fields: fields,
                             created: existing?.created ?? stamp, modified: stamp, zoneID: zone.zoneID,
-                            parent: op.parent ?? (op.type.replacesFields ? nil : existing?.parent),
+                            parent: op.parent(after: existing),
                             shortGUID: existing?.shortGUID ?? (op.createShortGUID ? Identifiers.newShortGUID() : nil))
         record.share = existing?.share
         try check(record, in: tx)

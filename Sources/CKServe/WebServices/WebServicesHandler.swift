@@ -209,7 +209,7 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
     /// CloudKit JS `configure()`), so a feed fetched from scratch shows it its own deletions.
     static func deviceID(_ clientID: String?) -> String {
         guard let id = clientID, (1...64).contains(id.utf8.count),
-              id.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || ($0 >= 65 && $0 <= 90) || ($0 >= 97 && $0 <= 122) || $0 == 45 }) else { return "web" }
+              id.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || ($0 >= 65 && $0 <= 90) || ($0 >= 97 && $0 <= 122) || $0 == 45 }) else { return Caller.unnamedWebClient }
         return "web-" + id
     }
 

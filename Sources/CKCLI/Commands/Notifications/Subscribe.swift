@@ -70,8 +70,7 @@ extension SubscriptionCommands {
                              zoneName: kind == .database ? nil : inv.zoneGiven,
                              recordType: inv.args.value("--type"), filters: filters, firesOn: firesOn,
                              firesOnce: inv.args.has("--fires-once"), notificationInfo: notificationInfo)
-        inv.print(try inv.api.modifySubscriptions(SubscriptionsModifyRequest(operations: [.create(s)]), as: caller))
-        return ExitCode.success
+        return try SubscriptionCommands.modify(inv, [.create(s)], as: caller)
     }
 }
 

@@ -3,7 +3,7 @@ import Foundation
 
 extension RecordCommands {
     static let query: Command = Command(["record", "query"],
-        synopsis: "--type T [--filter 'FIELD OP VALUE'…] [--sort FIELD[:desc]…] [--limit N] [--continue MARKER] [--fields a,b] [--at REF]",
+        synopsis: "--type T [--filter 'FIELD OP VALUE'…] [--sort FIELD[:desc]…] [--limit N] [--continue MARKER] [--fields a,b] [--at REF] [--explain]",
         summary: "Query records (filters, sorts, pages of at most 200)", endpoint: .recordsQuery,
         options: [
             OptionSpec("--type", aliases: ["--record-type"], value: "T", help: "record type to query (or give a records/query body on stdin)"),
@@ -12,6 +12,7 @@ extension RecordCommands {
             OptionSpec("--limit", value: "N", help: "at most N results per page [default: 200; the server caps pages at 200]"),
             OptionSpec("--continue", value: "MARKER", help: "the continuationMarker of the previous page"),
             OptionSpec("--all", help: "every page, streamed in one process (like gh --paginate): {records: [...]} without a marker"),
+            OptionSpec("--explain", help: "run nothing: print the indexes the query needs, which the schema has, and their .ckdb lines"),
             fieldsOption,
             HistoryReferences.atOption,
         ],
@@ -33,6 +34,16 @@ extension RecordCommands {
         km (e.g. 'place NEAR 37.33,-122.03 5km').
         String equality ignores case; BEGINS_WITH does not; token searches ignore case and
         diacritics. Without --type a Web Services records/query body is read from stdin.
+
+        As in CloudKit, development and production alike answer only what the schema has
+        indexes for: a query without a filter needs "___recordID" REFERENCE QUERYABLE, a filter
+        the index of its comparator (QUERYABLE; SORTABLE for <, <=, >, >=; SEARCHABLE for
+        tokens), a sort SORTABLE; bytes, assets and encrypted fields take no index and a list
+        is never sortable. Otherwise BAD_REQUEST (exit 6) in CloudKit's words, e.g. "Field
+        'recordName' is not marked queryable", with the command that adds the index (ck
+        schema index add). --explain prints what the query needs: {recordType, answerable,
+        refusal?, indexes: [{field, index, present, ckdb}]}. 'ck record list' reads a zone
+        without any index.
         """) { inv in
         _ = try inv.positionals(max: 0, what: "")
         var req: QueryRequest
@@ -69,12 +80,17 @@ extension RecordCommands {
         let caller = try inv.caller()
         req.filters += try FilterArgument.typed(filters, recordType: req.recordType, zone: zone, inv: inv, caller: caller)
         let request = QueryRecordsRequest(req, zoneName: zone, at: try inv.atReference())
+        if inv.args.has("--explain") {
+            for o in ["--all", "--continue", "--at"] where inv.args.has(o) || inv.args.value(o) != nil {
+                throw inv.usageError("--explain runs no query, so it takes no \(o)")
+            }
+            inv.print(try inv.api.explainQuery(request, as: caller))
+            return ExitCode.success
+        }
         if inv.args.has("--all") {
             // Page after page, each printed as it comes: the records of one response body.
-            var warned = false
             try inv.printer.streamBatches(listKey: "records") { batch in
                 try inv.api.queryAllRecords(request, as: caller) { page in
-                    if !warned { page.warnings.forEach(inv.warn); warned = true }
                     let items = page.items
                     batch(items.count) { items[$0] }
                     return inv.io.writable()
@@ -82,9 +98,7 @@ extension RecordCommands {
             }
             return ExitCode.success
         }
-        let response = try inv.api.queryRecords(request, as: caller)
-        response.warnings.forEach(inv.warn)
-        inv.print(response)
+        inv.print(try inv.api.queryRecords(request, as: caller))
         return ExitCode.success
     }
 }

@@ -1,7 +1,7 @@
 import CKCore
 
 extension RecordCommands {
-    static let save: Command = Command(["record", "save"], synopsis: "[--type T] [--name N] [--tag TAG | --force] [--replace] [--parent NAME] [FIELD[:TYPE]=VALUE…]",
+    static let save: Command = Command(["record", "save"], synopsis: "[--type T] [--name N] [--tag TAG | --force] [--replace] [--parent NAME | --no-parent] [FIELD[:TYPE]=VALUE…]",
         summary: "Save one record (create, update, replace)", endpoint: .recordsModify,
         options: [
             OptionSpec("--type", aliases: ["--record-type"], value: "T", help: "record type (needed to create)"),
@@ -11,7 +11,8 @@ extension RecordCommands {
             OptionSpec("--replace", help: "replace (with --tag) or forceReplace (with --force): omitted fields become null"),
             OptionSpec("--fields-json", value: "JSON", help: "cktool-style fields: {\"f\": {\"type\": \"stringType\", \"value\": …}}"),
             OptionSpec("--parent", value: "NAME", help: "the record's parent (sharing hierarchies: a record whose parent is shared is shared with it)"),
-            OptionSpec("--stdin", help: "read a Web Services record dictionary on stdin (the default when no fields or --type are given)"),
+            OptionSpec("--no-parent", help: "take the record's parent away (an update otherwise keeps it)"),
+            OptionSpec("--stdin", help: "read a Web Services record dictionary on stdin (the default when no fields, --type, --parent or --no-parent are given)"),
             fieldsOption,
         ],
         details: """
@@ -32,8 +33,9 @@ extension RecordCommands {
         (one field at most), and @@… is a value starting with a literal '@'.
 
         Without --tag or --force the save is a create: EXISTS if the name is taken. A record on
-        stdin that carries a recordChangeTag is an update with that tag. Prints the
-        records/modify response {"records": [record]}.
+        stdin that carries a recordChangeTag is an update with that tag. An update keeps the
+        record's parent unless --parent gives another or --no-parent takes it away (a replace
+        drops it). Prints the records/modify response {"records": [record]}.
 
         Example:
           ck record save --type ToDoItem --name todo-1 title="Get apples" dueDate:TIMESTAMP=2019-10-28 isCompleted=false
@@ -58,7 +60,8 @@ extension RecordCommands {
 
         var op = RecordOperation(type: .create)
         let fromStdin = inv.args.has("--stdin")
-            || (inv.args.value("--type") == nil && inv.args.positionals.isEmpty && inv.args.value("--fields-json") == nil)
+            || (inv.args.value("--type") == nil && inv.args.positionals.isEmpty && inv.args.value("--fields-json") == nil
+                && inv.args.value("--parent") == nil && !inv.args.has("--no-parent"))
         if fromStdin {
             if let a = args.first(where: { $0.text == "@-" }) {
                 throw inv.usageError("--stdin reads the record from stdin, so field '\(a.name)' cannot read its value there (@-)")
@@ -83,7 +86,12 @@ extension RecordCommands {
         if let n = inv.args.value("--name") { op.recordName = n }
         if let t = inv.args.value("--type") { op.recordType = t }
         if let t = inv.args.value("--tag") { op.recordChangeTag = t }
-        if let p = inv.args.value("--parent") { try Names.validateRecordName(p); op.parent = p }
+        if inv.args.has("--no-parent") {
+            if inv.args.value("--parent") != nil { throw inv.usageError("--parent and --no-parent exclude each other") }
+            op.parent = nil
+            op.clearsParent = true
+        }
+        if let p = inv.args.value("--parent") { try Names.validateRecordName(p); op.parent = p; op.clearsParent = false }
 
         let replace = inv.args.has("--replace")
         if inv.args.has("--force") {

@@ -12,8 +12,8 @@ extension ShareCommands {
         ],
         details: """
         Prints the records/modify response {records: [share]}: a record of type cloudkit.share
-        with shortGUID, publicPermission, participants (the owner first, each invited user
-        INVITED) and owner. A hierarchy share sets `share` on RECORD; RECORD and every record
+        with shortGUID, share (naming itself), publicPermission, participants (the owner first,
+        each invited user INVITED), owner and currentUserParticipant. A hierarchy share sets `share` on RECORD; RECORD and every record
         whose parent chain leads to it are shared, including records saved later. A record
         already in a share, or with a shared root below it (or in a zone with a zone-wide
         share), is ALREADY_SHARED (exit 4). Deleting RECORD later deletes the share too.

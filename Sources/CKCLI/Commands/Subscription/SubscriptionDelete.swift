@@ -2,10 +2,15 @@ import CKCore
 
 extension SubscriptionCommands {
     static let delete: Command = Command(["subscription", "delete"], synopsis: "ID…", summary: "Delete subscriptions", endpoint: .subscriptionsModify,
-                                         details: "Every ID is checked first: one that is not there (NOT_FOUND) deletes nothing.") { inv in
+                                         details: """
+                                         Prints the subscriptions/modify response {"subscriptions": [{subscriptionID, deleted:
+                                         true}]}. Every ID is attempted, as CloudKit does: with one, its failure (NOT_FOUND
+                                         for one that is not there) is the command's error; with several, an ID that fails is
+                                         an error item {subscriptionID, serverErrorCode, reason}, the others are deleted, and
+                                         ck exits 9.
+                                         """) { inv in
         var seen = Set<NameKey>()
         let ids = try inv.positionals(min: 1, what: "subscription ID").filter { seen.insert(NameKey($0)).inserted }
-        inv.print(try inv.api.modifySubscriptions(SubscriptionsModifyRequest(operations: ids.map { .delete($0) }), as: try inv.caller()))
-        return ExitCode.success
+        return try modify(inv, ids.map { .delete($0) })
     }
 }

@@ -2,9 +2,13 @@ import CKCore
 
 extension ZoneCommands {
     static let create: Command = Command(["zone", "create"], synopsis: "NAME…", summary: "Create custom zones (private database only)", endpoint: .zonesModify,
-        details: "Creating a zone that exists returns it unchanged. Custom zones exist only in the\nprivate database; public and shared refuse, as CloudKit does.") { inv in
-        let req = ZonesModifyRequest(operations: try names(inv).map { .init(.create, $0) })
-        inv.print(try inv.api.modifyZones(req, as: try inv.caller()))
-        return ExitCode.success
+        details: """
+        Prints the zones/modify response {"zones": [zone…]}. Creating a zone that exists returns
+        it unchanged. Custom zones exist only in the private database; public and shared refuse,
+        as CloudKit does. Every name is attempted: with one, its failure is the command's error;
+        with several, a name that fails is an error item {zoneID, serverErrorCode, reason}, the
+        others are created, and ck exits 9.
+        """) { inv in
+        try modify(inv, try names(inv).map { .init(.create, $0) })
     }
 }

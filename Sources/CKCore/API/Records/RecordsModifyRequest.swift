@@ -158,7 +158,10 @@ public struct ModifyRequest: Sendable {
             guard let b = g.boolValue else { throw CloudKitError.badRequest("\(context): createShortGUID must be true or false") }
             op.createShortGUID = b
         }
-        if let p = r["parent"], !p.isNull {
+        if let p = r["parent"], p.isNull {
+            // null takes the parent away; a key left out keeps it.
+            op.clearsParent = true
+        } else if let p = r["parent"] {
             guard let n = p["recordName"]?.stringValue else { throw CloudKitError.badRequest("\(context): parent must be {\"recordName\": …}") }
             try Names.validateRecordName(n)
             op.parent = n

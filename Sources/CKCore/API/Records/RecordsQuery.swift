@@ -27,9 +27,6 @@ public struct QueryRecordsRequest: Sendable {
 public struct QueryRecordsResponse: ResponseBody {
     public var records: [Record]
     public var continuationMarker: String?
-    /// Why production would refuse this query, when development answered it anyway (for
-    /// people: not part of the body).
-    public var warnings: [String]
     let style: ResponseStyle
     let desiredKeys: Set<String>?
 
@@ -42,7 +39,7 @@ extension CloudKitAPI {
     public func queryRecords(_ r: QueryRecordsRequest, as caller: Caller) throws -> QueryRecordsResponse {
         let (ctx, zone, seq) = try openQuery(r, caller)
         let page = try seq.map { s in try ctx.db.query(in: zone, r.query, at: s, readable: ctx.readable(in: zone, at: s)) } ?? ctx.db.query(in: zone, r.query)
-        return QueryRecordsResponse(records: try page.records.compactMap { try ctx.gate.shown($0) }, continuationMarker: page.continuationMarker, warnings: page.warnings,
+        return QueryRecordsResponse(records: try page.records.compactMap { try ctx.gate.shown($0) }, continuationMarker: page.continuationMarker,
                                     style: ctx.style, desiredKeys: r.query.desiredKeys)
     }
 
@@ -52,7 +49,7 @@ extension CloudKitAPI {
     public func queryAllRecords(_ r: QueryRecordsRequest, as caller: Caller, _ page: (QueryRecordsResponse) throws -> Bool) throws {
         let (ctx, zone, seq) = try openQuery(r, caller)
         try ctx.db.queryAll(zone: zone.zoneID.zoneName, r.query, at: seq.map { s in (s, ctx.readable(in: zone, at: s)) }) { p in
-            try page(QueryRecordsResponse(records: try p.records.compactMap { try ctx.gate.shown($0) }, continuationMarker: nil, warnings: p.warnings, style: ctx.style,
+            try page(QueryRecordsResponse(records: try p.records.compactMap { try ctx.gate.shown($0) }, continuationMarker: nil, style: ctx.style,
                                           desiredKeys: r.query.desiredKeys))
         }
     }
@@ -108,8 +105,10 @@ extension CloudKitAPI {
             let schema = try ctx.db.schema()
             let types = r.recordType.map { [$0] } ?? schema.types.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
             for t in types {
-                if let why = SchemaRules.refusal(QueryRequest(recordType: t), in: schema) {
-                    throw CloudKitError.badRequest(r.recordType == nil ? "record type '\(t)': \(why); a list in production is a query of each type" : why)
+                if var refusal = QueryIndexes(QueryRequest(recordType: t), in: schema).refusal {
+                    if r.recordType == nil { refusal.reason = "record type '\(t)': \(refusal.reason); a list in production is a query of each type" }
+                    if refusal.nextStep == .defineRecordType(t) { refusal.nextStep = .deploySchema }
+                    throw refusal
                 }
             }
         }

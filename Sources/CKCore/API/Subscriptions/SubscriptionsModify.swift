@@ -1,8 +1,11 @@
 /// `subscriptions/modify`: saving and deleting the caller's subscriptions. A create saves the
 /// subscription (an existing ID is replaced, as saving a CKSubscription again does); an update
-/// replaces one that exists; a delete removes one. Every operation is checked before any is
-/// carried out (CloudKit's rules on which kinds each database allows, the zone, the filters,
-/// that what is updated or deleted exists): one that cannot be done changes nothing.
+/// replaces one that exists; a delete removes one. All operations are attempted, in order, as
+/// in zones/modify: one that cannot be done (CloudKit's rules on which kinds each database
+/// allows, the zone, the filters, that what is updated or deleted exists) is answered with
+/// `{subscriptionID, serverErrorCode, reason}` in its place and the others are done. What is
+/// wrong with the request itself (two operations on one subscription, more than the operations
+/// a request holds, no account to write with) fails it whole and changes nothing.
 public struct SubscriptionsModifyRequest: Sendable {
     public enum Operation: Sendable {
         case create(Subscription)
@@ -26,7 +29,9 @@ public struct SubscriptionsModifyRequest: Sendable {
     /// The Web Services body: `{operations: [{operationType: create|update|delete, subscription: {…}}]}`.
     public init(json body: JSONValue) throws {
         let o = try RequestBody.object(body, "subscriptions/modify request", keys: ["operations"])
-        operations = try RequestBody.array(o["operations"], "operations").enumerated().map { i, item in
+        let list = try RequestBody.array(o["operations"], "operations", max: .max)
+        try OperationLimit.check(list.count)
+        operations = try list.enumerated().map { i, item in
             let op = try RequestBody.object(item, "operations[\(i)]", keys: ["operationType", "subscription"])
             guard let t = op["operationType"]?.stringValue, ["create", "update", "delete"].contains(t) else {
                 throw CloudKitError.badRequest("operations[\(i)]: operationType must be create, update or delete")
@@ -51,6 +56,7 @@ public struct SubscriptionsModifyRequest: Sendable {
 
 extension CloudKitAPI {
     public func modifySubscriptions(_ r: SubscriptionsModifyRequest, as caller: Caller) throws -> ItemsResponse {
+        try OperationLimit.check(r.operations.count)
         // A subscription saved without an ID gets its default one: saving the same
         // subscription again replaces it instead of adding another.
         let operations: [SubscriptionsModifyRequest.Operation] = r.operations.map { op in
@@ -62,34 +68,29 @@ extension CloudKitAPI {
             }
         }
         var seen = Set<NameKey>()
-        for op in operations {
-            try Subscription.validateID(op.subscriptionID)
-            if !seen.insert(NameKey(op.subscriptionID)).inserted {
-                throw CloudKitError(.badRequest, "subscription '\(Names.describe(op.subscriptionID))' appears in more than one operation; a request takes one operation per subscription",
-                                    subscriptionID: op.subscriptionID)
-            }
+        for op in operations where !seen.insert(NameKey(op.subscriptionID)).inserted {
+            throw CloudKitError(.badRequest, "subscription '\(Names.describe(op.subscriptionID))' appears in more than one operation; a request takes one operation per subscription",
+                                subscriptionID: op.subscriptionID)
         }
         let zones: [String] = operations.compactMap { if case .create(let s) = $0 { return s.zoneName }; if case .update(let s) = $0 { return s.zoneName }; return nil }
-        let ctx = try preflight(.subscriptionsModify, caller, zones: zones, need: .none)
+        let ctx = try preflight(.subscriptionsModify, caller, zones: zones, need: .write)
         let db = ctx.db
-        // Every operation checked first, so that one that cannot be done changes nothing.
-        for op in operations {
-            switch op {
-            case .create(let s): try db.checkSubscription(s)
-            case .update(let s):
-                _ = try db.subscription(s.subscriptionID)
-                try db.checkSubscription(s)
-            case .delete(let id): _ = try db.subscription(id)
-            }
-        }
         var out: [ItemsResponse.Item] = []
         for op in operations {
-            switch op {
-            case .create(let s), .update(let s):
-                out.append(.value(db.subscriptionJSON(try db.saveSubscription(s))))
-            case .delete(let id):
-                try db.deleteSubscription(id)
-                out.append(.value(["subscriptionID": .string(id), "deleted": true]))
+            do {
+                switch op {
+                case .create(let s):
+                    out.append(.value(db.subscriptionJSON(try db.saveSubscription(s))))
+                case .update(let s):
+                    _ = try db.subscription(s.subscriptionID)
+                    out.append(.value(db.subscriptionJSON(try db.saveSubscription(s))))
+                case .delete(let id):
+                    try db.deleteSubscription(id)
+                    out.append(.value(["subscriptionID": .string(id), "deleted": true]))
+                }
+            } catch var e as CloudKitError {
+                if e.subscriptionID == nil { e.subscriptionID = op.subscriptionID }
+                out.append(.failed(e))
             }
         }
         return ItemsResponse("subscriptions", out)

@@ -1,7 +1,9 @@
 /// `tokens/create` and `tokens/register` (module `device`, reference §3.6; CloudKit JS's
 /// `registerForNotifications`): a web client gets a push token and a `webcourierURL` to
 /// long-poll; bound to a signed-in user (at creation, or by `tokens/register`), it is one of
-/// that user's devices, so every subscription of theirs that fires reaches it.
+/// that user's devices, so every subscription of theirs that fires reaches it. That device is
+/// the one the client's own requests come from (`web-<clientId>`), so a change the client
+/// made is not pushed back to it, as CloudKit leaves out the device a change came from.
 public struct TokensCreateRequest: Sendable {
     public var apnsEnvironment: String
     public var clientID: String?
@@ -55,8 +57,8 @@ extension CloudKitAPI {
         let ctx = try preflight(.tokensCreate, caller, need: .none)
         let token = Identifiers.hex((0..<16).map { _ in UInt8.random(in: 0...255) })
         let user = ctx.principal.status == .available ? ctx.principal.user?.userRecordName : nil
-        let client = WebClients.Client(apnsToken: token, apnsEnvironment: r.apnsEnvironment, userRecordName: user, created: clock.now(),
-                                       issuer: caller.credential)
+        let client = WebClients.Client(apnsToken: token, apnsEnvironment: r.apnsEnvironment, userRecordName: user,
+                                       deviceID: Self.pushDevice(caller, apnsToken: token), created: clock.now(), issuer: caller.credential)
         try webClients(caller).save(client)
         if user != nil { try registerInbox(client, caller) }
         return DocumentBody(["apnsEnvironment": .string(r.apnsEnvironment), "apnsToken": .string(token),
@@ -73,9 +75,17 @@ extension CloudKitAPI {
         }
         client.userRecordName = user.userRecordName
         client.apnsEnvironment = r.apnsEnvironment
+        // The client that registers is the one that polls: its writes are skipped.
+        client.deviceID = Self.pushDevice(caller, apnsToken: client.apnsToken)
         try webClients(caller).save(client)
         try registerInbox(client, caller)
         return DocumentBody([:])
+    }
+
+    /// The device a push token delivers to: the caller's, when it names one web client; else
+    /// one of the token's own.
+    static func pushDevice(_ caller: Caller, apnsToken: String) -> String {
+        caller.deviceID == Caller.unnamedWebClient ? WebClients.Client.ownDevice(apnsToken) : caller.deviceID
     }
 
     private func registerInbox(_ client: WebClients.Client, _ caller: Caller) throws {

@@ -1,9 +1,12 @@
 /// `zones/modify`: creating and deleting custom zones (private database only, as CloudKit).
-/// Every operation is checked before any is carried out: one that cannot be done (a bad name,
-/// the default zone, a database without custom zones, a zone to delete that is not there)
-/// fails the request and changes nothing. Then they run in order: a created zone is answered
-/// with its zone dictionary (a zone that exists is returned unchanged, like saving a
-/// CKRecordZone again), a deleted one with `{zoneID, deleted: true}`.
+/// "All operations are attempted and performed in the order they appear" (Apple's Modifying
+/// Zones page): a created zone is answered with its zone dictionary (a zone that exists is
+/// returned unchanged, like saving a CKRecordZone again), a deleted one with `{zoneID,
+/// deleted: true}`, and one that cannot be done (a bad name, the default zone, a database
+/// without custom zones, a zone to delete that is not there) with a Zone Fetch Error
+/// `{zoneID, serverErrorCode, reason}` in its place, the others done all the same. What is
+/// wrong with the request itself (two operations on one zone, more than the operations a
+/// request holds, no account to write with) fails it whole and changes nothing.
 public struct ZonesModifyRequest: Sendable {
     public enum OperationType: String, Sendable, CaseIterable { case create, delete }
 
@@ -34,7 +37,8 @@ public struct ZonesModifyRequest: Sendable {
     /// The Web Services body: `{operations: [{operationType: create|delete, zone: {zoneID: {zoneName}}}]}`.
     public init(json body: JSONValue) throws {
         let o = try RequestBody.object(body, "zones/modify request", keys: ["operations"])
-        let list = try RequestBody.array(o["operations"], "operations")
+        let list = try RequestBody.array(o["operations"], "operations", max: .max)
+        try OperationLimit.check(list.count)
         operations = try list.enumerated().map { i, item in
             let op = try RequestBody.object(item, "operations[\(i)]", keys: ["operationType", "zone"])
             guard let t = op["operationType"]?.stringValue, let type = OperationType(rawValue: t) else {
@@ -51,40 +55,29 @@ public struct ZonesModifyRequest: Sendable {
 
 extension CloudKitAPI {
     public func modifyZones(_ r: ZonesModifyRequest, as caller: Caller) throws -> ItemsResponse {
+        try OperationLimit.check(r.operations.count)
         var seen = Set<NameKey>()
-        for op in r.operations {
-            try Names.validateZoneName(op.zoneName)
+        for op in r.operations where !seen.insert(NameKey(op.zoneName)).inserted {
             // One operation per zone, as Web Services requires.
-            if !seen.insert(NameKey(op.zoneName)).inserted {
-                throw CloudKitError.badRequest("zone '\(Names.describe(op.zoneName))' appears in more than one operation; a request takes one operation per zone")
-            }
+            throw CloudKitError(.badRequest, "zone '\(Names.describe(op.zoneName))' appears in more than one operation; a request takes one operation per zone")
         }
-        let ctx = try preflight(.zonesModify, caller, zones: r.operations.map(\.zoneName), need: .none)
+        let ctx = try preflight(.zonesModify, caller, zones: r.operations.map(\.zoneName), need: .write)
         let db = ctx.db
-        // Every operation checked first, so that one that cannot be done changes nothing.
-        var operations: [ZonesModifyRequest.Operation] = []
-        for op in r.operations {
-            switch op.type {
-            case .create:
-                try db.checkZoneCreation(op.zoneName)
-            case .delete:
-                if op.zoneName == ZoneID.defaultZoneName {
-                    throw CloudKitError(.badRequest, "the default zone cannot be deleted", zoneID: db.zoneID(op.zoneName))
-                }
-                do { _ = try db.zone(op.zoneName) } catch let e as CloudKitError where e.code == .zoneNotFound && r.ifExists { continue }
-            }
-            operations.append(op)
-        }
-        if operations.contains(where: { $0.type == .delete }) { try db.requireWrite() }
         var out: [ItemsResponse.Item] = []
-        for op in operations {
-            switch op.type {
-            case .create:
-                out.append(.value(try db.zoneJSON(try db.createZone(op.zoneName))))
-            case .delete:
-                // Gone meanwhile: deleted either way.
-                do { try db.deleteZone(op.zoneName) } catch let e as CloudKitError where e.code == .zoneNotFound && r.ifExists { continue }
-                out.append(.value(["zoneID": db.zoneID(op.zoneName).json, "deleted": true]))
+        for op in r.operations {
+            do {
+                switch op.type {
+                case .create:
+                    out.append(.value(try db.zoneJSON(try db.createZone(op.zoneName))))
+                case .delete:
+                    try db.deleteZone(op.zoneName)
+                    out.append(.value(["zoneID": db.zoneID(op.zoneName).json, "deleted": true]))
+                }
+            } catch var e as CloudKitError {
+                // ck's --if-exists: a zone that is not there counts as deleted and is left out.
+                if op.type == .delete && e.code == .zoneNotFound && r.ifExists { continue }
+                if e.zoneID == nil { e.zoneID = db.zoneID(op.zoneName) }
+                out.append(.failed(e))
             }
         }
         return ItemsResponse("zones", out)
