@@ -133,7 +133,7 @@ final class APIRecordsTests: XCTestCase {
 
     // MARK: ck's own
 
-    func testDeleteIfExistsLeavesOutWhatIsNotThereAndGoesByFourHundreds() throws {
+    func testDeleteIfExistsLeavesOutWhatIsNotThereAndGoesByTwoHundreds() throws {
         let t = TempStore()
         let a = api(t)
         var names: [String] = []

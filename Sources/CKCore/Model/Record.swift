@@ -147,9 +147,7 @@ public struct Record: Equatable, Sendable {
     /// Bytes the record stores, not counting assets (CloudKit's 1 MB limit applies to this).
     public var storedSize: Int {
         var n = recordName.utf8.count + recordType.utf8.count
-        for (k, v) in fields where v.type.base != .asset {
-            n += k.utf8.count + JSONWriter.compact(v.value).utf8.count
-        }
+        for (k, v) in fields { n += k.utf8.count + v.storedSize }
         return n
     }
 }

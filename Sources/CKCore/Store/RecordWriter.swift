@@ -25,6 +25,7 @@ struct RecordWriter {
     var shownScope: DatabaseScope { access == nil ? scope : .shared }
 
     func apply(_ op: RecordOperation, in tx: Transaction) throws -> OperationResult {
+        if let e = op.invalid { throw e }
         let name = op.recordName ?? Identifiers.newRecordName()
         let stored = try tx.record(name)
         // To a participant, a record of the owner's zone that is not shared with them does not

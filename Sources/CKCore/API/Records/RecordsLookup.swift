@@ -19,9 +19,7 @@ public struct LookupRecordsRequest: Sendable {
     public init(json body: JSONValue) throws {
         let o = try RequestBody.object(body, "lookup request", keys: ["records", "zoneID", "desiredKeys", "numbersAsStrings"])
         guard let list = o["records"]?.arrayValue else { throw CloudKitError.badRequest("lookup request needs a 'records' array") }
-        if list.count > Limits.operationsPerBatch {
-            throw CloudKitError(.limitExceeded, "a request holds at most \(Limits.operationsPerBatch) records; this one has \(list.count)")
-        }
+        if list.count > Limits.operationsPerBatch { throw Limits.tooManyItems(list.count) }
         recordNames = try list.enumerated().map { i, item in
             let r = try RequestBody.object(item, "records[\(i)]", keys: ["recordName", "desiredKeys"])
             guard let n = r["recordName"]?.stringValue else { throw CloudKitError.badRequest("records[\(i)] needs a 'recordName' string") }

@@ -16,7 +16,7 @@ extension CloudKitAPI {
 }
 
 /// ck's delete of records by name (`record delete`): records/modify requests of `forceDelete`
-/// (or `delete` with the tag), one per 400 names, each atomic in a custom zone as CloudKit's
+/// (or `delete` with the tag), one per 200 names, each atomic in a custom zone as CloudKit's
 /// default is. `ifExists`: a record that is not there counts as deleted and is left out.
 public struct DeleteRecordsRequest: Sendable {
     public var recordNames: [String]
@@ -56,7 +56,9 @@ extension CloudKitAPI {
         }
         // Deleted meanwhile, or by a cascade of an earlier name: gone either way.
         if r.ifExists { results = results.filter { $0.error?.code != .notFound } }
-        return RecordsResponse(results, shape: .modify, style: ctx.style)
+        var response = RecordsResponse(results, shape: .modify, style: ctx.style)
+        response.listsCascades = true
+        return response
     }
 }
 

@@ -41,10 +41,7 @@ public struct ModifyRequest: Sendable {
             throw CloudKitError.badRequest("unknown key '\(k)' in modify request")
         }
         guard let opsJSON = o["operations"]?.arrayValue else { throw CloudKitError.badRequest("modify request needs an 'operations' array") }
-        if opsJSON.count > Limits.operationsPerBatch {
-            throw CloudKitError(.limitExceeded, "a request holds at most \(Limits.operationsPerBatch) operations; this one has \(opsJSON.count)")
-                .with(.splitRequest(maxOperations: Limits.operationsPerBatch))
-        }
+        if opsJSON.count > Limits.operationsPerBatch { throw Limits.tooManyItems(opsJSON.count) }
         var req = ModifyRequest(operations: [], atomic: true, zoneName: nil, desiredKeys: nil)
         if let a = o["atomic"], !a.isNull {
             guard let b = a.boolValue else { throw CloudKitError.badRequest("'atomic' must be true or false") }
@@ -70,7 +67,8 @@ public struct ModifyRequest: Sendable {
                 throw CloudKitError.badRequest("operations[\(i)]: operationType must be one of \(RecordOperationType.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             guard let rec = oo["record"] else { throw CloudKitError.badRequest("operations[\(i)] needs a 'record'") }
-            let parsed = try parseRecord(rec, type: type, context: "operations[\(i)]")
+            // A value that does not fit its type fails this operation alone, as CloudKit answers.
+            let parsed = try parseRecord(rec, type: type, context: "operations[\(i)]", deferringValueErrors: true)
             // Refused whole, before anything is tried, as Apple's servers do (recorded reason).
             if type.checksTag && parsed.recordChangeTag == nil {
                 throw CloudKitError(.badRequest, "BadRequestException: missing required field 'recordChangeTag' (operations[\(i)]: \(type.rawValue) of record '\(Names.describe(parsed.recordName ?? ""))')", recordName: parsed.recordName)
@@ -103,7 +101,12 @@ public struct ModifyRequest: Sendable {
     }
 
     /// Parses one Web Services record dictionary into an operation of the given type.
-    public static func parseRecord(_ j: JSONValue, type: RecordOperationType, context: String = "record") throws -> RecordOperation {
+    /// `deferringValueErrors`: a field value that does not fit its type (`"43"` as INT64, a
+    /// fractional TIMESTAMP, an unknown type tag) becomes the operation's `invalid` error, which
+    /// fails it alone when it runs (records/modify); otherwise it is thrown. A malformed record
+    /// is thrown either way.
+    public static func parseRecord(_ j: JSONValue, type: RecordOperationType, context: String = "record",
+                                   deferringValueErrors: Bool = false) throws -> RecordOperation {
         guard let r = j.objectValue else { throw CloudKitError.badRequest("\(context): record must be an object, got \(j.kindName)") }
         for k in r.keys where !recordKeys.contains(k) && !serverKeys.contains(k) {
             throw CloudKitError.badRequest("\(context): unknown record key '\(k)'")
@@ -132,7 +135,8 @@ public struct ModifyRequest: Sendable {
         }
         if let f = r["fields"], !f.isNull {
             guard let fo = f.objectValue else { throw CloudKitError.badRequest("\(context): fields must be an object, got \(f.kindName)") }
-            for (k, v) in fo {
+            // In the order of the names' bytes: the same field is reported every time.
+            for (k, v) in fo.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
                 if op.share != nil && k == ShareInfo.titleField { continue }
                 try Names.validateFieldName(k)
                 if let raw = RecordField.untypedValue(v) {
@@ -144,8 +148,12 @@ public struct ModifyRequest: Sendable {
                         if raw.arrayValue?.contains(where: { $0.arrayValue != nil }) == true { throw e }
                         op.fields[k] = .some(RecordField(type: RecordField.uninferred, value: raw))
                     }
+                } else if let (tag, value) = try RecordField.shape(name: k, json: v) {
+                    do { op.fields[k] = .some(try RecordField.typed(name: k, tag: tag, value: value)) } catch let e as CloudKitError where deferringValueErrors && e.code == .badRequest {
+                        if op.invalid == nil { op.invalid = CloudKitError(.badRequest, e.reason, recordName: op.recordName) }
+                    }
                 } else {
-                    op.fields[k] = .some(try RecordField.parse(name: k, json: v))
+                    op.fields[k] = .some(nil)
                 }
             }
         }

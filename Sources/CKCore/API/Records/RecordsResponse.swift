@@ -1,6 +1,8 @@
 /// `{records: [...]}` of records/lookup and records/modify: per item of the request, in order,
-/// a record, a tombstone or an error dictionary; then, for a modify that deleted records, a
-/// tombstone for each record the deletions removed through DELETE_SELF references.
+/// a record, a tombstone or an error dictionary — one result per operation, as clients match
+/// results to operations by index (a DELETE_SELF cascade is in the history and the change
+/// feeds, not in the answer). ck's `record delete` alone lists what its deletions removed
+/// (`listsCascades`).
 public struct RecordsResponse: ResponseBody {
     /// How items are shown: a lookup's records and tombstones carry their zoneID; a modify's
     /// carry none (no recorded modify response has one).
@@ -11,6 +13,9 @@ public struct RecordsResponse: ResponseBody {
     /// The fields the write defined just in time in the development schema (no part of the
     /// Web Services body): what a front end announces (`defined field 'done' as STRING`).
     public var definedFields: [DefinedField] = []
+    /// After the results, a tombstone for each record the deletions removed through DELETE_SELF
+    /// references: ck's `record delete` (a command for people), never a Web Services answer.
+    var listsCascades = false
     let style: ResponseStyle
     let desiredKeys: Set<String>?
 
@@ -29,6 +34,7 @@ public struct RecordsResponse: ResponseBody {
 
     public var items: [any JSONEncodable] {
         var out: [any JSONEncodable] = results.map(item)
+        guard listsCascades else { return out }
         for r in results { if case .deleted(_, _, let more) = r { out += more.map { Record.tombstone(recordName: $0, zoneID: nil) } } }
         return out
     }
