@@ -29,6 +29,8 @@ public struct ResponseStyle: Sendable {
     /// Private and shared databases encrypt assets: their values carry `wrappingKey` and
     /// `referenceChecksum`, as the service sends them there.
     public var encryptedAssets: Bool
+    /// `numbersAsStrings`: INT64 and DOUBLE values (and their lists) as strings (NumbersAsStrings).
+    public var numbersAsStrings = false
 
     public init(assetBase: String, encryptedAssets: Bool) {
         self.assetBase = assetBase
@@ -97,6 +99,7 @@ public struct Record: Equatable, Sendable {
         for (k, v) in fields where desiredKeys?.contains(k) ?? true {
             var field = v
             if v.type.base == .asset { field.value = AssetValue.response(v.value, style: style) }
+            if style.numbersAsStrings, NumbersAsStrings.applies(to: v.type) { field.value = NumbersAsStrings.shown(v) }
             f[k] = field.json
         }
         guard case .object(var o) = json() else { return json() }

@@ -33,6 +33,9 @@ public struct RecordOperation: Sendable {
     /// fails with it (BAD_REQUEST) and the others run, as CloudKit answers such a value — per
     /// record, in a 200 (unless the batch is atomic).
     public var invalid: CloudKitError?
+    /// `numbersAsStrings`: a value sent without `type` for a field the schema (or the record)
+    /// makes INT64 or DOUBLE may be a string of a number.
+    public var numbersAsStrings = false
 
     public init(type: RecordOperationType, recordName: String? = nil, recordType: String? = nil, recordChangeTag: String? = nil,
                 fields: [String: RecordField?] = [:], parent: String? = nil) {

@@ -134,7 +134,7 @@ struct RecordWriter {
     /// fit that type is refused with CloudKit's reason.
     private func typed(_ field: String, _ given: RecordField, op: RecordOperation, recordType: String, existing: Record?,
                        recordName: String) throws -> RecordField {
-        guard let raw = op.untyped[field] else { return given }
+        guard var raw = op.untyped[field] else { return given }
         let known = schema.schema.types[recordType]?.fields[field]?.type.fieldType ?? existing?.fields[field]?.type
         guard let target = known, target.base != .unknown, target != given.type else {
             if given.type == RecordField.uninferred {
@@ -142,6 +142,7 @@ struct RecordWriter {
             }
             return given
         }
+        if op.numbersAsStrings && NumbersAsStrings.applies(to: target) { raw = NumbersAsStrings.taken(raw) }
         do {
             return RecordField(type: target, value: try RecordField.canonical(name: field, type: target, value: raw))
         } catch {

@@ -9,7 +9,9 @@ extension CloudKitAPI {
         var assets = r.uploadedAssets
         if r.takesExportedAssets { ExportedAssets.collect(r.operations, store: store.assets, into: &assets) }
         let results = try ctx.db.modify(zone: zone, operations: r.operations, atomic: r.atomic, assets: assets)
-        var response = RecordsResponse(try results.map { try ctx.gate.admitWritten($0) }, shape: .modify, style: ctx.style, desiredKeys: r.desiredKeys)
+        var response = RecordsResponse(try results.map { try ctx.gate.admitWritten($0) }, shape: .modify, style: ctx.style.numbersAsStrings(r.numbersAsStrings),
+                                       desiredKeys: r.desiredKeys)
+        response.itemOptions = r.itemOptions
         response.definedFields = DefinedField.list(ctx.db.definedSchema)
         return response
     }

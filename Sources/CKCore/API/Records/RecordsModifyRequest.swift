@@ -6,6 +6,12 @@ public struct ModifyRequest: Sendable {
     public var atomicGiven = false
     public var zoneName: String?
     public var desiredKeys: Set<String>?
+    /// `numbersAsStrings`: number fields answered as strings, and taken as strings
+    /// (NumbersAsStrings); an operation may say otherwise for itself (`itemOptions`).
+    public var numbersAsStrings = false
+    /// By index: an operation's own `desiredKeys` and `numbersAsStrings` (CloudKit JS sends
+    /// them inside each operation), over the request's.
+    public var itemOptions: [Int: ItemOptions] = [:]
     /// Asset bytes sent with the request, by checksum: ck's stand-in for `assets/upload` (a
     /// field argument `@file`, an asset copied from another data directory).
     public var uploadedAssets: [String: [UInt8]] = [:]
@@ -53,22 +59,28 @@ public struct ModifyRequest: Sendable {
             try Names.validateZoneName(zid.zoneName)
             req.zoneName = zid.zoneName
         }
-        if let d = o["desiredKeys"], !d.isNull {
-            guard let a = d.arrayValue, a.allSatisfy({ $0.stringValue != nil }) else { throw CloudKitError.badRequest("desiredKeys must be an array of field names") }
-            req.desiredKeys = Set(a.compactMap(\.stringValue))
-        }
+        req.desiredKeys = try RequestBody.desiredKeys(o["desiredKeys"])
+        req.numbersAsStrings = try RequestBody.bool(o["numbersAsStrings"], "numbersAsStrings") ?? false
         var seen = Set<NameKey>()
         for (i, op) in opsJSON.enumerated() {
             guard let oo = op.objectValue else { throw CloudKitError.badRequest("operations[\(i)] must be an object") }
-            for k in oo.keys where k != "operationType" && k != "record" && k != "desiredKeys" {
+            for k in oo.keys where !["operationType", "record", "desiredKeys", "numbersAsStrings"].contains(k) {
                 throw CloudKitError.badRequest("operations[\(i)]: unknown key '\(k)'")
             }
             guard let ts = oo["operationType"]?.stringValue, let type = RecordOperationType(rawValue: ts) else {
                 throw CloudKitError.badRequest("operations[\(i)]: operationType must be one of \(RecordOperationType.allCases.map(\.rawValue).joined(separator: ", "))")
             }
-            guard let rec = oo["record"] else { throw CloudKitError.badRequest("operations[\(i)] needs a 'record'") }
+            guard var rec = oo["record"] else { throw CloudKitError.badRequest("operations[\(i)] needs a 'record'") }
+            let options = try ItemOptions.parse(oo)
+            req.itemOptions[i] = options
+            let numbersAsStrings = options?.numbersAsStrings ?? req.numbersAsStrings
+            if numbersAsStrings, var r = rec.objectValue, let f = r["fields"]?.objectValue {
+                r["fields"] = .object(f.mapValues(NumbersAsStrings.taken(fieldDictionary:)))
+                rec = .object(r)
+            }
             // A value that does not fit its type fails this operation alone, as CloudKit answers.
-            let parsed = try parseRecord(rec, type: type, context: "operations[\(i)]", deferringValueErrors: true)
+            var parsed = try parseRecord(rec, type: type, context: "operations[\(i)]", deferringValueErrors: true)
+            parsed.numbersAsStrings = numbersAsStrings
             // Refused whole, before anything is tried, as Apple's servers do (recorded reason).
             if type.checksTag && parsed.recordChangeTag == nil {
                 throw CloudKitError(.badRequest, "BadRequestException: missing required field 'recordChangeTag' (operations[\(i)]: \(type.rawValue) of record '\(Names.describe(parsed.recordName ?? ""))')", recordName: parsed.recordName)

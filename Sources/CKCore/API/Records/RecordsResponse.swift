@@ -18,6 +18,8 @@ public struct RecordsResponse: ResponseBody {
     var listsCascades = false
     let style: ResponseStyle
     let desiredKeys: Set<String>?
+    /// By index: the options an operation or a lookup item gave for its own result.
+    var itemOptions: [Int: ItemOptions] = [:]
 
     init(_ results: [OperationResult], shape: Shape, style: ResponseStyle, desiredKeys: Set<String>? = nil) {
         self.results = results
@@ -33,14 +35,16 @@ public struct RecordsResponse: ResponseBody {
     public var members: [String: JSONValue] { [:] }
 
     public var items: [any JSONEncodable] {
-        var out: [any JSONEncodable] = results.map(item)
+        var out: [any JSONEncodable] = results.indices.map { item(results[$0], options: itemOptions[$0]) }
         guard listsCascades else { return out }
         for r in results { if case .deleted(_, _, let more) = r { out += more.map { Record.tombstone(recordName: $0, zoneID: nil) } } }
         return out
     }
 
-    /// One item as Web Services shows it.
-    func item(_ r: OperationResult) -> any JSONEncodable {
+    /// One item as Web Services shows it, with its own options over the request's.
+    func item(_ r: OperationResult, options: ItemOptions? = nil) -> any JSONEncodable {
+        let style = options?.numbersAsStrings.map { self.style.numbersAsStrings($0) } ?? self.style
+        let desiredKeys = options?.desiredKeys ?? self.desiredKeys
         switch r {
         case .saved(let rec): return rec.encodableResponse(style, desiredKeys: desiredKeys, withZoneID: shape == .lookup)
         case .deleted(let n, let z, _): return Record.tombstone(recordName: n, zoneID: shape == .lookup ? z : nil)
@@ -50,6 +54,28 @@ public struct RecordsResponse: ResponseBody {
             if shown.recordName != nil { shown.zoneID = nil }
             return shown.envelope(style: style)
         }
+    }
+}
+
+/// The options one operation of a records/modify, or one item of a records/lookup, gives for
+/// its own result — CloudKit JS sends them inside the operation — over the request's: nil
+/// leaves the request's.
+public struct ItemOptions: Sendable, Equatable {
+    public var desiredKeys: Set<String>?
+    public var numbersAsStrings: Bool?
+
+    public init(desiredKeys: Set<String>? = nil, numbersAsStrings: Bool? = nil) {
+        self.desiredKeys = desiredKeys
+        self.numbersAsStrings = numbersAsStrings
+    }
+
+    /// `desiredKeys` and `numbersAsStrings` of a dictionary that may carry them; nil when it
+    /// carries neither.
+    static func parse(_ o: [String: JSONValue]) throws -> ItemOptions? {
+        var options = ItemOptions()
+        options.desiredKeys = try RequestBody.desiredKeys(o["desiredKeys"])
+        options.numbersAsStrings = try RequestBody.bool(o["numbersAsStrings"], "numbersAsStrings")
+        return options == ItemOptions() ? nil : options
     }
 }
 
