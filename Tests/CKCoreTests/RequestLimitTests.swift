@@ -55,6 +55,18 @@ final class RequestLimitTests: XCTestCase {
         XCTAssertTrue(gone.failures.isEmpty)
     }
 
+    /// An import writes batches of at most 200 records, and takes no larger batch size.
+    func testAnImportGoesByTwoHundreds() throws {
+        let t = TempStore()
+        let a = CloudKitAPI(dataDirectory: t.root)
+        let lines = (0..<450).map { "{\"recordName\":\"i\($0)\",\"recordType\":\"Item\"}" }.joined(separator: "\n")
+        var batches: [Int] = []
+        let summary = try a.importSession(ImportRequest(input: Array(lines.utf8)), as: me).run { batches.append($0.results.count) }
+        XCTAssertEqual(batches, [200, 200, 50])
+        XCTAssertEqual(summary.total, 450)
+        XCTAssertThrowsError(try a.importSession(ImportRequest(input: Array(lines.utf8), batchSize: 201), as: me))
+    }
+
     // MARK: 1 MB a record, in bytes
 
     /// A record of one BYTES field of `n` bytes, and its name and type (`b`, `Blob`, `big`).
