@@ -97,6 +97,37 @@ final class RecordsOptionsTests: XCTestCase {
         XCTAssertEqual(all, ["y@_defaultZone", "x@Lists", "x@Work", "z@Work", "w@Lists"])
     }
 
+    /// In the shared database, zoneWide is every zone shared with the caller, and only what is
+    /// shared in them.
+    func testZoneWideInTheSharedDatabaseIsWhatIsSharedWithTheCaller() throws {
+        let t = TempStore(signIn: false)
+        defer { withExtendedLifetime(t) {} }
+        for u in ["bob", "alice"] { try t.store.accounts.signIn(appleID: "\(u)@example.com", givenName: u.capitalized, familyName: nil, phone: nil) }
+        let a = CloudKitAPI(dataDirectory: t.root)
+        func caller(_ user: String, _ scope: DatabaseScope = .private) -> Caller {
+            Caller(container: "iCloud.com.example.test", environment: .development, scope: scope, user: .appleID("\(user)@example.com"), deviceID: "\(user)-phone")
+        }
+        _ = try a.importSchema(SchemaImportRequest(text: """
+            DEFINE SCHEMA
+                RECORD TYPE List ("___recordID" REFERENCE QUERYABLE, title STRING, GRANT WRITE TO "_creator", GRANT CREATE TO "_icloud", GRANT READ TO "_world");
+            """), as: caller("alice"))
+        _ = try a.modifyZones(ZonesModifyRequest(operations: [.init(.create, "Lists"), .init(.create, "Trips")]), as: caller("alice"))
+        for (zone, name) in [("Lists", "groceries"), ("Lists", "secret"), ("Trips", "trip")] {
+            XCTAssertNil(try a.modifyRecords(ModifyRequest(operations: [op(.create, name, type: "List", ["title": "x"])], zoneName: zone), as: caller("alice")).failures.first)
+        }
+        for (zone, name) in [("Lists", "groceries"), ("Trips", "trip")] {
+            let share = try a.createShare(ShareCreateRequest(zoneName: zone, recordName: name, participants: [ShareParticipantRequest(user: .email("bob@example.com"), permission: .readOnly)]),
+                                          as: caller("alice"))
+            let guid = try XCTUnwrap(share.results.first?.value?["shortGUID"]?.stringValue)
+            XCTAssertNil(try a.acceptShares(AcceptSharesRequest(shortGUIDs: [ShortGUIDRequest(guid)]), as: caller("bob")).failures.first)
+        }
+        let r = try a.queryRecords(try QueryRecordsRequest(json: try body(#"{"query":{"recordType":"List"},"zoneWide":true}"#)), as: caller("bob", .shared))
+        XCTAssertEqual(r.records.map { "\($0.recordName)@\($0.zoneID.zoneName)" }, ["groceries@Lists", "trip@Trips"])
+        // alice's own zone-wide query sees all of hers.
+        let own = try a.queryRecords(try QueryRecordsRequest(json: try body(#"{"query":{"recordType":"List"},"zoneWide":true}"#)), as: caller("alice"))
+        XCTAssertEqual(own.records.map { "\($0.recordName)@\($0.zoneID.zoneName)" }, ["groceries@Lists", "secret@Lists", "trip@Trips"])
+    }
+
     // MARK: numbersAsStrings
 
     func testNumbersAsStringsAnswersAndTakesNumberFieldsAsStrings() throws {
