@@ -147,8 +147,8 @@ public struct ModifyRequest: Sendable {
         }
         if let f = r["fields"], !f.isNull {
             guard let fo = f.objectValue else { throw CloudKitError.badRequest("\(context): fields must be an object, got \(f.kindName)") }
-            // In the order of the names' bytes: the same field is reported every time.
-            for (k, v) in fo.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
+            var invalidField: String?
+            for (k, v) in fo {
                 if op.share != nil && k == ShareInfo.titleField { continue }
                 try Names.validateFieldName(k)
                 if let raw = RecordField.untypedValue(v) {
@@ -162,7 +162,11 @@ public struct ModifyRequest: Sendable {
                     }
                 } else if let (tag, value) = try RecordField.shape(name: k, json: v) {
                     do { op.fields[k] = .some(try RecordField.typed(name: k, tag: tag, value: value)) } catch let e as CloudKitError where deferringValueErrors && e.code == .badRequest {
-                        if op.invalid == nil { op.invalid = CloudKitError(.badRequest, e.reason, recordName: op.recordName) }
+                        // The first field by its name's bytes: the same one is reported every time.
+                        if invalidField.map({ k.utf8.lexicographicallyPrecedes($0.utf8) }) ?? true {
+                            invalidField = k
+                            op.invalid = CloudKitError(.badRequest, e.reason, recordName: op.recordName)
+                        }
                     }
                 } else {
                     op.fields[k] = .some(nil)
