@@ -72,7 +72,7 @@ public struct RecordField: Equatable, Sendable {
 
     /// A value with its `type` tag (inferred when there is none), in canonical form; BAD_REQUEST
     /// when the tag is unknown or the value does not fit it (a value error: CloudKit fails the
-    /// record it is in, not the request — see `invalidValue`).
+    /// record it is in, not the request: `RecordOperation.invalid`).
     static func typed(name: String, tag: String?, value: JSONValue) throws -> RecordField {
         var type: FieldType
         if let s = tag {

@@ -46,10 +46,10 @@ public struct QueryRecordsRequest: Sendable {
 
     /// The query with its untyped filter values read as numbers where the schema makes the
     /// field INT64 or DOUBLE: a string value there spells a number (`numbersAsStrings`).
-    func query(numbersFrom schema: Schema) -> QueryRequest {
+    func query(numbersFrom schema: () throws -> Schema) rethrows -> QueryRequest {
         guard numbersAsStrings else { return query }
         var q = query
-        let fields = schema.types[q.recordType]?.fields ?? [:]
+        let fields = try schema().types[q.recordType]?.fields ?? [:]
         for (i, f) in q.filters.enumerated() where f.value.type.base == .string {
             guard let t = fields[f.fieldName]?.type.fieldType, NumbersAsStrings.applies(to: t) else { continue }
             let type = FieldType(t.base, list: f.value.type.isList)
@@ -84,7 +84,7 @@ extension CloudKitAPI {
             return first!
         }
         let (ctx, zone, seq) = try openQuery(r, caller)
-        let q = r.query(numbersFrom: try ctx.db.schema())
+        let q = try r.query(numbersFrom: ctx.db.schema)
         let page = try seq.map { s in try ctx.db.query(in: zone, q, at: s, readable: ctx.readable(in: zone, at: s)) } ?? ctx.db.query(in: zone, q)
         return QueryRecordsResponse(records: try page.records.compactMap { try ctx.gate.shown($0) }, continuationMarker: page.continuationMarker, warnings: page.warnings,
                                     style: ctx.style.numbersAsStrings(r.numbersAsStrings), desiredKeys: r.query.desiredKeys)
@@ -96,7 +96,7 @@ extension CloudKitAPI {
     public func queryAllRecords(_ r: QueryRecordsRequest, as caller: Caller, _ page: (QueryRecordsResponse) throws -> Bool) throws {
         if r.zoneWide { return try queryZoneWide(r, caller, onePage: false, page) }
         let (ctx, zone, seq) = try openQuery(r, caller)
-        let q = r.query(numbersFrom: try ctx.db.schema())
+        let q = try r.query(numbersFrom: ctx.db.schema)
         try ctx.db.queryAll(zone: zone.zoneID.zoneName, q, at: seq.map { s in (s, ctx.readable(in: zone, at: s)) }) { p in
             try page(QueryRecordsResponse(records: try p.records.compactMap { try ctx.gate.shown($0) }, continuationMarker: nil, warnings: p.warnings,
                                           style: ctx.style.numbersAsStrings(r.numbersAsStrings), desiredKeys: r.query.desiredKeys))
@@ -109,7 +109,7 @@ extension CloudKitAPI {
         try Names.validateRecordType(r.query.recordType)
         if r.at != nil { throw CloudKitError.badRequest("a zoneWide query reads the database as it is now; a point of history names one zone") }
         let ctx = try preflight(.recordsQuery, caller)
-        let q = r.query(numbersFrom: try ctx.db.schema())
+        let q = try r.query(numbersFrom: ctx.db.schema)
         let binding = ctx.db.zoneWideBinding(q)
         var after = try q.continuationMarker.map { try QueryEngine.decodeMarker($0, binding: binding, secret: try ctx.db.tokenSecret.existing()) }
         let limit = onePage ? max(1, min(q.resultsLimit, Limits.resultsPerPage)) : Limits.resultsPerPage
