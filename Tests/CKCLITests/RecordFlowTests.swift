@@ -104,7 +104,7 @@ final class RecordFlowTests: XCTestCase {
         assertFailure(s.ck("--zone", "Nope", "record", "list"), exit: 3, contains: "ZONE_NOT_FOUND")
     }
 
-    func testModifyIsAtomicInCustomZonesAndLimitedTo400() {
+    func testModifyIsAtomicInCustomZonesAndLimitedTo200() {
         let s = signedIn()
         s.ck("--zone", "Lists", "record", "save", "--type", "T", "--name", "exists", "v=1")
         let body = """
@@ -131,14 +131,15 @@ final class RecordFlowTests: XCTestCase {
         }
         let nonAtomic = s.run(["record", "modify"], stdin: body)
         XCTAssertEqual(nonAtomic.status, 0, "without 'atomic' the default zone is not atomic, and 'exists' is not there: \(nonAtomic.stderr)")
-        let ops = (0..<401).map { "{\"operationType\":\"create\",\"record\":{\"recordName\":\"r\($0)\",\"recordType\":\"T\"}}" }.joined(separator: ",")
-        s.assertUnchanged("401 operations") {
-            assertFailure(s.run(["--zone", "Lists", "record", "modify"], stdin: "{\"operations\":[\(ops)]}"), exit: 8, contains: "400")
+        let ops = (0..<201).map { "{\"operationType\":\"create\",\"record\":{\"recordName\":\"r\($0)\",\"recordType\":\"T\"}}" }.joined(separator: ",")
+        s.assertUnchanged("201 operations") {
+            assertFailure(s.run(["--zone", "Lists", "record", "modify"], stdin: "{\"operations\":[\(ops)]}"), exit: 8,
+                          contains: "Your request contains 201 items which is more than the maximum number of items in a single request (200)")
         }
-        let ok = (0..<400).map { "{\"operationType\":\"create\",\"record\":{\"recordName\":\"r\($0)\",\"recordType\":\"T\"}}" }.joined(separator: ",")
+        let ok = (0..<200).map { "{\"operationType\":\"create\",\"record\":{\"recordName\":\"r\($0)\",\"recordType\":\"T\"}}" }.joined(separator: ",")
         let r = s.run(["--zone", "Lists", "record", "modify", "--format", "ndjson"], stdin: "{\"operations\":[\(ok)]}")
         XCTAssertEqual(r.status, 0, r.stderr)
-        XCTAssertEqual(r.stdout.split(separator: "\n").count, 400)
+        XCTAssertEqual(r.stdout.split(separator: "\n").count, 200)
     }
 
     func testQueryComparatorsSortLimitAndContinuation() {

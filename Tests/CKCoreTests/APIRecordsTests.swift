@@ -134,7 +134,7 @@ final class APIRecordsTests: XCTestCase {
 
     // MARK: ck's own
 
-    func testDeleteIfExistsLeavesOutWhatIsNotThereAndGoesByFourHundreds() throws {
+    func testDeleteIfExistsLeavesOutWhatIsNotThereAndGoesByTwoHundreds() throws {
         let t = TempStore()
         let a = api(t)
         var names: [String] = []

@@ -16,7 +16,7 @@ final class DeleteSelfLimitTests: XCTestCase {
         XCTAssertNil(try db.modify(zone: "Z", operations: [op(.create, "target", type: "Owner")])[0].error)
         var made = 0
         while made < 750 {
-            let batch = (made..<min(made + 300, 750)).map { child("c\($0)") }
+            let batch = (made..<min(made + Limits.operationsPerBatch, 750)).map { child("c\($0)") }
             let r = try db.modify(zone: "Z", operations: batch)
             XCTAssertEqual(r.compactMap(\.error).map(\.reason), [])
             made += batch.count

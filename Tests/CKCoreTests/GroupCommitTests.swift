@@ -75,4 +75,67 @@ final class GroupCommitTests: XCTestCase {
         XCTAssertEqual(seqs, Array(1...Int64(seqs.count)), "gapless")
         XCTAssertEqual(seqs.count, 8 * 10 + 1 + 1)
     }
+
+    /// A group of three requests, forced: a placeholder holds the zone's group until all three
+    /// wait behind it, so the three are committed as one group. Each has its own outcome — an
+    /// update that succeeds, an update with a stale tag (CONFLICT), a new record — and each
+    /// caller must get its own, whatever order they arrived in.
+    func testEveryRequestOfAForcedGroupGetsItsOwnResult() throws {
+        let t = TempStore()
+        let api = CloudKitAPI(dataDirectory: t.root)
+        let me = Caller(container: "iCloud.com.example.test")
+        _ = try api.modifyZones(ZonesModifyRequest(operations: [.init(.create, "Lists")]), as: me)
+        let base = try api.modifyRecords(ModifyRequest(operations: [op(.create, "counter", ["n": 0]), op(.create, "other", ["n": 0])], zoneName: "Lists"), as: me)
+        let tag = try XCTUnwrap(base.results[0].record?.recordChangeTag)
+        let key = try t.db().zone("Lists").directory
+
+        // The placeholder leads a group of its own and holds it until three requests wait.
+        let gc = GroupCommit.shared
+        let holding = DispatchSemaphore(value: 0)
+        let released = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            _ = try? gc.run(GroupCommit.Job { _, tx in (tx, []) }, key: key) { jobs in
+                holding.signal()
+                let deadline = Date().addingTimeInterval(30)
+                while gc.waitingCount(key) < 3 && Date() < deadline { usleep(1000) }
+                return jobs.map { _ in .success([]) }
+            }
+            released.signal()
+        }
+        XCTAssertEqual(holding.wait(timeout: .now() + 30), .success)
+
+        let requests: [(name: String, request: ModifyRequest)] = [
+            ("update", ModifyRequest(operations: [op(.update, "counter", type: nil, tag: tag, ["n": 1])], zoneName: "Lists")),
+            ("conflict", ModifyRequest(operations: [op(.update, "other", type: nil, tag: "zzz", ["n": 9])], zoneName: "Lists")),
+            ("create", ModifyRequest(operations: [op(.create, "new-one", ["n": 3])], zoneName: "Lists")),
+        ]
+        final class Answers: @unchecked Sendable { var byRequest: [String: OperationResult] = [:]; let lock = NSLock() }
+        let answers = Answers()
+        let group = DispatchGroup()
+        for (name, request) in requests {
+            DispatchQueue.global().async(group: group) {
+                let caller = Caller(container: "iCloud.com.example.test", deviceID: name)
+                let r = try? api.modifyRecords(request, as: caller)
+                answers.lock.lock(); answers.byRequest[name] = r?.results.first; answers.lock.unlock()
+            }
+        }
+        XCTAssertEqual(released.wait(timeout: .now() + 30), .success)
+        XCTAssertEqual(group.wait(timeout: .now() + 30), .success)
+        XCTAssertEqual(gc.waitingCount(key), 0)
+
+        let updated = answers.byRequest["update"]?.record
+        XCTAssertEqual(updated?.recordName, "counter", "the update's caller gets the update's result")
+        XCTAssertEqual(updated?.fields["n"]?.value, 1)
+        XCTAssertNotEqual(updated?.recordChangeTag, tag)
+        let conflict = answers.byRequest["conflict"]?.error
+        XCTAssertEqual(conflict?.code, .conflict, "the stale tag's caller gets its CONFLICT")
+        XCTAssertEqual(conflict?.recordName, "other")
+        let created = answers.byRequest["create"]?.record
+        XCTAssertEqual(created?.recordName, "new-one", "the create's caller gets the new record")
+        XCTAssertEqual(created?.fields["n"]?.value, 3)
+        XCTAssertEqual(created?.created.deviceID, "create", "written by that caller's device")
+        // And the store agrees.
+        let now = try api.lookupRecords(LookupRecordsRequest(recordNames: ["counter", "other", "new-one"], zoneName: "Lists"), as: me)
+        XCTAssertEqual(now.results.map { $0.record?.fields["n"]?.value }, [1, 0, 3])
+    }
 }

@@ -39,7 +39,6 @@ final class ModifyTests: XCTestCase {
             #"{"operations": [{"operationType": "create", "record": {"recordName": "", "recordType": "T"}}]}"#,
             #"{"operations": [{"operationType": "create", "record": {"recordName": "x", "recordType": "T", "zoneID": {"zoneName": "../x"}}}]}"#,
             #"{"operations": [{"operationType": "create", "record": {"recordType": "T", "fields": {"_x": {"value": 1}}}}]}"#,
-            #"{"operations": [{"operationType": "create", "record": {"recordType": "T", "fields": {"n": {"value": "a", "type": "INT64"}}}}]}"#,
             #"{"operations": [], "bogus": 1}"#,
             #"{"operations": [{"operationType": "delete", "record": {}}]}"#,
         ]
@@ -48,6 +47,9 @@ final class ModifyTests: XCTestCase {
                 XCTAssertEqual((e as? CloudKitError)?.code, .badRequest, b)
             }
         }
+        // A value that does not fit its type fails its operation, not the request (ModifyResultsTests).
+        let value = try? ModifyRequest.parse(try JSONParser.parse(#"{"operations": [{"operationType": "create", "record": {"recordType": "T", "fields": {"n": {"value": "a", "type": "INT64"}}}}]}"#))
+        XCTAssertEqual(value?.operations.first?.invalid?.code, .badRequest)
     }
 
     /// Two names that differ only in Unicode normalization are two records in one request, and

@@ -59,7 +59,10 @@ final class RecordCodecTests: XCTestCase {
     }
 
     func testResponseBytesEqualTheGeneralEncoder() {
-        let styles = [ResponseStyle(assetBase: "file:///data/assets/", encryptedAssets: true), ResponseStyle(assetBase: "file:///d%20x/", encryptedAssets: false)]
+        var numbersAsStrings = ResponseStyle(assetBase: "file:///data/assets/", encryptedAssets: true)
+        numbersAsStrings.numbersAsStrings = true
+        let styles = [ResponseStyle(assetBase: "file:///data/assets/", encryptedAssets: true), ResponseStyle(assetBase: "file:///d%20x/", encryptedAssets: false),
+                      numbersAsStrings]
         for _ in 0..<500 {
             let r = randomRecord()
             let keys: Set<String>? = Bool.random(using: &rng) ? nil : Set(r.fields.keys.filter { _ in Bool.random(using: &self.rng) } + ["absent"])

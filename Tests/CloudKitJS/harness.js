@@ -79,6 +79,19 @@ async function main() {
   const za = after.zones[0];
   step("changes since the token", za.records.length === 1 && za.records[0].recordName === "item-3" && za.records[0].deleted === true, za.records);
 
+  // zoneWide: every zone of the database in one query (CloudKit JS drops the zoneID).
+  const inDefault = await db.saveRecords([{ recordType: "CkjsItem", recordName: "item-default", fields: { n: { value: 0 } } }]);
+  const wide = await db.performQuery({ recordType: "CkjsItem", sortBy: [{ fieldName: "n", ascending: false }] }, { zoneWide: true });
+  const wideNames = wide.records.map((r) => r.recordName + "@" + (r.zoneID && r.zoneID.zoneName));
+  step("performQuery zoneWide", !inDefault.hasErrors && wideNames.join() === "item-2@CkjsZone,item-1@CkjsZone,item-default@_defaultZone", wideNames);
+  // Options CloudKit JS sends inside each operation, and numbersAsStrings on a lookup.
+  const four = await db.saveRecords([{ recordType: "CkjsItem", recordName: "item-4", fields: { title: { value: "four" }, n: { value: 4 } } }],
+                                    { zoneID, desiredKeys: ["n"], numbersAsStrings: true });
+  const f4 = four.records[0];
+  step("saveRecords desiredKeys numbersAsStrings", !four.hasErrors && Object.keys(f4.fields).join() === "n" && f4.fields.n.value === "4", f4 && f4.fields);
+  const asStrings = await db.fetchRecords(["item-1"], { zoneID, numbersAsStrings: true });
+  step("fetchRecords numbersAsStrings", !asStrings.hasErrors && asStrings.records[0].fields.n.value === "1", asStrings.records[0] && asStrings.records[0].fields);
+
   const dbChanges = await db.fetchDatabaseChanges();
   step("fetchDatabaseChanges", Array.isArray(dbChanges.zones) && dbChanges.syncToken, dbChanges.zones.map((x) => x.zoneID.zoneName));
 

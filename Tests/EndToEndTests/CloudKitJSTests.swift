@@ -4,10 +4,10 @@ import XCTest
 
 /// Apple's CloudKit JS, unchanged, against `ck serve`: Tests/CloudKitJS/harness.js drives it in
 /// Node through sign-in, zones, saves, lookups, paged queries, a query of an unknown record type,
-/// a CONFLICT, change feeds, deletes, an asset, subscriptions and a pushed notification of a
-/// change made with the CLI. It needs node and a copy of cloudkit.js (Apple's licence forbids
-/// committing it): at `$CK_CLOUDKIT_JS` or `.scratch/cloudkit.js` in the checkout. Without them
-/// the test is skipped.
+/// a CONFLICT, change feeds, deletes, a zone-wide query, per-operation options and
+/// numbersAsStrings, an asset, subscriptions and a pushed notification of a change made with the
+/// CLI. It needs node and a copy of cloudkit.js (Apple's licence forbids committing it): at
+/// `$CK_CLOUDKIT_JS` or `.scratch/cloudkit.js` in the checkout. Without them the test is skipped.
 final class CloudKitJSTests: XCTestCase {
     static let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 

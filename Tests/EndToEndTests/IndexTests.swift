@@ -102,6 +102,12 @@ final class IndexTests: XCTestCase {
 
     /// A records/modify body of `n` random operations (saves and deletes) on zone Z.
     static func modifyBody(_ n: Int, _ rng: inout RNG) -> String {
+        modifyBodies(n, &rng)[0]
+    }
+
+    /// `n` random operations as records/modify bodies of at most 200 operations each (the most
+    /// a request holds), in order.
+    static func modifyBodies(_ n: Int, _ rng: inout RNG) -> [String] {
         var ops: [[String: Any]] = []
         var used = Set<String>()
         while ops.count < n {
@@ -115,7 +121,7 @@ final class IndexTests: XCTestCase {
                 ops.append(["operationType": "forceReplace", "record": r])
             }
         }
-        return json(["operations": ops, "atomic": false, "zoneID": ["zoneName": "Z"]])
+        return stride(from: 0, to: ops.count, by: 200).map { json(["operations": Array(ops[$0..<min($0 + 200, ops.count)]), "atomic": false, "zoneID": ["zoneName": "Z"]]) }
     }
 
     /// Applies a random batch; some operations fail (deleting a record that is gone, replacing
@@ -161,22 +167,30 @@ final class IndexTests: XCTestCase {
     func testCrashesDuringCommitsThenAnotherWriteThenFsck() {
         var rng = RNG(state: 99)
         let s = seeded(&rng, count: 200)
-        // Find how many disk operations a maintenance-sized batch performs.
-        let body = IndexTests.modifyBody(260, &rng)
+        // Find how many disk operations a maintenance-sized batch performs: 260 operations, in
+        // requests of 200 and 60 (a request holds at most 200).
+        let body = IndexTests.modifyBodies(260, &rng)
         var counted = 0
         let trace = s.run(["-q", "record", "modify"], stdin: IndexTests.modifyBody(1, &rng), env: ["CK_DEBUG_TRACE_OPS": "1"])
         counted = trace.stderr.split(separator: "\n").filter { $0.hasPrefix("op ") }.count
         XCTAssertGreaterThan(counted, 0)
+        func send(_ bodies: ArraySlice<String>) {
+            for b in bodies { XCTAssertTrue([0, 9].contains(s.run(["-q", "record", "modify"], stdin: b).status)) }
+        }
         for round in 0..<6 {
-            let b = round == 0 ? body : IndexTests.modifyBody(260, &rng)
-            let all = s.run(["-q", "record", "modify"], stdin: b, env: ["CK_DEBUG_TRACE_OPS": "1", "CK_DEBUG_CRASH_AT_OP": "999999"])
+            let b = round == 0 ? body : IndexTests.modifyBodies(260, &rng)
+            let all = s.run(["-q", "record", "modify"], stdin: b[0], env: ["CK_DEBUG_TRACE_OPS": "1", "CK_DEBUG_CRASH_AT_OP": "999999"])
             let ops = all.stderr.split(separator: "\n").filter { $0.hasPrefix("op ") }
             XCTAssertGreaterThan(ops.count, 0)
+            send(b.dropFirst())
             // Crash the next batch at a random point past the history commit (in the derived
-            // files, where the index work is), then write again and compare queries.
+            // files, where the index work is), then write again (the rest of the batch, then
+            // more) and compare queries.
             let crashAt = max(1, ops.count / 2 + rng.int(max(1, ops.count / 2)))
-            let crashed = s.run(["-q", "record", "modify"], stdin: IndexTests.modifyBody(260, &rng), env: ["CK_DEBUG_CRASH_AT_OP": String(crashAt)])
+            let next = IndexTests.modifyBodies(260, &rng)
+            let crashed = s.run(["-q", "record", "modify"], stdin: next[0], env: ["CK_DEBUG_CRASH_AT_OP": String(crashAt)])
             XCTAssertNotEqual(crashed.status, 0)
+            send(next.dropFirst())
             IndexTests.modify(s, 5, &rng)
             for _ in 0..<4 { IndexTests.compare(s, IndexTests.query(&rng)) }
         }

@@ -476,7 +476,10 @@ final class OutputFirstTests: XCTestCase {
 
         // More than a pipe buffer of pending notifications: ck is blocked in write().
         let ops = (1...300).map { "{\"operationType\":\"create\",\"record\":{\"recordName\":\"m\($0)\",\"recordType\":\"Item\",\"fields\":{}}}" }
-        XCTAssertEqual(s.run(["--device", "phone", "record", "modify"], stdin: "{\"operations\":[\(ops.joined(separator: ","))]}").status, 0)
+        // Two requests: one holds at most 200 operations.
+        for part in [ops[..<150], ops[150...]] {
+            XCTAssertEqual(s.run(["--device", "phone", "record", "modify"], stdin: "{\"operations\":[\(part.joined(separator: ","))]}").status, 0)
+        }
         XCTAssertGreaterThan(s.ck("--format", "ndjson", "notifications").stdout.utf8.count, 1 << 16, "fixture: more than a pipe buffer")
         let (big, _) = pipe(s, ["notifications", "--follow"], stall, signal: (0.5, SIGTERM), timeout: 8)
         XCTAssertEqual(big.status, 0, big.stderr)

@@ -285,8 +285,12 @@ final class QueryAllTests: XCTestCase {
         func modify(_ model: inout [String: Item], deletes: [String], saves: [Item]) {
             let ops: [[String: Any]] = deletes.map { ["operationType": "forceDelete", "record": ["recordName": $0]] }
                 + saves.map { ["operationType": "forceReplace", "record": $0.record] }
-            let r = s.run(["-q", "record", "modify"], stdin: QueryAllTests.json(["operations": ops, "atomic": true, "zoneID": ["zoneName": "Z"]]))
-            XCTAssertEqual(r.status, 0, r.stderr)
+            // A request holds at most 200 operations.
+            for start in stride(from: 0, to: ops.count, by: 200) {
+                let chunk = Array(ops[start..<min(start + 200, ops.count)])
+                let r = s.run(["-q", "record", "modify"], stdin: QueryAllTests.json(["operations": chunk, "atomic": true, "zoneID": ["zoneName": "Z"]]))
+                XCTAssertEqual(r.status, 0, r.stderr)
+            }
             for d in deletes { model[d] = nil }
             for it in saves { model[it.name] = it }
         }

@@ -39,7 +39,7 @@ extension RecordDiff {
 }
 
 extension Database {
-    /// Writes a plan (of a restore or a revert) as new changes, up to 400 a request.
+    /// Writes a plan (of a restore or a revert) as new changes, up to 200 a request.
     public func apply(_ plan: [RecordDiff], zone name: String) throws -> [OperationResult] {
         if let d = plan.first(where: { $0.isShare && !$0.isNoChange }) {
             throw CloudKitError(.badRequest, "'\(Names.describe(d.recordName))' is a share record: shares are not restored or reverted as records", recordName: d.recordName)

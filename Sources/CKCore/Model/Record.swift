@@ -32,6 +32,8 @@ public struct ResponseStyle: Sendable {
     public var encryptedAssets: Bool
     /// Over HTTP: signs each `downloadURL` for the reader the answer is for, with an expiry.
     public var assetURLs: AssetURLSigner?
+    /// `numbersAsStrings`: INT64 and DOUBLE values (and their lists) as strings (NumbersAsStrings).
+    public var numbersAsStrings = false
 
     public init(assetBase: String, encryptedAssets: Bool, assetURLs: AssetURLSigner? = nil) {
         self.assetBase = assetBase
@@ -101,6 +103,7 @@ public struct Record: Equatable, Sendable {
         for (k, v) in fields where desiredKeys?.contains(k) ?? true {
             var field = v
             if v.type.base == .asset { field.value = AssetValue.response(v.value, style: style) }
+            if style.numbersAsStrings, NumbersAsStrings.applies(to: v.type) { field.value = NumbersAsStrings.shown(v) }
             f[k] = field.json
         }
         guard case .object(var o) = json() else { return json() }
@@ -154,9 +157,7 @@ public struct Record: Equatable, Sendable {
     /// Bytes the record stores, not counting assets (CloudKit's 1 MB limit applies to this).
     public var storedSize: Int {
         var n = recordName.utf8.count + recordType.utf8.count
-        for (k, v) in fields where v.type.base != .asset {
-            n += k.utf8.count + JSONWriter.compact(v.value).utf8.count
-        }
+        for (k, v) in fields { n += k.utf8.count + v.storedSize }
         return n
     }
 }

@@ -22,9 +22,41 @@ public struct RecordField: Equatable, Sendable {
         }
     }
 
+    /// The bytes the value takes against CloudKit's 1 MB record limit ("Assets don't count"):
+    /// a BYTES value its decoded bytes (not its base64), a string its UTF-8, a number or a
+    /// date 8 bytes, a reference or a location its JSON; a list the sum of its elements.
+    public var storedSize: Int {
+        func size(_ v: JSONValue, _ base: FieldType.Base) -> Int {
+            switch base {
+            case .asset: return 0
+            case .string: return v.stringValue?.utf8.count ?? JSONWriter.compact(v).utf8.count
+            case .bytes, .encryptedBytes: return v.stringValue.map(RecordField.base64DecodedCount) ?? 0
+            case .int64, .double, .timestamp: return 8
+            case .reference, .location, .unknown: return JSONWriter.compact(v).utf8.count
+            }
+        }
+        if type.isList { return (value.arrayValue ?? []).reduce(0) { $0 + size($1, type.base) } }
+        return size(value, type.base)
+    }
+
+    /// How many bytes base64 text decodes to, counted without decoding it.
+    static func base64DecodedCount(_ s: String) -> Int {
+        let n = s.utf8.count
+        var pad = 0
+        for c in s.utf8.reversed().prefix(2) where c == UInt8(ascii: "=") { pad += 1 }
+        return n / 4 * 3 + [0, 0, 1, 2][n % 4] - pad
+    }
+
     /// Validates a Web Services field dictionary `{value, type?}` and returns it in canonical
     /// form, or nil when the value is null (which clears the field).
     public static func parse(name: String, json: JSONValue) throws -> RecordField? {
+        guard let (tag, value) = try shape(name: name, json: json) else { return nil }
+        return try typed(name: name, tag: tag, value: value)
+    }
+
+    /// The dictionary's shape — an object of `value` and an optional string `type` — as its
+    /// `type` tag and value (nil when the value is null). A malformed one is refused whole.
+    static func shape(name: String, json: JSONValue) throws -> (tag: String?, value: JSONValue)? {
         guard let o = json.objectValue else {
             throw CloudKitError.badRequest("field '\(name)' must be an object {\"value\": …, \"type\": …}, got \(json.kindName)")
         }
@@ -33,9 +65,17 @@ public struct RecordField: Equatable, Sendable {
         }
         guard let value = o["value"] else { throw CloudKitError.badRequest("field '\(name)' has no 'value'") }
         if value.isNull { return nil }
+        guard let t = o["type"] else { return (nil, value) }
+        guard let s = t.stringValue else { throw CloudKitError.badRequest("field '\(name)': type must be a string") }
+        return (s, value)
+    }
+
+    /// A value with its `type` tag (inferred when there is none), in canonical form; BAD_REQUEST
+    /// when the tag is unknown or the value does not fit it (a value error: CloudKit fails the
+    /// record it is in, not the request: `RecordOperation.invalid`).
+    static func typed(name: String, tag: String?, value: JSONValue) throws -> RecordField {
         var type: FieldType
-        if let t = o["type"] {
-            guard let s = t.stringValue else { throw CloudKitError.badRequest("field '\(name)': type must be a string") }
+        if let s = tag {
             guard let ft = FieldType(tag: s) else {
                 throw CloudKitError.badRequest("field '\(name)': unknown type '\(s)' (expected one of \(FieldType.allTags.joined(separator: ", ")))")
             }
@@ -43,7 +83,12 @@ public struct RecordField: Equatable, Sendable {
         } else {
             type = try infer(name: name, value: value)
         }
-        return RecordField(type: type, value: try canonical(name: name, type: type, value: value))
+        do {
+            return RecordField(type: type, value: try canonical(name: name, type: type, value: value))
+        } catch let e as CloudKitError where e.code == .badRequest {
+            // In CloudKit's words (recorded: "Invalid value, expected type TIMESTAMP."), then ck's.
+            throw CloudKitError.badRequest("Invalid value, expected type \(type.rawValue): \(e.reason)")
+        }
     }
 
     /// The value of a field dictionary sent without `type` (nil when it has a type, or clears

@@ -72,7 +72,8 @@ public struct RecordResponse: JSONEncodable {
             var f = JSONObjectEmitter(indent: o.valueIndent, pretty: pretty)
             f.string("type", field.type.rawValue, into: &out)
             f.key("value", into: &out)
-            let value = field.type.base == .asset ? style.map { AssetValue.response(field.value, style: $0) } ?? field.value : field.value
+            var value = field.type.base == .asset ? style.map { AssetValue.response(field.value, style: $0) } ?? field.value : field.value
+            if style?.numbersAsStrings == true, NumbersAsStrings.applies(to: field.type) { value = NumbersAsStrings.shown(field) }
             JSONWriter.emit(value, into: &out, indent: f.valueIndent, pretty: pretty)
             f.close(into: &out)
         }

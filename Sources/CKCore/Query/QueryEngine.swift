@@ -27,6 +27,14 @@ extension Database {
     /// What every way of answering a query shares: the schema's checks, the marker, the best
     /// page from the indexes (`indexed`) or else from `scan` — every record, filtered, checked for
     /// read permission, and the best `limit + 1` kept — and the next marker, bound to `binding`.
+    /// The query's indexes, or CloudKit's refusal. Development refuses what production
+    /// refuses: an app that passes here passes there.
+    func requireIndexes(_ req: QueryRequest, schema: Schema) throws {
+        guard var refusal = QueryIndexes(req, in: schema).refusal else { return }
+        if address.environment == .production, refusal.nextStep == .defineRecordType(req.recordType) { refusal.nextStep = .deploySchema }
+        throw refusal
+    }
+
     /// `readable`: the read check of a query as of a point of the history (else the gate's now).
     func answer(_ req: QueryRequest, in z: ZoneStore, binding: String, indexed: Bool, pageLimit: Int? = nil, after afterKey: [JSONValue]? = nil,
                 readable: ((Record) throws -> Bool)? = nil, scan: ((Record) throws -> Bool) throws -> Void) throws -> QueryResult {
@@ -34,11 +42,7 @@ extension Database {
         for f in req.filters {
             if let why = f.typeMismatch(recordType: req.recordType, schema: schema) { throw CloudKitError.badRequest(why) }
         }
-        // Development refuses what production refuses: an app that passes here passes there.
-        if var refusal = QueryIndexes(req, in: schema).refusal {
-            if address.environment == .production, refusal.nextStep == .defineRecordType(req.recordType) { refusal.nextStep = .deploySchema }
-            throw refusal
-        }
+        try requireIndexes(req, schema: schema)
         let after = try afterKey ?? req.continuationMarker.map { try QueryEngine.decodeMarker($0, binding: binding, secret: try tokenSecret.existing()) }
         let limit = pageLimit ?? max(1, min(req.resultsLimit, Limits.resultsPerPage))
         var best: [(key: [JSONValue], record: Record)]

@@ -19,10 +19,7 @@ extension Database {
     /// `bulk`: the load this batch belongs to (`ck import`), which may know the zone (BulkLoad).
     public func modify(zone name: String, operations: [RecordOperation], atomic: Bool = true,
                        assets pending: [String: [UInt8]] = [:], bulk: BulkLoad? = nil) throws -> [OperationResult] {
-        if operations.count > Limits.operationsPerBatch {
-            throw CloudKitError(.limitExceeded, "a request holds at most \(Limits.operationsPerBatch) operations; this one has \(operations.count)")
-                .with(.splitRequest(maxOperations: Limits.operationsPerBatch))
-        }
+        try Limits.checkItems(operations.count)
         let user = try requireWrite()
         definedSchema = Schema()
         // The shared database writes into the owner's zone, as the participant (Sharing/).

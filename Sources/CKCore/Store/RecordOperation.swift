@@ -32,6 +32,13 @@ public struct RecordOperation: Sendable {
     public var skipIfUnchanged = false
     /// A share operation (Sharing/Share.swift): the record is a `cloudkit.share`.
     public var share: ShareChange?
+    /// A field value that did not fit its type when the request was read: this operation
+    /// fails with it (BAD_REQUEST) and the others run, as CloudKit answers such a value — per
+    /// record, in a 200 (unless the batch is atomic).
+    public var invalid: CloudKitError?
+    /// `numbersAsStrings`: a value sent without `type` for a field the schema (or the record)
+    /// makes INT64 or DOUBLE may be a string of a number.
+    public var numbersAsStrings = false
 
     public init(type: RecordOperationType, recordName: String? = nil, recordType: String? = nil, recordChangeTag: String? = nil,
                 fields: [String: RecordField?] = [:], parent: String? = nil) {
@@ -64,7 +71,9 @@ public enum OperationResult: Sendable {
 
 /// Limits CloudKit enforces (reference §6).
 public enum Limits {
-    public static let operationsPerBatch = 400
+    /// Operations (or items looked up) one Web Services request holds (CloudKit's "Data Size
+    /// Limits": 200 a request; the native framework's own batches may hold 400).
+    public static let operationsPerBatch = 200
     public static let recordBytes = 1_000_000
     public static let fieldsPerRecord = 256
     public static let deleteSelfReferencesPerTarget = 750
@@ -82,9 +91,23 @@ extension RecordOperation {
             throw CloudKitError(.limitExceeded, "record '\(name)' has \(fields.count) fields; the limit is \(Limits.fieldsPerRecord)", recordName: recordName)
         }
         var size = name.utf8.count + (recordType?.utf8.count ?? 0)
-        for (k, v) in fields { if let v = v, v.type.base != .asset { size += k.utf8.count + JSONWriter.compact(v.value).utf8.count } }
+        for (k, v) in fields { if let v = v { size += k.utf8.count + v.storedSize } }
         if size > Limits.recordBytes {
             throw CloudKitError(.limitExceeded, "record too large: '\(name)' holds \(size) bytes; the limit is \(Limits.recordBytes) (assets excluded)", recordName: recordName)
         }
+    }
+}
+
+extension Limits {
+    /// LIMIT_EXCEEDED for a request of `count` items, over `operationsPerBatch`, in CloudKit's
+    /// words, with the way out: split the request.
+    /// A request of `count` items (operations, lookups) within the limit, or `tooManyItems`.
+    public static func checkItems(_ count: Int) throws {
+        if count > operationsPerBatch { throw tooManyItems(count) }
+    }
+
+    public static func tooManyItems(_ count: Int) -> CloudKitError {
+        CloudKitError(.limitExceeded, "Your request contains \(count) items which is more than the maximum number of items in a single request (\(operationsPerBatch))")
+            .with(.splitRequest(maxOperations: operationsPerBatch))
     }
 }

@@ -25,6 +25,7 @@ struct RecordWriter {
     var shownScope: DatabaseScope { access == nil ? scope : .shared }
 
     func apply(_ op: RecordOperation, in tx: Transaction) throws -> OperationResult {
+        if let e = op.invalid { throw e }
         let name = op.recordName ?? Identifiers.newRecordName()
         let stored = try tx.record(name)
         // To a participant, a record of the owner's zone that is not shared with them does not
@@ -133,7 +134,7 @@ struct RecordWriter {
     /// fit that type is refused with CloudKit's reason.
     private func typed(_ field: String, _ given: RecordField, op: RecordOperation, recordType: String, existing: Record?,
                        recordName: String) throws -> RecordField {
-        guard let raw = op.untyped[field] else { return given }
+        guard var raw = op.untyped[field] else { return given }
         let known = schema.schema.types[recordType]?.fields[field]?.type.fieldType ?? existing?.fields[field]?.type
         guard let target = known, target.base != .unknown, target != given.type else {
             if given.type == RecordField.uninferred {
@@ -141,6 +142,7 @@ struct RecordWriter {
             }
             return given
         }
+        if op.numbersAsStrings && NumbersAsStrings.applies(to: target) { raw = NumbersAsStrings.taken(raw) }
         do {
             return RecordField(type: target, value: try RecordField.canonical(name: field, type: target, value: raw))
         } catch {

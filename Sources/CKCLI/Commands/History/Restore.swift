@@ -11,7 +11,7 @@ extension HistoryCommands {
         device: history is never rewritten, tokens stay valid, and clients following 'zone
         changes' see ordinary updates. Each write carries the record's current change tag, so a
         record changed meanwhile is a CONFLICT, not overwritten; in a custom zone the writes are
-        one atomic request (per 400). Prints {"changes": [...]} as 'ck diff' does — from now to
+        one atomic request (per 200). Prints {"changes": [...]} as 'ck diff' does — from now to
         the restored state — with each record's new recordChangeTag. --dry-run only prints.
         REF is \(referenceHelp).
         """) { inv in

@@ -15,7 +15,7 @@ extension RecordCommands {
         deletions removed through DELETE_SELF references (which CloudKit deletes without
         listing them). A record still referenced with VALIDATE cannot be deleted
         (VALIDATING_REFERENCE_ERROR). '-' reads the names from stdin, one per line.
-        Several names go in one request per 400 (atomic in a custom zone, as CloudKit's
+        Several names go in one request per 200 (atomic in a custom zone, as CloudKit's
         default); with one name, its failure is the command's error, else exit 9 when any
         fails. --if-exists leaves out names that are not there.
         """) { inv in

@@ -5,7 +5,7 @@ import CKCore
 enum ImportCommand {
     static let command: Command = Command(["import"], synopsis: "[FILE] [--batch N]",
         summary: "Load records from NDJSON (or a JSON array), replacing records of the same name", endpoint: .recordsModify,
-        options: [OptionSpec("--batch", value: "N", help: "records per committed batch [default and maximum: 400]")],
+        options: [OptionSpec("--batch", value: "N", help: "records per committed batch [default and maximum: 200]")],
         details: """
         Reads Web Services records from FILE or stdin: NDJSON, one record per line (what
         'ck export' prints), or one JSON array of records. Each record goes to the zone its
@@ -14,7 +14,7 @@ enum ImportCommand {
         nothing. A record identical to the one stored (same type, fields and parent) is left as
         it is: no new change, same tag, so re-importing an export is free. Progress (records/s,
         done/total, ETA) goes to stderr when it is a terminal, then a one-line summary; -q for
-        none. Records are saved with forceReplace in batches of up to 400 and reported as
+        none. Records are saved with forceReplace in batches of up to 200 and reported as
         each batch commits: the records/modify response {"records": [...]}, streamed, one item
         per record in input order, {recordName, recordChangeTag, zoneID} or an error
         dictionary (with --format ndjson, one line each). Exit 9 when any record failed.

@@ -7,9 +7,11 @@ extension RecordCommands {
         Reads {"operations": [{"operationType": "create|update|forceUpdate|replace|forceReplace|
         delete|forceDelete", "record": {…}}], "atomic": true, "zoneID": {"zoneName": …},
         "desiredKeys": […]} and prints {"records": [...]}: one result per operation, in order
-        (a record, a tombstone, or an error dictionary). In a custom zone an atomic request
-        applies all or nothing and the other operations fail with ATOMIC_ERROR. At most 400
-        operations (LIMIT_EXCEEDED, nothing applied). Exit 9 when any operation failed.
+        (a record, a tombstone, or an error dictionary). A value that does not fit its type
+        fails its own operation (BAD_REQUEST) and the others are applied. In a custom zone an
+        atomic request applies all or nothing and the other operations fail with ATOMIC_ERROR.
+        At most 200 operations (LIMIT_EXCEEDED, nothing applied). Exit 9 when any operation
+        failed.
         """) { inv in
         _ = try inv.positionals(max: 0, what: "")
         let body = try inv.readJSONInput(what: "modify request")

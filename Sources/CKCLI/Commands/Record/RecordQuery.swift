@@ -33,7 +33,9 @@ extension RecordCommands {
         comma-separated list or a JSON array; NEAR takes 'lat,lon RADIUS' with RADIUS in m or
         km (e.g. 'place NEAR 37.33,-122.03 5km').
         String equality ignores case; BEGINS_WITH does not; token searches ignore case and
-        diacritics. Without --type a Web Services records/query body is read from stdin.
+        diacritics. Without --type a Web Services records/query body is read from stdin; its
+        zoneWide: true (without a zoneID or --zone) queries every zone of the database, and
+        numbersAsStrings: true answers INT64 and DOUBLE values as strings.
 
         As in CloudKit, development and production alike answer only what the schema has
         indexes for: a query without a filter needs "___recordID" REFERENCE QUERYABLE, a filter
@@ -48,6 +50,7 @@ extension RecordCommands {
         _ = try inv.positionals(max: 0, what: "")
         var req: QueryRequest
         var zone = inv.zoneGiven
+        var bodyOptions = (zoneWide: false, numbersAsStrings: false)
         var filters: [FilterSyntax] = []
         if let type = inv.args.value("--type") {
             try Names.validateRecordType(type)
@@ -73,13 +76,16 @@ extension RecordCommands {
             let parsed = try QueryRecordsRequest(json: try inv.readJSONInput(what: "query request"))
             req = parsed.query
             if let z = parsed.zoneName { zone = z }
+            // --zone names a zone, as a zoneID does: then the query is of that zone alone.
+            bodyOptions = (parsed.zoneWide && inv.zoneGiven == nil, parsed.numbersAsStrings)
         }
         if let n = try inv.positiveInt("--limit") { req.resultsLimit = n }
         if let m = inv.args.value("--continue") { req.continuationMarker = m }
         if let k = try desiredKeys(inv) { req.desiredKeys = k }
         let caller = try inv.caller()
         req.filters += try FilterArgument.typed(filters, recordType: req.recordType, zone: zone, inv: inv, caller: caller)
-        let request = QueryRecordsRequest(req, zoneName: zone, at: try inv.atReference())
+        var request = QueryRecordsRequest(req, zoneName: zone, at: try inv.atReference())
+        (request.zoneWide, request.numbersAsStrings) = bodyOptions
         if inv.args.has("--explain") {
             for o in ["--all", "--continue", "--at"] where inv.args.has(o) || inv.args.value(o) != nil {
                 throw inv.usageError("--explain runs no query, so it takes no \(o)")

@@ -1,6 +1,6 @@
 /// ck's import (`ck import`): Web Services records — NDJSON, one per line (what `ck export`
 /// prints), or one JSON array — saved with `forceReplace` into the zones their zoneIDs name,
-/// in records/modify batches of up to 400. A session checks all of its input before it writes
+/// in records/modify batches of up to 200. A session checks all of its input before it writes
 /// anything, so malformed input changes nothing; then it commits batch after batch, handing
 /// each batch's results on as it commits. A record identical to the one stored is left as it
 /// is (no new change, same tag), so importing an export again is free.
@@ -11,7 +11,7 @@ public struct ImportRequest: Sendable {
     public var input: [UInt8]
     /// Where a record without a zoneID goes.
     public var defaultZone: String
-    /// Records per committed batch (at most 400).
+    /// Records per committed batch (at most 200).
     public var batchSize: Int
 
     public init(input: [UInt8], defaultZone: String = ZoneID.defaultZoneName, batchSize: Int = Limits.operationsPerBatch) {

@@ -7,6 +7,10 @@ public struct LookupRecordsRequest: Sendable {
     public var zoneName: String?
     public var desiredKeys: Set<String>?
     public var at: HistoryReference?
+    /// `numbersAsStrings`: number fields answered as strings (NumbersAsStrings).
+    public var numbersAsStrings = false
+    /// By index: a record's own `desiredKeys`, over the request's.
+    public var itemOptions: [Int: ItemOptions] = [:]
 
     public init(recordNames: [String], zoneName: String? = nil, desiredKeys: Set<String>? = nil, at: HistoryReference? = nil) {
         self.recordNames = recordNames
@@ -15,21 +19,24 @@ public struct LookupRecordsRequest: Sendable {
         self.at = at
     }
 
-    /// The Web Services body: `{records: [{recordName}], zoneID?, desiredKeys?, numbersAsStrings?}`.
+    /// The Web Services body: `{records: [{recordName, desiredKeys?}], zoneID?, desiredKeys?,
+    /// numbersAsStrings?}`.
     public init(json body: JSONValue) throws {
         let o = try RequestBody.object(body, "lookup request", keys: ["records", "zoneID", "desiredKeys", "numbersAsStrings"])
         guard let list = o["records"]?.arrayValue else { throw CloudKitError.badRequest("lookup request needs a 'records' array") }
-        if list.count > Limits.operationsPerBatch {
-            throw CloudKitError(.limitExceeded, "a request holds at most \(Limits.operationsPerBatch) records; this one has \(list.count)")
-        }
+        try Limits.checkItems(list.count)
+        var options: [Int: ItemOptions] = [:]
         recordNames = try list.enumerated().map { i, item in
             let r = try RequestBody.object(item, "records[\(i)]", keys: ["recordName", "desiredKeys"])
             guard let n = r["recordName"]?.stringValue else { throw CloudKitError.badRequest("records[\(i)] needs a 'recordName' string") }
             try Names.validateRecordName(n)
+            options[i] = try ItemOptions.parse(r)
             return n
         }
+        itemOptions = options
         zoneName = try RequestBody.zoneName(o["zoneID"])
         desiredKeys = try RequestBody.desiredKeys(o["desiredKeys"])
+        numbersAsStrings = try RequestBody.bool(o["numbersAsStrings"], "numbersAsStrings") ?? false
         at = nil
     }
 }
@@ -53,6 +60,8 @@ extension CloudKitAPI {
             guard let rec = try snap.record(named: n) else { return .failed(ctx.gate.notFound(n, zone: z.zoneID)) }
             return try ctx.gate.admit(.saved(rec), zone: z.zoneID)
         }
-        return RecordsResponse(results, shape: .lookup, style: ctx.style, desiredKeys: r.desiredKeys)
+        var response = RecordsResponse(results, shape: .lookup, style: ctx.style.numbersAsStrings(r.numbersAsStrings), desiredKeys: r.desiredKeys)
+        response.itemOptions = r.itemOptions
+        return response
     }
 }

@@ -9,14 +9,16 @@ extension CloudKitAPI {
         var assets = r.uploadedAssets
         if r.takesExportedAssets { ExportedAssets.collect(r.operations, store: store.assets, into: &assets) }
         let results = try ctx.db.modify(zone: zone, operations: r.operations, atomic: r.atomic, assets: assets)
-        var response = RecordsResponse(try results.map { try ctx.gate.admitWritten($0) }, shape: .modify, style: ctx.style, desiredKeys: r.desiredKeys)
+        var response = RecordsResponse(try results.map { try ctx.gate.admitWritten($0) }, shape: .modify, style: ctx.style.numbersAsStrings(r.numbersAsStrings),
+                                       desiredKeys: r.desiredKeys)
+        response.itemOptions = r.itemOptions
         response.definedFields = DefinedField.list(ctx.db.definedSchema)
         return response
     }
 }
 
 /// ck's delete of records by name (`record delete`): records/modify requests of `forceDelete`
-/// (or `delete` with the tag), one per 400 names, each atomic in a custom zone as CloudKit's
+/// (or `delete` with the tag), one per 200 names, each atomic in a custom zone as CloudKit's
 /// default is. `ifExists`: a record that is not there counts as deleted and is left out.
 public struct DeleteRecordsRequest: Sendable {
     public var recordNames: [String]
@@ -56,7 +58,9 @@ extension CloudKitAPI {
         }
         // Deleted meanwhile, or by a cascade of an earlier name: gone either way.
         if r.ifExists { results = results.filter { $0.error?.code != .notFound } }
-        return RecordsResponse(results, shape: .modify, style: ctx.style)
+        var response = RecordsResponse(results, shape: .modify, style: ctx.style)
+        response.listsCascades = true
+        return response
     }
 }
 

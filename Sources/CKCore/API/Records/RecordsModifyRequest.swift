@@ -6,6 +6,12 @@ public struct ModifyRequest: Sendable {
     public var atomicGiven = false
     public var zoneName: String?
     public var desiredKeys: Set<String>?
+    /// `numbersAsStrings`: number fields answered as strings, and taken as strings
+    /// (NumbersAsStrings); an operation may say otherwise for itself (`itemOptions`).
+    public var numbersAsStrings = false
+    /// By index: an operation's own `desiredKeys` and `numbersAsStrings` (CloudKit JS sends
+    /// them inside each operation), over the request's.
+    public var itemOptions: [Int: ItemOptions] = [:]
     /// Asset bytes sent with the request, by checksum: ck's stand-in for `assets/upload` (a
     /// field argument `@file`, an asset copied from another data directory).
     public var uploadedAssets: [String: [UInt8]] = [:]
@@ -41,10 +47,7 @@ public struct ModifyRequest: Sendable {
             throw CloudKitError.badRequest("unknown key '\(k)' in modify request")
         }
         guard let opsJSON = o["operations"]?.arrayValue else { throw CloudKitError.badRequest("modify request needs an 'operations' array") }
-        if opsJSON.count > Limits.operationsPerBatch {
-            throw CloudKitError(.limitExceeded, "a request holds at most \(Limits.operationsPerBatch) operations; this one has \(opsJSON.count)")
-                .with(.splitRequest(maxOperations: Limits.operationsPerBatch))
-        }
+        try Limits.checkItems(opsJSON.count)
         var req = ModifyRequest(operations: [], atomic: true, zoneName: nil, desiredKeys: nil)
         if let a = o["atomic"], !a.isNull {
             guard let b = a.boolValue else { throw CloudKitError.badRequest("'atomic' must be true or false") }
@@ -56,21 +59,28 @@ public struct ModifyRequest: Sendable {
             try Names.validateZoneName(zid.zoneName)
             req.zoneName = zid.zoneName
         }
-        if let d = o["desiredKeys"], !d.isNull {
-            guard let a = d.arrayValue, a.allSatisfy({ $0.stringValue != nil }) else { throw CloudKitError.badRequest("desiredKeys must be an array of field names") }
-            req.desiredKeys = Set(a.compactMap(\.stringValue))
-        }
+        req.desiredKeys = try RequestBody.desiredKeys(o["desiredKeys"])
+        req.numbersAsStrings = try RequestBody.bool(o["numbersAsStrings"], "numbersAsStrings") ?? false
         var seen = Set<NameKey>()
         for (i, op) in opsJSON.enumerated() {
             guard let oo = op.objectValue else { throw CloudKitError.badRequest("operations[\(i)] must be an object") }
-            for k in oo.keys where k != "operationType" && k != "record" && k != "desiredKeys" {
+            for k in oo.keys where !["operationType", "record", "desiredKeys", "numbersAsStrings"].contains(k) {
                 throw CloudKitError.badRequest("operations[\(i)]: unknown key '\(k)'")
             }
             guard let ts = oo["operationType"]?.stringValue, let type = RecordOperationType(rawValue: ts) else {
                 throw CloudKitError.badRequest("operations[\(i)]: operationType must be one of \(RecordOperationType.allCases.map(\.rawValue).joined(separator: ", "))")
             }
-            guard let rec = oo["record"] else { throw CloudKitError.badRequest("operations[\(i)] needs a 'record'") }
-            let parsed = try parseRecord(rec, type: type, context: "operations[\(i)]")
+            guard var rec = oo["record"] else { throw CloudKitError.badRequest("operations[\(i)] needs a 'record'") }
+            let options = try ItemOptions.parse(oo)
+            req.itemOptions[i] = options
+            let numbersAsStrings = options?.numbersAsStrings ?? req.numbersAsStrings
+            if numbersAsStrings, var r = rec.objectValue, let f = r["fields"]?.objectValue {
+                r["fields"] = .object(f.mapValues(NumbersAsStrings.taken(fieldDictionary:)))
+                rec = .object(r)
+            }
+            // A value that does not fit its type fails this operation alone, as CloudKit answers.
+            var parsed = try parseRecord(rec, type: type, context: "operations[\(i)]", deferringValueErrors: true)
+            parsed.numbersAsStrings = numbersAsStrings
             // Refused whole, before anything is tried, as Apple's servers do (recorded reason).
             if type.checksTag && parsed.recordChangeTag == nil {
                 throw CloudKitError(.badRequest, "BadRequestException: missing required field 'recordChangeTag' (operations[\(i)]: \(type.rawValue) of record '\(Names.describe(parsed.recordName ?? ""))')", recordName: parsed.recordName)
@@ -103,7 +113,12 @@ public struct ModifyRequest: Sendable {
     }
 
     /// Parses one Web Services record dictionary into an operation of the given type.
-    public static func parseRecord(_ j: JSONValue, type: RecordOperationType, context: String = "record") throws -> RecordOperation {
+    /// `deferringValueErrors`: a field value that does not fit its type (`"43"` as INT64, a
+    /// fractional TIMESTAMP, an unknown type tag) becomes the operation's `invalid` error, which
+    /// fails it alone when it runs (records/modify); otherwise it is thrown. A malformed record
+    /// is thrown either way.
+    public static func parseRecord(_ j: JSONValue, type: RecordOperationType, context: String = "record",
+                                   deferringValueErrors: Bool = false) throws -> RecordOperation {
         guard let r = j.objectValue else { throw CloudKitError.badRequest("\(context): record must be an object, got \(j.kindName)") }
         for k in r.keys where !recordKeys.contains(k) && !serverKeys.contains(k) {
             throw CloudKitError.badRequest("\(context): unknown record key '\(k)'")
@@ -132,6 +147,7 @@ public struct ModifyRequest: Sendable {
         }
         if let f = r["fields"], !f.isNull {
             guard let fo = f.objectValue else { throw CloudKitError.badRequest("\(context): fields must be an object, got \(f.kindName)") }
+            var invalidField: String?
             for (k, v) in fo {
                 if op.share != nil && k == ShareInfo.titleField { continue }
                 try Names.validateFieldName(k)
@@ -144,8 +160,16 @@ public struct ModifyRequest: Sendable {
                         if raw.arrayValue?.contains(where: { $0.arrayValue != nil }) == true { throw e }
                         op.fields[k] = .some(RecordField(type: RecordField.uninferred, value: raw))
                     }
+                } else if let (tag, value) = try RecordField.shape(name: k, json: v) {
+                    do { op.fields[k] = .some(try RecordField.typed(name: k, tag: tag, value: value)) } catch let e as CloudKitError where deferringValueErrors && e.code == .badRequest {
+                        // The first field by its name's bytes: the same one is reported every time.
+                        if invalidField.map({ k.utf8.lexicographicallyPrecedes($0.utf8) }) ?? true {
+                            invalidField = k
+                            op.invalid = CloudKitError(.badRequest, e.reason, recordName: op.recordName)
+                        }
+                    }
                 } else {
-                    op.fields[k] = .some(try RecordField.parse(name: k, json: v))
+                    op.fields[k] = .some(nil)
                 }
             }
         }

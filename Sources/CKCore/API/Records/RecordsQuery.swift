@@ -7,6 +7,12 @@ public struct QueryRecordsRequest: Sendable {
     /// nil: the zone `at` names, else `_defaultZone`.
     public var zoneName: String?
     public var at: HistoryReference?
+    /// `zoneWide`: every zone of the database (Query/ZoneWideQuery.swift), when no zoneID is
+    /// given (a zoneID wins, as Apple's reference says).
+    public var zoneWide = false
+    /// `numbersAsStrings`: number fields answered as strings, and filter values taken as
+    /// strings (NumbersAsStrings).
+    public var numbersAsStrings = false
 
     public init(_ query: QueryRequest, zoneName: String? = nil, at: HistoryReference? = nil) {
         self.query = query
@@ -17,9 +23,41 @@ public struct QueryRecordsRequest: Sendable {
     /// The Web Services body: `{query: {recordType, filterBy, sortBy}, zoneID?, resultsLimit?,
     /// continuationMarker?, desiredKeys?, zoneWide?, numbersAsStrings?}`.
     public init(json body: JSONValue) throws {
-        let (q, zone) = try QueryRequest.parse(body)
+        let numbersAsStrings = try RequestBody.bool(body["numbersAsStrings"], "numbersAsStrings") ?? false
+        let zoneWide = try RequestBody.bool(body["zoneWide"], "zoneWide") ?? false
+        let (q, zone) = try QueryRequest.parse(numbersAsStrings ? QueryRecordsRequest.numbersTaken(body) : body)
         if let z = zone { try Names.validateZoneName(z) }
         self.init(q, zoneName: zone)
+        self.zoneWide = zoneWide && zone == nil
+        self.numbersAsStrings = numbersAsStrings
+    }
+
+    /// The body with the typed number values of its filters given as strings read as numbers.
+    static func numbersTaken(_ body: JSONValue) -> JSONValue {
+        guard var o = body.objectValue, var q = o["query"]?.objectValue, let filters = q["filterBy"]?.arrayValue else { return body }
+        q["filterBy"] = .array(filters.map { f in
+            guard var fo = f.objectValue, let v = fo["fieldValue"] else { return f }
+            fo["fieldValue"] = NumbersAsStrings.taken(fieldDictionary: v)
+            return .object(fo)
+        })
+        o["query"] = .object(q)
+        return .object(o)
+    }
+
+    /// The query with its untyped filter values read as numbers where the schema makes the
+    /// field INT64 or DOUBLE: a string value there spells a number (`numbersAsStrings`).
+    func query(numbersFrom schema: () throws -> Schema) rethrows -> QueryRequest {
+        guard numbersAsStrings else { return query }
+        var q = query
+        let fields = try schema().types[q.recordType]?.fields ?? [:]
+        for (i, f) in q.filters.enumerated() where f.value.type.base == .string {
+            guard let t = fields[f.fieldName]?.type.fieldType, NumbersAsStrings.applies(to: t) else { continue }
+            let type = FieldType(t.base, list: f.value.type.isList)
+            if let v = try? RecordField.canonical(name: f.fieldName, type: type, value: NumbersAsStrings.taken(f.value.value)) {
+                q.filters[i].value = RecordField(type: type, value: v)
+            }
+        }
+        return q
     }
 }
 
@@ -37,20 +75,48 @@ public struct QueryRecordsResponse: ResponseBody {
 
 extension CloudKitAPI {
     public func queryRecords(_ r: QueryRecordsRequest, as caller: Caller) throws -> QueryRecordsResponse {
+        if r.zoneWide {
+            var first: QueryRecordsResponse?
+            try queryZoneWide(r, caller, onePage: true) { first = $0; return false }
+            return first!
+        }
         let (ctx, zone, seq) = try openQuery(r, caller)
-        let page = try seq.map { s in try ctx.db.query(in: zone, r.query, at: s, readable: ctx.readable(in: zone, at: s)) } ?? ctx.db.query(in: zone, r.query)
+        let q = try r.query(numbersFrom: ctx.db.schema)
+        let page = try seq.map { s in try ctx.db.query(in: zone, q, at: s, readable: ctx.readable(in: zone, at: s)) } ?? ctx.db.query(in: zone, q)
         return QueryRecordsResponse(records: try page.records.compactMap { try ctx.gate.shown($0) }, continuationMarker: page.continuationMarker,
-                                    style: ctx.style, desiredKeys: r.query.desiredKeys)
+                                    style: ctx.style.numbersAsStrings(r.numbersAsStrings), desiredKeys: r.query.desiredKeys)
     }
 
     /// Every page of a query in one call (ck's `--all`), each handed to `page` as it is read
     /// (false: stop); no markers are made. The same records, in the same order, as following
     /// every marker.
     public func queryAllRecords(_ r: QueryRecordsRequest, as caller: Caller, _ page: (QueryRecordsResponse) throws -> Bool) throws {
+        if r.zoneWide { return try queryZoneWide(r, caller, onePage: false, page) }
         let (ctx, zone, seq) = try openQuery(r, caller)
-        try ctx.db.queryAll(zone: zone.zoneID.zoneName, r.query, at: seq.map { s in (s, ctx.readable(in: zone, at: s)) }) { p in
-            try page(QueryRecordsResponse(records: try p.records.compactMap { try ctx.gate.shown($0) }, continuationMarker: nil, style: ctx.style,
-                                          desiredKeys: r.query.desiredKeys))
+        let q = try r.query(numbersFrom: ctx.db.schema)
+        try ctx.db.queryAll(zone: zone.zoneID.zoneName, q, at: seq.map { s in (s, ctx.readable(in: zone, at: s)) }) { p in
+            try page(QueryRecordsResponse(records: try p.records.compactMap { try ctx.gate.shown($0) }, continuationMarker: nil,
+                                          style: ctx.style.numbersAsStrings(r.numbersAsStrings), desiredKeys: r.query.desiredKeys))
+        }
+    }
+
+    /// A zone-wide query (Query/ZoneWideQuery.swift): its page, with a marker while more
+    /// follow (`onePage`), or else every page in turn, without markers, until `page` says stop.
+    private func queryZoneWide(_ r: QueryRecordsRequest, _ caller: Caller, onePage: Bool, _ page: (QueryRecordsResponse) throws -> Bool) throws {
+        try Names.validateRecordType(r.query.recordType)
+        if r.at != nil { throw CloudKitError.badRequest("a zoneWide query reads the database as it is now; a point of history names one zone") }
+        let ctx = try preflight(.recordsQuery, caller)
+        let q = try r.query(numbersFrom: ctx.db.schema)
+        let binding = ctx.db.zoneWideBinding(q)
+        var after = try q.continuationMarker.map { try QueryEngine.decodeMarker($0, binding: binding, secret: try ctx.db.tokenSecret.existing()) }
+        let limit = onePage ? max(1, min(q.resultsLimit, Limits.resultsPerPage)) : Limits.resultsPerPage
+        while true {
+            let p = try ctx.db.zoneWidePage(q, after: after, limit: limit)
+            var response = QueryRecordsResponse(records: try p.records.compactMap { try ctx.gate.shown($0) }, continuationMarker: nil,
+                                                style: ctx.style.numbersAsStrings(r.numbersAsStrings), desiredKeys: r.query.desiredKeys)
+            if onePage { response.continuationMarker = try p.next.map { QueryEngine.encodeMarker($0, binding: binding, secret: try ctx.db.tokenSecret.getOrCreate()) } }
+            guard try page(response), !onePage, let next = p.next else { return }
+            after = next
         }
     }
 

@@ -1,6 +1,8 @@
 /// `{records: [...]}` of records/lookup and records/modify: per item of the request, in order,
-/// a record, a tombstone or an error dictionary; then, for a modify that deleted records, a
-/// tombstone for each record the deletions removed through DELETE_SELF references.
+/// a record, a tombstone or an error dictionary — one result per operation, as clients match
+/// results to operations by index (a DELETE_SELF cascade is in the history and the change
+/// feeds, not in the answer). ck's `record delete` alone lists what its deletions removed
+/// (`listsCascades`).
 public struct RecordsResponse: ResponseBody {
     /// How items are shown: a lookup's records and tombstones carry their zoneID; a modify's
     /// carry none (no recorded modify response has one).
@@ -11,8 +13,13 @@ public struct RecordsResponse: ResponseBody {
     /// The fields the write defined just in time in the development schema (no part of the
     /// Web Services body): what a front end announces (`defined field 'done' as STRING`).
     public var definedFields: [DefinedField] = []
+    /// After the results, a tombstone for each record the deletions removed through DELETE_SELF
+    /// references: ck's `record delete` (a command for people), never a Web Services answer.
+    var listsCascades = false
     let style: ResponseStyle
     let desiredKeys: Set<String>?
+    /// By index: the options an operation or a lookup item gave for its own result.
+    var itemOptions: [Int: ItemOptions] = [:]
 
     init(_ results: [OperationResult], shape: Shape, style: ResponseStyle, desiredKeys: Set<String>? = nil) {
         self.results = results
@@ -28,13 +35,16 @@ public struct RecordsResponse: ResponseBody {
     public var members: [String: JSONValue] { [:] }
 
     public var items: [any JSONEncodable] {
-        var out: [any JSONEncodable] = results.map(item)
+        var out: [any JSONEncodable] = results.indices.map { item(results[$0], options: itemOptions[$0]) }
+        guard listsCascades else { return out }
         for r in results { if case .deleted(_, _, let more) = r { out += more.map { Record.tombstone(recordName: $0, zoneID: nil) } } }
         return out
     }
 
-    /// One item as Web Services shows it.
-    func item(_ r: OperationResult) -> any JSONEncodable {
+    /// One item as Web Services shows it, with its own options over the request's.
+    func item(_ r: OperationResult, options: ItemOptions? = nil) -> any JSONEncodable {
+        let style = options?.numbersAsStrings.map { self.style.numbersAsStrings($0) } ?? self.style
+        let desiredKeys = options?.desiredKeys ?? self.desiredKeys
         switch r {
         case .saved(let rec): return rec.encodableResponse(style, desiredKeys: desiredKeys, withZoneID: shape == .lookup)
         case .deleted(let n, let z, _): return Record.tombstone(recordName: n, zoneID: shape == .lookup ? z : nil)
@@ -44,6 +54,28 @@ public struct RecordsResponse: ResponseBody {
             if shown.recordName != nil { shown.zoneID = nil }
             return shown.envelope(style: style)
         }
+    }
+}
+
+/// The options one operation of a records/modify, or one item of a records/lookup, gives for
+/// its own result — CloudKit JS sends them inside the operation — over the request's: nil
+/// leaves the request's.
+public struct ItemOptions: Sendable, Equatable {
+    public var desiredKeys: Set<String>?
+    public var numbersAsStrings: Bool?
+
+    public init(desiredKeys: Set<String>? = nil, numbersAsStrings: Bool? = nil) {
+        self.desiredKeys = desiredKeys
+        self.numbersAsStrings = numbersAsStrings
+    }
+
+    /// `desiredKeys` and `numbersAsStrings` of a dictionary that may carry them; nil when it
+    /// carries neither.
+    static func parse(_ o: [String: JSONValue]) throws -> ItemOptions? {
+        var options = ItemOptions()
+        options.desiredKeys = try RequestBody.desiredKeys(o["desiredKeys"])
+        options.numbersAsStrings = try RequestBody.bool(o["numbersAsStrings"], "numbersAsStrings")
+        return options == ItemOptions() ? nil : options
     }
 }
 

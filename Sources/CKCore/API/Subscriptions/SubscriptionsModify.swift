@@ -30,7 +30,7 @@ public struct SubscriptionsModifyRequest: Sendable {
     public init(json body: JSONValue) throws {
         let o = try RequestBody.object(body, "subscriptions/modify request", keys: ["operations"])
         let list = try RequestBody.array(o["operations"], "operations", max: .max)
-        try OperationLimit.check(list.count)
+        try Limits.checkItems(list.count)
         operations = try list.enumerated().map { i, item in
             let op = try RequestBody.object(item, "operations[\(i)]", keys: ["operationType", "subscription"])
             guard let t = op["operationType"]?.stringValue, ["create", "update", "delete"].contains(t) else {
@@ -56,7 +56,7 @@ public struct SubscriptionsModifyRequest: Sendable {
 
 extension CloudKitAPI {
     public func modifySubscriptions(_ r: SubscriptionsModifyRequest, as caller: Caller) throws -> ItemsResponse {
-        try OperationLimit.check(r.operations.count)
+        try Limits.checkItems(r.operations.count)
         // A subscription saved without an ID gets its default one: saving the same
         // subscription again replaces it instead of adding another.
         let operations: [SubscriptionsModifyRequest.Operation] = r.operations.map { op in

@@ -38,7 +38,7 @@ public struct ZonesModifyRequest: Sendable {
     public init(json body: JSONValue) throws {
         let o = try RequestBody.object(body, "zones/modify request", keys: ["operations"])
         let list = try RequestBody.array(o["operations"], "operations", max: .max)
-        try OperationLimit.check(list.count)
+        try Limits.checkItems(list.count)
         operations = try list.enumerated().map { i, item in
             let op = try RequestBody.object(item, "operations[\(i)]", keys: ["operationType", "zone"])
             guard let t = op["operationType"]?.stringValue, let type = OperationType(rawValue: t) else {
@@ -55,7 +55,7 @@ public struct ZonesModifyRequest: Sendable {
 
 extension CloudKitAPI {
     public func modifyZones(_ r: ZonesModifyRequest, as caller: Caller) throws -> ItemsResponse {
-        try OperationLimit.check(r.operations.count)
+        try Limits.checkItems(r.operations.count)
         var seen = Set<NameKey>()
         for op in r.operations where !seen.insert(NameKey(op.zoneName)).inserted {
             // One operation per zone, as Web Services requires.
