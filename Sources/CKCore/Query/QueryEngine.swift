@@ -24,9 +24,6 @@ extension Database {
         }
     }
 
-    /// What every way of answering a query shares: the schema's checks, the marker, the best
-    /// page from the indexes (`indexed`) or else from `scan` — every record, filtered, checked for
-    /// read permission, and the best `limit + 1` kept — and the next marker, bound to `binding`.
     /// The query's indexes, or CloudKit's refusal. Development refuses what production
     /// refuses: an app that passes here passes there.
     func requireIndexes(_ req: QueryRequest, schema: Schema) throws {
@@ -35,6 +32,9 @@ extension Database {
         throw refusal
     }
 
+    /// What every way of answering a query shares: the schema's checks, the marker, the best
+    /// page from the indexes (`indexed`) or else from `scan` — every record, filtered, checked for
+    /// read permission, and the best `limit + 1` kept — and the next marker, bound to `binding`.
     /// `readable`: the read check of a query as of a point of the history (else the gate's now).
     func answer(_ req: QueryRequest, in z: ZoneStore, binding: String, indexed: Bool, pageLimit: Int? = nil, after afterKey: [JSONValue]? = nil,
                 readable: ((Record) throws -> Bool)? = nil, scan: ((Record) throws -> Bool) throws -> Void) throws -> QueryResult {

@@ -99,13 +99,13 @@ extension RecordOperation {
 }
 
 extension Limits {
-    /// LIMIT_EXCEEDED for a request of `count` items, over `operationsPerBatch`, in CloudKit's
-    /// words, with the way out: split the request.
     /// A request of `count` items (operations, lookups) within the limit, or `tooManyItems`.
     public static func checkItems(_ count: Int) throws {
         if count > operationsPerBatch { throw tooManyItems(count) }
     }
 
+    /// LIMIT_EXCEEDED for a request of `count` items, over `operationsPerBatch`, in CloudKit's
+    /// words, with the way out: split the request.
     public static func tooManyItems(_ count: Int) -> CloudKitError {
         CloudKitError(.limitExceeded, "Your request contains \(count) items which is more than the maximum number of items in a single request (\(operationsPerBatch))")
             .with(.splitRequest(maxOperations: operationsPerBatch))
