@@ -171,9 +171,8 @@ extension CloudKitAPI {
             let schema = try ctx.db.schema()
             let types = r.recordType.map { [$0] } ?? schema.types.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
             for t in types {
-                if var refusal = QueryIndexes(QueryRequest(recordType: t), in: schema).refusal {
-                    if r.recordType == nil { refusal.reason = "record type '\(t)': \(refusal.reason); a list in production is a query of each type" }
-                    if refusal.nextStep == .defineRecordType(t) { refusal.nextStep = .deploySchema }
+                do { try ctx.db.requireIndexes(QueryRequest(recordType: t), schema: schema) } catch var refusal as CloudKitError where r.recordType == nil {
+                    refusal.reason = "record type '\(t)': \(refusal.reason); a list in production is a query of each type"
                     throw refusal
                 }
             }
