@@ -36,11 +36,12 @@ enum RequestBody {
         return b
     }
 
-    /// A list member that must be there: an array of at most `max` items.
-    static func array(_ v: JSONValue?, _ what: String, max: Int = Limits.operationsPerBatch) throws -> [JSONValue] {
+    /// A list member that must be there: an array of at most the items a request holds
+    /// (`Limits.checkItems`).
+    static func array(_ v: JSONValue?, _ what: String) throws -> [JSONValue] {
         guard let x = v, !x.isNull else { throw CloudKitError.badRequest("\(what) is missing: it must be an array") }
         guard let a = x.arrayValue else { throw CloudKitError.badRequest("\(what) must be an array, got \(x.kindName)") }
-        if a.count > max { throw CloudKitError(.limitExceeded, "a request holds at most \(max) items in \(what); this one has \(a.count)") }
+        try Limits.checkItems(a.count)
         return a
     }
 

@@ -29,8 +29,7 @@ public struct SubscriptionsModifyRequest: Sendable {
     /// The Web Services body: `{operations: [{operationType: create|update|delete, subscription: {…}}]}`.
     public init(json body: JSONValue) throws {
         let o = try RequestBody.object(body, "subscriptions/modify request", keys: ["operations"])
-        let list = try RequestBody.array(o["operations"], "operations", max: .max)
-        try Limits.checkItems(list.count)
+        let list = try RequestBody.array(o["operations"], "operations")
         operations = try list.enumerated().map { i, item in
             let op = try RequestBody.object(item, "operations[\(i)]", keys: ["operationType", "subscription"])
             guard let t = op["operationType"]?.stringValue, ["create", "update", "delete"].contains(t) else {

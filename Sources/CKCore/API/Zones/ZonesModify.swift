@@ -37,8 +37,7 @@ public struct ZonesModifyRequest: Sendable {
     /// The Web Services body: `{operations: [{operationType: create|delete, zone: {zoneID: {zoneName}}}]}`.
     public init(json body: JSONValue) throws {
         let o = try RequestBody.object(body, "zones/modify request", keys: ["operations"])
-        let list = try RequestBody.array(o["operations"], "operations", max: .max)
-        try Limits.checkItems(list.count)
+        let list = try RequestBody.array(o["operations"], "operations")
         operations = try list.enumerated().map { i, item in
             let op = try RequestBody.object(item, "operations[\(i)]", keys: ["operationType", "zone"])
             guard let t = op["operationType"]?.stringValue, let type = OperationType(rawValue: t) else {
