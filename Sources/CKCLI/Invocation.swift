@@ -119,6 +119,21 @@ public final class Invocation {
         return n
     }
 
+    /// Runs a zones/modify or subscriptions/modify of `operations` (`run`) in requests of at
+    /// most the operations one holds, and prints the items answered under `key`. Every
+    /// operation is attempted: with one, its failure is the command's error; with several, the
+    /// failed ones are error items and ck exits 9.
+    func modifyInBatches<Operation>(_ operations: [Operation], key: String, _ run: ([Operation]) throws -> ItemsResponse) throws -> Int32 {
+        var results: [ItemsResponse.Item] = []
+        for start in stride(from: 0, to: operations.count, by: Limits.operationsPerBatch) {
+            results += try run(Array(operations[start..<min(start + Limits.operationsPerBatch, operations.count)])).results
+        }
+        if operations.count == 1, let e = results.first?.error { throw e }
+        let response = ItemsResponse(key, results)
+        self.print(response)
+        return batchExit(response.failures.map(OperationResult.failed), total: operations.count, noun: key)
+    }
+
     /// The exit code for a batch: 0, or 9 with a note on stderr when any item failed. When a
     /// batch failed atomically, most items are ATOMIC_ERROR, which says nothing about why: the
     /// note names the cause, the first error that is not ATOMIC_ERROR.
