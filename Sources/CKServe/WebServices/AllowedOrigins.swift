@@ -10,9 +10,10 @@ struct AllowedOrigins {
 
     static let defaults = ["http://localhost:*", "http://127.0.0.1:*"]
 
-    init(_ patterns: [String], own: [String] = []) {
+    /// `serverURL`: the server's own origin (`http://127.0.0.1:8484`), also as `localhost`.
+    init(_ patterns: [String], serverURL: String? = nil) {
         self.patterns = patterns.isEmpty ? Self.defaults : patterns
-        self.own = own
+        self.own = [serverURL, serverURL?.replacingOccurrences(of: "//127.0.0.1:", with: "//localhost:")].compactMap { $0 }
     }
 
     func allows(_ origin: String) -> Bool {
@@ -63,14 +64,16 @@ struct AllowedOrigins {
     /// and need none.
     func preflight(_ head: HTTPRequestHead) -> HTTPResponse {
         var r = HTTPResponse(status: 204)
-        if let origin = head.headers["Origin"], !allows(origin) { note(&r, origin) }
-        if let origin = head.headers["Origin"], allows(origin) {
-            r.headers.set("Access-Control-Allow-Origin", origin)
-            r.headers.set("Vary", "Origin")
-            r.headers.set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
-            r.headers.set("Access-Control-Allow-Headers", head.headers["Access-Control-Request-Headers"].map { String($0.prefix(1000)) } ?? "Content-Type")
-            r.headers.set("Access-Control-Max-Age", "600")
+        guard let origin = head.headers["Origin"] else { return r }
+        guard allows(origin) else {
+            note(&r, origin)
+            return r
         }
+        r.headers.set("Access-Control-Allow-Origin", origin)
+        r.headers.set("Vary", "Origin")
+        r.headers.set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+        r.headers.set("Access-Control-Allow-Headers", head.headers["Access-Control-Request-Headers"].map { String($0.prefix(1000)) } ?? "Content-Type")
+        r.headers.set("Access-Control-Max-Age", "600")
         return r
     }
 

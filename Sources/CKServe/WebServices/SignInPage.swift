@@ -39,8 +39,7 @@ struct SignInPage {
         if head.method == "POST" {
             // Only this page's own form signs a user in: a page of another site posting to it
             // (its browser says so in Origin) would get the session handed to its window.
-            let own = [api.serverURL, api.serverURL?.replacingOccurrences(of: "//127.0.0.1:", with: "//localhost:")].compactMap { $0 }
-            if let origin = head.headers["Origin"], !own.contains(origin) {
+            if let origin = head.headers["Origin"], !origins.own.contains(origin) {
                 return html(403, page(error: "Sign-in was posted from \(origin), not from this page.", opener: nil))
             }
             let form = QueryString(String(decoding: request.body.map { $0 == UInt8(ascii: "+") ? UInt8(ascii: " ") : $0 }, as: UTF8.self))

@@ -24,8 +24,7 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
                 maxWaitingPolls: Int = 128, log: @escaping (String) -> Void) {
         self.api = api
         // The server's own pages (the sign-in form) are not cross-origin, whatever the list says.
-        let own = [api.serverURL, api.serverURL?.replacingOccurrences(of: "//127.0.0.1:", with: "//localhost:")].compactMap { $0 }
-        self.origins = AllowedOrigins(allowedOrigins, own: own)
+        self.origins = AllowedOrigins(allowedOrigins, serverURL: api.serverURL)
         self.hostNames = hostNames
         self.pollSeconds = pollSeconds
         self.polls = LongPolls(LongPolls.Limits(total: maxWaitingPolls))
