@@ -52,7 +52,7 @@ struct SignInPage {
                 if !typed.isEmpty { _ = try api.addWebUser(appleID: typed) }
                 guard let target = opener(head) else {
                     // No page to hand a session to: none is made, and the answer holds no token.
-                    try checkSignIn(appleID: appleID)
+                    try api.checkWebAuthToken(as: Caller(container: container, environment: environment, scope: .private, user: .appleID(appleID)))
                     return html(200, signedInWithoutOpener(appleID))
                 }
                 let token = try session(appleID: appleID, keepSignedIn: form["keepSignedIn"] != nil)
@@ -78,15 +78,6 @@ struct SignInPage {
             throw CloudKitError.internalError("no web auth token was made")
         }
         return token
-    }
-
-    /// Whether the user could sign in now (the same checks a session's making has), making nothing.
-    private func checkSignIn(appleID: String) throws {
-        let caller = Caller(container: container, environment: environment, scope: .private, user: .appleID(appleID))
-        let status = try api.accountSummary(as: caller).document["status"]?.stringValue
-        guard status == AccountStatus.available.rawValue else {
-            throw CloudKitError(.authenticationRequired, "\(appleID) cannot sign in: \((status.flatMap(AccountStatus.init(rawValue:)) ?? .couldNotDetermine).refusal)")
-        }
     }
 
     private func trimmed(_ s: String) -> String { s.trimmingCharacters(in: .whitespaces) }

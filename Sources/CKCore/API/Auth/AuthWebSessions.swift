@@ -22,16 +22,10 @@ extension CloudKitAPI {
     /// (ms since 1970): 30 minutes from now, or 14 days with `keepSignedIn`. The token is
     /// shown once; the store keeps only its hash.
     public func createWebAuthToken(as caller: Caller, keepSignedIn: Bool) throws -> DocumentBody {
-        try Names.validateContainerID(caller.container)
-        switch caller.user {
-        case .device, .appleID: break
-        case .userRecordName, .nobody:
-            throw CloudKitError.badRequest("a web auth token is made for the device's account or a user who signed in on this device (--as APPLE-ID)")
-        }
         // Refused before any lock is taken (a refusal leaves the data directory as it was), then
         // checked again under the account lock: a sign-out cannot slip between the check and
         // the new session (it would miss the session and leave it valid).
-        _ = try principal(caller).requireUser(for: "a web auth token")
+        try checkWebAuthToken(as: caller)
         return try store.accounts.withLock {
             let who = try principal(caller)
             let user = try who.requireUser(for: "a web auth token")
@@ -40,6 +34,18 @@ extension CloudKitAPI {
             return DocumentBody(["ckWebAuthToken": .string(made.token), "userRecordName": .string(user.userRecordName),
                                  "expires": .int(made.session.expires)])
         }
+    }
+
+    /// Whether `createWebAuthToken` would make the caller's user a token now, making nothing:
+    /// `ck serve`'s sign-in page asks when no allowed page is there to take a session.
+    public func checkWebAuthToken(as caller: Caller) throws {
+        try Names.validateContainerID(caller.container)
+        switch caller.user {
+        case .device, .appleID: break
+        case .userRecordName, .nobody:
+            throw CloudKitError.badRequest("a web auth token is made for the device's account or a user who signed in on this device (--as APPLE-ID)")
+        }
+        _ = try principal(caller).requireUser(for: "a web auth token")
     }
 
     /// The users who signed in on this device, for `ck serve`'s sign-in page: `{users:
