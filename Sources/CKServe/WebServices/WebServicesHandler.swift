@@ -237,10 +237,9 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
     /// as its client hangs up.
     private func poll(container: String, environment: Environment, apnsToken: String, wait: HTTPClientWait) throws -> HTTPResponse {
         let null = HTTPResponse(status: 200, headers: Self.jsonHeaders, body: Array("null".utf8))
-        let client = try api.webPushClient(container: container, environment: environment, apnsToken: apnsToken)
         let key = container + "/" + environment.rawValue + "/" + apnsToken
         // Watching before the first look: what is delivered in between still wakes it.
-        let watch = try api.watchWebPush(container: container, environment: environment, apnsToken: apnsToken)
+        let (client, watch) = try api.watchWebPush(container: container, environment: environment, apnsToken: apnsToken)
         try polls.enter(key, credential: client.issuer, watch: watch)
         defer { polls.leave(key, credential: client.issuer, watch: watch) }
         let deadline = Date().addingTimeInterval(pollSeconds)

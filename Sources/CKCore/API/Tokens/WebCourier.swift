@@ -21,42 +21,49 @@ public struct WebPushClient: Sendable {
     public var isBound: Bool
 }
 
+extension WebPushClient {
+    init(_ client: WebClients.Client) {
+        self.init(issuer: client.issuer, isBound: client.userRecordName != nil)
+    }
+}
+
 extension CloudKitAPI {
     /// The web client of push token `apnsToken`; NOT_FOUND for a token `tokens/create` did not
     /// make in this container and environment.
     public func webPushClient(container: String, environment: Environment, apnsToken: String) throws -> WebPushClient {
-        guard let client = try WebClients(paths: store.paths, container: container, environment: environment).load(apnsToken) else {
-            throw CloudKitError(.notFound, "no push token '\(Names.describe(apnsToken))' was made by tokens/create in this container and environment")
-        }
-        return WebPushClient(issuer: client.issuer, isBound: client.userRecordName != nil)
+        WebPushClient(try webClient(WebClients(paths: store.paths, container: container, environment: environment), apnsToken))
     }
 
     /// What wakes a long-poll of `apnsToken` when its next notification may be there: a
     /// change to its inbox (or, before the token is bound to a user, to the web clients'
     /// registrations: once it is, the poll ends and the next one watches the inbox), by this
-    /// process or another. Made before the poll first looks, so a
-    /// notification delivered in between still wakes it.
-    public func watchWebPush(container: String, environment: Environment, apnsToken: String) throws -> WebPushWatch {
+    /// process or another. Made before the poll first looks, so a notification delivered in
+    /// between still wakes it. With the client as `webPushClient` answers it.
+    public func watchWebPush(container: String, environment: Environment, apnsToken: String) throws -> (client: WebPushClient, watch: WebPushWatch) {
         let clients = WebClients(paths: store.paths, container: container, environment: environment)
-        guard let client = try clients.load(apnsToken) else {
-            throw CloudKitError(.notFound, "no push token '\(Names.describe(apnsToken))' was made by tokens/create in this container and environment")
-        }
-        guard let user = client.userRecordName else { return try WebPushWatch(directory: clients.directory, inbox: false) }
+        let client = try webClient(clients, apnsToken)
+        let found = WebPushClient(client)
+        guard let user = client.userRecordName else { return (found, try WebPushWatch(directory: clients.directory, inbox: false)) }
         let inbox = NotificationInbox(directory: store.paths.notifications(container, environment, user: user) + "/" + PathEncoding.component(client.deviceID))
         // Registered when the token was bound; made again if it went (an environment reset).
         if try !FileSystem.isDirectory(inbox.directory), let device = webDevice(client, container: container, environment: environment) {
             _ = try listNotifications(NotificationsRequest(limit: 0), as: device)
         }
-        return try WebPushWatch(directory: inbox.directory, inbox: true)
+        return (found, try WebPushWatch(directory: inbox.directory, inbox: true))
+    }
+
+    private func webClient(_ clients: WebClients, _ apnsToken: String) throws -> WebClients.Client {
+        guard let client = try clients.load(apnsToken) else {
+            throw CloudKitError(.notFound, "no push token '\(Names.describe(apnsToken))' was made by tokens/create in this container and environment")
+        }
+        return client
     }
 
     /// The oldest unread notification of the web client `apnsToken`; nil when none waits (the
     /// server waits and asks again) or the token is not bound to a user yet. An unknown token
     /// is NOT_FOUND.
     public func nextWebPush(container: String, environment: Environment, apnsToken: String) throws -> WebPush? {
-        guard let client = try WebClients(paths: store.paths, container: container, environment: environment).load(apnsToken) else {
-            throw CloudKitError(.notFound, "no push token '\(Names.describe(apnsToken))' was made by tokens/create in this container and environment")
-        }
+        let client = try webClient(WebClients(paths: store.paths, container: container, environment: environment), apnsToken)
         guard let device = webDevice(client, container: container, environment: environment) else { return nil }
         var after: NotificationCursor?
         while true {
