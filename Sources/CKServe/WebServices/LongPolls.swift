@@ -19,11 +19,10 @@ final class LongPolls: @unchecked Sendable {
 
     let limits: Limits
     private let lock = NSLock()
-    private var byPushToken: [String: Int] = [:]
+    /// The waiting polls' watches, by push token: how many each has, and whom a stop wakes.
+    private var watches: [String: [ObjectIdentifier: WebPushWatch]] = [:]
     private var byCredential: [String: Int] = [:]
     private var total = 0
-    /// The waiting polls' watches, by push token (a stop wakes them all).
-    private var watches: [String: [ObjectIdentifier: WebPushWatch]] = [:]
     /// Push tokens with an answer on its way: their next poll waits until it is acknowledged,
     /// so it never gets the same notification twice.
     private var delivering: Set<String> = []
@@ -44,14 +43,13 @@ final class LongPolls: @unchecked Sendable {
             e.retryAfter = 1
             return e
         }
-        if byPushToken[key, default: 0] >= limits.perPushToken {
+        if watches[key, default: [:]].count >= limits.perPushToken {
             throw over(.throttled, "this push token already has \(limits.perPushToken) long-polls waiting")
         }
         if let c = credential, byCredential[c, default: 0] >= limits.perCredential {
             throw over(.throttled, "the push tokens of this API token already have \(limits.perCredential) long-polls waiting")
         }
         if total >= limits.total { throw over(.serviceUnavailable, "the server already has \(limits.total) long-polls waiting") }
-        byPushToken[key, default: 0] += 1
         if let c = credential { byCredential[c, default: 0] += 1 }
         total += 1
         watches[key, default: [:]][ObjectIdentifier(watch)] = watch
@@ -60,8 +58,6 @@ final class LongPolls: @unchecked Sendable {
     func leave(_ key: String, credential: String?, watch: WebPushWatch) {
         lock.lock()
         defer { lock.unlock() }
-        byPushToken[key, default: 1] -= 1
-        if byPushToken[key] == 0 { byPushToken[key] = nil }
         if let c = credential {
             byCredential[c, default: 1] -= 1
             if byCredential[c] == 0 { byCredential[c] = nil }
