@@ -29,7 +29,7 @@ struct UploadArea {
     var usedDirectory: String { directory + "/used" }
     var lockFile: String { directory + "/lock" }
 
-    private func markName(_ uploadToken: String) -> String { Identifiers.hex(SHA256.digest(Array(uploadToken.utf8))) + ".json" }
+    private func markName(_ uploadToken: String) -> String { SHA256.hex(uploadToken.utf8) + ".json" }
 
     /// Marks an upload URL used, durably; false when it was already.
     func claim(_ uploadToken: String, expires: Int64) throws -> Bool {

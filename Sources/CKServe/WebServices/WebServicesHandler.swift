@@ -217,7 +217,7 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
     static func credential(_ auth: WebAuthentication, apiToken: String?) -> String? {
         if let key = auth.serverKeyID { return "key:" + key }
         guard let token = apiToken else { return nil }
-        return "api-token:" + SHA256.digest(Array(token.utf8)).prefix(8).map { String(format: "%02x", $0) }.joined()
+        return "api-token:" + SHA256.hex(token.utf8).prefix(16)
     }
 
     static func signature(_ head: HTTPRequestHead, body: [UInt8]) -> ServerSignature? {
