@@ -75,11 +75,9 @@ extension CloudKitAPI {
         })
     }
 
-    /// Whether an upload URL's token is one this data directory sealed and still good: asked
-    /// before its body is read (a forged URL must not cost the server 50 MB). Its container,
-    /// database and expiry.
-    @discardableResult
-    public func checkUploadURL(_ uploadToken: String) throws -> (container: String, scope: DatabaseScope, expires: Int64) {
+    /// Whether an upload URL's token is one this data directory sealed and still good: its
+    /// container, database and expiry.
+    private func checkUploadURL(_ uploadToken: String) throws -> (container: String, scope: DatabaseScope, expires: Int64) {
         guard let p = SignedEnvelope.open(uploadToken, prefix: Self.uploadTokenPrefix, secret: try TokenSecret(paths: store.paths).existing()),
               let container = p["c"]?.stringValue, p["e"]?.stringValue.flatMap(Environment.init(rawValue:)) != nil,
               let scope = p["d"]?.stringValue.flatMap(DatabaseScope.init(rawValue:)), let until = p["x"]?.int64Value else {
@@ -89,9 +87,10 @@ extension CloudKitAPI {
         return (container, scope, until)
     }
 
-    /// Starts an upload to an upload URL: the token checked, and the URL marked used — one URL
-    /// takes one upload; a second is refused (AUTHENTICATION_FAILED), as is one while the first
-    /// is arriving. The bytes then go to the returned `AssetUpload` as they come.
+    /// Starts an upload to an upload URL, before its body is read (a forged URL must not cost
+    /// the server 50 MB): the token checked, and the URL marked used — one URL takes one
+    /// upload; a second is refused (AUTHENTICATION_FAILED), as is one while the first is
+    /// arriving. The bytes then go to the returned `AssetUpload` as they come.
     public func beginAssetUpload(uploadToken: String) throws -> AssetUpload {
         let (container, scope, expires) = try checkUploadURL(uploadToken)
         let area = UploadArea(paths: store.paths, clock: clock)
