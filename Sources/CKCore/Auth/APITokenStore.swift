@@ -34,11 +34,7 @@ struct APITokenStore {
         let need = "an API token is 64 lowercase hex digits"
         let trimmed = s.trimmingCharacters(in: .whitespacesAndNewlines)
         if trimmed != s, isToken(trimmed) {
-            let last = s.unicodeScalars.last.map { $0.properties.isWhitespace } ?? false
-            let what: (Unicode.Scalar?) -> String = { u in
-                switch u { case "\n"?: return "a newline (%0A)"; case "\r"?: return "a carriage return (%0D)"; case " "?: return "a space (%20)"; case "\t"?: return "a tab (%09)"; default: return "whitespace" }
-            }
-            return "is \(n) characters, not 64: it \(last ? "ends in \(what(s.unicodeScalars.last))" : "starts with \(what(s.unicodeScalars.first))"); send the token without it"
+            return "is \(n) characters, not 64: it \(Names.whitespaceAtEnds(s)); send the token without it"
         }
         if n != 64 { return "is \(n) characters; \(need)" }
         if s.lowercased() != s, isToken(s.lowercased()) { return "has uppercase letters; \(need)" }

@@ -168,24 +168,13 @@ struct WebSessionStore {
         if isToken(s) { return nil }
         let count = s.unicodeScalars.count
         if count == 0 { return "ckWebAuthToken is empty" }
-        func name(_ u: Unicode.Scalar) -> String? {
-            switch u {
-            case "\n": return "a newline (%0A)"
-            case "\r": return "a carriage return (%0D)"
-            case " ": return "a space (%20)"
-            case "\t": return "a tab (%09)"
-            default: return u.properties.isWhitespace ? "whitespace (U+\(String(u.value, radix: 16, uppercase: true)))" : nil
-            }
-        }
         let trimmed = s.trimmingCharacters(in: .whitespacesAndNewlines)
         let shape = "a ckWebAuthToken is 43 characters of base64url (A-Z, a-z, 0-9, '-', '_')"
         if trimmed != s, isToken(trimmed) {
-            let end = s.unicodeScalars.last.flatMap(name) ?? s.unicodeScalars.first.flatMap(name) ?? "whitespace"
-            let at = s.unicodeScalars.last.flatMap(name) != nil ? "ends in" : "starts with"
-            return "ckWebAuthToken \(at) \(end): the token with it is \(count) characters, not 43; send the token without it"
+            return "ckWebAuthToken \(Names.whitespaceAtEnds(s)): the token with it is \(count) characters, not 43; send the token without it"
         }
         if let odd = s.unicodeScalars.first(where: { $0.value > 0x7F || base64urlValue(UInt8($0.value)) == nil }) {
-            let shown = name(odd) ?? (Names.isControl(odd) || odd.value > 0x7F ? "U+\(String(odd.value, radix: 16, uppercase: true))" : "'\(odd)'")
+            let shown = Names.whitespace(odd) ?? (Names.isControl(odd) || odd.value > 0x7F ? "U+\(String(odd.value, radix: 16, uppercase: true))" : "'\(odd)'")
             let hint = odd == "+" || odd == "/" || odd == "=" ? " (standard base64, or a token of another service?)" : odd == "%" ? " (encoded twice?)" : ""
             return "ckWebAuthToken holds \(shown)\(hint), which no token holds: \(shape)"
         }

@@ -18,6 +18,26 @@ public enum Names {
     /// C0, DEL and C1 control characters (U+0000–U+001F, U+007F–U+009F).
     static func isControl(_ u: Unicode.Scalar) -> Bool { u.value < 0x20 || (u.value >= 0x7F && u.value <= 0x9F) }
 
+    /// A whitespace character as a refused token's reason names it, with the escape a URL
+    /// shows it in (`a newline (%0A)`: a token pasted with its newline is the common slip);
+    /// nil for any other character.
+    static func whitespace(_ u: Unicode.Scalar) -> String? {
+        switch u {
+        case "\n": return "a newline (%0A)"
+        case "\r": return "a carriage return (%0D)"
+        case " ": return "a space (%20)"
+        case "\t": return "a tab (%09)"
+        default: return u.properties.isWhitespace ? "whitespace (U+\(String(u.value, radix: 16, uppercase: true)))" : nil
+        }
+    }
+
+    /// Where the whitespace of text trimmed of it is (`ends in a newline (%0A)`, `starts with
+    /// a space (%20)`).
+    static func whitespaceAtEnds(_ s: String) -> String {
+        s.unicodeScalars.last.flatMap(whitespace).map { "ends in " + $0 }
+            ?? "starts with " + (s.unicodeScalars.first.flatMap(whitespace) ?? "whitespace")
+    }
+
     /// Names: 1…255 bytes of UTF-8 (limits bound bytes, never characters: one "character" can
     /// be megabytes of combining marks), no NUL or control characters. Names that are not
     /// record names (zones, subscriptions, devices) also refuse `/`, `\`, `.` and `..`.
