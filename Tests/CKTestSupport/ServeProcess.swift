@@ -68,3 +68,38 @@ public final class ServeProcess {
 
     deinit { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
 }
+
+/// A signed-in sandbox of one container, with an API token and the device account's web auth
+/// token, and its `ck serve` process: what the tests of the server as a process start from.
+public struct ServedSandbox {
+    public let sandbox: Sandbox
+    public let serve: ServeProcess
+    public let container: String
+    public let apiToken: String
+    public let session: String
+
+    public init(container: String, _ extra: [String] = []) throws {
+        let s = Sandbox()
+        s.environment["CK_CONTAINER"] = container
+        s.signIn()
+        sandbox = s
+        self.container = container
+        apiToken = try XCTUnwrap(s.ck("api-token", "create", "--name", "tests").object["apiToken"] as? String)
+        session = try XCTUnwrap(s.ck("account", "web-auth-token").object["ckWebAuthToken"] as? String)
+        serve = try ServeProcess(s, extra)
+    }
+
+    /// `ckAPIToken=…&ckWebAuthToken=…`, the session percent-encoded.
+    public var auth: String {
+        "ckAPIToken=\(apiToken)&ckWebAuthToken=" + (session.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? session)
+    }
+
+    /// The path of an endpoint of database `db` (development), with the credentials.
+    public func path(_ db: String, _ endpoint: String) -> String {
+        "/database/1/\(container)/development/\(db)/\(endpoint)?\(auth)"
+    }
+
+    public func post(_ db: String, _ endpoint: String, _ json: String) throws -> HTTPTestClient.Answer {
+        try serve.client().request("POST", path(db, endpoint), json: json)
+    }
+}

@@ -13,21 +13,7 @@ import Glibc
 final class ServeMemoryTests: XCTestCase {
     static let container = "iCloud.com.example.serve"
 
-    struct Served {
-        let sandbox: Sandbox
-        let serve: ServeProcess
-        let apiToken: String
-        let session: String
-    }
-
-    func served() throws -> Served {
-        let s = Sandbox()
-        s.environment["CK_CONTAINER"] = Self.container
-        s.signIn()
-        let token = try XCTUnwrap(s.ck("api-token", "create").object["apiToken"] as? String)
-        let session = try XCTUnwrap(s.ck("account", "web-auth-token").object["ckWebAuthToken"] as? String)
-        return Served(sandbox: s, serve: try ServeProcess(s), apiToken: token, session: session)
-    }
+    func served() throws -> ServedSandbox { try ServedSandbox(container: Self.container) }
 
     /// A field of /proc/PID/status, in kB.
     func status(_ pid: Int32, _ field: String) -> Int {
@@ -39,9 +25,8 @@ final class ServeMemoryTests: XCTestCase {
     func testStalledUploadsHoldNoneOfTheirBytes() throws {
         let s = try served()
         let pid = s.serve.process.processIdentifier
-        let auth = "ckAPIToken=\(s.apiToken)&ckWebAuthToken=" + (s.session.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? s.session)
         let tokens = (0..<16).map { #"{"fieldName":"file","recordName":"r\#($0)"}"# }.joined(separator: ",")
-        let made = try s.serve.client().request("POST", "/database/1/\(Self.container)/development/private/assets/upload?\(auth)", json: #"{"tokens":[\#(tokens)]}"#)
+        let made = try s.post("private", "assets/upload", #"{"tokens":[\#(tokens)]}"#)
         let urls = try XCTUnwrap((made["tokens"] as? [[String: Any]])?.compactMap { $0["url"] as? String })
         XCTAssertEqual(urls.count, 16, made.text)
         usleep(300_000)

@@ -7,36 +7,13 @@ import XCTest
 final class ServeProcessTests: XCTestCase {
     static let container = "iCloud.com.example.serve"
 
-    struct Served {
-        let sandbox: Sandbox
-        let serve: ServeProcess
-        let apiToken: String
-        let session: String
-
-        func path(_ db: String, _ endpoint: String) -> String {
-            "/database/1/\(ServeProcessTests.container)/development/\(db)/\(endpoint)?ckAPIToken=\(apiToken)&ckWebAuthToken="
-                + (session.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? session)
-        }
-
-        func post(_ db: String, _ endpoint: String, _ json: String) throws -> HTTPTestClient.Answer {
-            try serve.client().request("POST", path(db, endpoint), json: json)
-        }
-    }
-
     /// A JSON document with its keys sorted, whatever its layout was.
     static func canonical(_ o: Any?) -> String {
         guard let o, let d = try? JSONSerialization.data(withJSONObject: o, options: [.sortedKeys, .fragmentsAllowed]) else { return "nil" }
         return String(decoding: d, as: UTF8.self)
     }
 
-    func served(_ extra: [String] = []) throws -> Served {
-        let s = Sandbox()
-        s.environment["CK_CONTAINER"] = Self.container
-        s.signIn()
-        let token = try XCTUnwrap(s.ck("api-token", "create", "--name", "tests").object["apiToken"] as? String)
-        let session = try XCTUnwrap(s.ck("account", "web-auth-token").object["ckWebAuthToken"] as? String)
-        return Served(sandbox: s, serve: try ServeProcess(s, extra), apiToken: token, session: session)
-    }
+    func served() throws -> ServedSandbox { try ServedSandbox(container: Self.container) }
 
     func testItAnnouncesWhereItListensAnswersAndStopsCleanlyOnSIGTERM() throws {
         let s = try served()
@@ -46,8 +23,7 @@ final class ServeProcessTests: XCTestCase {
         XCTAssertTrue(s.serve.url.hasPrefix("http://127.0.0.1:"))
         XCTAssertEqual(try s.serve.client().request("GET", s.path("private", "zones/list")).status, 200)
         // A long-poll in flight when the signal comes is answered, and the process exits 0 soon.
-        let made = try s.serve.client().request("POST", "/device/1/\(Self.container)/development/tokens/create?ckAPIToken=\(s.apiToken)&ckWebAuthToken="
-                                                + (s.session.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? s.session), json: "{}")
+        let made = try s.serve.client().request("POST", "/device/1/\(Self.container)/development/tokens/create?\(s.auth)", json: "{}")
         let courier = try XCTUnwrap(made["webcourierURL"] as? String)
         let poller = try s.serve.client()
         try poller.send("GET \(courier.dropFirst(s.serve.url.count)) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
