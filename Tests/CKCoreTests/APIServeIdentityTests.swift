@@ -1,3 +1,4 @@
+import CKTestSupport
 import Foundation
 import XCTest
 @testable import CKCore
@@ -254,8 +255,7 @@ final class APIServeIdentityTests: XCTestCase {
         let auth = try a.authenticate(creds(signature: querySig, endpoint: .recordsQuery))
         XCTAssertEqual(auth.user, .nobody)
         let caller = auth.caller(container: Self.container, environment: .development, scope: .public, deviceID: "web")
-        let admin = Caller(container: Self.container)
-        _ = try a.importSchema(SchemaImportRequest(text: try a.exportSchema(as: admin).text + "\n    RECORD TYPE Items (\"___recordID\" REFERENCE QUERYABLE);\n"), as: admin)
+        try a.defineQueryableType("Items", container: Self.container)
         XCTAssertNoThrow(try a.queryRecords(QueryRecordsRequest(QueryRequest(recordType: "Items")), as: caller), "it still reads the public database")
         let (c2, why) = code { try a.modifyRecords(ModifyRequest(operations: [RecordOperation(type: .create, recordName: "x", recordType: "Items", fields: [:])]), as: caller) }
         XCTAssertEqual(c2, .accessDenied, "a key has no sign-in page to go to: 403, not 421")

@@ -85,14 +85,3 @@ final class ClientFidelityTests: XCTestCase {
         XCTAssertEqual((((push.json as? [String: Any])?["ck"] as? [String: Any])?["qry"] as? [String: Any])?["rid"] as? String, "theirs", push.text)
     }
 }
-
-extension ServeFixture {
-    /// Adds record type `type` to the development schema with the `"___recordID" REFERENCE
-    /// QUERYABLE` index a query without a filter needs — in development as in production, as
-    /// CloudKit has it — as an app's schema would have it before its first query.
-    func defineQueryableType(_ type: String, container: String = ServeFixture.container) throws {
-        let caller = Caller(container: container)
-        let text = try api.exportSchema(as: caller).text + "\n    RECORD TYPE \(type) (\"___recordID\" REFERENCE QUERYABLE);\n"
-        _ = try api.importSchema(SchemaImportRequest(text: text), as: caller)
-    }
-}

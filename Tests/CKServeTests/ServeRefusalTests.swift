@@ -48,7 +48,7 @@ final class ServeRefusalTests: XCTestCase {
             XCTAssertTrue((answer.json["reason"] as? String)?.contains(why) ?? false, answer.text)
         }
         // A token of the container: the body is waited for, then answered as usual.
-        try f.defineQueryableType("Item")
+        try f.api.defineQueryableType("Item", container: ServeFixture.container)
         let c = try RawHTTPClient(port: f.port, timeout: 2)
         let body = #"{"query":{"recordType":"Item"}}"#
         XCTAssertTrue(c.send("POST \(base)?ckAPIToken=\(f.apiToken) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: \(body.utf8.count)\r\n\r\n"))

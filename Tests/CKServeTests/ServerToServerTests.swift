@@ -34,7 +34,7 @@ final class ServerToServerTests: XCTestCase {
         let pem = try String(contentsOf: Self.fixtures.appendingPathComponent("server-key-public.pem"), encoding: .utf8)
         _ = try f.api.addServerKey(keyID: keyID, publicKeyPEM: pem, container: "iCloud.com.example.test", environment: .development, as: Caller(container: "iCloud.com.example.test"))
         // The signed query has no filter: the schema has the index it needs.
-        try f.defineQueryableType("Items", container: "iCloud.com.example.test")
+        try f.api.defineQueryableType("Items", container: "iCloud.com.example.test")
 
         let query = try send(f, requests[0], keyID: keyID)
         XCTAssertEqual(query.status, 200, query.text)
@@ -105,7 +105,7 @@ final class ServerToServerTests: XCTestCase {
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         let keys: [String: Any] = ["schemaVersion": 1, "keys": [["keyID": keyID, "publicKey": pem, "created": 1]]]
         try JSONSerialization.data(withJSONObject: keys).write(to: URL(fileURLWithPath: dir + "/server-keys.json"))
-        try f.defineQueryableType("Items", container: "iCloud.com.example.test")
+        try f.api.defineQueryableType("Items", container: "iCloud.com.example.test")
         XCTAssertEqual(try send(f, requests[0], keyID: keyID).status, 200, "records/query reads the public database")
         for r in requests where r.target.contains("/public/users/caller?") || r.target.contains("/public/records/modify?") {
             let refused = try send(f, r, keyID: keyID)

@@ -85,7 +85,7 @@ final class WebServicesTests: XCTestCase {
         let redirect = try XCTUnwrap(object(caller)["redirectURL"] as? String)
         XCTAssertTrue(redirect.hasPrefix(f.url + "/signin/"), redirect)
         assertEnvelope(try f.post("private", "records/query", #"{"query":{"recordType":"Item"}}"#, signedIn: false), 421, "AUTHENTICATION_REQUIRED")
-        try f.defineQueryableType("Item")
+        try f.api.defineQueryableType("Item", container: ServeFixture.container)
         XCTAssertEqual(try f.post("public", "records/query", #"{"query":{"recordType":"Item"}}"#, signedIn: false).status, 200)
 
         let signIn = try f.client().request("GET", String(redirect.dropFirst(f.url.count)), headers: [("Accept", "application/json")])
@@ -165,7 +165,7 @@ final class WebServicesTests: XCTestCase {
     /// Retry-After; NETWORK_FAILURE drops the connection.
     func testArmedFaultsFailHTTPRequestsAsTheServiceWould() throws {
         let f = try ServeFixture()
-        try f.defineQueryableType("Item")
+        try f.api.defineQueryableType("Item", container: ServeFixture.container)
         _ = try f.api.addFault(AddFaultRequest(json: try JSONParser.parse(Array(#"{"op":"records/query","error":"THROTTLED","retryAfter":3,"times":1}"#.utf8))))
         let throttled = try f.post("public", "records/query", #"{"query":{"recordType":"Item"}}"#)
         assertEnvelope(throttled, 429, "THROTTLED")
