@@ -131,6 +131,15 @@ final class ServeRefusalTests: XCTestCase {
         XCTAssertTrue(required.contains("AUTHENTICATION_REQUIRED: "), required)
         XCTAssertFalse(required.contains(session) || required.contains(f.apiToken), "a secret in the log: \(required)")
 
+        // A push token is the capability of its webcourierURL: asked for in another container,
+        // the refusal names it, and the log does not.
+        let made = try f.client().request("POST", "/device/1/\(ServeFixture.container)/development/tokens/create?ckAPIToken=\(f.apiToken)", json: #"{"apnsEnvironment":"development"}"#)
+        let apns = try XCTUnwrap(made["apnsToken"] as? String, made.text)
+        XCTAssertEqual(try f.client().request("GET", "/webcourier/iCloud.com.example.other/development/\(apns)").status, 404)
+        let courier = try XCTUnwrap(line(f, containing: "/webcourier/"))
+        XCTAssertTrue(courier.contains("NOT_FOUND: no push token '…'"), courier)
+        XCTAssertFalse(courier.contains(apns), "a push token in the log: \(courier)")
+
         // Engine refusals too: a body over the limit.
         let c = try RawHTTPClient(port: f.port)
         XCTAssertTrue(c.send("POST \(f.path("private", "records/query")) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 3000000\r\n\r\n"))
