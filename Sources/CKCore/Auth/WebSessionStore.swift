@@ -215,8 +215,10 @@ struct WebSessionStore {
         let lock = try FileLock(path: paths.webSessionsLock)
         defer { lock.unlock() }
         guard var old = session(token), old.rotated == nil else { return nil }
-        // Replaced tokens stay until they expire: the sign-in's old ones are swept here too.
-        try removeExpired()
+        // Replaced tokens stay until they expire, and a client that keeps rotating never signs
+        // in again: its old ones are swept here too — at most once an hour, as a sweep reads
+        // every session's file and a rotation is on a request's way.
+        if WebSessionStore.rotationSweep.due(clock.now()) { try removeExpired() }
         let login = old.login ?? WebSessionStore.id(hash: WebSessionStore.hash(token))
         let fresh = try add(userRecordName: old.userRecordName, container: old.container, environment: old.environment, keepSignedIn: old.keepSignedIn, login: login)
         old.rotated = clock.now()
@@ -291,6 +293,9 @@ struct WebSessionStore {
         return ended.sorted()
     }
 
+    /// When this process's rotations last swept (`rotate`).
+    private static let rotationSweep = SweepSchedule(every: 3600 * 1000)
+
     /// Sweeps sessions expired a day ago or more (until then, a request with one is told it
     /// expired, not that it is unknown).
     private func removeExpired() throws {
@@ -305,5 +310,23 @@ struct WebSessionStore {
         for name in try FileSystem.list(directory) where name.hasSuffix(".json") && !name.hasPrefix(".") {
             try body(name, (try? FileSystem.readJSON(directory + "/" + name)).flatMap { $0.flatMap(Session.init(stored:)) })
         }
+    }
+}
+
+/// Work done at most once an interval by whichever caller comes when it is due.
+final class SweepSchedule: @unchecked Sendable {
+    private let lock = NSLock()
+    private let every: Int64
+    private var last: Int64?
+
+    init(every: Int64) { self.every = every }
+
+    /// Whether it is due at `now`; if so, it counts as done now.
+    func due(_ now: Int64) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        if let l = last, now - l < every, now >= l { return false }
+        last = now
+        return true
     }
 }
