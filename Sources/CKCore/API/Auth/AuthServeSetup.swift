@@ -7,20 +7,17 @@ public struct EphemeralSetupRequest: Sendable {
     public var environment: Environment
     /// The database the seed's records go to (its zoneIDs name the zones).
     public var scope: DatabaseScope
-    /// The test user signed in on the fresh data directory.
-    public var appleID: String
     /// A `ck export` (NDJSON or a JSON array of records), or nil.
     public var seed: [UInt8]?
 
-    public init(container: String, environment: Environment, scope: DatabaseScope = .private,
-                appleID: String = EphemeralSetupRequest.testAppleID, seed: [UInt8]? = nil) {
+    public init(container: String, environment: Environment, scope: DatabaseScope = .private, seed: [UInt8]? = nil) {
         self.container = container
         self.environment = environment
         self.scope = scope
-        self.appleID = appleID
         self.seed = seed
     }
 
+    /// The test user signed in on the fresh data directory.
     public static let testAppleID = "test@example.com"
 }
 
@@ -37,7 +34,7 @@ extension CloudKitAPI {
         return made
     }
 
-    /// Readies a fresh data directory for a test suite: signs `appleID` in on the device, makes
+    /// Readies a fresh data directory for a test suite: signs `testAppleID` in on the device, makes
     /// an API token and a two-week web auth token of that user for the container environment,
     /// and imports the seed into `scope` (checked whole before anything is written; a failed
     /// record fails the setup). `{apiToken, ckWebAuthToken, userRecordName, containerIdentifier,
@@ -45,7 +42,7 @@ extension CloudKitAPI {
     public func prepareEphemeral(_ r: EphemeralSetupRequest) throws -> DocumentBody {
         try Names.validateContainerID(r.container)
         let device = Caller(container: r.container, environment: r.environment, scope: r.scope, user: .device, deviceID: "ephemeral")
-        _ = try signIn(SignInRequest(appleID: r.appleID, givenName: "Test"), as: device)
+        _ = try signIn(SignInRequest(appleID: EphemeralSetupRequest.testAppleID, givenName: "Test"), as: device)
         let apiToken = try createAPIToken(name: "ck serve --ephemeral", container: r.container, environment: r.environment)
         let session = try createWebAuthToken(as: device, keepSignedIn: true)
         var body: [String: JSONValue] = [
