@@ -100,7 +100,7 @@ enum ServeCommand {
         // Before the line is out: a script may signal as soon as it has read it.
         ServeSignals.stop(on: [SIGINT, SIGTERM, SIGHUP]) { server.stop() }
         if inv.args.has("--snippet") {
-            let token = try (announcement["apiToken"]?.stringValue).map { $0 }
+            let token = try announcement["apiToken"]?.stringValue
                 ?? CloudKitAPI(dataDirectory: dataDirectory).pageAPIToken(container: container, environment: environment)
             inv.io.writeErr(CloudKitConfigScript.snippet(serverURL: url, container: container, environment: environment, apiToken: token))
         }
