@@ -43,9 +43,9 @@ extension RecordCommands {
         tokens), a sort SORTABLE; bytes, assets and encrypted fields take no index and a list
         is never sortable. Otherwise BAD_REQUEST (exit 6) in CloudKit's words, e.g. "Field
         'recordName' is not marked queryable", with the command that adds the index (ck
-        schema index add). --explain prints what the query needs: {recordType, answerable,
-        refusal?, indexes: [{field, index, present, ckdb}]}. 'ck record list' reads a zone
-        without any index.
+        schema index add). --explain prints what the query needs: {recordType, environment,
+        recordTypeExists, answerable, refusal?, indexes: [{field, queryName, index, present,
+        ckdb?, impossible?}]}. 'ck record list' reads a zone without any index.
         """) { inv in
         _ = try inv.positionals(max: 0, what: "")
         var req: QueryRequest
