@@ -57,8 +57,9 @@ final class ServeRefusalTests: XCTestCase {
         XCTAssertEqual(c.readResponse()?.status, 200)
     }
 
-    /// A signature's key and date are in its head: a date out of the clock's window is refused
-    /// before the body, the signature itself (which covers the body) after it.
+    /// A signature's key and date are in its head, and so are the database and endpoint it is
+    /// sent to: a date out of the clock's window, or a key sent where keys do not reach, is
+    /// refused before the body; the signature itself (which covers the body) after it.
     func testASignatureDatedOutsideTheWindowIsRefusedBeforeTheBody() throws {
         let o = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(contentsOf: Self.fixtures.appendingPathComponent("signed-requests.json"))) as? [String: Any])
         let keyID = try XCTUnwrap(o["keyID"] as? String)
@@ -72,6 +73,14 @@ final class ServeRefusalTests: XCTestCase {
                                                           ("X-Apple-CloudKit-Request-SignatureV1", "AAAA")]))
         XCTAssertEqual(answer.status, 401, answer.text)
         XCTAssertTrue((answer.json["reason"] as? String)?.contains("within 5 minutes") ?? false, answer.text)
+        let now = "2026-11-25T13:13:49Z"
+        for (target, why) in [("/database/1/iCloud.com.example.test/development/private/records/query", "reaches only the public database"),
+                              ("/database/1/iCloud.com.example.test/development/public/users/discover", "may not use users/discover")] {
+            let refused = try XCTUnwrap(try headOnly(f, target, headers: [("X-Apple-CloudKit-Request-KeyID", keyID), ("X-Apple-CloudKit-Request-ISO8601Date", now),
+                                                                          ("X-Apple-CloudKit-Request-SignatureV1", "AAAA")]), "\(target): no answer before the body")
+            XCTAssertEqual(refused.status, 403, refused.text)
+            XCTAssertTrue((refused.json["reason"] as? String)?.contains(why) ?? false, refused.text)
+        }
     }
 
     // MARK: Host (item 24)

@@ -59,11 +59,11 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
                 return .streamBody(maxBytes: Int(Limits.assetBytes), sink: UploadSink(try api.beginAssetUpload(uploadToken: token)))
             } catch { return refuse(error) }
         case .signIn: return .readBody(maxBytes: 64 * 1024)
-        case .database(let c, let e, let scope, _):
-            do { try authenticateHead(head, container: c, environment: e, scope: scope) } catch { return refuse(error) }
+        case .database(let c, let e, let scope, let endpoint):
+            do { try authenticateHead(head, container: c, environment: e, scope: scope, endpoint: endpoint) } catch { return refuse(error) }
             return .readBody(maxBytes: Self.requestBodyLimit)
-        case .device(let c, let e, _):
-            do { try authenticateHead(head, container: c, environment: e, scope: nil) } catch { return refuse(error) }
+        case .device(let c, let e, let endpoint):
+            do { try authenticateHead(head, container: c, environment: e, scope: nil, endpoint: endpoint) } catch { return refuse(error) }
             return .readBody(maxBytes: Self.requestBodyLimit)
         default: return .readBody(maxBytes: Self.requestBodyLimit)
         }
@@ -74,12 +74,12 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
     /// skew): an anonymous client cannot make the server read megabytes. The signature itself,
     /// which covers the body, is checked after. A request without a body is authenticated once,
     /// after.
-    private func authenticateHead(_ head: HTTPRequestHead, container: String, environment: Environment, scope: DatabaseScope?) throws {
+    private func authenticateHead(_ head: HTTPRequestHead, container: String, environment: Environment, scope: DatabaseScope?, endpoint: Endpoint) throws {
         let length = head.headers["Content-Length"]
         guard (length != nil && length != "0") || head.headers["Transfer-Encoding"] != nil else { return }
         let query = QueryString(head.query ?? "")
         try api.authenticateBeforeBody(WebCredentials(container: container, environment: environment, scope: scope, apiToken: query["ckAPIToken"],
-                                                      signature: Self.signature(head, body: [])))
+                                                      signature: Self.signature(head, body: []), endpoint: endpoint))
     }
 
     /// CloudKit's request limit (reference §6: 2 MB a request, assets aside).

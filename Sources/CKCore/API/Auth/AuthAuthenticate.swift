@@ -101,23 +101,34 @@ extension CloudKitAPI {
     /// (`nobodyReason`) a user-bound call then gets AUTHENTICATION_REQUIRED with.
     public func authenticate(_ c: WebCredentials) throws -> WebAuthentication {
         try Names.validateContainerID(c.container)
-        if let sig = c.signature {
-            let key = try verify(sig, c)
-            if let scope = c.scope, scope != .public {
-                throw CloudKitError(.accessDenied, "a server-to-server key reaches only the public database, not the \(scope.rawValue) one")
-            }
-            if let e = c.endpoint, e.path.hasPrefix("users/"), e != .usersCaller {
-                throw CloudKitError(.accessDenied, "a server-to-server key may not use \(e.path): of the users endpoints it reaches only users/caller (the identity of the user who registered the key); the others need a user's web auth token")
-            }
-            return try keyAuthentication(key)
+        if let sig = c.signature { return try keyAuthentication(try signedRequestKey(sig, c, headOnly: false)) }
+        try requireAPIToken(c)
+        return try webSession(c)
+    }
+
+    /// A signed request's key, checked (`verify`; `headOnly`: all but the signature itself) and
+    /// allowed where the request goes: the public database, and of the `users/*` endpoints
+    /// `users/caller` only.
+    func signedRequestKey(_ sig: ServerSignature, _ c: WebCredentials, headOnly: Bool) throws -> ServerKeyStore.Key {
+        let key = try verify(sig, c, headOnly: headOnly)
+        if let scope = c.scope, scope != .public {
+            throw CloudKitError(.accessDenied, "a server-to-server key reaches only the public database, not the \(scope.rawValue) one")
         }
+        if let e = c.endpoint, e.path.hasPrefix("users/"), e != .usersCaller {
+            throw CloudKitError(.accessDenied, "a server-to-server key may not use \(e.path): of the users endpoints it reaches only users/caller (the identity of the user who registered the key); the others need a user's web auth token")
+        }
+        return key
+    }
+
+    /// An API token of the request's container environment, or AUTHENTICATION_FAILED saying
+    /// what is missing or wrong.
+    func requireAPIToken(_ c: WebCredentials) throws {
         guard let token = c.apiToken, !token.isEmpty else {
             throw CloudKitError(.authenticationFailed, "the request carries no ckAPIToken and no server-to-server signature (X-Apple-CloudKit-Request-KeyID, -ISO8601Date, -SignatureV1); make a token with 'ck api-token create'")
         }
         guard try APITokenStore(paths: store.paths, container: c.container, environment: c.environment).contains(token) else {
             throw CloudKitError(.authenticationFailed, unknownAPIToken(token, c))
         }
-        return try webSession(c)
     }
 
     /// Who a request with a valid API token acts as: the user of its web auth token's session,
