@@ -187,8 +187,7 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
         let auth = try api.authenticate(WebCredentials(container: container, environment: environment, scope: scope,
                                                        apiToken: query["ckAPIToken"], webAuthToken: query["ckWebAuthToken"],
                                                        signature: signature, endpoint: endpoint))
-        var caller = auth.caller(container: container, environment: environment, scope: scope, deviceID: Self.deviceID(query["clientId"]))
-        if endpoint == .tokensCreate { caller.credential = Self.credential(auth, apiToken: query["ckAPIToken"]) }
+        let caller = auth.caller(container: container, environment: environment, scope: scope, deviceID: Self.deviceID(query["clientId"]))
         let body: JSONValue
         if head.method == "POST", !endpoint.isGET || endpoint == .usersDiscover {
             guard !request.body.isEmpty else { throw CloudKitError.badRequest("\(endpoint.path) needs a JSON body") }
@@ -210,14 +209,6 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
         guard let id = clientID, (1...64).contains(id.utf8.count),
               id.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || ($0 >= 65 && $0 <= 90) || ($0 >= 97 && $0 <= 122) || $0 == 45 }) else { return Caller.unnamedWebClient }
         return "web-" + id
-    }
-
-    /// What a request authenticated with, named without the secret (`Caller.credential`): the
-    /// long-polls of the push tokens it makes are capped together.
-    static func credential(_ auth: WebAuthentication, apiToken: String?) -> String? {
-        if let key = auth.serverKeyID { return "key:" + key }
-        guard let token = apiToken else { return nil }
-        return "api-token:" + SHA256.hex(token.utf8).prefix(16)
     }
 
     static func signature(_ head: HTTPRequestHead, body: [UInt8]) -> ServerSignature? {

@@ -54,6 +54,9 @@ public struct WebAuthentication: Sendable, Equatable {
     public var user: Caller.User
     /// The key that signed the request, when one did.
     public var serverKeyID: String?
+    /// For `tokens/create`: what the request authenticated with, named without the secret
+    /// (`Caller.credential`), which the push token it makes records.
+    public var credential: String?
     /// For `.nobody`: why the request's credential names no user (a missing, malformed,
     /// unknown, expired or replaced web auth token; a key without a user).
     public var nobodyReason: NobodyReason?
@@ -84,6 +87,7 @@ public struct WebAuthentication: Sendable, Equatable {
         c.account = account
         c.nobodyReason = nobodyReason
         c.serverKeyID = serverKeyID
+        c.credential = credential
         return c
     }
 }
@@ -101,9 +105,18 @@ extension CloudKitAPI {
     /// (`nobodyReason`) a user-bound call then gets AUTHENTICATION_REQUIRED with.
     public func authenticate(_ c: WebCredentials) throws -> WebAuthentication {
         try Names.validateContainerID(c.container)
-        if let sig = c.signature { return try keyAuthentication(try signedRequestKey(sig, c, headOnly: false)) }
-        try requireAPIToken(c)
-        return try webSession(c)
+        var auth: WebAuthentication
+        if let sig = c.signature {
+            auth = try keyAuthentication(try signedRequestKey(sig, c, headOnly: false))
+            if c.endpoint == .tokensCreate { auth.credential = "key:" + sig.keyID }
+        } else {
+            try requireAPIToken(c)
+            auth = try webSession(c)
+            // `api-token:` and 16 hex digits of its SHA-256: the long-polls of the push tokens
+            // one API token made are capped together.
+            if c.endpoint == .tokensCreate, let token = c.apiToken { auth.credential = "api-token:" + SHA256.hex(token.utf8).prefix(16) }
+        }
+        return auth
     }
 
     /// A signed request's key, checked (`verify`; `headOnly`: all but the signature itself) and
