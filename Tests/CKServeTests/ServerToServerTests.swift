@@ -18,6 +18,29 @@ final class ServerToServerTests: XCTestCase {
         return (try XCTUnwrap(o["keyID"] as? String), list.map { Signed(body: $0["body"]!, date: $0["date"]!, signature: $0["signatureV1"]!, target: $0["target"]!) })
     }
 
+    static func publicKey() throws -> String {
+        try String(contentsOf: fixtures.appendingPathComponent("server-key-public.pem"), encoding: .utf8)
+    }
+
+    /// A server whose clock reads the signed requests' date plus `after` ms (30 s: inside the
+    /// signature window), the requests, and — when `registered` — their key added by the
+    /// device's account (alice).
+    func served(after: Int64 = 30_000, registered: Bool) throws -> (f: ServeFixture, keyID: String, requests: [Signed]) {
+        let (keyID, requests) = try signedRequests()
+        let date = try XCTUnwrap(ISO8601DateFormatter().date(from: requests[0].date))
+        let ms = Int64(date.timeIntervalSince1970 * 1000) + after
+        let f = try ServeFixture(clock: Clock { ms }, container: "iCloud.com.example.test")
+        if registered { try register(f, keyID) }
+        return (f, keyID, requests)
+    }
+
+    /// `ck server-key add` of the fixtures' key, as the device's account.
+    @discardableResult
+    func register(_ f: ServeFixture, _ keyID: String) throws -> DocumentBody {
+        try f.api.addServerKey(keyID: keyID, publicKeyPEM: try Self.publicKey(), container: "iCloud.com.example.test", environment: .development,
+                               as: Caller(container: "iCloud.com.example.test"))
+    }
+
     func send(_ f: ServeFixture, _ r: Signed, keyID: String, signature: String? = nil, body: String? = nil) throws -> HTTPTestClient.Answer {
         let b = body ?? r.body
         return try f.client().request(b.isEmpty ? "GET" : "POST", r.target, body: b.isEmpty ? nil : Array(b.utf8), headers: [
@@ -27,12 +50,7 @@ final class ServerToServerTests: XCTestCase {
     }
 
     func testASignedRequestReadsThePublicDatabaseOnlyAndAForgedOneIsRefused() throws {
-        let (keyID, requests) = try signedRequests()
-        let date = try XCTUnwrap(ISO8601DateFormatter().date(from: requests[0].date))
-        let ms = Int64(date.timeIntervalSince1970 * 1000) + 30_000
-        let f = try ServeFixture(clock: Clock { ms }, container: "iCloud.com.example.test")
-        let pem = try String(contentsOf: Self.fixtures.appendingPathComponent("server-key-public.pem"), encoding: .utf8)
-        _ = try f.api.addServerKey(keyID: keyID, publicKeyPEM: pem, container: "iCloud.com.example.test", environment: .development, as: Caller(container: "iCloud.com.example.test"))
+        let (f, keyID, requests) = try served(registered: true)
         // The signed query has no filter: the schema has the index it needs.
         try f.api.defineQueryableType("Items", container: "iCloud.com.example.test")
 
@@ -53,12 +71,7 @@ final class ServerToServerTests: XCTestCase {
     }
 
     func testASignedRequestOutsideTheClockWindowIsRefused() throws {
-        let (keyID, requests) = try signedRequests()
-        let date = try XCTUnwrap(ISO8601DateFormatter().date(from: requests[0].date))
-        let ms = Int64(date.timeIntervalSince1970 * 1000) + 10 * 60_000
-        let f = try ServeFixture(clock: Clock { ms }, container: "iCloud.com.example.test")
-        let pem = try String(contentsOf: Self.fixtures.appendingPathComponent("server-key-public.pem"), encoding: .utf8)
-        _ = try f.api.addServerKey(keyID: keyID, publicKeyPEM: pem, container: "iCloud.com.example.test", environment: .development, as: Caller(container: "iCloud.com.example.test"))
+        let (f, keyID, requests) = try served(after: 10 * 60_000, registered: true)
         XCTAssertEqual(try send(f, requests[0], keyID: keyID).status, 401)
     }
 
@@ -66,14 +79,8 @@ final class ServerToServerTests: XCTestCase {
     /// registered the key, whose saves the key's are; the other users/* endpoints are 403 with
     /// no sign-in page to go to.
     func testAKeyActsAsTheUserWhoRegisteredIt() throws {
-        let (keyID, requests) = try signedRequests()
-        let date = try XCTUnwrap(ISO8601DateFormatter().date(from: requests[0].date))
-        let ms = Int64(date.timeIntervalSince1970 * 1000) + 30_000
-        let f = try ServeFixture(clock: Clock { ms }, container: "iCloud.com.example.test")
-        let pem = try String(contentsOf: Self.fixtures.appendingPathComponent("server-key-public.pem"), encoding: .utf8)
-        let added = try f.api.addServerKey(keyID: keyID, publicKeyPEM: pem, container: "iCloud.com.example.test", environment: .development,
-                                           as: Caller(container: "iCloud.com.example.test"))
-        let alice = try XCTUnwrap(added.document["userRecordName"]?.stringValue)
+        let (f, keyID, requests) = try served(registered: false)
+        let alice = try XCTUnwrap(try register(f, keyID).document["userRecordName"]?.stringValue)
         func request(_ endpoint: String) throws -> Signed { try XCTUnwrap(requests.first { $0.target.contains("/public/\(endpoint)?") }, endpoint) }
 
         let me = try send(f, try request("users/caller"), keyID: keyID)
@@ -96,11 +103,8 @@ final class ServerToServerTests: XCTestCase {
     /// A key an older ck registered has no user: it reads the public database, and what needs a
     /// user is 403 saying how to register it again.
     func testAnOlderStoresKeyWithoutAUserIsToldHowToMendIt() throws {
-        let (keyID, requests) = try signedRequests()
-        let date = try XCTUnwrap(ISO8601DateFormatter().date(from: requests[0].date))
-        let ms = Int64(date.timeIntervalSince1970 * 1000) + 30_000
-        let f = try ServeFixture(clock: Clock { ms }, container: "iCloud.com.example.test")
-        let pem = try String(contentsOf: Self.fixtures.appendingPathComponent("server-key-public.pem"), encoding: .utf8)
+        let (f, keyID, requests) = try served(registered: false)
+        let pem = try Self.publicKey()
         let dir = f.root + "/containers/iCloud.com.example.test/development"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         let keys: [String: Any] = ["schemaVersion": 1, "keys": [["keyID": keyID, "publicKey": pem, "created": 1]]]
