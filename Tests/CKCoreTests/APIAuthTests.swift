@@ -1,3 +1,4 @@
+import CKTestSupport
 import Foundation
 import XCTest
 @testable import CKCore
@@ -8,8 +9,6 @@ import XCTest
 /// directory unchanged by every refusal.
 final class APIAuthTests: XCTestCase {
     static let container = "iCloud.com.example.test"
-
-    final class Now: @unchecked Sendable { var ms: Int64 = 1_700_000_000_000 }
 
     func api(_ t: TempStore, _ now: Now) -> CloudKitAPI { CloudKitAPI(dataDirectory: t.root, clock: Clock { now.ms }) }
 

@@ -1,3 +1,4 @@
+import CKTestSupport
 import XCTest
 @testable import CKCore
 
@@ -7,8 +8,6 @@ import XCTest
 final class APIDownloadURLTests: XCTestCase {
     static let container = "iCloud.com.example.test"
     static let server = "http://127.0.0.1:8484"
-
-    final class Now: @unchecked Sendable { var ms: Int64 = 1_700_000_000_000 }
 
     func caller(_ scope: DatabaseScope = .private, _ user: Caller.User = .device) -> Caller {
         Caller(container: Self.container, environment: .development, scope: scope, user: user)

@@ -10,8 +10,6 @@ import XCTest
 final class APIServeIdentityTests: XCTestCase {
     static let container = "iCloud.com.example.test"
 
-    final class Now: @unchecked Sendable { var ms: Int64 = 1_700_000_000_000 }
-
     func api(_ t: TempStore, _ now: Now) -> CloudKitAPI { CloudKitAPI(dataDirectory: t.root, clock: Clock { now.ms }) }
 
     func creds(_ scope: DatabaseScope? = .public, api token: String? = nil, web: String? = nil, signature: ServerSignature? = nil,

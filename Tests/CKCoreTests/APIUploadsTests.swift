@@ -1,3 +1,4 @@
+import CKTestSupport
 import XCTest
 @testable import CKCore
 
@@ -6,7 +7,6 @@ import XCTest
 /// without one — by the API's clock, as the server's sweep and `ck fsck` see it.
 final class APIUploadsTests: XCTestCase {
     static let container = "iCloud.com.example.test"
-    final class Now: @unchecked Sendable { var ms: Int64 = 1_700_000_000_000 }
 
     let caller = Caller(container: APIUploadsTests.container, environment: .development, scope: .private, user: .device)
 

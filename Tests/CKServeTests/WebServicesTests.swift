@@ -278,13 +278,12 @@ final class WebServicesTests: XCTestCase {
 /// old, the new one working; the old one until its own expiry (live CloudKit), or for its
 /// grace only under `--strict-token-rotation`; signing out ends them.
 final class WebSessionOverHTTPTests: XCTestCase {
-    final class Now: @unchecked Sendable { var ms: Int64 = 1_800_000_000_000 }
 
     func reason(_ a: HTTPTestClient.Answer) -> String { ((a.json as? [String: Any])?["reason"] as? String) ?? a.text }
 
     /// The scenario both modes share, up to the replaced token's fate three minutes on.
     func rotate(_ rotation: WebTokenRotation) throws -> (f: ServeFixture, now: Now, caller: (String) throws -> HTTPTestClient.Answer, next: String) {
-        let now = Now()
+        let now = Now(1_800_000_000_000)
         let f = try ServeFixture(clock: Clock { now.ms }, webTokenRotation: rotation)
         func caller(_ token: String) throws -> HTTPTestClient.Answer {
             try f.client().request("GET", "/database/1/\(ServeFixture.container)/development/public/users/caller?ckAPIToken=\(f.apiToken)&ckWebAuthToken="
