@@ -44,6 +44,27 @@ final class AttackTests: XCTestCase {
         }
     }
 
+    /// The URLs that take no credential in their head and no body — a long-poll, an asset's
+    /// downloadURL, the config script — read no 2 MB body either: 250 anonymous connections each
+    /// holding 1.9 MB of a body to a webcourier URL took the server to 0.5 GB resident.
+    func testURLsThatTakeNoBodyReadNoLargeOne() throws {
+        let root = NSTemporaryDirectory() + "ck-attack-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let api = CloudKitAPI(dataDirectory: root, serverURL: "http://127.0.0.1:1")
+        let h = WebServicesHandler(api: api, allowedOrigins: [], hostNames: ["127.0.0.1"], log: { _ in })
+        let hex = String(repeating: "ab", count: 32)
+        for (method, target) in [("POST", "/webcourier/\(ServeFixture.container)/development/0123456789abcdef0123456789abcdef"),
+                                 ("GET", "/webcourier/\(ServeFixture.container)/development/0123456789abcdef0123456789abcdef"),
+                                 ("GET", "/assets/ab/\(hex)"), ("GET", "/ck/cloudkit-config.js")] {
+            let head = HTTPRequestHead(method: method, target: target, headers: HTTPHeaders([("Host", "127.0.0.1"), ("Content-Length", "1900000")]))
+            switch h.admit(head) {
+            case .readBody(let max), .streamBody(let max, _):
+                XCTAssertLessThanOrEqual(max, 64 * 1024, "\(method) \(target) is admitted with an anonymous body of up to \(max) bytes")
+            case .answer: break
+            }
+        }
+    }
+
     /// A receipt names its container: records/modify in another container refuses it.
     func testAReceiptOfOneContainerIsNotTakenInAnother() throws {
         let f = try ServeFixture()

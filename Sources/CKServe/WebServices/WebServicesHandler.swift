@@ -59,14 +59,17 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
                 try require(head, ["POST", "PUT"])
                 return .streamBody(maxBytes: Int(Limits.assetBytes), sink: UploadSink(try api.beginAssetUpload(uploadToken: token)))
             } catch { return refuse(error) }
-        case .signIn: return .readBody(maxBytes: 64 * 1024)
+        case .signIn: return .readBody(maxBytes: Self.smallBodyLimit)
         case .database(let c, let e, let scope, _):
             do { try authenticateHead(head, container: c, environment: e, scope: scope) } catch { return refuse(error) }
             return .readBody(maxBytes: Self.requestBodyLimit)
         case .device(let c, let e, _):
             do { try authenticateHead(head, container: c, environment: e, scope: nil) } catch { return refuse(error) }
             return .readBody(maxBytes: Self.requestBodyLimit)
-        default: return .readBody(maxBytes: Self.requestBodyLimit)
+        case .webCourier, .asset, .configScript:
+            // No credential in the head, and no use for a body: an anonymous client may not
+            // make the server hold megabytes of one.
+            return .readBody(maxBytes: Self.smallBodyLimit)
         }
     }
 
@@ -85,6 +88,9 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
 
     /// CloudKit's request limit (reference §6: 2 MB a request, assets aside).
     static let requestBodyLimit = Limits.requestBytes
+    /// What a request that needs no credential may bring: the sign-in page's form, and the
+    /// body a long-poll, a downloadURL or the config script does not read.
+    static let smallBodyLimit = 64 * 1024
 
     public func respond(to request: HTTPRequest) -> HTTPResponse {
         let head = request.head
