@@ -28,6 +28,25 @@ final class AttackTests: XCTestCase {
         XCTAssertNotEqual(posted.status, 200, posted.text)
     }
 
+    /// A page of another site fetching the sign-in page's JSON answer cannot read it, but each
+    /// fetch made a session: any site the user visited could pile up sessions (2,000 of them
+    /// made every sign-in and token rotation take 0.3 s, each scanning them all). Refused, and
+    /// none made; an allowed page and a script (no Origin) still sign in.
+    func testAPageOfAnotherSiteMakesNoSessionThroughTheJSONSignIn() throws {
+        let f = try ServeFixture()
+        let signIn = "/signin/\(ServeFixture.container)/development"
+        let sessions = { try f.api.listWebSessions(as: Caller(container: ServeFixture.container)).document["sessions"]?.arrayValue?.count ?? 0 }
+        let before = try sessions()
+        let foreign = try f.client().request("GET", signIn, headers: [("Accept", "application/json"), ("Origin", "https://evil.example")])
+        XCTAssertFalse(foreign.text.contains("ckSession"), foreign.text)
+        XCTAssertEqual(foreign.status, 403, foreign.text)
+        XCTAssertEqual(try sessions(), before, "a page of another site made a session")
+        let allowed = try f.client().request("GET", signIn, headers: [("Accept", "application/json"), ("Origin", "http://localhost:3000")])
+        XCTAssertTrue(allowed.text.contains("ckSession"), allowed.text)
+        let script = try f.client().request("GET", signIn, headers: [("Accept", "application/json")])
+        XCTAssertTrue(script.text.contains("ckSession"), script.text)
+    }
+
     /// An upload URL that this data directory never sealed is refused before its body is read
     /// (16 forged 50 MB uploads once took the server to 1.1 GB resident).
     func testAForgedUploadURLIsRefusedBeforeItsBodyIsRead() throws {
