@@ -47,6 +47,26 @@ final class AttackTests: XCTestCase {
         XCTAssertTrue(script.text.contains("ckSession"), script.text)
     }
 
+    /// A capability URL sent with a slip — a trailing slash, a segment too many — is refused
+    /// (404), and its token, still good, is not written to the log: an upload token lets anyone
+    /// upload once, a push token reads its user's notifications.
+    func testAMistypedCapabilityURLKeepsItsTokenOutOfTheLog() throws {
+        let f = try ServeFixture()
+        let urls = try f.post("private", "assets/upload", #"{"tokens":[{"fieldName":"file","recordType":"Doc"}]}"#)
+        let upload = try XCTUnwrap((object(urls)["tokens"] as? [[String: Any]])?.first?["url"] as? String)
+        let push = try f.client().request("POST", "/device/1/\(ServeFixture.container)/development/tokens/create?ckAPIToken=\(f.apiToken)&ckWebAuthToken=\(enc(f.session))",
+                                          json: #"{"apnsEnvironment":"development"}"#)
+        let courier = try XCTUnwrap(object(push)["webcourierURL"] as? String)
+        let secrets = [String(upload.split(separator: "/").last!), String(courier.split(separator: "/").last!)]
+        for target in [upload + "/", upload + "/x", courier + "/", courier + "/x"] {
+            let answer = try f.client().request("POST", String(target.dropFirst(f.url.count)), body: Array("x".utf8))
+            XCTAssertEqual(answer.status, 404, target)
+        }
+        for line in f.log.lines {
+            for s in secrets { XCTAssertFalse(line.contains(s), "the log holds a token: \(line)") }
+        }
+    }
+
     /// An upload URL that this data directory never sealed is refused before its body is read
     /// (16 forged 50 MB uploads once took the server to 1.1 GB resident).
     func testAForgedUploadURLIsRefusedBeforeItsBodyIsRead() throws {

@@ -173,12 +173,14 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
     static func loggedPath(_ path: String) -> String {
         // Web Services paths hold no secret: the commonest case, shown as it is.
         if path.hasPrefix("/database/") || path.hasPrefix("/device/") { return path.utf8.count <= 300 ? path : String(path.prefix(300)) }
-        var parts = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        if parts.count == 3, parts[1] == "upload" { parts[2] = "…" }
-        if parts.count == 5, parts[1] == "webcourier" { parts[4] = "…" }
-        // An asset URL's hash is what lets one read it.
-        if parts.count == 4, parts[1] == "assets" { parts[3] = "…" }
-        return String(parts.joined(separator: "/").prefix(300))
+        // The segments kept are those before the token: /upload/, /webcourier/{c}/{e}/, and
+        // /assets/{2 hex}/ (an asset URL's hash is what lets one read it). What follows the
+        // token goes too: a mistyped URL (a trailing slash) is refused, but its token is good.
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count > 1, let before = ["upload": 2, "webcourier": 4, "assets": 3][parts[1]], parts.count > before else {
+            return String(path.prefix(300))
+        }
+        return String((parts[..<before] + ["…"]).joined(separator: "/").prefix(300))
     }
 
     // MARK: Web Services
