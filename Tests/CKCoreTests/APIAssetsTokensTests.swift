@@ -235,6 +235,39 @@ final class APIAssetsTokensTests: XCTestCase {
         for token in [apns, bound, unnamed] { XCTAssertEqual(try next(token), "from-phone") }
     }
 
+    /// Each load of a CloudKit JS page that registers for notifications is a new web client (its
+    /// configure() makes a new clientId), and each stayed an inbox of its user for good: every
+    /// change the user's subscriptions fired on was written to all of them (2,000 page loads, or
+    /// 11 s of a script with a session, made every save 4 to 6 s). A user keeps the inboxes of
+    /// the newest `webInboxesPerUser` web clients; an older one that polls again is made anew.
+    func testAUserKeepsTheInboxesOfTheirNewestWebClientsOnly() throws {
+        let t = TempStore(), now = Now()
+        let a = api(t, now)
+        _ = try a.modifySubscriptions(SubscriptionsModifyRequest(operations: [.create(Subscription(subscriptionID: "db", kind: .database))]), as: caller())
+        let keep = CloudKitAPI.webInboxesPerUser
+        var tokens: [String] = []
+        for i in 0..<(keep + 5) {
+            now.ms += 1000
+            var page = caller(.private, .device, device: "web-page-\(i)")
+            page.isWebClient = true
+            tokens.append(try XCTUnwrap(try a.createPushToken(TokensCreateRequest(), as: page).document["apnsToken"]?.stringValue))
+        }
+        let alice = try XCTUnwrap(try t.store.accounts.device().appleID.flatMap { try t.store.accounts.user(appleID: $0) })
+        let root = t.store.paths.notifications(Self.container, .development, user: alice.userRecordName)
+        let inboxes = { Set(try FileManager.default.contentsOfDirectory(atPath: root).filter { $0.hasPrefix("web-") }) }
+        XCTAssertEqual(try inboxes().count, keep)
+        let kept = try inboxes()
+        XCTAssertTrue(kept.isDisjoint(with: (0..<5).map { "web-page-\($0)" }), "the oldest pages' inboxes are kept: \(kept.sorted())")
+        _ = try a.modifyZones(ZonesModifyRequest(operations: [.init(.create, "Lists")]), as: caller(device: "phone"))
+        XCTAssertNotNil(try a.nextWebPush(container: Self.container, environment: .development, apnsToken: tokens.last!), "the newest page is notified")
+        // The oldest page polls again: its inbox is made anew, as the newest, and another goes.
+        now.ms += 1000
+        _ = try a.watchWebPush(container: Self.container, environment: .development, apnsToken: tokens[0])
+        XCTAssertTrue(try inboxes().contains("web-page-0"))
+        XCTAssertFalse(try inboxes().contains("web-page-5"))
+        XCTAssertEqual(try inboxes().count, keep)
+    }
+
     func testPushTokensAreBoundToTheirUserAndUnknownOnesAreRefused() throws {
         let t = TempStore(), now = Now()
         let a = api(t, now)

@@ -231,6 +231,28 @@ final class APIServeIdentityTests: XCTestCase {
         }
     }
 
+    /// A key reaches the public database only, and a push token is one of its user's devices:
+    /// were tokens/create or tokens/register to take a key, its long-poll would deliver the
+    /// user's private-database notifications — record names, zones, and the fields a
+    /// subscription's desiredKeys name — to whoever holds the key.
+    func testAServerKeyMakesNoPushTokenOfItsUser() throws {
+        let t = TempStore(), now = Now()
+        let a = api(t, now)
+        _ = try a.addServerKey(keyID: try signed("users/caller").keyID, publicKeyPEM: try fixture("server-key-public.pem"), container: Self.container,
+                               environment: .development, as: Caller(container: Self.container))
+        let j = try JSONParser.parse(Array(try fixture("signed-requests.json").utf8))
+        for (path, endpoint) in [("tokens/create", Endpoint.tokensCreate), ("tokens/register", .tokensRegister)] {
+            let r = try XCTUnwrap(j["requests"]!.arrayValue!.first { $0["target"]!.stringValue!.contains("/development/" + path + "?") })
+            let date = r["date"]!.stringValue!
+            now.ms = Timestamps.parseISO8601(date)!
+            let sig = ServerSignature(keyID: j["keyID"]!.stringValue!, iso8601Date: date, signatureV1: r["signatureV1"]!.stringValue!,
+                                      body: Array(r["body"]!.stringValue!.utf8), target: r["target"]!.stringValue!)
+            let (c, reason) = code { try a.authenticate(creds(nil, signature: sig, endpoint: endpoint)) }
+            XCTAssertEqual(c, .accessDenied, "\(path) under a key: \(reason)")
+            XCTAssertEqual(c?.httpStatus, 403)
+        }
+    }
+
     func testRegisteringAKeyNeedsAUserAndAnOlderStoresKeyActsAsNobodySayingHowToMendIt() throws {
         let t = TempStore(signIn: false), now = Now()
         let a = api(t, now)

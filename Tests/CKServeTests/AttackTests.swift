@@ -28,6 +28,45 @@ final class AttackTests: XCTestCase {
         XCTAssertNotEqual(posted.status, 200, posted.text)
     }
 
+    /// A page of another site fetching the sign-in page's JSON answer cannot read it, but each
+    /// fetch made a session: any site the user visited could pile up sessions (2,000 of them
+    /// made every sign-in and token rotation take 0.3 s, each scanning them all). Refused, and
+    /// none made; an allowed page and a script (no Origin) still sign in.
+    func testAPageOfAnotherSiteMakesNoSessionThroughTheJSONSignIn() throws {
+        let f = try ServeFixture()
+        let signIn = "/signin/\(ServeFixture.container)/development"
+        let sessions = { try f.api.listWebSessions(as: Caller(container: ServeFixture.container)).document["sessions"]?.arrayValue?.count ?? 0 }
+        let before = try sessions()
+        let foreign = try f.client().request("GET", signIn, headers: [("Accept", "application/json"), ("Origin", "https://evil.example")])
+        XCTAssertFalse(foreign.text.contains("ckSession"), foreign.text)
+        XCTAssertEqual(foreign.status, 403, foreign.text)
+        XCTAssertEqual(try sessions(), before, "a page of another site made a session")
+        let allowed = try f.client().request("GET", signIn, headers: [("Accept", "application/json"), ("Origin", "http://localhost:3000")])
+        XCTAssertTrue(allowed.text.contains("ckSession"), allowed.text)
+        let script = try f.client().request("GET", signIn, headers: [("Accept", "application/json")])
+        XCTAssertTrue(script.text.contains("ckSession"), script.text)
+    }
+
+    /// A capability URL sent with a slip — a trailing slash, a segment too many — is refused
+    /// (404), and its token, still good, is not written to the log: an upload token lets anyone
+    /// upload once, a push token reads its user's notifications.
+    func testAMistypedCapabilityURLKeepsItsTokenOutOfTheLog() throws {
+        let f = try ServeFixture()
+        let urls = try f.post("private", "assets/upload", #"{"tokens":[{"fieldName":"file","recordType":"Doc"}]}"#)
+        let upload = try XCTUnwrap((object(urls)["tokens"] as? [[String: Any]])?.first?["url"] as? String)
+        let push = try f.client().request("POST", "/device/1/\(ServeFixture.container)/development/tokens/create?ckAPIToken=\(f.apiToken)&ckWebAuthToken=\(enc(f.session))",
+                                          json: #"{"apnsEnvironment":"development"}"#)
+        let courier = try XCTUnwrap(object(push)["webcourierURL"] as? String)
+        let secrets = [String(upload.split(separator: "/").last!), String(courier.split(separator: "/").last!)]
+        for target in [upload + "/", upload + "/x", courier + "/", courier + "/x"] {
+            let answer = try f.client().request("POST", String(target.dropFirst(f.url.count)), body: Array("x".utf8))
+            XCTAssertEqual(answer.status, 404, target)
+        }
+        for line in f.log.lines {
+            for s in secrets { XCTAssertFalse(line.contains(s), "the log holds a token: \(line)") }
+        }
+    }
+
     /// An upload URL that this data directory never sealed is refused before its body is read
     /// (16 forged 50 MB uploads once took the server to 1.1 GB resident).
     func testAForgedUploadURLIsRefusedBeforeItsBodyIsRead() throws {
@@ -41,6 +80,27 @@ final class AttackTests: XCTestCase {
         switch h.admit(head) {
         case .readBody(let max), .streamBody(let max, _): XCTFail("a forged upload URL is admitted with a body of up to \(max) bytes")
         case .answer(let r): XCTAssertEqual(r.status, 401)
+        }
+    }
+
+    /// The URLs that take no credential in their head and no body — a long-poll, an asset's
+    /// downloadURL, the config script — read no 2 MB body either: 250 anonymous connections each
+    /// holding 1.9 MB of a body to a webcourier URL took the server to 0.5 GB resident.
+    func testURLsThatTakeNoBodyReadNoLargeOne() throws {
+        let root = NSTemporaryDirectory() + "ck-attack-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let api = CloudKitAPI(dataDirectory: root, serverURL: "http://127.0.0.1:1")
+        let h = WebServicesHandler(api: api, allowedOrigins: [], hostNames: ["127.0.0.1"], log: { _ in })
+        let hex = String(repeating: "ab", count: 32)
+        for (method, target) in [("POST", "/webcourier/\(ServeFixture.container)/development/0123456789abcdef0123456789abcdef"),
+                                 ("GET", "/webcourier/\(ServeFixture.container)/development/0123456789abcdef0123456789abcdef"),
+                                 ("GET", "/assets/ab/\(hex)"), ("GET", "/ck/cloudkit-config.js")] {
+            let head = HTTPRequestHead(method: method, target: target, headers: HTTPHeaders([("Host", "127.0.0.1"), ("Content-Length", "1900000")]))
+            switch h.admit(head) {
+            case .readBody(let max), .streamBody(let max, _):
+                XCTAssertLessThanOrEqual(max, 64 * 1024, "\(method) \(target) is admitted with an anonymous body of up to \(max) bytes")
+            case .answer: break
+            }
         }
     }
 

@@ -7,8 +7,11 @@ import XCTest
 final class HTTPRobustnessTests: XCTestCase {
     func testConnectionsPastTheCapGet503AndAreClosedAtOnce() throws {
         let (server, handler) = try startEngineServer { $0.maxConnections = 3; $0.headerTimeout = 5 }
-        let idle = try (0..<3).map { _ in try RawHTTPClient(port: server.port) }
+        // Each connection busy with a request: none is idle to make room.
+        let busy = try (0..<3).map { _ in try RawHTTPClient(port: server.port) }
+        busy.forEach { $0.send("GET /sleep?ms=1500 HTTP/1.1\r\nHost: h\r\n\r\n") }
         waitUntil { server.connectionCount == 3 }
+        usleep(100_000)
         let extra = try RawHTTPClient(port: server.port)
         let waited = try secondsSpent {
             let refused = try XCTUnwrap(extra.readResponse())
@@ -22,12 +25,45 @@ final class HTTPRobustnessTests: XCTestCase {
         XCTAssertNil(handler.logged.first?.head)
 
         // A slot freed is a slot taken.
-        idle[0].shutdownWrite()
+        busy[0].shutdownWrite()
         waitUntil { server.connectionCount == 2 }
         let next = try RawHTTPClient(port: server.port)
         next.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
         XCTAssertEqual(next.readResponse()?.status, 200)
-        withExtendedLifetime(idle) {}
+        withExtendedLifetime(busy) {}
+    }
+
+    /// Connections that hold a slot without a request — never sending one, sending a head a
+    /// byte at a time, kept alive after their answer — cannot lock others out: 256 of them kept
+    /// every other client at 503 for as long as their owner reopened them. At the cap, the one
+    /// waiting longest for its request's head is closed to make room.
+    func testIdleConnectionsAtTheCapMakeRoomForANewOne() throws {
+        let (server, _) = try startEngineServer { $0.maxConnections = 3; $0.headerTimeout = 5; $0.keepAliveIdleTimeout = 5 }
+        let silent = try RawHTTPClient(port: server.port)
+        waitUntil { server.connectionCount == 1 }
+        usleep(50_000)
+        let partial = try RawHTTPClient(port: server.port)
+        partial.send("GET / HTTP/1.1\r\nHo")
+        waitUntil { server.connectionCount == 2 }
+        usleep(50_000)
+        let kept = try RawHTTPClient(port: server.port)
+        kept.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+        XCTAssertEqual(kept.readResponse()?.status, 200)
+        waitUntil { server.connectionCount == 3 }
+        var newcomers: [RawHTTPClient] = []
+        for expectedClosed in [silent, partial, kept] {
+            let waited = try secondsSpent {
+                let client = try RawHTTPClient(port: server.port)
+                client.send("GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+                XCTAssertEqual(client.readResponse()?.status, 200, "a client found the cap held by idle connections")
+                XCTAssertTrue(expectedClosed.isClosedByPeer(), "the connection idle longest was not the one closed")
+                // Kept alive, it is idle in its turn, and the newest.
+                newcomers.append(client)
+            }
+            XCTAssertLessThan(waited, 0.5)
+            usleep(50_000)
+        }
+        XCTAssertEqual(server.connectionCount, 3)
     }
 
     /// 40 clients stalled mid-head or mid-body cost another client nothing; each stalled one is

@@ -41,8 +41,8 @@ public struct Caller: Sendable {
     /// that user stands on their own, as a developer's key does whatever a device reports.
     public var serverKeyID: String?
     /// For a web client of `ck serve`: what its request was authenticated with, named without
-    /// the secret (`api-token:` and 16 hex digits of the token's SHA-256, or `key:` and the
-    /// key ID). A push token it makes records it: the server caps long-polls by it.
+    /// the secret (`api-token:` and 16 hex digits of the token's SHA-256; a server-to-server key
+    /// makes no push tokens). A push token it makes records it: the server caps long-polls by it.
     public var credential: String?
 
     public init(container: String, environment: Environment = .development, scope: DatabaseScope = .private,

@@ -33,6 +33,9 @@ struct NotificationInbox {
         /// The app's badge count: raised by each notification of a subscription with
         /// `shouldBadge`, which carries it as `badge`; cleared when the device reads them.
         var badge: Int64 = 0
+        /// When a web client's push token made this inbox (ms; ck serve): a user keeps the
+        /// inboxes of their newest web clients only.
+        var registered: Int64?
 
         init() {}
 
@@ -42,6 +45,7 @@ struct NotificationInbox {
             readThrough = j["readThrough"]?.int64Value ?? 0
             readOffset = j["readOffset"]?.int64Value ?? 0
             badge = j["badge"]?.int64Value ?? 0
+            registered = j["registered"]?.int64Value
             for (k, v) in j["latest"]?.objectValue ?? [:] { latest[k] = v.int64Value }
             for (k, v) in j["sources"]?.objectValue ?? [:] { sources[k] = v.int64Value }
             for r in j["dropped"]?.arrayValue ?? [] {
@@ -71,6 +75,7 @@ struct NotificationInbox {
             ]
             if !dropped.isEmpty { o["dropped"] = .array(dropped.map { [.int($0.lowerBound), .int($0.upperBound)] }) }
             if badge > 0 { o["badge"] = .int(badge) }
+            if let r = registered { o["registered"] = .int(r) }
             return .object(o)
         }
     }
@@ -111,6 +116,21 @@ struct NotificationInbox {
     /// Whether the device is registered (has an inbox).
     var isRegistered: Bool { (try? FileSystem.exists(stateFile)) == true }
 
+    /// Dates a registered inbox as a web client's, made (or made again) at `ms`.
+    func markRegistered(at ms: Int64) throws {
+        try withLock {
+            guard isRegistered else { return }
+            var st = try state()
+            st.registered = ms
+            try FileSystem.writeJSON(stateFile, st.json)
+        }
+    }
+
+    /// Removes the inbox, under its lock: a delivery waiting for it then finds it unregistered.
+    func remove() throws {
+        try withLock { try FileSystem.removeTree(directory) }
+    }
+
     /// Delivers notifications, unless `source` says this inbox already has them: a delivery
     /// redone from further back than the last one (the record files of a zone are brought up to
     /// date again from an older cursor after the machine restarts) brings only the items after
@@ -121,6 +141,8 @@ struct NotificationInbox {
     func deliver(_ items: [Pending], source: (key: String, seq: Int64)? = nil, dropped: () throws -> Bool = { false }) throws {
         guard !items.isEmpty else { return }
         try withLock {
+            // Removed since the caller looked (a web client's inbox retired): not made again.
+            guard isRegistered else { return }
             var st = try state()
             let mark = source.map { st.sources[$0.key] ?? 0 } ?? 0
             if let s = source, mark >= s.seq { return }

@@ -9,16 +9,20 @@ final class HTTPConnection {
     /// Readable once the server is stopping: ends the wait for a next request.
     private let stopSignal: Int32
     private let isStopping: () -> Bool
+    /// Tells the server whether the connection waits for a request's head (it may then be
+    /// closed to make room for another).
+    private let waitingForHead: (Bool) -> Void
     private var buffer = ReadBuffer()
 
     init(fd: Int32, remoteAddress: String, configuration: HTTPServerConfiguration, handler: HTTPHandler,
-         stopSignal: Int32, isStopping: @escaping () -> Bool) {
+         stopSignal: Int32, isStopping: @escaping () -> Bool, waitingForHead: @escaping (Bool) -> Void = { _ in }) {
         self.socket = HTTPSocket(fd: fd)
         self.remoteAddress = remoteAddress
         self.configuration = configuration
         self.handler = handler
         self.stopSignal = stopSignal
         self.isStopping = isStopping
+        self.waitingForHead = waitingForHead
     }
 
     /// How the connection ends: closed at once, or drained first because the peer may still be
@@ -48,6 +52,7 @@ final class HTTPConnection {
             first = false
             let next = serveOne()
             if next != .keepAlive { return next }
+            waitingForHead(true)
         }
     }
 
@@ -72,6 +77,7 @@ final class HTTPConnection {
         }
         let (head, length) = parsed!
         buffer.consume(length)
+        waitingForHead(false)
 
         let framing: BodyFraming
         switch BodyFraming.of(head) {

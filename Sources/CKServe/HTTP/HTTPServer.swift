@@ -29,6 +29,11 @@ public final class HTTPServer: @unchecked Sendable {
     private var listeners: [Int32] = []
     /// Open connections' sockets, so a stop past its grace can shut them down.
     private var connections: [Int: Int32] = [:]
+    /// Connections waiting for a request's head (none of it yet, or part), since when: at the
+    /// cap, the one waiting longest is closed to make room, so idle sockets cannot lock others out.
+    private var waitingForHead: [Int: Instant] = [:]
+    /// Connections closed to make room, until their threads end (not counted against the cap).
+    private var evicted: Set<Int> = []
     private var nextConnectionID = 0
     /// A pipe whose read end turns readable, for good, when the server stops: it wakes the
     /// accept loop and every connection waiting idle for its next request.
@@ -151,6 +156,14 @@ public final class HTTPServer: @unchecked Sendable {
         }
     }
 
+    /// A connection starts or stops waiting for a request's head.
+    private func markWaiting(_ id: Int, _ waiting: Bool) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !evicted.contains(id) else { return }
+        if !waiting { waitingForHead[id] = nil } else if waitingForHead[id] == nil { waitingForHead[id] = now() }
+    }
+
     /// Takes every pending connection on one listening socket.
     private func acceptAll(_ listener: Int32) {
         while true {
@@ -182,7 +195,14 @@ public final class HTTPServer: @unchecked Sendable {
 
     private func admit(_ fd: Int32, remoteAddress: String) {
         lock.lock()
-        guard connections.count < configuration.maxConnections else {
+        if connections.count - evicted.count >= configuration.maxConnections, let (oldest, _) = waitingForHead.min(by: { $0.value < $1.value }) {
+            // An idle connection gives way (HTTP lets a server close one at any time): its
+            // thread sees the socket end and exits.
+            waitingForHead[oldest] = nil
+            evicted.insert(oldest)
+            if let victim = connections[oldest] { shutdown(victim, Int32(SHUT_RDWR)) }
+        }
+        guard connections.count - evicted.count < configuration.maxConnections else {
             lock.unlock()
             // Over the cap: a short answer that fits the empty socket buffer, and close at once,
             // so neither this thread nor the peer waits.
@@ -197,15 +217,20 @@ public final class HTTPServer: @unchecked Sendable {
         let id = nextConnectionID
         nextConnectionID += 1
         connections[id] = fd
+        waitingForHead[id] = now()
         lock.unlock()
 
         let connection = HTTPConnection(fd: fd, remoteAddress: remoteAddress, configuration: configuration, handler: handler,
-                                        stopSignal: stopPipe.read, isStopping: { [unowned self] in isStopping })
+                                        stopSignal: stopPipe.read, isStopping: { [unowned self] in isStopping },
+                                        waitingForHead: { [unowned self] waiting in markWaiting(id, waiting) })
         let thread = Thread { [self] in
-            // Counted until closed, draining included, so the cap bounds the threads.
+            // Counted until closed, draining included, so the cap bounds the threads (beside
+            // those closed to make room, which are ending).
             connection.run()
             lock.lock()
             connections[id] = nil
+            waitingForHead[id] = nil
+            evicted.remove(id)
             lock.broadcast()
             lock.unlock()
             connection.close()

@@ -11,7 +11,7 @@ final class LongPolls: @unchecked Sendable {
         /// Polls of one push token at once. CloudKit JS keeps one; a second covers a page
         /// reloaded while its old poll is still ending.
         var perPushToken = 2
-        /// Polls of the push tokens one API token (or server-to-server key) made.
+        /// Polls of the push tokens one API token made.
         var perCredential = 32
         /// Polls in all: `ck serve` makes it half its connections.
         var total = 128

@@ -63,6 +63,11 @@ struct SignInPage {
         }
         let query = QueryString(head.query ?? "")
         if (head.headers["Accept"] ?? "").contains("application/json") {
+            // A page of another site cannot read the answer (CORS), but a session would still be
+            // made for every fetch it sends: none is.
+            if let origin = head.headers["Origin"], !origins.allows(origin), !origins.own.contains(origin) {
+                throw CloudKitError(.accessDenied, "a page of \(Names.describe(String(origin.prefix(200)))) asked for a session; only pages of an origin --allow-origin allows may sign in here")
+            }
             let token = try session(appleID: query["appleID"], keepSignedIn: query["keepSignedIn"] == "true")
             var h = HTTPHeaders([("Content-Type", "application/json; charset=utf-8")])
             h.add("Cache-Control", "no-store")

@@ -58,14 +58,17 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
                 try require(head, ["POST", "PUT"])
                 return .streamBody(maxBytes: Int(Limits.assetBytes), sink: UploadSink(try api.beginAssetUpload(uploadToken: token)))
             } catch { return refuse(error) }
-        case .signIn: return .readBody(maxBytes: 64 * 1024)
+        case .signIn: return .readBody(maxBytes: Self.smallBodyLimit)
         case .database(let c, let e, let scope, let endpoint):
             do { try authenticateHead(head, container: c, environment: e, scope: scope, endpoint: endpoint) } catch { return refuse(error) }
             return .readBody(maxBytes: Self.requestBodyLimit)
         case .device(let c, let e, let endpoint):
             do { try authenticateHead(head, container: c, environment: e, scope: nil, endpoint: endpoint) } catch { return refuse(error) }
             return .readBody(maxBytes: Self.requestBodyLimit)
-        default: return .readBody(maxBytes: Self.requestBodyLimit)
+        case .webCourier, .asset, .configScript:
+            // No credential in the head, and no use for a body: an anonymous client may not
+            // make the server hold megabytes of one.
+            return .readBody(maxBytes: Self.smallBodyLimit)
         }
     }
 
@@ -84,6 +87,9 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
 
     /// CloudKit's request limit (reference §6: 2 MB a request, assets aside).
     static let requestBodyLimit = Limits.requestBytes
+    /// What a request that needs no credential may bring: the sign-in page's form, and the
+    /// body a long-poll, a downloadURL or the config script does not read.
+    static let smallBodyLimit = 64 * 1024
 
     public func respond(to request: HTTPRequest) -> HTTPResponse {
         let head = request.head
@@ -166,12 +172,14 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
     static func loggedPath(_ path: String) -> String {
         // Web Services paths hold no secret: the commonest case, shown as it is.
         if path.hasPrefix("/database/") || path.hasPrefix("/device/") { return path.utf8.count <= 300 ? path : String(path.prefix(300)) }
-        var parts = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        if parts.count == 3, parts[1] == "upload" { parts[2] = "…" }
-        if parts.count == 5, parts[1] == "webcourier" { parts[4] = "…" }
-        // An asset URL's hash is what lets one read it.
-        if parts.count == 4, parts[1] == "assets" { parts[3] = "…" }
-        return String(parts.joined(separator: "/").prefix(300))
+        // The segments kept are those before the token: /upload/, /webcourier/{c}/{e}/, and
+        // /assets/{2 hex}/ (an asset URL's hash is what lets one read it). What follows the
+        // token goes too: a mistyped URL (a trailing slash) is refused, but its token is good.
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count > 1, let before = ["upload": 2, "webcourier": 4, "assets": 3][parts[1]], parts.count > before else {
+            return String(path.prefix(300))
+        }
+        return String((parts[..<before] + ["…"]).joined(separator: "/").prefix(300))
     }
 
     // MARK: Web Services

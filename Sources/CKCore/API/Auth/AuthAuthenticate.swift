@@ -99,16 +99,16 @@ extension CloudKitAPI {
     /// The one authentication step of every HTTP request. A request needs an API token of its
     /// container environment, or a valid signature: otherwise AUTHENTICATION_FAILED (401) saying
     /// what is missing or wrong, never echoing a secret. A signed request acts as the user who
-    /// registered its key, and only in the public database (ACCESS_DENIED, 403, elsewhere, and
-    /// for the `users/*` endpoints but `users/caller`). A web auth token that names no live
-    /// session of this container environment is no error: the caller is nobody, with the reason
-    /// (`nobodyReason`) a user-bound call then gets AUTHENTICATION_REQUIRED with.
+    /// registered its key, and only in the public database (ACCESS_DENIED, 403, elsewhere — push
+    /// tokens included — and for the `users/*` endpoints but `users/caller`). A web auth token
+    /// that names no live session of this container environment is no error: the caller is
+    /// nobody, with the reason (`nobodyReason`) a user-bound call then gets
+    /// AUTHENTICATION_REQUIRED with.
     public func authenticate(_ c: WebCredentials) throws -> WebAuthentication {
         try Names.validateContainerID(c.container)
         var auth: WebAuthentication
         if let sig = c.signature {
             auth = try keyAuthentication(try signedRequestKey(sig, c, headOnly: false))
-            if c.endpoint == .tokensCreate { auth.credential = "key:" + sig.keyID }
         } else {
             try requireAPIToken(c)
             auth = try webSession(c)
@@ -124,7 +124,12 @@ extension CloudKitAPI {
     /// `users/caller` only.
     func signedRequestKey(_ sig: ServerSignature, _ c: WebCredentials, headOnly: Bool) throws -> ServerKeyStore.Key {
         let key = try verify(sig, c, headOnly: headOnly)
-        if let scope = c.scope, scope != .public {
+        guard let scope = c.scope else {
+            // A push token is one of a user's devices: made or registered under a key, its
+            // long-poll would hand the key's holder that user's private notifications.
+            throw CloudKitError(.accessDenied, "a server-to-server key reaches only the public database, not push tokens (tokens/create, tokens/register): a push token is a device of its user, and would receive that user's private notifications")
+        }
+        if scope != .public {
             throw CloudKitError(.accessDenied, "a server-to-server key reaches only the public database, not the \(scope.rawValue) one")
         }
         if let e = c.endpoint, e.path.hasPrefix("users/"), e != .usersCaller {

@@ -92,5 +92,6 @@ extension CloudKitAPI {
         var device = caller
         device.deviceID = client.deviceID
         _ = try listNotifications(NotificationsRequest(limit: 0), as: device)
+        if let owner = client.userRecordName { try keepNewestWebInboxes(device, owner: owner) }
     }
 }

@@ -28,6 +28,12 @@ extension WebPushClient {
 }
 
 extension CloudKitAPI {
+    /// How many web clients' inboxes one user keeps (per container environment). Each load of a
+    /// CloudKit JS page that registers for notifications is a new web client — its configure()
+    /// makes a new clientId — and every change the user's subscriptions fire on is written to
+    /// every inbox: kept for good, they made each save slower with every page load.
+    public static let webInboxesPerUser = 64
+
     /// The web client of push token `apnsToken`; NOT_FOUND for a token `tokens/create` did not
     /// make in this container and environment.
     public func webPushClient(container: String, environment: Environment, apnsToken: String) throws -> WebPushClient {
@@ -45,9 +51,11 @@ extension CloudKitAPI {
         let found = WebPushClient(client)
         guard let user = client.userRecordName else { return (found, try WebPushWatch(directory: clients.directory, inbox: false)) }
         let inbox = NotificationInbox(directory: store.paths.notifications(container, environment, user: user) + "/" + PathEncoding.component(client.deviceID))
-        // Registered when the token was bound; made again if it went (an environment reset).
-        if try !FileSystem.isDirectory(inbox.directory), let device = webDevice(client, container: container, environment: environment) {
+        // Registered when the token was bound; made again if it went (an environment reset, or
+        // retired for newer web clients: it is then the newest).
+        if !inbox.isRegistered, let device = webDevice(client, container: container, environment: environment) {
             _ = try listNotifications(NotificationsRequest(limit: 0), as: device)
+            try keepNewestWebInboxes(device, owner: user)
         }
         return (found, try WebPushWatch(directory: inbox.directory, inbox: true))
     }
@@ -83,6 +91,24 @@ extension CloudKitAPI {
         guard let client = try WebClients(paths: store.paths, container: container, environment: environment).load(push.apnsToken),
               let device = webDevice(client, container: container, environment: environment) else { return }
         try markNotificationsRead(through: push.cursor, as: device)
+    }
+
+    /// Dates the inbox of web client `device` of user `owner`, just registered, and removes the
+    /// inboxes of the user's web clients past the newest `webInboxesPerUser` (by when each was
+    /// registered; one of an older ck, undated, first). A retired client's push token stays
+    /// bound: its next poll makes its inbox again.
+    func keepNewestWebInboxes(_ device: Caller, owner: String) throws {
+        let root = store.paths.notifications(device.container, device.environment, user: owner)
+        try NotificationInbox(directory: root + "/" + PathEncoding.component(device.deviceID)).markRegistered(at: clock.now())
+        var web: [(registered: Int64, inbox: NotificationInbox)] = []
+        for entry in try FileSystem.list(root) where (PathEncoding.decodeSimple(entry) ?? entry).hasPrefix("web-") {
+            let box = NotificationInbox(directory: root + "/" + entry)
+            guard box.isRegistered else { continue }
+            web.append(((try? box.state())?.registered ?? 0, box))
+        }
+        guard web.count > Self.webInboxesPerUser else { return }
+        let newestFirst = web.sorted { ($0.registered, $0.inbox.directory) > ($1.registered, $1.inbox.directory) }
+        for old in newestFirst.dropFirst(Self.webInboxesPerUser) { try old.inbox.remove() }
     }
 
     /// The device a web client bound to a user is: its inbox is the user's pushes to it.
