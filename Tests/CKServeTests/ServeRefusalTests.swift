@@ -156,4 +156,21 @@ final class ServeRefusalTests: XCTestCase {
         _ = try f.client().request("GET", "/signin/\(ServeFixture.container)/development", headers: [("Origin", f.url)])
         XCTAssertFalse(try XCTUnwrap(line(f, containing: "/signin/")).contains("CORS"))
     }
+
+    /// A page opened from a file (origin `null`) or a browser extension cannot be allowed by
+    /// `--allow-origin ORIGIN`, which takes http(s) origins only: the log says what to do
+    /// instead, not an option the server would refuse.
+    func testTheLogSaysHowToServeAPageWhoseOriginNoOptionAllows() throws {
+        let f = try ServeFixture()
+        _ = try f.client().request("GET", f.path("private", "zones/list"), headers: [("Origin", "null")])
+        let null = try XCTUnwrap(line(f, containing: "zones/list 200"))
+        XCTAssertTrue(null.contains("CORS: origin 'null' is not allowed"), null)
+        XCTAssertFalse(null.contains("--allow-origin null"), null)
+        XCTAssertTrue(null.contains("a page opened from a file"), null)
+        XCTAssertTrue(null.contains("serve the page over http from an allowed origin (python3 -m http.server 8000, then http://localhost:8000)"), null)
+        _ = try f.client().request("GET", f.path("private", "users/caller"), headers: [("Origin", "chrome-extension://abcdef")])
+        let other = try XCTUnwrap(line(f, containing: "users/caller 200"))
+        XCTAssertFalse(other.contains("--allow-origin chrome-extension"), other)
+        XCTAssertTrue(other.contains("only --allow-origin '*' allows it"), other)
+    }
 }
