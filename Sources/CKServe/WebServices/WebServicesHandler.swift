@@ -356,6 +356,11 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
     /// A failure as Apple's servers answer it: the envelope `{uuid, serverErrorCode, reason,
     /// retryAfter?, redirectURL?}` with the code's status; `Retry-After` beside `retryAfter`.
     func errorResponse(_ error: Error, _ head: HTTPRequestHead? = nil, status: Int? = nil) -> HTTPResponse {
+        if let m = error as? WebServicesRoute.MethodNotAllowed {
+            var r = errorResponse(m.error, head, status: 405)
+            r.headers.set("Allow", "OPTIONS")
+            return r
+        }
         let e = (error as? CloudKitError) ?? CloudKitError.internalError("\(error)")
         if e.code == .networkFailure { return HTTPResponse(status: 0, dropConnection: true, logNote: "NETWORK_FAILURE: " + e.reason) }
         var envelope = e.envelope().objectValue ?? [:]
