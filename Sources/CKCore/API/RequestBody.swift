@@ -40,7 +40,10 @@ enum RequestBody {
     static func array(_ v: JSONValue?, _ what: String, max: Int = Limits.operationsPerBatch) throws -> [JSONValue] {
         guard let x = v, !x.isNull else { throw CloudKitError.badRequest("\(what) is missing: it must be an array") }
         guard let a = x.arrayValue else { throw CloudKitError.badRequest("\(what) must be an array, got \(x.kindName)") }
-        if a.count > max { throw CloudKitError(.limitExceeded, "a request holds at most \(max) items in \(what); this one has \(a.count)") }
+        if a.count > max {
+            // Web Services' 200 items a request, in the words records/modify has for it.
+            throw max == Limits.operationsPerBatch ? Limits.tooManyItems(a.count) : CloudKitError(.limitExceeded, "a request holds at most \(max) items in \(what); this one has \(a.count)")
+        }
         return a
     }
 
