@@ -120,12 +120,15 @@ final class APIAuthTests: XCTestCase {
         refused(creds(api: ""), "no ckAPIToken")
         var forged = Array(token)
         forged[63] = forged[63] == "0" ? "1" : "0"
-        refused(creds(api: String(forged)), "is not an API token of iCloud.com.example.test (development)")
+        refused(creds(api: String(forged)), "is not an API token of iCloud.com.example.test (development) (revoked, or never made in this data directory); make one: ck --container iCloud.com.example.test api-token create")
         refused(creds(api: token.uppercased()), "64 lowercase hex")
         refused(creds(api: production), "is a token of the production environment")
         refused(creds(env: .production, api: token), "is a token of the development environment")
-        refused(creds(api: elsewhere), "is not an API token of iCloud.com.example.test")
-        refused(creds(container: "iCloud.com.example.other", api: token), "is not an API token of iCloud.com.example.other")
+        // A token of another container of the data directory (the default container's, in a
+        // page configured with the app's own): named, with the command that makes the right one.
+        refused(creds(api: elsewhere), "is a token of iCloud.com.example.other (development), not of iCloud.com.example.test; make one for it: ck --container iCloud.com.example.test api-token create")
+        refused(creds(container: "iCloud.com.example.other", api: token), "is a token of iCloud.com.example.test (development), not of iCloud.com.example.other; make one for it: ck --container iCloud.com.example.other api-token create")
+        refused(creds(container: "iCloud.com.example.other", env: .production, api: production), "is a token of iCloud.com.example.test (production), not of iCloud.com.example.other; make one for it: ck --container iCloud.com.example.other --env production api-token create")
         refused(creds(api: String(repeating: "a", count: 8_000_000)), "aaaaaaaa…")
         refused(creds(api: token + "\n"), "is 65 characters, not 64: it ends in a newline (%0A)")
         refused(creds(api: String(token.dropLast())), "is 63 characters; an API token is 64 lowercase hex digits")

@@ -113,6 +113,31 @@ final class APISharingTests: XCTestCase {
         XCTAssertEqual(fetched.last?["share"], ["recordName": .string(name)])
     }
 
+    /// A share's creation changes its root; a later operation of the same atomic batch on the
+    /// root, with the tag the client has, conflicts with that change. The batch is dropped
+    /// whole, so the CONFLICT's serverRecord is the root as the server holds it — not the
+    /// version the dropped batch made, which no fetch can return and no retry can match.
+    func testAConflictInADroppedBatchCarriesTheRecordTheServerHolds() throws {
+        let w = try world()
+        XCTAssertNil(try save(w.api, "chores", type: "List").error)
+        let lookup = { try XCTUnwrap(try w.api.lookupRecords(LookupRecordsRequest(recordNames: ["chores"], zoneName: "Lists"), as: self.caller("alice")).jsonValue["records"]?.arrayValue?.first) }
+        let before = try lookup()
+        let tag = try XCTUnwrap(before["recordChangeTag"]?.stringValue)
+        let body = try body("""
+            {"operations": [{"operationType": "create", "record": {"recordType": "cloudkit.share", "fields": {},
+                             "forRecord": {"recordName": "chores", "recordChangeTag": "\(tag)"}}},
+                            {"operationType": "update", "record": {"recordName": "chores", "recordChangeTag": "\(tag)", "fields": {"title": {"value": "y"}}}}],
+             "zoneID": {"zoneName": "Lists"}}
+            """)
+        let results = try w.api.modifyRecords(try ModifyRequest.parse(body), as: caller("alice")).results
+        XCTAssertEqual(results.map { $0.error?.code }, [.atomicError, .conflict])
+        let conflict = try XCTUnwrap(results[1].error)
+        XCTAssertEqual(try lookup(), before, "nothing applied")
+        XCTAssertEqual(conflict.serverRecord?.recordChangeTag, tag, "the server's record, not the dropped batch's")
+        XCTAssertNil(conflict.serverRecord?.share)
+        XCTAssertTrue(conflict.reason.contains("an earlier operation of this request"), conflict.reason)
+    }
+
     // MARK: share get, list: a share the caller may not see does not exist for them
 
     func testAShareANeverInvitedUserAsksForIsNotFoundAsAnUnknownShortGUID() throws {

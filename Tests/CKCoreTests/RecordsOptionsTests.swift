@@ -219,4 +219,17 @@ final class RecordsOptionsTests: XCTestCase {
         XCTAssertThrowsError(try ModifyRequest.parse(try body(#"{"operations":[{"operationType":"forceDelete","record":{"recordName":"a"},"numbersAsStrings":"yes"}]}"#)))
         XCTAssertThrowsError(try LookupRecordsRequest(json: try body(#"{"records":[{"recordName":"a","desiredKeys":"n"}]}"#)))
     }
+
+    /// CloudKit JS's fetchRecords sends its `assetPrivacyMaskType` option in the records/lookup
+    /// body (cloudkit.js 2.6.4 lists it beside zoneID, desiredKeys and numbersAsStrings): taken,
+    /// as the service takes it, and ignored (ck's downloadURLs have no mask); a value that is
+    /// not a string is refused.
+    func testALookupTakesCloudKitJSsAssetPrivacyMaskType() throws {
+        let (t, a) = try store()
+        defer { withExtendedLifetime(t) {} }
+        XCTAssertNil(try a.modifyRecords(try ModifyRequest.parse(try body(#"{"operations":[{"operationType":"create","record":{"recordType":"Item","recordName":"a","fields":{"n":{"value":1}}}}],"zoneID":{"zoneName":"Lists"}}"#)), as: me).failures.first)
+        let looked = try a.lookupRecords(try LookupRecordsRequest(json: try body(#"{"records":[{"recordName":"a"}],"zoneID":{"zoneName":"Lists"},"assetPrivacyMaskType":"NONE"}"#)), as: me)
+        XCTAssertEqual(try encoded(looked).first?["recordName"], .string("a"))
+        XCTAssertThrowsError(try LookupRecordsRequest(json: try body(#"{"records":[{"recordName":"a"}],"assetPrivacyMaskType":3}"#)))
+    }
 }

@@ -42,6 +42,16 @@ final class RequestLimitTests: XCTestCase {
         XCTAssertThrowsError(try LookupRecordsRequest(json: try body(lookupBody(201)))) { assertTooMany($0, 201) }
     }
 
+    /// Every other list of items a request holds is refused past 200 in the same words.
+    func testTwoHundredZonesOrSubscriptionsAreTheMostOneLookupHolds() throws {
+        let zones = { (n: Int) in "{\"zones\":[" + (0..<n).map { "{\"zoneName\":\"z\($0)\"}" }.joined(separator: ",") + "]}" }
+        let subscriptions = { (n: Int) in "{\"subscriptions\":[" + (0..<n).map { "{\"subscriptionID\":\"s\($0)\"}" }.joined(separator: ",") + "]}" }
+        XCTAssertNoThrow(try ZonesLookupRequest(json: try body(zones(200))))
+        XCTAssertThrowsError(try ZonesLookupRequest(json: try body(zones(201)))) { assertTooMany($0, 201) }
+        XCTAssertNoThrow(try SubscriptionsLookupRequest(json: try body(subscriptions(200))))
+        XCTAssertThrowsError(try SubscriptionsLookupRequest(json: try body(subscriptions(201)))) { assertTooMany($0, 201) }
+    }
+
     /// ck's own batches (a delete of many names) stay within the limit.
     func testADeleteOfManyNamesGoesByTwoHundreds() throws {
         let t = TempStore()

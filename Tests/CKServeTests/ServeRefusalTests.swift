@@ -174,4 +174,38 @@ final class ServeRefusalTests: XCTestCase {
         _ = try f.client().request("GET", "/signin/\(ServeFixture.container)/development", headers: [("Origin", f.url)])
         XCTAssertFalse(try XCTUnwrap(line(f, containing: "/signin/")).contains("CORS"))
     }
+
+    /// A page opened from a file (origin `null`) or a browser extension cannot be allowed by
+    /// `--allow-origin ORIGIN`, which takes http(s) origins only: the log says what to do
+    /// instead, not an option the server would refuse.
+    func testTheLogSaysHowToServeAPageWhoseOriginNoOptionAllows() throws {
+        let f = try ServeFixture()
+        _ = try f.client().request("GET", f.path("private", "zones/list"), headers: [("Origin", "null")])
+        let null = try XCTUnwrap(line(f, containing: "zones/list 200"))
+        XCTAssertTrue(null.contains("CORS: origin 'null' is not allowed"), null)
+        XCTAssertFalse(null.contains("--allow-origin null"), null)
+        XCTAssertTrue(null.contains("a page opened from a file"), null)
+        XCTAssertTrue(null.contains("serve the page over http from an allowed origin (python3 -m http.server 8000, then http://localhost:8000)"), null)
+        _ = try f.client().request("GET", f.path("private", "users/caller"), headers: [("Origin", "chrome-extension://abcdef")])
+        let other = try XCTUnwrap(line(f, containing: "users/caller 200"))
+        XCTAssertFalse(other.contains("--allow-origin chrome-extension"), other)
+        XCTAssertTrue(other.contains("only --allow-origin '*' allows it"), other)
+    }
+
+    /// A query refused for an index or a record type the schema lacks answers CloudKit's words,
+    /// nothing more; the log adds what the server's user does about it, with the command that
+    /// addresses this server's data directory and the request's container.
+    func testTheLogSaysWhichIndexOrRecordTypeARefusedQueryNeeds() throws {
+        let f = try ServeFixture()
+        XCTAssertEqual(try f.post("private", "records/modify", #"{"operations":[{"operationType":"create","record":{"recordType":"Note","fields":{"n":{"value":1}}}}]}"#).status, 200)
+        let unindexed = try f.post("private", "records/query", #"{"query":{"recordType":"Note"}}"#)
+        XCTAssertEqual(unindexed.status, 400)
+        XCTAssertEqual((unindexed.json as? [String: Any])?["reason"] as? String, "Field 'recordName' is not marked queryable", "the wire keeps CloudKit's words")
+        let index = try XCTUnwrap(line(f, containing: "records/query 400"))
+        XCTAssertTrue(index.contains("BAD_REQUEST: Field 'recordName' is not marked queryable; add the index: ck --data-dir \(f.root) --container \(ServeFixture.container) schema index add Note ___recordID QUERYABLE (in the .ckdb of record type Note: \"___recordID\" REFERENCE QUERYABLE)"), index)
+
+        _ = try f.post("private", "records/query", #"{"query":{"recordType":"Nothing"}}"#)
+        let type = try XCTUnwrap(line(f, containing: "Did not find record type: Nothing"))
+        XCTAssertTrue(type.contains("; a record type exists once a record of it is saved in development, or a schema defines it: ck --data-dir \(f.root) --container \(ServeFixture.container) schema import FILE"), type)
+    }
 }

@@ -148,6 +148,17 @@ final class WebServicesTests: XCTestCase {
         assertEnvelope(try f.client().request("GET", "/nowhere"), 404, "NOT_FOUND")
         assertEnvelope(try f.client().request("GET", "/database/1/\(ServeFixture.container)/staging/public/records/query"), 404, "NOT_FOUND", "development or production")
         assertEnvelope(try f.client().request("POST", f.path("public", "records/explode"), json: "{}"), 404, "NOT_FOUND")
+        // The reason shows the whole path, not its first 40 characters (which end inside the
+        // container's name).
+        let typo = "/database/1/\(ServeFixture.container)/development/private/record/modify"
+        assertEnvelope(try f.client().request("POST", typo + "?ckAPIToken=\(f.apiToken)", json: "{}"), 404, "NOT_FOUND", "no such path '\(typo)'")
+        // The token endpoints where Apple's reference documents them: CloudKit answers 405 there
+        // (its live service routes them under /device/1/ only, as CloudKit JS sends them).
+        for misplaced in ["/database/1/\(ServeFixture.container)/development/tokens/create", f.path("private", "tokens/register")] {
+            let a = try f.client().request("POST", misplaced + "?ckAPIToken=\(f.apiToken)", json: #"{"apnsEnvironment":"development"}"#)
+            assertEnvelope(a, 405, "NOT_FOUND", "POST /device/1/\(ServeFixture.container)/development/tokens/")
+            XCTAssertEqual(a.header("Allow"), "OPTIONS", misplaced)
+        }
         assertEnvelope(try f.post("private", "records/modify", "{not json"), 400, "BAD_REQUEST", "not JSON")
         assertEnvelope(try f.post("private", "records/modify", #"{"operations": 3}"#), 400, "BAD_REQUEST")
         assertEnvelope(try f.client().request("GET", f.path("private", "records/modify")), 400, "BAD_REQUEST", "POST")
@@ -248,9 +259,12 @@ final class WebServicesTests: XCTestCase {
                        .database(container: "iCloud.x", environment: .production, scope: .public, endpoint: .usersLookupEmail))
         XCTAssertEqual(try WebServicesRoute.parse("/device/1/iCloud.x/development/tokens/create"), .device(container: "iCloud.x", environment: .development, endpoint: .tokensCreate))
         for bad in ["", "/", "/database/1/iCloud.x/development/public", "/database/2/iCloud.x/development/public/zones/list",
-                    "/database/1/iCloud.x/development/public/tokens/create", "/device/1/iCloud.x/development/records/query",
+                    "/device/1/iCloud.x/development/records/query",
                     "/database/1/iCloud.x/development/other/zones/list", "/database/1/iCloud.x/development/public/account/status"] {
             XCTAssertThrowsError(try WebServicesRoute.parse(bad), bad) { XCTAssertEqual(($0 as? CloudKitError)?.code, .notFound) }
+        }
+        for misplaced in ["/database/1/iCloud.x/development/public/tokens/create", "/database/1/iCloud.x/production/tokens/register"] {
+            XCTAssertThrowsError(try WebServicesRoute.parse(misplaced), misplaced) { XCTAssertEqual(($0 as? WebServicesRoute.MethodNotAllowed)?.error.code, .notFound) }
         }
         XCTAssertEqual(WebServicesHandler.loggedPath("/upload/ck1u.secret"), "/upload/…")
         XCTAssertEqual(WebServicesHandler.loggedPath("/webcourier/iCloud.x/development/abcd"), "/webcourier/iCloud.x/development/…")

@@ -89,6 +89,9 @@ async function main() {
                                     { zoneID, desiredKeys: ["n"], numbersAsStrings: true });
   const f4 = four.records[0];
   step("saveRecords desiredKeys numbersAsStrings", !four.hasErrors && Object.keys(f4.fields).join() === "n" && f4.fields.n.value === "4", f4 && f4.fields);
+  // An option CloudKit JS passes on in the lookup body as it is.
+  const masked = await db.fetchRecords(["item-1"], { zoneID, assetPrivacyMaskType: "NONE" });
+  step("fetchRecords assetPrivacyMaskType", !masked.hasErrors && masked.records.length === 1, masked.records.map((r) => r.recordName));
   const asStrings = await db.fetchRecords(["item-1"], { zoneID, numbersAsStrings: true });
   step("fetchRecords numbersAsStrings", !asStrings.hasErrors && asStrings.records[0].fields.n.value === "1", asStrings.records[0] && asStrings.records[0].fields);
 

@@ -53,4 +53,19 @@ final class BrowserTests: XCTestCase {
         XCTAssertEqual(result.pages.filter { ($0["ok"] as? Bool) != true }.count, 0, result.output)
         XCTAssertGreaterThanOrEqual(result.pages.count, 2, result.output)
     }
+
+    /// Apple's CloudKit JS in a page hooked up with the config script alone: sign-in through
+    /// Apple's button and ck serve's popup, zones, saves, a zone-wide query, zone changes, a
+    /// notification of a CLI change (none of the page's own), a binary asset through its signed
+    /// downloadURL (Tests/Browser/cloudkit_page.py). Needs a copy of cloudkit.js.
+    func testCloudKitJSInAPageSignsInSyncsAndIsNotified() throws {
+        _ = try Self.browser()
+        let copy = ProcessInfo.processInfo.environment["CK_CLOUDKIT_JS"] ?? Self.repo.appendingPathComponent(".scratch/cloudkit.js").path
+        guard FileManager.default.fileExists(atPath: copy) else { throw XCTSkip("needs a copy of Apple's cloudkit.js at $CK_CLOUDKIT_JS or .scratch/cloudkit.js") }
+        let result = try Self.run("cloudkit_page.py", [Sandbox.binary.path, copy])
+        if result.status == 77 { throw XCTSkip("needs Chromium, chromedriver and python3's selenium") }
+        XCTAssertEqual(result.status, 0, result.output)
+        XCTAssertEqual(result.pages.filter { ($0["ok"] as? Bool) != true }.count, 0, result.output)
+        XCTAssertGreaterThanOrEqual(result.pages.count, 14, result.output)
+    }
 }

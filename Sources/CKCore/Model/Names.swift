@@ -2,13 +2,13 @@
 public enum Names {
     public static let maxLength = 255
 
-    /// A name as error messages show it: control characters escaped, at most 40 characters,
-    /// so a hostile multi-megabyte name never fills a terminal or a log.
-    public static func describe(_ s: String) -> String {
+    /// A name as error messages show it: control characters escaped, at most `limit` (40)
+    /// characters, so a hostile multi-megabyte name never fills a terminal or a log.
+    public static func describe(_ s: String, limit: Int = 40) -> String {
         var shown = ""
         var n = 0
         for u in s.unicodeScalars {
-            if n == 40 { return shown + "…" }
+            if n == limit { return shown + "…" }
             shown += isControl(u) ? "\\u{\(String(u.value, radix: 16))}" : String(u)
             n += 1
         }

@@ -69,6 +69,20 @@ extension Database {
             }
             if let f = failedAt {
                 for i in 0..<f { results[i] = .failed(CloudKitError(.atomicError, "atomic batch failed", recordName: operations[i].recordName ?? recordName(of: results[i]))) }
+                // The batch is dropped: the record an error carries is the one the server holds,
+                // not what the batch's earlier operations made of it (a share's creation changes
+                // its root).
+                if f > 0, case .failed(var e) = results[f], let held = e.serverRecord,
+                   let found = try group?.record(held.recordName) ?? z.recordForWrite(named: held.recordName), found != held {
+                    e.serverRecord = found
+                    if e.code == .conflict {
+                        e.reason = "record '\(Names.describe(held.recordName))' was changed by an earlier operation of this request (its tag became \(held.recordChangeTag)); the server holds tag \(found.recordChangeTag): send this operation in a request of its own, with that tag"
+                        e.nextStep = .retryWithTag(recordName: found.recordName, tag: found.recordChangeTag)
+                    } else if let step = e.nextStep, case .updateInstead = step {
+                        e.nextStep = .updateInstead(recordName: found.recordName, tag: found.recordChangeTag)
+                    }
+                    results[f] = .failed(e)
+                }
                 tx.entries = []
                 tx.changes = []
             }

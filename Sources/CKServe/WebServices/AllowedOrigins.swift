@@ -82,7 +82,16 @@ struct AllowedOrigins {
     private func note(_ r: inout HTTPResponse, _ origin: String) {
         guard !own.contains(origin) else { return }
         let shown = Names.describe(String(origin.prefix(200)))
-        let why = "CORS: origin '\(shown)' is not allowed (allowed: \(patterns.joined(separator: ", "))), so its page cannot read the answer; start ck serve with --allow-origin \(shown) to allow it"
+        let refused = "CORS: origin '\(shown)' is not allowed (allowed: \(patterns.joined(separator: ", "))), so its page cannot read the answer; "
+        // --allow-origin takes http(s) origins: name it only for an origin it can allow.
+        let why: String
+        if Self.isOrigin(origin) {
+            why = refused + "start ck serve with --allow-origin \(shown) to allow it"
+        } else if origin == "null" {
+            why = refused + "a page opened from a file (or a sandboxed frame) has origin 'null', which only --allow-origin '*' allows: serve the page over http from an allowed origin (python3 -m http.server 8000, then http://localhost:8000)"
+        } else {
+            why = refused + "it is not an http(s) origin, so only --allow-origin '*' allows it"
+        }
         r.logNote = r.logNote.map { $0 + "; " + why } ?? why
     }
 }

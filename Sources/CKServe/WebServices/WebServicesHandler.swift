@@ -353,6 +353,11 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
     /// A failure as Apple's servers answer it: the envelope `{uuid, serverErrorCode, reason,
     /// retryAfter?, redirectURL?}` with the code's status; `Retry-After` beside `retryAfter`.
     func errorResponse(_ error: Error, _ head: HTTPRequestHead? = nil, status: Int? = nil) -> HTTPResponse {
+        if let m = error as? WebServicesRoute.MethodNotAllowed {
+            var r = errorResponse(m.error, head, status: 405)
+            r.headers.set("Allow", "OPTIONS")
+            return r
+        }
         let e = (error as? CloudKitError) ?? CloudKitError.internalError("\(error)")
         if e.code == .networkFailure { return HTTPResponse(status: 0, dropConnection: true, logNote: "NETWORK_FAILURE: " + e.reason) }
         var envelope = e.envelope().objectValue ?? [:]
@@ -363,8 +368,34 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
             envelope["redirectURL"] = .string(SignInPage.url(api: api, container: c, environment: env, opener: opener))
         }
         var r = HTTPResponse(status: status ?? e.code.httpStatus ?? 500, headers: Self.jsonHeaders, body: Array(JSONWriter.compact(.object(envelope)).utf8),
-                             logNote: e.code.rawValue + ": " + e.reason)
+                             logNote: e.code.rawValue + ": " + e.reason + (logHint(e, head).map { "; " + $0 } ?? ""))
         if let s = e.retryAfter { r.headers.set("Retry-After", String(s)) }
         return r
+    }
+
+    /// What the server's user does about a refusal whose remedy is the schema (an index, a
+    /// record type, a deploy), as the command that addresses this data directory and the
+    /// request's container: for the log only, the answer keeps CloudKit's words.
+    func logHint(_ e: CloudKitError, _ head: HTTPRequestHead?) -> String? {
+        guard let step = e.nextStep, let head, case .database(let container, let environment, _, _)? = try? WebServicesRoute.parse(head.path) else { return nil }
+        let ck = "ck --data-dir \(Self.shellWord(api.dataDirectory)) --container \(Self.shellWord(container))"
+        switch step {
+        case .addIndex(let type, let field, let index, let line):
+            let add = "\(ck) schema index add \(Self.shellWord(type)) \(Self.shellWord(field)) \(index)"
+            let how = environment == .production ? "add the index in development, then deploy: \(add); \(ck) schema deploy" : "add the index: \(add)"
+            return how + " (in the .ckdb of record type \(type): \(line))"
+        case .defineRecordType:
+            return environment == .production
+                ? "production has the record types a deploy gave it: \(ck) schema deploy"
+                : "a record type exists once a record of it is saved in development, or a schema defines it: \(ck) schema import FILE"
+        case .deploySchema: return "deploy the development schema first: \(ck) schema deploy"
+        default: return nil
+        }
+    }
+
+    /// A word as a shell reads it back: as it is when it holds nothing special, else quoted.
+    static func shellWord(_ s: String) -> String {
+        if !s.isEmpty, s.unicodeScalars.allSatisfy({ $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "-_./:@%+,=".unicodeScalars.contains($0)) }) { return s }
+        return "'" + s.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 }

@@ -18,6 +18,12 @@ enum WebServicesRoute: Equatable {
     /// `/ck/cloudkit-config.js`: the script that points CloudKit JS at this server.
     case configScript
 
+    /// A path CloudKit answers with 405 Method Not Allowed rather than 404: the token
+    /// endpoints where Apple's reference documents them, under `/database/1/…`.
+    struct MethodNotAllowed: Error {
+        let error: CloudKitError
+    }
+
     /// The route of a path (the target before `?`, undecoded: CloudKit JS encodes nothing), or
     /// the NOT_FOUND error naming what is wrong with it.
     static func parse(_ path: String) throws -> WebServicesRoute {
@@ -34,6 +40,12 @@ enum WebServicesRoute: Equatable {
         let first = parts[0]
         switch first {
         case "database":
+            // Apple's reference puts tokens/create and tokens/register here, with or without a
+            // database; CloudKit answers 405 there (they are /device/1/…, as CloudKit JS sends them).
+            if parts.count >= 6, parts[1] == "1", let e = Environment(rawValue: parts[3]),
+               let endpoint = Endpoint(rawValue: parts[(parts[4] == "tokens" ? 4 : 5)...].joined(separator: "/")), endpoint.module == .device {
+                throw MethodNotAllowed(error: CloudKitError(.notFound, "no such path '\(shown(path))': \(endpoint.rawValue) is an endpoint of the device module, POST /device/1/\(Names.describe(parts[2]))/\(e.rawValue)/\(endpoint.rawValue) (Apple's Web Services reference documents it under /database/1/…, where CloudKit answers 405)"))
+            }
             guard parts.count >= 6, parts[1] == "1" else {
                 throw notFound(path, "a database path is /database/1/{container}/{environment}/{public|private|shared}/{endpoint}")
             }
@@ -76,8 +88,12 @@ enum WebServicesRoute: Equatable {
     }
 
     private static func notFound(_ path: String, _ why: String) -> CloudKitError {
-        CloudKitError(.notFound, "no such path '\(Names.describe(String(path.prefix(200))))': \(why)")
+        CloudKitError(.notFound, "no such path '\(shown(path))': \(why)")
     }
+
+    /// A path as a reason shows it: whole up to 200 characters (its interesting part is past
+    /// the container's name), control characters escaped.
+    private static func shown(_ path: String) -> String { Names.describe(path, limit: 200) }
 
     /// The container and environment a route is about, for authentication.
     var containerAndEnvironment: (String, Environment)? {

@@ -222,7 +222,25 @@ extension CloudKitAPI {
         if (try? APITokenStore(paths: store.paths, container: c.container, environment: other).contains(token)) == true {
             return "ckAPIToken '\(shown)' is a token of the \(other.rawValue) environment, not of \(here)"
         }
-        return "ckAPIToken '\(shown)' is not an API token of \(here) (revoked, or made for another container)"
+        let make = "ck --container \(c.container)\(c.environment == .production ? " --env production" : "") api-token create"
+        // A token of another container (the default container's, sent by a page configured with
+        // the app's own): which one, found among the data directory's containers.
+        if let (owner, env) = containerHolding(token) {
+            return "ckAPIToken '\(shown)' is a token of \(owner) (\(env.rawValue)), not of \(c.container); make one for it: \(make)"
+        }
+        return "ckAPIToken '\(shown)' is not an API token of \(here) (revoked, or never made in this data directory); make one: \(make)"
+    }
+
+    /// The container and environment whose API tokens include `token`, if any does.
+    private func containerHolding(_ token: String) -> (String, Environment)? {
+        let root = store.paths.root + "/containers"
+        for dir in ((try? FileSystem.list(root)) ?? []).sorted() {
+            guard let id = PathEncoding.decodeSimple(dir) else { continue }
+            for env in Environment.allCases where (try? APITokenStore(paths: store.paths, container: id, environment: env).contains(token)) == true {
+                return (id, env)
+            }
+        }
+        return nil
     }
 
     /// Checks a server-to-server signature: a key of this container environment, a date within

@@ -20,9 +20,11 @@ public struct LookupRecordsRequest: Sendable {
     }
 
     /// The Web Services body: `{records: [{recordName, desiredKeys?}], zoneID?, desiredKeys?,
-    /// numbersAsStrings?}`.
+    /// numbersAsStrings?, assetPrivacyMaskType?}`. `assetPrivacyMaskType`, an option CloudKit
+    /// JS's fetchRecords passes on, is taken and ignored: ck's downloadURLs have no mask.
     public init(json body: JSONValue) throws {
-        let o = try RequestBody.object(body, "lookup request", keys: ["records", "zoneID", "desiredKeys", "numbersAsStrings"])
+        let o = try RequestBody.object(body, "lookup request", keys: ["records", "zoneID", "desiredKeys", "numbersAsStrings", "assetPrivacyMaskType"])
+        _ = try RequestBody.string(o["assetPrivacyMaskType"], "assetPrivacyMaskType")
         guard let list = o["records"]?.arrayValue else { throw CloudKitError.badRequest("lookup request needs a 'records' array") }
         try Limits.checkItems(list.count)
         var options: [Int: ItemOptions] = [:]
