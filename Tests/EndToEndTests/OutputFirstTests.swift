@@ -60,7 +60,7 @@ final class OutputFirstTests: XCTestCase {
         { run_ck "$@" 2>"$OFT_SCRATCH/ck-stderr"; echo $? > "$OFT_SCRATCH/rc.tmp"; mv "$OFT_SCRATCH/rc.tmp" "$OFT_SCRATCH/rc"; } \(tail)
         wait
         """
-        FileManager.default.createFile(atPath: dir.appendingPathComponent("shell-out").path, contents: nil)
+        _ = FileManager.default.createFile(atPath: dir.appendingPathComponent("shell-out").path, contents: nil)
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/bin/bash")
         p.arguments = ["-c", script, "ck-pipeline"] + args

@@ -181,7 +181,7 @@ final class SyncLoopTests: XCTestCase {
         exit $st
         """.write(to: wrapper, atomically: true, encoding: .utf8)
         chmod(wrapper.path, 0o755)
-        FileManager.default.createFile(atPath: s.root.appendingPathComponent("die-once").path, contents: Data())
+        _ = FileManager.default.createFile(atPath: s.root.appendingPathComponent("die-once").path, contents: Data())
         let (status, _) = sync(s, ck: wrapper.path, expect: nil)
         XCTAssertNotEqual(status, 0, "the loop was killed")
         XCTAssertFalse(FileManager.default.fileExists(atPath: s.root.appendingPathComponent("die-once").path))

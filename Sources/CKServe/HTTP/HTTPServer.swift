@@ -61,6 +61,13 @@ public final class HTTPServer: @unchecked Sendable {
         return connections.count
     }
 
+    /// Connections waiting for a request's head: those the next connection past the cap may
+    /// displace.
+    public var connectionsWaitingForHead: Int {
+        lock.lock(); defer { lock.unlock() }
+        return waitingForHead.count
+    }
+
     /// Binds, listens and starts accepting on a thread of its own. Throws `HTTPServerError`
     /// naming host:port when the address cannot be had.
     public func start() throws {

@@ -161,8 +161,10 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
         guard let head else { return text }
         let query = QueryString(head.query ?? "")
         var secrets = [query["ckAPIToken"], query["ckWebAuthToken"], head.headers["X-Apple-CloudKit-Request-SignatureV1"]].compactMap { $0 }
+        // The token segments of capability URLs, by position: a mistyped URL (`/upload/T/x`)
+        // still holds a good token, and a wrong path's reason shows the path whole.
         let parts = head.path.split(separator: "/")
-        if let last = parts.last, ["upload", "webcourier"].contains(parts.first ?? "") { secrets.append(String(last)) }
+        if let at = ["upload": 1, "webcourier": 3, "assets": 2][String(parts.first ?? "")], parts.count > at { secrets.append(String(parts[at])) }
         for s in secrets where s.utf8.count >= 8 { text = text.replacingOccurrences(of: s, with: "…") }
         return text
     }
