@@ -72,7 +72,7 @@ SCALE ?= 10
 # end-to-end ones one at a time, as some time what the binary does (a reader gone within a
 # second, a --follow stopped) and two at once on 2 cores would make that a matter of luck.
 test: debug
-	$(SWIFT) test --disable-swift-testing --parallel --filter 'CKCoreTests|CKCLITests|CKServeTests'
+	$(SWIFT) test --disable-swift-testing --parallel --filter 'CKJSONTests|CKCryptoTests|CKHTTPTests|CKCoreTests|CKCLITests|CKServeTests'
 	$(SWIFT) test --disable-swift-testing --filter EndToEndTests --skip '$(STRESS_TESTS)'
 
 bench: build

@@ -1,4 +1,5 @@
 import CKCore
+import CKJSON
 
 /// Everything a command handler gets: its arguments, the resolved global options, the streams,
 /// the API, and helpers to read input and print results.

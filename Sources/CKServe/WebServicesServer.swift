@@ -1,4 +1,6 @@
 import CKCore
+import CKHTTP
+import CKJSON
 import Foundation
 
 /// `ck serve`: the HTTP engine bound to an address, the Web Services handler over the API of one

@@ -1,3 +1,5 @@
+import CKCrypto
+import CKJSON
 import CKTestSupport
 import XCTest
 @testable import CKCore
@@ -71,7 +73,7 @@ final class APIAssetsTokensTests: XCTestCase {
         let url = try XCTUnwrap(try a.assetUploadURLs(AssetsUploadRequest(tokens: [.init(recordName: "r", recordType: nil, fieldName: "f")]), as: caller()).results[0].value?["url"]?.stringValue)
         _ = try a.receiveAsset(uploadToken: token(url), bytes: Array("bytes".utf8))
         let sum = AssetValue.checksum(of: Array("bytes".utf8))
-        let hex = Identifiers.hex(Array(Data(base64Encoded: sum)!))
+        let hex = Hex.string(Array(Data(base64Encoded: sum)!))
         func save(_ name: String, _ downloadURL: String) throws -> OperationResult {
             try a.modifyRecords(try ModifyRequest.parse(.object(["operations": [[
                 "operationType": "create",
@@ -81,7 +83,7 @@ final class APIAssetsTokensTests: XCTestCase {
         XCTAssertNotNil(try save("back", Self.server + "/assets/\(hex.prefix(2))/\(hex)").record)
         XCTAssertEqual(try save("elsewhere", "http://evil.example/assets/\(hex.prefix(2))/\(hex)").error?.code, .badRequest)
         let other = AssetValue.checksum(of: Array("never uploaded".utf8))
-        let otherHex = Identifiers.hex(Array(Data(base64Encoded: other)!))
+        let otherHex = Hex.string(Array(Data(base64Encoded: other)!))
         let missing = try a.modifyRecords(try ModifyRequest.parse(.object(["operations": [[
             "operationType": "create",
             "record": ["recordName": "missing", "recordType": "Doc", "fields": ["f": ["value": ["fileChecksum": .string(other), "size": 14,

@@ -1,3 +1,5 @@
+import CKCrypto
+import CKJSON
 import CKTestSupport
 import Foundation
 import XCTest
@@ -456,7 +458,7 @@ final class APIAuthTests: XCTestCase {
     /// A key made now by openssl, a request signed now: the whole path a server-to-server script
     /// takes (Docs/serve.md). Skipped without openssl; the fixtures above cover the same ground.
     func testARequestSignedNowByOpenSSL() throws {
-        let tool = try P256Tests.OpenSSL(self)
+        let tool = try OpenSSL(self)
         try tool.run("ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", "k.pem")
         try tool.run("ec", "-in", "k.pem", "-pubout", "-out", "pub.pem")
         let t = TempStore(), now = Now()

@@ -1,3 +1,4 @@
+import CKJSON
 import XCTest
 @testable import CKCore
 
@@ -346,11 +347,11 @@ final class APIHistoryTests: XCTestCase {
         func point(_ z: String) -> JSONValue { ["zone": .string(z), "incarnation": .string(try! JSONParser.parse(Array(FileManager.default.contents(atPath: t.root + "/" + z + "/zone.json")!))["incarnation"]!.stringValue!), "seq": 1] }
         let legacy = t.root + "/tags"
         try FileManager.default.createDirectory(atPath: legacy, withIntermediateDirectories: true)
-        func write(_ name: String, _ doc: JSONValue) { FileManager.default.createFile(atPath: legacy + "/" + name, contents: Data(JSONWriter.pretty(doc).utf8)) }
+        func write(_ name: String, _ doc: JSONValue) { _ = FileManager.default.createFile(atPath: legacy + "/" + name, contents: Data(JSONWriter.pretty(doc).utf8)) }
         write("old.json", ["schemaVersion": 2, "name": "old", "created": 5, "message": "before", "zones": .array([point(aliceZone), point(bobZone), point(pubZone)])])
         write("empty.json", ["schemaVersion": 2, "name": "empty", "created": 5, "zones": []])
         write("hostile.json", ["schemaVersion": 2, "name": "hostile", "created": 5, "zones": [["zone": "../../etc/zones/x", "incarnation": "i", "seq": 1]]])
-        FileManager.default.createFile(atPath: legacy + "/damaged.json", contents: Data("{".utf8))
+        _ = FileManager.default.createFile(atPath: legacy + "/damaged.json", contents: Data("{".utf8))
 
         // Any use of tags moves them: each database gets its own points of the tag.
         XCTAssertEqual(try api.listTags(as: caller(Self.bob)).document["tags"]?.arrayValue?.map { $0["name"] }, ["old"])

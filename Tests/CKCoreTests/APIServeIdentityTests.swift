@@ -1,3 +1,4 @@
+import CKJSON
 import CKTestSupport
 import Foundation
 import XCTest

@@ -1,3 +1,5 @@
+import CKCrypto
+import CKJSON
 import CKTestSupport
 import XCTest
 @testable import CKCore
@@ -80,7 +82,7 @@ final class APIUploadsTests: XCTestCase {
         // Its receipt now attaches nothing, and the kept record still has its bytes.
         let late = try save(a, "late", left)
         XCTAssertEqual(late.error?.code, .badRequest, "\(late)")
-        let hex = Identifiers.hex(Array(Data(base64Encoded: taken["fileChecksum"]!.stringValue!)!))
+        let hex = Hex.string(Array(Data(base64Encoded: taken["fileChecksum"]!.stringValue!)!))
         XCTAssertEqual(try a.servedAsset(hex.prefix(2) + "/" + hex, query: a.assetURLSigner(reader: nil)?.query(hex: hex)).bytes,
                        Array("taken by a record".utf8))
     }

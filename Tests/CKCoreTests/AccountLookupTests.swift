@@ -1,3 +1,5 @@
+import CKCrypto
+import CKJSON
 import XCTest
 @testable import CKCore
 

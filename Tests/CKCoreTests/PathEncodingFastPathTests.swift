@@ -1,3 +1,4 @@
+import CKCrypto
 import XCTest
 @testable import CKCore
 

@@ -1,3 +1,4 @@
+import CKJSON
 import XCTest
 @testable import CKCore
 

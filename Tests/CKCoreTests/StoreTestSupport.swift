@@ -1,3 +1,4 @@
+import CKJSON
 import Foundation
 @testable import CKCore
 

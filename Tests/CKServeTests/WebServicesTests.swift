@@ -1,4 +1,5 @@
 import CKCore
+import CKJSON
 import CKTestSupport
 import Foundation
 import XCTest

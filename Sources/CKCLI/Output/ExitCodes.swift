@@ -88,4 +88,5 @@ enum ErrorReporter {
     static let maxMessageBytes = 2000
 }
 
+import CKJSON
 import Foundation

@@ -1,4 +1,5 @@
 import CKCore
+import CKJSON
 
 /// Writes command results in the chosen format. JSON is one sorted, pretty document; NDJSON
 /// is one compact value per line; table, CSV and TSV are flat rows (TabularRows) for people

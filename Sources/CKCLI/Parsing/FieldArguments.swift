@@ -1,4 +1,5 @@
 import CKCore
+import CKJSON
 import Foundation
 
 /// Field values from the command line: `name=value` (typed by the schema, else inferred),

@@ -1,4 +1,5 @@
 import CKCore
+import CKJSON
 import Foundation
 
 /// A `'FIELD OP VALUE'` filter whose form is checked; its value is read once the field's type

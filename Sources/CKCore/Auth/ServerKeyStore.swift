@@ -1,3 +1,5 @@
+import CKCrypto
+import CKJSON
 import Foundation
 
 /// The server-to-server keys of one container environment, as the CloudKit Console keeps them:

@@ -1,3 +1,5 @@
+import CKCrypto
+import CKJSON
 import Foundation
 
 /// The web sessions of `ck serve`: a user signed in on this device, for one container

@@ -1,3 +1,4 @@
+import CKJSON
 /// CloudKit's account statuses (`CKAccountStatus`).
 public enum AccountStatus: String, Sendable, CaseIterable {
     case available, noAccount, restricted, couldNotDetermine, temporarilyUnavailable

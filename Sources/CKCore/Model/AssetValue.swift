@@ -1,3 +1,5 @@
+import CKCrypto
+import CKJSON
 import Foundation
 
 extension Limits {
@@ -110,7 +112,7 @@ public enum AssetValue {
     static func source(ofURL url: String, checksum sum: String) throws -> Source {
         if isHTTPSURL(url) { return .remote }
         if url.hasPrefix("http://") {
-            guard let d = Data(base64Encoded: sum), d.count == 32, isServedURL(url, hex: Identifiers.hex(Array(d))) else {
+            guard let d = Data(base64Encoded: sum), d.count == 32, isServedURL(url, hex: Hex.string(Array(d))) else {
                 throw CloudKitError.badRequest("is an http:// URL, which only ck serve's own asset URLs may be (http://127.0.0.1:PORT/assets/<2 hex>/<64 hex of the checksum>)")
             }
             return .served
@@ -131,7 +133,7 @@ public enum AssetValue {
         guard let d = Data(base64Encoded: sum), d.count == 32 else {
             throw CloudKitError.badRequest("could not be read: its checksum is not a SHA-256 (32 bytes), so no asset store holds it")
         }
-        let hex = Identifiers.hex(Array(d))
+        let hex = Hex.string(Array(d))
         guard name == hex, shard == String(hex.prefix(2)) else {
             throw CloudKitError.badRequest("could not be read: \(shape); the file is not named after the checksum")
         }

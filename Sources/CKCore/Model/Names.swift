@@ -1,3 +1,4 @@
+import CKCrypto
 /// Name rules from CloudKit (reference §1.5, §6), checked before anything touches the disk.
 public enum Names {
     public static let maxLength = 255
@@ -73,7 +74,7 @@ public enum Names {
             if head.utf8.count + ch.utf8.count > maxLength - 17 { break }
             head.append(ch)
         }
-        return head + "-" + Identifiers.hex(SHA256.digest(Array(s.utf8)).prefix(8))
+        return head + "-" + Hex.string(SHA256.digest(Array(s.utf8)).prefix(8))
     }
 
     /// Identifiers (field names, record type names): an ASCII letter, then letters, digits or `_`.

@@ -1,3 +1,4 @@
+import CKJSON
 import Foundation
 
 /// One typed field value in canonical Web Services form: `{value, type}`.

@@ -1,3 +1,4 @@
+import CKJSON
 /// The two environments of a container.
 public enum Environment: String, Sendable, CaseIterable {
     case development, production

@@ -1,3 +1,5 @@
+import CKCrypto
+import CKJSON
 /// A subscription: what the server watches for one user, and how it notifies their devices.
 /// Three kinds, as CKSubscription has them: a query subscription (a record type and predicate,
 /// public or private database), a zone subscription (one custom zone of the private database),
@@ -82,12 +84,12 @@ public struct Subscription: Equatable, Sendable {
         case .zone:
             // With a type, a digest keeps `zone-a` + type `b` apart from zone `a-b`.
             guard let t = recordType else { return Names.bounded("zone-" + (zoneName ?? "")) }
-            let digest = Identifiers.hex(SHA256.digest(Array(((zoneName ?? "") + "\u{0}" + t).utf8)).prefix(6))
+            let digest = Hex.string(SHA256.digest(Array(((zoneName ?? "") + "\u{0}" + t).utf8)).prefix(6))
             return Names.bounded("zone-" + (zoneName ?? "") + "-" + t + "-" + digest)
         case .query:
             var c = self
             c.subscriptionID = ""
-            let digest = Identifiers.hex(SHA256.digest(Array(JSONWriter.compact(c.json(ownerRecordName: "")).utf8)).prefix(6))
+            let digest = Hex.string(SHA256.digest(Array(JSONWriter.compact(c.json(ownerRecordName: "")).utf8)).prefix(6))
             return Names.bounded("query-" + (recordType ?? "") + "-" + digest)
         }
     }

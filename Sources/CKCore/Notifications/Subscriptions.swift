@@ -1,3 +1,4 @@
+import CKJSON
 /// `subscriptions/modify|list|lookup`: a user's subscriptions in one database, with CloudKit's
 /// rules on which kinds each database allows.
 extension Database {

@@ -1,3 +1,4 @@
+import CKJSON
 /// Web clients registered for pushes (`tokens/create`, `tokens/register`): one file per
 /// token, `<container>/<environment>/webclients/<token>.json` — `{apnsToken, apnsEnvironment,
 /// userRecordName?, deviceID, created, issuer?}`. A client bound to a user is one of that user's

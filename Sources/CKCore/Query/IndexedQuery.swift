@@ -1,3 +1,4 @@
+import CKJSON
 /// A query answered from a zone's indexes (ZoneIndex) instead of reading every record:
 /// - in order: walk the index of the first sort (record names when there is none) from the
 ///   continuation marker's place, reading each record and keeping those that match, until a

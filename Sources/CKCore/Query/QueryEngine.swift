@@ -1,3 +1,5 @@
+import CKCrypto
+import CKJSON
 import Foundation
 
 /// Runs a query over a zone in one streaming pass, keeping only the best `limit + 1` matches in

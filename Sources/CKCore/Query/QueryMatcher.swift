@@ -1,3 +1,4 @@
+import CKJSON
 import Foundation
 
 /// CloudKit's matching rules for one filter: string equality ignores case (record names and

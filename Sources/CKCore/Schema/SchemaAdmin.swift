@@ -1,3 +1,4 @@
+import CKJSON
 /// The developer's side of the schema: deploy development to production, import and export
 /// the schema language, reset development, and assign custom roles to users. Reached through
 /// the API (API/Schema).

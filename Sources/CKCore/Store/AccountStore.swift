@@ -296,4 +296,5 @@ public struct Clock: Sendable {
     public static let system = Clock { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
 }
 
+import CKJSON
 import Foundation

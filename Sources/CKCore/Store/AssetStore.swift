@@ -1,3 +1,5 @@
+import CKCrypto
+import CKJSON
 import Foundation
 
 /// Asset bytes, kept once per content under `assets/` by SHA-256; records hold the asset
@@ -13,7 +15,7 @@ struct AssetStore {
     /// `xx/<hex>` for a checksum, or a path that cannot exist for a malformed one.
     public static func relativePath(checksum: String) -> String {
         guard let d = Data(base64Encoded: checksum), d.count == 32 else { return "invalid/" + PathEncoding.component(checksum) }
-        let hex = Identifiers.hex(Array(d))
+        let hex = Hex.string(Array(d))
         return String(hex.prefix(2)) + "/" + hex
     }
 

@@ -1,3 +1,5 @@
+import CKCrypto
+import CKJSON
 import Foundation
 
 /// Opaque change tokens. A token names a point (`seq`) in one history — a zone's, or a

@@ -1,3 +1,4 @@
+import CKJSON
 import Foundation
 
 /// Addresses one database: container, environment, scope.

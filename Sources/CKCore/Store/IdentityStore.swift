@@ -85,4 +85,5 @@ struct IdentityStore {
     }
 }
 
+import CKJSON
 import Foundation

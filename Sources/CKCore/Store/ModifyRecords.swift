@@ -1,3 +1,4 @@
+import CKCrypto
 /// `records/modify`: applying record operations to a zone and committing them.
 ///
 /// A commit, under the environment's lock (shared), the zone's lock and — for a zone with a
@@ -128,7 +129,7 @@ extension Database {
         z = try zone(name)
         var madeZone = false
         if z.incarnation.isEmpty {
-            guard let made = try ZoneStore.make(directory: z.directory, zoneID: z.zoneID, incarnation: Identifiers.hex((0..<8).map { _ in UInt8.random(in: 0...255) }),
+            guard let made = try ZoneStore.make(directory: z.directory, zoneID: z.zoneID, incarnation: Hex.string((0..<8).map { _ in UInt8.random(in: 0...255) }),
                                                 timestamp: clock.now()) else {
                 throw CloudKitError.internalError("zone '\(name)' appeared while its lock was held")
             }

@@ -1,3 +1,4 @@
+import CKJSON
 /// The Web Services `operationType`s of `records/modify`.
 public enum RecordOperationType: String, Sendable, CaseIterable {
     case create, update, forceUpdate, replace, forceReplace, delete, forceDelete

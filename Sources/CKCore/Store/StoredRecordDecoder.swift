@@ -1,3 +1,4 @@
+import CKJSON
 /// Record files decoded straight from their bytes into a `Record`: the file's envelope, the
 /// record's keys, its stamps and each field's `{type, value}` go into the record as they are
 /// read, with no dictionary made per JSON object (the dictionaries, and hashing their keys, were
@@ -9,7 +10,7 @@
 /// or reports exactly what is wrong with it.
 enum StoredRecordDecoder {
     static func recordFile(_ bytes: [UInt8]) -> Record? {
-        var p = JSONParser(bytes: bytes)
+        var p = JSONParser(document: bytes)
         return try? p.decodeRecordFile()
     }
 
@@ -29,49 +30,15 @@ private struct Declined: Error {}
 
 extension JSONParser {
     fileprivate mutating func decodeRecordFile() throws -> Record {
-        if bytes.count >= 3 && bytes[0] == 0xEF && bytes[1] == 0xBB && bytes[2] == 0xBF { i = 3 }
         var record: Record?
         var keys: [String] = []
         try forEachMember { key, p in
             if keys.contains(key) { throw Declined() }
             keys.append(key)
-            if key == "record" { record = try p.decodeStoredRecord() } else { _ = try p.parseValue() }
+            if key == "record" { record = try p.decodeStoredRecord() } else { _ = try p.nextValue() }
         }
-        skipWhitespace()
-        guard i == bytes.count, let record else { throw Declined() }
+        guard isAtEnd(), let record else { throw Declined() }
         return record
-    }
-
-    /// An object's members in order: `body` gets each key and parses its value.
-    private mutating func forEachMember(_ body: (String, inout JSONParser) throws -> Void) throws {
-        skipWhitespace()
-        guard i < bytes.count, bytes[i] == UInt8(ascii: "{") else { throw Declined() }
-        try enter()
-        i += 1
-        skipWhitespace()
-        if i < bytes.count && bytes[i] == UInt8(ascii: "}") { i += 1; depth -= 1; return }
-        while true {
-            skipWhitespace()
-            guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw Declined() }
-            let key = try parseString()
-            skipWhitespace()
-            guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw Declined() }
-            i += 1
-            skipWhitespace()
-            try body(key, &self)
-            skipWhitespace()
-            guard i < bytes.count else { throw Declined() }
-            if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
-            if bytes[i] == UInt8(ascii: "}") { i += 1; break }
-            throw Declined()
-        }
-        depth -= 1
-    }
-
-    private mutating func stringValue() throws -> String {
-        skipWhitespace()
-        guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw Declined() }
-        return try parseString()
     }
 
     /// The record dictionary as `Record(stored:)` reads it.
@@ -86,22 +53,22 @@ extension JSONParser {
         try forEachMember { key, p in
             let bit: UInt16
             switch key {
-            case "recordName": bit = 1; name = try p.stringValue()
-            case "recordType": bit = 2; type = try p.stringValue()
-            case "recordChangeTag": bit = 4; tag = try p.stringValue()
+            case "recordName": bit = 1; name = try p.nextString()
+            case "recordType": bit = 2; type = try p.nextString()
+            case "recordChangeTag": bit = 4; tag = try p.nextString()
             case "fields": bit = 8; fields = try p.decodeFields()
             case "created": bit = 16; created = try p.decodeStamp()
             case "modified": bit = 32; modified = try p.decodeStamp()
-            case "zoneID": bit = 64; zoneID = try ZoneID(json: try p.parseValue())
-            case "parent": bit = 128; parent = .some(try p.parseValue()["recordName"]?.stringValue)
-            case "share": bit = 256; share = .some(try p.parseValue()["recordName"]?.stringValue)
-            case "shortGUID": bit = 512; shortGUID = try p.stringValue()
+            case "zoneID": bit = 64; zoneID = try ZoneID(json: try p.nextValue())
+            case "parent": bit = 128; parent = .some(try p.nextValue()["recordName"]?.stringValue)
+            case "share": bit = 256; share = .some(try p.nextValue()["recordName"]?.stringValue)
+            case "shortGUID": bit = 512; shortGUID = try p.nextString()
             default:
                 // A share record's own keys are kept by the general path.
                 if ShareInfo.keys.contains(key) || others.contains(key) { throw Declined() }
                 others.append(key)
                 bit = 0
-                _ = try p.parseValue()
+                _ = try p.nextValue()
             }
             if seen & bit != 0 { throw Declined() }
             seen |= bit
@@ -122,10 +89,10 @@ extension JSONParser {
             if keys.contains(key) { throw Declined() }
             keys.append(key)
             switch key {
-            case "timestamp": t = try p.parseValue().int64Value
-            case "userRecordName": user = try p.stringValue()
-            case "deviceID": device = try p.stringValue()
-            default: _ = try p.parseValue()
+            case "timestamp": t = try p.nextValue().int64Value
+            case "userRecordName": user = try p.nextString()
+            case "deviceID": device = try p.nextString()
+            default: _ = try p.nextValue()
             }
         }
         guard let t, let user, let device else { throw Declined() }
@@ -143,10 +110,10 @@ extension JSONParser {
                 keys.append(key)
                 switch key {
                 case "type":
-                    let t = try p.stringValue()
+                    let t = try p.nextString()
                     type = StoredRecordDecoder.storedTags[t] ?? FieldType(tag: t)
-                case "value": value = try p.parseValue()
-                default: _ = try p.parseValue()
+                case "value": value = try p.nextValue()
+                default: _ = try p.nextValue()
                 }
             }
             guard let type, let value, fields.updateValue(RecordField(type: type, value: value), forKey: name) == nil else { throw Declined() }

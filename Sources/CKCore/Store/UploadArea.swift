@@ -1,4 +1,6 @@
 #if canImport(Glibc)
+import CKCrypto
+import CKJSON
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
@@ -70,8 +72,8 @@ struct UploadArea {
     /// them; their size, or nil when none wait.
     func adopt(checksum: String, into store: AssetStore) throws -> Int64? {
         guard let digest = Data(base64Encoded: checksum), digest.count == 32,
-              let dir = try Directory.open(directory), dir.kind(of: Identifiers.hex(Array(digest))) == .file else { return nil }
-        let hex = Identifiers.hex(Array(digest))
+              let dir = try Directory.open(directory), dir.kind(of: Hex.string(Array(digest))) == .file else { return nil }
+        let hex = Hex.string(Array(digest))
         guard let (shard, name) = try Directory.parent(of: store.path(checksum: checksum), create: true) else { return nil }
         // A sweep may have taken them since: then there is nothing to adopt.
         if renameat(dir.fd, hex, shard.fd, name) != 0 {

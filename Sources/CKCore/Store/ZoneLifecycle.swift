@@ -1,3 +1,4 @@
+import CKCrypto
 /// `zones/modify`: creating, deleting and purging custom zones. Each takes the environment's lock
 /// (shared), the zone's lock, then the database's, writes its intent, changes the disk in one
 /// atomic step (a `zone.json` appears; a zone directory leaves `zones/` in one rename), records
@@ -26,7 +27,7 @@ extension Database {
             if try listZones().count >= 1000 { throw CloudKitError(.limitExceeded, "a database holds at most 1000 zones", zoneID: zoneID(name)) }
             let path = zonePath(name)
             // The incarnation is chosen before anything is written, so the intent can name it.
-            let inc = Identifiers.hex((0..<8).map { _ in UInt8.random(in: 0...255) })
+            let inc = Hex.string((0..<8).map { _ in UInt8.random(in: 0...255) })
             let intent = try newIntent(.create, zoneName: name, incarnation: inc)
             try writeIntent(intent)
             let z: ZoneStore

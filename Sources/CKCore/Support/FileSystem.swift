@@ -1,4 +1,6 @@
 #if canImport(Glibc)
+import CKCrypto
+import CKJSON
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
@@ -344,5 +346,5 @@ public enum FileSystem {
 
     private static let tempLock = NSLock()
     nonisolated(unsafe) private static var tempCounter = 0
-    private static let tempSalt = Identifiers.hex((0..<4).map { _ in UInt8.random(in: 0...255) })
+    private static let tempSalt = Hex.string((0..<4).map { _ in UInt8.random(in: 0...255) })
 }

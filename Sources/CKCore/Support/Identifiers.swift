@@ -1,16 +1,8 @@
+import CKCrypto
 import Foundation
 
-/// Identifiers: random UUIDs for new records, user record names, hex helpers.
+/// Identifiers: random UUIDs for new records, user record names.
 public enum Identifiers {
-    private static let hexDigits = Array("0123456789abcdef".utf8)
-
-    public static func hex<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
-        var out = [UInt8]()
-        out.reserveCapacity(bytes.count * 2)
-        for b in bytes { out.append(hexDigits[Int(b >> 4)]); out.append(hexDigits[Int(b & 15)]) }
-        return String(decoding: out, as: UTF8.self)
-    }
-
     /// A random UUID string, upper-case like Foundation's.
     public static func newRecordName() -> String { UUID().uuidString }
 
@@ -28,7 +20,7 @@ public enum Identifiers {
     public static func newUserRecordName() -> String {
         var bytes = [UInt8](repeating: 0, count: 16)
         for i in 0..<16 { bytes[i] = UInt8.random(in: 0...255) }
-        return "_" + hex(bytes)
+        return "_" + Hex.string(bytes)
     }
 
     public static func isUserRecordName(_ s: String) -> Bool {

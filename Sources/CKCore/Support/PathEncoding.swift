@@ -1,3 +1,4 @@
+import CKCrypto
 /// Turns any name into one safe path component: bytes outside `[A-Za-z0-9_-]` (and a leading
 /// `.`) are percent-encoded, and a name whose encoding is too long for a file name is cut and
 /// suffixed with its SHA-256, so no name can address a path outside its directory.
@@ -52,6 +53,6 @@ public enum PathEncoding {
         var h: UInt32 = 2166136261
         for b in name.utf8 { h = (h ^ UInt32(b)) &* 16777619 }
         let v = UInt8((h ^ (h >> 8) ^ (h >> 16) ^ (h >> 24)) & 0xff)
-        return Identifiers.hex([v])
+        return Hex.string([v])
     }
 }

@@ -1,3 +1,4 @@
+import CKJSON
 import Foundation
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,5 @@
 import CKCore
+import CKHTTP
 
 /// The web pages whose scripts may read ck serve's answers (CORS): `--allow-origin ORIGIN`,
 /// each an origin (`http://localhost:3000`) or one with any port (`http://localhost:*`), or

@@ -1,4 +1,6 @@
 import CKCore
+import CKHTTP
+import CKJSON
 import Foundation
 
 /// ck serve's sign-in page: the `redirectURL` of AUTHENTICATION_REQUIRED, standing in for

@@ -1,4 +1,5 @@
 import CKCore
+import CKHTTP
 
 /// An upload's body as the engine streams it (`POST /upload/<token>`): each piece appended to
 /// the API's `AssetUpload`, which writes it to disk and hashes it, so the server holds none of

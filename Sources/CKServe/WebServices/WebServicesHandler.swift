@@ -1,4 +1,6 @@
 import CKCore
+import CKHTTP
+import CKJSON
 import Foundation
 
 /// CloudKit Web Services over HTTP: each request routed (WebServicesRoute), authenticated by

@@ -1,4 +1,5 @@
 import CKCore
+import CKJSON
 
 /// `ck account …`: the device's iCloud account; `ck whoami`: the caller's identity.
 enum AccountCommands {

@@ -1,4 +1,5 @@
 import CKCore
+import CKJSON
 
 extension AccountCommands {
     static let events: Command = Command(["account", "events"], synopsis: "[--since SEQ] [--follow [--timeout S]]",

@@ -1,4 +1,5 @@
 import CKCore
+import CKJSON
 
 extension NotificationCommands {
     static let notifications: Command = Command(["notifications"], synopsis: "[--mark-read] [--follow [--timeout S]]",

@@ -1,4 +1,5 @@
 import CKCore
+import CKJSON
 
 extension SubscriptionCommands {
     static let subscribe: Command = Command(["subscribe"],

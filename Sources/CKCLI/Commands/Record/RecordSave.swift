@@ -1,4 +1,5 @@
 import CKCore
+import CKJSON
 
 extension RecordCommands {
     static let save: Command = Command(["record", "save"], synopsis: "[--type T] [--name N] [--tag TAG | --force] [--replace] [--parent NAME | --no-parent] [FIELD[:TYPE]=VALUE…]",

@@ -1,4 +1,6 @@
 import CKCore
+import CKHTTP
+import CKJSON
 import CKServe
 import Foundation
 import Glibc

@@ -1,4 +1,5 @@
 import CKCore
+import CKJSON
 
 extension ZoneCommands {
     static let changes: Command = Command(["zone", "changes"], synopsis: "[--zone Z]… [--since TOKEN… | --from-start] [--limit N] [--fields a,b] [--no-save]",

@@ -1,3 +1,4 @@
+import CKCrypto
 import Foundation
 
 /// The `downloadURL`s `ck serve` puts in the records it answers are capabilities, as

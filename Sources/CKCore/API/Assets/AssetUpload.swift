@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import CKCrypto
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
@@ -58,7 +59,7 @@ public final class AssetUpload: @unchecked Sendable {
         guard fd >= 0 else { throw CloudKitError.internalError("the upload was finished or abandoned") }
         let digest = hash.finish()
         do {
-            try area.publish(directory, temporary, fd: fd, hex: Identifiers.hex(digest))
+            try area.publish(directory, temporary, fd: fd, hex: Hex.string(digest))
         } catch {
             abandon()
             throw error

@@ -1,3 +1,4 @@
+import CKJSON
 import Foundation
 
 /// `assets/upload`: a URL per asset field to POST its bytes to (reference §3.6; CloudKit JS

@@ -1,3 +1,5 @@
+import CKCrypto
+import CKJSON
 /// API tokens, as the CloudKit Console makes them: one identifies an app to a container
 /// environment; every request to `ck serve` carries one (`?ckAPIToken=`) unless it is signed
 /// with a server-to-server key. ck's own operations (no endpoint, no fault, no account): they
@@ -16,7 +18,7 @@ extension CloudKitAPI {
         let made: APITokenStore.Token = try tokens.update { list in
             var rng = SystemRandomNumberGenerator()
             var t: String
-            repeat { t = Identifiers.hex((0..<32).map { _ in UInt8.random(in: 0...255, using: &rng) }) } while list.contains { $0.apiToken == t }
+            repeat { t = Hex.string((0..<32).map { _ in UInt8.random(in: 0...255, using: &rng) }) } while list.contains { $0.apiToken == t }
             let token = APITokenStore.Token(apiToken: t, name: name, created: clock.now())
             list.append(token)
             return token

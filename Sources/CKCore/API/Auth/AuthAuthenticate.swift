@@ -282,4 +282,5 @@ extension CloudKitAPI {
     }
 }
 
+import CKCrypto
 import Foundation

@@ -1,3 +1,4 @@
+import CKJSON
 /// What becomes of a web auth token once a request's answer replaced it
 /// (`X-Apple-CloudKit-Web-Auth-Token`).
 public enum WebTokenRotation: Sendable, Equatable {

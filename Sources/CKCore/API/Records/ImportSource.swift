@@ -1,3 +1,4 @@
+import CKJSON
 import Foundation
 
 /// Records in NDJSON or a JSON array, with line numbers in errors. NDJSON lines are parsed on

@@ -1,3 +1,4 @@
+import CKJSON
 /// A parsed Web Services `records/modify` request.
 public struct ModifyRequest: Sendable {
     public var operations: [RecordOperation]

@@ -1,3 +1,4 @@
+import CKJSON
 extension CloudKitAPI {
     /// The custom roles of the caller's environment's schema with their members (user record
     /// names): `{roles: [{role, members}]}`, roles in order.

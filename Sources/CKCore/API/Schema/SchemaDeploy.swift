@@ -1,3 +1,4 @@
+import CKJSON
 extension CloudKitAPI {
     /// Promotes the container's development schema to production — record types, fields,
     /// indexes, GRANTs, roles — additively: if development lacks or retypes anything production

@@ -1,3 +1,4 @@
+import CKJSON
 /// `subscriptions/lookup`: the caller's subscriptions by ID, one result per ID in order: the
 /// subscription, or NOT_FOUND naming it.
 public struct SubscriptionsLookupRequest: Sendable {

@@ -1,3 +1,5 @@
+import CKCrypto
+import CKJSON
 /// `tokens/create` and `tokens/register` (module `device`, reference §3.6; CloudKit JS's
 /// `registerForNotifications`): a web client gets a push token and a `webcourierURL` to
 /// long-poll; bound to a signed-in user (at creation, or by `tokens/register`), it is one of
@@ -55,7 +57,7 @@ extension CloudKitAPI {
     public func createPushToken(_ r: TokensCreateRequest, as caller: Caller) throws -> DocumentBody {
         let server = try requireServer(.tokensCreate)
         let ctx = try preflight(.tokensCreate, caller, need: .none)
-        let token = Identifiers.hex((0..<16).map { _ in UInt8.random(in: 0...255) })
+        let token = Hex.string((0..<16).map { _ in UInt8.random(in: 0...255) })
         let user = ctx.principal.status == .available ? ctx.principal.user?.userRecordName : nil
         let client = WebClients.Client(apnsToken: token, apnsEnvironment: r.apnsEnvironment, userRecordName: user,
                                        deviceID: Self.pushDevice(caller, apnsToken: token), created: clock.now(), issuer: caller.credential)

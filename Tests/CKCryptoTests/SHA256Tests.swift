@@ -1,5 +1,5 @@
 import XCTest
-@testable import CKCore
+@testable import CKCrypto
 
 /// SHA-256 against the examples of FIPS 180-4 (and NIST's long message), one-shot and fed in
 /// every split, since asset checksums and token keys rest on it.
@@ -30,5 +30,12 @@ final class SHA256Tests: XCTestCase {
             s.update(Array(bytes[cut...]))
             XCTAssertEqual(s.finish(), whole, "split at \(cut)")
         }
+    }
+
+    func testSHA256KnownVectors() {
+        XCTAssertEqual(SHA256.hex(Array("".utf8)), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        XCTAssertEqual(SHA256.hex(Array("abc".utf8)), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        XCTAssertEqual(SHA256.hex(Array(String(repeating: "a", count: 1000).utf8)),
+                       "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3")
     }
 }

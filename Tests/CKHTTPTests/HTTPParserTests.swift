@@ -1,5 +1,5 @@
 import XCTest
-@testable import CKServe
+@testable import CKHTTP
 
 /// The parser without sockets: incremental heads, framing, chunked bodies.
 final class HTTPParserTests: XCTestCase {

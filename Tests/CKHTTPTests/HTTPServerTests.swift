@@ -1,7 +1,8 @@
+import CKTestSupport
 import Foundation
 import Glibc
 import XCTest
-@testable import CKServe
+@testable import CKHTTP
 
 /// The engine over real sockets: framing, keep-alive, the handler contract.
 final class HTTPServerTests: XCTestCase {

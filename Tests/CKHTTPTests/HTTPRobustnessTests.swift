@@ -1,7 +1,8 @@
+import CKTestSupport
 import Foundation
 import Glibc
 import XCTest
-@testable import CKServe
+@testable import CKHTTP
 
 /// Hostile and unlucky peers: the connection cap, stalled clients, stopping, and arbitrary bytes.
 final class HTTPRobustnessTests: XCTestCase {
@@ -67,6 +68,21 @@ final class HTTPRobustnessTests: XCTestCase {
             usleep(50_000)
         }
         XCTAssertEqual(server.connectionCount, 3)
+    }
+
+    /// A body trickled one byte just within each idle timeout is given up on too: the body's
+    /// average rate is timed, not only the gap between bytes.
+    func testATrickledBodyIsGivenUpOnLikeAStalledOne() throws {
+        let (server, _) = try startEngineServer { $0.headerTimeout = 1; $0.bodyIdleTimeout = 1 }
+        let client = try RawHTTPClient(port: server.port)
+        client.send("POST /echo HTTP/1.1\r\nHost: h\r\nContent-Length: 1000\r\n\r\n")
+        let start = Date()
+        var open = true
+        while open, Date().timeIntervalSince(start) < 6 {
+            usleep(700_000)
+            open = client.send("x")
+        }
+        XCTAssertFalse(open, "a body trickled at one byte per 0.7 s (idle timeout 1 s) was still being read after 6 s")
     }
 
     /// 40 clients stalled mid-head or mid-body cost another client nothing; each stalled one is

@@ -1,7 +1,8 @@
+import CKTestSupport
 import Foundation
 import Glibc
 import XCTest
-@testable import CKServe
+@testable import CKHTTP
 
 /// Requests the engine refuses itself: the status, the handler's refusal body, `Connection:
 /// close`, and the connection closed after.

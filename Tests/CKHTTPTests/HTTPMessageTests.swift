@@ -1,5 +1,5 @@
 import XCTest
-@testable import CKServe
+@testable import CKHTTP
 
 final class HTTPMessageTests: XCTestCase {
     func testHeaderNamesCompareWithoutCase() {

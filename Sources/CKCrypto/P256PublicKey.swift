@@ -93,7 +93,7 @@ public struct P256PublicKey: Equatable, Sendable {
         case (nil, _):
             throw P256Error("the public key is empty")
         default:
-            throw P256Error("the public key is not a P-256 point: expected 04‖X‖Y (65 bytes) or 02/03‖X (33 bytes), found \(x963.count) bytes starting 0x\(Identifiers.hex([x963[0]]))")
+            throw P256Error("the public key is not a P-256 point: expected 04‖X‖Y (65 bytes) or 02/03‖X (33 bytes), found \(x963.count) bytes starting 0x\(Hex.string([x963[0]]))")
         }
     }
 
@@ -149,11 +149,11 @@ public struct P256PublicKey: Equatable, Sendable {
         var arcs: [UInt64] = []
         var value: UInt64 = 0
         for byte in contents {
-            guard value < 1 << 56 else { return "0x" + Identifiers.hex(contents) }
+            guard value < 1 << 56 else { return "0x" + Hex.string(contents) }
             value = value << 7 | UInt64(byte & 0x7f)
             if byte & 0x80 == 0 { arcs.append(value); value = 0 }
         }
-        guard let first = arcs.first, contents.last.map({ $0 & 0x80 == 0 }) == true else { return "0x" + Identifiers.hex(contents) }
+        guard let first = arcs.first, contents.last.map({ $0 & 0x80 == 0 }) == true else { return "0x" + Hex.string(contents) }
         let head: [UInt64] = first < 80 ? [first / 40, first % 40] : [2, first - 80]
         let dotted = (head + arcs.dropFirst()).map(String.init).joined(separator: ".")
         let names = ["1.2.840.113549.1.1.1": "rsaEncryption", "1.3.101.112": "Ed25519", "1.3.101.110": "X25519",

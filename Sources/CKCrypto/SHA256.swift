@@ -9,6 +9,6 @@ public enum SHA256 {
     }
 
     public static func hex<C: Collection>(_ input: C) -> String where C.Element == UInt8 {
-        Identifiers.hex(digest(input))
+        Hex.string(digest(input))
     }
 }
