@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "CKJSON", targets: ["CKJSON"]),
         .library(name: "CKCrypto", targets: ["CKCrypto"]),
         .library(name: "CKHTTP", targets: ["CKHTTP"]),
+        .library(name: "CKModel", targets: ["CKModel"]),
         .library(name: "CKCore", targets: ["CKCore"]),
         .library(name: "CKCLI", targets: ["CKCLI"]),
         .library(name: "CKServe", targets: ["CKServe"]),
@@ -24,32 +25,35 @@ let package = Package(
         // An HTTP/1.1 server on sockets and threads: heads, bodies (read or streamed), keep-alive,
         // limits and timeouts. It calls a handler and knows no route.
         .target(name: "CKHTTP"),
-        // The store: models, JSON files, change history, errors. Never sees argv, never prints.
-        .target(name: "CKCore", dependencies: ["CKJSON", "CKCrypto"]),
+        // The vocabulary every layer shares: records, fields, zone IDs, errors, endpoints,
+        // subscriptions, names and their limits. Nothing in it refers to the store.
+        .target(name: "CKModel", dependencies: ["CKJSON", "CKCrypto"]),
+        // The store and the one API over it. Never sees argv, never prints.
+        .target(name: "CKCore", dependencies: ["CKModel", "CKJSON", "CKCrypto"]),
         // CloudKit Web Services over HTTP (`ck serve`): the routes that turn a request into an
         // API call and its body back, on the HTTP engine.
-        .target(name: "CKServe", dependencies: ["CKCore", "CKHTTP", "CKJSON"]),
+        .target(name: "CKServe", dependencies: ["CKCore", "CKModel", "CKHTTP", "CKJSON"]),
         // The command line: one command table, argument scanner, output formats, exit codes.
-        .target(name: "CKCLI", dependencies: ["CKCore", "CKServe", "CKJSON"]),
+        .target(name: "CKCLI", dependencies: ["CKCore", "CKModel", "CKServe", "CKJSON"]),
         // A thin entry point.
         .executableTarget(name: "ck", dependencies: ["CKCLI"]),
         // What the three test targets share: the sandboxes that run ck (the built binary, or
         // CLI.run in-process), the result type and its assertions, names(_:), the store's
         // promises, the wire fixtures.
-        .target(name: "CKTestSupport", dependencies: ["CKCLI", "CKCore", "CKJSON"], path: "Tests/CKTestSupport"),
+        .target(name: "CKTestSupport", dependencies: ["CKCLI", "CKCore", "CKModel", "CKJSON"], path: "Tests/CKTestSupport"),
         // The leaves, each on its own.
         .testTarget(name: "CKJSONTests", dependencies: ["CKJSON"]),
         .testTarget(name: "CKCryptoTests", dependencies: ["CKCrypto", "CKTestSupport"]),
         // The core's API, in-process against a temporary data directory.
-        .testTarget(name: "CKCoreTests", dependencies: ["CKCore", "CKJSON", "CKCrypto", "CKTestSupport"]),
+        .testTarget(name: "CKCoreTests", dependencies: ["CKCore", "CKModel", "CKJSON", "CKCrypto", "CKTestSupport"]),
         // The command line in-process (CLI.run with captured output): arguments, help, output
         // formats, and every command's behaviour that needs no process of its own.
-        .testTarget(name: "CKCLITests", dependencies: ["CKCLI", "CKCore", "CKJSON", "CKTestSupport"]),
+        .testTarget(name: "CKCLITests", dependencies: ["CKCLI", "CKCore", "CKModel", "CKJSON", "CKTestSupport"]),
         // The HTTP/1.1 engine over real sockets, with a handler of its own: framing, keep-alive,
         // limits, hostile peers.
         .testTarget(name: "CKHTTPTests", dependencies: ["CKHTTP", "CKTestSupport"]),
         // ck serve in-process: the routes, credentials and bodies of Web Services over HTTP.
-        .testTarget(name: "CKServeTests", dependencies: ["CKServe", "CKHTTP", "CKCore", "CKJSON", "CKCrypto", "CKTestSupport"]),
+        .testTarget(name: "CKServeTests", dependencies: ["CKServe", "CKHTTP", "CKCore", "CKModel", "CKJSON", "CKCrypto", "CKTestSupport"]),
         // The built binary: pipes, signals, --follow, crashes and faults armed by the
         // environment, concurrent processes, install, the documentation's examples.
         .testTarget(name: "EndToEndTests", dependencies: ["ck", "CKTestSupport"]),

@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import CKModel
 import Glibc
 #endif
 import CKCore

@@ -1,4 +1,5 @@
 import CKCore
+import CKModel
 
 /// One row of the command table: the single source of truth for dispatch, help and docs.
 public struct Command {

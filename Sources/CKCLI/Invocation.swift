@@ -1,5 +1,6 @@
 import CKCore
 import CKJSON
+import CKModel
 
 /// Everything a command handler gets: its arguments, the resolved global options, the streams,
 /// the API, and helpers to read input and print results.

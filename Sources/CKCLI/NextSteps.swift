@@ -1,4 +1,5 @@
 import CKCore
+import CKModel
 
 /// The next step a failed command's user can take, as git's "hint:" lines say it. The core
 /// names the step (`CloudKitError.nextStep`); this words it as a command line that addresses

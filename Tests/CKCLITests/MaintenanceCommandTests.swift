@@ -1,3 +1,4 @@
+import CKModel
 import CKTestSupport
 import XCTest
 @testable import CKCLI

@@ -1,5 +1,6 @@
 import CKCrypto
 import CKJSON
+import CKModel
 import CKTestSupport
 import XCTest
 @testable import CKCore

@@ -1,5 +1,6 @@
 import CKCrypto
 import CKJSON
+import CKModel
 import CKTestSupport
 import Foundation
 import XCTest
@@ -14,7 +15,7 @@ final class APIAuthTests: XCTestCase {
 
     func api(_ t: TempStore, _ now: Now) -> CloudKitAPI { CloudKitAPI(dataDirectory: t.root, clock: Clock { now.ms }) }
 
-    func creds(_ scope: DatabaseScope? = .public, container: String = APIAuthTests.container, env: CKCore.Environment = .development,
+    func creds(_ scope: DatabaseScope? = .public, container: String = APIAuthTests.container, env: CKModel.Environment = .development,
                api token: String? = nil, web: String? = nil, signature: ServerSignature? = nil) -> WebCredentials {
         WebCredentials(container: container, environment: env, scope: scope, apiToken: token, webAuthToken: web, signature: signature)
     }
@@ -28,7 +29,7 @@ final class APIAuthTests: XCTestCase {
             .appendingPathComponent("Fixtures/auth/\(name)"), encoding: .utf8)
     }
 
-    func newAPIToken(_ a: CloudKitAPI, env: CKCore.Environment = .development, container: String = APIAuthTests.container) throws -> String {
+    func newAPIToken(_ a: CloudKitAPI, env: CKModel.Environment = .development, container: String = APIAuthTests.container) throws -> String {
         try a.createAPIToken(name: nil, container: container, environment: env).document["apiToken"]!.stringValue!
     }
 
@@ -419,7 +420,7 @@ final class APIAuthTests: XCTestCase {
             XCTAssertEqual((e as? CloudKitError)?.code.httpStatus, 403)
         }
 
-        func refused(_ s: ServerSignature, env: CKCore.Environment = .development, _ words: String, _ line: UInt = #line) {
+        func refused(_ s: ServerSignature, env: CKModel.Environment = .development, _ words: String, _ line: UInt = #line) {
             XCTAssertThrowsError(try a.authenticate(creds(env: env, signature: s)), line: line) { e in
                 XCTAssertEqual((e as? CloudKitError)?.code, .authenticationFailed, line: line)
                 XCTAssertTrue((e as? CloudKitError)?.reason.contains(words) == true, "\(e)", line: line)

@@ -1,3 +1,4 @@
+import CKModel
 import XCTest
 @testable import CKCore
 
@@ -8,7 +9,7 @@ final class APISchemaTests: XCTestCase {
 
     func api(_ t: TempStore) -> CloudKitAPI { CloudKitAPI(dataDirectory: t.root) }
 
-    func caller(_ env: CKCore.Environment = .development, scope: DatabaseScope = .private, container: String = container) -> Caller {
+    func caller(_ env: CKModel.Environment = .development, scope: DatabaseScope = .private, container: String = container) -> Caller {
         Caller(container: container, environment: env, scope: scope)
     }
 
@@ -122,7 +123,7 @@ final class APISchemaTests: XCTestCase {
         _ = try a.modifyRecords(ModifyRequest(operations: [op(.create, "t1", type: "ToDoItem", ["title": "Milk", "n": 3])]), as: caller())
         _ = try a.deploySchema(as: caller())
         let unfiltered = QueryRecordsRequest(QueryRequest(recordType: "ToDoItem"))
-        for env in [CKCore.Environment.development, .production] {
+        for env in [CKModel.Environment.development, .production] {
             XCTAssertThrowsError(try a.queryRecords(unfiltered, as: caller(env))) { e in
                 XCTAssertEqual(code(e), .badRequest)
                 XCTAssertEqual(reason(e), "Field 'recordName' is not marked queryable")

@@ -1,4 +1,5 @@
 import CKJSON
+import CKModel
 import CKTestSupport
 import Foundation
 import XCTest

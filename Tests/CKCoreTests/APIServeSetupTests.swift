@@ -1,3 +1,4 @@
+import CKModel
 import Foundation
 import XCTest
 @testable import CKCore

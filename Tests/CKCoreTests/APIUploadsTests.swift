@@ -1,5 +1,6 @@
 import CKCrypto
 import CKJSON
+import CKModel
 import CKTestSupport
 import XCTest
 @testable import CKCore
@@ -67,11 +68,11 @@ final class APIUploadsTests: XCTestCase {
         let taken = try XCTUnwrap(try a.receiveAsset(uploadToken: try uploadToken(a, record: "kept"), bytes: Array("taken by a record".utf8)).document["singleFile"])
         let left = try XCTUnwrap(try a.receiveAsset(uploadToken: try uploadToken(a, record: "never"), bytes: Array("taken by no record".utf8)).document["singleFile"])
         XCTAssertEqual(files(t, "assets/uploads").count, 2, "both wait apart from the asset store")
-        XCTAssertFalse(FileManager.default.fileExists(atPath: t.root + "/assets/" + AssetStore.relativePath(checksum: taken["fileChecksum"]!.stringValue!)))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: t.root + "/assets/" + AssetValue.relativePath(checksum: taken["fileChecksum"]!.stringValue!)))
 
         now.ms += CloudKitAPI.uploadValidity - 60_000
         XCTAssertNotNil(try save(a, "kept", taken).record, "a record takes its upload within the lifetime")
-        XCTAssertTrue(FileManager.default.fileExists(atPath: t.root + "/assets/" + AssetStore.relativePath(checksum: taken["fileChecksum"]!.stringValue!)),
+        XCTAssertTrue(FileManager.default.fileExists(atPath: t.root + "/assets/" + AssetValue.relativePath(checksum: taken["fileChecksum"]!.stringValue!)),
                       "moved into the asset store")
         XCTAssertEqual(try a.sweepExpiredUploads(), [], "nothing is past its lifetime yet")
 

@@ -31,7 +31,7 @@ final class AccountLookupTests: XCTestCase {
         for _ in 0..<200 {
             let token = WebSessionStore.newToken()
             XCTAssertTrue(WebSessionStore.isToken(token), token)
-            XCTAssertEqual(ChangeToken.unbase64url(token)?.count, 32)
+            XCTAssertEqual(Base64URL.decode(token)?.count, 32)
         }
         let t = WebSessionStore.newToken()
         XCTAssertFalse(WebSessionStore.isToken(String(t.dropLast())), "42 characters")

@@ -1,3 +1,4 @@
+import CKModel
 import XCTest
 @testable import CKCore
 
@@ -127,7 +128,7 @@ final class FsckDerivedFilesTests: XCTestCase {
     func testAnAppliedCursorAheadOfTheHeadIsReportedByADryRunAndRepaired() throws {
         let (t, a, z) = try zoneWithRecords()
         XCTAssertEqual(try z.history.head(), 4)
-        try FileSystem.writeJSON(z.appliedFile, ["schemaVersion": .int(DataPaths.schemaVersion), "seq": 100000])
+        try FileSystem.writeJSON(z.appliedFile, ["schemaVersion": .int(FileFormat.schemaVersion), "seq": 100000])
         let before = t.snapshot()
         let dry = try a.fsck(FsckRequest(repair: false))
         XCTAssertTrue(dry.problemsRemain)

@@ -1,3 +1,4 @@
+import CKModel
 import XCTest
 @testable import CKCore
 

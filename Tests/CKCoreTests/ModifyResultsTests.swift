@@ -1,4 +1,5 @@
 import CKJSON
+import CKModel
 import XCTest
 @testable import CKCore
 

@@ -1,4 +1,5 @@
 import CKCrypto
+import CKModel
 import XCTest
 @testable import CKCore
 

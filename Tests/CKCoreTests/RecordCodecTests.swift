@@ -1,4 +1,5 @@
 import CKJSON
+import CKModel
 import XCTest
 @testable import CKCore
 
@@ -50,7 +51,7 @@ final class RecordCodecTests: XCTestCase {
     }
 
     private func fileBytes(_ r: Record, pretty: Bool = true) -> [UInt8] {
-        let doc: JSONValue = ["schemaVersion": .int(DataPaths.schemaVersion), "record": r.json()]
+        let doc: JSONValue = ["schemaVersion": .int(FileFormat.schemaVersion), "record": r.json()]
         return Array((pretty ? JSONWriter.pretty(doc) : JSONWriter.compact(doc)).utf8)
     }
 

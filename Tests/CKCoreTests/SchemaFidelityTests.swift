@@ -1,4 +1,5 @@
 import CKJSON
+import CKModel
 import XCTest
 @testable import CKCore
 
@@ -9,7 +10,7 @@ import XCTest
 final class SchemaFidelityTests: XCTestCase {
     static let container = "iCloud.com.example.test"
 
-    private func caller(_ env: CKCore.Environment = .development) -> Caller {
+    private func caller(_ env: CKModel.Environment = .development) -> Caller {
         Caller(container: Self.container, environment: env, scope: .private, user: .device, deviceID: "mac")
     }
 

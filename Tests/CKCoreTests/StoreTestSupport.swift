@@ -1,4 +1,5 @@
 import CKJSON
+import CKModel
 import Foundation
 @testable import CKCore
 
@@ -22,7 +23,7 @@ final class TempStore {
 
     deinit { try? FileManager.default.removeItem(atPath: root) }
 
-    func db(_ scope: DatabaseScope = .private, as user: String? = nil, env: CKCore.Environment = .development) throws -> Database {
+    func db(_ scope: DatabaseScope = .private, as user: String? = nil, env: CKModel.Environment = .development) throws -> Database {
         try store.database(DatabaseAddress(container: "iCloud.com.example.test", environment: env, scope: scope), actingAs: user)
     }
 

@@ -1,4 +1,5 @@
 import CKCore
+import CKModel
 import CKTestSupport
 import Foundation
 import XCTest

@@ -1,3 +1,4 @@
+import CKModel
 import Foundation
 import CKCore
 
@@ -34,7 +35,7 @@ struct CompletionModel {
         case "--op": return .words(Endpoint.allCases.map(\.path))
         case "--error-format": return .words(ErrorFormat.allCases.map(\.rawValue))
         case "--database": return .words(DatabaseScope.allCases.map(\.rawValue))
-        case "--environment": return .words(CKCore.Environment.allCases.map(\.rawValue))
+        case "--environment": return .words(CKModel.Environment.allCases.map(\.rawValue))
         case "--zone": return .zones
         case "--require": return .words(AccountStatus.allCases.map(\.rawValue))
         case "--error": return .words(FaultCode.allCases.map(\.rawValue))

@@ -89,4 +89,5 @@ enum ErrorReporter {
 }
 
 import CKJSON
+import CKModel
 import Foundation

@@ -1,5 +1,6 @@
 import CKCore
 import CKJSON
+import CKModel
 import Foundation
 
 /// Field values from the command line: `name=value` (typed by the schema, else inferred),

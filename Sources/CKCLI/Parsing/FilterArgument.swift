@@ -1,5 +1,6 @@
 import CKCore
 import CKJSON
+import CKModel
 import Foundation
 
 /// A `'FIELD OP VALUE'` filter whose form is checked; its value is read once the field's type

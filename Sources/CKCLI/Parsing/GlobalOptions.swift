@@ -1,4 +1,5 @@
 import CKCore
+import CKModel
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -28,7 +29,7 @@ public struct GlobalOptions {
 
     public var dataDirectory: String
     public var containerOverride: String?
-    public var environment: CKCore.Environment
+    public var environment: CKModel.Environment
     public var scope: DatabaseScope
     public var zone: String
     /// Every --zone given (`zone changes` fetches several zones in one call).
@@ -93,7 +94,7 @@ public struct GlobalOptions {
         var options = GlobalOptions(
             dataDirectory: dataDir,
             containerOverride: pick("--container", "CK_CONTAINER"),
-            environment: try choice("--environment", "CK_ENVIRONMENT", CKCore.Environment.development),
+            environment: try choice("--environment", "CK_ENVIRONMENT", CKModel.Environment.development),
             scope: try choice("--database", "CK_DATABASE", DatabaseScope.private),
             zone: zone,
             zones: zones,

@@ -1,3 +1,5 @@
+import CKModel
+
 /// Who asks, and of which database: what every API entry takes beside its request. The CLI
 /// makes one from its global options (`--container`, `--env`, `--db`, `--as`, `--device`);
 /// `ck serve` from the request's path and its authentication. The preflight resolves it into

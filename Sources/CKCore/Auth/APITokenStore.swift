@@ -1,4 +1,5 @@
 import CKJSON
+import CKModel
 /// The API tokens of one container environment, as the CloudKit Console lists them:
 /// `containers/<c>/<environment>/api-tokens.json` — `{schemaVersion, apiTokens: [{apiToken,
 /// name?, created}]}`, oldest first. An API token identifies an app, not a user, and the Console
@@ -72,7 +73,7 @@ struct APITokenStore {
         defer { lock.unlock() }
         var tokens = try list()
         let result = try change(&tokens)
-        let doc: JSONValue = .object(["schemaVersion": .int(DataPaths.schemaVersion), "apiTokens": .array(tokens.map(\.json))])
+        let doc: JSONValue = .object(["schemaVersion": .int(FileFormat.schemaVersion), "apiTokens": .array(tokens.map(\.json))])
         try FileSystem.writeJSON(file, doc)
         return result
     }

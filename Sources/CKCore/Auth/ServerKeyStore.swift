@@ -1,5 +1,6 @@
 import CKCrypto
 import CKJSON
+import CKModel
 import Foundation
 
 /// The server-to-server keys of one container environment, as the CloudKit Console keeps them:
@@ -60,7 +61,7 @@ struct ServerKeyStore {
         defer { lock.unlock() }
         var keys = try list()
         let result = try change(&keys)
-        let doc: JSONValue = .object(["schemaVersion": .int(DataPaths.schemaVersion), "keys": .array(keys.map(\.json))])
+        let doc: JSONValue = .object(["schemaVersion": .int(FileFormat.schemaVersion), "keys": .array(keys.map(\.json))])
         try FileSystem.writeJSON(file, doc)
         return result
     }

@@ -1,5 +1,6 @@
 import CKCrypto
 import CKJSON
+import CKModel
 import Foundation
 
 /// The web sessions of `ck serve`: a user signed in on this device, for one container
@@ -46,7 +47,7 @@ struct WebSessionStore {
         var login: String?
 
         var json: JSONValue {
-            var o: [String: JSONValue] = ["schemaVersion": .int(DataPaths.schemaVersion), "userRecordName": .string(userRecordName),
+            var o: [String: JSONValue] = ["schemaVersion": .int(FileFormat.schemaVersion), "userRecordName": .string(userRecordName),
                                           "containerIdentifier": .string(container), "environment": .string(environment.rawValue),
                                           "created": .int(created), "expires": .int(expires), "keepSignedIn": .bool(keepSignedIn)]
             if let r = rotated { o["rotated"] = .int(r) }
@@ -79,7 +80,7 @@ struct WebSessionStore {
     /// URL, and escaping it anyway (`encodeURIComponent`) changes nothing.
     static func newToken() -> String {
         var rng = SystemRandomNumberGenerator()
-        return ChangeToken.base64url((0..<32).map { _ in UInt8.random(in: 0...255, using: &rng) })
+        return Base64URL.encode((0..<32).map { _ in UInt8.random(in: 0...255, using: &rng) })
     }
 
     /// Whether `s` is shaped as a token: anything else names no session (and no file).

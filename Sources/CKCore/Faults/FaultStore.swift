@@ -1,4 +1,5 @@
 import CKJSON
+import CKModel
 /// The armed faults of a data directory (`faults.json` at its root, Docs/faults.md): added,
 /// listed and cleared by `ck fault`, checked by every client operation. Without faults a
 /// check is one read of a missing file; a fault that fails every match (no count, no rate) is
@@ -15,7 +16,7 @@ struct FaultStore {
         var faults: [Fault] = []
 
         var json: JSONValue {
-            ["schemaVersion": .int(DataPaths.schemaVersion), "nextID": .int(nextID), "faults": .array(faults.map(\.json))]
+            ["schemaVersion": .int(FileFormat.schemaVersion), "nextID": .int(nextID), "faults": .array(faults.map(\.json))]
         }
     }
 
@@ -26,7 +27,7 @@ struct FaultStore {
             throw CloudKitError.internalError("\(paths.faultsFile) is damaged: \(e.reason)").with(.clearFaults)
         }
         guard let j = read else { return nil }
-        guard let v = j["schemaVersion"]?.int64Value, v == DataPaths.schemaVersion else {
+        guard let v = j["schemaVersion"]?.int64Value, v == FileFormat.schemaVersion else {
             throw CloudKitError.internalError("\(paths.faultsFile) was written by another storage version").with(.clearFaults)
         }
         guard let list = j["faults"]?.arrayValue else { throw CloudKitError.internalError("malformed \(paths.faultsFile)").with(.clearFaults) }

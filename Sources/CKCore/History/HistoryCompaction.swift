@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import CKModel
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
@@ -161,13 +162,13 @@ enum HistoryCompaction {
 
         // 3. The retained start, then the switch.
         var meta = try FileSystem.readJSON(h.metaFile)?.objectValue ?? [:]
-        meta["schemaVersion"] = .int(DataPaths.schemaVersion)
+        meta["schemaVersion"] = .int(FileFormat.schemaVersion)
         meta["epoch"] = meta["epoch"] ?? .int(0)
         meta["retainedFrom"] = .int(target)
         meta["deletionsDroppedThrough"] = .int(lastDeletion)
         do {
             try FileSystem.writeJSON(h.metaFile, .object(meta))
-            try dir.writeJSON(markerName, ["schemaVersion": .int(DataPaths.schemaVersion), "retainedFrom": .int(target)])
+            try dir.writeJSON(markerName, ["schemaVersion": .int(FileFormat.schemaVersion), "retainedFrom": .int(target)])
         } catch {
             try? dir.remove(newLog)
             try? dir.remove(newIndex)

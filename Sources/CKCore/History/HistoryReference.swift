@@ -1,3 +1,4 @@
+import CKModel
 import Foundation
 
 /// A point in a zone's history, as `ck log`, `show`, `diff`, `--at`, `restore`, `revert` and

@@ -1,3 +1,5 @@
+import CKModel
+
 /// `ck restore`, `ck revert` and `ck gc`: writing history back, and letting it age.
 ///
 /// Restore and revert never rewrite history: they write the old versions back as new changes,

@@ -1,4 +1,5 @@
 import CKJSON
+import CKModel
 /// `ck tag`: a named point across every zone of one database, as a git tag names a commit
 /// (Dolt's commits). A tag lives in its owner's database, `<database>/tags/<name>.json`, and
 /// holds, for each of the database's zones that had a history when it was made, the zone's
@@ -100,7 +101,7 @@ struct TagStore {
     /// Writes a new tag file; false when one is there.
     static func write(_ tag: Tag, to file: String) throws -> Bool {
         var doc = tag.json.objectValue!
-        doc["schemaVersion"] = .int(DataPaths.schemaVersion)
+        doc["schemaVersion"] = .int(FileFormat.schemaVersion)
         return try FileSystem.createExclusively(file, Array(JSONWriter.pretty(.object(doc)).utf8))
     }
 

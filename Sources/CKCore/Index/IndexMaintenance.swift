@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import CKJSON
+import CKModel
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
@@ -31,13 +32,13 @@ extension ZoneIndex {
     func readCatalog() -> Catalog? {
         // Asked after every commit: kept while the file is the same (StampedFiles).
         guard let j = try? StampedFiles.shared.readJSON(directory + "/" + ZoneIndex.catalogName),
-              j["schemaVersion"]?.int64Value == DataPaths.schemaVersion, j["incarnation"]?.stringValue == zone.incarnation,
+              j["schemaVersion"]?.int64Value == FileFormat.schemaVersion, j["incarnation"]?.stringValue == zone.incarnation,
               let seq = j["seq"]?.int64Value, let types = j["types"]?.arrayValue else { return nil }
         return Catalog(seq: seq, types: types.compactMap(\.stringValue))
     }
 
     private func writeCatalog(_ c: Catalog) throws {
-        let doc: JSONValue = ["schemaVersion": .int(DataPaths.schemaVersion), "incarnation": .string(zone.incarnation),
+        let doc: JSONValue = ["schemaVersion": .int(FileFormat.schemaVersion), "incarnation": .string(zone.incarnation),
                               "seq": .int(c.seq), "types": .array(c.types.sorted { NameKey($0) < NameKey($1) }.map(JSONValue.string))]
         try Directory.open(directory, create: true)!.writeJSON(ZoneIndex.catalogName, doc, durable: false)
     }

@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import CKJSON
+import CKModel
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
@@ -29,7 +30,7 @@ final class IndexRun {
 
         var json: JSONValue {
             var o: [String: JSONValue] = [
-                "schemaVersion": .int(DataPaths.schemaVersion), "format": .string(IndexRun.format), "recordType": .string(recordType),
+                "schemaVersion": .int(FileFormat.schemaVersion), "format": .string(IndexRun.format), "recordType": .string(recordType),
                 "seq": .int(seq), "incarnation": .string(incarnation), "count": .int(count), "bytes": .int(bytes),
             ]
             if let f = field { o["field"] = .string(f) }
@@ -48,7 +49,7 @@ final class IndexRun {
         }
 
         init?(_ j: JSONValue) {
-            guard j["format"]?.stringValue == IndexRun.format, j["schemaVersion"]?.int64Value == DataPaths.schemaVersion,
+            guard j["format"]?.stringValue == IndexRun.format, j["schemaVersion"]?.int64Value == FileFormat.schemaVersion,
                   let t = j["recordType"]?.stringValue, let s = j["seq"]?.int64Value, let inc = j["incarnation"]?.stringValue,
                   let c = j["count"]?.int64Value, let b = j["bytes"]?.int64Value else { return nil }
             recordType = t

@@ -1,3 +1,5 @@
+import CKModel
+
 /// When a database brings its zones' indexes forward: after each commit, unless a bulk load
 /// defers it to its end (`ck import`: one build instead of one per batch).
 extension Database {

@@ -1,3 +1,5 @@
+import CKModel
+
 /// The lines of one index as a reader sees them: its base run, its delta run, and the lines of
 /// records changed since (from the history, in memory), merged in byte order with repeats
 /// dropped. Lines may be stale (a record changed since a run was made): readers check each

@@ -1,3 +1,5 @@
+import CKModel
+
 /// A zone's query indexes (`zones/<Z>/indexes/`), derived from its records and never the truth:
 /// per record type `<type>/names.base` (its record names) and `<type>/fields/<field>.base`
 /// (every record's key for a QUERYABLE or SORTABLE field of the schema, see IndexKey), each

@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import CKJSON
+import CKModel
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
@@ -71,7 +72,7 @@ struct NotificationInbox {
 
         var json: JSONValue {
             var o: [String: JSONValue] = [
-                "schemaVersion": .int(DataPaths.schemaVersion), "head": .int(head), "logSize": .int(logSize), "readThrough": .int(readThrough),
+                "schemaVersion": .int(FileFormat.schemaVersion), "head": .int(head), "logSize": .int(logSize), "readThrough": .int(readThrough),
                 "readOffset": .int(readOffset), "latest": .object(latest.mapValues { .int($0) }), "sources": .object(sources.mapValues { .int($0) }),
             ]
             if !dropped.isEmpty { o["dropped"] = .array(dropped.map { [.int($0.lowerBound), .int($0.upperBound)] }) }

@@ -1,3 +1,5 @@
+import CKModel
+
 /// Where a database keeps its subscriptions: one file per subscription, under the subscribing
 /// user (`subscriptions/<id>.json` in a private or shared database, which belongs to one user;
 /// `subscriptions/<user>/<id>.json` in the public database, which all users share).
@@ -17,7 +19,7 @@ struct SubscriptionStore {
     /// delivery redone after a crash must not tell a newer subscription of an older change).
     func save(_ s: Subscription, owner: String, created: Int64) throws {
         try FileSystem.writeJSON(file(owner: owner, id: s.subscriptionID), [
-            "schemaVersion": .int(DataPaths.schemaVersion), "owner": .string(owner), "subscription": s.json(ownerRecordName: owner),
+            "schemaVersion": .int(FileFormat.schemaVersion), "owner": .string(owner), "subscription": s.json(ownerRecordName: owner),
             "created": .int(created),
         ])
     }

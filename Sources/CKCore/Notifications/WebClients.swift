@@ -1,4 +1,5 @@
 import CKJSON
+import CKModel
 /// Web clients registered for pushes (`tokens/create`, `tokens/register`): one file per
 /// token, `<container>/<environment>/webclients/<token>.json` — `{apnsToken, apnsEnvironment,
 /// userRecordName?, deviceID, created, issuer?}`. A client bound to a user is one of that user's
@@ -22,7 +23,7 @@ struct WebClients {
         var issuer: String? = nil
 
         var json: JSONValue {
-            var o: [String: JSONValue] = ["schemaVersion": .int(DataPaths.schemaVersion), "apnsToken": .string(apnsToken),
+            var o: [String: JSONValue] = ["schemaVersion": .int(FileFormat.schemaVersion), "apnsToken": .string(apnsToken),
                                           "apnsEnvironment": .string(apnsEnvironment), "deviceID": .string(deviceID), "created": .int(created)]
             if let u = userRecordName { o["userRecordName"] = .string(u) }
             if let i = issuer { o["issuer"] = .string(i) }

@@ -1,5 +1,6 @@
 import CKCrypto
 import CKJSON
+import CKModel
 import Foundation
 
 /// Runs a query over a zone in one streaming pass, keeping only the best `limit + 1` matches in
@@ -128,8 +129,8 @@ enum QueryEngine {
     /// like change tokens, so an edited or foreign marker is refused instead of paging wrong.
     static func encodeMarker(_ key: [JSONValue], binding: String, secret: [UInt8]) -> String {
         let j: JSONValue = ["v": 2, "b": .string(binding), "after": .array(key)]
-        let body = ChangeToken.base64url(Array(JSONWriter.compact(j).utf8))
-        return markerPrefix + body + "." + ChangeToken.base64url(Array(HMAC.sha256(key: secret, message: Array((markerPrefix + body).utf8)).prefix(16)))
+        let body = Base64URL.encode(Array(JSONWriter.compact(j).utf8))
+        return markerPrefix + body + "." + Base64URL.encode(Array(HMAC.sha256(key: secret, message: Array((markerPrefix + body).utf8)).prefix(16)))
     }
 
     static func decodeMarker(_ m: String, binding: String, secret: [UInt8]?) throws -> [JSONValue] {
@@ -137,8 +138,8 @@ enum QueryEngine {
         guard m.hasPrefix(markerPrefix), m.utf8.count < 1 << 20, let secret = secret else { throw bad }
         let parts = m.dropFirst(markerPrefix.count).split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 2 else { throw bad }
-        let mac = ChangeToken.base64url(Array(HMAC.sha256(key: secret, message: Array((markerPrefix + parts[0]).utf8)).prefix(16)))
-        guard String(parts[1]) == mac, let bytes = ChangeToken.unbase64url(String(parts[0])), let j = try? JSONParser.parse(bytes),
+        let mac = Base64URL.encode(Array(HMAC.sha256(key: secret, message: Array((markerPrefix + parts[0]).utf8)).prefix(16)))
+        guard String(parts[1]) == mac, let bytes = Base64URL.decode(String(parts[0])), let j = try? JSONParser.parse(bytes),
               j["v"] == .int(2), let b = j["b"]?.stringValue, let after = j["after"]?.arrayValue, !after.isEmpty
         else { throw bad }
         guard b.sameBytes(binding) else { throw CloudKitError.badRequest("continuation marker belongs to a different query or zone") }

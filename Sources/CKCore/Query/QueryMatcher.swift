@@ -1,4 +1,5 @@
 import CKJSON
+import CKModel
 import Foundation
 
 /// CloudKit's matching rules for one filter: string equality ignores case (record names and

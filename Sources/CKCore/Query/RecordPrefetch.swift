@@ -1,3 +1,5 @@
+import CKModel
+
 /// Index lines handed on in order with the records they name, whose files are read a batch at a
 /// time on every core: reading and parsing a record file is most of what an indexed query costs,
 /// and the lines to read next are known before any is checked. The first batch is what the plan

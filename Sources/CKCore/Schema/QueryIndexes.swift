@@ -1,3 +1,5 @@
+import CKModel
+
 /// The indexes a query needs, as CloudKit checks them in development and production alike: the
 /// record type must exist; a query without a filter needs `"___recordID" REFERENCE QUERYABLE`;
 /// each filter the index of its comparator (QUERYABLE, SORTABLE for a range, SEARCHABLE for

@@ -1,3 +1,5 @@
+import CKModel
+
 /// A container environment's schema, as CloudKit keeps it: record types with typed, indexed
 /// fields and security grants, and custom roles (reference §8).
 public struct Schema: Equatable, Sendable {

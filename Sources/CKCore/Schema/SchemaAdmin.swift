@@ -1,4 +1,5 @@
 import CKJSON
+import CKModel
 /// The developer's side of the schema: deploy development to production, import and export
 /// the schema language, reset development, and assign custom roles to users. Reached through
 /// the API (API/Schema).
@@ -131,7 +132,7 @@ struct SchemaAdmin {
         do {
             _ = try env.subdirectory(SchemaAdmin.resetTrash, create: true)
             schema = try env.prepare(store(.development).bytes(of: try store(.production).load()), durable: true)
-            try env.writeJSON("reset.json", ["schemaVersion": .int(DataPaths.schemaVersion), "reset": "development"])
+            try env.writeJSON("reset.json", ["schemaVersion": .int(FileFormat.schemaVersion), "reset": "development"])
         } catch {
             if let t = schema { env.discard(t) }
             if madeTrash { env.removeIfEmpty(SchemaAdmin.resetTrash) }
@@ -196,7 +197,7 @@ struct SchemaAdmin {
             var set = Set(m[role] ?? [])
             if member { set.insert(user) } else { set.remove(user) }
             m[role] = set.sorted()
-            try FileSystem.writeJSON(rolesFile(e), ["schemaVersion": .int(DataPaths.schemaVersion),
+            try FileSystem.writeJSON(rolesFile(e), ["schemaVersion": .int(FileFormat.schemaVersion),
                                                      "members": .object(m.mapValues { .array($0.map(JSONValue.string)) })])
         }
     }

@@ -1,3 +1,5 @@
+import CKModel
+
 /// Parses the CloudKit schema language (`.ckdb`, reference §8): comments (`//`, `--`,
 /// `/* */`), quoted identifiers, `CREATE ROLE`, `RECORD TYPE` with typed fields, index options
 /// and GRANTs. Errors name the line and column.

@@ -1,3 +1,5 @@
+import CKModel
+
 /// Prints a schema in `cktool export-schema`'s layout: `DEFINE SCHEMA`, roles, then each
 /// record type (in byte order, `Users` last) with the six system fields first and quoted, user
 /// fields in byte order with the type column aligned, index options, then GRANTs.

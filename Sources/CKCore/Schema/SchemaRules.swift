@@ -1,3 +1,5 @@
+import CKModel
+
 /// What the schema decides: which saves it admits (defining fields just in time in
 /// development, never in production), which queries it can answer (indexes), and what each
 /// role may do with a record type's records in the public database (GRANTs).

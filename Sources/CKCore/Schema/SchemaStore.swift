@@ -1,3 +1,5 @@
+import CKModel
+
 /// Where an environment's schema lives: `<container>/<env>/schema.ckdb`, in the schema
 /// language itself (readable and diffable), headed by a `schemaVersion` comment; absent means
 /// the initial schema (only `Users`). Changes are made under `schema.lock`.
@@ -14,7 +16,7 @@ struct SchemaStore {
 
     var file: String { paths.environment(container, environment) + "/schema.ckdb" }
     var lockFile: String { paths.environment(container, environment) + "/schema.lock" }
-    static let header = "// ck schema, schemaVersion \(DataPaths.schemaVersion): the CloudKit schema language (cktool export-schema layout)\n"
+    static let header = "// ck schema, schemaVersion \(FileFormat.schemaVersion): the CloudKit schema language (cktool export-schema layout)\n"
 
     /// The schema, parsed once per version of the file (every write reads it: `ck serve` asks
     /// thousands of times a second).

@@ -1,3 +1,5 @@
+import CKModel
+
 /// What the share entries of the API (API/Sharing) ask of a database: creating shares, finding
 /// them by URL, short GUID or name, and changing them as their owner or as a participant. Every
 /// change is a records/modify operation on the share record in the owner's zone (ShareWriter),

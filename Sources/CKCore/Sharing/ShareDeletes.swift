@@ -1,3 +1,5 @@
+import CKModel
+
 /// What sharing decides about a delete before RecordWriter carries it out: the records it
 /// removes are the record and those its DELETE_SELF referrers cascade to (a `parent` never
 /// cascades: CloudKit's parent reference has no delete action). A participant may remove only

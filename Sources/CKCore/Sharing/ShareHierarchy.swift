@@ -1,3 +1,5 @@
+import CKModel
+
 /// One share per record (CKError.alreadyShared): a record already has a share, or its parent
 /// chain reaches a share's root, or one of its descendants is a share's root. These checks
 /// find shares below a record, which the `parent` chain (pointing up) does not show: from each

@@ -1,3 +1,5 @@
+import CKModel
+
 /// The write side of sharing, inside a records/modify transaction: share operations (create,
 /// invite, remove, accept, leave, delete) and the permission check on a participant's writes
 /// into the owner's zone. Everything goes into the owner's zone history like any write, so the

@@ -1,4 +1,5 @@
 import CKJSON
+import CKModel
 /// The shared database: a participant's view onto the zones other users shared with them.
 ///
 /// Nothing is copied. A share record lives in its owner's zone (the truth about who takes part
@@ -57,7 +58,7 @@ struct ShareRegistry {
 
     func write(_ names: [String], zoneName: String) throws {
         try FileSystem.makeDirectories(String(file[..<file.lastIndex(of: "/")!]))
-        try FileSystem.writeJSON(file, ["schemaVersion": .int(DataPaths.schemaVersion), "zoneName": .string(zoneName),
+        try FileSystem.writeJSON(file, ["schemaVersion": .int(FileFormat.schemaVersion), "zoneName": .string(zoneName),
                                         "shares": .array(names.map(JSONValue.string))])
     }
 }

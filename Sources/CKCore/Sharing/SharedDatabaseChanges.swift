@@ -1,5 +1,6 @@
 import CKCrypto
 import CKJSON
+import CKModel
 /// `changes/database` in a participant's shared database. Its token (`ck1s.…`, signed like
 /// every token) holds, for each zone shared with the caller, the point of the owner's zone
 /// history the caller has seen; a zone is reported changed when something shared with the
@@ -15,9 +16,9 @@ extension Database {
     private func sharedToken(_ zones: [String: SharedZonePosition], secret: [UInt8]) -> String {
         let list: [JSONValue] = zones.keys.sorted().map { k in [.string(k), .string(zones[k]!.incarnation), .int(zones[k]!.seq)] }
         let payload: JSONValue = ["s": .string(databaseScopeKey), "z": .array(list)]
-        let body = ChangeToken.base64url(Array(JSONWriter.compact(payload).utf8))
+        let body = Base64URL.encode(Array(JSONWriter.compact(payload).utf8))
         let p = Database.sharedTokenPrefix
-        return p + body + "." + ChangeToken.base64url(Array(HMAC.sha256(key: secret, message: Array((p + body).utf8)).prefix(16)))
+        return p + body + "." + Base64URL.encode(Array(HMAC.sha256(key: secret, message: Array((p + body).utf8)).prefix(16)))
     }
 
     private func decodeSharedToken(_ t: String) throws -> [String: SharedZonePosition] {
@@ -30,8 +31,8 @@ extension Database {
         guard let secret = try tokenSecret.existing() else { throw bad }
         let parts = t.dropFirst(p.count).split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 2,
-              String(parts[1]) == ChangeToken.base64url(Array(HMAC.sha256(key: secret, message: Array((p + parts[0]).utf8)).prefix(16))),
-              let bytes = ChangeToken.unbase64url(String(parts[0])), let j = try? JSONParser.parse(bytes),
+              String(parts[1]) == Base64URL.encode(Array(HMAC.sha256(key: secret, message: Array((p + parts[0]).utf8)).prefix(16))),
+              let bytes = Base64URL.decode(String(parts[0])), let j = try? JSONParser.parse(bytes),
               let s = j["s"]?.stringValue, let list = j["z"]?.arrayValue else { throw bad }
         guard s.sameBytes(databaseScopeKey) else {
             throw CloudKitError.badRequest("change token belongs to another database, not the shared database of this user and container")

@@ -1,3 +1,5 @@
+import CKModel
+
 /// The subtree a record carries when it enters or leaves what is shared with a participant
 /// (moved under a shared record or away from it, deleted, or its share gaining or losing the
 /// participant): its descendants through `parent`, which must reach the participant's feed and

@@ -182,7 +182,7 @@ final class AccountStore {
     private func setDevice(_ d: DeviceAccount) throws {
         let before = try device()
         guard before != d else { return }
-        var o: [String: JSONValue] = ["schemaVersion": .int(DataPaths.schemaVersion), "status": .string(d.status.rawValue)]
+        var o: [String: JSONValue] = ["schemaVersion": .int(FileFormat.schemaVersion), "status": .string(d.status.rawValue)]
         if let a = d.appleID { o["appleID"] = .string(a) }
         let root = try Directory.open(paths.root, create: true)!
         let undo = ".device-undo.json"
@@ -271,24 +271,6 @@ final class AccountStore {
     }
 }
 
-/// Checks on user-supplied identity strings.
-public enum Validation {
-    public static func appleID(_ s: String) throws {
-        let parts = s.split(separator: "@", omittingEmptySubsequences: false)
-        let ok = parts.count == 2 && !parts[0].isEmpty && parts[1].contains(".") && !parts[1].hasPrefix(".")
-            && !parts[1].hasSuffix(".") && s.count <= 255
-            && s.unicodeScalars.allSatisfy { $0.value > 0x20 && $0.value < 0x7F && $0 != "/" && $0 != "\\" }
-        if !ok { throw CloudKitError.badRequest("'\(s)' is not a valid Apple ID (expected an email address like alice@example.com)") }
-    }
-
-    public static func phoneNumber(_ s: String) throws {
-        let digits = s.filter(\.isNumber)
-        let ok = s.hasPrefix("+") && (7...15).contains(digits.count)
-            && s.dropFirst().allSatisfy { $0.isASCII && ($0.isNumber || $0 == " " || $0 == "-") }
-        if !ok { throw CloudKitError.badRequest("'\(s)' is not a valid phone number (expected international form like +1 408 555 0100)") }
-    }
-}
-
 /// The time source; tests and fixtures may pin it.
 public struct Clock: Sendable {
     public var now: @Sendable () -> Int64
@@ -297,4 +279,5 @@ public struct Clock: Sendable {
 }
 
 import CKJSON
+import CKModel
 import Foundation

@@ -1,5 +1,6 @@
 import CKCrypto
 import CKJSON
+import CKModel
 import Foundation
 
 /// Asset bytes, kept once per content under `assets/` by SHA-256; records hold the asset
@@ -12,14 +13,7 @@ struct AssetStore {
     /// The checksum CloudKit-style: base64 of the digest.
     public static func checksum(of bytes: [UInt8]) -> String { AssetValue.checksum(of: bytes) }
 
-    /// `xx/<hex>` for a checksum, or a path that cannot exist for a malformed one.
-    public static func relativePath(checksum: String) -> String {
-        guard let d = Data(base64Encoded: checksum), d.count == 32 else { return "invalid/" + PathEncoding.component(checksum) }
-        let hex = Hex.string(Array(d))
-        return String(hex.prefix(2)) + "/" + hex
-    }
-
-    public func path(checksum: String) -> String { paths.assetsDirectory + "/" + AssetStore.relativePath(checksum: checksum) }
+    public func path(checksum: String) -> String { paths.assetsDirectory + "/" + AssetValue.relativePath(checksum: checksum) }
 
     public var baseURL: String { "file://" + paths.assetsDirectory + "/" }
 
@@ -38,22 +32,12 @@ struct AssetStore {
 
     public func read(checksum: String) throws -> [UInt8]? { try FileSystem.read(path(checksum: checksum)) }
 
-    /// A file of some data directory's asset store, as a `file://` downloadURL that ck printed
-    /// names it (`AssetValue.source(ofURL:checksum:)` checks the shape).
-    public struct ExportedFile: Equatable, Sendable {
-        /// The data directory: reached as any path a user gives (links followed).
-        public let dataDirectory: String
-        /// `assets/<shard>/<name>` below it: opened without following a link.
-        public let shard: String
-        public let name: String
-    }
-
     /// The bytes of another data directory's asset (`ck export` there, `ck import` here):
     /// a regular file, no link on `assets/<shard>/<name>`, of exactly `size` bytes (at most
     /// CloudKit's asset limit, checked before anything is opened), hashed as it is read and
     /// refused unless its SHA-256 is `checksum`. A refusal is BAD_REQUEST whose reason is only
     /// what went wrong, to be put in context by the caller.
-    public static func readExported(_ f: ExportedFile, checksum: String, size: Int64) throws -> [UInt8] {
+    public static func readExported(_ f: ExportedAssetFile, checksum: String, size: Int64) throws -> [UInt8] {
         guard size <= Limits.assetBytes else { throw AssetValue.tooLarge(size, what: "the file") }
         var hash = SHA256Stream()
         let bytes = try FileSystem.readRegularFile(f.dataDirectory, ["assets", f.shard, f.name], size: size) { hash.update($0) }

@@ -1,3 +1,4 @@
+import CKModel
 import Foundation
 
 /// Syncs of a zone's record files that a bulk load's commit started on another thread

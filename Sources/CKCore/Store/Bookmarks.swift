@@ -1,3 +1,5 @@
+import CKModel
+
 /// A device's saved change tokens (what an app keeps in UserDefaults), kept beside what they
 /// point into: a zone's in `zones/<zone>/tokens/<device>.json`, the database's in
 /// `<database>/tokens/<device>.json` — so two devices fetch independently, and deleting a zone
@@ -28,7 +30,7 @@ extension Database {
         if let z = zone, !(try sharedZoneBookmarkable(z) ?? FileSystem.exists(zonePath(z) + "/zone.json")) { return }
         let f = bookmarkFile(zone: zone)
         try FileSystem.makeDirectories(String(f[..<f.lastIndex(of: "/")!]))
-        try FileSystem.writeJSON(f, ["schemaVersion": .int(DataPaths.schemaVersion), "token": .string(token)])
+        try FileSystem.writeJSON(f, ["schemaVersion": .int(FileFormat.schemaVersion), "token": .string(token)])
     }
 }
 

@@ -1,3 +1,4 @@
+import CKModel
 import Dispatch
 
 /// A bulk load into one zone (`ck import`, batch after batch, each its own commit): what it

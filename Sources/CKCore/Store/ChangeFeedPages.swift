@@ -1,3 +1,5 @@
+import CKModel
+
 /// A change feed followed page after page in one call, as a client follows moreComing (`--all`,
 /// like `gh --paginate`): each page as it comes, to stream it with its own token, or every page
 /// in one result. Paging and de-duplication live here, in the core, with the feeds.

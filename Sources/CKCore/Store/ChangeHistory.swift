@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import CKJSON
+import CKModel
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
@@ -308,7 +309,7 @@ struct ChangeHistory {
     /// every token issued so far expires; tokens issued from now on work.
     public func expire() throws {
         var meta = try FileSystem.readJSON(metaFile)?.objectValue ?? [:]
-        meta["schemaVersion"] = .int(DataPaths.schemaVersion)
+        meta["schemaVersion"] = .int(FileFormat.schemaVersion)
         meta["epoch"] = .int(try epoch() + 1)
         meta["expiredAt"] = .int(try head())
         try FileSystem.writeJSON(metaFile, .object(meta))

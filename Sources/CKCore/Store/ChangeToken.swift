@@ -1,5 +1,6 @@
 import CKCrypto
 import CKJSON
+import CKModel
 import Foundation
 
 /// Opaque change tokens. A token names a point (`seq`) in one history — a zone's, or a
@@ -32,8 +33,8 @@ public struct ChangeToken: Equatable, Sendable {
     public func encode(secret: [UInt8]) -> String {
         var payload: [String: JSONValue] = ["k": .string(kind.rawValue), "s": .string(scopeKey), "q": .int(seq), "e": .int(epoch)]
         if let o = origin { payload["o"] = .int(o) }
-        let body = ChangeToken.base64url(Array(JSONWriter.compact(.object(payload)).utf8))
-        let mac = ChangeToken.base64url(Array(HMAC.sha256(key: secret, message: Array((ChangeToken.prefix + body).utf8)).prefix(16)))
+        let body = Base64URL.encode(Array(JSONWriter.compact(.object(payload)).utf8))
+        let mac = Base64URL.encode(Array(HMAC.sha256(key: secret, message: Array((ChangeToken.prefix + body).utf8)).prefix(16)))
         return ChangeToken.prefix + body + "." + mac
     }
 
@@ -44,8 +45,8 @@ public struct ChangeToken: Equatable, Sendable {
         let rest = s.dropFirst(prefix.count)
         let parts = rest.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 2, let secret = secret else { throw bad }
-        let expect = base64url(Array(HMAC.sha256(key: secret, message: Array((prefix + parts[0]).utf8)).prefix(16)))
-        guard String(parts[1]) == expect, let bytes = unbase64url(String(parts[0])),
+        let expect = Base64URL.encode(Array(HMAC.sha256(key: secret, message: Array((prefix + parts[0]).utf8)).prefix(16)))
+        guard String(parts[1]) == expect, let bytes = Base64URL.decode(String(parts[0])),
               let j = try? JSONParser.parse(bytes), let k = j["k"]?.stringValue, let kind = Kind(rawValue: k),
               let key = j["s"]?.stringValue, let seq = j["q"]?.int64Value, seq >= 0,
               let epoch = j["e"]?.int64Value, epoch >= 0
@@ -55,54 +56,6 @@ public struct ChangeToken: Equatable, Sendable {
         return ChangeToken(kind: kind, scopeKey: key, seq: seq, epoch: epoch, origin: origin)
     }
 
-    private static let base64urlAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
-
-    /// Base64url without padding (RFC 4648 §5), as tokens and markers spell their parts; done
-    /// on the bytes (Foundation's encoder and string replacements cost every page process
-    /// a tenth of a millisecond to set up).
-    static func base64url(_ b: [UInt8]) -> String {
-        let a = base64urlAlphabet
-        var out: [UInt8] = []
-        out.reserveCapacity((b.count + 2) / 3 * 4)
-        var i = 0
-        while i < b.count {
-            let n = b.count - i
-            let v = UInt32(b[i]) << 16 | (n > 1 ? UInt32(b[i + 1]) << 8 : 0) | (n > 2 ? UInt32(b[i + 2]) : 0)
-            out.append(a[Int(v >> 18 & 63)])
-            out.append(a[Int(v >> 12 & 63)])
-            if n > 1 { out.append(a[Int(v >> 6 & 63)]) }
-            if n > 2 { out.append(a[Int(v & 63)]) }
-            i += 3
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    /// The bytes of unpadded base64url; nil for any other character or an impossible length.
-    static func unbase64url(_ s: String) -> [UInt8]? {
-        var out: [UInt8] = []
-        var acc: UInt32 = 0
-        var bits = 0
-        var count = 0
-        for c in s.utf8 {
-            let v: UInt8
-            switch c {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"): v = c - UInt8(ascii: "A")
-            case UInt8(ascii: "a")...UInt8(ascii: "z"): v = c - UInt8(ascii: "a") + 26
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): v = c - UInt8(ascii: "0") + 52
-            case UInt8(ascii: "-"): v = 62
-            case UInt8(ascii: "_"): v = 63
-            default: return nil
-            }
-            acc = (acc << 6 | UInt32(v)) & 0xFFFFFF
-            bits += 6
-            count += 1
-            if bits >= 8 {
-                bits -= 8
-                out.append(UInt8(truncatingIfNeeded: acc >> UInt32(bits)))
-            }
-        }
-        return count % 4 == 1 ? nil : out
-    }
 }
 
 /// The data directory's token-signing secret (`secret`, 0600), made on first use.

@@ -1,3 +1,5 @@
+import CKModel
+
 /// The entry point of the core: a data directory holding one device's view of CloudKit.
 final class CloudKitStore {
     public let paths: DataPaths
@@ -30,7 +32,7 @@ final class CloudKitStore {
     public func initialize() throws -> Bool {
         if try FileSystem.exists(paths.markerFile) { return false }
         try FileSystem.makeDirectories(paths.root)
-        try FileSystem.writeJSON(paths.markerFile, ["schemaVersion": .int(DataPaths.schemaVersion), "kind": "ck data directory"])
+        try FileSystem.writeJSON(paths.markerFile, ["schemaVersion": .int(FileFormat.schemaVersion), "kind": "ck data directory"])
         return true
     }
 
@@ -42,6 +44,6 @@ final class CloudKitStore {
     public func setDefaultContainer(_ id: String) throws {
         try Names.validateContainerID(id)
         try FileSystem.makeDirectories(paths.root)
-        try FileSystem.writeJSON(paths.configFile, ["schemaVersion": .int(DataPaths.schemaVersion), "container": .string(id)])
+        try FileSystem.writeJSON(paths.configFile, ["schemaVersion": .int(FileFormat.schemaVersion), "container": .string(id)])
     }
 }

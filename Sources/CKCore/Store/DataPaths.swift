@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import CKModel
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
@@ -6,10 +7,6 @@ import Darwin
 
 /// Where everything lives under the data directory (see Docs/storage.md).
 struct DataPaths: Sendable {
-    /// Version of every file format ck writes; each file carries it as `schemaVersion`.
-    /// 2: history indexes hold end offsets with commit bits; entries carry `prev`.
-    public static let schemaVersion: Int64 = 2
-
     public let root: String
 
     /// The root is resolved once (links above it are the user's choice); below it, nothing is

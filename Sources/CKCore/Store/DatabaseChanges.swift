@@ -1,3 +1,5 @@
+import CKModel
+
 /// `changes/database`: which zones were created, written, deleted or purged since a token, from
 /// the database's own history (`history.log` beside `zones/`), one entry per zone create,
 /// commit, delete or purge (see DatabaseIntent): each zone once, as its latest change, on the

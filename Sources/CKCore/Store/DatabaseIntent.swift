@@ -1,4 +1,5 @@
 import CKJSON
+import CKModel
 /// What a zone-level change means to its database: a zone created, written, deleted or purged is an
 /// entry of the database's history (`changes/database` reads it). Each such change is first
 /// written down as an intent, `intents/<zone>.json` beside the database's history, and the
@@ -19,7 +20,7 @@ struct DatabaseIntent: Equatable {
     var after: Int64
 
     var json: JSONValue {
-        var o: [String: JSONValue] = ["schemaVersion": .int(DataPaths.schemaVersion), "op": .string(op.rawValue),
+        var o: [String: JSONValue] = ["schemaVersion": .int(FileFormat.schemaVersion), "op": .string(op.rawValue),
                                       "zoneName": .string(zoneName), "incarnation": .string(incarnation), "after": .int(after)]
         if let s = zoneSeq { o["zoneSeq"] = .int(s) }
         return .object(o)

@@ -1,3 +1,4 @@
+import CKModel
 import Foundation
 /// One environment of a container as writers share it: every write holds the environment's
 /// lock shared; `ck schema reset`, which replaces the development environment's data whole,

@@ -1,3 +1,5 @@
+import CKModel
+
 /// `ck fsck` on a zone's tombstones (Tombstones.swift): each name the history deletes has one
 /// naming its latest deletion, rewritten when missing, damaged or wrong; a damaged file nothing
 /// accounts for is removed. A tombstone of a name whose deletions `ck gc` dropped is left: no

@@ -1,3 +1,5 @@
+import CKModel
+
 /// `ck fsck` on one zone, under its lock: the history first (its uncommitted tail cut, every
 /// entry read), then everything derived from it — an interrupted commit finished, each record
 /// file checked against the history's last entry for it (restored, removed, or adopted into
@@ -215,7 +217,7 @@ extension Fsck {
             note(path, why + "; its history entry holds no record", repaired: false)
             return
         }
-        if repair { try FileSystem.writeJSON(path, ["schemaVersion": .int(DataPaths.schemaVersion), "record": rec.json()]) }
+        if repair { try FileSystem.writeJSON(path, ["schemaVersion": .int(FileFormat.schemaVersion), "record": rec.json()]) }
         note(path, why, repaired: repair)
     }
 
@@ -228,7 +230,7 @@ extension Fsck {
         let prev = try z.record(named: rec.recordName).flatMap { RecordWriter.seq(ofTag: $0.recordChangeTag) }
         try z.history.append([HistoryEntry(seq: seq, timestamp: rec.modified.timestamp, op: .save, recordName: rec.recordName,
                                            userRecordName: rec.modified.userRecordName, deviceID: rec.modified.deviceID, record: rec, prev: prev)])
-        try FileSystem.writeJSON(z.recordPath(rec.recordName), ["schemaVersion": .int(DataPaths.schemaVersion), "record": rec.json()])
+        try FileSystem.writeJSON(z.recordPath(rec.recordName), ["schemaVersion": .int(FileFormat.schemaVersion), "record": rec.json()])
         try z.setApplied(seq, durable: try z.knownDurable())
     }
 

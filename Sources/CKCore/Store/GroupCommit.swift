@@ -1,3 +1,4 @@
+import CKModel
 import Foundation
 
 /// Group commit: requests of this process that write one zone at the same time share one

@@ -37,7 +37,7 @@ struct IdentityStore {
         let status: PermissionStatus = granted ? .granted : .denied
         let f = permissionFile(container: container, user: user)
         try FileSystem.makeDirectories((f as NSString).deletingLastPathComponent)
-        try FileSystem.writeJSON(f, ["schemaVersion": .int(DataPaths.schemaVersion), "userRecordName": .string(user.userRecordName),
+        try FileSystem.writeJSON(f, ["schemaVersion": .int(FileFormat.schemaVersion), "userRecordName": .string(user.userRecordName),
                                      "userDiscoverability": .string(status.rawValue)])
         return status
     }
@@ -86,4 +86,5 @@ struct IdentityStore {
 }
 
 import CKJSON
+import CKModel
 import Foundation

@@ -1,3 +1,5 @@
+import CKModel
+
 /// "The latest change per key after a point, one bounded page at a time": the one query both
 /// change feeds are built from — `changes/zone` keyed by record name, `changes/database` by
 /// zone name. CloudKit keeps no old versions, so a feed returns each key once, as its latest

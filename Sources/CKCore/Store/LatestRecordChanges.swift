@@ -1,3 +1,5 @@
+import CKModel
+
 extension ZoneSnapshot {
     /// For each entry — the last of its record up to `windowEnd` (≤ the snapshot's head) — the
     /// seq of a later change of its record, or nil when it is the record's latest change:

@@ -1,3 +1,4 @@
+import CKModel
 import Dispatch
 import Foundation
 

@@ -1,3 +1,5 @@
+import CKModel
+
 /// The temporary files of a commit's record files (`{schemaVersion, record}`, pretty JSON), made
 /// on every core when there are enough of them and no fault is armed. On failure none is left.
 enum RecordFileWriter {

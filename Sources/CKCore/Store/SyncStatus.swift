@@ -1,3 +1,5 @@
+import CKModel
+
 /// How far a device's saved change tokens (its bookmarks) are behind the history, for
 /// `ck status`: the number of changes a `zone changes` or `database changes` would return
 /// next, computed from sequence numbers alone (no history is read).

@@ -1,4 +1,5 @@
 import CKJSON
+import CKModel
 /// A zone's tombstones, `deleted/<shard>/<name>.json`: for each record name ever deleted, the
 /// history entry of its latest deletion. A change feed needs to know whether a deletion is the
 /// last change of its name, and the history cannot say so cheaply: a name can be deleted, made
@@ -20,7 +21,7 @@ extension ZoneStore {
     }
 
     static func tombstoneJSON(recordName: String, seq: Int64) -> JSONValue {
-        ["schemaVersion": .int(DataPaths.schemaVersion), "recordName": .string(recordName), "seq": .int(seq)]
+        ["schemaVersion": .int(FileFormat.schemaVersion), "recordName": .string(recordName), "seq": .int(seq)]
     }
 
     /// What a tombstone file holds: its name and the entry of the name's latest deletion.

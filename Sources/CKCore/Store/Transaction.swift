@@ -1,3 +1,5 @@
+import CKModel
+
 /// Pending changes to one zone, layered over the disk (and over a parent transaction), so a
 /// batch sees its own earlier operations and a failed operation can be dropped whole. Names
 /// are keyed by their bytes.

@@ -1,4 +1,5 @@
 import CKJSON
+import CKModel
 /// What an asset value saved by a web client (`ck serve`) must show, as CloudKit asks of
 /// Web Services clients: the `receipt` of its upload (`assets/upload`, then the POST of the
 /// bytes) or of an `assets/rereference`, sealed by this data directory for this container and
@@ -17,7 +18,7 @@ struct WebAssetRule {
                                 recordName: recordName)
         }
         if let receipt = value["receipt"]?.stringValue,
-           let r = SignedEnvelope.open(receipt, prefix: CloudKitAPI.receiptPrefix, secret: try TokenSecret(paths: paths).existing()),
+           let r = SignedEnvelope.open(receipt, prefix: SignedEnvelope.receipt, secret: try TokenSecret(paths: paths).existing()),
            r["s"]?.stringValue == sum, r["c"]?.stringValue == container {
             return
         }

@@ -1,3 +1,5 @@
+import CKModel
+
 /// `changes/zone`: what changed in a custom zone since a token, read from the zone's history,
 /// so the cost follows the number of changes, not the size of the zone.
 public struct ZoneChangesResult {

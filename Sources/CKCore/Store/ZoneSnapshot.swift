@@ -1,3 +1,5 @@
+import CKModel
+
 /// A zone's records as of one point of its history, for readers, who take no lock.
 ///
 /// Record files are derived from the history and renamed into place one by one after a commit;

@@ -1,4 +1,5 @@
 import CKJSON
+import CKModel
 import Foundation
 
 /// One zone on disk:
@@ -51,8 +52,8 @@ final class ZoneStore {
             throw CloudKitError.internalError("zone file '\(directory)/zone.json' is damaged").with(.repairDataDirectory)
         }
         guard stored.sameBytes(zoneID.zoneName) else { return .collision(stored) }
-        if let v = j["schemaVersion"]?.int64Value, v != DataPaths.schemaVersion {
-            throw CloudKitError.internalError("zone '\(Names.describe(zoneID.zoneName))' was written in storage format \(v); this ck reads format \(DataPaths.schemaVersion) (export it with the ck that wrote it, then import)")
+        if let v = j["schemaVersion"]?.int64Value, v != FileFormat.schemaVersion {
+            throw CloudKitError.internalError("zone '\(Names.describe(zoneID.zoneName))' was written in storage format \(v); this ck reads format \(FileFormat.schemaVersion) (export it with the ck that wrote it, then import)")
         }
         return .present(ZoneStore(directory: directory, zoneID: zoneID, incarnation: inc))
     }
@@ -60,7 +61,7 @@ final class ZoneStore {
     /// Makes the zone's directory and `zone.json`; nil if a zone is there already.
     static func make(directory: String, zoneID: ZoneID, incarnation: String, timestamp: Int64) throws -> ZoneStore? {
         let doc: JSONValue = [
-            "schemaVersion": .int(DataPaths.schemaVersion), "zoneID": zoneID.json, "created": .int(timestamp),
+            "schemaVersion": .int(FileFormat.schemaVersion), "zoneID": zoneID.json, "created": .int(timestamp),
             "incarnation": .string(incarnation),
         ]
         guard try FileSystem.createExclusively(directory + "/zone.json", Array(JSONWriter.pretty(doc).utf8)) else { return nil }
@@ -168,7 +169,7 @@ final class ZoneStore {
         let list: [JSONValue] = refs.keys.sorted().map { k in
             ["recordName": .string(k.string), "actions": .array(refs[k]!.map(JSONValue.string))]
         }
-        return ["schemaVersion": .int(DataPaths.schemaVersion), "target": .string(target), "referrers": .array(list)]
+        return ["schemaVersion": .int(FileFormat.schemaVersion), "target": .string(target), "referrers": .array(list)]
     }
 
     /// The zone's records as of its history's head, for readers (see ZoneSnapshot).
@@ -226,7 +227,7 @@ final class ZoneStore {
     /// synced). Not synced on its own: after a crash an older cursor only means redoing
     /// idempotent work. The caller holds the zone's lock.
     func setApplied(_ seq: Int64, durable: Int64) throws {
-        var doc: [String: JSONValue] = ["schemaVersion": .int(DataPaths.schemaVersion), "seq": .int(seq)]
+        var doc: [String: JSONValue] = ["schemaVersion": .int(FileFormat.schemaVersion), "seq": .int(seq)]
         if let boot = BootSession.id {
             doc["durable"] = .int(min(durable, seq))
             doc["boot"] = .string(boot)

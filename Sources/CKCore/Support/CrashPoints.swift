@@ -1,3 +1,4 @@
+import CKModel
 import Foundation
 #if canImport(Glibc)
 import Glibc

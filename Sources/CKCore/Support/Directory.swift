@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import CKJSON
+import CKModel
 import Glibc
 #elseif canImport(Darwin)
 import Darwin

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import CKCrypto
 import CKJSON
+import CKModel
 import Glibc
 #elseif canImport(Darwin)
 import Darwin

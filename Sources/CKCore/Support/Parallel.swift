@@ -1,3 +1,4 @@
+import CKModel
 import Dispatch
 
 /// Work shared by the cores: what reading or writing many record files does.

@@ -1,5 +1,6 @@
 import CKCore
 import CKHTTP
+import CKModel
 
 /// The web pages whose scripts may read ck serve's answers (CORS): `--allow-origin ORIGIN`,
 /// each an origin (`http://localhost:3000`) or one with any port (`http://localhost:*`), or

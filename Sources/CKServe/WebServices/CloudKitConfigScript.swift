@@ -1,5 +1,6 @@
 import CKCore
 import CKJSON
+import CKModel
 
 /// `GET /ck/cloudkit-config.js`: a script that points Apple's CloudKit JS at this server, so a
 /// page needs one `<script>` line to run against ck serve instead of Apple's servers:

@@ -1,5 +1,6 @@
 import CKCore
 import CKJSON
+import CKModel
 
 /// Each Web Services endpoint as one API call: the JSON body read by the request type's own
 /// `init(json:)` (strict: unknown keys and wrong types are BAD_REQUEST naming them), the entry

@@ -1,4 +1,5 @@
 import CKCore
+import CKModel
 import Foundation
 
 /// The long-polls waiting now (`GET webcourierURL`): how many one push token, the push tokens

@@ -1,6 +1,7 @@
 import CKCore
 import CKHTTP
 import CKJSON
+import CKModel
 import Foundation
 
 /// ck serve's sign-in page: the `redirectURL` of AUTHENTICATION_REQUIRED, standing in for

@@ -1,6 +1,7 @@
 import CKCore
 import CKHTTP
 import CKJSON
+import CKModel
 import Foundation
 
 /// CloudKit Web Services over HTTP: each request routed (WebServicesRoute), authenticated by

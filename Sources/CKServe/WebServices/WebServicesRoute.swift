@@ -1,4 +1,5 @@
 import CKCore
+import CKModel
 
 /// What a request's path asks for, as `api.apple-cloudkit.com` lays its paths out
 /// (reference §2, cloudkit-js.md §2), and the URLs ck serve hands out itself.

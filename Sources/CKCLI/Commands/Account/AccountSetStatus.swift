@@ -1,4 +1,5 @@
 import CKCore
+import CKModel
 
 extension AccountCommands {
     static let setStatus: Command = Command(["account", "set-status"], synopsis: "STATUS",

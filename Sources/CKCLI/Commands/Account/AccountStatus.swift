@@ -1,4 +1,5 @@
 import CKCore
+import CKModel
 
 extension AccountCommands {
     static let status: Command = Command(["account"], synopsis: "[--require STATUS]", summary: "Show the account status of this device", endpoint: .accountStatus,

@@ -1,4 +1,5 @@
 import CKCore
+import CKModel
 
 /// What `ck zone changes` and `ck database changes` share: CloudKit's change feeds, with the
 /// device's bookmarks standing in for the tokens an app keeps.

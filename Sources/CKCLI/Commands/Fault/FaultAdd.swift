@@ -1,4 +1,5 @@
 import CKCore
+import CKModel
 
 extension FaultCommands {
     static let add: Command = Command(["fault", "add"],

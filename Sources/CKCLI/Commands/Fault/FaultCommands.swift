@@ -1,4 +1,5 @@
 import CKCore
+import CKModel
 
 /// `ck fault add|list|clear` (Docs/faults.md): the argv of a fault, and the check that commands
 /// not yet on the API make before they run.

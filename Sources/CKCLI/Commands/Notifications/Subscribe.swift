@@ -1,5 +1,6 @@
 import CKCore
 import CKJSON
+import CKModel
 
 extension SubscriptionCommands {
     static let subscribe: Command = Command(["subscribe"],

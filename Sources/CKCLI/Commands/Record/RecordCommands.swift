@@ -44,4 +44,5 @@ enum RecordCommands {
     }
 }
 
+import CKModel
 import Foundation

@@ -1,4 +1,5 @@
 import CKCore
+import CKModel
 
 extension RecordCommands {
     static let get: Command = Command(["record", "get"], synopsis: "NAME… | - [--name NAME]… [--fields a,b] [--asset FIELD] [--at REF]",

@@ -1,4 +1,5 @@
 import CKCore
+import CKModel
 
 /// `ck import`: records from NDJSON (or a JSON array) into their zones, in records/modify
 /// batches, reported as each batch commits.

@@ -1,5 +1,6 @@
 import CKCore
 import CKJSON
+import CKModel
 
 extension RecordCommands {
     static let save: Command = Command(["record", "save"], synopsis: "[--type T] [--name N] [--tag TAG | --force] [--replace] [--parent NAME | --no-parent] [FIELD[:TYPE]=VALUE…]",

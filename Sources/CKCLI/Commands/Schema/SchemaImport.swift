@@ -1,4 +1,5 @@
 import CKCore
+import CKModel
 
 extension SchemaCommands {
     static let importSchema: Command = Command(["schema", "import"], synopsis: "FILE [--validate]",

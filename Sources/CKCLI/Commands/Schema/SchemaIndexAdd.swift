@@ -1,4 +1,5 @@
 import CKCore
+import CKModel
 
 extension SchemaCommands {
     static let indexAdd: Command = Command(["schema", "index", "add"], synopsis: "TYPE FIELD QUERYABLE|SORTABLE|SEARCHABLE…",

@@ -1,6 +1,7 @@
 import CKCore
 import CKHTTP
 import CKJSON
+import CKModel
 import CKServe
 import Foundation
 import Glibc

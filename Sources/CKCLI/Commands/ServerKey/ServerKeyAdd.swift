@@ -1,4 +1,5 @@
 import CKCore
+import CKModel
 
 extension ServerKeyCommands {
     static let add: Command = Command(["server-key", "add"], synopsis: "KEY-ID --public-key FILE.pem",

@@ -1,4 +1,5 @@
 import CKCore
+import CKModel
 
 /// `ck share create|accept|list|get|add-participant|remove-participant|leave|delete`:
 /// CKShare between the users of this device (Docs/sharing.md).

@@ -1,4 +1,5 @@
 import CKCore
+import CKModel
 
 extension ShareCommands {
     static let create: Command = Command(["share", "create"],

@@ -1,4 +1,5 @@
 import CKCore
+import CKModel
 
 extension ShareCommands {
     static let removeParticipant: Command = Command(["share", "remove-participant"], synopsis: "SHARE APPLE-ID [--zone Z]",

@@ -1,4 +1,5 @@
 import CKCore
+import CKModel
 
 extension SubscriptionCommands {
     static let delete: Command = Command(["subscription", "delete"], synopsis: "ID…", summary: "Delete subscriptions", endpoint: .subscriptionsModify,

@@ -1,4 +1,5 @@
 import CKCore
+import CKModel
 
 extension UserCommands {
     static let discover: Command = Command(["user", "discover"], synopsis: "(--email E | --phone P | --record-name R)…",

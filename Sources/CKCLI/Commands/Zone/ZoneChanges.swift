@@ -1,5 +1,6 @@
 import CKCore
 import CKJSON
+import CKModel
 
 extension ZoneCommands {
     static let changes: Command = Command(["zone", "changes"], synopsis: "[--zone Z]… [--since TOKEN… | --from-start] [--limit N] [--fields a,b] [--no-save]",

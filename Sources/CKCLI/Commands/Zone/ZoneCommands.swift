@@ -1,4 +1,5 @@
 import CKCore
+import CKModel
 
 /// `ck zone create|delete|purge|list` (`zone changes` is a change command).
 enum ZoneCommands {

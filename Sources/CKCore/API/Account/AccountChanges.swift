@@ -1,3 +1,5 @@
+import CKModel
+
 /// ck's account operations: signing the device in and out and simulating an account status
 /// (parental controls, MDM, an outage). Each appends an account-changed event (CloudKit's
 /// `CKAccountChanged`) and answers the caller's status as `account/status` does. They change

@@ -1,39 +1,6 @@
 import CKCrypto
+import CKModel
 import Foundation
-
-/// The `downloadURL`s `ck serve` puts in the records it answers are capabilities, as
-/// CloudKit's are: `<server>/assets/<2 hex>/<64 hex>?e=<expiry, s since 1970>&r=<reader>&s=<mac>`,
-/// the MAC (HMAC-SHA256 with the data directory's secret) binding the asset's hash, the user
-/// the answer was made for, and the expiry. The server keeps nothing for them; without a valid
-/// one an asset is NOT_FOUND, the same answer whether its bytes are stored or not.
-///
-/// Lifetime: Apple documents none. Its download URLs (`cvws.icloud-content.com/B/…?…&e=<s>&…`)
-/// carry their expiry, and clients that download from a long listing report them refused
-/// (410) after about 30 to 40 minutes; ck takes the low end, 30 minutes, so a client that
-/// works against ck refreshes its URLs in time against CloudKit too. The expiry is rounded up
-/// to a whole minute: answers within that minute give the same URL, so a browser's cache
-/// serves it again.
-public struct AssetURLSigner: Sendable {
-    /// The user record name the URLs are made for ("" for nobody: the public database read
-    /// with an API token alone).
-    let reader: String
-    /// Seconds since 1970.
-    let expires: Int64
-    let secret: SecretCache
-
-    /// The query of an asset's URL, or nil when the secret cannot be had (the URL then names
-    /// the asset unsigned, and is refused like a forged one).
-    func query(hex: String) -> String? {
-        guard let key = secret.bytes() else { return nil }
-        var q = "e=\(expires)"
-        if !reader.isEmpty { q += "&r=" + reader }
-        return q + "&s=" + AssetURLSigner.mac(hex: hex, reader: reader, expires: expires, key: key)
-    }
-
-    static func mac(hex: String, reader: String, expires: Int64, key: [UInt8]) -> String {
-        ChangeToken.base64url(Array(HMAC.sha256(key: key, message: Array("ck1d\u{0}\(hex)\u{0}\(reader)\u{0}\(expires)".utf8)).prefix(16)))
-    }
-}
 
 /// The data directory's secret, read once (it never changes once made) and made only when a
 /// URL is first signed: a read that answers no asset writes nothing.
@@ -70,6 +37,7 @@ extension CloudKitAPI {
     func assetURLSigner(reader: String?) -> AssetURLSigner? {
         guard serverURL != nil else { return nil }
         let until = (clock.now() + Self.downloadURLLifetime + 59_999) / 60_000 * 60
-        return AssetURLSigner(reader: reader ?? "", expires: until, secret: assetURLSecret)
+        let secret = assetURLSecret
+        return AssetURLSigner(reader: reader ?? "", expires: until, secret: { secret.bytes() })
     }
 }

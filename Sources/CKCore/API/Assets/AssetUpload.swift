@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import CKCrypto
+import CKModel
 import Glibc
 #elseif canImport(Darwin)
 import Darwin

@@ -1,4 +1,5 @@
 import CKJSON
+import CKModel
 /// `assets/rereference`: the asset values of record fields, to save into other records without
 /// uploading the bytes again (reference §3.6). One result per asset asked for, in order: the
 /// asset dictionary as responses show it (with its downloadURL), or an error — NOT_FOUND for a
@@ -62,7 +63,7 @@ extension CloudKitAPI {
             // What lets a web client save this asset into another record of the container.
             if let sum = f.value["fileChecksum"]?.stringValue {
                 o["receipt"] = .string(SignedEnvelope.seal(["s": .string(sum), "n": f.value["size"] ?? .null, "c": .string(caller.container)],
-                                                           prefix: Self.receiptPrefix, secret: try ctx.db.tokenSecret.getOrCreate()))
+                                                           prefix: SignedEnvelope.receipt, secret: try ctx.db.tokenSecret.getOrCreate()))
             }
             return .value(.object(o))
         })

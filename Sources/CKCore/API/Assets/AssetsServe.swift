@@ -1,3 +1,4 @@
+import CKModel
 import Foundation
 
 /// An asset's bytes as `ck serve` sends them for a `downloadURL`, and how long a client may
@@ -32,7 +33,7 @@ extension CloudKitAPI {
         let sum = Data(digest).base64EncodedString()
         guard let size = try store.assets.size(checksum: sum) else { throw refused }
         do {
-            let bytes = try AssetStore.readExported(AssetStore.ExportedFile(dataDirectory: store.paths.root, shard: parts[0], name: parts[1]), checksum: sum, size: size)
+            let bytes = try AssetStore.readExported(ExportedAssetFile(dataDirectory: store.paths.root, shard: parts[0], name: parts[1]), checksum: sum, size: size)
             return ServedAsset(bytes: bytes, maxAgeSeconds: left / 1000)
         } catch let e as CloudKitError where e.code == .badRequest {
             throw CloudKitError(.internalError, "the stored asset \(parts[1]) could not be served: \(e.reason) (ck fsck checks the asset store)")

@@ -1,4 +1,5 @@
 import CKJSON
+import CKModel
 import Foundation
 
 /// `assets/upload`: a URL per asset field to POST its bytes to (reference §3.6; CloudKit JS
@@ -47,8 +48,6 @@ public struct AssetsUploadRequest: Sendable {
 }
 
 extension CloudKitAPI {
-    static let uploadTokenPrefix = "ck1u."
-    static let receiptPrefix = "ck1r."
     /// How long an upload URL is good for (WS-Assets: 15 minutes).
     static let uploadValidity: Int64 = 15 * 60 * 1000
 
@@ -69,7 +68,7 @@ extension CloudKitAPI {
             var payload: [String: JSONValue] = ["c": .string(caller.container), "e": .string(caller.environment.rawValue),
                                                 "d": .string(caller.scope.rawValue), "z": .string(zone), "f": .string(t.fieldName), "x": .int(until)]
             if let n = t.recordName { payload["r"] = .string(n) }
-            let token = SignedEnvelope.seal(.object(payload), prefix: Self.uploadTokenPrefix, secret: secret)
+            let token = SignedEnvelope.seal(.object(payload), prefix: SignedEnvelope.uploadToken, secret: secret)
             var item: [String: JSONValue] = ["fieldName": .string(t.fieldName), "url": .string(server + "/upload/" + token)]
             if let n = t.recordName { item["recordName"] = .string(n) }
             return .value(.object(item))
@@ -79,7 +78,7 @@ extension CloudKitAPI {
     /// Whether an upload URL's token is one this data directory sealed and still good: its
     /// container, database and expiry.
     private func checkUploadURL(_ uploadToken: String) throws -> (container: String, scope: DatabaseScope, expires: Int64) {
-        guard let p = SignedEnvelope.open(uploadToken, prefix: Self.uploadTokenPrefix, secret: try TokenSecret(paths: store.paths).existing()),
+        guard let p = SignedEnvelope.open(uploadToken, prefix: SignedEnvelope.uploadToken, secret: try TokenSecret(paths: store.paths).existing()),
               let container = p["c"]?.stringValue, p["e"]?.stringValue.flatMap(Environment.init(rawValue:)) != nil,
               let scope = p["d"]?.stringValue.flatMap(DatabaseScope.init(rawValue:)), let until = p["x"]?.int64Value else {
             throw CloudKitError(.authenticationFailed, "this upload URL was not issued by this data directory")
@@ -122,7 +121,7 @@ extension CloudKitAPI {
 
     /// The answer to a whole upload: its receipt, sealed for the container and checksum.
     func uploadAnswer(checksum sum: String, size: Int64, container: String, scope: DatabaseScope) throws -> DocumentBody {
-        let receipt = SignedEnvelope.seal(["s": .string(sum), "n": .int(size), "c": .string(container)], prefix: Self.receiptPrefix,
+        let receipt = SignedEnvelope.seal(["s": .string(sum), "n": .int(size), "c": .string(container)], prefix: SignedEnvelope.receipt,
                                           secret: try TokenSecret(paths: store.paths).getOrCreate())
         var file: [String: JSONValue] = ["fileChecksum": .string(sum), "size": .int(size), "receipt": .string(receipt)]
         // The keys an encrypted (private or shared) asset carries, as every response shows them.

@@ -283,4 +283,5 @@ extension CloudKitAPI {
 }
 
 import CKCrypto
+import CKModel
 import Foundation

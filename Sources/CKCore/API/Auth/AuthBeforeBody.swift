@@ -1,3 +1,5 @@
+import CKModel
+
 extension CloudKitAPI {
     /// What can be checked of a request's credentials before its body is read, so that `ck
     /// serve` refuses an anonymous or forged request without reading up to 2 MB of it: with

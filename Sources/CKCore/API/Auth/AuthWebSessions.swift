@@ -1,4 +1,5 @@
 import CKJSON
+import CKModel
 /// What becomes of a web auth token once a request's answer replaced it
 /// (`X-Apple-CloudKit-Web-Auth-Token`).
 public enum WebTokenRotation: Sendable, Equatable {

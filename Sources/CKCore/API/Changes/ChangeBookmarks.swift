@@ -1,3 +1,5 @@
+import CKModel
+
 /// ck's own: each device's saved change tokens (its bookmarks), what an app keeps in
 /// UserDefaults. `zone changes` and `database changes` start from them when no token is given
 /// and move them once their output is out (output first, then state: the front end decides

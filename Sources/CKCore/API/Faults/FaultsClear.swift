@@ -1,3 +1,5 @@
+import CKModel
+
 /// Disarming faults: one by its ID, or all of them (nil).
 public struct ClearFaultsRequest: Sendable {
     public var id: String?

@@ -1,3 +1,5 @@
+import CKModel
+
 extension CloudKitAPI {
     /// The armed faults, in the order they are checked, with what is left of each (`times`,
     /// `evaluations`). INTERNAL_ERROR when `faults.json` is damaged (clearing them all mends it).

@@ -1,3 +1,5 @@
+import CKModel
+
 /// ck's `gc`: compacting a zone's history, as CloudKit's server ages its own
 /// (HistoryCompaction): tokens and references older than what remains are then
 /// CHANGE_TOKEN_EXPIRED. The history is the zone owner's: in the shared database it is

@@ -1,3 +1,5 @@
+import CKModel
+
 /// `--at REF` and the other points requests name in a zone's history (HistoryReference).
 extension RequestContext {
     /// The zone a request reads: the one it names, else the one its point of history names

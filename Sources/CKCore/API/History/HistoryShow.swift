@@ -1,3 +1,5 @@
+import CKModel
+
 /// ck's `show`: one change, `{change, before, after, fields}` — the change as `log` lists it,
 /// the record as it was before it (null: it did not exist) and after it (null: deleted), and
 /// `{F: {old, new}}` for each field it changed. A change the caller may not see is NOT_FOUND,

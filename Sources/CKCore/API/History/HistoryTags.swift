@@ -1,3 +1,5 @@
+import CKModel
+
 /// ck's `tag create|list|delete`: named points across every zone of the caller's database
 /// (the public database, or their own private one), kept beside it (TagStore). A tag is a
 /// reference only in its database. The shared database has none: its zones' histories are

@@ -1,3 +1,5 @@
+import CKModel
+
 /// ck's `token expire` (fault injection): drops a zone's retained history up to now, as
 /// CloudKit's server does on its own schedule, so every token of the zone issued so far (and
 /// every bookmark) is CHANGE_TOKEN_EXPIRED. The tokens are the zone owner's: in the shared

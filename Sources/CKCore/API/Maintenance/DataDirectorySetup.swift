@@ -1,3 +1,5 @@
+import CKModel
+
 /// The data directory itself: the checks it passes before use, making one (`ck init`), and
 /// the default container chosen in it (`ck container use|show`). Operations of ck's own: no
 /// fault fails them, and they need no account.

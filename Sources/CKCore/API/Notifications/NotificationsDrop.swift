@@ -1,3 +1,5 @@
+import CKModel
+
 /// ck's stand-in for pushes lost on the way (`notifications drop`): the device's newest unread
 /// notifications never arrive — never listed, nothing coalesces into them — while the changes
 /// they told of stay in the feeds. Answers `{dropped: […]}`, oldest first (those the caller

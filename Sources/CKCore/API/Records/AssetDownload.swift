@@ -1,3 +1,5 @@
+import CKModel
+
 /// The bytes of one record's asset field (`record get NAME --asset FIELD`; what an asset's
 /// `downloadURL` serves). The record is looked up as records/lookup looks it up: the same
 /// faults, the same permission gate, NOT_FOUND for what the caller may not read.

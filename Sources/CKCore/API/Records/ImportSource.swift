@@ -1,4 +1,5 @@
 import CKJSON
+import CKModel
 import Foundation
 
 /// Records in NDJSON or a JSON array, with line numbers in errors. NDJSON lines are parsed on

@@ -1,4 +1,5 @@
 import CKJSON
+import CKModel
 /// A parsed Web Services `records/modify` request.
 public struct ModifyRequest: Sendable {
     public var operations: [RecordOperation]

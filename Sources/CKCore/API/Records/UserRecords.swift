@@ -1,3 +1,5 @@
+import CKModel
+
 /// Each iCloud user's `Users` record in the public database (native `CKRecord.SystemType
 /// .userRecord`): named by the user record name, created by CloudKit for its user, readable by
 /// everyone, writable by its user only (the `Users` type's GRANTs), which apps fetch and extend

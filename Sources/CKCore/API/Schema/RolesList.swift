@@ -1,4 +1,5 @@
 import CKJSON
+import CKModel
 extension CloudKitAPI {
     /// The custom roles of the caller's environment's schema with their members (user record
     /// names): `{roles: [{role, members}]}`, roles in order.

@@ -1,3 +1,5 @@
+import CKModel
+
 /// A user given a custom security role of the public database's GRANTs, or taken out of it.
 public struct RoleRequest: Sendable {
     /// A role the schema of the caller's environment defines (CREATE ROLE).

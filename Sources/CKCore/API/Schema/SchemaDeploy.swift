@@ -1,4 +1,5 @@
 import CKJSON
+import CKModel
 extension CloudKitAPI {
     /// Promotes the container's development schema to production — record types, fields,
     /// indexes, GRANTs, roles — additively: if development lacks or retypes anything production

@@ -1,3 +1,5 @@
+import CKModel
+
 extension CloudKitAPI {
     /// Resets the container's development environment, as the CloudKit console's Reset
     /// Environment does: its schema becomes production's, and every development record,

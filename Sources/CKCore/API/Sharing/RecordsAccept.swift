@@ -1,3 +1,5 @@
+import CKModel
+
 /// `records/accept`: the caller accepts shares by short GUID — an invited participant, or
 /// anyone signed in when the share is public — and each share's zone joins their shared
 /// database. One result per short GUID, in order: the ShortGUID Result dictionary, or an error

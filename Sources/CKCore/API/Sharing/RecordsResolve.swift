@@ -1,3 +1,5 @@
+import CKModel
+
 /// `records/resolve`: what a share's short GUID leads to (CloudKit JS `fetchRecordInfos`,
 /// native share metadata), without accepting it. One result per short GUID, in order: the
 /// ShortGUID Result dictionary with the share as the caller may see it (ShareView: all its

@@ -1,3 +1,5 @@
+import CKModel
+
 /// ck's share operations (`share create|add-participant|remove-participant|leave|delete`):
 /// records/modify operations on the share record, in its owner's zone (Sharing/ShareWriter).
 /// Each answers with the records/modify body: `{records: [share]}` (the share as the caller

@@ -1,3 +1,5 @@
+import CKModel
+
 /// `subscriptions/list` (GET): the caller's subscriptions in the database, by ID.
 extension CloudKitAPI {
     public func listSubscriptions(as caller: Caller) throws -> ItemsResponse {

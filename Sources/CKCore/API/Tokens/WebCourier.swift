@@ -1,3 +1,5 @@
+import CKModel
+
 /// A web client's long-poll (`GET webcourierURL`, CloudKit JS's `registerForNotifications`):
 /// the next notification for its push token, as Apple's web courier delivers it and
 /// `CloudKit.parseRawNotification` reads it —

@@ -1,3 +1,5 @@
+import CKModel
+
 /// The `userDiscoverability` permission of a container (native `requestApplicationPermission`,
 /// `CKContainer.ApplicationPermissions`): the user's answer to the discoverability prompt, and
 /// its status (initialState, never asked; denied; granted). ck's own entries: no endpoint.

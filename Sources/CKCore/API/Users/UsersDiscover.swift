@@ -1,4 +1,5 @@
 import CKJSON
+import CKModel
 /// `users/discover`: other users' identities, only of users who made themselves discoverable
 /// in this container. GET: every such user (but the caller), by user record name. POST
 /// `{lookupInfos: [{emailAddress | phoneNumber | userRecordName}]}`: one identity per user
@@ -18,11 +19,6 @@ public struct UsersDiscoverRequest: Sendable {
             try UserLookup(json: item, "lookupInfos[\(i)]")
         }
     }
-}
-
-/// A Lookup Info dictionary's user: by email address, phone number or user record name.
-public enum UserLookup: Sendable, Equatable {
-    case email(String), phone(String), recordName(String)
 }
 
 extension UserLookup {

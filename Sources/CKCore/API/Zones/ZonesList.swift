@@ -1,3 +1,5 @@
+import CKModel
+
 /// `zones/list` (GET): the database's zones — the default zone first (but in the shared
 /// database, which has none), then custom zones by the bytes of their names. In the shared
 /// database, only the zones of shares the caller accepted: a zone shared with nobody else is

@@ -1,3 +1,5 @@
+import CKModel
+
 /// ck's purge of custom zones (CloudKit's purge, as when the user clears an app's data in
 /// Settings): like a deletion, the zone, its records and its history go, and every change token
 /// of it expires; `changes/database` reports `{zoneID, deleted: true, purged: true}`. Only the

@@ -3,9 +3,9 @@ import CKJSON
 public enum RecordOperationType: String, Sendable, CaseIterable {
     case create, update, forceUpdate, replace, forceReplace, delete, forceDelete
 
-    var isDelete: Bool { self == .delete || self == .forceDelete }
-    var checksTag: Bool { self == .update || self == .replace || self == .delete }
-    var replacesFields: Bool { self == .replace || self == .forceReplace }
+    package var isDelete: Bool { self == .delete || self == .forceDelete }
+    package var checksTag: Bool { self == .update || self == .replace || self == .delete }
+    package var replacesFields: Bool { self == .replace || self == .forceReplace }
 }
 
 /// One operation of a modify request, already validated for shape and names.
@@ -54,7 +54,7 @@ public struct RecordOperation: Sendable {
 
 extension RecordOperation {
     /// The parent the record has once the operation is done, given the one it had.
-    func parent(after existing: Record?) -> String? {
+    package func parent(after existing: Record?) -> String? {
         parent ?? ((type.replacesFields || clearsParent) ? nil : existing?.parent)
     }
 }

@@ -27,7 +27,7 @@ public enum QueryComparator: String, Sendable, CaseIterable {
     }
 
     /// Comparators whose right-hand side is a list of values.
-    var takesList: Bool {
+    package var takesList: Bool {
         switch self {
         case .in, .notIn, .listContainsAny, .notListContainsAny, .listContainsAll, .notListContainsAll: return true
         default: return false
@@ -53,7 +53,7 @@ public struct QueryFilter: Sendable, Equatable {
         self.distance = distance
     }
 
-    var json: JSONValue {
+    package var json: JSONValue {
         var o: [String: JSONValue] = ["fieldName": .string(fieldName), "comparator": .string(comparator.rawValue), "fieldValue": value.json]
         if let d = distance { o["distance"] = .double(d) }
         return .object(o)
@@ -73,7 +73,7 @@ public struct QuerySort: Sendable, Equatable {
         self.relativeLocation = relativeLocation
     }
 
-    var json: JSONValue {
+    package var json: JSONValue {
         var o: [String: JSONValue] = ["fieldName": .string(fieldName), "ascending": .bool(ascending)]
         if let r = relativeLocation { o["relativeLocation"] = r }
         return .object(o)
@@ -100,7 +100,7 @@ public struct QueryRequest: Sendable {
     }
 
     /// What a continuation marker is bound to: the same type, filters and sorts.
-    var fingerprint: String {
+    package var fingerprint: String {
         let j: JSONValue = ["t": .string(recordType), "f": .array(filters.map(\.json)), "s": .array(sorts.map(\.json))]
         return String(SHA256.hex(Array(JSONWriter.compact(j).utf8)).prefix(16))
     }
@@ -140,7 +140,7 @@ public struct QueryRequest: Sendable {
         return (req, zone)
     }
 
-    static func parseFieldName(_ o: [String: JSONValue]) throws -> String {
+    package static func parseFieldName(_ o: [String: JSONValue]) throws -> String {
         if let s = o["systemFieldName"] {
             guard let n = s.stringValue, SystemField.named(n) != nil else { throw CloudKitError.badRequest("unknown systemFieldName \(JSONWriter.compact(s))") }
             return n
@@ -150,7 +150,7 @@ public struct QueryRequest: Sendable {
         return n
     }
 
-    static func parseFilter(_ j: JSONValue) throws -> QueryFilter {
+    package static func parseFilter(_ j: JSONValue) throws -> QueryFilter {
         guard let o = j.objectValue else { throw CloudKitError.badRequest("each filter must be an object") }
         for k in o.keys where !["comparator", "fieldName", "systemFieldName", "fieldValue", "distance"].contains(k) {
             throw CloudKitError.badRequest("unknown key '\(k)' in filter")
@@ -171,7 +171,7 @@ public struct QueryRequest: Sendable {
         return f
     }
 
-    static func parseSort(_ j: JSONValue) throws -> QuerySort {
+    package static func parseSort(_ j: JSONValue) throws -> QuerySort {
         guard let o = j.objectValue else { throw CloudKitError.badRequest("each sort must be an object") }
         for k in o.keys where !["fieldName", "systemFieldName", "ascending", "relativeLocation"].contains(k) {
             throw CloudKitError.badRequest("unknown key '\(k)' in sort")
@@ -213,10 +213,10 @@ extension QueryFilter {
 
 /// What a value compares as: CloudKit compares numbers with numbers (INT64, DOUBLE and
 /// TIMESTAMP alike), text with text (a record name is text), and so on.
-enum ValueKind: String {
+package enum ValueKind: String {
     case number, text, reference, location, bytes, asset
 
-    init?(_ t: FieldType) {
+    package init?(_ t: FieldType) {
         switch t.base {
         case .string: self = .text
         case .int64, .double, .timestamp: self = .number
@@ -228,50 +228,7 @@ enum ValueKind: String {
         }
     }
 
-    init(_ t: SchemaType) {
-        if t.encrypted { self = .bytes; return }
-        switch t.primitive {
-        case .string: self = .text
-        case .int64, .double, .timestamp, .number: self = .number
-        case .bytes: self = .bytes
-        case .reference: self = .reference
-        case .location: self = .location
-        case .asset: self = .asset
-        }
-    }
-
-    func compares(with other: ValueKind) -> Bool {
+    package func compares(with other: ValueKind) -> Bool {
         self == other || Set([self, other]) == [.text, .reference]
     }
 }
-
-extension QueryFilter {
-    /// Why this filter can never match, when its value is of another kind than the field's
-    /// type in the schema (`priority > "abc"` on an INT64 field) — CloudKit refuses such a
-    /// query instead of answering it with nothing. Nil when it can match, or when the schema
-    /// does not know the field.
-    public func typeMismatch(recordType: String, schema: Schema) -> String? {
-        let fieldKind: ValueKind
-        let described: String
-        if let s = SystemField.named(fieldName) {
-            fieldKind = s.kind
-            described = "the system field '\(fieldName)' is \(s.kind == .number ? "TIMESTAMP" : "REFERENCE")"
-        } else if let t = schema.types[recordType]?.fields[fieldName]?.type {
-            fieldKind = ValueKind(t)
-            described = "field '\(fieldName)' is \(t) in the schema of record type '\(recordType)'"
-        } else {
-            return nil
-        }
-        let textOnly: Set<QueryComparator> = [.beginsWith, .notBeginsWith, .listMemberBeginsWith, .notListMemberBeginsWith, .containsAllTokens, .containsAnyTokens]
-        if textOnly.contains(comparator) && fieldKind != .text {
-            return "filter on '\(fieldName)': \(comparator.rawValue) needs a STRING field, but \(described)"
-        }
-        if comparator == .near && fieldKind != .location {
-            return "filter on '\(fieldName)': NEAR needs a LOCATION field, but \(described)"
-        }
-        guard let valueKind = ValueKind(value.type), !valueKind.compares(with: fieldKind) else { return nil }
-        let shown = JSONWriter.compact(value.value)
-        return "filter on '\(fieldName)': \(described) but the value \(shown.count > 60 ? String(shown.prefix(60)) + "…" : shown) is \(value.type.element)"
-    }
-}
-

@@ -26,7 +26,7 @@ public struct RecordResponse: JSONEncodable {
     /// The keys of a record, in the order of their bytes as JSONWriter sorts them: a response's
     /// (with `pluginFields`, asset values as `style` shows them) or, with no style, its file's
     /// (`Record.json()`, see `Record.encodeStored`). Not for share records.
-    static func layout(_ r: Record, style: ResponseStyle?, desiredKeys: Set<String>?, withZoneID: Bool,
+    package static func layout(_ r: Record, style: ResponseStyle?, desiredKeys: Set<String>?, withZoneID: Bool,
                        into out: inout [UInt8], indent: Int, pretty: Bool) {
         var o = JSONObjectEmitter(indent: indent, pretty: pretty)
         o.key("created", into: &out)
@@ -100,7 +100,7 @@ public struct RecordResponse: JSONEncodable {
 extension Record {
     /// `json()` — the record as its file and the history hold it — written straight to bytes (a
     /// share record's own keys by the general path).
-    func encodeStored(into out: inout [UInt8], indent: Int, pretty: Bool) {
+    package func encodeStored(into out: inout [UInt8], indent: Int, pretty: Bool) {
         guard shareInfo == nil else { return JSONWriter.emit(json(), into: &out, indent: indent, pretty: pretty) }
         RecordResponse.layout(self, style: nil, desiredKeys: nil, withZoneID: true, into: &out, indent: indent, pretty: pretty)
     }
@@ -119,14 +119,14 @@ public struct StoredRecordFile: JSONEncodable {
 
     public init(_ record: Record) { self.record = record }
 
-    public var jsonValue: JSONValue { ["schemaVersion": .int(DataPaths.schemaVersion), "record": record.json()] }
+    public var jsonValue: JSONValue { ["schemaVersion": .int(FileFormat.schemaVersion), "record": record.json()] }
 
     public func encodeJSON(into out: inout [UInt8], indent: Int, pretty: Bool) {
         var o = JSONObjectEmitter(indent: indent, pretty: pretty)
         o.key("record", into: &out)
         record.encodeStored(into: &out, indent: o.valueIndent, pretty: pretty)
         o.key("schemaVersion", into: &out)
-        JSONWriter.emit(.int(DataPaths.schemaVersion), into: &out, indent: o.valueIndent, pretty: pretty)
+        JSONWriter.emit(.int(FileFormat.schemaVersion), into: &out, indent: o.valueIndent, pretty: pretty)
         o.close(into: &out)
     }
 

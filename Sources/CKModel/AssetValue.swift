@@ -31,12 +31,12 @@ public enum AssetValue {
     public static func checksum(of bytes: [UInt8]) -> String { Data(SHA256.digest(bytes)).base64EncodedString() }
 
     /// Keys kept from a value as given (a request, or a record copied from a response).
-    static let keptKeys = ["fileChecksum", "size", "downloadURL", "wrappingKey", "referenceChecksum"]
+    package static let keptKeys = ["fileChecksum", "size", "downloadURL", "wrappingKey", "referenceChecksum"]
 
     /// Checks an asset dictionary's shape and keeps the keys that describe it. Whether its
     /// bytes can be accounted for (and its downloadURL used) is the save's business
     /// (`RecordWriter`), per record.
-    static func canonical(name: String, value: JSONValue) throws -> JSONValue {
+    package static func canonical(name: String, value: JSONValue) throws -> JSONValue {
         guard let o = value.objectValue else {
             throw CloudKitError.badRequest("field '\(name)' is ASSETID but the value is \(value.kindName) (an asset dictionary expected)")
         }
@@ -67,7 +67,7 @@ public enum AssetValue {
 
     /// A fileChecksum is base64 as the service writes it: canonical, so that one checksum has
     /// one spelling (`…gN=` decodes to the bytes of `…gM=`, and would name the same file).
-    static func checkChecksum(_ sum: String, field: String) throws {
+    package static func checkChecksum(_ sum: String, field: String) throws {
         if sum.utf8.count > Limits.assetStringBytes {
             throw CloudKitError.badRequest("field '\(field)': asset 'fileChecksum' holds \(sum.utf8.count) bytes; at most \(Limits.assetStringBytes) are accepted")
         }
@@ -77,17 +77,17 @@ public enum AssetValue {
     }
 
     /// LIMIT_EXCEEDED for an asset over CloudKit's limit; `what` names the field.
-    static func tooLarge(_ size: Int64, what: String, recordName: String? = nil) -> CloudKitError {
+    package static func tooLarge(_ size: Int64, what: String, recordName: String? = nil) -> CloudKitError {
         CloudKitError(.limitExceeded, "\(what): an asset of \(size) bytes is larger than CloudKit's asset limit of \(Limits.assetBytes) bytes (50 MB)",
                       recordName: recordName)
     }
 
     /// Where a value's bytes are, as its downloadURL says.
-    enum Source: Equatable, Sendable {
+    package enum Source: Equatable, Sendable {
         /// An `https://` URL: a server's asset, whose bytes are not here.
         case remote
         /// A file of an asset store, as ck prints it: `<dataDirectory>/assets/<shard>/<name>`.
-        case exported(AssetStore.ExportedFile)
+        case exported(ExportedAssetFile)
         /// A `downloadURL` that `ck serve` handed out (`http://<loopback>/assets/<2 hex>/<64
         /// hex>`): a record fetched over HTTP and saved back as it came. Its bytes are in the
         /// store that served it, or nowhere this store can read.
@@ -100,7 +100,7 @@ public enum AssetValue {
     /// that fits after "its downloadURL '…' ".
     /// Whether `url` is a loopback `http://` URL of `/assets/<shard>/<hex>` of this hex (with
     /// the query that signs it, which a save does not check: the record must hold the asset).
-    static func isServedURL(_ url: String, hex: String) -> Bool {
+    package static func isServedURL(_ url: String, hex: String) -> Bool {
         let rest = url.dropFirst("http://".count)
         guard let slash = rest.firstIndex(of: "/") else { return false }
         let host = rest[..<slash]
@@ -109,7 +109,7 @@ public enum AssetValue {
         return rest[slash...].prefix { $0 != "?" } == "/assets/" + hex.prefix(2) + "/" + hex
     }
 
-    static func source(ofURL url: String, checksum sum: String) throws -> Source {
+    package static func source(ofURL url: String, checksum sum: String) throws -> Source {
         if isHTTPSURL(url) { return .remote }
         if url.hasPrefix("http://") {
             guard let d = Data(base64Encoded: sum), d.count == 32, isServedURL(url, hex: Hex.string(Array(d))) else {
@@ -138,13 +138,13 @@ public enum AssetValue {
             throw CloudKitError.badRequest("could not be read: \(shape); the file is not named after the checksum")
         }
         let dir = parts.count == 1 ? "/" : parts.joined(separator: "/")
-        return .exported(AssetStore.ExportedFile(dataDirectory: dir, shard: shard, name: name))
+        return .exported(ExportedAssetFile(dataDirectory: dir, shard: shard, name: name))
     }
 
     /// A syntactically valid `https://` URL: a host name (letters, digits, `-`, dots) or a
     /// bracketed IPv6 address, an optional port, no user information, and then only visible
     /// ASCII with well-formed `%` escapes (Apple's URLs hold a literal `${f}`, so braces pass).
-    static func isHTTPSURL(_ url: String) -> Bool {
+    package static func isHTTPSURL(_ url: String) -> Bool {
         let u = Array(url.utf8)
         guard u.count <= Limits.assetURLBytes, url.hasPrefix("https://") else { return false }
         var i = 8
@@ -196,7 +196,7 @@ public enum AssetValue {
 
     /// A downloadURL as a message shows it: control characters escaped, a long one cut in the
     /// middle (its scheme and its file name are what tell).
-    static func describeURL(_ url: String) -> String {
+    package static func describeURL(_ url: String) -> String {
         let scalars = Array(url.unicodeScalars)
         func show(_ s: ArraySlice<Unicode.Scalar>) -> String {
             s.map { $0.value < 0x20 || ($0.value >= 0x7F && $0.value <= 0x9F) ? "\\u{\(String($0.value, radix: 16))}" : String($0) }.joined()
@@ -222,18 +222,18 @@ public enum AssetValue {
     }
 
     /// The stored form of a value whose bytes this data directory holds.
-    static func local(_ v: JSONValue) -> JSONValue {
+    package static func local(_ v: JSONValue) -> JSONValue {
         guard let sum = v["fileChecksum"], let size = v["size"] else { return v }
         return ["fileChecksum": sum, "size": size]
     }
 
     /// A stored value (or list of values) as a response shows it.
-    static func response(_ v: JSONValue, style: ResponseStyle) -> JSONValue {
+    package static func response(_ v: JSONValue, style: ResponseStyle) -> JSONValue {
         switch v {
         case .array(let a): return .array(a.map { response($0, style: style) })
         case .object(var o):
             guard let sum = o["fileChecksum"]?.stringValue, !isRemote(v) else { return v }
-            let relative = AssetStore.relativePath(checksum: sum)
+            let relative = AssetValue.relativePath(checksum: sum)
             let path = style.assetBase + relative
             var url = path.addingPercentEncoding(withAllowedCharacters: urlAllowed) ?? path
             if let signer = style.assetURLs, let q = signer.query(hex: String(relative.split(separator: "/").last ?? "")) { url += "?" + q }
@@ -258,12 +258,21 @@ public enum AssetValue {
     /// The 16-byte key that would protect the asset's bytes, as the private database reports
     /// one. ck encrypts nothing; the key is derived from the checksum so that the same state
     /// prints the same bytes.
-    static func wrappingKey(checksum: String) -> String {
+    package static func wrappingKey(checksum: String) -> String {
         Data(SHA256.digest(Array(("ck.wrappingKey\u{0}" + checksum).utf8)).prefix(16)).base64EncodedString()
     }
 
     /// A reference checksum shaped like the service's (a version byte, then 20 bytes).
-    static func referenceChecksum(checksum: String) -> String {
+    package static func referenceChecksum(checksum: String) -> String {
         Data([1] + SHA256.digest(Array(("ck.referenceChecksum\u{0}" + checksum).utf8)).prefix(20)).base64EncodedString()
+    }
+}
+
+extension AssetValue {
+    /// `xx/<hex>` for a checksum, or a path that cannot exist for a malformed one.
+    public static func relativePath(checksum: String) -> String {
+        guard let d = Data(base64Encoded: checksum), d.count == 32 else { return "invalid/" + PathEncoding.component(checksum) }
+        let hex = Hex.string(Array(d))
+        return String(hex.prefix(2)) + "/" + hex
     }
 }

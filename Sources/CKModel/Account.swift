@@ -36,9 +36,9 @@ public struct UserAccount: Equatable, Sendable {
         self.phoneNumber = phoneNumber
     }
 
-    var stored: JSONValue {
+    package var stored: JSONValue {
         var o: [String: JSONValue] = [
-            "schemaVersion": .int(DataPaths.schemaVersion),
+            "schemaVersion": .int(FileFormat.schemaVersion),
             "appleID": .string(appleID),
             "userRecordName": .string(userRecordName),
         ]
@@ -48,7 +48,7 @@ public struct UserAccount: Equatable, Sendable {
         return .object(o)
     }
 
-    init(stored j: JSONValue) throws {
+    package init(stored j: JSONValue) throws {
         guard let a = j["appleID"]?.stringValue, let u = j["userRecordName"]?.stringValue else {
             throw CloudKitError.internalError("malformed user file")
         }

@@ -1,6 +1,6 @@
 import Foundation
 import XCTest
-@testable import CKCore
+@testable import CKCrypto
 
 /// Tokens and continuation markers spell their parts in unpadded base64url, encoded and decoded
 /// on the bytes: the same text as Foundation's base64 with `-_` and no padding, and back.
@@ -11,17 +11,17 @@ final class Base64URLTests: XCTestCase {
             let bytes = (0..<(n < 64 ? n : Int.random(in: 0...400, using: &rng))).map { _ in UInt8.random(in: 0...255, using: &rng) }
             let foundation = Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
                 .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-            let text = ChangeToken.base64url(bytes)
+            let text = Base64URL.encode(bytes)
             XCTAssertEqual(text, foundation)
-            XCTAssertEqual(ChangeToken.unbase64url(text), bytes)
+            XCTAssertEqual(Base64URL.decode(text), bytes)
         }
     }
 
     func testDecodingRefusesWhatIsNotUnpaddedBase64url() {
         for bad in ["a", "abcde", "ab+c", "ab/c", "ab=", "ab c", "é", "AB\u{0}"] {
-            XCTAssertNil(ChangeToken.unbase64url(bad), bad)
+            XCTAssertNil(Base64URL.decode(bad), bad)
         }
-        XCTAssertEqual(ChangeToken.unbase64url(""), [])
-        XCTAssertEqual(ChangeToken.unbase64url("_-8"), [0xFF, 0xEF])
+        XCTAssertEqual(Base64URL.decode(""), [])
+        XCTAssertEqual(Base64URL.decode("_-8"), [0xFF, 0xEF])
     }
 }

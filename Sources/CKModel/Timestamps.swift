@@ -10,10 +10,10 @@ public enum Timestamps {
     /// Date range (±100,000,000 days, about ±273,790 years), which CloudKit JS clients can
     /// represent. Outside it a value is BAD_REQUEST, never an overflow.
     public static let range: ClosedRange<Int64> = -8_640_000_000_000_000...8_640_000_000_000_000
-    static let rangeDescription = "±8640000000000000 ms (about 273,790 years) of 1970"
+    package static let rangeDescription = "±8640000000000000 ms (about 273,790 years) of 1970"
 
     /// BAD_REQUEST for a TIMESTAMP value of field `field` outside `range`.
-    static func check(_ ms: Int64, field: String) throws {
+    package static func check(_ ms: Int64, field: String) throws {
         guard range.contains(ms) else {
             throw CloudKitError.badRequest("field '\(field)' is TIMESTAMP but \(ms) is out of range: a timestamp is milliseconds since 1970 within \(rangeDescription)")
         }
@@ -85,21 +85,21 @@ public enum Timestamps {
     /// The instant a wall-clock time names in a zone. In the hour a change to summer time skips
     /// it is read with the offset before the change (02:30 becomes 03:30), as `Calendar` does;
     /// in the hour a change back repeats, it is the earlier of the two instants.
-    static func utcSeconds(wallClock wall: Int64, in tz: TimeZone) -> Int64 {
+    package static func utcSeconds(wallClock wall: Int64, in tz: TimeZone) -> Int64 {
         func offset(_ t: Int64) -> Int64 { Int64(tz.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(t)))) }
         let before = offset(wall - 86400), after = offset(wall + 86400)
         let fits = Set([wall - before, wall - after]).filter { offset($0) == wall - $0 }
         return fits.min() ?? wall - before
     }
 
-    static func isLeap(_ y: Int) -> Bool { (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 }
+    package static func isLeap(_ y: Int) -> Bool { (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 }
 
-    static func daysIn(month m: Int, year y: Int) -> Int {
+    package static func daysIn(month m: Int, year y: Int) -> Int {
         [31, isLeap(y) ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][m - 1]
     }
 
     /// Days since 1970-01-01 (Howard Hinnant's algorithm).
-    static func daysFromCivil(_ y0: Int, _ m: Int, _ d: Int) -> Int {
+    package static func daysFromCivil(_ y0: Int, _ m: Int, _ d: Int) -> Int {
         let y = m <= 2 ? y0 - 1 : y0
         let era = (y >= 0 ? y : y - 399) / 400
         let yoe = y - era * 400

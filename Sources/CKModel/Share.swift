@@ -12,9 +12,9 @@ public enum ShareInfo {
     /// CKShare's title (`CKShare.SystemFieldKey.title`), a STRING field of the share record.
     public static let titleField = "cloudkit.title"
     /// The top-level keys a share record stores besides a record's own.
-    static let keys: Set<String> = ["publicPermission", "participants", "owner", "rootRecordName"]
+    package static let keys: Set<String> = ["publicPermission", "participants", "owner", "rootRecordName"]
     /// Stored, never shown: the root a hierarchy share belongs to (the root's `share` says it).
-    static let storedOnlyKeys: [String] = ["rootRecordName"]
+    package static let storedOnlyKeys: [String] = ["rootRecordName"]
     /// Where a share can be opened: `https://www.icloud.com/share/<shortGUID>`.
     public static let urlPrefix = "https://www.icloud.com/share/"
 
@@ -85,7 +85,7 @@ public struct ShareParticipant: Equatable, Sendable {
          "userIdentity": ["userRecordName": .string(userRecordName), "lookupInfo": ["emailAddress": .string(emailAddress)]]]
     }
 
-    init(stored j: JSONValue) throws {
+    package init(stored j: JSONValue) throws {
         guard let u = j["userIdentity"]?["userRecordName"]?.stringValue, let t = j["type"]?.stringValue.flatMap(ShareParticipantType.init(rawValue:)),
               let p = j["permission"]?.stringValue.flatMap(SharePermission.init(rawValue:)),
               let a = j["acceptanceStatus"]?.stringValue.flatMap(ShareAcceptance.init(rawValue:)) else {
@@ -138,14 +138,14 @@ public struct ShareState: Equatable, Sendable {
         return p.permission
     }
 
-    var info: [String: JSONValue] {
+    package var info: [String: JSONValue] {
         var o: [String: JSONValue] = ["publicPermission": .string(publicPermission.rawValue), "participants": .array(participants.map(\.json))]
         if let owner = owner { o["owner"] = owner.json }
         if let r = rootRecordName { o["rootRecordName"] = .string(r) }
         return o
     }
 
-    mutating func set(_ p: ShareParticipant) {
+    package mutating func set(_ p: ShareParticipant) {
         if let i = participants.firstIndex(where: { $0.userRecordName == p.userRecordName }) { participants[i] = p } else { participants.append(p) }
     }
 }
@@ -190,7 +190,7 @@ public struct ShareParticipantRequest: Equatable, Sendable {
     }
 
     /// A Web Services participant dictionary of a share create.
-    static func parse(json j: JSONValue, context: String) throws -> ShareParticipantRequest {
+    package static func parse(json j: JSONValue, context: String) throws -> ShareParticipantRequest {
         guard j.objectValue != nil else { throw CloudKitError.badRequest("\(context): a participant must be an object") }
         let perm = try j["permission"].map { v -> SharePermission in
             guard let s = v.stringValue, let p = SharePermission(rawValue: s), p != .none else {

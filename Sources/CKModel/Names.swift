@@ -17,12 +17,12 @@ public enum Names {
     }
 
     /// C0, DEL and C1 control characters (U+0000–U+001F, U+007F–U+009F).
-    static func isControl(_ u: Unicode.Scalar) -> Bool { u.value < 0x20 || (u.value >= 0x7F && u.value <= 0x9F) }
+    package static func isControl(_ u: Unicode.Scalar) -> Bool { u.value < 0x20 || (u.value >= 0x7F && u.value <= 0x9F) }
 
     /// A whitespace character as a refused token's reason names it, with the escape a URL
     /// shows it in (`a newline (%0A)`: a token pasted with its newline is the common slip);
     /// nil for any other character.
-    static func whitespace(_ u: Unicode.Scalar) -> String? {
+    package static func whitespace(_ u: Unicode.Scalar) -> String? {
         switch u {
         case "\n": return "a newline (%0A)"
         case "\r": return "a carriage return (%0D)"
@@ -34,7 +34,7 @@ public enum Names {
 
     /// Where the whitespace of text trimmed of it is (`ends in a newline (%0A)`, `starts with
     /// a space (%20)`).
-    static func whitespaceAtEnds(_ s: String) -> String {
+    package static func whitespaceAtEnds(_ s: String) -> String {
         s.unicodeScalars.last.flatMap(whitespace).map { "ends in " + $0 }
             ?? "starts with " + (s.unicodeScalars.first.flatMap(whitespace) ?? "whitespace")
     }
@@ -78,7 +78,7 @@ public enum Names {
     }
 
     /// Identifiers (field names, record type names): an ASCII letter, then letters, digits or `_`.
-    static func validateIdentifier(_ s: String, kind: String) throws {
+    package static func validateIdentifier(_ s: String, kind: String) throws {
         if s.isEmpty { throw CloudKitError.badRequest("\(kind) name must not be empty") }
         if s.utf8.count > maxLength {
             throw CloudKitError.badRequest("\(kind) name '\(describe(s))' is \(s.utf8.count) bytes long; the limit is \(maxLength)")
@@ -123,5 +123,5 @@ public struct NameKey: Hashable, Comparable, Sendable {
 
 extension String {
     /// Equal bytes: the only equality names have.
-    func sameBytes(_ other: String) -> Bool { utf8.elementsEqual(other.utf8) }
+    package func sameBytes(_ other: String) -> Bool { utf8.elementsEqual(other.utf8) }
 }

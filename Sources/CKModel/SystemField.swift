@@ -36,7 +36,7 @@ public enum SystemField: String, CaseIterable, Sendable {
 
     /// The index run a query on it reads: nil for record names (the type's names run), "" for
     /// none (parent and share are not indexed), else the run's field name.
-    var runField: String? {
+    package var runField: String? {
         switch self {
         case .recordName: return nil
         case .parent, .share: return ""
@@ -45,7 +45,7 @@ public enum SystemField: String, CaseIterable, Sendable {
     }
 
     /// Its value in a record, as a query compares it.
-    func value(of r: Record) -> RecordField? {
+    package func value(of r: Record) -> RecordField? {
         func ref(_ n: String) -> RecordField { RecordField(type: FieldType(.reference), value: ["recordName": .string(n), "action": "NONE"]) }
         switch self {
         case .recordName: return ref(r.recordName)
@@ -58,5 +58,5 @@ public enum SystemField: String, CaseIterable, Sendable {
         }
     }
 
-    var kind: ValueKind { type.base == .timestamp ? .number : .reference }
+    package var kind: ValueKind { type.base == .timestamp ? .number : .reference }
 }

@@ -16,7 +16,7 @@ public struct RecordField: Equatable, Sendable {
     /// BAD_REQUEST for a TIMESTAMP (or an element of a TIMESTAMP_LIST) outside
     /// `Timestamps.range`: a field built in memory (a command's field argument) reaches the
     /// save without `parse`, which checks the same.
-    func checkRange(name: String) throws {
+    package func checkRange(name: String) throws {
         guard type.base == .timestamp else { return }
         for v in type.isList ? value.arrayValue ?? [] : [value] {
             if let ms = v.int64Value { try Timestamps.check(ms, field: name) }
@@ -41,7 +41,7 @@ public struct RecordField: Equatable, Sendable {
     }
 
     /// How many bytes base64 text decodes to, counted without decoding it.
-    static func base64DecodedCount(_ s: String) -> Int {
+    package static func base64DecodedCount(_ s: String) -> Int {
         let n = s.utf8.count
         var pad = 0
         for c in s.utf8.reversed().prefix(2) where c == UInt8(ascii: "=") { pad += 1 }
@@ -57,7 +57,7 @@ public struct RecordField: Equatable, Sendable {
 
     /// The dictionary's shape — an object of `value` and an optional string `type` — as its
     /// `type` tag and value (nil when the value is null). A malformed one is refused whole.
-    static func shape(name: String, json: JSONValue) throws -> (tag: String?, value: JSONValue)? {
+    package static func shape(name: String, json: JSONValue) throws -> (tag: String?, value: JSONValue)? {
         guard let o = json.objectValue else {
             throw CloudKitError.badRequest("field '\(name)' must be an object {\"value\": …, \"type\": …}, got \(json.kindName)")
         }
@@ -74,7 +74,7 @@ public struct RecordField: Equatable, Sendable {
     /// A value with its `type` tag (inferred when there is none), in canonical form; BAD_REQUEST
     /// when the tag is unknown or the value does not fit it (a value error: CloudKit fails the
     /// record it is in, not the request: `RecordOperation.invalid`).
-    static func typed(name: String, tag: String?, value: JSONValue) throws -> RecordField {
+    package static func typed(name: String, tag: String?, value: JSONValue) throws -> RecordField {
         var type: FieldType
         if let s = tag {
             guard let ft = FieldType(tag: s) else {
@@ -105,7 +105,7 @@ public struct RecordField: Equatable, Sendable {
 
     /// Infers a type tag for an untyped Web Services value, for a field neither the schema nor
     /// the record knows (otherwise the value takes the field's type when saved).
-    static func infer(name: String, value: JSONValue) throws -> FieldType {
+    package static func infer(name: String, value: JSONValue) throws -> FieldType {
         switch value {
         case .string: return FieldType(.string)
         case .int, .bool: return FieldType(.int64)
@@ -232,10 +232,10 @@ public struct Reference: Equatable, Sendable {
 }
 
 /// A location value; latitude and longitude are required.
-enum Location {
-    static let keys: Set<String> = ["latitude", "longitude", "horizontalAccuracy", "verticalAccuracy", "altitude", "speed", "course", "timestamp"]
+package enum Location {
+    package static let keys: Set<String> = ["latitude", "longitude", "horizontalAccuracy", "verticalAccuracy", "altitude", "speed", "course", "timestamp"]
 
-    static func parse(name: String, json: JSONValue) throws -> JSONValue {
+    package static func parse(name: String, json: JSONValue) throws -> JSONValue {
         guard let o = json.objectValue else {
             throw CloudKitError.badRequest("field '\(name)' is LOCATION but the value is \(json.kindName) (a location dictionary expected)")
         }

@@ -15,7 +15,7 @@ public struct ChangeStamp: Equatable, Sendable {
         ["timestamp": .int(timestamp), "userRecordName": .string(userRecordName), "deviceID": .string(deviceID)]
     }
 
-    init(json: JSONValue?) throws {
+    package init(json: JSONValue?) throws {
         guard let o = json?.objectValue, let t = o["timestamp"]?.int64Value,
               let u = o["userRecordName"]?.stringValue, let d = o["deviceID"]?.stringValue
         else { throw CloudKitError.internalError("stored record has a malformed change stamp") }

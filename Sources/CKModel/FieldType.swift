@@ -43,7 +43,7 @@ public struct FieldType: Hashable, Sendable, CustomStringConvertible {
         self.init(b, list: list)
     }
 
-    static let cktoolNames: [String: String] = [
+    package static let cktoolNames: [String: String] = [
         "stringType": "STRING", "int64Type": "INT64", "doubleType": "DOUBLE", "timestampType": "TIMESTAMP",
         "bytesType": "BYTES", "referenceType": "REFERENCE", "locationType": "LOCATION", "assetType": "ASSETID",
         "stringListType": "STRING_LIST", "int64ListType": "INT64_LIST", "doubleListType": "DOUBLE_LIST",

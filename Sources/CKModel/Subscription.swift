@@ -39,13 +39,13 @@ public struct Subscription: Equatable, Sendable {
     }
 
     /// Whether its notifications raise the app's badge (`shouldBadge`).
-    var badges: Bool { notificationInfo["shouldBadge"]?.boolValue == true }
+    package var badges: Bool { notificationInfo["shouldBadge"]?.boolValue == true }
 
     /// A string key of the notification info.
-    func info(_ key: String) -> String? { notificationInfo[key]?.stringValue }
+    package func info(_ key: String) -> String? { notificationInfo[key]?.stringValue }
 
     /// A field-name list of the notification info (`additionalFields`, `alertLocalizationArgs`, …).
-    func infoFields(_ key: String) -> [String] { notificationInfo[key]?.arrayValue?.compactMap(\.stringValue) ?? [] }
+    package func infoFields(_ key: String) -> [String] { notificationInfo[key]?.arrayValue?.compactMap(\.stringValue) ?? [] }
 
     public init(subscriptionID: String, kind: Kind, zoneName: String? = nil, recordType: String? = nil, filters: [QueryFilter] = [],
                 firesOn: [FiresOn] = FiresOn.allCases, firesOnce: Bool = false, alertBody: String? = nil,
@@ -131,17 +131,5 @@ public struct Subscription: Equatable, Sendable {
         if kind != .query { firesOn = FiresOn.allCases }
         // Absent and false are one (parseNotificationInfo keeps no false flag).
         notificationInfo = (info?.objectValue ?? [:]).filter { !$0.value.isNull && $0.value.boolValue != false }
-    }
-
-    /// What a change means to this subscription: the query reason it fires with, or nil.
-    func fires(on change: RecordChange, zone: String) -> FiresOn? {
-        if let z = zoneName, !z.sameBytes(zone) { return nil }
-        let r = change.after ?? change.before
-        if let t = recordType, r?.recordType != t { return nil }
-        let event: FiresOn = change.kind == .created ? .create : change.kind == .updated ? .update : .delete
-        guard kind == .query else { return event }
-        guard firesOn.contains(event) else { return nil }
-        guard let subject = change.kind == .deleted ? change.before : change.after else { return nil }
-        return filters.allSatisfy { QueryMatcher.matches(subject, $0) } ? event : nil
     }
 }
