@@ -7,6 +7,7 @@ public struct Command {
     public var summary: String
     /// The client operation the command stands for (`records/modify`, …; Docs/wire.md), which
     /// faults match (Docs/faults.md); nil for ck's own commands, which are never faulted.
+    /// CommandEndpointTests holds every row to it, and EndpointDocTablesTests those pages.
     public var endpoint: Endpoint?
     public var options: [OptionSpec]
     /// Longer help, shown by `ck <command> --help`.
