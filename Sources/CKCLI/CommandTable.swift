@@ -6,7 +6,7 @@ public struct CommandTable {
         [InitCommand.command, HelpCommand.command, StatusCommand.command] + ContainerCommands.all
         + AccountCommands.all + [AccountCommands.whoami] + PermissionCommands.all + UserCommands.all + ZoneCommands.all + RecordCommands.all
         + [ZoneCommands.changes, DatabaseCommands.changes] + TokenCommands.all + SubscriptionCommands.all + NotificationCommands.all + ShareCommands.all + [ExportCommand.command, ImportCommand.command] + [ServeCommand.command] + APITokenCommands.all + ServerKeyCommands.all + FaultCommands.all + [FsckCommand.command]
-        + SchemaCommands.all
+        + SchemaCommands.all + [RoleCommands.assign, RoleCommands.remove, RoleCommands.list]
         + HistoryCommands.reads + TagCommands.all + HistoryCommands.writes
         + [VersionCommand.command, CompletionCommand.command, ManCommand.command])
 
