@@ -1,7 +1,7 @@
 import CKCore
 
 extension HistoryCommands {
-    static let blame: Command = Command(["blame"], synopsis: "RECORD [--zone Z] [--at REF]",
+    static let blame: CommandSpec = CommandSpec(synopsis: "RECORD [--zone Z] [--at REF]",
         summary: "For each field of a record, the change that last set it",
         options: [OptionSpec("--at", value: "REF", help: "the record as of this point (\(referenceHelp))")],
         details: """

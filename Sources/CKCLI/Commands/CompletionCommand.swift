@@ -1,6 +1,6 @@
 /// `ck completion bash|zsh|fish`: a shell completion script, generated from the command table.
 enum CompletionCommand {
-    static let command: Command = Command(["completion"], synopsis: "bash|zsh|fish",
+    static let command: CommandSpec = CommandSpec(synopsis: "bash|zsh|fish",
         summary: "Print a shell completion script (a script, not JSON)",
         details: """
         Prints a completion script for the shell on stdout (not JSON; --format does not apply).

@@ -1,7 +1,7 @@
 import CKCore
 
 extension HistoryCommands {
-    static let diff: Command = Command(["diff"], synopsis: "REF1 [REF2] [--zone Z] [--stat | --name-only]",
+    static let diff: CommandSpec = CommandSpec(synopsis: "REF1 [REF2] [--zone Z] [--stat | --name-only]",
         summary: "Show the records added, changed and deleted between two points (default: up to now)",
         options: [
             OptionSpec("--stat", help: "only counts: {added, changed, deleted}"),

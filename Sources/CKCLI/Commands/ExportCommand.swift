@@ -3,7 +3,7 @@ import CKCore
 /// `ck export`: a database's records as NDJSON, one Web Services record per line, for
 /// fixtures, backups and bulk loads (`ck import` reads them back).
 enum ExportCommand {
-    static let command: Command = Command(["export"], synopsis: "[--zone Z] [--at REF]",
+    static let command: CommandSpec = CommandSpec(synopsis: "[--zone Z] [--at REF]",
         summary: "Print every record of a database as NDJSON (one record per line)",
         options: [HistoryReferences.atOption],
         details: """

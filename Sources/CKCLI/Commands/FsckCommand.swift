@@ -2,7 +2,7 @@ import CKCore
 
 /// `ck fsck`: check the data directory and repair what a crash left.
 enum FsckCommand {
-    static let command: Command = Command(["fsck"], synopsis: "[--dry-run]",
+    static let command: CommandSpec = CommandSpec(synopsis: "[--dry-run]",
         summary: "Check every file and change history; repair what a crash left",
         options: [OptionSpec("--dry-run", help: "report problems without repairing them")],
         details: """

@@ -1,7 +1,7 @@
 import CKCore
 
 extension HistoryCommands {
-    static let gc: Command = Command(["gc"], synopsis: "[--zone Z] [--keep N | --keep-since REF]",
+    static let gc: CommandSpec = CommandSpec(synopsis: "[--zone Z] [--keep N | --keep-since REF]",
         summary: "Compact a zone's history: older tokens then CHANGE_TOKEN_EXPIRED, as CloudKit's do",
         options: [
             OptionSpec("--keep", value: "N", help: "keep the last N changes whole (default 0: only the current state)"),

@@ -1,6 +1,6 @@
 /// `ck help [COMMAND…]`
 enum HelpCommand {
-    static let command: Command = Command(["help"], synopsis: "[COMMAND…] [--all]", summary: "Show help for ck or one command",
+    static let command: CommandSpec = CommandSpec(synopsis: "[COMMAND…] [--all]", summary: "Show help for ck or one command",
         options: [OptionSpec("--all", help: "every command with its summary, and every global option with its variable")]) { inv in
         let table = CommandTable.standard
         let words = inv.args.positionals

@@ -5,10 +5,6 @@ import CKCore
 /// references (HistoryReference, Parsing/HistoryReferences.swift): a change token, ZONE@SEQ
 /// (or SEQ with --zone), HEAD, a tag or a time.
 enum HistoryCommands {
-    /// The reading commands, then the writing ones, as help lists them (tags in between).
-    static var reads: [Command] { [log, show, diff, blame] }
-    static var writes: [Command] { [restore, revert, gc] }
-
     static let referenceHelp = HistoryReferences.help
 
     static let dryRun = OptionSpec("--dry-run", help: "print what would change, change nothing")

@@ -3,8 +3,8 @@ import CKCore
 /// `ck import`: records from NDJSON (or a JSON array) into their zones, in records/modify
 /// batches, reported as each batch commits.
 enum ImportCommand {
-    static let command: Command = Command(["import"], synopsis: "[FILE] [--batch N]",
-        summary: "Load records from NDJSON (or a JSON array), replacing records of the same name", endpoint: .recordsModify,
+    static let command: CommandSpec = CommandSpec(synopsis: "[FILE] [--batch N]",
+        summary: "Load records from NDJSON (or a JSON array), replacing records of the same name",
         options: [OptionSpec("--batch", value: "N", help: "records per committed batch [default and maximum: 200]")],
         details: """
         Reads Web Services records from FILE or stdin: NDJSON, one record per line (what

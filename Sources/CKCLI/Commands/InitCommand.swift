@@ -2,7 +2,7 @@ import CKCore
 
 /// `ck init [DIR]`: a project-local data directory, like `git init`.
 enum InitCommand {
-    static let command: Command = Command(["init"], synopsis: "[DIR]", summary: "Create a project-local .ck/ data directory",
+    static let command: CommandSpec = CommandSpec(synopsis: "[DIR]", summary: "Create a project-local .ck/ data directory",
         details: "Creates DIR/.ck (default: the working directory). Commands run below DIR then use it\nunless --data-dir or $CK_DATA_DIR says otherwise.") { inv in
         let p = try inv.positionals(max: 1, what: "directory")
         var base = p.first ?? inv.io.currentDirectory

@@ -1,7 +1,7 @@
 import CKCore
 
 extension HistoryCommands {
-    static let log: Command = Command(["log"], synopsis: "[RECORD] [--zone Z | --all-zones] [--field F] [--since REF] [--until REF] [--user U] [--device D] [--limit N] [--patch] [--reverse]",
+    static let log: CommandSpec = CommandSpec(synopsis: "[RECORD] [--zone Z | --all-zones] [--field F] [--since REF] [--until REF] [--user U] [--device D] [--limit N] [--patch] [--reverse]",
         summary: "List the changes of a zone, a record or a field, newest first (like git log)",
         options: [
             OptionSpec("--all-zones", help: "the changes of every zone of the database, newest first"),

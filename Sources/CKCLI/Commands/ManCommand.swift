@@ -1,6 +1,6 @@
 /// `ck man`: the ck(1) manual page, generated from the command table.
 enum ManCommand {
-    static let command: Command = Command(["man"], synopsis: "",
+    static let command: CommandSpec = CommandSpec(synopsis: "",
         summary: "Print the ck(1) manual page (roff, not JSON)",
         details: """
         Prints the manual page in roff on stdout (not JSON; --format does not apply): every

@@ -1,9 +1,9 @@
 import CKCore
 
 extension HistoryCommands {
-    static let restore: Command = Command(["restore"], synopsis: "REF [--zone Z] [RECORD…] [--dry-run]",
+    static let restore: CommandSpec = CommandSpec(synopsis: "REF [--zone Z] [RECORD…] [--dry-run]",
         summary: "Write the records of a zone (or the ones named) back as they were at REF, as new changes",
-        endpoint: .recordsModify, options: [dryRun],
+        options: [dryRun],
         details: """
         Every record of the zone that differs from its version at REF (or only the RECORDs
         named) is written back: saved as it was (replace), made again if it was deleted since,

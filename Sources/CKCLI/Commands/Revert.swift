@@ -1,9 +1,9 @@
 import CKCore
 
 extension HistoryCommands {
-    static let revert: Command = Command(["revert"], synopsis: "REF [--zone Z] [--dry-run]",
+    static let revert: CommandSpec = CommandSpec(synopsis: "REF [--zone Z] [--dry-run]",
         summary: "Undo one change by writing its inverse as a new change (like git revert)",
-        endpoint: .recordsModify, options: [dryRun],
+        options: [dryRun],
         details: """
         REF names one change (ZONE@SEQ; a token, tag or time stands for the last change at or
         before it). Undoing a save of new fields sets those fields back (the record's other

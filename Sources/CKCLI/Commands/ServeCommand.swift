@@ -5,7 +5,7 @@ import Glibc
 
 /// `ck serve`: CloudKit Web Services over HTTP on this data directory (Docs/serve.md).
 enum ServeCommand {
-    static let command: Command = Command(["serve"], synopsis: "[--host H] [--port P] [--allow-origin ORIGIN]... [--strict-token-rotation] [--snippet] [--ephemeral [--seed FILE]]",
+    static let command: CommandSpec = CommandSpec(synopsis: "[--host H] [--port P] [--allow-origin ORIGIN]... [--strict-token-rotation] [--snippet] [--ephemeral [--seed FILE]]",
         summary: "Answer CloudKit Web Services over HTTP, so CloudKit JS and server scripts run against this store",
         options: [
             OptionSpec("--host", value: "H", help: "the address to listen on [default: 127.0.0.1]; any other than loopback prints a warning"),

@@ -1,7 +1,7 @@
 import CKCore
 
 extension HistoryCommands {
-    static let show: Command = Command(["show"], synopsis: "REF [--zone Z]",
+    static let show: CommandSpec = CommandSpec(synopsis: "REF [--zone Z]",
         summary: "Show one change: the record before and after, and what changed field by field",
         details: """
         Prints {change, before, after, fields}: the change (as 'ck log' lists it), the record as

@@ -2,7 +2,7 @@ import CKCore
 
 /// `ck status`: where commands act and how far this device is behind, like `git status`.
 enum StatusCommand {
-    static let command: Command = Command(["status"], synopsis: "",
+    static let command: CommandSpec = CommandSpec(synopsis: "",
         summary: "Show data directory, container, account, and how far this device's bookmarks are behind",
         details: """
         Prints {dataDirectory, containerIdentifier, environment, database, device, account:

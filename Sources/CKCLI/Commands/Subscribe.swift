@@ -1,9 +1,8 @@
 import CKCore
 
 extension SubscriptionCommands {
-    static let subscribe: Command = Command(["subscribe"],
-        synopsis: "[database | zone --zone Z | query --type T [--filter 'FIELD OP VALUE'…] [--fires-on create,update,delete] [--fires-once]] [--id ID] [--content-available] [--alert-body TEXT] [NOTIFICATION-INFO…]",
-        summary: "Save a database, zone or query subscription (same ID: replaced)", endpoint: .subscriptionsModify,
+    static let subscribe: CommandSpec = CommandSpec(synopsis: "[database | zone --zone Z | query --type T [--filter 'FIELD OP VALUE'…] [--fires-on create,update,delete] [--fires-once]] [--id ID] [--content-available] [--alert-body TEXT] [NOTIFICATION-INFO…]",
+        summary: "Save a database, zone or query subscription (same ID: replaced)",
         options: [
             OptionSpec("--id", value: "ID", help: "subscription ID [default: derived from the subscription, so saving it again replaces it]"),
             OptionSpec("--type", value: "T", help: "record type (query; optional filter for zone subscriptions)"),

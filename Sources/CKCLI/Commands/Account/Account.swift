@@ -1,7 +1,7 @@
 import CKCore
 
 extension AccountCommands {
-    static let status: Command = Command(["account"], synopsis: "[--require STATUS]", summary: "Show the account status of this device", endpoint: .accountStatus,
+    static let status: CommandSpec = CommandSpec(synopsis: "[--require STATUS]", summary: "Show the account status of this device",
         options: [OptionSpec("--require", value: "STATUS", help: "fail (exit 5, nothing on stdout) unless the status is STATUS, e.g. available")],
         details: "Prints {status, userRecordName?, appleID?}. Status is one of available, noAccount,\nrestricted, couldNotDetermine, temporarilyUnavailable. In a script:\nck account --require available >/dev/null || exit.") { inv in
         _ = try inv.positionals(max: 0, what: "")

@@ -1,4 +1,2 @@
 /// `ck container use ID`, `ck container show`.
-enum ContainerCommands {
-    static var all: [Command] { [use, show] }
-}
+enum ContainerCommands {}

@@ -1,7 +1,7 @@
 import CKCore
 
 extension TokenCommands {
-    static let expire: Command = Command(["token", "expire"], synopsis: "--zone Z",
+    static let expire: CommandSpec = CommandSpec(synopsis: "--zone Z",
         summary: "Expire every change token of a zone issued so far (fault injection)",
         details: """
         Drops the zone's retained history up to now, as CloudKit's server does on its own
