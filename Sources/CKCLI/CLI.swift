@@ -95,12 +95,12 @@ public enum CLI {
             if let unknown = tokens.first(where: { $0.hasPrefix("-") && $0 != "-h" && $0 != "--help" && !isGlobal($0, globalsWithValue) && !globalFlags.contains($0) }) {
                 throw UsageError("unknown option '\(unknown)'" + Suggestions.hint(unknown, among: GlobalOptions.specs.flatMap { [$0.name] + $0.aliases }))
             }
-            return (HelpCommand.command, tokens)
+            return (table.command(["help"])!, tokens)
         }
         guard let c = table.match(words.map(\.word)) else {
             let first = words[0].word
             if table.groups.contains(first) {
-                if sawHelp || words.count == 1 && sawHelp { return (HelpCommand.command, [first]) }
+                if sawHelp || words.count == 1 && sawHelp { return (table.command(["help"])!, [first]) }
                 let subs = table.children(of: [first]).map { $0.path.dropFirst().joined(separator: " ") }
                 if words.count > 1 {
                     let hint = Suggestions.hint(words[1].word, among: subs) { "'ck \(first) \($0)'" }

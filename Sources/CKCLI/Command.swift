@@ -3,31 +3,52 @@ import CKModel
 
 /// One row of the command table: the single source of truth for dispatch, help and docs.
 public struct Command {
-    public var path: [String]
-    public var synopsis: String
-    public var summary: String
+    public let path: [String]
     /// The client operation the command stands for (`records/modify`, …; Docs/wire.md), which
     /// faults match (Docs/faults.md); nil for ck's own commands, which are never faulted.
-    public var endpoint: Endpoint?
-    public var options: [OptionSpec]
+    /// CommandEndpointTests holds every row to it, and EndpointDocTablesTests those pages.
+    public let endpoint: Endpoint?
+    public let synopsis: String
+    public let summary: String
+    public let options: [OptionSpec]
     /// Longer help, shown by `ck <command> --help`.
-    public var details: String
+    public let details: String
     /// Whether the command takes several `--zone`s (the others take one).
-    public var severalZones: Bool
-    public var run: (Invocation) throws -> Int32
+    public let severalZones: Bool
+    public let run: (Invocation) throws -> Int32
 
-    public init(_ path: [String], synopsis: String, summary: String, endpoint: Endpoint? = nil, options: [OptionSpec] = [], details: String = "",
-                severalZones: Bool = false, run: @escaping (Invocation) throws -> Int32) {
+    init(_ path: [String], _ endpoint: Endpoint?, _ spec: CommandSpec) {
         self.path = path
+        self.endpoint = endpoint
+        synopsis = spec.synopsis
+        summary = spec.summary
+        options = spec.options
+        details = spec.details
+        severalZones = spec.severalZones
+        run = spec.run
+    }
+
+    public var name: String { path.joined(separator: " ") }
+    public var usage: String { "ck \(name)\(synopsis.isEmpty ? "" : " " + synopsis)" }
+}
+
+/// What a command's own file says of it (Commands/…): its usage, help and handler. Its name
+/// and endpoint are in its row of the command table.
+struct CommandSpec {
+    var synopsis: String
+    var summary: String
+    var options: [OptionSpec]
+    var details: String
+    var severalZones: Bool
+    var run: (Invocation) throws -> Int32
+
+    init(synopsis: String, summary: String, options: [OptionSpec] = [], details: String = "", severalZones: Bool = false,
+         run: @escaping (Invocation) throws -> Int32) {
         self.synopsis = synopsis
         self.summary = summary
-        self.endpoint = endpoint
         self.options = options
         self.details = details
         self.severalZones = severalZones
         self.run = run
     }
-
-    public var name: String { path.joined(separator: " ") }
-    public var usage: String { "ck \(name)\(synopsis.isEmpty ? "" : " " + synopsis)" }
 }

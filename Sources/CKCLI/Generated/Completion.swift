@@ -51,8 +51,8 @@ struct CompletionModel {
     /// What a command's arguments (positionals) complete to.
     static func arguments(of c: Command) -> Values {
         switch c.path {
-        case HelpCommand.command.path: return .commandPath
-        case CompletionCommand.command.path: return .words(shells)
+        case ["help"]: return .commandPath
+        case ["completion"]: return .words(shells)
         case ["account", "set-status"]: return .words(AccountStatus.allCases.map(\.rawValue))
         case ["permission", "request"], ["permission", "status"]: return .words(["userDiscoverability"])
         case ["zone", "delete"], ["zone", "purge"]: return .zones

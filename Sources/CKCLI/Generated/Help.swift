@@ -95,7 +95,7 @@ enum Help {
     }
 
     static func text(for c: Command, table: CommandTable) -> String {
-        if c.path == HelpCommand.command.path { return overview(table) }
+        if c.path == ["help"] { return overview(table) }
         var s = "usage: \(c.usage)\n\n\(c.summary)\n"
         if !c.details.isEmpty { s += "\n" + c.details + (c.details.hasSuffix("\n") ? "" : "\n") }
         if !c.options.isEmpty { s += "\nOptions:\n" + optionLines(c.options) }

@@ -1,7 +1,7 @@
 import CKCore
 
 extension APITokenCommands {
-    static let create: Command = Command(["api-token", "create"], synopsis: "[--name N]",
+    static let create: CommandSpec = CommandSpec(synopsis: "[--name N]",
         summary: "Make an API token for ck serve (?ckAPIToken=) in this container and environment",
         options: [OptionSpec("--name", value: "N", help: "a name to tell the token by in 'ck api-token list'")],
         details: """

@@ -1,7 +1,7 @@
 import CKCore
 
 extension APITokenCommands {
-    static let delete: Command = Command(["api-token", "delete"], synopsis: "TOKEN", summary: "Revoke an API token",
+    static let delete: CommandSpec = CommandSpec(synopsis: "TOKEN", summary: "Revoke an API token",
         details: """
         Prints {"apiToken", "deleted": true}; requests carrying it are refused (401) from then on.
         NOT_FOUND (exit 3) when this container and environment have no such token.

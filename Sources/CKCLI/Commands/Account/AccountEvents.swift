@@ -2,7 +2,7 @@ import CKCore
 import CKJSON
 
 extension AccountCommands {
-    static let events: Command = Command(["account", "events"], synopsis: "[--since SEQ] [--follow [--timeout S]]",
+    static let events: CommandSpec = CommandSpec(synopsis: "[--since SEQ] [--follow [--timeout S]]",
         summary: "List account-changed events (or follow them as they happen)",
         options: [
             OptionSpec("--since", value: "SEQ", help: "only events after SEQ (the seq of the last event already seen)"),

@@ -1,7 +1,7 @@
 import CKCore
 
 extension AccountCommands {
-    static let sessions: Command = Command(["account", "sessions"], synopsis: "",
+    static let sessions: CommandSpec = CommandSpec(synopsis: "",
         summary: "List a user's web sessions of ck serve (the device's account, or --as APPLE-ID)",
         details: """
         Prints {"sessions": [{id, containerIdentifier, environment, created, expires,
@@ -16,7 +16,7 @@ extension AccountCommands {
         return ExitCode.success
     }
 
-    static let sessionsEnd: Command = Command(["account", "sessions", "end"], synopsis: "ID | --all",
+    static let sessionsEnd: CommandSpec = CommandSpec(synopsis: "ID | --all",
         summary: "End a user's web session of ck serve (or all of them)",
         options: [OptionSpec("--all", help: "end every web session of the user")],
         details: """

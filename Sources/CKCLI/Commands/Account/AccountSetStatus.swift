@@ -2,7 +2,7 @@ import CKCore
 import CKModel
 
 extension AccountCommands {
-    static let setStatus: Command = Command(["account", "set-status"], synopsis: "STATUS",
+    static let setStatus: CommandSpec = CommandSpec(synopsis: "STATUS",
         summary: "Simulate an account status (restricted, temporarilyUnavailable, …)",
         details: "STATUS is one of: \(AccountStatus.allCases.map(\.rawValue).joined(separator: ", ")).") { inv in
         let raw = try inv.positionals(min: 1, max: 1, what: "status")[0]

@@ -1,7 +1,7 @@
 import CKCore
 
 extension AccountCommands {
-    static let signin: Command = Command(["account", "signin"], synopsis: "APPLE-ID [--given-name G] [--family-name F] [--phone P]",
+    static let signin: CommandSpec = CommandSpec(synopsis: "APPLE-ID [--given-name G] [--family-name F] [--phone P]",
         summary: "Sign this device in (creating the iCloud user on first use)",
         options: [
             OptionSpec("--given-name", value: "G", help: "the user's given name"),

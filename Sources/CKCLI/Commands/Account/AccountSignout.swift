@@ -1,7 +1,7 @@
 import CKCore
 
 extension AccountCommands {
-    static let signout: Command = Command(["account", "signout"], synopsis: "", summary: "Sign a user out: the device's account, or --as APPLE-ID",
+    static let signout: CommandSpec = CommandSpec(synopsis: "", summary: "Sign a user out: the device's account, or --as APPLE-ID",
         details: """
         Signs out the device's account, or the user --as names: their web sessions of ck serve
         end, and the device's account becomes noAccount only if it is that user (another user's

@@ -1,7 +1,7 @@
 import CKCore
 
 extension AccountCommands {
-    static let webAuthToken: Command = Command(["account", "web-auth-token"], synopsis: "[--keep-signed-in]",
+    static let webAuthToken: CommandSpec = CommandSpec(synopsis: "[--keep-signed-in]",
         summary: "Sign a user in to ck serve: print a web auth token (ckWebAuthToken)",
         options: [OptionSpec("--keep-signed-in", help: "a token that lasts 14 days instead of 30 minutes")],
         details: """

@@ -2,8 +2,8 @@ import CKCore
 
 /// `ck database changes`.
 enum DatabaseCommands {
-    static let changes: Command = Command(["database", "changes"], synopsis: "[--since TOKEN | --from-start] [--limit N] [--no-save]",
-        summary: "Fetch the zones changed or deleted in a database since a token (changes/database)", endpoint: .changesDatabase,
+    static let changes: CommandSpec = CommandSpec(synopsis: "[--since TOKEN | --from-start] [--limit N] [--no-save]",
+        summary: "Fetch the zones changed or deleted in a database since a token (changes/database)",
         options: [ChangeFeedOptions.databaseSince] + ChangeFeedOptions.feedOptions,
         details: """
         Prints the changes/database response {zones: [{zoneID, deleted}], syncToken, moreComing}:

@@ -2,8 +2,7 @@ import CKCore
 import CKModel
 
 extension FaultCommands {
-    static let add: Command = Command(["fault", "add"],
-        synopsis: "--op OP --error CODE [--retry-after S] [--times N | --rate P [--seed S]] [--zone Z] [--record R] [--user U] [--device D] | --drop-rate P",
+    static let add: CommandSpec = CommandSpec(synopsis: "--op OP --error CODE [--retry-after S] [--times N | --rate P [--seed S]] [--zone Z] [--record R] [--user U] [--device D] | --drop-rate P",
         summary: "Arm a fault: the next matching operations fail with a CloudKit error",
         options: [
             OptionSpec("--op", value: "OP", help: "the client operation to fail: \(Endpoint.allCases.map(\.path).joined(separator: ", ")), or * (all but notifications/deliver)"),

@@ -1,7 +1,7 @@
 import CKCore
 
 extension FaultCommands {
-    static let clear: Command = Command(["fault", "clear"], synopsis: "[ID]", summary: "Disarm one fault, or all of them",
+    static let clear: CommandSpec = CommandSpec(synopsis: "[ID]", summary: "Disarm one fault, or all of them",
         details: """
         Prints {"faults": [{id, deleted: true}]} for each fault removed: the one named (NOT_FOUND,
         exit 3, when there is none by that ID) or, without an ID, every one (none: {"faults": []}).

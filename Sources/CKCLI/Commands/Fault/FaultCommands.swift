@@ -4,8 +4,6 @@ import CKModel
 /// `ck fault add|list|clear` (Docs/faults.md): the argv of a fault, and the check that commands
 /// not yet on the API make before they run.
 enum FaultCommands {
-    static var all: [Command] { [add, list, clear] }
-
     /// The operations `--op` takes, as help and errors list them.
     static var operations: String { FaultOperation.paths.joined(separator: ", ") }
 

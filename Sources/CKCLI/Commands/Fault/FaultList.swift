@@ -1,7 +1,7 @@
 import CKCore
 
 extension FaultCommands {
-    static let list: Command = Command(["fault", "list"], synopsis: "", summary: "List the armed faults, in the order they are checked",
+    static let list: CommandSpec = CommandSpec(synopsis: "", summary: "List the armed faults, in the order they are checked",
         details: """
         Prints {"faults": [...]}: each fault as 'ck fault add' printed it, with what is left of
         it: times (matching operations still to fail), evaluations (operations a --rate fault

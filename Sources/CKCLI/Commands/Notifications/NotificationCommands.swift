@@ -2,6 +2,4 @@ import CKCore
 
 /// `ck notifications`: the device's pending notifications, or a live feed of them;
 /// `ck notifications drop`: losing some on the way, as pushes are lost.
-enum NotificationCommands {
-    static var all: [Command] { [notifications, drop] }
-}
+enum NotificationCommands {}

@@ -2,8 +2,8 @@ import CKCore
 import CKJSON
 
 extension NotificationCommands {
-    static let notifications: Command = Command(["notifications"], synopsis: "[--mark-read] [--follow [--timeout S]]",
-        summary: "List this device's unread notifications (or follow them as they arrive)", endpoint: .notificationsList,
+    static let notifications: CommandSpec = CommandSpec(synopsis: "[--mark-read] [--follow [--timeout S]]",
+        summary: "List this device's unread notifications (or follow them as they arrive)",
         options: [
             OptionSpec("--mark-read", help: "mark the notifications printed as read"),
             OptionSpec("--follow", help: "keep running and print each new notification as an NDJSON line (whatever --format)"),

@@ -1,7 +1,7 @@
 import CKCore
 
 extension NotificationCommands {
-    static let drop: Command = Command(["notifications", "drop"], synopsis: "[--count N | --all]",
+    static let drop: CommandSpec = CommandSpec(synopsis: "[--count N | --all]",
         summary: "Lose this device's newest unread notifications, as a dropped push (fault injection)",
         options: [
             OptionSpec("--count", value: "N", help: "drop the N newest unread notifications [default: 1]"),

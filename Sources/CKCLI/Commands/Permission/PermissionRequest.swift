@@ -1,7 +1,7 @@
 import CKCore
 
 extension PermissionCommands {
-    static let request: Command = Command(["permission", "request"], synopsis: "userDiscoverability [--deny]",
+    static let request: CommandSpec = CommandSpec(synopsis: "userDiscoverability [--deny]",
         summary: "Answer the discoverability prompt for this container (grant, or --deny)",
         options: [OptionSpec("--deny", help: "record that the user declined")]) { inv in
         _ = try permissionName(inv)

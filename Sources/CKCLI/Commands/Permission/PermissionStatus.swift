@@ -1,7 +1,7 @@
 import CKCore
 
 extension PermissionCommands {
-    static let status: Command = Command(["permission", "status"], synopsis: "[userDiscoverability]",
+    static let status: CommandSpec = CommandSpec(synopsis: "[userDiscoverability]",
         summary: "Show the discoverability permission for this container",
         details: "Status is initialState (never asked), denied or granted.") { inv in
         if !inv.args.positionals.isEmpty { _ = try permissionName(inv) }

@@ -2,8 +2,6 @@ import CKCore
 
 /// `ck record …`: save, get, delete, list, modify, query.
 enum RecordCommands {
-    static var all: [Command] { [save, get, delete, list, modify, query] }
-
     static let fieldsOption = OptionSpec("--fields", value: "a,b", help: "only these fields in the output (desiredKeys)")
 
     static func desiredKeys(_ inv: Invocation) throws -> Set<String>? {

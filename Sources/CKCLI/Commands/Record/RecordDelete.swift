@@ -1,8 +1,8 @@
 import CKCore
 
 extension RecordCommands {
-    static let delete: Command = Command(["record", "delete"], synopsis: "NAME… | - [--name NAME]… [--tag TAG | --force] [--if-exists]",
-        summary: "Delete records (cascading DELETE_SELF references)", endpoint: .recordsModify,
+    static let delete: CommandSpec = CommandSpec(synopsis: "NAME… | - [--name NAME]… [--tag TAG | --force] [--if-exists]",
+        summary: "Delete records (cascading DELETE_SELF references)",
         options: [
             nameOption,
             OptionSpec("--tag", value: "TAG", help: "delete only if TAG is the current recordChangeTag, else CONFLICT (one name)"),

@@ -2,8 +2,8 @@ import CKCore
 import CKModel
 
 extension RecordCommands {
-    static let get: Command = Command(["record", "get"], synopsis: "NAME… | - [--name NAME]… [--fields a,b] [--asset FIELD] [--at REF]",
-        summary: "Fetch records by name", endpoint: .recordsLookup,
+    static let get: CommandSpec = CommandSpec(synopsis: "NAME… | - [--name NAME]… [--fields a,b] [--asset FIELD] [--at REF]",
+        summary: "Fetch records by name",
         options: [nameOption, fieldsOption, OptionSpec("--asset", value: "FIELD", help: "write the bytes of this ASSET field of one record to stdout"),
                   HistoryReferences.atOption],
         details: """

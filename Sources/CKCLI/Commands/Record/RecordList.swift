@@ -1,8 +1,8 @@
 import CKCore
 
 extension RecordCommands {
-    static let list: Command = Command(["record", "list"], synopsis: "[--type T] [--fields a,b] [--at REF]",
-        summary: "List every record of a zone (streams; no index needed)", endpoint: .recordsQuery,
+    static let list: CommandSpec = CommandSpec(synopsis: "[--type T] [--fields a,b] [--at REF]",
+        summary: "List every record of a zone (streams; no index needed)",
         options: [OptionSpec("--type", aliases: ["--record-type"], value: "T", help: "only records of this type"), fieldsOption, HistoryReferences.atOption],
         details: "Records come in storage order, which is stable for the same data. Use --format ndjson\nfor one record per line.") { inv in
         _ = try inv.positionals(max: 0, what: "")

@@ -1,8 +1,8 @@
 import CKCore
 
 extension RecordCommands {
-    static let modify: Command = Command(["record", "modify"], synopsis: "< REQUEST.json",
-        summary: "Apply a Web Services records/modify request from stdin", endpoint: .recordsModify,
+    static let modify: CommandSpec = CommandSpec(synopsis: "< REQUEST.json",
+        summary: "Apply a Web Services records/modify request from stdin",
         details: """
         Reads {"operations": [{"operationType": "create|update|forceUpdate|replace|forceReplace|
         delete|forceDelete", "record": {…}}], "atomic": true, "zoneID": {"zoneName": …},

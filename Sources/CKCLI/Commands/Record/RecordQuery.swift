@@ -3,9 +3,8 @@ import CKModel
 import Foundation
 
 extension RecordCommands {
-    static let query: Command = Command(["record", "query"],
-        synopsis: "--type T [--filter 'FIELD OP VALUE'…] [--sort FIELD[:desc]…] [--limit N] [--continue MARKER] [--fields a,b] [--at REF] [--explain]",
-        summary: "Query records (filters, sorts, pages of at most 200)", endpoint: .recordsQuery,
+    static let query: CommandSpec = CommandSpec(synopsis: "--type T [--filter 'FIELD OP VALUE'…] [--sort FIELD[:desc]…] [--limit N] [--continue MARKER] [--fields a,b] [--at REF] [--explain]",
+        summary: "Query records (filters, sorts, pages of at most 200)",
         options: [
             OptionSpec("--type", aliases: ["--record-type"], value: "T", help: "record type to query (or give a records/query body on stdin)"),
             OptionSpec("--filter", value: "'FIELD OP VALUE'", repeatable: true, help: "a filter; repeat to AND several"),

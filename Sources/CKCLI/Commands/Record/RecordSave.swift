@@ -3,8 +3,8 @@ import CKJSON
 import CKModel
 
 extension RecordCommands {
-    static let save: Command = Command(["record", "save"], synopsis: "[--type T] [--name N] [--tag TAG | --force] [--replace] [--parent NAME | --no-parent] [FIELD[:TYPE]=VALUE…]",
-        summary: "Save one record (create, update, replace)", endpoint: .recordsModify,
+    static let save: CommandSpec = CommandSpec(synopsis: "[--type T] [--name N] [--tag TAG | --force] [--replace] [--parent NAME | --no-parent] [FIELD[:TYPE]=VALUE…]",
+        summary: "Save one record (create, update, replace)",
         options: [
             OptionSpec("--type", aliases: ["--record-type"], value: "T", help: "record type (needed to create)"),
             OptionSpec("--name", value: "N", help: "record name (default: a new UUID)"),

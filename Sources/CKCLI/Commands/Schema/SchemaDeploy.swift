@@ -1,7 +1,7 @@
 import CKCore
 
 extension SchemaCommands {
-    static let deploy: Command = Command(["schema", "deploy"], synopsis: "",
+    static let deploy: CommandSpec = CommandSpec(synopsis: "",
         summary: "Promote the development schema to production (additively)",
         details: """
         Copies development's record types, fields, indexes, GRANTs and roles to production.

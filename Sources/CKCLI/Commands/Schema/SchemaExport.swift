@@ -1,7 +1,7 @@
 import CKCore
 
 extension SchemaCommands {
-    static let export: Command = Command(["schema", "export"], synopsis: "[--environment E]",
+    static let export: CommandSpec = CommandSpec(synopsis: "[--environment E]",
         summary: "Print the schema in the CloudKit schema language (.ckdb)",
         details: """
         Prints the environment's schema as cktool export-schema does: DEFINE SCHEMA, the roles,

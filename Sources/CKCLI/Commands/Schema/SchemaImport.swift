@@ -2,7 +2,7 @@ import CKCore
 import CKModel
 
 extension SchemaCommands {
-    static let importSchema: Command = Command(["schema", "import"], synopsis: "FILE [--validate]",
+    static let importSchema: CommandSpec = CommandSpec(synopsis: "FILE [--validate]",
         summary: "Make a .ckdb file the development schema (or only check it)",
         options: [OptionSpec("--validate", help: "check the file (grammar, and nothing production has is lost) without applying it")],
         details: """

@@ -2,7 +2,7 @@ import CKCore
 import CKModel
 
 extension SchemaCommands {
-    static let indexAdd: Command = Command(["schema", "index", "add"], synopsis: "TYPE FIELD QUERYABLE|SORTABLE|SEARCHABLE…",
+    static let indexAdd: CommandSpec = CommandSpec(synopsis: "TYPE FIELD QUERYABLE|SORTABLE|SEARCHABLE…",
         summary: "Add indexes to a field of the development schema",
         details: """
         What the CloudKit console does when a field is ticked QUERYABLE, SORTABLE or

@@ -2,7 +2,7 @@ import CKCore
 import CKModel
 
 extension ServerKeyCommands {
-    static let add: Command = Command(["server-key", "add"], synopsis: "KEY-ID --public-key FILE.pem",
+    static let add: CommandSpec = CommandSpec(synopsis: "KEY-ID --public-key FILE.pem",
         summary: "Register a P-256 public key whose private half signs requests to ck serve",
         options: [OptionSpec("--public-key", value: "FILE", help: "the public key in PEM, as 'openssl ec -in KEY.pem -pubout' writes it ('-' for stdin)")],
         details: """

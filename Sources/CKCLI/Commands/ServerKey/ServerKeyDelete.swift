@@ -1,7 +1,7 @@
 import CKCore
 
 extension ServerKeyCommands {
-    static let delete: Command = Command(["server-key", "delete"], synopsis: "KEY-ID", summary: "Revoke a server-to-server key",
+    static let delete: CommandSpec = CommandSpec(synopsis: "KEY-ID", summary: "Revoke a server-to-server key",
         details: """
         Prints {"keyID", "deleted": true}; requests it signs are refused (401) from then on.
         NOT_FOUND (exit 3) when this container and environment have no such key.

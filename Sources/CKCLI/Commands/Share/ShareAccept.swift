@@ -1,8 +1,8 @@
 import CKCore
 
 extension ShareCommands {
-    static let accept: Command = Command(["share", "accept"], synopsis: "SHARE-URL|SHORTGUID",
-        summary: "Accept a share you were invited to (or a public one): its zone joins your shared database", endpoint: .recordsAccept,
+    static let accept: CommandSpec = CommandSpec(synopsis: "SHARE-URL|SHORTGUID",
+        summary: "Accept a share you were invited to (or a public one): its zone joins your shared database",
         details: """
         Run as the invited user (--as APPLE-ID, $CK_USER, or the device's account). Prints
         {results: [{zoneID, shortGUID, share, ownerIdentity, rootRecordName, participantStatus,

@@ -4,8 +4,6 @@ import CKModel
 /// `ck share create|accept|list|get|add-participant|remove-participant|leave|delete`:
 /// CKShare between the users of this device (Docs/sharing.md).
 enum ShareCommands {
-    static var all: [Command] { [create, accept, list, get, addParticipant, removeParticipant, leave, delete] }
-
     static let shareArgument = "SHARE is a share URL (https://www.icloud.com/share/…), its short GUID, or with --zone the\nshare record's name or the name of the record it shares."
 
     /// `APPLE-ID[:readOnly|readWrite]` arguments.

@@ -2,9 +2,8 @@ import CKCore
 import CKModel
 
 extension ShareCommands {
-    static let create: Command = Command(["share", "create"],
-        synopsis: "(RECORD | --zone-wide) --zone Z [--participant APPLE-ID[:readOnly|readWrite]]… [--public-permission none|readOnly|readWrite] [--title T]",
-        summary: "Share a record hierarchy, or a whole zone, of your private database", endpoint: .recordsModify,
+    static let create: CommandSpec = CommandSpec(synopsis: "(RECORD | --zone-wide) --zone Z [--participant APPLE-ID[:readOnly|readWrite]]… [--public-permission none|readOnly|readWrite] [--title T]",
+        summary: "Share a record hierarchy, or a whole zone, of your private database",
         options: [
             OptionSpec("--participant", value: "APPLE-ID[:PERMISSION]", repeatable: true, help: "invite a user who signed in on this device: readOnly (default) or readWrite"),
             OptionSpec("--public-permission", value: "P", help: "none (default), readOnly or readWrite: anyone signed in who has the URL may accept"),

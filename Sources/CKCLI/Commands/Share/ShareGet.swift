@@ -1,7 +1,7 @@
 import CKCore
 
 extension ShareCommands {
-    static let get: Command = Command(["share", "get"], synopsis: "[SHARE] [--zone Z]", summary: "Show a share record", endpoint: .recordsLookup,
+    static let get: CommandSpec = CommandSpec(synopsis: "[SHARE] [--zone Z]", summary: "Show a share record",
         details: shareArgument + """
 
         With only --zone: the zone's share, when it has one.

@@ -1,8 +1,8 @@
 import CKCore
 
 extension ShareCommands {
-    static let list: Command = Command(["share", "list"], synopsis: "[--zone Z]",
-        summary: "List your shares (private database) or the shares you take part in (--db shared)", endpoint: .recordsQuery,
+    static let list: CommandSpec = CommandSpec(synopsis: "[--zone Z]",
+        summary: "List your shares (private database) or the shares you take part in (--db shared)",
         details: """
         In the private database: the shares you own (in zone Z, if given). In the shared
         database: the shares you are invited to (INVITED) or accepted, across owners — which is

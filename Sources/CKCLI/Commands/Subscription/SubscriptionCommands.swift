@@ -1,9 +1,7 @@
 import CKCore
 
-/// `ck subscribe` (Notifications/Subscribe.swift), `ck subscription list|get|delete`.
+/// `ck subscribe` (Commands/Subscribe.swift), `ck subscription list|get|delete`.
 enum SubscriptionCommands {
-    static var all: [Command] { [subscribe, list, get, delete] }
-
     /// Runs subscriptions/modify for the operations (Invocation.modifyInBatches).
     static func modify(_ inv: Invocation, _ operations: [SubscriptionsModifyRequest.Operation], as caller: Caller? = nil) throws -> Int32 {
         let caller = try caller ?? inv.caller()

@@ -2,7 +2,7 @@ import CKCore
 import CKModel
 
 extension SubscriptionCommands {
-    static let delete: Command = Command(["subscription", "delete"], synopsis: "ID…", summary: "Delete subscriptions", endpoint: .subscriptionsModify,
+    static let delete: CommandSpec = CommandSpec(synopsis: "ID…", summary: "Delete subscriptions",
                                          details: """
                                          Prints the subscriptions/modify response {"subscriptions": [{subscriptionID, deleted:
                                          true}]}. Every ID is attempted, as CloudKit does: with one, its failure (NOT_FOUND

@@ -1,7 +1,7 @@
 import CKCore
 
 extension TagCommands {
-    static let create: Command = Command(["tag", "create"], synopsis: "NAME [--message M]",
+    static let create: CommandSpec = CommandSpec(synopsis: "NAME [--message M]",
         summary: "Name the current point of every zone's history (a tag)",
         options: [OptionSpec("--message", value: "M", help: "a note kept with the tag")],
         details: """

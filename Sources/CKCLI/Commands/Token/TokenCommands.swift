@@ -1,6 +1,4 @@
 import CKCore
 
 /// `ck token expire`: a zone's change tokens expired on demand (Docs/faults.md).
-enum TokenCommands {
-    static var all: [Command] { [expire] }
-}
+enum TokenCommands {}

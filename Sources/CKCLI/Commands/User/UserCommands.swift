@@ -1,6 +1,4 @@
 import CKCore
 
 /// `ck user discover`: other users' identities.
-enum UserCommands {
-    static var all: [Command] { [discover] }
-}
+enum UserCommands {}

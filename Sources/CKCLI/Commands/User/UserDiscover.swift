@@ -2,8 +2,8 @@ import CKCore
 import CKModel
 
 extension UserCommands {
-    static let discover: Command = Command(["user", "discover"], synopsis: "(--email E | --phone P | --record-name R)…",
-        summary: "Find other users' identities (only of users who made themselves discoverable)", endpoint: .usersDiscover,
+    static let discover: CommandSpec = CommandSpec(synopsis: "(--email E | --phone P | --record-name R)…",
+        summary: "Find other users' identities (only of users who made themselves discoverable)",
         options: [
             OptionSpec("--email", value: "E", repeatable: true, help: "a user's Apple ID email address"),
             OptionSpec("--phone", value: "P", repeatable: true, help: "a user's phone number"),

@@ -3,8 +3,8 @@ import CKJSON
 import CKModel
 
 extension ZoneCommands {
-    static let changes: Command = Command(["zone", "changes"], synopsis: "[--zone Z]… [--since TOKEN… | --from-start] [--limit N] [--fields a,b] [--no-save]",
-        summary: "Fetch the records changed in custom zones since their tokens (changes/zone)", endpoint: .changesZone,
+    static let changes: CommandSpec = CommandSpec(synopsis: "[--zone Z]… [--since TOKEN… | --from-start] [--limit N] [--fields a,b] [--no-save]",
+        summary: "Fetch the records changed in custom zones since their tokens (changes/zone)",
         options: [ChangeFeedOptions.zoneSince] + ChangeFeedOptions.feedOptions + [RecordCommands.fieldsOption],
         details: """
         Prints the changes/zone response {zones: [{zoneID, records, syncToken, moreComing}]},

@@ -3,8 +3,6 @@ import CKModel
 
 /// `ck zone create|delete|purge|list` (`zone changes` is a change command).
 enum ZoneCommands {
-    static var all: [Command] { [create, delete, purge, list] }
-
     /// The zone names of a command, each once, in order.
     static func names(_ inv: Invocation) throws -> [String] {
         var seen = Set<NameKey>()

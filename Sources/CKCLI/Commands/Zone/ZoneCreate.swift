@@ -1,7 +1,7 @@
 import CKCore
 
 extension ZoneCommands {
-    static let create: Command = Command(["zone", "create"], synopsis: "NAME…", summary: "Create custom zones (private database only)", endpoint: .zonesModify,
+    static let create: CommandSpec = CommandSpec(synopsis: "NAME…", summary: "Create custom zones (private database only)",
         details: """
         Prints the zones/modify response {"zones": [zone…]}. Creating a zone that exists returns
         it unchanged. Custom zones exist only in the private database; public and shared refuse,

@@ -1,7 +1,7 @@
 import CKCore
 
 extension ZoneCommands {
-    static let delete: Command = Command(["zone", "delete"], synopsis: "NAME… [--if-exists]", summary: "Delete custom zones and every record in them", endpoint: .zonesModify,
+    static let delete: CommandSpec = CommandSpec(synopsis: "NAME… [--if-exists]", summary: "Delete custom zones and every record in them",
         options: [ifExistsOption("deleted")],
         details: """
         Prints the zones/modify response {"zones": [{zoneID, deleted: true}]}. Every name is

@@ -1,7 +1,7 @@
 import CKCore
 
 extension ZoneCommands {
-    static let purge: Command = Command(["zone", "purge"], synopsis: "NAME… [--if-exists]", summary: "Purge custom zones: records, history and tokens gone (CloudKit's purge)",
+    static let purge: CommandSpec = CommandSpec(synopsis: "NAME… [--if-exists]", summary: "Purge custom zones: records, history and tokens gone (CloudKit's purge)",
         options: [ifExistsOption("purged")],
         details: """
         CloudKit's purge, as when the user clears an app's data in Settings: like 'zone delete',

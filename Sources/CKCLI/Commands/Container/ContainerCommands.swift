@@ -1,0 +1,2 @@
+/// `ck container use ID`, `ck container show`.
+enum ContainerCommands {}

@@ -1,9 +1,0 @@
-import CKCore
-
-extension SchemaCommands {
-    static let roleAssign: Command = Command(["role", "assign"], synopsis: "ROLE APPLE-ID",
-        summary: "Give a user a custom security role (public database GRANTs)") { inv in
-        inv.print(try inv.api.setRole(try roleRequest(inv, member: true), as: try inv.caller()))
-        return ExitCode.success
-    }
-}

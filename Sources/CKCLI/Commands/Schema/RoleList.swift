@@ -1,9 +1,0 @@
-import CKCore
-
-extension SchemaCommands {
-    static let roleList: Command = Command(["role", "list"], synopsis: "", summary: "List the custom roles and their members") { inv in
-        _ = try inv.positionals(max: 0, what: "")
-        inv.print(try inv.api.roles(as: try inv.caller()))
-        return ExitCode.success
-    }
-}

@@ -1,0 +1,169 @@
+import CKCore
+import CKHTTP
+import CKJSON
+import CKModel
+import CKServe
+import Foundation
+import Glibc
+
+/// `ck serve`: CloudKit Web Services over HTTP on this data directory (Docs/serve.md).
+enum ServeCommand {
+    static let command: CommandSpec = CommandSpec(synopsis: "[--host H] [--port P] [--allow-origin ORIGIN]... [--strict-token-rotation] [--snippet] [--ephemeral [--seed FILE]]",
+        summary: "Answer CloudKit Web Services over HTTP, so CloudKit JS and server scripts run against this store",
+        options: [
+            OptionSpec("--host", value: "H", help: "the address to listen on [default: 127.0.0.1]; any other than loopback prints a warning"),
+            OptionSpec("--port", value: "P", help: "the port [default: 8484]; 0 takes a free one"),
+            OptionSpec("--allow-origin", value: "ORIGIN", help: "a web page origin whose scripts may read the answers (CORS), e.g. http://localhost:3000 or http://localhost:*; repeatable [default: http://localhost:* and http://127.0.0.1:*]"),
+            OptionSpec("--strict-token-rotation", help: "refuse a web auth token 2 minutes after a newer one replaced it (Apple's documented single use) [default: a replaced token works until it expires, as live CloudKit does]"),
+            OptionSpec("--snippet", help: "print on stderr the HTML that points a page's CloudKit JS at this server, with an API token of the container filled in (made if it has none)"),
+            OptionSpec("--ephemeral", help: "serve a fresh temporary data directory with a signed-in test user, an API token and a web auth token (printed in the JSON line), removed on exit"),
+            OptionSpec("--seed", value: "FILE", help: "with --ephemeral: load the records of a 'ck export' (into --db) before serving"),
+        ],
+        details: """
+        Answers the paths of api.apple-cloudkit.com (/database/1/CONTAINER/ENVIRONMENT/DATABASE/
+        ENDPOINT, and /device/1/CONTAINER/ENVIRONMENT/tokens/create or register) as it does,
+        over the same API as the commands, with the same locks: the CLI and the server
+        work on one data directory at once. Every request needs a ckAPIToken ('ck api-token
+        create') or a server-to-server signature ('ck server-key add'); user-bound requests a
+        ckWebAuthToken ('ck account web-auth-token', or the sign-in page an
+        AUTHENTICATION_REQUIRED answer's redirectURL names).
+        When listening, prints one JSON line on stdout: {"dataDirectory", "pid", "url"}; then
+        one line per request on stderr (method, path without its tokens, status, milliseconds;
+        for a refusal its serverErrorCode and reason, for a page CORS refuses the --allow-origin
+        that would allow it).
+        A page loads URL/ck/cloudkit-config.js after cloudkit.js, and CloudKit JS talks to this
+        server instead of Apple's; --snippet prints the lines to paste.
+        --ephemeral starts on a new temporary data directory: the test user test@example.com
+        is signed in, and the JSON line adds "apiToken", "ckWebAuthToken" (two weeks),
+        "userRecordName", "containerIdentifier" and "environment" (and "seeded", the records
+        --seed loaded); the directory is removed when the server stops.
+        SIGINT, SIGTERM or SIGHUP: stops accepting, finishes the requests in flight, exits 0. A
+        port in use is exit 4 (EXISTS), one the system refuses this user exit 5 (ACCESS_DENIED).
+        """) { inv in
+        _ = try inv.positionals(max: 0, what: "")
+        let host = inv.args.value("--host") ?? "127.0.0.1"
+        guard !host.isEmpty, host.utf8.count <= 255, !host.contains("/") else { throw inv.usageError("--host must be an address, not '\(host)'") }
+        var port: UInt16 = 8484
+        if let p = inv.args.value("--port") {
+            guard let n = UInt16(p) else { throw inv.usageError("--port must be a number from 0 to 65535, not '\(p)'") }
+            port = n
+        }
+        let origins = inv.args.values("--allow-origin")
+        for o in origins where !(o == "*" || o.hasPrefix("http://") || o.hasPrefix("https://")) || o.contains("\r") || o.contains("\n") {
+            throw inv.usageError("--allow-origin takes an origin such as http://localhost:3000 (or http://localhost:*), not '\(o)'")
+        }
+        let ephemeral = inv.args.has("--ephemeral")
+        let seedFile = inv.args.value("--seed")
+        if seedFile != nil && !ephemeral { throw inv.usageError("--seed loads records into an --ephemeral server's new data directory; give --ephemeral too (or 'ck import FILE' into this one)") }
+        if !WebServicesServer.isLoopback(host) {
+            inv.warn("--host \(host) is not loopback: other machines can reach this server, and every API token and session of the data directory with it")
+        }
+        let container = try inv.container()
+        let environment = inv.globals.environment
+        // The seed is read before anything is made: a missing file leaves nothing behind.
+        let seed = try seedFile.map { f in try FileSystem.readUserFile(f.hasPrefix("/") ? f : inv.io.currentDirectory + "/" + f, shownAs: f) }
+        var announcement: [String: JSONValue] = [:]
+        let dataDirectory: String
+        var temporary: EphemeralDirectory?
+        if ephemeral {
+            let made = try EphemeralDirectory(in: inv.io.environment["TMPDIR"])
+            temporary = made
+            dataDirectory = made.path
+            do {
+                let setup = try CloudKitAPI(dataDirectory: made.path).prepareEphemeral(
+                    EphemeralSetupRequest(container: container, environment: environment, scope: inv.globals.scope, seed: seed))
+                announcement = setup.document
+            } catch {
+                made.remove()
+                throw error
+            }
+        } else {
+            dataDirectory = inv.api.dataDirectory
+        }
+        defer { temporary?.remove() }
+        let io = inv.io
+        // From many connection threads at once: one write(2) a line, which a pipe keeps whole.
+        let rotation: WebTokenRotation = inv.args.has("--strict-token-rotation") ? .strict : .live
+        let server = WebServicesServer(dataDirectory: dataDirectory, host: host, port: port, allowedOrigins: origins, webTokenRotation: rotation) { line in
+            let bytes = Array((line + "\n").utf8)
+            _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+        }
+        let url: String
+        do { url = try server.start() } catch let e as CloudKitError { throw e } catch let e as HTTPServerError {
+            // "cannot listen on 127.0.0.1:8484: Address already in use": exit 4, as for anything
+            // that exists already; a port the system keeps from this user: exit 5.
+            if e.isAddressInUse {
+                throw CloudKitError(.exists, e.message + " (another server listens there: is ck serve running already?); choose another port with --port, or --port 0 for any free one")
+            }
+            if e.isPermissionDenied { throw CloudKitError(.accessDenied, e.message + " (ports below 1024 need privileges); choose another with --port") }
+            throw CloudKitError(.internalError, e.message)
+        } catch {
+            throw CloudKitError(.internalError, "cannot listen on \(host):\(port): \(error)")
+        }
+        // Before the line is out: a script may signal as soon as it has read it.
+        ServeSignals.stop(on: [SIGINT, SIGTERM, SIGHUP]) { server.stop() }
+        if inv.args.has("--snippet") {
+            let token = try announcement["apiToken"]?.stringValue
+                ?? CloudKitAPI(dataDirectory: dataDirectory).pageAPIToken(container: container, environment: environment)
+            inv.io.writeErr(CloudKitConfigScript.snippet(serverURL: url, container: container, environment: environment, apiToken: token))
+        }
+        announcement["url"] = .string(url)
+        announcement["pid"] = .int(Int64(getpid()))
+        announcement["dataDirectory"] = .string(dataDirectory)
+        // One line, whatever --format says: a script reads it with `head -1`.
+        io.writeOut(JSONWriter.compact(.object(announcement)) + "\n")
+        _ = io.flush()
+        server.waitUntilStopped()
+        return ExitCode.success
+    }
+}
+
+/// An `--ephemeral` server's data directory: made new (mode 0700) under $TMPDIR, removed with
+/// everything in it when the server stops.
+final class EphemeralDirectory {
+    let path: String
+
+    init(in temporaryDirectory: String?) throws {
+        let base = temporaryDirectory.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        var template = Array((base.hasSuffix("/") ? base : base + "/").utf8CString.dropLast()) + Array("ck-ephemeral-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else {
+            throw CloudKitError.internalError("cannot make a temporary data directory in \(base): \(String(cString: strerror(errno)))")
+        }
+        path = String(cString: made)
+    }
+
+    func remove() {
+        try? FileManager.default.removeItem(atPath: path)
+    }
+}
+
+/// Signals that stop the server. The handler is installed at once, with `sigaction` (a
+/// Dispatch signal source registers later, on another thread: a signal sent as soon as the
+/// server announced itself could fall in between and be lost); it only writes a byte to a
+/// pipe, and a thread of its own reads it and stops the server.
+enum ServeSignals {
+    /// The pipe's write end, for the handler (set before any handler is installed).
+    nonisolated(unsafe) private static var writeEnd: Int32 = -1
+
+    static func stop(on signals: [Int32], _ action: @escaping @Sendable () -> Void) {
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { return }
+        writeEnd = fds[1]
+        for s in signals {
+            var sa = sigaction()
+            sa.__sigaction_handler.sa_handler = { _ in
+                var b: UInt8 = 1
+                _ = write(ServeSignals.writeEnd, &b, 1)
+            }
+            sigemptyset(&sa.sa_mask)
+            sa.sa_flags = SA_RESTART
+            sigaction(s, &sa, nil)
+        }
+        let reader = fds[0]
+        Thread.detachNewThread {
+            var b: UInt8 = 0
+            while read(reader, &b, 1) < 0, errno == EINTR {}
+            action()
+        }
+    }
+}

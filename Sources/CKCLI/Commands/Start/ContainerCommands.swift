@@ -1,4 +1,0 @@
-/// `ck container use ID`, `ck container show`.
-enum ContainerCommands {
-    static var all: [Command] { [use, show] }
-}

@@ -1,9 +1,0 @@
-import CKCore
-
-extension ContainerCommands {
-    static let show: Command = Command(["container", "show"], synopsis: "", summary: "Show the container, environment and database in use") { inv in
-        _ = try inv.positionals(max: 0, what: "")
-        inv.print(try inv.api.showContainer(as: try inv.caller()))
-        return ExitCode.success
-    }
-}
