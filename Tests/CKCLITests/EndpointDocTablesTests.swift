@@ -1,4 +1,5 @@
 import CKCore
+import CKModel
 import Foundation
 import XCTest
 @testable import CKCLI
