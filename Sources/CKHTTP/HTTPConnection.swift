@@ -104,45 +104,42 @@ final class HTTPConnection {
             let close = wantsClose || framing.hasBody || isStopping() || response.closesConnection || response.dropConnection
             send(response, head: head, close: close, keepAlive10: keepAlive10, started: started)
             return !close ? .keepAlive : framing.hasBody ? .closeDraining : .close
-        case .readBody(let maxBytes):
-            if case .length(let n) = framing, n > maxBytes {
-                return refuse(HTTPRefusal(status: 413, reason: "the request body is larger than \(maxBytes) bytes"), head: head, started: started)
-            }
-            if expectsContinue {
-                guard socket.send(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8), until: instant(after: configuration.writeTimeout)) else { return .close }
-            }
-            let body: [UInt8]
-            switch readBody(framing, maxBytes: maxBytes) {
-            case .success(let b): body = b
-            case .failure(let refusal):
-                if refusal.status == 0 { return .close }  // the peer went away
-                return refuse(refusal, head: head, started: started)
-            }
-            return answer(HTTPRequest(head: head, body: body, remoteAddress: remoteAddress), wantsClose: wantsClose,
-                          bodyLeft: false, keepAlive10: keepAlive10, started: started)
-        case .streamBody(let maxBytes, let sink):
-            if case .length(let n) = framing, n > maxBytes {
-                sink.abandon()
-                return refuse(HTTPRefusal(status: 413, reason: "the request body is larger than \(maxBytes) bytes"), head: head, started: started)
-            }
-            if expectsContinue {
-                guard socket.send(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8), until: instant(after: configuration.writeTimeout)) else {
-                    sink.abandon()
-                    return .close
-                }
-            }
-            let complete: Bool
-            switch streamBody(framing, maxBytes: maxBytes, into: sink) {
-            case .success(let whole): complete = whole
-            case .failure(let refusal):
-                sink.abandon()
-                if refusal.status == 0 { return .close }
-                return refuse(refusal, head: head, started: started)
-            }
-            // A sink that stopped taking bytes answers why; the rest of the body is not read.
-            return answer(HTTPRequest(head: head, body: [], remoteAddress: remoteAddress, bodySink: sink), wantsClose: wantsClose,
-                          bodyLeft: !complete, keepAlive10: keepAlive10, started: started)
+        case .readBody(let maxBytes, let context):
+            return serveBody(head, framing, maxBytes: maxBytes, sink: nil, context: context, expectsContinue: expectsContinue,
+                             wantsClose: wantsClose, keepAlive10: keepAlive10, started: started)
+        case .streamBody(let maxBytes, let sink, let context):
+            return serveBody(head, framing, maxBytes: maxBytes, sink: sink, context: context, expectsContinue: expectsContinue,
+                             wantsClose: wantsClose, keepAlive10: keepAlive10, started: started)
         }
+    }
+
+    /// Reads an admitted request's body — held for `respond`, or handed to the handler's `sink`
+    /// as it arrives — then answers it. A body that did not arrive whole is abandoned.
+    private func serveBody(_ head: HTTPRequestHead, _ framing: BodyFraming, maxBytes: Int, sink: (any HTTPBodySink)?,
+                           context: (any Sendable)?, expectsContinue: Bool, wantsClose: Bool, keepAlive10: Bool, started: Instant) -> Next {
+        if case .length(let n) = framing, n > maxBytes {
+            sink?.abandon()
+            return refuse(HTTPRefusal(status: 413, reason: "the request body is larger than \(maxBytes) bytes"), head: head, started: started)
+        }
+        let held = sink == nil ? HeldBody(framing) : nil
+        let target: any HTTPBodySink = sink ?? held!
+        if expectsContinue {
+            guard socket.send(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8), until: instant(after: configuration.writeTimeout)) else {
+                target.abandon()
+                return .close
+            }
+        }
+        let complete: Bool
+        switch receiveBody(framing, maxBytes: maxBytes, into: target) {
+        case .success(let whole): complete = whole
+        case .failure(let refusal):
+            target.abandon()
+            if refusal.status == 0 { return .close }  // the peer went away
+            return refuse(refusal, head: head, started: started)
+        }
+        // A sink that stopped taking bytes answers why; the rest of the body is not read.
+        let request = HTTPRequest(head: head, body: held?.bytes ?? [], remoteAddress: remoteAddress, bodySink: sink, context: context)
+        return answer(request, wantsClose: wantsClose, bodyLeft: !complete, keepAlive10: keepAlive10, started: started)
     }
 
     /// Hands a whole request to the handler and sends its answer.
@@ -157,7 +154,7 @@ final class HTTPConnection {
 
     /// The body as framed, handed to `sink` as it arrives: whether all of it was taken (false:
     /// the sink stopped taking it), or a refusal (status 0 when the peer closed mid-body).
-    private func streamBody(_ framing: BodyFraming, maxBytes: Int, into sink: any HTTPBodySink) -> Result<Bool, HTTPRefusal> {
+    private func receiveBody(_ framing: BodyFraming, maxBytes: Int, into sink: any HTTPBodySink) -> Result<Bool, HTTPRefusal> {
         let gone = HTTPRefusal(status: 0, reason: "")
         var pacing = BodyPacing(configuration)
         switch framing {
@@ -202,41 +199,6 @@ final class HTTPConnection {
         }
     }
 
-    /// The body as framed; a refusal with status 0 when the peer closed mid-body.
-    private func readBody(_ framing: BodyFraming, maxBytes: Int) -> Result<[UInt8], HTTPRefusal> {
-        let gone = HTTPRefusal(status: 0, reason: "")
-        var pacing = BodyPacing(configuration)
-        switch framing {
-        case .none, .length(0):
-            return .success([])
-        case .length(let n):
-            // Room up front for what is announced, within reason: a peer may announce and stall.
-            if buffer.count < n { buffer.reserve(min(n - buffer.count, 1 << 20)) }
-            while buffer.count < n {
-                switch pacing.receive(socket, into: &buffer) {
-                case .data: continue
-                case .timedOut: return .failure(pacing.stalled)
-                case .closed, .interrupted: return .failure(gone)
-                }
-            }
-            return .success(buffer.take(n))
-        case .chunked:
-            var decoder = ChunkedBodyDecoder(maxBytes: maxBytes, lineLimit: configuration.headerLimit)
-            while true {
-                switch decoder.feed(&buffer) {
-                case .done: return .success(decoder.body)
-                case .refused(let refusal): return .failure(refusal)
-                case .needMore:
-                    switch pacing.receive(socket, into: &buffer) {
-                    case .data: continue
-                    case .timedOut: return .failure(pacing.stalled)
-                    case .closed, .interrupted: return .failure(gone)
-                    }
-                }
-            }
-        }
-    }
-
     /// Answers a request the engine will not serve, and closes: what follows in the stream
     /// cannot be trusted to start a request.
     private func refuse(_ refusal: HTTPRefusal, head: HTTPRequestHead?, started: Instant) -> Next {
@@ -259,6 +221,23 @@ final class HTTPConnection {
         response.onSent?(sent)
         return sent
     }
+}
+
+/// A body held whole for `respond` (`.readBody`): the sink the engine reads it into.
+private final class HeldBody: HTTPBodySink, @unchecked Sendable {
+    var bytes: [UInt8] = []
+
+    init(_ framing: BodyFraming) {
+        // Room up front for what is announced, within reason: a peer may announce and stall.
+        if case .length(let n) = framing { bytes.reserveCapacity(min(n, 1 << 20)) }
+    }
+
+    func write(_ piece: UnsafeRawBufferPointer) -> Bool {
+        bytes.append(contentsOf: piece)
+        return true
+    }
+
+    func abandon() { bytes = [] }
 }
 
 /// The pace a body must keep: no `bodyIdleTimeout` without a byte, and, once that long has

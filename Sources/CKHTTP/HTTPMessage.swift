@@ -80,14 +80,19 @@ public struct HTTPRequest: Sendable {
     public var bodySink: (any HTTPBodySink)?
     /// How `respond` may wait (a long-poll) while the engine watches the client and the server.
     public var clientWait: HTTPClientWait
+    /// What `admit` resolved from the head (a route, a credential checked), handed back as it
+    /// was given: the handler's own type, which the engine never reads. It spares `respond`
+    /// resolving the head again.
+    public var context: (any Sendable)?
 
     public init(head: HTTPRequestHead, body: [UInt8], remoteAddress: String = "", bodySink: (any HTTPBodySink)? = nil,
-                clientWait: HTTPClientWait = .detached) {
+                clientWait: HTTPClientWait = .detached, context: (any Sendable)? = nil) {
         self.head = head
         self.body = body
         self.remoteAddress = remoteAddress
         self.bodySink = bodySink
         self.clientWait = clientWait
+        self.context = context
     }
 }
 
@@ -130,12 +135,13 @@ public struct HTTPResponse: Sendable {
 
 /// What the handler says of a request whose head has been read.
 public enum HTTPAdmission: Sendable {
-    /// Read a body of at most this many bytes, then call `respond`. A body announced (or, when
+    /// Read a body of at most this many bytes, then call `respond` with the request and
+    /// `context` (what the handler resolved from the head). A body announced (or, when
     /// chunked, growing) past it is answered with `tooLarge` before the rest is read.
-    case readBody(maxBytes: Int)
+    case readBody(maxBytes: Int, context: (any Sendable)? = nil)
     /// The same, the body handed to `sink` as it arrives instead of held (memory stays bounded
     /// whatever its size); `respond` then gets the request with the sink.
-    case streamBody(maxBytes: Int, sink: any HTTPBodySink)
+    case streamBody(maxBytes: Int, sink: any HTTPBodySink, context: (any Sendable)? = nil)
     /// Answer now without reading the body (the connection is closed after, when a body was
     /// announced and not read).
     case answer(HTTPResponse)
@@ -145,8 +151,9 @@ public enum HTTPAdmission: Sendable {
 public protocol HTTPHandler: AnyObject, Sendable {
     /// The head has been read: how much body to accept, or an answer without reading it.
     func admit(_ head: HTTPRequestHead) -> HTTPAdmission
-    /// The whole request: its answer. May block: a long-poll waits with `request.clientWait`,
-    /// which ends early when the client goes away or the server stops.
+    /// The whole request, with the context `admit` gave it: its answer. May block: a long-poll
+    /// waits with `request.clientWait`, which ends early when the client goes away or the
+    /// server stops.
     func respond(to request: HTTPRequest) -> HTTPResponse
     /// The answer to a request the engine refused itself: 400 malformed, 408 too slow, 413 a body
     /// over the limit, 414/431 a target or headers too long, 417 an Expect other than

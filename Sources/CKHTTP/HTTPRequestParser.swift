@@ -193,14 +193,13 @@ private extension String {
 }
 
 /// Decodes a chunked body as it arrives: sizes in hex (extensions ignored), data, and trailer
-/// fields read and dropped. The data is kept in `body`, or handed to `feed`'s `data` as it comes.
+/// fields read and dropped. The data is handed to `feed`'s `data` as it comes.
 struct ChunkedBodyDecoder {
     enum Progress: Equatable { case needMore, done, refused(HTTPRefusal) }
 
     let maxBytes: Int
     /// A size line or a trailer field longer than this is refused.
     let lineLimit: Int
-    private(set) var body: [UInt8] = []
     /// Data bytes decoded so far.
     private(set) var received = 0
     private enum State { case size, data(remaining: Int), dataEnd, trailer, done }
@@ -212,9 +211,9 @@ struct ChunkedBodyDecoder {
         self.lineLimit = lineLimit
     }
 
-    /// Takes what it can from the front of `buffer`. `data`, when given, takes the body's bytes
-    /// instead of `body` (false: stop, `.needMore` is returned and the decoder is left as it is).
-    mutating func feed(_ buffer: inout ReadBuffer, data: ((ArraySlice<UInt8>) -> Bool)? = nil) -> Progress {
+    /// Takes what it can from the front of `buffer`, handing the body's bytes to `data` as they
+    /// come (false: stop, `.needMore` is returned and the decoder is left as it is).
+    mutating func feed(_ buffer: inout ReadBuffer, data: (ArraySlice<UInt8>) -> Bool) -> Progress {
         while true {
             switch state {
             case .done:
@@ -240,11 +239,7 @@ struct ChunkedBodyDecoder {
             case .data(let remaining):
                 if buffer.isEmpty { return .needMore }
                 let piece = buffer.bytes.prefix(remaining)
-                if let data {
-                    guard data(piece) else { return .needMore }
-                } else {
-                    body.append(contentsOf: piece)
-                }
+                guard data(piece) else { return .needMore }
                 let n = piece.count
                 buffer.consume(n)
                 received += n

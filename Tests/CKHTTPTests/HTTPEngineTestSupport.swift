@@ -3,8 +3,9 @@ import Glibc
 import XCTest
 @testable import CKHTTP
 
-/// A handler for the engine's tests: echoes the request as JSON, sleeps on `/sleep?ms=N`, answers N bytes on `/big?n=N`,
-/// answers `/refuse` from `admit`, takes at most 8 body bytes on `/small`, and records the log.
+/// A handler for the engine's tests: echoes the request as JSON (with the context `admit` gave it), sleeps on
+/// `/sleep?ms=N`, answers N bytes on `/big?n=N`, answers `/refuse` from `admit`, takes at most 8 body bytes on
+/// `/small`, streams the body to a sink on `/stream`, and records the log.
 final class EngineTestHandler: HTTPHandler, @unchecked Sendable {
     private let lock = NSLock()
     private var _logged: [(head: HTTPRequestHead?, status: Int)] = []
@@ -22,7 +23,8 @@ final class EngineTestHandler: HTTPHandler, @unchecked Sendable {
         switch head.path {
         case "/refuse": return .answer(json(403, ["refused": head.target]))
         case "/small": return .readBody(maxBytes: 8)
-        default: return .readBody(maxBytes: 1 << 20)
+        case "/stream": return .streamBody(maxBytes: 1 << 20, sink: CollectedBody(), context: "streamed " + head.target)
+        default: return .readBody(maxBytes: 1 << 20, context: "admitted " + head.target)
         }
     }
 
@@ -33,10 +35,12 @@ final class EngineTestHandler: HTTPHandler, @unchecked Sendable {
         if request.head.path == "/sleep", let ms = request.head.query.flatMap({ Int($0.dropFirst(3)) }) {
             usleep(useconds_t(ms * 1000))
         }
+        let body = (request.bodySink as? CollectedBody)?.bytes ?? request.body
         return json(200, [
             "method": request.head.method, "target": request.head.target, "version": request.head.version,
             "headers": request.head.headers.map { [$0.name, $0.value] },
-            "body": String(decoding: request.body, as: UTF8.self), "remote": request.remoteAddress,
+            "body": String(decoding: body, as: UTF8.self), "remote": request.remoteAddress,
+            "context": request.context.map { $0 as? String ?? "\($0)" } ?? NSNull(),
         ])
     }
 
@@ -54,6 +58,16 @@ final class EngineTestHandler: HTTPHandler, @unchecked Sendable {
         let body = try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
         return HTTPResponse(status: status, headers: HTTPHeaders([("Content-Type", "application/json")]), body: Array(body))
     }
+}
+
+/// A body streamed to a sink (`/stream`), kept for the echo.
+final class CollectedBody: HTTPBodySink, @unchecked Sendable {
+    private(set) var bytes: [UInt8] = []
+    func write(_ piece: UnsafeRawBufferPointer) -> Bool {
+        bytes += piece
+        return true
+    }
+    func abandon() { bytes = [] }
 }
 
 extension XCTestCase {

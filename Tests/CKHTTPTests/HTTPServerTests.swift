@@ -55,6 +55,26 @@ final class HTTPServerTests: XCTestCase {
         XCTAssertEqual(try XCTUnwrap(client.readResponse()).json["target"] as? String, "/after")
     }
 
+    /// What `admit` resolved from the head comes back to `respond` with the whole request, the
+    /// body held or streamed to the handler's sink, by length or chunked; the engine never
+    /// reads it.
+    func testWhatAdmitResolvedComesBackWithTheRequest() throws {
+        let (server, _) = try startEngineServer()
+        let client = try RawHTTPClient(port: server.port)
+        client.send("GET /a?q=1 HTTP/1.1\r\nHost: h\r\n\r\n")
+        XCTAssertEqual(try XCTUnwrap(client.readResponse()).json["context"] as? String, "admitted /a?q=1")
+        client.send("POST /stream HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nhello")
+        let streamed = try XCTUnwrap(client.readResponse())
+        XCTAssertEqual(streamed.json["context"] as? String, "streamed /stream")
+        XCTAssertEqual(streamed.json["body"] as? String, "hello")
+        client.send("POST /stream HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n")
+        XCTAssertEqual(try XCTUnwrap(client.readResponse()).json["body"] as? String, "abcde")
+        client.send("POST /b HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n")
+        let held = try XCTUnwrap(client.readResponse())
+        XCTAssertEqual(held.json["context"] as? String, "admitted /b")
+        XCTAssertEqual(held.json["body"] as? String, "abc")
+    }
+
     /// The 100 arrives before any body byte is sent; the final answer after it.
     func testExpectContinueIsAnsweredBeforeTheBodyIsSent() throws {
         let (server, _) = try startEngineServer()

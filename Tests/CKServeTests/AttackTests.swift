@@ -80,7 +80,7 @@ final class AttackTests: XCTestCase {
         let head = HTTPRequestHead(method: "POST", target: "/upload/ck1u.forged.token",
                                    headers: HTTPHeaders([("Host", "127.0.0.1"), ("Content-Length", "50000000")]))
         switch h.admit(head) {
-        case .readBody(let max), .streamBody(let max, _): XCTFail("a forged upload URL is admitted with a body of up to \(max) bytes")
+        case .readBody(let max, _), .streamBody(let max, _, _): XCTFail("a forged upload URL is admitted with a body of up to \(max) bytes")
         case .answer(let r): XCTAssertEqual(r.status, 401)
         }
     }
@@ -99,7 +99,7 @@ final class AttackTests: XCTestCase {
                                  ("GET", "/assets/ab/\(hex)"), ("GET", "/ck/cloudkit-config.js")] {
             let head = HTTPRequestHead(method: method, target: target, headers: HTTPHeaders([("Host", "127.0.0.1"), ("Content-Length", "1900000")]))
             switch h.admit(head) {
-            case .readBody(let max), .streamBody(let max, _):
+            case .readBody(let max, _), .streamBody(let max, _, _):
                 XCTAssertLessThanOrEqual(max, 64 * 1024, "\(method) \(target) is admitted with an anonymous body of up to \(max) bytes")
             case .answer: break
             }
