@@ -45,47 +45,55 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
             return .answer(refused)
         }
         if head.method == "OPTIONS" { return .answer(origins.preflight(head)) }
-        // Refusals carry CORS too: a browser page then reads the envelope, not a network error.
-        func refuse(_ error: Error) -> HTTPAdmission {
-            var r = errorResponse(error, head)
-            origins.decorate(&r, head)
-            return .answer(r)
-        }
         let route: WebServicesRoute
-        do { route = try WebServicesRoute.parse(head.path) } catch { return refuse(error) }
+        do { route = try WebServicesRoute.parse(head.path) } catch { return refuse(error, head, route: nil) }
+        // What is resolved here travels with the request to `respond`, not resolved again.
+        func read(_ maxBytes: Int, checked: HeadAuthentication? = nil) -> HTTPAdmission {
+            .readBody(maxBytes: maxBytes, context: AdmittedRequest(route: route, checked: checked))
+        }
         switch route {
         case .upload(let token):
             // The URL is the credential: a forged, stale or used one is refused before 50 MB
             // are read, and the bytes go to disk as they come.
             do {
                 try require(head, ["POST", "PUT"])
-                return .streamBody(maxBytes: Int(Limits.assetBytes), sink: UploadSink(try api.beginAssetUpload(uploadToken: token)))
-            } catch { return refuse(error) }
-        case .signIn: return .readBody(maxBytes: Self.smallBodyLimit)
+                return .streamBody(maxBytes: Int(Limits.assetBytes), sink: UploadSink(try api.beginAssetUpload(uploadToken: token)),
+                                   context: AdmittedRequest(route: route, checked: nil))
+            } catch { return refuse(error, head, route: route) }
+        case .signIn: return read(Self.smallBodyLimit)
         case .database(let c, let e, let scope, let endpoint):
-            do { try authenticateHead(head, container: c, environment: e, scope: scope, endpoint: endpoint) } catch { return refuse(error) }
-            return .readBody(maxBytes: Self.requestBodyLimit)
+            do { return read(Self.requestBodyLimit, checked: try authenticateHead(head, container: c, environment: e, scope: scope, endpoint: endpoint)) }
+            catch { return refuse(error, head, route: route) }
         case .device(let c, let e, let endpoint):
-            do { try authenticateHead(head, container: c, environment: e, scope: nil, endpoint: endpoint) } catch { return refuse(error) }
-            return .readBody(maxBytes: Self.requestBodyLimit)
+            do { return read(Self.requestBodyLimit, checked: try authenticateHead(head, container: c, environment: e, scope: nil, endpoint: endpoint)) }
+            catch { return refuse(error, head, route: route) }
         case .webCourier, .asset, .configScript:
             // No credential in the head, and no use for a body: an anonymous client may not
             // make the server hold megabytes of one.
-            return .readBody(maxBytes: Self.smallBodyLimit)
+            return read(Self.smallBodyLimit)
         }
+    }
+
+    /// A refusal before the body: with CORS too, so a browser page reads the envelope, not a
+    /// network error.
+    private func refuse(_ error: Error, _ head: HTTPRequestHead, route: WebServicesRoute?) -> HTTPAdmission {
+        var r = errorResponse(error, head, route: route)
+        origins.decorate(&r, head)
+        return .answer(r)
     }
 
     /// A request that brings a body is refused before it is read when what its head carries
     /// already fails (no API token and no signature, an unknown token or key, a date out of
-    /// skew): an anonymous client cannot make the server read megabytes. The signature itself,
-    /// which covers the body, is checked after. A request without a body is authenticated once,
-    /// after.
-    private func authenticateHead(_ head: HTTPRequestHead, container: String, environment: Environment, scope: DatabaseScope?, endpoint: Endpoint) throws {
+    /// skew): an anonymous client cannot make the server read megabytes. What passed is not
+    /// checked again; the signature itself, which covers the body, is checked after. A request
+    /// without a body is authenticated once, after (nil).
+    private func authenticateHead(_ head: HTTPRequestHead, container: String, environment: Environment, scope: DatabaseScope?,
+                                  endpoint: Endpoint) throws -> HeadAuthentication? {
         let length = head.headers["Content-Length"]
-        guard (length != nil && length != "0") || head.headers["Transfer-Encoding"] != nil else { return }
+        guard (length != nil && length != "0") || head.headers["Transfer-Encoding"] != nil else { return nil }
         let query = QueryString(head.query ?? "")
-        try api.authenticateBeforeBody(WebCredentials(container: container, environment: environment, scope: scope, apiToken: query["ckAPIToken"],
-                                                      signature: Self.signature(head, body: []), endpoint: endpoint))
+        return try api.authenticateBeforeBody(WebCredentials(container: container, environment: environment, scope: scope, apiToken: query["ckAPIToken"],
+                                                             signature: Self.signature(head, body: []), endpoint: endpoint))
     }
 
     /// CloudKit's request limit (reference §6: 2 MB a request, assets aside).
@@ -97,12 +105,18 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
     public func respond(to request: HTTPRequest) -> HTTPResponse {
         let head = request.head
         var response: HTTPResponse
+        // The engine hands back what `admit` gave it; it calls `respond` for no other request.
+        guard let admitted = request.context as? AdmittedRequest else {
+            response = errorResponse(CloudKitError.internalError("a request reached respond without what admit resolved of it"), head)
+            origins.decorate(&response, head)
+            return response
+        }
         do {
-            switch try WebServicesRoute.parse(head.path) {
+            switch admitted.route {
             case .database(let c, let e, let scope, let endpoint):
-                response = try webServices(request, container: c, environment: e, scope: scope, endpoint: endpoint)
+                response = try webServices(request, container: c, environment: e, scope: scope, endpoint: endpoint, checked: admitted.checked)
             case .device(let c, let e, let endpoint):
-                response = try webServices(request, container: c, environment: e, scope: nil, endpoint: endpoint)
+                response = try webServices(request, container: c, environment: e, scope: nil, endpoint: endpoint, checked: admitted.checked)
             case .upload:
                 guard let sink = request.bodySink as? UploadSink else { throw CloudKitError.internalError("the upload's body went nowhere") }
                 response = json(200, try sink.finish())
@@ -125,7 +139,7 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
                 response = HTTPResponse(status: 200, headers: h, body: Array(CloudKitConfigScript.source(serverURL: api.serverURL ?? "").utf8))
             }
         } catch {
-            response = errorResponse(error, head)
+            response = errorResponse(error, head, route: admitted.route)
         }
         origins.decorate(&response, head)
         return response
@@ -190,7 +204,7 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
     // MARK: Web Services
 
     private func webServices(_ request: HTTPRequest, container: String, environment: Environment, scope: DatabaseScope?,
-                             endpoint: Endpoint) throws -> HTTPResponse {
+                             endpoint: Endpoint, checked: HeadAuthentication?) throws -> HTTPResponse {
         let head = request.head
         guard EndpointCall.allows(head.method, endpoint) else {
             throw CloudKitError.badRequest("\(endpoint.path) is sent as \(endpoint.isGET ? "GET (or POST)" : "POST"), not \(Names.describe(head.method))")
@@ -199,7 +213,7 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
         let signature = Self.signature(head, body: request.body)
         let auth = try api.authenticate(WebCredentials(container: container, environment: environment, scope: scope,
                                                        apiToken: query["ckAPIToken"], webAuthToken: query["ckWebAuthToken"],
-                                                       signature: signature, endpoint: endpoint))
+                                                       signature: signature, endpoint: endpoint), checked: checked)
         let caller = auth.caller(container: container, environment: environment, scope: scope, deviceID: Self.deviceID(query["clientId"]))
         let body: JSONValue
         if head.method == "POST", !endpoint.isGET || endpoint == .usersDiscover {
@@ -357,9 +371,10 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
 
     /// A failure as Apple's servers answer it: the envelope `{uuid, serverErrorCode, reason,
     /// retryAfter?, redirectURL?}` with the code's status; `Retry-After` beside `retryAfter`.
-    func errorResponse(_ error: Error, _ head: HTTPRequestHead? = nil, status: Int? = nil) -> HTTPResponse {
+    /// `route`: the request's, when its path named one.
+    func errorResponse(_ error: Error, _ head: HTTPRequestHead? = nil, route: WebServicesRoute? = nil, status: Int? = nil) -> HTTPResponse {
         if let m = error as? WebServicesRoute.MethodNotAllowed {
-            var r = errorResponse(m.error, head, status: 405)
+            var r = errorResponse(m.error, head, route: route, status: 405)
             r.headers.set("Allow", "OPTIONS")
             return r
         }
@@ -367,13 +382,13 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
         if e.code == .networkFailure { return HTTPResponse(status: 0, dropConnection: true, logNote: "NETWORK_FAILURE: " + e.reason) }
         var envelope = e.envelope().objectValue ?? [:]
         envelope["ckErrorCode"] = nil
-        if e.code == .authenticationRequired, let head, let (c, env) = (try? WebServicesRoute.parse(head.path))?.containerAndEnvironment {
+        if e.code == .authenticationRequired, let head, let (c, env) = route?.containerAndEnvironment {
             // The page that asked (its browser's Origin) is the one the sign-in page may post to.
             let opener = head.headers["Origin"].flatMap { origins.allows($0) && AllowedOrigins.isOrigin($0) ? $0 : nil }
             envelope["redirectURL"] = .string(SignInPage.url(api: api, container: c, environment: env, opener: opener))
         }
         var r = HTTPResponse(status: status ?? e.code.httpStatus ?? 500, headers: Self.jsonHeaders, body: Array(JSONWriter.compact(.object(envelope)).utf8),
-                             logNote: e.code.rawValue + ": " + e.reason + (logHint(e, head).map { "; " + $0 } ?? ""))
+                             logNote: e.code.rawValue + ": " + e.reason + (logHint(e, route).map { "; " + $0 } ?? ""))
         if let s = e.retryAfter { r.headers.set("Retry-After", String(s)) }
         return r
     }
@@ -381,8 +396,8 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
     /// What the server's user does about a refusal whose remedy is the schema (an index, a
     /// record type, a deploy), as the command that addresses this data directory and the
     /// request's container: for the log only, the answer keeps CloudKit's words.
-    func logHint(_ e: CloudKitError, _ head: HTTPRequestHead?) -> String? {
-        guard let step = e.nextStep, let head, case .database(let container, let environment, _, _)? = try? WebServicesRoute.parse(head.path) else { return nil }
+    func logHint(_ e: CloudKitError, _ route: WebServicesRoute?) -> String? {
+        guard let step = e.nextStep, case .database(let container, let environment, _, _)? = route else { return nil }
         let ck = "ck --data-dir \(Self.shellWord(api.dataDirectory)) --container \(Self.shellWord(container))"
         switch step {
         case .addIndex(let type, let field, let index, let line):

@@ -3,7 +3,7 @@ import CKModel
 
 /// What a request's path asks for, as `api.apple-cloudkit.com` lays its paths out
 /// (reference §2, cloudkit-js.md §2), and the URLs ck serve hands out itself.
-enum WebServicesRoute: Equatable {
+enum WebServicesRoute: Equatable, Sendable {
     /// `/database/1/{container}/{environment}/{public|private|shared}/{endpoint}`.
     case database(container: String, environment: Environment, scope: DatabaseScope, endpoint: Endpoint)
     /// `/device/1/{container}/{environment}/tokens/{create|register}`.
@@ -29,7 +29,7 @@ enum WebServicesRoute: Equatable {
     /// the NOT_FOUND error naming what is wrong with it.
     static func parse(_ path: String) throws -> WebServicesRoute {
         guard path.hasPrefix("/") else { throw notFound(path, "a path starts with '/'") }
-        // Split on the bytes (asked twice a request: admitting it, answering it).
+        // Split on the bytes: asked of every request.
         var parts: [String] = []
         var start = path.utf8.index(after: path.utf8.startIndex)
         while true {

@@ -103,14 +103,23 @@ extension CloudKitAPI {
     /// tokens included — and for the `users/*` endpoints but `users/caller`). A web auth token
     /// that names no live session of this container environment is no error: the caller is
     /// nobody, with the reason (`nobodyReason`) a user-bound call then gets
-    /// AUTHENTICATION_REQUIRED with.
-    public func authenticate(_ c: WebCredentials) throws -> WebAuthentication {
-        try Names.validateContainerID(c.container)
+    /// AUTHENTICATION_REQUIRED with. What `checked` (`authenticateBeforeBody` of the same
+    /// credentials) passed is not checked again: the signature alone is left to verify.
+    public func authenticate(_ c: WebCredentials, checked: HeadAuthentication? = nil) throws -> WebAuthentication {
+        let head = checked.flatMap { $0.covers(c) ? $0 : nil }
+        if head == nil { try Names.validateContainerID(c.container) }
         var auth: WebAuthentication
         if let sig = c.signature {
-            auth = try keyAuthentication(try signedRequestKey(sig, c, headOnly: false))
+            let key: ServerKeyStore.Key
+            if let checkedKey = head?.key {
+                try verifySignature(sig, with: checkedKey)
+                key = checkedKey
+            } else {
+                key = try signedRequestKey(sig, c, headOnly: false)
+            }
+            auth = try keyAuthentication(key)
         } else {
-            try requireAPIToken(c)
+            if head == nil { try requireAPIToken(c) }
             auth = try webSession(c)
             // `api-token:` and 16 hex digits of its SHA-256: the long-polls of the push tokens
             // one API token made are capped together.
@@ -263,13 +272,20 @@ extension CloudKitAPI {
             throw refuse("X-Apple-CloudKit-Request-ISO8601Date \(sig.iso8601Date) is \(abs(skew) / 1000) s \(skew < 0 ? "behind" : "ahead of") the server's clock; a signed request must be dated within 5 minutes")
         }
         if headOnly { return key }  // the signature covers the body: checked once it is read
+        try verifySignature(sig, with: key)
+        return key
+    }
+
+    /// The ECDSA-SHA256 signature of a signed request, over `date:base64(sha256(body)):target`,
+    /// verified with its key.
+    func verifySignature(_ sig: ServerSignature, with key: ServerKeyStore.Key) throws {
+        func refuse(_ why: String) -> CloudKitError { CloudKitError(.authenticationFailed, why) }
         let signature = sig.signatureV1.utf8.count <= 4096 ? Data(base64Encoded: sig.signatureV1) : nil
         guard let der = signature else { throw refuse("X-Apple-CloudKit-Request-SignatureV1 is not base64") }
         let message = sig.iso8601Date + ":" + Data(SHA256.digest(sig.body)).base64EncodedString() + ":" + sig.target
         guard key.publicKey.isValidSignature([UInt8](der), for: Array(message.utf8)) else {
             throw refuse("X-Apple-CloudKit-Request-SignatureV1 does not verify with key '\(sig.keyID)' over date:base64(sha256(body)):path?query (the path and query exactly as sent, the body byte for byte)")
         }
-        return key
     }
 
     /// A signature's date: `2026-11-25T13:03:49Z` (fractions of a second and a numeric offset
