@@ -131,7 +131,7 @@ public final class Invocation {
             results += try run(Array(operations[start..<min(start + Limits.operationsPerBatch, operations.count)])).results
         }
         if operations.count == 1, let e = results.first?.error { throw e }
-        let response = ItemsResponse(key, results)
+        let response = ItemsResponse(key, results, for: .commandLine)
         self.print(response)
         return batchExit(response.failures.map(OperationResult.failed), total: operations.count, noun: key)
     }

@@ -124,13 +124,14 @@ public struct CloudKitError: Error, Equatable, CustomStringConvertible {
     public static func internalError(_ reason: String) -> CloudKitError { CloudKitError(.internalError, reason) }
 
     /// The Web Services error dictionary; a CONFLICT or EXISTS carries the server's record as
-    /// a response shows it (`style`).
-    public func envelope(style: ResponseStyle? = nil) -> JSONValue {
+    /// a response shows it (`style`, else as stored). For the command line (`audience`, by
+    /// default the style's) it carries `ckErrorCode` too; for the wire, as CloudKit sends it.
+    public func envelope(style: ResponseStyle? = nil, for audience: ResponseStyle.Audience? = nil) -> JSONValue {
         var o: [String: JSONValue] = [
             "serverErrorCode": .string(code.rawValue),
             "reason": .string(reason),
-            "ckErrorCode": .int(Int64(ckErrorCode)),
         ]
+        if (audience ?? style?.audience ?? .commandLine) == .commandLine { o["ckErrorCode"] = .int(Int64(ckErrorCode)) }
         if let r = recordName { o["recordName"] = .string(r) }
         if let z = zoneID { o["zoneID"] = z.json }
         if let s = subscriptionID { o["subscriptionID"] = .string(s) }

@@ -35,11 +35,25 @@ public struct ResponseStyle: Sendable {
     public var assetURLs: AssetURLSigner?
     /// `numbersAsStrings`: INT64 and DOUBLE values (and their lists) as strings (NumbersAsStrings).
     public var numbersAsStrings = false
+    /// Who reads the answer, which decides what its error dictionaries carry.
+    public var audience: Audience
 
-    public init(assetBase: String, encryptedAssets: Bool, assetURLs: AssetURLSigner? = nil) {
+    /// Who reads an answer.
+    public enum Audience: Sendable {
+        /// A person or script reading ck's output: error dictionaries carry the native
+        /// `CKError.Code` too, `ckErrorCode`.
+        case commandLine
+        /// A client of Web Services over HTTP: error dictionaries as Apple's servers send them,
+        /// without `ckErrorCode` — CloudKit JS takes one it finds over the code it derives from
+        /// `serverErrorCode` (a CONFLICT would reach the page as 14).
+        case wire
+    }
+
+    public init(assetBase: String, encryptedAssets: Bool, assetURLs: AssetURLSigner? = nil, audience: Audience = .commandLine) {
         self.assetBase = assetBase
         self.encryptedAssets = encryptedAssets
         self.assetURLs = assetURLs
+        self.audience = audience
     }
 }
 

@@ -1,12 +1,15 @@
 import CKCore
 import CKHTTP
+import CKJSON
+import CKModel
 import CKTestSupport
 import Foundation
 import XCTest
 @testable import CKServe
 
-/// A request is resolved once: what `admit` resolved from the head (the route, the credentials
-/// it checked) travels to `respond` with the request.
+/// A request is resolved once and its answer encoded once: what `admit` resolved from the head
+/// (the route, the credentials it checked) travels to `respond` with the request, and an API
+/// that serves HTTP encodes error dictionaries as the wire has them, with nothing stripped after.
 final class ResolveOnceEncodeOnceTests: XCTestCase {
     static let container = ServeFixture.container
 
@@ -59,5 +62,38 @@ final class ResolveOnceEncodeOnceTests: XCTestCase {
         XCTAssertEqual(answer.status, 200, String(decoding: answer.body, as: UTF8.self))
         guard case .answer(let refused) = h.admit(lookup) else { return XCTFail("a revoked token is admitted") }
         XCTAssertEqual(refused.status, 401)
+    }
+
+    /// The same failures, answered by the API that serves HTTP and by the command line's: one
+    /// encoding each, the wire's without `ckErrorCode` (CloudKit JS would take it over the
+    /// server's code), the command line's with it, and otherwise the same.
+    func testTheWireAndTheCommandLineGetErrorDictionariesEachInTheirShape() throws {
+        let (wire, _, _, root) = try handler()
+        let cli = CloudKitAPI(dataDirectory: root)
+        let caller = Caller(container: Self.container)
+        func bodies(_ answer: (CloudKitAPI) throws -> any ResponseBody) throws -> (wire: JSONValue, cli: JSONValue) {
+            func encoded(_ api: CloudKitAPI) throws -> JSONValue {
+                var out: [UInt8] = []
+                try answer(api).encodeJSON(into: &out, pretty: false)
+                return try JSONParser.parse(out)
+            }
+            return (try encoded(wire), try encoded(cli))
+        }
+        let zones = try bodies { try $0.lookupZones(ZonesLookupRequest(zoneNames: ["Nowhere"]), as: caller) }
+        let records = try bodies { try $0.lookupRecords(LookupRecordsRequest(recordNames: ["nothing"]), as: caller) }
+        for (name, b) in [("zones/lookup", zones), ("records/lookup", records)] {
+            let list = name == "zones/lookup" ? "zones" : "records"
+            let w = try XCTUnwrap(b.wire.objectValue?[list]?.arrayValue?.first?.objectValue, name)
+            var c = try XCTUnwrap(b.cli.objectValue?[list]?.arrayValue?.first?.objectValue, name)
+            XCTAssertNotNil(w["serverErrorCode"], name)
+            XCTAssertNil(w["ckErrorCode"], name)
+            XCTAssertEqual(c["ckErrorCode"], .int(name == "zones/lookup" ? 26 : 11), name)
+            c["ckErrorCode"] = nil
+            c["uuid"] = w["uuid"]
+            XCTAssertEqual(c, w, name)
+        }
+        // A request-level error on the wire: the envelope without it too.
+        XCTAssertNil(CloudKitError(.conflict, "x").envelope(for: .wire).objectValue?["ckErrorCode"])
+        XCTAssertEqual(CloudKitError(.conflict, "x").envelope().objectValue?["ckErrorCode"], .int(14))
     }
 }

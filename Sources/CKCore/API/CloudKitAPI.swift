@@ -52,6 +52,8 @@ struct RequestContext {
     let gate: PermissionGate
     let style: ResponseStyle
     var principal: Principal { db.caller }
+    /// Who reads the answer (`ResponseStyle.audience`).
+    var audience: ResponseStyle.Audience { style.audience }
 }
 
 /// What a request needs of the caller's account (SPEC §3): reading the public database needs
@@ -120,8 +122,12 @@ extension CloudKitAPI {
     /// HTTP, signed for `reader`, the user record name the answer is for); the keys of
     /// encrypted assets in the private and shared databases.
     public func responseStyle(_ scope: DatabaseScope, reader: String? = nil) -> ResponseStyle {
-        ResponseStyle(assetBase: assetBaseURL, encryptedAssets: scope != .public, assetURLs: assetURLSigner(reader: reader))
+        ResponseStyle(assetBase: assetBaseURL, encryptedAssets: scope != .public, assetURLs: assetURLSigner(reader: reader), audience: audience)
     }
+
+    /// Who reads this API's answers: the wire when it serves HTTP (it has a server URL), else
+    /// the command line.
+    public var audience: ResponseStyle.Audience { serverURL == nil ? .commandLine : .wire }
 
     /// Who a fault's user scope is matched against: the user record name when the caller
     /// resolves to a user, else the Apple ID they act as (`--as`).

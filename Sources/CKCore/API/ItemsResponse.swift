@@ -16,10 +16,13 @@ public struct ItemsResponse: ResponseBody {
 
     public let key: String
     public var results: [Item]
+    /// Who reads it: a failed item's dictionary carries `ckErrorCode` for the command line only.
+    public let audience: ResponseStyle.Audience
 
-    public init(_ key: String, _ results: [Item]) {
+    public init(_ key: String, _ results: [Item], for audience: ResponseStyle.Audience) {
         self.key = key
         self.results = results
+        self.audience = audience
     }
 
     /// The items that failed, in order.
@@ -31,7 +34,7 @@ public struct ItemsResponse: ResponseBody {
         results.map { r -> JSONValue in
             switch r {
             case .value(let v): return v
-            case .failed(let e): return e.envelope()
+            case .failed(let e): return e.envelope(for: audience)
             }
         }
     }

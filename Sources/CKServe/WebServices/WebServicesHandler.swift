@@ -305,34 +305,12 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
 
     static var jsonHeaders: HTTPHeaders { HTTPHeaders([("Content-Type", "application/json; charset=utf-8")]) }
 
+    /// A body as the API encodes it: for the wire, its error dictionaries are CloudKit's, with
+    /// no `ckErrorCode` (the API has a server URL: `ResponseStyle.Audience.wire`).
     func json(_ status: Int, _ body: any ResponseBody) -> HTTPResponse {
         var out: [UInt8] = []
         body.encodeJSON(into: &out, pretty: false)
-        return HTTPResponse(status: status, headers: Self.jsonHeaders, body: Self.withoutNativeCodes(out))
-    }
-
-    /// The body without the `ckErrorCode` the CLI adds to error dictionaries (the native
-    /// CKError code, for the reader of a command's output). Apple's servers send none, and
-    /// CloudKit JS takes a `ckErrorCode` it finds in an error over the one it derives from
-    /// `serverErrorCode`: CONFLICT would reach the page as 14. Bodies without an error are
-    /// sent as encoded (one byte search).
-    static func withoutNativeCodes(_ body: [UInt8]) -> [UInt8] {
-        let key = Array("\"ckErrorCode\":".utf8)
-        guard contains(body, key), let tree = try? JSONParser.parse(body) else { return body }
-        func strip(_ v: JSONValue) -> JSONValue {
-            if var o = v.objectValue {
-                if o["serverErrorCode"]?.stringValue != nil { o["ckErrorCode"] = nil }
-                return .object(o.mapValues(strip))
-            }
-            if let a = v.arrayValue { return .array(a.map(strip)) }
-            return v
-        }
-        return Array(JSONWriter.compact(strip(tree)).utf8)
-    }
-
-    private static func contains(_ hay: [UInt8], _ needle: [UInt8]) -> Bool {
-        guard hay.count >= needle.count else { return false }
-        return (0...(hay.count - needle.count)).contains { i in hay[i] == needle[0] && hay[i..<(i + needle.count)].elementsEqual(needle) }
+        return HTTPResponse(status: status, headers: Self.jsonHeaders, body: out)
     }
 
     private func require(_ head: HTTPRequestHead, _ methods: [String]) throws {
@@ -380,8 +358,7 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
         }
         let e = (error as? CloudKitError) ?? CloudKitError.internalError("\(error)")
         if e.code == .networkFailure { return HTTPResponse(status: 0, dropConnection: true, logNote: "NETWORK_FAILURE: " + e.reason) }
-        var envelope = e.envelope().objectValue ?? [:]
-        envelope["ckErrorCode"] = nil
+        var envelope = e.envelope(for: .wire).objectValue ?? [:]
         if e.code == .authenticationRequired, let head, let (c, env) = route?.containerAndEnvironment {
             // The page that asked (its browser's Origin) is the one the sign-in page may post to.
             let opener = head.headers["Origin"].flatMap { origins.allows($0) && AllowedOrigins.isOrigin($0) ? $0 : nil }

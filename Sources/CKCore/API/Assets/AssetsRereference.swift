@@ -66,6 +66,6 @@ extension CloudKitAPI {
                                                            prefix: SignedEnvelope.receipt, secret: try ctx.db.tokenSecret.getOrCreate()))
             }
             return .value(.object(o))
-        })
+        }, for: ctx.audience)
     }
 }

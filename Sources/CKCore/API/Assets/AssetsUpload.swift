@@ -72,7 +72,7 @@ extension CloudKitAPI {
             var item: [String: JSONValue] = ["fieldName": .string(t.fieldName), "url": .string(server + "/upload/" + token)]
             if let n = t.recordName { item["recordName"] = .string(n) }
             return .value(.object(item))
-        })
+        }, for: ctx.audience)
     }
 
     /// Whether an upload URL's token is one this data directory sealed and still good: its

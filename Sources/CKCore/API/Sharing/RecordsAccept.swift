@@ -26,6 +26,6 @@ extension CloudKitAPI {
             } catch let e as CloudKitError {
                 return .failed(e)
             }
-        })
+        }, for: ctx.audience)
     }
 }

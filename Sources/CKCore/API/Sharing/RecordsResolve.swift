@@ -17,6 +17,6 @@ extension CloudKitAPI {
             do { return .value(try shortGUIDResult(try ctx.db.share(shortGUID: guid), req, ctx: ctx)) } catch let e as CloudKitError where e.code == .notFound {
                 return .failed(e)
             }
-        })
+        }, for: ctx.audience)
     }
 }

@@ -55,7 +55,7 @@ extension CloudKitAPI {
         let ctx = try preflight(.recordsModify, caller, zones: [r.zoneName], need: .none)
         let loc = try ctx.db.createShare(zone: r.zoneName, record: r.recordName, participants: r.participants,
                                          publicPermission: r.publicPermission, title: r.title)
-        return ItemsResponse("records", [.value(loc.json(shownTo: ctx.db.me, view: .participant, style: ctx.style, withZoneID: false) ?? .null)])
+        return ItemsResponse("records", [.value(loc.json(shownTo: ctx.db.me, view: .participant, style: ctx.style, withZoneID: false) ?? .null)], for: ctx.audience)
     }
 
     public func updateShare(_ r: ShareUpdateRequest, as caller: Caller) throws -> ItemsResponse {
@@ -72,9 +72,9 @@ extension CloudKitAPI {
         case .leave: change = .leave
         case .delete:
             if let e = try db.changeShare(loc, .delete).error { throw e }
-            return ItemsResponse("records", [.value(Record.tombstone(recordName: loc.share.recordName, zoneID: nil))])
+            return ItemsResponse("records", [.value(Record.tombstone(recordName: loc.share.recordName, zoneID: nil))], for: ctx.audience)
         }
         let changed = try db.updateShare(loc, change)
-        return ItemsResponse("records", [.value(changed.json(shownTo: db.me, view: view, style: ctx.style, withZoneID: false) ?? .null)])
+        return ItemsResponse("records", [.value(changed.json(shownTo: db.me, view: view, style: ctx.style, withZoneID: false) ?? .null)], for: ctx.audience)
     }
 }

@@ -4,6 +4,6 @@ import CKModel
 extension CloudKitAPI {
     public func listSubscriptions(as caller: Caller) throws -> ItemsResponse {
         let ctx = try preflight(.subscriptionsList, caller, need: .none)
-        return ItemsResponse("subscriptions", try ctx.db.subscriptions().map { .value(ctx.db.subscriptionJSON($0)) })
+        return ItemsResponse("subscriptions", try ctx.db.subscriptions().map { .value(ctx.db.subscriptionJSON($0)) }, for: ctx.audience)
     }
 }

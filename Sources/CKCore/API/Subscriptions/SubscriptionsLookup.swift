@@ -31,6 +31,6 @@ extension CloudKitAPI {
             do { return .value(ctx.db.subscriptionJSON(try ctx.db.subscription(id))) } catch let e as CloudKitError where e.code == .notFound {
                 return .failed(e)
             }
-        })
+        }, for: ctx.audience)
     }
 }

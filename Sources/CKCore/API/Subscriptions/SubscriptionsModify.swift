@@ -94,6 +94,6 @@ extension CloudKitAPI {
                 out.append(.failed(e))
             }
         }
-        return ItemsResponse("subscriptions", out)
+        return ItemsResponse("subscriptions", out, for: ctx.audience)
     }
 }

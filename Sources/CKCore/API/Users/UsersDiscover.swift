@@ -63,7 +63,7 @@ extension CloudKitAPI {
                 .sorted { $0.userRecordName.utf8.lexicographicallyPrecedes($1.userRecordName.utf8) }
             return ItemsResponse("users", try users.compactMap { u in
                 try identities.discoverability(container: caller.container, user: u) == .granted ? .value(try identities.identity(of: u, container: caller.container)) : nil
-            })
+            }, for: ctx.audience)
         }
         // One identity per user found, in the order of the first lookup that found them; a
         // lookup that finds nobody (no such user, or one not discoverable) adds nothing, as the
@@ -76,6 +76,6 @@ extension CloudKitAPI {
                 if let name = identity["userRecordName"]?.stringValue, seen.insert(name).inserted { found.append(.value(identity)) }
             } catch let e as CloudKitError where e.code == .notFound {}
         }
-        return ItemsResponse("users", found)
+        return ItemsResponse("users", found, for: ctx.audience)
     }
 }

@@ -52,7 +52,7 @@ extension CloudKitAPI {
                 return .failed(CloudKitError(.notFound, "no iCloud user has the email address '\(Names.describe(e))'"))
             }
             return .value(try userDictionary(u, container: caller.container, email: e))
-        })
+        }, for: ctx.audience)
     }
 
     public func lookupUsersByID(_ r: UsersLookupIDRequest, as caller: Caller) throws -> ItemsResponse {
@@ -64,7 +64,7 @@ extension CloudKitAPI {
                 return .failed(CloudKitError(.notFound, "no iCloud user has the user record name '\(Names.describe(n))'"))
             }
             return .value(try userDictionary(u, container: caller.container, email: nil))
-        })
+        }, for: ctx.audience)
     }
 
     /// The User dictionary: names null unless the user is discoverable here.

@@ -7,6 +7,6 @@ import CKModel
 extension CloudKitAPI {
     public func listZones(as caller: Caller) throws -> ItemsResponse {
         let ctx = try preflight(.zonesList, caller)
-        return ItemsResponse("zones", try ctx.db.listZones().map { .value(try ctx.db.zoneJSON($0)) })
+        return ItemsResponse("zones", try ctx.db.listZones().map { .value(try ctx.db.zoneJSON($0)) }, for: ctx.audience)
     }
 }

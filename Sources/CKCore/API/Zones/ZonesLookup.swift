@@ -25,6 +25,6 @@ extension CloudKitAPI {
             do { return .value(try ctx.db.zoneJSON(try ctx.db.zone(n))) } catch let e as CloudKitError where e.code == .zoneNotFound {
                 return .failed(e)
             }
-        })
+        }, for: ctx.audience)
     }
 }

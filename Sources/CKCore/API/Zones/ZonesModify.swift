@@ -81,6 +81,6 @@ extension CloudKitAPI {
                 out.append(.failed(e))
             }
         }
-        return ItemsResponse("zones", out)
+        return ItemsResponse("zones", out, for: ctx.audience)
     }
 }

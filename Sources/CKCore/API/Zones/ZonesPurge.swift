@@ -34,6 +34,6 @@ extension CloudKitAPI {
             do { try db.purgeZone(n) } catch let e as CloudKitError where e.code == .zoneNotFound && r.ifExists { continue }
             out.append(.value(["zoneID": db.zoneID(n).json, "deleted": true, "purged": true]))
         }
-        return ItemsResponse("zones", out)
+        return ItemsResponse("zones", out, for: ctx.audience)
     }
 }
