@@ -1,8 +1,8 @@
-#if canImport(Glibc)
+import CKCore
 import CKModel
+#if canImport(Glibc)
 import Glibc
 #endif
-import CKCore
 
 /// The command line: finds the command in the table, scans its arguments, runs it, and maps
 /// every failure to one stderr line and an exit code.

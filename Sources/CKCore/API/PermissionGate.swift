@@ -1,5 +1,6 @@
 import CKJSON
 import CKModel
+
 /// The one permission gate. Every record an answer carries passes `canRead`: current records,
 /// records as of a point in history, change feeds, the server record of a CONFLICT, and what an
 /// error message names. What the caller may not read does not exist for them: they are told

@@ -1,5 +1,6 @@
 import CKJSON
 import CKModel
+
 /// The API tokens of one container environment, as the CloudKit Console lists them:
 /// `containers/<c>/<environment>/api-tokens.json` — `{schemaVersion, apiTokens: [{apiToken,
 /// name?, created}]}`, oldest first. An API token identifies an app, not a user, and the Console

@@ -1,5 +1,6 @@
 import CKJSON
 import CKModel
+
 /// What a fault makes an operation fail with: a CloudKit error as the service returns it
 /// (Docs/faults.md has the table). Most are a `ServerErrorCode` as they are; ZONE_BUSY is
 /// TRY_AGAIN_LATER on the wire with the native zoneBusy (23) as its `ckErrorCode`, since Web

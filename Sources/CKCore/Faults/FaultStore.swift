@@ -1,5 +1,6 @@
 import CKJSON
 import CKModel
+
 /// The armed faults of a data directory (`faults.json` at its root, Docs/faults.md): added,
 /// listed and cleared by `ck fault`, checked by every client operation. Without faults a
 /// check is one read of a missing file; a fault that fails every match (no count, no rate) is

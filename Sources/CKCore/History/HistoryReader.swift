@@ -1,5 +1,6 @@
 import CKJSON
 import CKModel
+
 /// Reading a zone's history as git reads commits: one change, the changes of a range, a
 /// record as of a point, the zone as of a point, the difference between two points, and
 /// which change last set each field. Everything reads the history itself, through its index:

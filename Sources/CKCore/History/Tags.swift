@@ -1,5 +1,6 @@
 import CKJSON
 import CKModel
+
 /// `ck tag`: a named point across every zone of one database, as a git tag names a commit
 /// (Dolt's commits). A tag lives in its owner's database, `<database>/tags/<name>.json`, and
 /// holds, for each of the database's zones that had a history when it was made, the zone's

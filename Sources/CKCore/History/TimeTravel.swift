@@ -1,5 +1,6 @@
 import CKJSON
 import CKModel
+
 /// `--at REF` on `record query`: the same answers, as of a point in the zone's history (a
 /// sequence number from `resolve`). A scan reads the zone as it is now plus the changes since
 /// the point (`ZoneStore.forEachRecord(at:in:)`): memory holds only the names those changes

@@ -1,5 +1,6 @@
 import CKJSON
 import CKModel
+
 /// The lines of an index run, as bytes whose order is the query order, so that a run is sorted
 /// by plain byte comparison and searched by bisection:
 /// - a record-name run holds one line per record: the name's UTF-8 bytes in hex;

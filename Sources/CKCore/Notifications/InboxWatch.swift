@@ -1,10 +1,10 @@
-#if canImport(Glibc)
 import CKModel
+import Foundation
+#if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
 
 /// Tells a waiting long-poll that its web client's notifications may have changed, whoever
 /// changed them — this process or another (the CLI). Its `descriptor` turns readable when a

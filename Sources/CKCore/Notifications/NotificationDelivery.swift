@@ -1,5 +1,6 @@
 import CKJSON
 import CKModel
+
 /// Turns committed changes into notifications for every subscription they match, delivered to
 /// each device of the subscribing user — except the device that made the change, as CloudKit
 /// leaves out the originating device — and only about records the subscriber may read.

@@ -1,6 +1,6 @@
-#if canImport(Glibc)
 import CKJSON
 import CKModel
+#if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin

@@ -1,5 +1,6 @@
 import CKJSON
 import CKModel
+
 /// What a subscription's notification info puts in its notifications, and the push payload a
 /// device receives for one (`{aps: {…}, ck: {…}}`): the one builder of that payload, for
 /// `ck notifications --format aps` and for a web client's long-poll (WebCourier).

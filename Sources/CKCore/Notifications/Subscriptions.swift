@@ -1,5 +1,6 @@
 import CKJSON
 import CKModel
+
 /// `subscriptions/modify|list|lookup`: a user's subscriptions in one database, with CloudKit's
 /// rules on which kinds each database allows.
 extension Database {

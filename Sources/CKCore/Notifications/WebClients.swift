@@ -1,5 +1,6 @@
 import CKJSON
 import CKModel
+
 /// Web clients registered for pushes (`tokens/create`, `tokens/register`): one file per
 /// token, `<container>/<environment>/webclients/<token>.json` — `{apnsToken, apnsEnvironment,
 /// userRecordName?, deviceID, created, issuer?}`. A client bound to a user is one of that user's

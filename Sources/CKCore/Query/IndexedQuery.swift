@@ -1,5 +1,6 @@
 import CKJSON
 import CKModel
+
 /// A query answered from a zone's indexes (ZoneIndex) instead of reading every record:
 /// - in order: walk the index of the first sort (record names when there is none) from the
 ///   continuation marker's place, reading each record and keeping those that match, until a

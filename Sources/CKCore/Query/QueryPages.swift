@@ -1,5 +1,6 @@
 import CKJSON
 import CKModel
+
 /// Every page of a query in one call (`ck record query --all`): the same records, in the same
 /// order, as following each continuation marker — but read in pages of `streamedPage` from one
 /// zone store, so the indexes are planned (and shard directories opened) once per thousands of

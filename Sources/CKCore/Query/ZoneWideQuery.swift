@@ -1,5 +1,6 @@
 import CKJSON
 import CKModel
+
 /// A query over every zone of a database at once (`zoneWide: true` on records/query, without
 /// a zoneID): the default zone and the custom zones of the private database, the zones shared
 /// with the caller in the shared one, the default zone of the public one. One order across the

@@ -1,5 +1,6 @@
 import CKJSON
 import CKModel
+
 /// The developer's side of the schema: deploy development to production, import and export
 /// the schema language, reset development, and assign custom roles to users. Reached through
 /// the API (API/Schema).

@@ -1,5 +1,6 @@
 import CKJSON
 import CKModel
+
 /// Notifications for share participants: a commit to a zone holding shares fires the database
 /// (and zone) subscriptions each participant saved in their shared database, on every device
 /// of theirs but the one that made the change — when the change touches what is shared with

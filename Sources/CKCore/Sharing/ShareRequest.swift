@@ -1,5 +1,6 @@
 import CKJSON
 import CKModel
+
 /// A share create as Web Services sends it in records/modify (reference §3.1, Sharing): a
 /// record of type `cloudkit.share` with `forRecord {recordName, recordChangeTag}` (none: the
 /// zone-wide share), `publicPermission` and `participants`, each

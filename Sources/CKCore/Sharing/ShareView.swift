@@ -1,5 +1,6 @@
 import CKJSON
 import CKModel
+
 /// What a user may see of a share (the permission gate's rule for share records). The owner
 /// and the users the owner invited (until they are removed) see the whole share: every
 /// participant. Anyone else sees a share only when its public permission is not NONE, and then

@@ -1,5 +1,6 @@
 import CKJSON
 import CKModel
+
 /// The shared database: a participant's view onto the zones other users shared with them.
 ///
 /// Nothing is copied. A share record lives in its owner's zone (the truth about who takes part

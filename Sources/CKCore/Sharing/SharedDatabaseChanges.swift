@@ -1,6 +1,7 @@
 import CKCrypto
 import CKJSON
 import CKModel
+
 /// `changes/database` in a participant's shared database. Its token (`ck1s.…`, signed like
 /// every token) holds, for each zone shared with the caller, the point of the owner's zone
 /// history the caller has seen; a zone is reported changed when something shared with the

@@ -1,3 +1,7 @@
+import CKJSON
+import CKModel
+import Foundation
+
 /// The device's iCloud account (device.json), the users it has seen (users/), and the
 /// account-changed events (account-events.ndjson).
 final class AccountStore {
@@ -277,7 +281,3 @@ public struct Clock: Sendable {
     public init(now: @escaping @Sendable () -> Int64) { self.now = now }
     public static let system = Clock { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
 }
-
-import CKJSON
-import CKModel
-import Foundation

@@ -1,5 +1,5 @@
-#if canImport(Glibc)
 import CKModel
+#if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin

@@ -1,5 +1,6 @@
 import CKJSON
 import CKModel
+
 /// One entry of a database's history (`history.log` beside `zones/`): a custom zone created,
 /// written by a commit (up to `zoneSeq` of its own history), deleted or purged. Appended by
 /// `appendDatabaseEntry`, read back by `changes/database`, intents and fsck.

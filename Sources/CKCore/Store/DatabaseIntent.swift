@@ -1,5 +1,6 @@
 import CKJSON
 import CKModel
+
 /// What a zone-level change means to its database: a zone created, written, deleted or purged is an
 /// entry of the database's history (`changes/database` reads it). Each such change is first
 /// written down as an intent, `intents/<zone>.json` beside the database's history, and the

@@ -1,5 +1,6 @@
 import CKModel
 import Foundation
+
 /// One environment of a container as writers share it: every write holds the environment's
 /// lock shared; `ck schema reset`, which replaces the development environment's data whole,
 /// holds it exclusively. A reset writes `reset.json` before it starts and removes it when done,

@@ -1,5 +1,6 @@
 import CKJSON
 import CKModel
+
 /// One entry of a zone's change history: a save (with the record as stored) or a delete, by
 /// whom and when, and the entry it replaces (`prev`). A commit encodes it straight to its log
 /// line — the bytes `JSONWriter.line` writes for `jsonValue` — without building the record's

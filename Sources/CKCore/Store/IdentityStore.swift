@@ -1,3 +1,7 @@
+import CKJSON
+import CKModel
+import Foundation
+
 /// User identities and the per-container `userDiscoverability` permission (CKUserIdentity,
 /// CKContainer.ApplicationPermissions).
 struct IdentityStore {
@@ -84,7 +88,3 @@ struct IdentityStore {
         return try identity(of: u, container: container)
     }
 }
-
-import CKJSON
-import CKModel
-import Foundation

@@ -1,5 +1,6 @@
 import CKCrypto
 import CKModel
+
 /// `records/modify`: applying record operations to a zone and committing them.
 ///
 /// A commit, under the environment's lock (shared), the zone's lock and — for a zone with a

@@ -1,5 +1,6 @@
 import CKJSON
 import CKModel
+
 /// Applies record operations to a transaction with CloudKit's rules: create/update/replace and
 /// their force variants, change tags, creator-only writes in the public database, references
 /// (same zone, VALIDATE, DELETE_SELF cascades) and the record limits.

@@ -1,5 +1,6 @@
 import CKJSON
 import CKModel
+
 /// Record files decoded straight from their bytes into a `Record`: the file's envelope, the
 /// record's keys, its stamps and each field's `{type, value}` go into the record as they are
 /// read, with no dictionary made per JSON object (the dictionaries, and hashing their keys, were

@@ -1,5 +1,6 @@
 import CKJSON
 import CKModel
+
 /// A zone's tombstones, `deleted/<shard>/<name>.json`: for each record name ever deleted, the
 /// history entry of its latest deletion. A change feed needs to know whether a deletion is the
 /// last change of its name, and the history cannot say so cheaply: a name can be deleted, made

@@ -1,12 +1,12 @@
-#if canImport(Glibc)
 import CKCrypto
 import CKJSON
 import CKModel
+import Foundation
+#if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
 
 /// Asset bytes uploaded over `ck serve` that no record has taken yet, beside the asset store
 /// (Docs/storage.md):

@@ -1,5 +1,6 @@
 import CKJSON
 import CKModel
+
 /// What an asset value saved by a web client (`ck serve`) must show, as CloudKit asks of
 /// Web Services clients: the `receipt` of its upload (`assets/upload`, then the POST of the
 /// bytes) or of an `assets/rereference`, sealed by this data directory for this container and

@@ -1,5 +1,6 @@
 import CKJSON
 import CKModel
+
 /// The files a commit derives from the history — each changed record's file, each changed
 /// reference-index file and each deleted name's tombstone — written as temporary files before
 /// the history commits (so a full disk fails the commit cleanly) and renamed into place after it.

@@ -1,5 +1,6 @@
 import CKCrypto
 import CKModel
+
 /// `zones/modify`: creating, deleting and purging custom zones. Each takes the environment's lock
 /// (shared), the zone's lock, then the database's, writes its intent, changes the disk in one
 /// atomic step (a `zone.json` appears; a zone directory leaves `zones/` in one rename), records

@@ -1,12 +1,12 @@
-#if canImport(Glibc)
 import CKCrypto
 import CKJSON
 import CKModel
+import Foundation
+#if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
 
 /// The POSIX file operations the store is built on, by absolute path: each resolves its
 /// directory through `Directory` (no link followed at any level), replaces files atomically

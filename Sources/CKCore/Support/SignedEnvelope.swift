@@ -1,6 +1,7 @@
 import CKCrypto
 import CKJSON
 import CKModel
+
 /// A small JSON payload made tamper-evident with the data directory's secret, for what the API
 /// hands a client to bring back later — an asset upload URL's token, an upload's receipt — so
 /// that nothing has to be kept for it: `PREFIX` + base64url(payload) + "." + base64url(mac).

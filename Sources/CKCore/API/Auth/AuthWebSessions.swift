@@ -1,5 +1,6 @@
 import CKJSON
 import CKModel
+
 /// What becomes of a web auth token once a request's answer replaced it
 /// (`X-Apple-CloudKit-Web-Auth-Token`).
 public enum WebTokenRotation: Sendable, Equatable {

@@ -1,5 +1,6 @@
 import CKJSON
 import CKModel
+
 /// A parsed Web Services `records/modify` request.
 public struct ModifyRequest: Sendable {
     public var operations: [RecordOperation]

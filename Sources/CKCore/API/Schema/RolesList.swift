@@ -1,5 +1,6 @@
 import CKJSON
 import CKModel
+
 extension CloudKitAPI {
     /// The custom roles of the caller's environment's schema with their members (user record
     /// names): `{roles: [{role, members}]}`, roles in order.

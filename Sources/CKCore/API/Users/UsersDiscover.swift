@@ -1,5 +1,6 @@
 import CKJSON
 import CKModel
+
 /// `users/discover`: other users' identities, only of users who made themselves discoverable
 /// in this container. GET: every such user (but the caller), by user record name. POST
 /// `{lookupInfos: [{emailAddress | phoneNumber | userRecordName}]}`: one identity per user
