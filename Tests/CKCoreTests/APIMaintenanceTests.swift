@@ -1,16 +1,11 @@
 import XCTest
 @testable import CKCore
+import CKTestSupport
 
 /// ck's own maintenance entries of the API, in-process: fsck, status, making a data directory
 /// and choosing its default container.
 final class APIMaintenanceTests: XCTestCase {
     static let container = "iCloud.com.example.test"
-
-    func api(_ t: TempStore) -> CloudKitAPI { CloudKitAPI(dataDirectory: t.root) }
-
-    func caller(_ scope: DatabaseScope = .private, _ user: Caller.User = .device, container: String = container) -> Caller {
-        Caller(container: container, environment: .development, scope: scope, user: user, deviceID: "default")
-    }
 
     func code(_ e: Error) -> ServerErrorCode? { (e as? CloudKitError)?.code }
 
@@ -18,7 +13,7 @@ final class APIMaintenanceTests: XCTestCase {
 
     func testFsckReportsAndRepairs() throws {
         let t = TempStore()
-        let a = api(t)
+        let a = api(t.root)
         _ = try t.db().createZone("Z")
         _ = try a.modifyRecords(ModifyRequest(operations: [op(.create, "r1"), op(.create, "r2")], zoneName: "Z"), as: caller())
         let clean = try a.fsck(FsckRequest())
@@ -54,7 +49,7 @@ final class APIMaintenanceTests: XCTestCase {
 
     func testStatusComposesAccountZonesBookmarksAndFaults() throws {
         let t = TempStore()
-        let a = api(t)
+        let a = api(t.root)
         _ = try t.db().createZone("Lists")
         _ = try a.modifyRecords(ModifyRequest(operations: [op(.create, "r1")], zoneName: "Lists"), as: caller())
         _ = try a.addFault(AddFaultRequest(op: .endpoint(.zonesList), error: .throttled))
@@ -84,7 +79,7 @@ final class APIMaintenanceTests: XCTestCase {
     /// An unreadable database is part of the status, not its failure.
     func testStatusNeverFailsForAnUnreadableDatabase() throws {
         let t = TempStore()
-        let a = api(t)
+        let a = api(t.root)
         try t.store.accounts.signOut()
         let before = t.snapshot()
         let s = try a.status(as: caller())
@@ -138,7 +133,7 @@ final class APIMaintenanceTests: XCTestCase {
 
     func testTheDefaultContainer() throws {
         let t = TempStore()
-        let a = api(t)
+        let a = api(t.root)
         XCTAssertNil(try a.defaultContainer())
         XCTAssertEqual(try a.setDefaultContainer("iCloud.com.example.notes").jsonValue, ["containerIdentifier": "iCloud.com.example.notes"])
         XCTAssertEqual(try a.defaultContainer(), "iCloud.com.example.notes")

@@ -1,16 +1,11 @@
 import XCTest
 @testable import CKCore
+import CKTestSupport
 
 /// The records endpoints of the API, in-process: Web Services bodies, the preflight, the
 /// permission gate and ck's own record operations.
 final class APIRecordsTests: XCTestCase {
     static let container = "iCloud.com.example.test"
-
-    func api(_ t: TempStore) -> CloudKitAPI { CloudKitAPI(dataDirectory: t.root) }
-
-    func caller(_ scope: DatabaseScope = .private, _ user: Caller.User = .device, device: String = "default") -> Caller {
-        Caller(container: Self.container, environment: .development, scope: scope, user: user, deviceID: device)
-    }
 
     func save(_ a: CloudKitAPI, _ name: String, type: String = "Item", zone: String = ZoneID.defaultZoneName, scope: DatabaseScope = .private,
               as user: Caller.User = .device, _ fields: [String: JSONValue] = ["title": "x"]) throws -> RecordsResponse {
@@ -59,7 +54,7 @@ final class APIRecordsTests: XCTestCase {
 
     func testAFaultFailsTheRequestBeforeItReadsAndOnlyInItsZone() throws {
         let t = TempStore()
-        let a = api(t)
+        let a = api(t.root)
         _ = try save(a, "r1")
         _ = try FaultStore(root: t.root).add(Fault(op: .endpoint(.recordsLookup), code: .throttled, retryAfter: 3, zone: ZoneID.defaultZoneName))
         XCTAssertThrowsError(try a.lookupRecords(LookupRecordsRequest(recordNames: ["r1"]), as: caller())) { e in
@@ -76,7 +71,7 @@ final class APIRecordsTests: XCTestCase {
 
     func testAccountStatusDecidesBeforeAnythingIsRead() throws {
         let t = TempStore()
-        let a = api(t)
+        let a = api(t.root)
         _ = try save(a, "r1")
         _ = try save(a, "p1", scope: .public)
         try t.store.accounts.setStatus(.restricted)
@@ -113,7 +108,7 @@ final class APIRecordsTests: XCTestCase {
             DEFINE SCHEMA
                 RECORD TYPE Diary (t STRING, GRANT READ, WRITE TO "_creator", GRANT CREATE TO "_icloud");
             """, validateOnly: false)
-        let a = api(t)
+        let a = api(t.root)
         XCTAssertNil(try save(a, "d1", type: "Diary", scope: .public, ["t": "secret-words"]).results[0].error, "the record the test hides")
         let bob = caller(.public, .appleID("bob@example.com"))
         let hidden = try a.lookupRecords(LookupRecordsRequest(recordNames: ["d1", "ghost"]), as: bob)
@@ -136,7 +131,7 @@ final class APIRecordsTests: XCTestCase {
 
     func testDeleteIfExistsLeavesOutWhatIsNotThereAndGoesByTwoHundreds() throws {
         let t = TempStore()
-        let a = api(t)
+        let a = api(t.root)
         var names: [String] = []
         for chunk in stride(from: 0, to: 450, by: 150) {
             let ops = (chunk..<chunk + 150).map { op(.create, "n\($0)", ["i": .int(Int64($0))]) }
@@ -155,7 +150,7 @@ final class APIRecordsTests: XCTestCase {
 
     func testFieldTypeHintsComeFromTheSchemaThenTheRecord() throws {
         let t = TempStore()
-        let a = api(t)
+        let a = api(t.root)
         _ = try save(a, "r1", ["title": "text", "n": .int(3)])
         let hints = try a.fieldTypeHints(FieldTypeHintsRequest(recordType: "Item", fieldNames: ["title", "n", "new", "createdTimestamp"]), as: caller())
         XCTAssertEqual(hints["title"]?.type, FieldType(.string))
@@ -170,7 +165,7 @@ final class APIRecordsTests: XCTestCase {
 
     func testAnImportChecksEverythingFirstThenReportsEachRecord() throws {
         let t = TempStore()
-        let a = api(t)
+        let a = api(t.root)
         let before = t.snapshot()
         let bad = Array("{\"recordName\":\"a\",\"recordType\":\"Item\"}\nnot json\n".utf8)
         XCTAssertThrowsError(try a.importSession(ImportRequest(input: bad), as: caller())) { e in
@@ -194,7 +189,7 @@ final class APIRecordsTests: XCTestCase {
 
     func testResponseBodiesEncodeAsTheirTrees() throws {
         let t = TempStore()
-        let a = api(t)
+        let a = api(t.root)
         _ = try save(a, "r1")
         let lookup = try a.lookupRecords(LookupRecordsRequest(recordNames: ["r1", "nope"]), as: caller())
         var bytes: [UInt8] = []

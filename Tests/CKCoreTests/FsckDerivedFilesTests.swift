@@ -1,5 +1,6 @@
 import XCTest
 @testable import CKCore
+import CKTestSupport
 
 /// fsck rebuilds the derived files a hand, a tool or a crash can spoil (issue 30, item 4):
 /// a zone's share registry from the zone's share records, the applied cursor replaced by a
@@ -7,10 +8,6 @@ import XCTest
 /// the database history never recorded. After a repair, a second run is clean.
 final class FsckDerivedFilesTests: XCTestCase {
     static let container = "iCloud.com.example.test"
-
-    func caller(_ user: String, _ scope: DatabaseScope = .private) -> Caller {
-        Caller(container: Self.container, environment: .development, scope: scope, user: .appleID("\(user)@example.com"), deviceID: "\(user)-phone")
-    }
 
     private func assertSecondRunClean(_ api: CloudKitAPI, file: StaticString = #filePath, line: UInt = #line) throws {
         let again = try api.fsck(FsckRequest())
@@ -21,7 +18,7 @@ final class FsckDerivedFilesTests: XCTestCase {
     private func sharedWorld() throws -> (TempStore, CloudKitAPI, String) {
         let t = TempStore(signIn: false)
         for u in ["bob", "alice"] { try t.store.accounts.signIn(appleID: "\(u)@example.com", givenName: u.capitalized, familyName: nil, phone: nil) }
-        let a = CloudKitAPI(dataDirectory: t.root)
+        let a = api(t.root)
         _ = try a.modifyZones(ZonesModifyRequest(operations: [.init(.create, "Lists")]), as: caller("alice"))
         var milk = op(.create, "milk", type: "Item", ["title": "milk"])
         milk.parent = "groceries"
@@ -91,7 +88,7 @@ final class FsckDerivedFilesTests: XCTestCase {
         let db = try t.db()
         _ = try db.createZone("Z")
         for i in 0..<4 { _ = try db.modify(zone: "Z", operations: [op(.create, "r\(i)", ["n": .int(Int64(i))])]) }
-        return (t, CloudKitAPI(dataDirectory: t.root), try db.zone("Z"))
+        return (t, api(t.root), try db.zone("Z"))
     }
 
     func testAnAppliedCursorReplacedByADirectoryIsRebuilt() throws {
@@ -144,7 +141,7 @@ final class FsckDerivedFilesTests: XCTestCase {
     func testAnUnrecordedLegacyDeletionIsRecordedInTheDatabaseHistory() throws {
         let (t, a, z) = try zoneWithRecords()
         let db = try t.db()
-        let me = Caller(container: Self.container, environment: .development, scope: .private, user: .appleID("alice@example.com"), deviceID: "mac")
+        let me = caller(.private, .appleID("alice@example.com"), device: "mac")
         let token = try a.databaseChanges(DatabaseChangesRequest(syncToken: nil), as: me).result.syncToken
         // The zone leaves zones/ as the earlier layout deleted zones, without a history entry.
         let zones = db.directory + "/zones/"

@@ -1,5 +1,6 @@
 import XCTest
 @testable import CKCore
+import CKTestSupport
 
 /// A change token ahead of the history (a store restored from an older copy meets such tokens)
 /// names changes that never happened here: accepting it would make a client silently skip the
@@ -37,8 +38,8 @@ final class FutureChangeTokenTests: XCTestCase {
         let origin = ChangeToken(kind: .zone, scopeKey: db.zoneScopeKey(z), seq: 1, epoch: try z.history.epoch(), origin: head + 1).encode(secret: secret)
         assertRefused(try db.zoneChanges(zone: "Z", since: origin))
         // Through the API, as `zone changes --since` and changes/zone send it.
-        let api = CloudKitAPI(dataDirectory: t.root)
-        let caller = Caller(container: "iCloud.com.example.test", environment: .development, scope: .private, user: .device, deviceID: "d")
+        let api = api(t.root)
+        let caller = caller(device: "d")
         let ahead = ChangeToken(kind: .zone, scopeKey: db.zoneScopeKey(z), seq: head + 1, epoch: try z.history.epoch()).encode(secret: secret)
         let answer = try api.zoneChanges(ZoneChangesRequest(zones: [.init(zoneName: "Z", syncToken: ahead)]), as: caller)
         XCTAssertEqual(answer.failures.map(\.code), [.badRequest], "the zone's entry is its error")
@@ -56,8 +57,8 @@ final class FutureChangeTokenTests: XCTestCase {
             assertRefused(try db.databaseChanges(since: token))
             XCTAssertEqual(t.snapshot(), before)
         }
-        let api = CloudKitAPI(dataDirectory: t.root)
-        let caller = Caller(container: "iCloud.com.example.test", environment: .development, scope: .private, user: .device, deviceID: "d")
+        let api = api(t.root)
+        let caller = caller(device: "d")
         let ahead = ChangeToken(kind: .database, scopeKey: db.databaseScopeKey, seq: head + 1).encode(secret: secret)
         assertRefused(try api.databaseChanges(DatabaseChangesRequest(syncToken: ahead), as: caller))
     }

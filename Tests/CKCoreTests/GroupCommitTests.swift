@@ -1,5 +1,6 @@
 import XCTest
 @testable import CKCore
+import CKTestSupport
 
 /// Group commit: requests writing one zone at once share a commit, each keeping its own
 /// results, atomicity and conflicts.
@@ -37,8 +38,8 @@ final class GroupCommitTests: XCTestCase {
     func testConcurrentRequestsKeepTheirOwnResultsAndConflicts() throws {
         let t = TempStore()
         try t.store.accounts.signIn(appleID: "alice@example.com", givenName: nil, familyName: nil, phone: nil)
-        let api = CloudKitAPI(dataDirectory: t.root)
-        let me = Caller(container: "iCloud.com.example.test")
+        let api = api(t.root)
+        let me = caller()
         _ = try api.modifyZones(ZonesModifyRequest(operations: [.init(.create, "Lists")]), as: me)
         let base = try api.modifyRecords(ModifyRequest(operations: [op(.create, "shared", ["n": 0])], zoneName: "Lists"), as: me)
         let tag = try XCTUnwrap(base.results[0].record?.recordChangeTag)
@@ -47,7 +48,7 @@ final class GroupCommitTests: XCTestCase {
         let group = DispatchGroup()
         for w in 0..<8 {
             DispatchQueue.global().async(group: group) {
-                let caller = Caller(container: "iCloud.com.example.test", deviceID: "d\(w)")
+                let caller = caller(device: "d\(w)")
                 for i in 0..<10 {
                     do {
                         let r = try api.modifyRecords(ModifyRequest(operations: [op(.create, "w\(w)-\(i)", ["n": .int(Int64(i))])], zoneName: "Lists"), as: caller)
@@ -82,8 +83,8 @@ final class GroupCommitTests: XCTestCase {
     /// caller must get its own, whatever order they arrived in.
     func testEveryRequestOfAForcedGroupGetsItsOwnResult() throws {
         let t = TempStore()
-        let api = CloudKitAPI(dataDirectory: t.root)
-        let me = Caller(container: "iCloud.com.example.test")
+        let api = api(t.root)
+        let me = caller()
         _ = try api.modifyZones(ZonesModifyRequest(operations: [.init(.create, "Lists")]), as: me)
         let base = try api.modifyRecords(ModifyRequest(operations: [op(.create, "counter", ["n": 0]), op(.create, "other", ["n": 0])], zoneName: "Lists"), as: me)
         let tag = try XCTUnwrap(base.results[0].record?.recordChangeTag)
@@ -114,7 +115,7 @@ final class GroupCommitTests: XCTestCase {
         let group = DispatchGroup()
         for (name, request) in requests {
             DispatchQueue.global().async(group: group) {
-                let caller = Caller(container: "iCloud.com.example.test", deviceID: name)
+                let caller = caller(device: name)
                 let r = try? api.modifyRecords(request, as: caller)
                 answers.lock.lock(); answers.byRequest[name] = r?.results.first; answers.lock.unlock()
             }

@@ -1,12 +1,13 @@
 import XCTest
 @testable import CKCore
+import CKTestSupport
 
 /// What a `records/modify` answers, as CloudKit does: one result per operation, in order, and
 /// a value that does not fit its type failing only its own operation (a per-record BAD_REQUEST
 /// in a 200), unless the zone's batch is atomic.
 final class ModifyResultsTests: XCTestCase {
     static let container = "iCloud.com.example.test"
-    let me = Caller(container: ModifyResultsTests.container)
+    let me = caller()
 
     func body(_ text: String) throws -> JSONValue { try JSONParser.parse(Array(text.utf8)) }
 
@@ -24,7 +25,7 @@ final class ModifyResultsTests: XCTestCase {
 
     func testAForceDeleteThatCascadesAnswersOneResult() throws {
         let t = TempStore()
-        let a = CloudKitAPI(dataDirectory: t.root)
+        let a = api(t.root)
         _ = try modify(a, """
             {"operations":[{"operationType":"create","record":{"recordName":"list","recordType":"List"}},
              {"operationType":"create","record":{"recordName":"item","recordType":"Item","fields":{"l":{"value":{"recordName":"list","action":"DELETE_SELF"},"type":"REFERENCE"}}}},
@@ -58,7 +59,7 @@ final class ModifyResultsTests: XCTestCase {
     /// HTTP 200, `{"records":[{"recordName", "reason":"Invalid value, expected type TIMESTAMP.", "serverErrorCode":"BAD_REQUEST"}]}`.
     func testATypedValueErrorFailsOnlyItsOperationOutsideAtomicZones() throws {
         let t = TempStore()
-        let a = CloudKitAPI(dataDirectory: t.root)
+        let a = api(t.root)
         let r = try modify(a, """
             {"operations":[
               {"operationType":"create","record":{"recordName":"good-1","recordType":"Item","fields":{"n":{"value":1,"type":"INT64"}}}},
@@ -79,7 +80,7 @@ final class ModifyResultsTests: XCTestCase {
 
     func testInAnAtomicZoneATypedValueErrorFailsTheBatchTogether() throws {
         let t = TempStore()
-        let a = CloudKitAPI(dataDirectory: t.root)
+        let a = api(t.root)
         _ = try a.modifyZones(ZonesModifyRequest(operations: [.init(.create, "Lists")]), as: me)
         let before = t.snapshot()
         let r = try modify(a, """

@@ -1,5 +1,6 @@
 import XCTest
 @testable import CKCore
+import CKTestSupport
 
 /// Production never invents schema (issue 30, item 11): a record of a type production does not
 /// know is refused by its error code, BAD_REQUEST — also when the record has no fields, so
@@ -16,8 +17,8 @@ final class ProductionNewTypeTests: XCTestCase {
             XCTAssertEqual(t.snapshot(), before, "a refused save writes nothing, schema included")
         }
         // Through the API: the same code, and the error is the item's.
-        let api = CloudKitAPI(dataDirectory: t.root)
-        let caller = Caller(container: "iCloud.com.example.test", environment: .production, scope: .private, user: .device, deviceID: "d")
+        let api = api(t.root)
+        let caller = caller(env: .production, device: "d")
         let answer = try api.modifyRecords(ModifyRequest(operations: [op(.create, "b", type: "Empty")]), as: caller)
         XCTAssertEqual(answer.results.map { $0.error?.code }, [.badRequest])
         // Development defines the type, even with no fields; once deployed, production takes it.

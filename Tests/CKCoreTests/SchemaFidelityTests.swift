@@ -1,5 +1,6 @@
 import XCTest
 @testable import CKCore
+import CKTestSupport
 
 /// The schema as CloudKit keeps it (issue 30, item 9): an import cannot retype a field that
 /// holds data (every later save of those records would fail); fsck notices records that
@@ -8,10 +9,6 @@ import XCTest
 final class SchemaFidelityTests: XCTestCase {
     static let container = "iCloud.com.example.test"
 
-    private func caller(_ env: CKCore.Environment = .development) -> Caller {
-        Caller(container: Self.container, environment: env, scope: .private, user: .device, deviceID: "mac")
-    }
-
     private let todoAsString = """
         DEFINE SCHEMA
             RECORD TYPE Todo (title STRING, n STRING, spare STRING, GRANT WRITE TO "_creator", GRANT CREATE TO "_icloud", GRANT READ TO "_world");
@@ -19,7 +16,7 @@ final class SchemaFidelityTests: XCTestCase {
 
     func testImportRefusesRetypingAFieldThatHoldsDataAndChangesNothing() throws {
         let t = TempStore()
-        let api = CloudKitAPI(dataDirectory: t.root)
+        let api = api(t.root)
         _ = try api.modifyZones(ZonesModifyRequest(operations: [.init(.create, "Z")]), as: caller())
         let saved = try api.modifyRecords(ModifyRequest(operations: [op(.create, "t1", type: "Todo", ["title": "milk", "n": 3])], zoneName: "Z"), as: caller())
         XCTAssertNil(saved.results[0].error)
@@ -42,8 +39,8 @@ final class SchemaFidelityTests: XCTestCase {
 
     func testImportRefusesRetypingDataInAnyDatabaseOfDevelopment() throws {
         let t = TempStore()
-        let api = CloudKitAPI(dataDirectory: t.root)
-        let pub = Caller(container: Self.container, environment: .development, scope: .public, user: .device, deviceID: "mac")
+        let api = api(t.root)
+        let pub = caller(.public)
         XCTAssertNil(try api.modifyRecords(ModifyRequest(operations: [op(.create, "p1", type: "Todo", ["n": 1])]), as: pub).results[0].error)
         XCTAssertThrowsError(try api.importSchema(SchemaImportRequest(text: todoAsString), as: caller()))
     }
@@ -69,7 +66,7 @@ final class SchemaFidelityTests: XCTestCase {
 
     func testASaveReportsTheFieldsItDefinedJustInTime() throws {
         let t = TempStore()
-        let api = CloudKitAPI(dataDirectory: t.root)
+        let api = api(t.root)
         let first = try api.modifyRecords(ModifyRequest(operations: [op(.create, "t1", type: "Todo", ["done": "yes", "n": 1])]), as: caller())
         XCTAssertEqual(first.definedFields.map { "\($0.recordType).\($0.fieldName) \($0.type)" }, ["Todo.done STRING", "Todo.n INT64"])
         XCTAssertTrue(first.definedFields.allSatisfy(\.newRecordType))
@@ -89,7 +86,7 @@ final class SchemaFidelityTests: XCTestCase {
 
     func testTheSchemaExportsAsJSON() throws {
         let t = TempStore()
-        let api = CloudKitAPI(dataDirectory: t.root)
+        let api = api(t.root)
         _ = try api.importSchema(SchemaImportRequest(text: """
             DEFINE SCHEMA
                 CREATE ROLE Editor;

@@ -1,5 +1,6 @@
 import XCTest
 @testable import CKCore
+import CKTestSupport
 
 /// A record that enters or leaves a share carries its whole subtree, in the participant's zone
 /// feed and in their notifications (issue 30, item 2): re-parenting a folder with children
@@ -18,7 +19,7 @@ final class SharedSubtreeFeedTests: XCTestCase {
         let share = try alice.createShare(zone: "Lists", record: "list", participants: [ShareParticipantRequest(user: .email("bob@example.com"), permission: .readWrite)],
                                           publicPermission: .none, title: nil)
         let accept = AcceptSharesRequest(shortGUIDs: [ShortGUIDRequest(share.share.shortGUID!)])
-        _ = try CloudKitAPI(dataDirectory: t.root).acceptShares(accept, as: Caller(container: "iCloud.com.example.test", scope: .shared, user: .appleID("bob@example.com"), deviceID: "bobphone"))
+        _ = try api(t.root).acceptShares(accept, as: caller(.shared, .appleID("bob@example.com"), device: "bobphone"))
         return (alice, try t.db(.shared, device: "bobphone", as: "bob@example.com"))
     }
 
@@ -151,8 +152,8 @@ final class SharedSubtreeFeedTests: XCTestCase {
         try catchUp(&replica, t, limit: 200)
         let share = try alice.createShare(zone: "Lists", record: "folder", participants: [ShareParticipantRequest(user: .email("bob@example.com"), permission: .readOnly)],
                                           publicPermission: .none, title: nil)
-        let bob = Caller(container: "iCloud.com.example.test", scope: .shared, user: .appleID("bob@example.com"), deviceID: "bobphone")
-        let api = CloudKitAPI(dataDirectory: t.root)
+        let bob = caller(.shared, .appleID("bob@example.com"), device: "bobphone")
+        let api = api(t.root)
         _ = try api.acceptShares(AcceptSharesRequest(shortGUIDs: [ShortGUIDRequest(share.share.shortGUID!)]), as: bob)
         let before = replica.pages.count
         try catchUp(&replica, t, limit: 200)

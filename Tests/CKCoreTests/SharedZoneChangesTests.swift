@@ -1,5 +1,6 @@
 import XCTest
 @testable import CKCore
+import CKTestSupport
 
 /// A participant's zone feed in the shared database follows the paging rules of every feed
 /// (each record once, at its current state, on the page of its latest change; from scratch, a
@@ -17,7 +18,7 @@ final class SharedZoneChangesTests: XCTestCase {
                                           publicPermission: .none, title: nil)
         let bob = try t.db(.shared, device: "bobphone")
         let accept = AcceptSharesRequest(shortGUIDs: [ShortGUIDRequest(share.share.shortGUID!)])
-        _ = try CloudKitAPI(dataDirectory: t.root).acceptShares(accept, as: Caller(container: "iCloud.com.example.test", scope: .shared, deviceID: "bobphone"))
+        _ = try api(t.root).acceptShares(accept, as: caller(.shared, device: "bobphone"))
         return (alice, bob)
     }
 
