@@ -37,7 +37,7 @@ final class APIChangesTests: XCTestCase {
     func testPerZoneFailuresAndBookmarks() throws {
         let t = TempStore()
         let api = api(t.root)
-        _ = try t.db().createZone("A")
+        try t.client().createZone("A")
         let save = ModifyRequest(operations: [op(.create, "a1")], zoneName: "A")
         XCTAssertTrue(try api.modifyRecords(save, as: caller()).failures.isEmpty)
         let r = try api.zoneChanges(ZoneChangesRequest(zones: [.init(zoneName: "A"), .init(zoneName: "Nope"), .init(zoneName: "A", syncToken: "forged")]), as: caller())
@@ -65,7 +65,7 @@ final class APIChangesTests: XCTestCase {
     func testFeedsNeedAnAccountAndAFault() throws {
         let t = TempStore()
         let api = api(t.root)
-        _ = try t.db().createZone("A")
+        try t.client().createZone("A")
         _ = try FaultStore(root: t.root).add(Fault(op: .endpoint(.changesDatabase), code: .tryAgainLater, retryAfter: 2))
         XCTAssertThrowsError(try api.databaseChanges(DatabaseChangesRequest(), as: caller())) { XCTAssertEqual(($0 as? CloudKitError)?.code, .tryAgainLater) }
         XCTAssertNoThrow(try api.zoneChanges(ZoneChangesRequest(zones: [.init(zoneName: "A")]), as: caller()), "only changes/database is faulted")

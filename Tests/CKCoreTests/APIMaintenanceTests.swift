@@ -14,7 +14,7 @@ final class APIMaintenanceTests: XCTestCase {
     func testFsckReportsAndRepairs() throws {
         let t = TempStore()
         let a = api(t.root)
-        _ = try t.db().createZone("Z")
+        try t.client().createZone("Z")
         _ = try a.modifyRecords(ModifyRequest(operations: [op(.create, "r1"), op(.create, "r2")], zoneName: "Z"), as: caller())
         let clean = try a.fsck(FsckRequest())
         XCTAssertFalse(clean.problemsRemain)
@@ -23,7 +23,7 @@ final class APIMaintenanceTests: XCTestCase {
         XCTAssertEqual(clean.jsonValue["problems"], [])
         XCTAssertEqual(clean.jsonValue["checked"]?["records"], 2)
 
-        try FileSystem.remove(try t.db().zone("Z").recordPath("r1"))
+        try FileSystem.remove(try t.zoneStore("Z").recordPath("r1"))
         let before = t.snapshot()
         let dry = try a.fsck(FsckRequest(repair: false))
         XCTAssertTrue(dry.problemsRemain)
@@ -50,7 +50,7 @@ final class APIMaintenanceTests: XCTestCase {
     func testStatusComposesAccountZonesBookmarksAndFaults() throws {
         let t = TempStore()
         let a = api(t.root)
-        _ = try t.db().createZone("Lists")
+        try t.client().createZone("Lists")
         _ = try a.modifyRecords(ModifyRequest(operations: [op(.create, "r1")], zoneName: "Lists"), as: caller())
         _ = try a.addFault(AddFaultRequest(op: .endpoint(.zonesList), error: .throttled))
         let alice = try XCTUnwrap(t.store.accounts.user(appleID: "alice@example.com"))

@@ -62,7 +62,7 @@ final class APIRecordsTests: XCTestCase {
             XCTAssertEqual((e as? CloudKitError)?.retryAfter, 3)
         }
         // Another endpoint, or another zone, is not failed (the query has the index it needs).
-        try t.db().addIndexes("Item")
+        try t.client().addIndexes("Item")
         XCTAssertNotNil(try a.queryRecords(QueryRecordsRequest(QueryRequest(recordType: "Item")), as: caller()).records.first)
         XCTAssertThrowsError(try a.lookupRecords(LookupRecordsRequest(recordNames: ["r1"], zoneName: "Other"), as: caller())) {
             XCTAssertEqual(($0 as? CloudKitError)?.code, .zoneNotFound, "the fault is scoped to _defaultZone")
@@ -141,7 +141,7 @@ final class APIRecordsTests: XCTestCase {
         let gone = try a.deleteRecords(DeleteRecordsRequest(recordNames: names + ["missing", "n0"], ifExists: true), as: caller())
         XCTAssertEqual(gone.results.count, 450)
         XCTAssertTrue(gone.failures.isEmpty)
-        try t.db().addIndexes("Item")
+        try t.client().addIndexes("Item")
         XCTAssertEqual(try a.queryRecords(QueryRecordsRequest(QueryRequest(recordType: "Item")), as: caller()).records.count, 0)
         let missing = try a.deleteRecords(DeleteRecordsRequest(recordNames: ["missing"]), as: caller())
         XCTAssertEqual(missing.failures.first?.code, .notFound)
@@ -197,7 +197,7 @@ final class APIRecordsTests: XCTestCase {
         XCTAssertEqual(String(decoding: bytes, as: UTF8.self), JSONWriter.pretty(lookup.jsonValue).trimmingCharacters(in: .newlines))
         XCTAssertEqual(lookup.jsonValue["records"]?.arrayValue?.count, 2)
         XCTAssertNil(lookup.jsonValue["records"]?.arrayValue?[1]["zoneID"], "a per-record error names its record, not its zone")
-        try t.db().addIndexes("Item")
+        try t.client().addIndexes("Item")
         let q = try a.queryRecords(QueryRecordsRequest(QueryRequest(recordType: "Item", resultsLimit: 1)), as: caller())
         XCTAssertNil(q.members["continuationMarker"], "no marker when nothing more follows")
     }

@@ -48,7 +48,7 @@ final class APISchemaTests: XCTestCase {
         XCTAssertEqual(t.snapshot(), before, "--validate writes nothing")
         let applied = try a.importSchema(SchemaImportRequest(text: todo), as: caller())
         XCTAssertEqual(applied.jsonValue["applied"], true)
-        XCTAssertNotNil(try t.db().schemaAdmin.store(.development).load().types["ToDoItem"])
+        XCTAssertNotNil(try SchemaAdmin(paths: t.store.paths, container: testContainer).store(.development).load().types["ToDoItem"])
     }
 
     func testImportRefusalsChangeNothing() throws {
@@ -86,7 +86,7 @@ final class APISchemaTests: XCTestCase {
         XCTAssertEqual(try a.deploySchema(as: caller()).jsonValue["fieldsAdded"], [], "again: nothing to add")
         // Development that lost a field production has is not deployed.
         _ = try a.resetSchema(as: caller())
-        try t.db().schemaAdmin.store(.development).save(try SchemaParser.parse("DEFINE SCHEMA RECORD TYPE ToDoItem (title STRING);"))
+        try SchemaAdmin(paths: t.store.paths, container: testContainer).store(.development).save(try SchemaParser.parse("DEFINE SCHEMA RECORD TYPE ToDoItem (title STRING);"))
         let before = t.snapshot()
         XCTAssertThrowsError(try a.deploySchema(as: caller())) { e in
             XCTAssertEqual(self.code(e), .badRequest)

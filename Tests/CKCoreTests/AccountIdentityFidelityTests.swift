@@ -35,9 +35,9 @@ final class AccountIdentityFidelityTests: XCTestCase {
     func testASaveIntoAPurgedZoneIsUserDeletedZoneUntilTheZoneIsMadeAgain() throws {
         let t = TempStore()
         let a = api(t.root)
-        let db = try t.db()
-        _ = try db.createZone("P")
-        _ = try db.createZone("D")
+        let db = t.client()
+        try db.createZone("P")
+        try db.createZone("D")
         try db.purgeZone("P")
         try db.deleteZone("D")
         let save = { (zone: String) in self.error { try a.modifyRecords(ModifyRequest(operations: [op(.create, "r1")], zoneName: zone), as: caller()) } }

@@ -115,7 +115,7 @@ final class NotificationInfoTests: XCTestCase {
     func testASubscriptionWithoutInfoPushesASilentlyEmptyAps() throws {
         let t = TempStore()
         let a = api(t.root)
-        _ = try t.db().createZone("Z")
+        try t.client().createZone("Z")
         _ = try a.modifySubscriptions(SubscriptionsModifyRequest(operations: [.create(Subscription(subscriptionID: "z", kind: .zone, zoneName: "Z"))]), as: caller(device: "A"))
         _ = try a.modifyRecords(ModifyRequest(operations: [op(.create, "r")], zoneName: "Z"), as: caller(device: "B"))
         let n = try XCTUnwrap(try a.listNotifications(NotificationsRequest(), as: caller(device: "A")).notifications.first)

@@ -47,8 +47,8 @@ final class SchemaFidelityTests: XCTestCase {
 
     func testFsckReportsRecordsThatDisagreeWithTheirSchema() throws {
         let t = TempStore()
-        let db = try t.db()
-        _ = try db.createZone("Z")
+        let db = t.client()
+        try db.createZone("Z")
         XCTAssertNil(try db.modify(zone: "Z", operations: [op(.create, "t1", type: "Todo", ["n": 3, "title": "x"])])[0].error)
         XCTAssertTrue(try Fsck.run(paths: t.store.paths, repair: true).problems.isEmpty)
         // The schema file edited by hand (an import of an earlier ck did the same).

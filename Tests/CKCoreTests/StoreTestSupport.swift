@@ -5,12 +5,15 @@ import Foundation
 final class TempStore {
     let root: String
     let store: CloudKitStore
+    /// The API over this store, on its clock: what the tests of behaviour call (`client`).
+    let api: CloudKitAPI
     var now: Int64 = 1_700_000_000_000
 
     init(signIn: Bool = true) {
         root = NSTemporaryDirectory() + "ck-core-" + UUID().uuidString
         let box = ClockBox()
         store = CloudKitStore(root: root, clock: Clock { box.now })
+        api = CloudKitAPI(dataDirectory: root, clock: Clock { box.now })
         self.box = box
         if signIn { try! store.accounts.signIn(appleID: "alice@example.com", givenName: "Alice", familyName: nil, phone: nil) }
     }
@@ -24,6 +27,26 @@ final class TempStore {
     func db(_ scope: DatabaseScope = .private, as user: String? = nil, env: CKCore.Environment = .development) throws -> Database {
         try store.database(DatabaseAddress(container: "iCloud.com.example.test", environment: env, scope: scope), actingAs: user)
     }
+
+    /// A zone's files, for the tests of how the store keeps them (its history's files, a
+    /// record's file, the applied cursor): the one way those tests reach past the API.
+    func zoneStore(_ name: String, _ scope: DatabaseScope = .private, as user: String? = nil) throws -> ZoneStore {
+        try db(scope, as: user).zone(name)
+    }
+
+    /// A change token of the private database at any position, signed with the store's own
+    /// secret: what a store restored from an older copy meets, for the tests of tokens the
+    /// server never issued for this history. `zone` nil: a token of the database's feed.
+    func token(zone: String?, seq: Int64, origin: Int64? = nil) throws -> String {
+        let db = try db()
+        let secret = try db.tokenSecret.getOrCreate()
+        guard let name = zone else { return ChangeToken(kind: .database, scopeKey: db.databaseScopeKey, seq: seq).encode(secret: secret) }
+        let z = try db.zone(name)
+        return ChangeToken(kind: .zone, scopeKey: db.zoneScopeKey(z), seq: seq, epoch: try z.history.epoch(), origin: origin).encode(secret: secret)
+    }
+
+    /// The latest entry of the private database's history (its zones made, deleted, purged).
+    func databaseHead() throws -> Int64 { try db().databaseHistory.head() }
 
     /// All files under the root with their bytes, to prove nothing changed.
     func snapshot() -> [String: Data] {
