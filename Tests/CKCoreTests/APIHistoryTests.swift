@@ -51,24 +51,23 @@ final class APIHistoryTests: XCTestCase {
         for u in [Self.bob, Self.carol, Self.dave, Self.erin] { try t.store.accounts.signIn(appleID: u, givenName: nil, familyName: nil, phone: nil) }
         let api = api(t.root)
         var w = World(t: t, api: api)
-        let a = try t.db(as: Self.alice)
-        _ = try a.createZone("Lists")
+        let a = t.client(caller(.private, .appleID(Self.alice)))
+        try a.createZone("Lists")
         @discardableResult
         func save(_ ops: [RecordOperation]) throws -> Int64 {
             for r in try a.modify(zone: "Lists", operations: ops) { XCTAssertNil(r.error, "\(r)") }
-            return try a.zone("Lists").history.head()
+            return try a.head(zone: "Lists")
         }
         try save([RecordOperation(type: .create, recordName: "groceries", recordType: "List", fields: ["title": field("Groceries")])])
         try save([RecordOperation(type: .create, recordName: "milk", recordType: "Item", fields: ["qty": field(1)], parent: "groceries")])
         try save([RecordOperation(type: .create, recordName: "secret", recordType: "Diary", fields: ["text": field("classified")])])
-        let share = try a.createShare(zone: "Lists", record: "groceries",
-                                      participants: [try .parse(argument: Self.bob + ":readOnly"), try .parse(argument: Self.carol + ":readWrite")],
-                                      publicPermission: .readOnly, title: nil)
-        let guid = try XCTUnwrap(share.share.shortGUID)
+        let guid = try a.createShare(zone: "Lists", record: "groceries",
+                                     participants: [try .parse(argument: Self.bob + ":readOnly"), try .parse(argument: Self.carol + ":readWrite")],
+                                     publicPermission: .readOnly).shortGUID
         for u in [Self.bob, Self.carol, Self.dave] {
             XCTAssertNil(try api.acceptShares(AcceptSharesRequest(shortGUIDs: [ShortGUIDRequest(guid)]), as: caller(.shared, .appleID(u))).jsonValue["results"]?.arrayValue?.first?["serverErrorCode"])
         }
-        w.accepted = try a.zone("Lists").history.head()
+        w.accepted = try a.head(zone: "Lists")
         w.milkUpdate = try save([RecordOperation(type: .forceUpdate, recordName: "milk", fields: ["qty": field(2)])])
         w.secretUpdate = try save([RecordOperation(type: .forceUpdate, recordName: "secret", fields: ["text": field("classified whisper")])])
         // One commit: a child saved before its parent, which joins the share with it.
@@ -89,7 +88,7 @@ final class APIHistoryTests: XCTestCase {
 
     func testTheOwnerSeesEveryChangeAsBefore() throws {
         let w = try world()
-        let head = try w.t.db(as: Self.alice).zone("Lists").history.head()
+        let head = try w.t.client(caller(.private, .appleID(Self.alice))).head(zone: "Lists")
         let log = try w.api.log(LogRequest(zoneName: "Lists", reverse: true), as: caller(.private, .appleID(Self.alice)))
         XCTAssertEqual(seqs(log), Array(1...head))
         let show = try w.api.show(ShowRequest(try ref("Lists@3")), as: caller(.private, .appleID(Self.alice)))
@@ -198,7 +197,7 @@ final class APIHistoryTests: XCTestCase {
         // carol (readWrite) restores eggs as it was: a new change in alice's zone.
         let e = try w.api.restore(RestoreRequest(try ref("Lists@\(w.movedOut)"), zoneName: "Lists", recordNames: ["yolk"]), as: caller(.shared, .appleID(Self.carol)))
         XCTAssertNil(e.results.first?.error)
-        XCTAssertNotNil(try w.t.db(as: Self.alice).zone("Lists").record(named: "yolk"))
+        XCTAssertNotNil(try w.t.client(caller(.private, .appleID(Self.alice))).lookup(zone: "Lists", recordNames: ["yolk"])[0].record)
     }
 
     func testAUserNeverInvitedSeesNoHistory() throws {
@@ -213,15 +212,15 @@ final class APIHistoryTests: XCTestCase {
 
     func testADeletionIsJudgedByTheVersionItDeletedEvenInACascade() throws {
         let w = try world()
-        let a = try w.t.db(as: Self.alice)
+        let a = w.t.client(caller(.private, .appleID(Self.alice)))
         // A second share (trip, with a stop that cascades from it) that bob also takes part in.
         _ = try a.modify(zone: "Lists", operations: [RecordOperation(type: .create, recordName: "trip", recordType: "Trip", fields: ["t": field(1)])])
         let stop = RecordOperation(type: .create, recordName: "stop", recordType: "Stop",
                                    fields: ["in": try RecordField.parse(name: "in", json: ["type": "REFERENCE", "value": ["recordName": "trip", "action": "DELETE_SELF"]])], parent: "trip")
         XCTAssertNil(try a.modify(zone: "Lists", operations: [stop])[0].error)
-        let share = try a.createShare(zone: "Lists", record: "trip", participants: [try .parse(argument: Self.bob)], publicPermission: .none, title: nil)
-        _ = try w.api.acceptShares(AcceptSharesRequest(shortGUIDs: [ShortGUIDRequest(try XCTUnwrap(share.share.shortGUID))]), as: caller(.shared, .appleID(Self.bob)))
-        let start = try a.zone("Lists").history.head()
+        let share = try a.createShare(zone: "Lists", record: "trip", participants: [try .parse(argument: Self.bob)])
+        _ = try w.api.acceptShares(AcceptSharesRequest(shortGUIDs: [ShortGUIDRequest(share.shortGUID)]), as: caller(.shared, .appleID(Self.bob)))
+        let start = try a.head(zone: "Lists")
         XCTAssertNil(try a.modify(zone: "Lists", operations: [RecordOperation(type: .forceDelete, recordName: "trip")])[0].error)
         let log = try w.api.log(LogRequest(zoneName: "Lists", since: try ref("Lists@\(start)")), as: caller(.shared, .appleID(Self.bob)))
         let deleted = Set((log.document["changes"]?.arrayValue ?? []).filter { $0["operation"] == "delete" }.compactMap { $0["recordName"]?.stringValue })
@@ -239,7 +238,7 @@ final class APIHistoryTests: XCTestCase {
         RECORD TYPE Note (title STRING, GRANT CREATE TO "_icloud", GRANT WRITE TO "_creator", GRANT READ TO "_world");
         """, validateOnly: false)
         let api = api(t.root)
-        let pub = { (who: String) in try t.db(.public, as: who) }
+        let pub = { (who: String) in t.client(caller(.public, .appleID(who))) }
         XCTAssertNil(try pub(Self.alice).modify(zone: "_defaultZone", operations: [op(.create, "secret", type: "Diary", ["text": "classified"])])[0].error)
         XCTAssertNil(try pub(Self.bob).modify(zone: "_defaultZone", operations: [op(.create, "mine", type: "Diary", ["text": "bob's"])])[0].error)
         XCTAssertNil(try pub(Self.alice).modify(zone: "_defaultZone", operations: [op(.create, "note", type: "Note", ["title": "hello"])])[0].error)
@@ -287,11 +286,11 @@ final class APIHistoryTests: XCTestCase {
             XCTAssertEqual(w.t.snapshot(), before, "\(what) changed the data directory")
         }
         // zone purge stays private-only (ZoneLifecycle): the shared database refuses it.
-        XCTAssertThrowsError(try w.t.db(.shared, as: Self.bob).purgeZone("Lists"))
+        XCTAssertThrowsError(try w.t.client(caller(.shared, .appleID(Self.bob))).purgeZone("Lists"))
         XCTAssertEqual(w.t.snapshot(), before)
         // The owner may.
         XCTAssertEqual(try w.api.compactHistory(GCRequest(zoneName: "Lists", keep: 2), as: caller(.private, .appleID(Self.alice))).document["head"]?.int64Value,
-                       try w.t.db(as: Self.alice).zone("Lists").history.head())
+                       try w.t.client(caller(.private, .appleID(Self.alice))).head(zone: "Lists"))
     }
 
     // MARK: tags
@@ -301,14 +300,14 @@ final class APIHistoryTests: XCTestCase {
         try t.store.accounts.signIn(appleID: Self.bob, givenName: nil, familyName: nil, phone: nil)
         let api = api(t.root)
         for u in [Self.alice, Self.bob] {
-            _ = try t.db(as: u).createZone("Lists")
-            XCTAssertNil(try t.db(as: u).modify(zone: "Lists", operations: [op(.create, "r", ["n": 1])])[0].error)
+            try t.client(caller(.private, .appleID(u))).createZone("Lists")
+            XCTAssertNil(try t.client(caller(.private, .appleID(u))).modify(zone: "Lists", operations: [op(.create, "r", ["n": 1])])[0].error)
         }
         let mine = try api.createTag(CreateTagRequest(name: "v1", message: "alice's"), as: caller(.private, .appleID(Self.alice)))
-        let aliceDB = try t.db(as: Self.alice).directory
+        let aliceDB = try t.directory(as: Self.alice)
         XCTAssertTrue(FileManager.default.fileExists(atPath: aliceDB + "/tags/v1.json"))
         XCTAssertEqual(mine.document["zones"]?.arrayValue?.count, 1, "only alice's zones")
-        XCTAssertFalse(text(mine).contains(try t.db(as: Self.bob).directory.dropFirst(t.root.count + 1)))
+        XCTAssertFalse(text(mine).contains(try t.directory(as: Self.bob).dropFirst(t.root.count + 1)))
         // bob has his own namespace: the same name is free, his list shows only his, and
         // alice's tag is nothing to him.
         XCTAssertNoThrow(try api.createTag(CreateTagRequest(name: "v1"), as: caller(.private, .appleID(Self.bob))))
@@ -322,7 +321,7 @@ final class APIHistoryTests: XCTestCase {
         XCTAssertNil(try api.lookupRecords(LookupRecordsRequest(recordNames: ["r"], zoneName: "Lists", at: try ref("v1")), as: caller(.private, .appleID(Self.alice))).results[0].error)
         XCTAssertEqual(failure { try api.diff(DiffRequest(from: try self.ref("v1")), as: caller(.public, .appleID(Self.alice))) }?.code, .notFound)
         // The public database has tags of its own.
-        XCTAssertNil(try t.db(.public, as: Self.alice).modify(zone: "_defaultZone", operations: [op(.create, "p", ["n": 1])])[0].error)
+        XCTAssertNil(try t.client(caller(.public, .appleID(Self.alice))).modify(zone: "_defaultZone", operations: [op(.create, "p", ["n": 1])])[0].error)
         XCTAssertNoThrow(try api.createTag(CreateTagRequest(name: "v1"), as: caller(.public, .appleID(Self.bob))))
         XCTAssertEqual(try api.listTags(as: caller(.public, .appleID(Self.alice))).document["tags"]?.arrayValue?.count, 1)
         XCTAssertEqual(try api.listTags(as: caller(.private, .appleID(Self.alice))).document["tags"]?.arrayValue?.first?["message"], "alice's")
@@ -333,13 +332,13 @@ final class APIHistoryTests: XCTestCase {
         try t.store.accounts.signIn(appleID: Self.bob, givenName: nil, familyName: nil, phone: nil)
         let api = api(t.root)
         for u in [Self.alice, Self.bob] {
-            _ = try t.db(as: u).createZone("Lists")
-            XCTAssertNil(try t.db(as: u).modify(zone: "Lists", operations: [op(.create, "r", ["n": 1])])[0].error)
+            try t.client(caller(.private, .appleID(u))).createZone("Lists")
+            XCTAssertNil(try t.client(caller(.private, .appleID(u))).modify(zone: "Lists", operations: [op(.create, "r", ["n": 1])])[0].error)
         }
-        XCTAssertNil(try t.db(.public, as: Self.alice).modify(zone: "_defaultZone", operations: [op(.create, "p", ["n": 1])])[0].error)
+        XCTAssertNil(try t.client(caller(.public, .appleID(Self.alice))).modify(zone: "_defaultZone", operations: [op(.create, "p", ["n": 1])])[0].error)
         let rel = { (p: String) in String(p.dropFirst(t.root.count + 1)) }
-        let aliceZone = rel(try t.db(as: Self.alice).zone("Lists").directory), bobZone = rel(try t.db(as: Self.bob).zone("Lists").directory)
-        let pubZone = rel(try t.db(.public).zone("_defaultZone").directory)
+        let aliceZone = rel(try t.zoneStore("Lists", as: Self.alice).directory), bobZone = rel(try t.zoneStore("Lists", as: Self.bob).directory)
+        let pubZone = rel(try t.zoneStore("_defaultZone", .public).directory)
         func point(_ z: String) -> JSONValue { ["zone": .string(z), "incarnation": .string(try! JSONParser.parse(Array(FileManager.default.contents(atPath: t.root + "/" + z + "/zone.json")!))["incarnation"]!.stringValue!), "seq": 1] }
         let legacy = t.root + "/tags"
         try FileManager.default.createDirectory(atPath: legacy, withIntermediateDirectories: true)
@@ -351,7 +350,7 @@ final class APIHistoryTests: XCTestCase {
 
         // Any use of tags moves them: each database gets its own points of the tag.
         XCTAssertEqual(try api.listTags(as: caller(.private, .appleID(Self.bob))).document["tags"]?.arrayValue?.map { $0["name"] }, ["old"])
-        for (db, zone) in [(try t.db(as: Self.alice).directory, aliceZone), (try t.db(as: Self.bob).directory, bobZone), (try t.db(.public).directory, pubZone)] {
+        for (db, zone) in [(try t.directory(as: Self.alice), aliceZone), (try t.directory(as: Self.bob), bobZone), (try t.directory(.public), pubZone)] {
             let moved = try JSONParser.parse(Array(try XCTUnwrap(FileManager.default.contents(atPath: db + "/tags/old.json"))))
             XCTAssertEqual(moved["zones"]?.arrayValue?.map { $0["zone"]?.stringValue }, [zone])
             XCTAssertEqual(moved["message"], "before")
@@ -374,8 +373,8 @@ final class APIHistoryTests: XCTestCase {
 
     func testBadInputFailsClearlyAndChangesNothing() throws {
         let w = try world()
-        let other = try w.t.db(as: Self.alice)
-        _ = try other.createZone("Other")
+        let other = w.t.client(caller(.private, .appleID(Self.alice)))
+        try other.createZone("Other")
         _ = try other.modify(zone: "Other", operations: [op(.create, "o", ["n": 1])])
         let foreign = try other.zoneChanges(zone: "Other", since: nil, limit: 1).syncToken
         let before = w.t.snapshot()

@@ -85,24 +85,24 @@ final class FsckDerivedFilesTests: XCTestCase {
 
     private func zoneWithRecords() throws -> (TempStore, CloudKitAPI, ZoneStore) {
         let t = TempStore()
-        let db = try t.db()
-        _ = try db.createZone("Z")
+        let db = t.client()
+        try db.createZone("Z")
         for i in 0..<4 { _ = try db.modify(zone: "Z", operations: [op(.create, "r\(i)", ["n": .int(Int64(i))])]) }
-        return (t, api(t.root), try db.zone("Z"))
+        return (t, api(t.root), try t.zoneStore("Z"))
     }
 
     func testAnAppliedCursorReplacedByADirectoryIsRebuilt() throws {
         let (t, a, z) = try zoneWithRecords()
         try FileSystem.remove(z.appliedFile)
         try FileManager.default.createDirectory(atPath: z.appliedFile, withIntermediateDirectories: false)
-        XCTAssertThrowsError(try t.db().modify(zone: "Z", operations: [op(.create, "blocked")]), "no commit can move the cursor")
+        XCTAssertThrowsError(try t.client().modify(zone: "Z", operations: [op(.create, "blocked")]), "no commit can move the cursor")
         let dry = try a.fsck(FsckRequest(repair: false))
         XCTAssertTrue(dry.report.problems.contains { $0.path.hasSuffix("/applied.json") && !$0.repaired }, "\(dry.report.problems)")
         XCTAssertTrue(try FileSystem.isDirectory(z.appliedFile), "a dry run changes nothing")
         let fixed = try a.fsck(FsckRequest())
         XCTAssertFalse(fixed.problemsRemain, "\(fixed.report.problems)")
         XCTAssertEqual(try z.appliedSeq(), try z.history.head())
-        XCTAssertNil(try t.db().modify(zone: "Z", operations: [op(.create, "after")])[0].error)
+        XCTAssertNil(try t.client().modify(zone: "Z", operations: [op(.create, "after")])[0].error)
         XCTAssertEqual(try z.record(named: "r3")?.fields["n"]?.value, 3)
         try assertSecondRunClean(a)
     }
@@ -115,7 +115,7 @@ final class FsckDerivedFilesTests: XCTestCase {
         XCTAssertFalse(fixed.problemsRemain, "\(fixed.report.problems)")
         XCTAssertTrue(fixed.report.problems.contains { $0.path.hasSuffix("/applied.json") && $0.repaired }, "\(fixed.report.problems)")
         XCTAssertEqual(try z.appliedSeq(), try z.history.head())
-        XCTAssertNil(try t.db().modify(zone: "Z", operations: [op(.create, "after")])[0].error)
+        XCTAssertNil(try t.client().modify(zone: "Z", operations: [op(.create, "after")])[0].error)
         try assertSecondRunClean(a)
     }
 
@@ -140,11 +140,10 @@ final class FsckDerivedFilesTests: XCTestCase {
     /// recorded: fsck finishes it and records it, so database-changes clients learn of it.
     func testAnUnrecordedLegacyDeletionIsRecordedInTheDatabaseHistory() throws {
         let (t, a, z) = try zoneWithRecords()
-        let db = try t.db()
         let me = caller(.private, .appleID("alice@example.com"), device: "mac")
         let token = try a.databaseChanges(DatabaseChangesRequest(syncToken: nil), as: me).result.syncToken
         // The zone leaves zones/ as the earlier layout deleted zones, without a history entry.
-        let zones = db.directory + "/zones/"
+        let zones = try t.directory() + "/zones/"
         try FileManager.default.moveItem(atPath: z.directory, toPath: zones + ".deleted-" + z.incarnation)
         let dry = try a.fsck(FsckRequest(repair: false))
         XCTAssertTrue(dry.problemsRemain)

@@ -65,8 +65,7 @@ final class GroupCommitTests: XCTestCase {
         XCTAssertEqual(out.failures, [])
         XCTAssertEqual(out.updates.filter { $0.record != nil }.count, 1, "one update with the tag wins")
         XCTAssertEqual(out.updates.filter { $0.error?.code == .conflict }.count, 7)
-        let db = try t.db()
-        let z = try db.zone("Lists")
+        let z = try t.zoneStore("Lists")
         let expected = (0..<8).flatMap { w in (0..<10).map { "w\(w)-\($0)" } }
         let found = try api.lookupRecords(LookupRecordsRequest(recordNames: expected + (0..<8).map { "atomic-\($0)" }, zoneName: "Lists"), as: me)
         XCTAssertEqual(found.results.prefix(80).filter { $0.record != nil }.count, 80)
@@ -88,7 +87,7 @@ final class GroupCommitTests: XCTestCase {
         _ = try api.modifyZones(ZonesModifyRequest(operations: [.init(.create, "Lists")]), as: me)
         let base = try api.modifyRecords(ModifyRequest(operations: [op(.create, "counter", ["n": 0]), op(.create, "other", ["n": 0])], zoneName: "Lists"), as: me)
         let tag = try XCTUnwrap(base.results[0].record?.recordChangeTag)
-        let key = try t.db().zone("Lists").directory
+        let key = try t.zoneStore("Lists").directory
 
         // The placeholder leads a group of its own and holds it until three requests wait.
         let gc = GroupCommit.shared

@@ -103,7 +103,7 @@ final class NotificationTests: XCTestCase {
         XCTAssertEqual(try phone.unread().count, 1)
         try phone.markRead()
         // The redo of the zone event's delivery, as the next writer after a crash does it.
-        let laptop = try t.store.database(DatabaseAddress(container: testContainer, environment: .development, scope: .private), deviceID: "laptop")
+        let laptop = try t.db(device: "laptop")
         try laptop.deliverZoneEvent("V", entry: try laptop.databaseHistory.head())
         XCTAssertEqual(try phone.unread().count, 0, "the same entry is not delivered again")
     }

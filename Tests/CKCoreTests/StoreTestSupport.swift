@@ -24,12 +24,18 @@ final class TempStore {
 
     deinit { try? FileManager.default.removeItem(atPath: root) }
 
-    func db(_ scope: DatabaseScope = .private, as user: String? = nil, env: CKCore.Environment = .development) throws -> Database {
-        try store.database(DatabaseAddress(container: "iCloud.com.example.test", environment: env, scope: scope), actingAs: user)
+    /// A database as the store opens it, past the API: for the tests of the store's mechanics
+    /// (commits, crashes, fsck, bulk loads) and the helpers below, the only place the tests
+    /// name how a `Database` is made. The tests of behaviour go through `client`.
+    func db(_ scope: DatabaseScope = .private, as user: String? = nil, env: CKCore.Environment = .development, device: String = "default") throws -> Database {
+        try store.database(DatabaseAddress(container: "iCloud.com.example.test", environment: env, scope: scope), actingAs: user, deviceID: device)
     }
 
+    /// A database's directory, for the tests of where its files are (tags).
+    func directory(_ scope: DatabaseScope = .private, as user: String? = nil) throws -> String { try db(scope, as: user).directory }
+
     /// A zone's files, for the tests of how the store keeps them (its history's files, a
-    /// record's file, the applied cursor): the one way those tests reach past the API.
+    /// record's file, the applied cursor, the tombstones).
     func zoneStore(_ name: String, _ scope: DatabaseScope = .private, as user: String? = nil) throws -> ZoneStore {
         try db(scope, as: user).zone(name)
     }
@@ -69,14 +75,4 @@ func op(_ type: RecordOperationType, _ name: String?, type recordType: String? =
 
 extension OperationResult {
     var record: Record? { if case .saved(let r) = self { return r }; return nil }
-}
-
-extension Database {
-    /// Adds development indexes as `ck schema index add` does — by default the
-    /// `"___recordID" REFERENCE QUERYABLE` a query without a filter needs, in development as
-    /// in production — and reads the schema afresh.
-    func addIndexes(_ type: String, _ field: String = "___recordID", _ indexes: [IndexNeed.Index] = [.queryable]) throws {
-        _ = try schemaAdmin.addIndexes(type, field: field, indexes)
-        forgetCachedSchema()
-    }
 }
