@@ -6,7 +6,6 @@ import XCTest
 /// asset and their reader with the data directory's secret, good for 30 minutes; anything else
 /// is the one NOT_FOUND, whether the bytes are stored or not. The CLI keeps `file://` URLs.
 final class APIDownloadURLTests: XCTestCase {
-    static let container = "iCloud.com.example.test"
     static let server = "http://127.0.0.1:8484"
 
     /// Saves a record holding `bytes` in field `f` (the bytes brought by an upload), and answers

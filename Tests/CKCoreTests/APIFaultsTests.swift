@@ -7,8 +7,6 @@ import CKTestSupport
 /// `Endpoint` list and `*`), user scopes by Apple ID or user record name, and the preflight
 /// failing requests with them.
 final class APIFaultsTests: XCTestCase {
-    static let container = "iCloud.com.example.test"
-
     func json(_ b: some ResponseBody) -> String { JSONWriter.line(b.jsonValue) }
 
     func code(_ e: Error) -> ServerErrorCode? { (e as? CloudKitError)?.code }

@@ -7,7 +7,6 @@ import CKTestSupport
 /// a user who accepted a public share, a user never invited and a public-database reader see;
 /// owner-only maintenance; tags per database and the move of an earlier data directory's tags.
 final class APIHistoryTests: XCTestCase {
-    static let container = "iCloud.com.example.test"
     static let alice = "alice@example.com", bob = "bob@example.com", carol = "carol@example.com", dave = "dave@example.com", erin = "erin@example.com"
     /// What no one but alice may ever see of her unshared records.
     static let hidden = ["secret", "Diary", "classified", "whisper"]
@@ -232,7 +231,7 @@ final class APIHistoryTests: XCTestCase {
     func testPublicReadersSeeOnlyWhatTheGrantsLetThem() throws {
         let t = TempStore()
         try t.store.accounts.signIn(appleID: Self.bob, givenName: nil, familyName: nil, phone: nil)
-        try SchemaAdmin(paths: t.store.paths, container: Self.container).importSchema("""
+        try SchemaAdmin(paths: t.store.paths, container: testContainer).importSchema("""
         DEFINE SCHEMA
         RECORD TYPE Diary (text STRING, GRANT CREATE TO "_icloud", GRANT READ, WRITE TO "_creator");
         RECORD TYPE Note (title STRING, GRANT CREATE TO "_icloud", GRANT WRITE TO "_creator", GRANT READ TO "_world");
@@ -342,11 +341,11 @@ final class APIHistoryTests: XCTestCase {
         func point(_ z: String) -> JSONValue { ["zone": .string(z), "incarnation": .string(try! JSONParser.parse(Array(FileManager.default.contents(atPath: t.root + "/" + z + "/zone.json")!))["incarnation"]!.stringValue!), "seq": 1] }
         let legacy = t.root + "/tags"
         try FileManager.default.createDirectory(atPath: legacy, withIntermediateDirectories: true)
-        func write(_ name: String, _ doc: JSONValue) { FileManager.default.createFile(atPath: legacy + "/" + name, contents: Data(JSONWriter.pretty(doc).utf8)) }
+        func write(_ name: String, _ doc: JSONValue) { _ = FileManager.default.createFile(atPath: legacy + "/" + name, contents: Data(JSONWriter.pretty(doc).utf8)) }
         write("old.json", ["schemaVersion": 2, "name": "old", "created": 5, "message": "before", "zones": .array([point(aliceZone), point(bobZone), point(pubZone)])])
         write("empty.json", ["schemaVersion": 2, "name": "empty", "created": 5, "zones": []])
         write("hostile.json", ["schemaVersion": 2, "name": "hostile", "created": 5, "zones": [["zone": "../../etc/zones/x", "incarnation": "i", "seq": 1]]])
-        FileManager.default.createFile(atPath: legacy + "/damaged.json", contents: Data("{".utf8))
+        _ = FileManager.default.createFile(atPath: legacy + "/damaged.json", contents: Data("{".utf8))
 
         // Any use of tags moves them: each database gets its own points of the tag.
         XCTAssertEqual(try api.listTags(as: caller(.private, .appleID(Self.bob))).document["tags"]?.arrayValue?.map { $0["name"] }, ["old"])

@@ -5,8 +5,6 @@ import CKTestSupport
 /// The records endpoints of the API, in-process: Web Services bodies, the preflight, the
 /// permission gate and ck's own record operations.
 final class APIRecordsTests: XCTestCase {
-    static let container = "iCloud.com.example.test"
-
     func save(_ a: CloudKitAPI, _ name: String, type: String = "Item", zone: String = ZoneID.defaultZoneName, scope: DatabaseScope = .private,
               as user: Caller.User = .device, _ fields: [String: JSONValue] = ["title": "x"]) throws -> RecordsResponse {
         try a.modifyRecords(ModifyRequest(operations: [op(.create, name, type: type, fields)], zoneName: zone), as: caller(scope, user))
@@ -104,7 +102,7 @@ final class APIRecordsTests: XCTestCase {
         let t = TempStore()
         try t.store.accounts.signIn(appleID: "bob@example.com", givenName: nil, familyName: nil, phone: nil)
         try t.store.accounts.signIn(appleID: "alice@example.com", givenName: nil, familyName: nil, phone: nil)
-        _ = try SchemaAdmin(paths: t.store.paths, container: Self.container).importSchema("""
+        _ = try SchemaAdmin(paths: t.store.paths, container: testContainer).importSchema("""
             DEFINE SCHEMA
                 RECORD TYPE Diary (t STRING, GRANT READ, WRITE TO "_creator", GRANT CREATE TO "_icloud");
             """, validateOnly: false)

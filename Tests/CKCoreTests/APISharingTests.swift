@@ -10,8 +10,6 @@ import CKTestSupport
 /// read-only, both accepted) with its item `milk`, and her `diary`, shared with nobody; dave
 /// signed in once and was never invited.
 final class APISharingTests: XCTestCase {
-    static let container = "iCloud.com.example.test"
-
     struct World {
         let t: TempStore
         let api: CloudKitAPI

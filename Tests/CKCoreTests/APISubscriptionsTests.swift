@@ -7,8 +7,6 @@ import CKTestSupport
 /// one an item of its own), and the notifications a device reads (through the permission
 /// gate), marks read and drops.
 final class APISubscriptionsTests: XCTestCase {
-    static let container = "iCloud.com.example.test"
-
     func body(_ text: String) throws -> JSONValue { try JSONParser.parse(Array(text.utf8)) }
 
     func ids(_ r: ItemsResponse) -> [String] { r.results.compactMap { $0.value?["subscriptionID"]?.stringValue } }
@@ -189,7 +187,7 @@ final class APISubscriptionsTests: XCTestCase {
         _ = try a.modifySubscriptions(SubscriptionsModifyRequest(operations: [.create(Subscription(subscriptionID: "q", kind: .query, recordType: "Diary"))]), as: bob)
         _ = try a.modifyRecords(ModifyRequest(operations: [op(.create, "d1", type: "Diary", ["t": "secret-words"])]), as: caller(.public))
         XCTAssertEqual(try a.listNotifications(NotificationsRequest(), as: bob).notifications.compactMap { $0["recordName"]?.stringValue }, ["d1"])
-        _ = try SchemaAdmin(paths: t.store.paths, container: Self.container).importSchema("""
+        _ = try SchemaAdmin(paths: t.store.paths, container: testContainer).importSchema("""
             DEFINE SCHEMA
                 RECORD TYPE Diary (t STRING, GRANT READ, WRITE TO "_creator", GRANT CREATE TO "_icloud");
             """, validateOnly: false)

@@ -6,8 +6,6 @@ import XCTest
 /// upload area until a record takes them, and go once an upload URL's lifetime has passed
 /// without one — by the API's clock, as the server's sweep and `ck fsck` see it.
 final class APIUploadsTests: XCTestCase {
-    static let container = "iCloud.com.example.test"
-
     /// A fresh upload URL's token.
     func uploadToken(_ a: CloudKitAPI, record: String = "r") throws -> String {
         let url = try XCTUnwrap(try a.assetUploadURLs(AssetsUploadRequest(tokens: [.init(recordName: record, recordType: nil, fieldName: "f")]), as: caller())

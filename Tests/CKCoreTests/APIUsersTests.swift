@@ -7,8 +7,6 @@ import CKTestSupport
 /// who is not discoverable shows), the discoverability permission, `account/status` and ck's
 /// account operations.
 final class APIUsersTests: XCTestCase {
-    static let container = "iCloud.com.example.test"
-
     func body(_ text: String) throws -> JSONValue { try JSONParser.parse(Array(text.utf8)) }
 
     /// alice (the device's account, discoverable), bob (discoverable), carol (not).

@@ -6,8 +6,6 @@ import CKTestSupport
 /// (their Web Services bodies, every operation attempted, a failed one an item of its own) and ck's purge
 /// (its owner's only).
 final class APIZonesTests: XCTestCase {
-    static let container = "iCloud.com.example.test"
-
     func body(_ text: String) throws -> JSONValue { try JSONParser.parse(Array(text.utf8)) }
 
     func names(_ r: ItemsResponse) -> [String] { r.results.compactMap { $0.value?["zoneID"]?["zoneName"]?.stringValue } }

@@ -8,8 +8,6 @@ import CKTestSupport
 /// never comes back once answered, discovering several users at once, and each user's `Users`
 /// record in the public database.
 final class AccountIdentityFidelityTests: XCTestCase {
-    static let container = "iCloud.com.example.test"
-
     func error(_ body: () throws -> Any) -> CloudKitError? {
         do { _ = try body(); return nil } catch { return error as? CloudKitError }
     }

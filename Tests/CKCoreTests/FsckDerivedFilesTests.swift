@@ -7,8 +7,6 @@ import CKTestSupport
 /// directory or a FIFO or ahead of the history, and a zone deletion of the earlier layout that
 /// the database history never recorded. After a repair, a second run is clean.
 final class FsckDerivedFilesTests: XCTestCase {
-    static let container = "iCloud.com.example.test"
-
     private func assertSecondRunClean(_ api: CloudKitAPI, file: StaticString = #filePath, line: UInt = #line) throws {
         let again = try api.fsck(FsckRequest())
         XCTAssertEqual(again.report.problems.map(\.problem), [], "a second fsck is clean", file: file, line: line)

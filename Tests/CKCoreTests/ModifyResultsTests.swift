@@ -6,7 +6,6 @@ import CKTestSupport
 /// a value that does not fit its type failing only its own operation (a per-record BAD_REQUEST
 /// in a 200), unless the zone's batch is atomic.
 final class ModifyResultsTests: XCTestCase {
-    static let container = "iCloud.com.example.test"
     let me = caller()
 
     func body(_ text: String) throws -> JSONValue { try JSONParser.parse(Array(text.utf8)) }

@@ -7,8 +7,6 @@ import CKTestSupport
 /// disagree with their schema; a save reports the fields it defined just in time, for the CLI
 /// to announce; the schema exports as JSON too.
 final class SchemaFidelityTests: XCTestCase {
-    static let container = "iCloud.com.example.test"
-
     private let todoAsString = """
         DEFINE SCHEMA
             RECORD TYPE Todo (title STRING, n STRING, spare STRING, GRANT WRITE TO "_creator", GRANT CREATE TO "_icloud", GRANT READ TO "_world");

@@ -6,8 +6,6 @@ import CKTestSupport
 /// shared zone by its name, so it cannot serve both: the second accept is refused, clearly, and
 /// the first share keeps working. (CloudKit keys shared zones by zoneName and ownerRecordName.)
 final class SharedZoneNameClashTests: XCTestCase {
-    static let container = "iCloud.com.example.test"
-
     /// alice and erin each share a root of their own zone `Lists` with bob; returns both short GUIDs.
     func twoOwners() throws -> (TempStore, CloudKitAPI, alice: String, erin: String) {
         let t = TempStore(signIn: false)
