@@ -1,5 +1,6 @@
 import CKCrypto
 import CKJSON
+import CKTestSupport
 import XCTest
 @testable import CKCore
 
@@ -50,7 +51,7 @@ final class AccountLookupTests: XCTestCase {
         let t = TempStore()
         let alice = try t.store.accounts.signIn(appleID: "alice@example.com", givenName: nil, familyName: nil, phone: nil)
         let bob = try t.store.accounts.register(appleID: "bob@example.com")
-        let api = CloudKitAPI(dataDirectory: t.root)
+        let api = api(t.root)
         var caller = Caller(container: "iCloud.com.example.app", user: .userRecordName(bob.userRecordName), deviceID: "web")
         caller.account = alice
         let who = JSONWriter.line(try api.callerIdentity(as: caller).jsonValue)
