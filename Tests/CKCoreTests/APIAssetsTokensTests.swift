@@ -4,6 +4,7 @@ import CKModel
 import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// `assets/upload|rereference` and `tokens/create|register` with the web courier's long-poll,
 /// in-process: the bodies CloudKit JS sends (cloudkit-js.md §4), the URLs the API hands out and

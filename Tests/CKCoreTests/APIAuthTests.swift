@@ -5,6 +5,7 @@ import CKTestSupport
 import Foundation
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// Authentication for `ck serve` (issue 29, Docs/serve.md "Tokens, keys and sign-in"), in
 /// process: API tokens, web auth tokens (sessions, rotation, revocation, the device's status)

@@ -3,6 +3,7 @@ import CKModel
 import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// The change feeds of the API, in-process: Web Services bodies, per-zone failures, bookmarks.
 final class APIChangesTests: XCTestCase {

@@ -3,6 +3,7 @@ import CKModel
 import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// One caller of the API — an app on a device, as a user, in one database — making the calls
 /// the tests of the store's behaviour make (records, zones, feeds, subscriptions,

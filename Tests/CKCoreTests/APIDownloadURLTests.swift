@@ -2,6 +2,7 @@ import CKModel
 import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// The `downloadURL`s `ck serve` answers with are capabilities (issue 35): signed for their
 /// asset and their reader with the data directory's secret, good for 30 minutes; anything else

@@ -3,6 +3,7 @@ import CKModel
 import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// The fault entries of the API, in-process: arming, listing and clearing faults, every member
 /// of a fault checked before anything is written, the operations a fault names (the

@@ -3,6 +3,7 @@ import CKModel
 import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// The history entries of the API (log, show, diff, blame, restore, revert, tags, gc, token
 /// expire) and the one permission gate on every history read: what the owner, a participant,

@@ -2,6 +2,7 @@ import CKModel
 import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// ck's own maintenance entries of the API, in-process: fsck, status, making a data directory
 /// and choosing its default container.

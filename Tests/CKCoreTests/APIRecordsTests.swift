@@ -3,6 +3,7 @@ import CKModel
 import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// The records endpoints of the API, in-process: Web Services bodies, the preflight, the
 /// permission gate and ck's own record operations.

@@ -2,6 +2,7 @@ import CKModel
 import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// The schema entries of the API, in-process: export, import (and validation only), deploy,
 /// reset and custom roles, each refusal changing nothing.

@@ -4,6 +4,7 @@ import CKTestSupport
 import Foundation
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// Who a request of `ck serve` acts as (issue 35): a server-to-server key acts as the user who
 /// registered it; a refused web auth token says what is wrong with it, not that the device is

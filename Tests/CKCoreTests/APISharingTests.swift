@@ -3,6 +3,7 @@ import CKModel
 import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// Sharing through the API, in-process: who may see what of a share (`share get`, `share list`,
 /// `records/resolve`, `records/accept`), what a participant's write to a record not shared with

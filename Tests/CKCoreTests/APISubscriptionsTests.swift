@@ -3,6 +3,7 @@ import CKModel
 import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// Subscriptions and notifications through the API, in-process: the Web Services bodies of
 /// `subscriptions/modify|lookup` as CloudKit JS sends them, every operation attempted (a failed

@@ -3,6 +3,7 @@ import CKModel
 import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// Users, identity and the account through the API, in-process: `users/caller`,
 /// `users/current`, `users/discover`, `users/lookup/email|id` (their bodies, and what a user

@@ -3,6 +3,7 @@ import CKModel
 import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// The zone endpoints of the API, in-process: `zones/list`, `zones/lookup`, `zones/modify`
 /// (their Web Services bodies, every operation attempted, a failed one an item of its own) and ck's purge

@@ -2,6 +2,7 @@ import CKModel
 import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// Issue 30, item 7: where ck's account and identity differed from CloudKit — the native code
 /// of a temporarily unavailable account, a purged zone's userDeletedZone, what `account`

@@ -1,8 +1,10 @@
 import CKCrypto
 import CKJSON
+import CKModel
 import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// `ck serve` finds the user of every request by record name: through a map kept while the
 /// users directory is the same, never staler than the directory.

@@ -3,6 +3,7 @@ import CKTestSupport
 import Foundation
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// Record files synced in batches (the applied cursor's `durable` and `boot`), and what a bulk
 /// load knows of a zone it alone writes (BulkLoad).

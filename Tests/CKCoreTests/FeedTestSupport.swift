@@ -2,6 +2,7 @@ import CKModel
 import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 // What the change-feed tests share: a page's changes as names, and a client's replica fed
 // page by page through the API.

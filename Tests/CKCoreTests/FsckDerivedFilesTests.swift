@@ -2,6 +2,7 @@ import CKModel
 import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// fsck rebuilds the derived files a hand, a tool or a crash can spoil (issue 30, item 4):
 /// a zone's share registry from the zone's share records, the applied cursor replaced by a

@@ -3,6 +3,7 @@ import CKModel
 import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// fsck's mechanics: what a crash or a hand leaves in a zone's files (written here through
 /// the zone's files), found and repaired; the records written and read through the API.

@@ -2,6 +2,7 @@ import CKModel
 import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// After `ck gc`, a fetch from the start always finishes, whatever gc dropped (issue 30, item
 /// 1): its pages' tokens may point into the compacted range, and such a fetch reads on through

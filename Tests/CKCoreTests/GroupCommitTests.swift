@@ -2,6 +2,7 @@ import CKModel
 import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// Group commit: requests writing one zone at once share a commit, each keeping its own
 /// results, atomicity and conflicts.

@@ -2,6 +2,7 @@ import CKModel
 import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// A zone's history as the commits write it: one entry a write, committed by its index word;
 /// the writes go through the API, the history is read from the zone's files.

@@ -3,6 +3,7 @@ import CKModel
 import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// Subscriptions and the notifications they deliver, through subscriptions/modify and a
 /// device's notifications; and a delivery redone after a crash, which reaches past the API.

@@ -3,6 +3,7 @@ import CKModel
 import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// Record writes through records/modify and reads through records/lookup: each operation
 /// type's rules, the limits, and who may write where.

@@ -3,6 +3,7 @@ import CKModel
 import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// The request options CloudKit JS sends to the records endpoints, as the bodies it sends:
 /// `zoneWide` (a query of every zone), `numbersAsStrings` (INT64 and DOUBLE values as strings,

@@ -3,6 +3,7 @@ import CKModel
 import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// The schema as CloudKit keeps it (issue 30, item 9): an import cannot retype a field that
 /// holds data (every later save of those records would fail); fsck notices records that

@@ -3,6 +3,7 @@ import CKModel
 import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 final class SchemaTests: XCTestCase {
     /// Apple's documented example schema (reference §8), kept in Tests/Fixtures.

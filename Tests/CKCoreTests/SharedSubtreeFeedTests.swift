@@ -2,6 +2,7 @@ import CKModel
 import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// A record that enters or leaves a share carries its whole subtree, in the participant's zone
 /// feed and in their notifications (issue 30, item 2): re-parenting a folder with children

@@ -3,6 +3,7 @@ import CKModel
 import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// A participant's zone feed in the shared database follows the paging rules of every feed
 /// (each record once, at its current state, on the page of its latest change; from scratch, a

@@ -2,6 +2,7 @@ import CKModel
 import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// Two owners sharing zones of the same name with one user (issue 30, item 5). ck addresses a
 /// shared zone by its name, so it cannot serve both: the second accept is refused, clearly, and

@@ -2,6 +2,7 @@ import CKJSON
 import CKModel
 import Foundation
 @testable import CKCore
+@testable import CKStore
 
 /// A store in a fresh temporary directory, with alice signed in.
 final class TempStore {

@@ -2,6 +2,7 @@ import CKModel
 import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// Change feeds as CloudKit serves them, page by page (issue 28): each changed record once, at
 /// its current state, on the page of its latest change; from scratch, a deletion only for the

@@ -2,6 +2,7 @@ import CKModel
 import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// The change feeds through changes/zone and changes/database: tokens, pages, tombstones, and
 /// which zones have feeds.

@@ -1,5 +1,6 @@
 import CKJSON
 import CKModel
+import CKStore
 
 /// An answer as its endpoint returns it: one JSON document made of `members` and, under
 /// `listKey`, a list of `items` that encode themselves (records write their own bytes). The

@@ -1,5 +1,6 @@
 import CKJSON
 import CKModel
+import CKStore
 
 /// `account/status` (native `CKContainer.accountStatus`): `{status, userRecordName?, appleID?}`
 /// for the caller — the device's account status, and the user acting (the device's account or

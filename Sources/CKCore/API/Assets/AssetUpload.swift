@@ -1,5 +1,6 @@
 import CKCrypto
 import CKModel
+import CKStore
 import Foundation
 #if canImport(Glibc)
 import Glibc

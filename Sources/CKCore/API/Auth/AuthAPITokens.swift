@@ -1,6 +1,7 @@
 import CKCrypto
 import CKJSON
 import CKModel
+import CKStore
 
 /// API tokens, as the CloudKit Console makes them: one identifies an app to a container
 /// environment; every request to `ck serve` carries one (`?ckAPIToken=`) unless it is signed

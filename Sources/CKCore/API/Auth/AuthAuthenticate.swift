@@ -1,5 +1,6 @@
 import CKCrypto
 import CKModel
+import CKStore
 import Foundation
 
 /// What an HTTP request carries to say who sends it (reference §2, cloudkit-js.md §3): an API

@@ -1,4 +1,5 @@
 import CKModel
+import CKStore
 
 extension CloudKitAPI {
     /// What can be checked of a request's credentials before its body is read, so that `ck

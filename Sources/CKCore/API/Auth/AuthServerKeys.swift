@@ -1,6 +1,7 @@
 import CKCrypto
 import CKJSON
 import CKModel
+import CKStore
 
 /// Server-to-server keys, as the CloudKit Console registers them: the public half of a P-256
 /// key pair whose private half signs requests (`X-Apple-CloudKit-Request-SignatureV1`). ck's own

@@ -1,5 +1,6 @@
 import CKJSON
 import CKModel
+import CKStore
 
 /// `changes/zone`: for each zone asked for, the records changed since its token — each once, at
 /// its current state, on the page of its latest change (Store/LatestChanges.swift) — with the

@@ -1,5 +1,6 @@
 import CKJSON
 import CKModel
+import CKStore
 
 /// Asset bytes behind `file://` downloadURLs, read before the save takes its locks. ck prints
 /// an asset with a `file://` URL into its data directory's asset store; a record copied from

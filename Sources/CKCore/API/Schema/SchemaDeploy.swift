@@ -1,5 +1,6 @@
 import CKJSON
 import CKModel
+import CKStore
 
 extension CloudKitAPI {
     /// Promotes the container's development schema to production — record types, fields,

@@ -1,5 +1,6 @@
 import CKJSON
 import CKModel
+import CKStore
 
 /// `subscriptions/modify`: saving and deleting the caller's subscriptions. A create saves the
 /// subscription (an existing ID is replaced, as saving a CKSubscription again does); an update

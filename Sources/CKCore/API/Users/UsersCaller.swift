@@ -1,5 +1,6 @@
 import CKJSON
 import CKModel
+import CKStore
 
 /// `users/caller` (GET): the caller's user identity, at the top level of the body as CloudKit
 /// JS reads it — `{userRecordName, lookupInfo: {emailAddress, phoneNumber?}, nameComponents?}`,
