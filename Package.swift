@@ -28,8 +28,13 @@ let package = Package(
         // The vocabulary every layer shares: records, fields, zone IDs, errors, endpoints,
         // subscriptions, names and their limits. Nothing in it refers to the store.
         .target(name: "CKModel", dependencies: ["CKJSON", "CKCrypto"]),
-        // The store and the one API over it. Never sees argv, never prints.
-        .target(name: "CKCore", dependencies: ["CKModel", "CKJSON", "CKCrypto"]),
+        // The store: a data directory's files, its histories, indexes, locks and commits. It
+        // shows the API above it what it needs through `package` access, and nothing to anyone
+        // else.
+        .target(name: "CKStore", dependencies: ["CKModel", "CKJSON", "CKCrypto"]),
+        // The one API: a typed request and the Web Services body per endpoint and per ck
+        // operation, one preflight and one permission gate. Never sees argv, never prints.
+        .target(name: "CKCore", dependencies: ["CKStore", "CKModel", "CKJSON", "CKCrypto"]),
         // CloudKit Web Services over HTTP (`ck serve`): the routes that turn a request into an
         // API call and its body back, on the HTTP engine.
         .target(name: "CKServe", dependencies: ["CKCore", "CKModel", "CKHTTP", "CKJSON"]),
@@ -45,7 +50,7 @@ let package = Package(
         .testTarget(name: "CKJSONTests", dependencies: ["CKJSON"]),
         .testTarget(name: "CKCryptoTests", dependencies: ["CKCrypto", "CKTestSupport"]),
         // The core's API, in-process against a temporary data directory.
-        .testTarget(name: "CKCoreTests", dependencies: ["CKCore", "CKModel", "CKJSON", "CKCrypto", "CKTestSupport"]),
+        .testTarget(name: "CKCoreTests", dependencies: ["CKCore", "CKStore", "CKModel", "CKJSON", "CKCrypto", "CKTestSupport"]),
         // The command line in-process (CLI.run with captured output): arguments, help, output
         // formats, and every command's behaviour that needs no process of its own.
         .testTarget(name: "CKCLITests", dependencies: ["CKCLI", "CKCore", "CKModel", "CKJSON", "CKTestSupport"]),
@@ -53,7 +58,7 @@ let package = Package(
         // limits, hostile peers.
         .testTarget(name: "CKHTTPTests", dependencies: ["CKHTTP", "CKTestSupport"]),
         // ck serve in-process: the routes, credentials and bodies of Web Services over HTTP.
-        .testTarget(name: "CKServeTests", dependencies: ["CKServe", "CKHTTP", "CKCore", "CKModel", "CKJSON", "CKCrypto", "CKTestSupport"]),
+        .testTarget(name: "CKServeTests", dependencies: ["CKServe", "CKHTTP", "CKCore", "CKStore", "CKModel", "CKJSON", "CKCrypto", "CKTestSupport"]),
         // The built binary: pipes, signals, --follow, crashes and faults armed by the
         // environment, concurrent processes, install, the documentation's examples.
         .testTarget(name: "EndToEndTests", dependencies: ["ck", "CKTestSupport"]),

@@ -1,8 +1,8 @@
-#if canImport(Glibc)
+import CKCore
 import CKModel
+#if canImport(Glibc)
 import Glibc
 #endif
-import CKCore
 
 /// The command line: finds the command in the table, scans its arguments, runs it, and maps
 /// every failure to one stderr line and an exit code.
@@ -16,11 +16,7 @@ public enum CLI {
     /// Test hooks (Docs/reliability.md): crash, or run out of disk, at the Nth mutating file
     /// operation. Armed only in the real process, never in-process.
     static func armCrashPoints(_ env: [String: String]) {
-        CrashPoints.crashAtOperation = env["CK_DEBUG_CRASH_AT_OP"].flatMap { Int($0) }
-        CrashPoints.noSpaceFromOperation = env["CK_DEBUG_ENOSPC_AT_OP"].flatMap { Int($0) }
-        QueryDebug.indexesOff = env["CK_DEBUG_NO_INDEX"] != nil
-        if env["CK_DEBUG_QUERY_PLAN"] != nil { QueryDebug.trace = { fputs("query plan: \($0)\n", stderr) } }
-        if env["CK_DEBUG_TRACE_OPS"] != nil { CrashPoints.trace = { n, what in fputs("op \(n): \(what)\n", stderr) } }
+        CloudKitAPI.armDebugHooks(env) { fputs($0 + "\n", stderr) }
     }
 
     /// Runs one command line; its output is flushed before this returns. If stdout cannot be

@@ -1,5 +1,5 @@
-import Glibc
 import Dispatch
+import Glibc
 
 /// A monotonic instant in nanoseconds: deadlines must not move with the wall clock.
 typealias Instant = UInt64

@@ -1,4 +1,5 @@
 import CKJSON
+
 /// CloudKit's account statuses (`CKAccountStatus`).
 public enum AccountStatus: String, Sendable, CaseIterable {
     case available, noAccount, restricted, couldNotDetermine, temporarilyUnavailable

@@ -1,4 +1,5 @@
 import CKJSON
+
 /// CloudKit Web Services server error codes (reference §4.2), plus CHANGE_TOKEN_EXPIRED,
 /// SERVICE_UNAVAILABLE (a code CloudKit JS knows) and NETWORK_FAILURE (client-side: the
 /// request never got an answer; only `ck fault` produces it). See Docs/faults.md.

@@ -1,4 +1,5 @@
 import CKCrypto
+
 /// Name rules from CloudKit (reference §1.5, §6), checked before anything touches the disk.
 public enum Names {
     public static let maxLength = 255

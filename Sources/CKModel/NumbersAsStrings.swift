@@ -1,4 +1,5 @@
 import CKJSON
+
 /// `numbersAsStrings`, the request option of records/modify, records/query and records/lookup
 /// ("whether number fields should be represented by strings"; CloudKit JS sends it so that a
 /// 64-bit integer survives JavaScript's doubles): the values of number fields — INT64 and

@@ -1,4 +1,5 @@
 import CKCrypto
+
 /// Turns any name into one safe path component: bytes outside `[A-Za-z0-9_-]` (and a leading
 /// `.`) are percent-encoded, and a name whose encoding is too long for a file name is cut and
 /// suffixed with its SHA-256, so no name can address a path outside its directory.

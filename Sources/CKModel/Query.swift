@@ -1,5 +1,6 @@
 import CKCrypto
 import CKJSON
+
 /// Web Services query comparators (reference §1.4), with CKTool's list aliases.
 public enum QueryComparator: String, Sendable, CaseIterable {
     case equals = "EQUALS", notEquals = "NOT_EQUALS"

@@ -1,4 +1,5 @@
 import CKJSON
+
 /// Who wrote a record, when, from which device (`created` / `modified`).
 public struct ChangeStamp: Equatable, Sendable {
     public var timestamp: Int64

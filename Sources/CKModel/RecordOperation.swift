@@ -1,4 +1,5 @@
 import CKJSON
+
 /// The Web Services `operationType`s of `records/modify`.
 public enum RecordOperationType: String, Sendable, CaseIterable {
     case create, update, forceUpdate, replace, forceReplace, delete, forceDelete

@@ -1,4 +1,5 @@
 import CKJSON
+
 /// A record as a response shows it (`Record.response`), written straight to JSON bytes: the
 /// same bytes as encoding `response(...)`, without building its dictionaries, sorting their keys
 /// and freeing them again for every record of a listing, query or export.

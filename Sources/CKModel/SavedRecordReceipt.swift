@@ -1,4 +1,5 @@
 import CKJSON
+
 /// What `ck import` reports for each record it saved: `{recordName, recordChangeTag, zoneID}`,
 /// written straight to JSON bytes (the same bytes as encoding `jsonValue`), so a load of
 /// 100,000 records builds no dictionary per result.

@@ -1,4 +1,5 @@
 import CKJSON
+
 /// The two environments of a container.
 public enum Environment: String, Sendable, CaseIterable {
     case development, production

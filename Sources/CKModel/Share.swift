@@ -1,4 +1,5 @@
 import CKJSON
+
 /// CloudKit sharing (CKShare), as Web Services shows it (reference §1.1 sharing keys, §1.6):
 /// a share is a record of type `cloudkit.share` in a custom zone of its owner's private
 /// database, carrying `shortGUID`, `publicPermission`, `participants` and `owner`. A hierarchy

@@ -1,5 +1,6 @@
 import CKCrypto
 import CKJSON
+
 /// A subscription: what the server watches for one user, and how it notifies their devices.
 /// Three kinds, as CKSubscription has them: a query subscription (a record type and predicate,
 /// public or private database), a zone subscription (one custom zone of the private database),

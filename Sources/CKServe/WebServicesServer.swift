@@ -1,6 +1,7 @@
 import CKCore
 import CKHTTP
 import CKJSON
+import CKModel
 import Foundation
 
 /// `ck serve`: the HTTP engine bound to an address, the Web Services handler over the API of one
@@ -39,13 +40,22 @@ public final class WebServicesServer: @unchecked Sendable {
         host == "localhost" || host == "::1" || host.hasPrefix("127.")
     }
 
-    /// Binds and starts answering; returns the server's URL (`http://127.0.0.1:8484`).
+    /// Binds and starts answering; returns the server's URL (`http://127.0.0.1:8484`). A port in
+    /// use is EXISTS, one the system refuses this user ACCESS_DENIED.
     @discardableResult
     public func start() throws -> String {
         let front = DeferredHandler()
         let configuration = HTTPServerConfiguration(host: host, port: requestedPort)
         let server = HTTPServer(configuration: configuration, handler: front)
-        try server.start()
+        do { try server.start() } catch let e as HTTPServerError {
+            // "cannot listen on 127.0.0.1:8484: Address already in use": EXISTS (exit 4), as for
+            // anything that exists already; a port the system keeps from this user: ACCESS_DENIED.
+            if e.isAddressInUse {
+                throw CloudKitError(.exists, e.message + " (another server listens there: is ck serve running already?); choose another port with --port, or --port 0 for any free one")
+            }
+            if e.isPermissionDenied { throw CloudKitError(.accessDenied, e.message + " (ports below 1024 need privileges); choose another with --port") }
+            throw CloudKitError(.internalError, e.message)
+        }
         let urlHost = host.contains(":") ? "[\(host)]" : host
         let url = "http://\(urlHost):\(server.port)"
         let api = CloudKitAPI(dataDirectory: dataDirectory, clock: clock, serverURL: url, webTokenRotation: webTokenRotation)

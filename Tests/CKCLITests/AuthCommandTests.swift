@@ -13,8 +13,6 @@ final class AuthCommandTests: XCTestCase {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Fixtures/auth/\(name)")
     }
 
-    func api(_ s: CLISandbox) -> CloudKitAPI { CloudKitAPI(dataDirectory: s.dir) }
-
     func testAPITokensAreMadeListedAndDeletedPerContainerAndEnvironment() throws {
         let s = CLISandbox()
         let made = s.ck("api-token", "create", "--name", "web app")
@@ -32,7 +30,7 @@ final class AuthCommandTests: XCTestCase {
         XCTAssertEqual(s.run(["--format", "ndjson", "api-token", "list"]).stdout.split(separator: "\n").count, 1, "NDJSON: a token a line")
         // The server sees it.
         let c = try XCTUnwrap(made.object["containerIdentifier"] as? String)
-        XCTAssertNoThrow(try api(s).authenticate(WebCredentials(container: c, environment: .development, scope: .public, apiToken: token)))
+        XCTAssertNoThrow(try api(s.dir).authenticate(WebCredentials(container: c, environment: .development, scope: .public, apiToken: token)))
 
         s.assertUnchanged("refusals") {
             assertFailure(s.ck("api-token", "delete", String(repeating: "0", count: 64)), exit: 3, contains: "no API token '00000000…'")
@@ -108,11 +106,11 @@ final class AuthCommandTests: XCTestCase {
         // The server takes it with an API token of the same container and environment.
         let key = try XCTUnwrap(s.ck("api-token", "create").object["apiToken"] as? String)
         let c = try XCTUnwrap(s.ck("api-token", "list").object["apiTokens"] as? [[String: Any]]).first?["containerIdentifier"] as? String ?? ""
-        let who = try api(s).authenticate(WebCredentials(container: c, environment: .development, scope: .private, apiToken: key, webAuthToken: token))
+        let who = try api(s.dir).authenticate(WebCredentials(container: c, environment: .development, scope: .private, apiToken: key, webAuthToken: token))
         XCTAssertEqual(who.user, .userRecordName(alice.object["userRecordName"] as? String ?? ""))
         // Signing out revokes it.
         XCTAssertEqual(s.ck("account", "signout").status, 0)
-        XCTAssertEqual(try api(s).authenticate(WebCredentials(container: c, environment: .development, scope: .private, apiToken: key, webAuthToken: token)).user, .nobody)
+        XCTAssertEqual(try api(s.dir).authenticate(WebCredentials(container: c, environment: .development, scope: .private, apiToken: key, webAuthToken: token)).user, .nobody)
         assertFailure(s.ck("account", "web-auth-token", "extra"), exit: 2, contains: "unexpected argument")
     }
 
@@ -125,7 +123,7 @@ final class AuthCommandTests: XCTestCase {
         let c = "iCloud.com.example.app"   // the default container
         let key = try XCTUnwrap(s.ck("api-token", "create").object["apiToken"] as? String)
         func user(_ token: String) throws -> Caller.User {
-            try api(s).authenticate(WebCredentials(container: c, environment: .development, scope: .private, apiToken: key, webAuthToken: token)).user
+            try api(s.dir).authenticate(WebCredentials(container: c, environment: .development, scope: .private, apiToken: key, webAuthToken: token)).user
         }
         let bobsToken = try XCTUnwrap(s.run(["--as", "bob@example.com", "account", "web-auth-token"]).object["ckWebAuthToken"] as? String)
         let alicesToken = try XCTUnwrap(s.ck("account", "web-auth-token").object["ckWebAuthToken"] as? String)

@@ -1,7 +1,7 @@
-@testable import CKCLI
 import CKTestSupport
 import Foundation
 import XCTest
+@testable import CKCLI
 
 /// Numbers a hostile user types (issue 30, item 3): each is BAD_REQUEST (exit 6) or a usage
 /// error, never a trap (SIGILL, exit 132 from the binary; here it would end the test process).

@@ -1,7 +1,7 @@
 import CKJSON
 import CKTestSupport
-import XCTest
 import Foundation
+import XCTest
 @testable import CKCLI
 @testable import CKCore
 
@@ -43,7 +43,7 @@ final class ReadPathIsolationTests: XCTestCase {
         for u in [alice, carol, dave, erin, bob] { ok("account", "signin", u) }
         let schema = s.dir + "/schema.ckdb"
         try? FileManager.default.createDirectory(atPath: s.dir, withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: schema, contents: Data("""
+        _ = FileManager.default.createFile(atPath: schema, contents: Data("""
         DEFINE SCHEMA
         RECORD TYPE Vault ("___recordID" REFERENCE QUERYABLE, vaultCode STRING, GRANT CREATE TO "_icloud", GRANT READ, WRITE TO "_creator");
         RECORD TYPE Note (title STRING, GRANT CREATE TO "_icloud", GRANT WRITE TO "_creator", GRANT READ TO "_world");
@@ -51,7 +51,7 @@ final class ReadPathIsolationTests: XCTestCase {
         """.utf8))
         ok("schema", "import", schema)
         let scan = s.dir + "/scan.bin"
-        FileManager.default.createFile(atPath: scan, contents: Data("diary scan".utf8))
+        _ = FileManager.default.createFile(atPath: scan, contents: Data("diary scan".utf8))
         // Subscriptions made before the changes they are told of.
         _ = ok("--as", bob, "--db", "public", "subscribe", "query", "--id", "vaults", "--type", "Vault")
         _ = ok("--as", bob, "--db", "public", "subscribe", "query", "--id", "notes", "--type", "Note")

@@ -4,6 +4,7 @@ import CKModel
 import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// `assets/upload|rereference` and `tokens/create|register` with the web courier's long-poll,
 /// in-process: the bodies CloudKit JS sends (cloudkit-js.md §4), the URLs the API hands out and
@@ -12,15 +13,7 @@ final class APIAssetsTokensTests: XCTestCase {
     static let container = "iCloud.com.example.test"
     static let server = "http://127.0.0.1:8484"
 
-    func caller(_ scope: DatabaseScope = .private, _ user: Caller.User = .device, device: String = "default") -> Caller {
-        Caller(container: Self.container, environment: .development, scope: scope, user: user, deviceID: device)
-    }
-
     func body(_ text: String) throws -> JSONValue { try JSONParser.parse(Array(text.utf8)) }
-
-    func api(_ t: TempStore, _ now: Now, server: String? = APIAssetsTokensTests.server) -> CloudKitAPI {
-        CloudKitAPI(dataDirectory: t.root, clock: Clock { now.ms }, serverURL: server)
-    }
 
     /// The token an upload URL carries.
     func token(_ url: String?) -> String { String(url?.split(separator: "/").last ?? "") }
@@ -29,7 +22,7 @@ final class APIAssetsTokensTests: XCTestCase {
 
     func testAnUploadedAssetIsSavedWithItsReceiptAndServedAsTheRecordsField() throws {
         let t = TempStore(), now = Now()
-        let a = api(t, now)
+        let a = api(t.root, now, server: Self.server)
         let req = try AssetsUploadRequest(json: try body("""
             {"tokens":[{"fieldName":"file","recordType":"CkjsItem","recordName":"ckjs-asset"},{"fieldName":"thumb","recordType":"CkjsItem"}],
              "zoneID":{"zoneName":"_defaultZone"}}
@@ -70,7 +63,7 @@ final class APIAssetsTokensTests: XCTestCase {
     /// taken when the bytes are here; any other http:// URL is refused, naming it.
     func testARecordSavedBackWithCKServesDownloadURLKeepsItsAsset() throws {
         let t = TempStore(), now = Now()
-        let a = api(t, now)
+        let a = api(t.root, now, server: Self.server)
         let url = try XCTUnwrap(try a.assetUploadURLs(AssetsUploadRequest(tokens: [.init(recordName: "r", recordType: nil, fieldName: "f")]), as: caller()).results[0].value?["url"]?.stringValue)
         _ = try a.receiveAsset(uploadToken: token(url), bytes: Array("bytes".utf8))
         let sum = AssetValue.checksum(of: Array("bytes".utf8))
@@ -95,7 +88,7 @@ final class APIAssetsTokensTests: XCTestCase {
 
     func testUploadURLsAreRefusedWhenForgedExpiredOrAskedOutsideHTTP() throws {
         let t = TempStore(), now = Now()
-        let a = api(t, now)
+        let a = api(t.root, now, server: Self.server)
         let url = try XCTUnwrap(try a.assetUploadURLs(AssetsUploadRequest(tokens: [.init(recordName: nil, recordType: nil, fieldName: "f")]), as: caller())
             .results[0].value?["url"]?.stringValue)
         let good = token(url)
@@ -109,7 +102,7 @@ final class APIAssetsTokensTests: XCTestCase {
         }
         // Another data directory's token is not this one's.
         let other = TempStore()
-        XCTAssertThrowsError(try api(other, now).receiveAsset(uploadToken: good, bytes: [1])) { XCTAssertEqual(($0 as? CloudKitError)?.code, .authenticationFailed) }
+        XCTAssertThrowsError(try api(other.root, now, server: Self.server).receiveAsset(uploadToken: good, bytes: [1])) { XCTAssertEqual(($0 as? CloudKitError)?.code, .authenticationFailed) }
         now.ms += CloudKitAPI.uploadValidity + 1
         XCTAssertThrowsError(try a.receiveAsset(uploadToken: good, bytes: [1])) {
             XCTAssertEqual(($0 as? CloudKitError)?.code, .authenticationFailed)
@@ -117,7 +110,7 @@ final class APIAssetsTokensTests: XCTestCase {
         }
         XCTAssertEqual(t.snapshot(), before, "a refused upload stores nothing")
         // The CLI has no URL to hand out.
-        XCTAssertThrowsError(try api(t, now, server: nil).assetUploadURLs(AssetsUploadRequest(tokens: [.init(recordName: nil, recordType: nil, fieldName: "f")]), as: caller())) {
+        XCTAssertThrowsError(try api(t.root, now).assetUploadURLs(AssetsUploadRequest(tokens: [.init(recordName: nil, recordType: nil, fieldName: "f")]), as: caller())) {
             XCTAssertEqual(($0 as? CloudKitError)?.code, .badRequest)
         }
         // Uploading writes: a signed-out caller may not ask.
@@ -143,7 +136,7 @@ final class APIAssetsTokensTests: XCTestCase {
     /// that is no asset is a BAD_REQUEST for that item only.
     func testRereferenceAnswersPerAssetThroughTheGate() throws {
         let t = TempStore(), now = Now()
-        let a = api(t, now)
+        let a = api(t.root, now, server: Self.server)
         _ = try a.modifyRecords(ModifyRequest(operations: [op(.create, "plain", ["t": "text"])]), as: caller())
         let r = try a.rereferenceAssets(AssetsRereferenceRequest(assets: [.init(recordName: "plain", fieldName: "f"), .init(recordName: "missing", fieldName: "f")]), as: caller())
         XCTAssertEqual(r.results[0].error?.code, .badRequest)
@@ -155,7 +148,7 @@ final class APIAssetsTokensTests: XCTestCase {
 
     func testAWebClientLongPollsTheNotificationsOfItsUserAsCloudKitJSParsesThem() throws {
         let t = TempStore(), now = Now()
-        let a = api(t, now)
+        let a = api(t.root, now, server: Self.server)
         _ = try a.modifyZones(ZonesModifyRequest(operations: [.init(.create, "Lists")]), as: caller())
         let sub = try Subscription(json: try body("""
             {"subscriptionID": "items", "subscriptionType": "query", "zoneID": {"zoneName": "Lists"}, "query": {"recordType": "Item"},
@@ -204,7 +197,7 @@ final class APIAssetsTokensTests: XCTestCase {
     /// token bound later by tokens/register. A client that names none keeps a device of its own.
     func testAWebClientIsNotPushedItsOwnChanges() throws {
         let t = TempStore(), now = Now()
-        let a = api(t, now)
+        let a = api(t.root, now, server: Self.server)
         _ = try a.modifyZones(ZonesModifyRequest(operations: [.init(.create, "Lists")]), as: caller())
         let items = try Subscription(json: try body(#"{"subscriptionID": "items", "subscriptionType": "query", "zoneID": {"zoneName": "Lists"}, "query": {"recordType": "Item"}, "firesOn": ["create"]}"#))
         _ = try a.modifySubscriptions(SubscriptionsModifyRequest(operations: [.create(items)]), as: caller())
@@ -245,7 +238,7 @@ final class APIAssetsTokensTests: XCTestCase {
     /// the newest `webInboxesPerUser` web clients; an older one that polls again is made anew.
     func testAUserKeepsTheInboxesOfTheirNewestWebClientsOnly() throws {
         let t = TempStore(), now = Now()
-        let a = api(t, now)
+        let a = api(t.root, now, server: Self.server)
         _ = try a.modifySubscriptions(SubscriptionsModifyRequest(operations: [.create(Subscription(subscriptionID: "db", kind: .database))]), as: caller())
         let keep = CloudKitAPI.webInboxesPerUser
         var tokens: [String] = []
@@ -273,7 +266,7 @@ final class APIAssetsTokensTests: XCTestCase {
 
     func testPushTokensAreBoundToTheirUserAndUnknownOnesAreRefused() throws {
         let t = TempStore(), now = Now()
-        let a = api(t, now)
+        let a = api(t.root, now, server: Self.server)
         // Made by nobody (a web page before sign-in): no user, so no notifications; register binds it.
         let made = try a.createPushToken(TokensCreateRequest(), as: caller(.private, .nobody))
         let apns = try XCTUnwrap(made.document["apnsToken"]?.stringValue)

@@ -5,6 +5,7 @@ import CKTestSupport
 import Foundation
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// Authentication for `ck serve` (issue 29, Docs/serve.md "Tokens, keys and sign-in"), in
 /// process: API tokens, web auth tokens (sessions, rotation, revocation, the device's status)
@@ -12,8 +13,6 @@ import XCTest
 /// directory unchanged by every refusal.
 final class APIAuthTests: XCTestCase {
     static let container = "iCloud.com.example.test"
-
-    func api(_ t: TempStore, _ now: Now) -> CloudKitAPI { CloudKitAPI(dataDirectory: t.root, clock: Clock { now.ms }) }
 
     func creds(_ scope: DatabaseScope? = .public, container: String = APIAuthTests.container, env: CKModel.Environment = .development,
                api token: String? = nil, web: String? = nil, signature: ServerSignature? = nil) -> WebCredentials {
@@ -41,7 +40,7 @@ final class APIAuthTests: XCTestCase {
 
     func testAPITokensAreMadeListedDeletedAndKeptAcrossARestart() throws {
         let t = TempStore(), now = Now()
-        let a = api(t, now)
+        let a = api(t.root, now)
         let first = try a.createAPIToken(name: "web app", container: Self.container, environment: .development).document
         let token = first["apiToken"]!.stringValue!
         XCTAssertTrue(token.utf8.count == 64 && token.allSatisfy { "0123456789abcdef".contains($0) }, token)
@@ -55,7 +54,7 @@ final class APIAuthTests: XCTestCase {
         let production = try newAPIToken(a, env: .production)
 
         // A restart: a new API over the same directory finds them all, oldest first.
-        let b = api(t, now)
+        let b = api(t.root, now)
         let list = try b.listAPITokens(container: Self.container, environment: .development)
         XCTAssertEqual(list.listKey, "apiTokens")
         XCTAssertEqual(list.document["apiTokens"]?.arrayValue?.map { $0["apiToken"]!.stringValue! }, [token, second])
@@ -71,7 +70,7 @@ final class APIAuthTests: XCTestCase {
 
     func testBadAPITokenRequestsNameTheProblemAndChangeNothing() throws {
         let t = TempStore(), now = Now()
-        let a = api(t, now)
+        let a = api(t.root, now)
         let token = try newAPIToken(a)
         let before = t.snapshot()
         var (c, why) = code { try a.deleteAPIToken(String(repeating: "0", count: 64), container: Self.container, environment: .development) }
@@ -100,7 +99,7 @@ final class APIAuthTests: XCTestCase {
 
     func testEveryRequestNeedsAnAPITokenOfItsContainerAndEnvironment() throws {
         let t = TempStore(), now = Now()
-        let a = api(t, now)
+        let a = api(t.root, now)
         let token = try newAPIToken(a)
         let production = try newAPIToken(a, env: .production)
         let elsewhere = try newAPIToken(a, container: "iCloud.com.example.other")
@@ -145,9 +144,9 @@ final class APIAuthTests: XCTestCase {
 
     func testAWebAuthTokenNamesItsUserAndRotatesKeepingTheOldOneUntilItExpires() throws {
         let t = TempStore(), now = Now()
-        let a = api(t, now)
+        let a = api(t.root, now)
         let apiKey = try newAPIToken(a)
-        let made = try a.createWebAuthToken(as: Caller(container: Self.container), keepSignedIn: false).document
+        let made = try a.createWebAuthToken(as: caller(), keepSignedIn: false).document
         let alice = try t.store.accounts.user(appleID: "alice@example.com")!.userRecordName
         let token = made["ckWebAuthToken"]!.stringValue!
         let expires = now.ms + 30 * 60 * 1000
@@ -173,7 +172,7 @@ final class APIAuthTests: XCTestCase {
         // As live CloudKit: the replaced token keeps working until its own expiry, without
         // another rotation, long past any grace — after a restart too.
         now.ms += 20 * 60 * 1000
-        let replayed = try api(t, now).authenticate(creds(api: apiKey, web: token))
+        let replayed = try api(t.root, now).authenticate(creds(api: apiKey, web: token))
         XCTAssertEqual(replayed.user, .userRecordName(alice), "a replaced token lasts until it expires")
         XCTAssertNil(try a.rotateWebAuthToken(replayed), "a replaced token is not replaced again")
         now.ms = expires
@@ -194,9 +193,9 @@ final class APIAuthTests: XCTestCase {
     /// The rule is the reader's: the same store under the live rule takes it again.
     func testUnderStrictRotationAReplacedTokenLastsTwoMinutes() throws {
         let t = TempStore(), now = Now()
-        let strict = CloudKitAPI(dataDirectory: t.root, clock: Clock { now.ms }, webTokenRotation: .strict)
+        let strict = api(t.root, now, webTokenRotation: .strict)
         let apiKey = try newAPIToken(strict)
-        let token = try strict.createWebAuthToken(as: Caller(container: Self.container), keepSignedIn: false).document["ckWebAuthToken"]!.stringValue!
+        let token = try strict.createWebAuthToken(as: caller(), keepSignedIn: false).document["ckWebAuthToken"]!.stringValue!
         now.ms += 61_000
         let rotated = try XCTUnwrap(try strict.rotateWebAuthToken(try strict.authenticate(creds(api: apiKey, web: token))))
         now.ms += 119_000
@@ -213,14 +212,14 @@ final class APIAuthTests: XCTestCase {
         XCTAssertEqual(c, .authenticationRequired)
         XCTAssertTrue(reason.contains("was replaced at") && !reason.contains("no iCloud account"), reason)
         XCTAssertNotEqual(try strict.authenticate(creds(api: apiKey, web: rotated)).user, .nobody, "the newest token works")
-        XCTAssertNotEqual(try api(t, now).authenticate(creds(api: apiKey, web: token)).user, .nobody, "the live rule, on the same store, takes it")
+        XCTAssertNotEqual(try api(t.root, now).authenticate(creds(api: apiKey, web: token)).user, .nobody, "the live rule, on the same store, takes it")
     }
 
     func testKeepSignedInLastsTwoWeeks() throws {
         let t = TempStore(), now = Now()
-        let a = api(t, now)
+        let a = api(t.root, now)
         let apiKey = try newAPIToken(a)
-        let made = try a.createWebAuthToken(as: Caller(container: Self.container), keepSignedIn: true).document
+        let made = try a.createWebAuthToken(as: caller(), keepSignedIn: true).document
         XCTAssertEqual(made["expires"], .int(now.ms + 14 * 24 * 3600 * 1000))
         now.ms += 13 * 24 * 3600 * 1000
         let r = try a.authenticate(creds(api: apiKey, web: made["ckWebAuthToken"]!.stringValue!))
@@ -232,11 +231,11 @@ final class APIAuthTests: XCTestCase {
 
     func testForgedForeignAndHugeWebAuthTokensAreNobody() throws {
         let t = TempStore(), now = Now()
-        let a = api(t, now)
+        let a = api(t.root, now)
         let apiKey = try newAPIToken(a)
         let prodAPI = try newAPIToken(a, env: .production)
         let otherAPI = try newAPIToken(a, container: "iCloud.com.example.other")
-        let token = try a.createWebAuthToken(as: Caller(container: Self.container), keepSignedIn: false).document["ckWebAuthToken"]!.stringValue!
+        let token = try a.createWebAuthToken(as: caller(), keepSignedIn: false).document["ckWebAuthToken"]!.stringValue!
         var flipped = Array(token)
         flipped[10] = flipped[10] == "A" ? "B" : "A"
         for web in [String(flipped), String(token.dropLast()), token + "A", token.uppercased(), "", String(repeating: "A", count: 43),
@@ -255,9 +254,9 @@ final class APIAuthTests: XCTestCase {
 
     func testSigningOutOrSwitchingAccountsRevokesTheSessions() throws {
         let t = TempStore(), now = Now()
-        let a = api(t, now)
+        let a = api(t.root, now)
         let apiKey = try newAPIToken(a)
-        let device = Caller(container: Self.container)
+        let device = caller()
         let one = try a.createWebAuthToken(as: device, keepSignedIn: true).document["ckWebAuthToken"]!.stringValue!
         let two = try a.createWebAuthToken(as: device, keepSignedIn: false).document["ckWebAuthToken"]!.stringValue!
         _ = try a.signOut(as: device)
@@ -274,39 +273,39 @@ final class APIAuthTests: XCTestCase {
 
     func testTheDevicesStatusBindsItsOwnAccountsSessionsAndNoOthers() throws {
         let t = TempStore(), now = Now()
-        let a = api(t, now)
+        let a = api(t.root, now)
         let apiKey = try newAPIToken(a)
         // bob signed in here once; alice is the device's account now.
-        _ = try a.signIn(SignInRequest(appleID: "bob@example.com"), as: Caller(container: Self.container))
-        _ = try a.signIn(SignInRequest(appleID: "alice@example.com"), as: Caller(container: Self.container))
-        let alice = try a.createWebAuthToken(as: Caller(container: Self.container), keepSignedIn: false).document["ckWebAuthToken"]!.stringValue!
-        let bob = try a.createWebAuthToken(as: Caller(container: Self.container, user: .appleID("bob@example.com")), keepSignedIn: false).document
+        _ = try a.signIn(SignInRequest(appleID: "bob@example.com"), as: caller())
+        _ = try a.signIn(SignInRequest(appleID: "alice@example.com"), as: caller())
+        let alice = try a.createWebAuthToken(as: caller(), keepSignedIn: false).document["ckWebAuthToken"]!.stringValue!
+        let bob = try a.createWebAuthToken(as: caller(.private, .appleID("bob@example.com")), keepSignedIn: false).document
         XCTAssertNotNil(bob["userRecordName"])
         func privateRead(_ web: String) throws -> ServerErrorCode? {
             let user = try a.authenticate(creds(.private, api: apiKey, web: web)).user
-            return code { try a.listZones(as: Caller(container: Self.container, scope: .private, user: user)) }.0
+            return code { try a.listZones(as: caller(.private, user)) }.0
         }
         XCTAssertNil(try privateRead(alice))
         XCTAssertNil(try privateRead(bob["ckWebAuthToken"]!.stringValue!))
         for status in [AccountStatus.restricted, .temporarilyUnavailable, .couldNotDetermine] {
-            _ = try a.setAccountStatus(status, as: Caller(container: Self.container))
+            _ = try a.setAccountStatus(status, as: caller())
             XCTAssertEqual(try privateRead(alice), .authenticationRequired, "\(status) binds the device's own account over HTTP")
             XCTAssertNil(try privateRead(bob["ckWebAuthToken"]!.stringValue!), "another user's session stands on its own")
-            XCTAssertEqual(code { try a.createWebAuthToken(as: Caller(container: Self.container), keepSignedIn: false) }.0, .authenticationRequired)
+            XCTAssertEqual(code { try a.createWebAuthToken(as: caller(), keepSignedIn: false) }.0, .authenticationRequired)
         }
     }
 
     func testAWebAuthTokenNeedsAUserSignedInHere() throws {
         let t = TempStore(signIn: false), now = Now()
-        let a = api(t, now)
+        let a = api(t.root, now)
         let before = t.snapshot()
-        var (c, why) = code { try a.createWebAuthToken(as: Caller(container: Self.container), keepSignedIn: false) }
+        var (c, why) = code { try a.createWebAuthToken(as: caller(), keepSignedIn: false) }
         XCTAssertEqual(c, .authenticationRequired)
         XCTAssertTrue(why.contains("no iCloud account is signed in"), why)
-        (c, why) = code { try a.createWebAuthToken(as: Caller(container: Self.container, user: .appleID("carol@example.com")), keepSignedIn: false) }
+        (c, why) = code { try a.createWebAuthToken(as: caller(.private, .appleID("carol@example.com")), keepSignedIn: false) }
         XCTAssertEqual(c, .authenticationRequired)
         XCTAssertTrue(why.contains("never signed in on this device"), why)
-        (c, _) = code { try a.createWebAuthToken(as: Caller(container: Self.container, user: .nobody), keepSignedIn: false) }
+        (c, _) = code { try a.createWebAuthToken(as: caller(.private, .nobody), keepSignedIn: false) }
         XCTAssertEqual(c, .badRequest)
         (c, _) = code { try a.createWebAuthToken(as: Caller(container: "nope"), keepSignedIn: false) }
         XCTAssertEqual(c, .badRequest)
@@ -315,8 +314,8 @@ final class APIAuthTests: XCTestCase {
 
     func testTheSignInPageListsTheUsersWhoSignedInHere() throws {
         let t = TempStore(), now = Now()
-        let a = api(t, now)
-        _ = try a.signIn(SignInRequest(appleID: "bob@example.com", givenName: "Bob", familyName: "Builder"), as: Caller(container: Self.container))
+        let a = api(t.root, now)
+        _ = try a.signIn(SignInRequest(appleID: "bob@example.com", givenName: "Bob", familyName: "Builder"), as: caller())
         let body = try a.webSignInUsers()
         XCTAssertEqual(body.listKey, "users")
         let users = try XCTUnwrap(body.document["users"]?.arrayValue)
@@ -330,23 +329,23 @@ final class APIAuthTests: XCTestCase {
 
     func testServerKeysAreRegisteredListedAndDeleted() throws {
         let t = TempStore(), now = Now()
-        let a = api(t, now)
+        let a = api(t.root, now)
         let pem = try fixture("server-key-public.pem")
-        let added = try a.addServerKey(keyID: "key-1", publicKeyPEM: pem, container: Self.container, environment: .development, as: Caller(container: Self.container)).document
+        let added = try a.addServerKey(keyID: "key-1", publicKeyPEM: pem, container: Self.container, environment: .development, as: caller()).document
         XCTAssertEqual(added["keyID"], "key-1")
         XCTAssertEqual(added["publicKey"], .string(pem), "openssl's PEM, as it wrote it")
         XCTAssertEqual(added["created"], .int(now.ms))
         XCTAssertEqual(added["containerIdentifier"], .string(Self.container))
         // Base64 of the DER alone names the same key, and reads back in PEM.
         let body = pem.split(separator: "\n").filter { !$0.hasPrefix("-----") }.joined()
-        XCTAssertEqual(try a.addServerKey(keyID: "key-2", publicKeyPEM: body, container: Self.container, environment: .development, as: Caller(container: Self.container)).document["publicKey"], .string(pem))
+        XCTAssertEqual(try a.addServerKey(keyID: "key-2", publicKeyPEM: body, container: Self.container, environment: .development, as: caller()).document["publicKey"], .string(pem))
         let before = t.snapshot()
-        let (c, why) = code { try a.addServerKey(keyID: "key-1", publicKeyPEM: pem, container: Self.container, environment: .development, as: Caller(container: Self.container)) }
+        let (c, why) = code { try a.addServerKey(keyID: "key-1", publicKeyPEM: pem, container: Self.container, environment: .development, as: caller()) }
         XCTAssertEqual(c, .exists)
         XCTAssertTrue(why.contains("key-1"), why)
         XCTAssertEqual(t.snapshot(), before)
 
-        let listed = try api(t, now).listServerKeys(container: Self.container, environment: .development)
+        let listed = try api(t.root, now).listServerKeys(container: Self.container, environment: .development)
         XCTAssertEqual(listed.listKey, "keys")
         XCTAssertEqual(listed.document["keys"]?.arrayValue?.map { $0["keyID"]!.stringValue! }, ["key-1", "key-2"])
         XCTAssertEqual(try a.listServerKeys(container: Self.container, environment: .production).document["keys"], .array([]))
@@ -356,7 +355,7 @@ final class APIAuthTests: XCTestCase {
 
     func testKeysThatAreNotP256PublicKeysAreRefusedSayingWhy() throws {
         let t = TempStore(), now = Now()
-        let a = api(t, now)
+        let a = api(t.root, now)
         let before = t.snapshot()
         let cases: [(String, String)] = [
             (try fixture("server-key-private.pem"), "private key"),
@@ -370,12 +369,12 @@ final class APIAuthTests: XCTestCase {
             (String(repeating: "A", count: 200_000), "limit"),
         ]
         for (pem, words) in cases {
-            let (c, why) = code { try a.addServerKey(keyID: "k", publicKeyPEM: pem, container: Self.container, environment: .development, as: Caller(container: Self.container)) }
+            let (c, why) = code { try a.addServerKey(keyID: "k", publicKeyPEM: pem, container: Self.container, environment: .development, as: caller()) }
             XCTAssertEqual(c, .badRequest, words)
             XCTAssertTrue(why.contains(words), "\(words): \(why)")
         }
         for id in ["", "has space", "slash/", String(repeating: "k", count: 129), "tab\t"] {
-            XCTAssertEqual(code { try a.addServerKey(keyID: id, publicKeyPEM: try self.fixture("server-key-public.pem"), container: Self.container, environment: .development, as: Caller(container: Self.container)) }.0, .badRequest, id)
+            XCTAssertEqual(code { try a.addServerKey(keyID: id, publicKeyPEM: try self.fixture("server-key-public.pem"), container: Self.container, environment: .development, as: caller()) }.0, .badRequest, id)
         }
         XCTAssertEqual(t.snapshot(), before)
     }
@@ -399,9 +398,9 @@ final class APIAuthTests: XCTestCase {
 
     func testSignaturesMadeByOpenSSLAuthenticateInThePublicDatabaseOnly() throws {
         let t = TempStore(), now = Now()
-        let a = api(t, now)
+        let a = api(t.root, now)
         let (keyID, requests) = try signedFixtures()
-        _ = try a.addServerKey(keyID: keyID, publicKeyPEM: try fixture("server-key-public.pem"), container: Self.container, environment: .development, as: Caller(container: Self.container))
+        _ = try a.addServerKey(keyID: keyID, publicKeyPEM: try fixture("server-key-public.pem"), container: Self.container, environment: .development, as: caller())
         now.ms = Timestamps.parseISO8601(requests[0].date)! + 1_000
         let query = requests[0], caller = requests[1], privateZones = requests[2]
         let before = t.snapshot()
@@ -464,8 +463,8 @@ final class APIAuthTests: XCTestCase {
         try tool.run("ec", "-in", "k.pem", "-pubout", "-out", "pub.pem")
         let t = TempStore(), now = Now()
         now.ms = Int64(Date().timeIntervalSince1970 * 1000)
-        let a = api(t, now)
-        _ = try a.addServerKey(keyID: "live", publicKeyPEM: try tool.text("pub.pem"), container: Self.container, environment: .development, as: Caller(container: Self.container))
+        let a = api(t.root, now)
+        _ = try a.addServerKey(keyID: "live", publicKeyPEM: try tool.text("pub.pem"), container: Self.container, environment: .development, as: caller())
         let f = DateFormatter()
         f.locale = Locale(identifier: "en_US_POSIX")
         f.timeZone = TimeZone(identifier: "UTC")

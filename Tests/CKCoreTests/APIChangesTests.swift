@@ -1,12 +1,12 @@
 import CKJSON
 import CKModel
+import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// The change feeds of the API, in-process: Web Services bodies, per-zone failures, bookmarks.
 final class APIChangesTests: XCTestCase {
-    let caller = Caller(container: "iCloud.com.example.test")
-
     func body(_ text: String) throws -> JSONValue { try JSONParser.parse(Array(text.utf8)) }
 
     func testZoneChangesBodiesAreReadStrictly() throws {
@@ -39,11 +39,11 @@ final class APIChangesTests: XCTestCase {
     /// where a fetch without a token continues, and moves only when the front end says.
     func testPerZoneFailuresAndBookmarks() throws {
         let t = TempStore()
-        let api = CloudKitAPI(dataDirectory: t.root)
-        _ = try t.db().createZone("A")
+        let api = api(t.root)
+        try t.client().createZone("A")
         let save = ModifyRequest(operations: [op(.create, "a1")], zoneName: "A")
-        XCTAssertTrue(try api.modifyRecords(save, as: caller).failures.isEmpty)
-        let r = try api.zoneChanges(ZoneChangesRequest(zones: [.init(zoneName: "A"), .init(zoneName: "Nope"), .init(zoneName: "A", syncToken: "forged")]), as: caller)
+        XCTAssertTrue(try api.modifyRecords(save, as: caller()).failures.isEmpty)
+        let r = try api.zoneChanges(ZoneChangesRequest(zones: [.init(zoneName: "A"), .init(zoneName: "Nope"), .init(zoneName: "A", syncToken: "forged")]), as: caller())
         XCTAssertEqual(r.zones.count, 3)
         guard case .page(let p, _) = r.zones[0] else { return XCTFail("zone A fetched") }
         XCTAssertEqual(p.changes.count, 1)
@@ -52,29 +52,28 @@ final class APIChangesTests: XCTestCase {
 
         // Bookmarks: none yet, so from the start; saved; then the fetch continues there.
         let fromBookmark = ZoneChangesRequest(zones: [.init(zoneName: "A")], fromBookmarks: true)
-        guard case .page(let first, _) = try api.zoneChanges(fromBookmark, as: caller).zones[0] else { return XCTFail() }
+        guard case .page(let first, _) = try api.zoneChanges(fromBookmark, as: caller()).zones[0] else { return XCTFail() }
         XCTAssertEqual(first.changes.count, 1)
-        XCTAssertEqual(try api.zoneChanges(fromBookmark, as: caller).jsonValue, try api.zoneChanges(fromBookmark, as: caller).jsonValue, "nothing moves by itself")
-        try api.saveBookmarks([BookmarkUpdate(zoneName: "A", token: first.syncToken)], as: caller)
-        guard case .page(let next, _) = try api.zoneChanges(fromBookmark, as: caller).zones[0] else { return XCTFail() }
+        XCTAssertEqual(try api.zoneChanges(fromBookmark, as: caller()).jsonValue, try api.zoneChanges(fromBookmark, as: caller()).jsonValue, "nothing moves by itself")
+        try api.saveBookmarks([BookmarkUpdate(zoneName: "A", token: first.syncToken)], as: caller())
+        guard case .page(let next, _) = try api.zoneChanges(fromBookmark, as: caller()).zones[0] else { return XCTFail() }
         XCTAssertTrue(next.changes.isEmpty)
         XCTAssertEqual(next.syncToken, first.syncToken, "a token at the head is stable")
         // Another device keeps its own.
-        var phone = caller
-        phone.deviceID = "phone"
+        let phone = caller(device: "phone")
         guard case .page(let theirs, _) = try api.zoneChanges(fromBookmark, as: phone).zones[0] else { return XCTFail() }
         XCTAssertEqual(theirs.changes.count, 1)
     }
 
     func testFeedsNeedAnAccountAndAFault() throws {
         let t = TempStore()
-        let api = CloudKitAPI(dataDirectory: t.root)
-        _ = try t.db().createZone("A")
+        let api = api(t.root)
+        try t.client().createZone("A")
         _ = try FaultStore(root: t.root).add(Fault(op: .endpoint(.changesDatabase), code: .tryAgainLater, retryAfter: 2))
-        XCTAssertThrowsError(try api.databaseChanges(DatabaseChangesRequest(), as: caller)) { XCTAssertEqual(($0 as? CloudKitError)?.code, .tryAgainLater) }
-        XCTAssertNoThrow(try api.zoneChanges(ZoneChangesRequest(zones: [.init(zoneName: "A")]), as: caller), "only changes/database is faulted")
+        XCTAssertThrowsError(try api.databaseChanges(DatabaseChangesRequest(), as: caller())) { XCTAssertEqual(($0 as? CloudKitError)?.code, .tryAgainLater) }
+        XCTAssertNoThrow(try api.zoneChanges(ZoneChangesRequest(zones: [.init(zoneName: "A")]), as: caller()), "only changes/database is faulted")
         try FaultStore(root: t.root).clear()
         try t.store.accounts.signOut()
-        XCTAssertThrowsError(try api.databaseChanges(DatabaseChangesRequest(), as: caller)) { XCTAssertEqual(($0 as? CloudKitError)?.code, .authenticationRequired) }
+        XCTAssertThrowsError(try api.databaseChanges(DatabaseChangesRequest(), as: caller())) { XCTAssertEqual(($0 as? CloudKitError)?.code, .authenticationRequired) }
     }
 }

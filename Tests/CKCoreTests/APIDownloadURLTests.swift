@@ -2,21 +2,13 @@ import CKModel
 import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// The `downloadURL`s `ck serve` answers with are capabilities (issue 35): signed for their
 /// asset and their reader with the data directory's secret, good for 30 minutes; anything else
 /// is the one NOT_FOUND, whether the bytes are stored or not. The CLI keeps `file://` URLs.
 final class APIDownloadURLTests: XCTestCase {
-    static let container = "iCloud.com.example.test"
     static let server = "http://127.0.0.1:8484"
-
-    func caller(_ scope: DatabaseScope = .private, _ user: Caller.User = .device) -> Caller {
-        Caller(container: Self.container, environment: .development, scope: scope, user: user)
-    }
-
-    func api(_ t: TempStore, _ now: Now, server: String? = APIDownloadURLTests.server) -> CloudKitAPI {
-        CloudKitAPI(dataDirectory: t.root, clock: Clock { now.ms }, serverURL: server)
-    }
 
     /// Saves a record holding `bytes` in field `f` (the bytes brought by an upload), and answers
     /// the downloadURL the caller reads it with.
@@ -51,7 +43,7 @@ final class APIDownloadURLTests: XCTestCase {
         let t = TempStore(), now = Now()
         try t.store.accounts.signIn(appleID: "bob@example.com", givenName: nil, familyName: nil, phone: nil)
         try t.store.accounts.signIn(appleID: "alice@example.com", givenName: nil, familyName: nil, phone: nil)
-        let a = api(t, now)
+        let a = api(t.root, now, server: Self.server)
         let bytes = Array("a 4-digit PIN: 0000".utf8)
         let alices = try saveAsset(a, bytes, name: "doc", scope: .public)
         let (path, query) = parts(alices)
@@ -75,7 +67,7 @@ final class APIDownloadURLTests: XCTestCase {
         XCTAssertEqual(try downloadURL(a, "doc", scope: .public), alices)
 
         // The CLI's URLs stay file:// URLs into the data directory, unsigned.
-        let cli = try downloadURL(api(t, now, server: nil), "doc", scope: .public)
+        let cli = try downloadURL(api(t.root, now), "doc", scope: .public)
         XCTAssertTrue(cli.hasPrefix("file://") && !cli.contains("?"), cli)
     }
 
@@ -83,7 +75,7 @@ final class APIDownloadURLTests: XCTestCase {
         let t = TempStore(), now = Now()
         try t.store.accounts.signIn(appleID: "bob@example.com", givenName: nil, familyName: nil, phone: nil)
         try t.store.accounts.signIn(appleID: "alice@example.com", givenName: nil, familyName: nil, phone: nil)
-        let a = api(t, now)
+        let a = api(t.root, now, server: Self.server)
         let url = try saveAsset(a, Array("private bytes".utf8), name: "secret", scope: .private)
         let (path, query) = parts(url)
         let q = try XCTUnwrap(query)
@@ -114,7 +106,7 @@ final class APIDownloadURLTests: XCTestCase {
         XCTAssertEqual(reasons.count, 1, "one answer for all, so none tells whether an asset exists: \(reasons)")
         // Another data directory's signature is not this one's.
         let other = TempStore()
-        XCTAssertEqual(refusal(api(other, now), path, q)?.code, .notFound)
+        XCTAssertEqual(refusal(api(other.root, now, server: Self.server), path, q)?.code, .notFound)
 
         // Still good just before its expiry, refused from then on, saying so (the URL was a real one).
         now.ms = Int64(e)! * 1000 - 1
@@ -129,7 +121,7 @@ final class APIDownloadURLTests: XCTestCase {
     /// asset; the signature is not what a save checks (the record must hold the asset).
     func testARecordSavedBackWithItsSignedDownloadURLKeepsItsAsset() throws {
         let t = TempStore(), now = Now()
-        let a = api(t, now)
+        let a = api(t.root, now, server: Self.server)
         let bytes = Array("kept".utf8)
         let url = try saveAsset(a, bytes, name: "doc", scope: .private)
         var web = caller()

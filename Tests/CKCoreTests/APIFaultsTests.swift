@@ -1,21 +1,15 @@
 import CKJSON
 import CKModel
+import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// The fault entries of the API, in-process: arming, listing and clearing faults, every member
 /// of a fault checked before anything is written, the operations a fault names (the
 /// `Endpoint` list and `*`), user scopes by Apple ID or user record name, and the preflight
 /// failing requests with them.
 final class APIFaultsTests: XCTestCase {
-    static let container = "iCloud.com.example.test"
-
-    func api(_ t: TempStore) -> CloudKitAPI { CloudKitAPI(dataDirectory: t.root) }
-
-    func caller(_ scope: DatabaseScope = .private, _ user: Caller.User = .device, device: String = "default") -> Caller {
-        Caller(container: Self.container, environment: .development, scope: scope, user: user, deviceID: device)
-    }
-
     func json(_ b: some ResponseBody) -> String { JSONWriter.line(b.jsonValue) }
 
     func code(_ e: Error) -> ServerErrorCode? { (e as? CloudKitError)?.code }
@@ -24,7 +18,7 @@ final class APIFaultsTests: XCTestCase {
 
     func testAddListAndClear() throws {
         let t = TempStore()
-        let a = api(t)
+        let a = api(t.root)
         let added = try a.addFault(AddFaultRequest(op: .endpoint(.recordsModify), error: .throttled, retryAfter: 2, times: 1))
         XCTAssertEqual(added.faults.map(\.id), ["f1"])
         XCTAssertEqual(json(added), #"{"faults":[{"envelope":{"ckErrorCode":7,"serverErrorCode":"THROTTLED"},"error":"THROTTLED","id":"f1","op":"records/modify","retryAfter":2,"times":1}]}"# + "\n")
@@ -59,7 +53,7 @@ final class APIFaultsTests: XCTestCase {
         XCTAssertEqual(AddFaultRequest.recordScopedOperations, "records/lookup and records/modify")
 
         let t = TempStore()
-        let a = api(t)
+        let a = api(t.root)
         _ = try a.addFault(AddFaultRequest(op: .endpoint(.usersCurrent), error: .throttled))
         XCTAssertNoThrow(try a.preflight(.usersCaller, caller(.private, .device), need: .none), "users/current is not an alias of users/caller")
         XCTAssertThrowsError(try a.preflight(.usersCurrent, caller(.private, .device), need: .none)) { XCTAssertEqual(self.code($0), .throttled) }
@@ -77,7 +71,7 @@ final class APIFaultsTests: XCTestCase {
 
     func testAnInvalidFaultIsBadRequestAndArmsNothing() throws {
         let t = TempStore()
-        let a = api(t)
+        let a = api(t.root)
         _ = try a.addFault(AddFaultRequest(op: .endpoint(.zonesList), error: .throttled))
         let long = String(repeating: "n", count: 300)
         let refused: [(AddFaultRequest, String)] = [
@@ -161,7 +155,7 @@ final class APIFaultsTests: XCTestCase {
         try t.store.accounts.signIn(appleID: "bob@example.com", givenName: nil, familyName: nil, phone: nil)
         try t.store.accounts.signIn(appleID: "alice@example.com", givenName: nil, familyName: nil, phone: nil)
         let alice = try XCTUnwrap(t.store.accounts.user(appleID: "alice@example.com"))
-        let a = api(t)
+        let a = api(t.root)
         for scope in [alice.userRecordName, "Alice@Example.com"] {
             _ = try a.clearFaults(ClearFaultsRequest())
             _ = try a.addFault(AddFaultRequest(op: .endpoint(.zonesList), error: .throttled, user: scope))
@@ -177,7 +171,7 @@ final class APIFaultsTests: XCTestCase {
     /// a record-scoped fault fails that record of a batch only.
     func testThePreflightFailsRequestsWithTheirFaults() throws {
         let t = TempStore()
-        let a = api(t)
+        let a = api(t.root)
         _ = try a.addFault(AddFaultRequest(op: .endpoint(.recordsModify), error: .zoneBusy, retryAfter: 1, zone: "_defaultZone", device: "phone"))
         let save = ModifyRequest(operations: [op(.create, "r1")])
         let before = t.snapshot()
@@ -202,7 +196,7 @@ final class APIFaultsTests: XCTestCase {
     /// ck's own operations are never faulted, whatever is armed: faults, status, fsck, schema.
     func testCksOwnOperationsAreNeverFaulted() throws {
         let t = TempStore()
-        let a = api(t)
+        let a = api(t.root)
         _ = try a.addFault(AddFaultRequest(op: .all, error: .internalError))
         XCTAssertNoThrow(try a.faults())
         XCTAssertNoThrow(try a.status(as: caller()))
@@ -216,7 +210,7 @@ final class APIFaultsTests: XCTestCase {
     /// fault removes it whatever it holds. A stored fault of an unknown operation is damage.
     func testADamagedFaultsFileIsClearedWhole() throws {
         let t = TempStore()
-        let a = api(t)
+        let a = api(t.root)
         let file = t.root + "/faults.json"
         for damage in ["{not json", #"{"schemaVersion":2,"nextID":2,"faults":[{"id":"f1","op":"users/me","error":"THROTTLED"}]}"#] {
             try FileSystem.writeAtomically(file, Array(damage.utf8))

@@ -1,21 +1,18 @@
 import CKJSON
 import CKModel
+import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// The history entries of the API (log, show, diff, blame, restore, revert, tags, gc, token
 /// expire) and the one permission gate on every history read: what the owner, a participant,
 /// a user who accepted a public share, a user never invited and a public-database reader see;
 /// owner-only maintenance; tags per database and the move of an earlier data directory's tags.
 final class APIHistoryTests: XCTestCase {
-    static let container = "iCloud.com.example.test"
     static let alice = "alice@example.com", bob = "bob@example.com", carol = "carol@example.com", dave = "dave@example.com", erin = "erin@example.com"
     /// What no one but alice may ever see of her unshared records.
     static let hidden = ["secret", "Diary", "classified", "whisper"]
-
-    func caller(_ who: String?, _ scope: DatabaseScope = .private) -> Caller {
-        Caller(container: Self.container, scope: scope, user: who.map(Caller.User.appleID) ?? .nobody)
-    }
 
     func ref(_ s: String) throws -> HistoryReference { try HistoryReference.parse(s, now: 0, timeZone: nil) }
 
@@ -54,26 +51,25 @@ final class APIHistoryTests: XCTestCase {
     func world() throws -> World {
         let t = TempStore()
         for u in [Self.bob, Self.carol, Self.dave, Self.erin] { try t.store.accounts.signIn(appleID: u, givenName: nil, familyName: nil, phone: nil) }
-        let api = CloudKitAPI(dataDirectory: t.root)
+        let api = api(t.root)
         var w = World(t: t, api: api)
-        let a = try t.db(as: Self.alice)
-        _ = try a.createZone("Lists")
+        let a = t.client(caller(.private, .appleID(Self.alice)))
+        try a.createZone("Lists")
         @discardableResult
         func save(_ ops: [RecordOperation]) throws -> Int64 {
             for r in try a.modify(zone: "Lists", operations: ops) { XCTAssertNil(r.error, "\(r)") }
-            return try a.zone("Lists").history.head()
+            return try a.head(zone: "Lists")
         }
         try save([RecordOperation(type: .create, recordName: "groceries", recordType: "List", fields: ["title": field("Groceries")])])
         try save([RecordOperation(type: .create, recordName: "milk", recordType: "Item", fields: ["qty": field(1)], parent: "groceries")])
         try save([RecordOperation(type: .create, recordName: "secret", recordType: "Diary", fields: ["text": field("classified")])])
-        let share = try a.createShare(zone: "Lists", record: "groceries",
-                                      participants: [try .parse(argument: Self.bob + ":readOnly"), try .parse(argument: Self.carol + ":readWrite")],
-                                      publicPermission: .readOnly, title: nil)
-        let guid = try XCTUnwrap(share.share.shortGUID)
+        let guid = try a.createShare(zone: "Lists", record: "groceries",
+                                     participants: [try .parse(argument: Self.bob + ":readOnly"), try .parse(argument: Self.carol + ":readWrite")],
+                                     publicPermission: .readOnly).shortGUID
         for u in [Self.bob, Self.carol, Self.dave] {
-            XCTAssertNil(try api.acceptShares(AcceptSharesRequest(shortGUIDs: [ShortGUIDRequest(guid)]), as: caller(u, .shared)).jsonValue["results"]?.arrayValue?.first?["serverErrorCode"])
+            XCTAssertNil(try api.acceptShares(AcceptSharesRequest(shortGUIDs: [ShortGUIDRequest(guid)]), as: caller(.shared, .appleID(u))).jsonValue["results"]?.arrayValue?.first?["serverErrorCode"])
         }
-        w.accepted = try a.zone("Lists").history.head()
+        w.accepted = try a.head(zone: "Lists")
         w.milkUpdate = try save([RecordOperation(type: .forceUpdate, recordName: "milk", fields: ["qty": field(2)])])
         w.secretUpdate = try save([RecordOperation(type: .forceUpdate, recordName: "secret", fields: ["text": field("classified whisper")])])
         // One commit: a child saved before its parent, which joins the share with it.
@@ -94,14 +90,14 @@ final class APIHistoryTests: XCTestCase {
 
     func testTheOwnerSeesEveryChangeAsBefore() throws {
         let w = try world()
-        let head = try w.t.db(as: Self.alice).zone("Lists").history.head()
-        let log = try w.api.log(LogRequest(zoneName: "Lists", reverse: true), as: caller(Self.alice))
+        let head = try w.t.client(caller(.private, .appleID(Self.alice))).head(zone: "Lists")
+        let log = try w.api.log(LogRequest(zoneName: "Lists", reverse: true), as: caller(.private, .appleID(Self.alice)))
         XCTAssertEqual(seqs(log), Array(1...head))
-        let show = try w.api.show(ShowRequest(try ref("Lists@3")), as: caller(Self.alice))
+        let show = try w.api.show(ShowRequest(try ref("Lists@3")), as: caller(.private, .appleID(Self.alice)))
         XCTAssertEqual(show.document["after"]?["recordName"]?.stringValue, "secret")
-        let diff = try w.api.diff(DiffRequest(from: try ref("Lists@0"), zoneName: "Lists", output: .nameOnly), as: caller(Self.alice))
+        let diff = try w.api.diff(DiffRequest(from: try ref("Lists@0"), zoneName: "Lists", output: .nameOnly), as: caller(.private, .appleID(Self.alice)))
         XCTAssertEqual(names(diff).filter { !Self.isShare($0) }, ["bread", "eggs", "groceries", "milk", "secret"])
-        let blame = try w.api.blame(BlameRequest(recordName: "secret", zoneName: "Lists"), as: caller(Self.alice))
+        let blame = try w.api.blame(BlameRequest(recordName: "secret", zoneName: "Lists"), as: caller(.private, .appleID(Self.alice)))
         XCTAssertEqual(blame.document["fields"]?.arrayValue?.first?["seq"]?.int64Value, w.secretUpdate)
     }
 
@@ -110,7 +106,7 @@ final class APIHistoryTests: XCTestCase {
     func testParticipantsSeeOnlyWhatWasSharedWithThemAtEachPoint() throws {
         let w = try world()
         for who in [Self.bob, Self.carol, Self.dave] {
-            let c = caller(who, .shared)
+            let c = caller(.shared, .appleID(who))
             let log = try w.api.log(LogRequest(zoneName: "Lists", patch: true, reverse: true), as: c)
             assertNothingHidden(text(log), "log --patch for \(who)")
             let listed = seqs(log)
@@ -195,40 +191,40 @@ final class APIHistoryTests: XCTestCase {
         let w = try world()
         let before = w.t.snapshot()
         // bob (readOnly): the plan is his view; writing it is refused record by record.
-        let r = try w.api.restore(RestoreRequest(try ref("Lists@\(w.accepted)"), zoneName: "Lists"), as: caller(Self.bob, .shared))
+        let r = try w.api.restore(RestoreRequest(try ref("Lists@\(w.accepted)"), zoneName: "Lists"), as: caller(.shared, .appleID(Self.bob)))
         XCTAssertFalse(r.results.isEmpty)
         XCTAssertTrue(r.results.allSatisfy { $0.error != nil }, "\(r.results)")
         assertNothingHidden(text(r), "a refused restore")
         XCTAssertEqual(w.t.snapshot(), before)
         // carol (readWrite) restores eggs as it was: a new change in alice's zone.
-        let e = try w.api.restore(RestoreRequest(try ref("Lists@\(w.movedOut)"), zoneName: "Lists", recordNames: ["yolk"]), as: caller(Self.carol, .shared))
+        let e = try w.api.restore(RestoreRequest(try ref("Lists@\(w.movedOut)"), zoneName: "Lists", recordNames: ["yolk"]), as: caller(.shared, .appleID(Self.carol)))
         XCTAssertNil(e.results.first?.error)
-        XCTAssertNotNil(try w.t.db(as: Self.alice).zone("Lists").record(named: "yolk"))
+        XCTAssertNotNil(try w.t.client(caller(.private, .appleID(Self.alice))).lookup(zone: "Lists", recordNames: ["yolk"])[0].record)
     }
 
     func testAUserNeverInvitedSeesNoHistory() throws {
         let w = try world()
-        let c = caller(Self.erin, .shared)
+        let c = caller(.shared, .appleID(Self.erin))
         XCTAssertEqual(failure { try w.api.log(LogRequest(zoneName: "Lists"), as: c) }?.code, .zoneNotFound)
         XCTAssertEqual(failure { try w.api.show(ShowRequest(try self.ref("Lists@3")), as: c) }?.code, .zoneNotFound)
         XCTAssertEqual(text(try w.api.log(LogRequest(allZones: true), as: c)), "{\"changes\":[]}")
         // Nor in alice's private database: erin's own is empty.
-        XCTAssertEqual(failure { try w.api.log(LogRequest(zoneName: "Lists"), as: self.caller(Self.erin)) }?.code, .zoneNotFound)
+        XCTAssertEqual(failure { try w.api.log(LogRequest(zoneName: "Lists"), as: caller(.private, .appleID(Self.erin))) }?.code, .zoneNotFound)
     }
 
     func testADeletionIsJudgedByTheVersionItDeletedEvenInACascade() throws {
         let w = try world()
-        let a = try w.t.db(as: Self.alice)
+        let a = w.t.client(caller(.private, .appleID(Self.alice)))
         // A second share (trip, with a stop that cascades from it) that bob also takes part in.
         _ = try a.modify(zone: "Lists", operations: [RecordOperation(type: .create, recordName: "trip", recordType: "Trip", fields: ["t": field(1)])])
         let stop = RecordOperation(type: .create, recordName: "stop", recordType: "Stop",
                                    fields: ["in": try RecordField.parse(name: "in", json: ["type": "REFERENCE", "value": ["recordName": "trip", "action": "DELETE_SELF"]])], parent: "trip")
         XCTAssertNil(try a.modify(zone: "Lists", operations: [stop])[0].error)
-        let share = try a.createShare(zone: "Lists", record: "trip", participants: [try .parse(argument: Self.bob)], publicPermission: .none, title: nil)
-        _ = try w.api.acceptShares(AcceptSharesRequest(shortGUIDs: [ShortGUIDRequest(try XCTUnwrap(share.share.shortGUID))]), as: caller(Self.bob, .shared))
-        let start = try a.zone("Lists").history.head()
+        let share = try a.createShare(zone: "Lists", record: "trip", participants: [try .parse(argument: Self.bob)])
+        _ = try w.api.acceptShares(AcceptSharesRequest(shortGUIDs: [ShortGUIDRequest(share.shortGUID)]), as: caller(.shared, .appleID(Self.bob)))
+        let start = try a.head(zone: "Lists")
         XCTAssertNil(try a.modify(zone: "Lists", operations: [RecordOperation(type: .forceDelete, recordName: "trip")])[0].error)
-        let log = try w.api.log(LogRequest(zoneName: "Lists", since: try ref("Lists@\(start)")), as: caller(Self.bob, .shared))
+        let log = try w.api.log(LogRequest(zoneName: "Lists", since: try ref("Lists@\(start)")), as: caller(.shared, .appleID(Self.bob)))
         let deleted = Set((log.document["changes"]?.arrayValue ?? []).filter { $0["operation"] == "delete" }.compactMap { $0["recordName"]?.stringValue })
         XCTAssertTrue(deleted.isSuperset(of: ["trip", "stop"]), "\(deleted)")
     }
@@ -238,19 +234,19 @@ final class APIHistoryTests: XCTestCase {
     func testPublicReadersSeeOnlyWhatTheGrantsLetThem() throws {
         let t = TempStore()
         try t.store.accounts.signIn(appleID: Self.bob, givenName: nil, familyName: nil, phone: nil)
-        try SchemaAdmin(paths: t.store.paths, container: Self.container).importSchema("""
+        try SchemaAdmin(paths: t.store.paths, container: testContainer).importSchema("""
         DEFINE SCHEMA
         RECORD TYPE Diary (text STRING, GRANT CREATE TO "_icloud", GRANT READ, WRITE TO "_creator");
         RECORD TYPE Note (title STRING, GRANT CREATE TO "_icloud", GRANT WRITE TO "_creator", GRANT READ TO "_world");
         """, validateOnly: false)
-        let api = CloudKitAPI(dataDirectory: t.root)
-        let pub = { (who: String) in try t.db(.public, as: who) }
+        let api = api(t.root)
+        let pub = { (who: String) in t.client(caller(.public, .appleID(who))) }
         XCTAssertNil(try pub(Self.alice).modify(zone: "_defaultZone", operations: [op(.create, "secret", type: "Diary", ["text": "classified"])])[0].error)
         XCTAssertNil(try pub(Self.bob).modify(zone: "_defaultZone", operations: [op(.create, "mine", type: "Diary", ["text": "bob's"])])[0].error)
         XCTAssertNil(try pub(Self.alice).modify(zone: "_defaultZone", operations: [op(.create, "note", type: "Note", ["title": "hello"])])[0].error)
         XCTAssertNil(try pub(Self.alice).modify(zone: "_defaultZone", operations: [op(.forceDelete, "secret")])[0].error)
         // bob, then nobody at all (no account): the same device signed out sees only _world.
-        for (c, visible) in [(caller(Self.bob, .public), ["mine", "note"]), (caller(nil, .public), ["note"])] {
+        for (c, visible) in [(caller(.public, .appleID(Self.bob)), ["mine", "note"]), (caller(.public, .nobody), ["note"])] {
             let log = try api.log(LogRequest(patch: true), as: c)
             assertNothingHidden(text(log), "public log --patch", of: ["secret", "classified"])
             XCTAssertEqual(Set(names(log)), Set(visible))
@@ -267,7 +263,7 @@ final class APIHistoryTests: XCTestCase {
         }
         // Signed out: the device has no account, and --as cannot lend one.
         try t.store.accounts.signOut()
-        let e = try api.log(LogRequest(), as: Caller(container: Self.container, scope: .public, user: .appleID(Self.alice)))
+        let e = try api.log(LogRequest(), as: caller(.public, .appleID(Self.alice)))
         XCTAssertEqual(Set(names(e)), ["note"])
     }
 
@@ -275,9 +271,9 @@ final class APIHistoryTests: XCTestCase {
 
     func testParticipantsCannotAgeOrTagTheOwnersHistory() throws {
         let w = try world()
-        _ = try w.api.createTag(CreateTagRequest(name: "mine"), as: caller(Self.alice))
+        _ = try w.api.createTag(CreateTagRequest(name: "mine"), as: caller(.private, .appleID(Self.alice)))
         let before = w.t.snapshot()
-        let c = caller(Self.bob, .shared)
+        let c = caller(.shared, .appleID(Self.bob))
         let refusals: [(String, () throws -> Any)] = [
             ("gc", { try w.api.compactHistory(GCRequest(zoneName: "Lists"), as: c) }),
             ("gc --keep-since", { try w.api.compactHistory(GCRequest(zoneName: "Lists", keepSince: try self.ref("Lists@3")), as: c) }),
@@ -292,11 +288,11 @@ final class APIHistoryTests: XCTestCase {
             XCTAssertEqual(w.t.snapshot(), before, "\(what) changed the data directory")
         }
         // zone purge stays private-only (ZoneLifecycle): the shared database refuses it.
-        XCTAssertThrowsError(try w.t.db(.shared, as: Self.bob).purgeZone("Lists"))
+        XCTAssertThrowsError(try w.t.client(caller(.shared, .appleID(Self.bob))).purgeZone("Lists"))
         XCTAssertEqual(w.t.snapshot(), before)
         // The owner may.
-        XCTAssertEqual(try w.api.compactHistory(GCRequest(zoneName: "Lists", keep: 2), as: caller(Self.alice)).document["head"]?.int64Value,
-                       try w.t.db(as: Self.alice).zone("Lists").history.head())
+        XCTAssertEqual(try w.api.compactHistory(GCRequest(zoneName: "Lists", keep: 2), as: caller(.private, .appleID(Self.alice))).document["head"]?.int64Value,
+                       try w.t.client(caller(.private, .appleID(Self.alice))).head(zone: "Lists"))
     }
 
     // MARK: tags
@@ -304,47 +300,47 @@ final class APIHistoryTests: XCTestCase {
     func testTagsLiveInTheirOwnersDatabase() throws {
         let t = TempStore()
         try t.store.accounts.signIn(appleID: Self.bob, givenName: nil, familyName: nil, phone: nil)
-        let api = CloudKitAPI(dataDirectory: t.root)
+        let api = api(t.root)
         for u in [Self.alice, Self.bob] {
-            _ = try t.db(as: u).createZone("Lists")
-            XCTAssertNil(try t.db(as: u).modify(zone: "Lists", operations: [op(.create, "r", ["n": 1])])[0].error)
+            try t.client(caller(.private, .appleID(u))).createZone("Lists")
+            XCTAssertNil(try t.client(caller(.private, .appleID(u))).modify(zone: "Lists", operations: [op(.create, "r", ["n": 1])])[0].error)
         }
-        let mine = try api.createTag(CreateTagRequest(name: "v1", message: "alice's"), as: caller(Self.alice))
-        let aliceDB = try t.db(as: Self.alice).directory
+        let mine = try api.createTag(CreateTagRequest(name: "v1", message: "alice's"), as: caller(.private, .appleID(Self.alice)))
+        let aliceDB = try t.directory(as: Self.alice)
         XCTAssertTrue(FileManager.default.fileExists(atPath: aliceDB + "/tags/v1.json"))
         XCTAssertEqual(mine.document["zones"]?.arrayValue?.count, 1, "only alice's zones")
-        XCTAssertFalse(text(mine).contains(try t.db(as: Self.bob).directory.dropFirst(t.root.count + 1)))
+        XCTAssertFalse(text(mine).contains(try t.directory(as: Self.bob).dropFirst(t.root.count + 1)))
         // bob has his own namespace: the same name is free, his list shows only his, and
         // alice's tag is nothing to him.
-        XCTAssertNoThrow(try api.createTag(CreateTagRequest(name: "v1"), as: caller(Self.bob)))
-        XCTAssertEqual(try api.listTags(as: caller(Self.bob)).document["tags"]?.arrayValue?.count, 1)
-        XCTAssertFalse(text(try api.listTags(as: caller(Self.bob))).contains("alice's"))
-        XCTAssertNoThrow(try api.deleteTags(DeleteTagsRequest(names: ["v1"]), as: caller(Self.bob)))
-        XCTAssertEqual(failure { try api.deleteTags(DeleteTagsRequest(names: ["v1"]), as: self.caller(Self.bob)) }?.code, .notFound)
+        XCTAssertNoThrow(try api.createTag(CreateTagRequest(name: "v1"), as: caller(.private, .appleID(Self.bob))))
+        XCTAssertEqual(try api.listTags(as: caller(.private, .appleID(Self.bob))).document["tags"]?.arrayValue?.count, 1)
+        XCTAssertFalse(text(try api.listTags(as: caller(.private, .appleID(Self.bob)))).contains("alice's"))
+        XCTAssertNoThrow(try api.deleteTags(DeleteTagsRequest(names: ["v1"]), as: caller(.private, .appleID(Self.bob))))
+        XCTAssertEqual(failure { try api.deleteTags(DeleteTagsRequest(names: ["v1"]), as: caller(.private, .appleID(Self.bob))) }?.code, .notFound)
         XCTAssertTrue(FileManager.default.fileExists(atPath: aliceDB + "/tags/v1.json"), "bob cannot delete alice's tag")
-        XCTAssertEqual(failure { try api.lookupRecords(LookupRecordsRequest(recordNames: ["r"], zoneName: "Lists", at: try self.ref("v1")), as: self.caller(Self.bob)) }?.code, .notFound)
+        XCTAssertEqual(failure { try api.lookupRecords(LookupRecordsRequest(recordNames: ["r"], zoneName: "Lists", at: try self.ref("v1")), as: caller(.private, .appleID(Self.bob))) }?.code, .notFound)
         // alice's tag is a reference in her database, and only there.
-        XCTAssertNil(try api.lookupRecords(LookupRecordsRequest(recordNames: ["r"], zoneName: "Lists", at: try ref("v1")), as: caller(Self.alice)).results[0].error)
-        XCTAssertEqual(failure { try api.diff(DiffRequest(from: try self.ref("v1")), as: self.caller(Self.alice, .public)) }?.code, .notFound)
+        XCTAssertNil(try api.lookupRecords(LookupRecordsRequest(recordNames: ["r"], zoneName: "Lists", at: try ref("v1")), as: caller(.private, .appleID(Self.alice))).results[0].error)
+        XCTAssertEqual(failure { try api.diff(DiffRequest(from: try self.ref("v1")), as: caller(.public, .appleID(Self.alice))) }?.code, .notFound)
         // The public database has tags of its own.
-        XCTAssertNil(try t.db(.public, as: Self.alice).modify(zone: "_defaultZone", operations: [op(.create, "p", ["n": 1])])[0].error)
-        XCTAssertNoThrow(try api.createTag(CreateTagRequest(name: "v1"), as: caller(Self.bob, .public)))
-        XCTAssertEqual(try api.listTags(as: caller(Self.alice, .public)).document["tags"]?.arrayValue?.count, 1)
-        XCTAssertEqual(try api.listTags(as: caller(Self.alice)).document["tags"]?.arrayValue?.first?["message"], "alice's")
+        XCTAssertNil(try t.client(caller(.public, .appleID(Self.alice))).modify(zone: "_defaultZone", operations: [op(.create, "p", ["n": 1])])[0].error)
+        XCTAssertNoThrow(try api.createTag(CreateTagRequest(name: "v1"), as: caller(.public, .appleID(Self.bob))))
+        XCTAssertEqual(try api.listTags(as: caller(.public, .appleID(Self.alice))).document["tags"]?.arrayValue?.count, 1)
+        XCTAssertEqual(try api.listTags(as: caller(.private, .appleID(Self.alice))).document["tags"]?.arrayValue?.first?["message"], "alice's")
     }
 
     func testTagsOfAnEarlierDataDirectoryMoveIntoTheDatabasesTheyName() throws {
         let t = TempStore()
         try t.store.accounts.signIn(appleID: Self.bob, givenName: nil, familyName: nil, phone: nil)
-        let api = CloudKitAPI(dataDirectory: t.root)
+        let api = api(t.root)
         for u in [Self.alice, Self.bob] {
-            _ = try t.db(as: u).createZone("Lists")
-            XCTAssertNil(try t.db(as: u).modify(zone: "Lists", operations: [op(.create, "r", ["n": 1])])[0].error)
+            try t.client(caller(.private, .appleID(u))).createZone("Lists")
+            XCTAssertNil(try t.client(caller(.private, .appleID(u))).modify(zone: "Lists", operations: [op(.create, "r", ["n": 1])])[0].error)
         }
-        XCTAssertNil(try t.db(.public, as: Self.alice).modify(zone: "_defaultZone", operations: [op(.create, "p", ["n": 1])])[0].error)
+        XCTAssertNil(try t.client(caller(.public, .appleID(Self.alice))).modify(zone: "_defaultZone", operations: [op(.create, "p", ["n": 1])])[0].error)
         let rel = { (p: String) in String(p.dropFirst(t.root.count + 1)) }
-        let aliceZone = rel(try t.db(as: Self.alice).zone("Lists").directory), bobZone = rel(try t.db(as: Self.bob).zone("Lists").directory)
-        let pubZone = rel(try t.db(.public).zone("_defaultZone").directory)
+        let aliceZone = rel(try t.zoneStore("Lists", as: Self.alice).directory), bobZone = rel(try t.zoneStore("Lists", as: Self.bob).directory)
+        let pubZone = rel(try t.zoneStore("_defaultZone", .public).directory)
         func point(_ z: String) -> JSONValue { ["zone": .string(z), "incarnation": .string(try! JSONParser.parse(Array(FileManager.default.contents(atPath: t.root + "/" + z + "/zone.json")!))["incarnation"]!.stringValue!), "seq": 1] }
         let legacy = t.root + "/tags"
         try FileManager.default.createDirectory(atPath: legacy, withIntermediateDirectories: true)
@@ -355,23 +351,23 @@ final class APIHistoryTests: XCTestCase {
         _ = FileManager.default.createFile(atPath: legacy + "/damaged.json", contents: Data("{".utf8))
 
         // Any use of tags moves them: each database gets its own points of the tag.
-        XCTAssertEqual(try api.listTags(as: caller(Self.bob)).document["tags"]?.arrayValue?.map { $0["name"] }, ["old"])
-        for (db, zone) in [(try t.db(as: Self.alice).directory, aliceZone), (try t.db(as: Self.bob).directory, bobZone), (try t.db(.public).directory, pubZone)] {
+        XCTAssertEqual(try api.listTags(as: caller(.private, .appleID(Self.bob))).document["tags"]?.arrayValue?.map { $0["name"] }, ["old"])
+        for (db, zone) in [(try t.directory(as: Self.alice), aliceZone), (try t.directory(as: Self.bob), bobZone), (try t.directory(.public), pubZone)] {
             let moved = try JSONParser.parse(Array(try XCTUnwrap(FileManager.default.contents(atPath: db + "/tags/old.json"))))
             XCTAssertEqual(moved["zones"]?.arrayValue?.map { $0["zone"]?.stringValue }, [zone])
             XCTAssertEqual(moved["message"], "before")
         }
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: legacy).sorted(), ["damaged.json", "hostile.json"], "what does not read as a tag of a database stays")
         XCTAssertFalse(FileManager.default.fileExists(atPath: t.root + "/etc"))
-        XCTAssertEqual(try api.lookupRecords(LookupRecordsRequest(recordNames: ["r"], zoneName: "Lists", at: try ref("old")), as: caller(Self.alice)).results[0].record?.recordName, "r")
+        XCTAssertEqual(try api.lookupRecords(LookupRecordsRequest(recordNames: ["r"], zoneName: "Lists", at: try ref("old")), as: caller(.private, .appleID(Self.alice))).results[0].record?.recordName, "r")
         // Moving is done once: another use changes nothing.
         let after = t.snapshot()
-        _ = try api.listTags(as: caller(Self.alice))
+        _ = try api.listTags(as: caller(.private, .appleID(Self.alice)))
         XCTAssertEqual(t.snapshot(), after)
         // Once the leftovers go, so does the directory.
         try FileManager.default.removeItem(atPath: legacy + "/damaged.json")
         try FileManager.default.removeItem(atPath: legacy + "/hostile.json")
-        _ = try api.listTags(as: caller(Self.alice))
+        _ = try api.listTags(as: caller(.private, .appleID(Self.alice)))
         XCTAssertFalse(FileManager.default.fileExists(atPath: legacy))
     }
 
@@ -379,12 +375,12 @@ final class APIHistoryTests: XCTestCase {
 
     func testBadInputFailsClearlyAndChangesNothing() throws {
         let w = try world()
-        let other = try w.t.db(as: Self.alice)
-        _ = try other.createZone("Other")
+        let other = w.t.client(caller(.private, .appleID(Self.alice)))
+        try other.createZone("Other")
         _ = try other.modify(zone: "Other", operations: [op(.create, "o", ["n": 1])])
         let foreign = try other.zoneChanges(zone: "Other", since: nil, limit: 1).syncToken
         let before = w.t.snapshot()
-        let a = caller(Self.alice)
+        let a = caller(.private, .appleID(Self.alice))
         let cases: [(String, ServerErrorCode, () throws -> Any)] = [
             ("unknown tag", .notFound, { try w.api.diff(DiffRequest(from: try self.ref("nosuchtag"), zoneName: "Lists"), as: a) }),
             ("past the head", .badRequest, { try w.api.show(ShowRequest(try self.ref("Lists@999")), as: a) }),

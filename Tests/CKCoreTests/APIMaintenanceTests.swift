@@ -1,17 +1,13 @@
 import CKModel
+import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// ck's own maintenance entries of the API, in-process: fsck, status, making a data directory
 /// and choosing its default container.
 final class APIMaintenanceTests: XCTestCase {
     static let container = "iCloud.com.example.test"
-
-    func api(_ t: TempStore) -> CloudKitAPI { CloudKitAPI(dataDirectory: t.root) }
-
-    func caller(_ scope: DatabaseScope = .private, _ user: Caller.User = .device, container: String = container) -> Caller {
-        Caller(container: container, environment: .development, scope: scope, user: user, deviceID: "default")
-    }
 
     func code(_ e: Error) -> ServerErrorCode? { (e as? CloudKitError)?.code }
 
@@ -19,8 +15,8 @@ final class APIMaintenanceTests: XCTestCase {
 
     func testFsckReportsAndRepairs() throws {
         let t = TempStore()
-        let a = api(t)
-        _ = try t.db().createZone("Z")
+        let a = api(t.root)
+        try t.client().createZone("Z")
         _ = try a.modifyRecords(ModifyRequest(operations: [op(.create, "r1"), op(.create, "r2")], zoneName: "Z"), as: caller())
         let clean = try a.fsck(FsckRequest())
         XCTAssertFalse(clean.problemsRemain)
@@ -29,7 +25,7 @@ final class APIMaintenanceTests: XCTestCase {
         XCTAssertEqual(clean.jsonValue["problems"], [])
         XCTAssertEqual(clean.jsonValue["checked"]?["records"], 2)
 
-        try FileSystem.remove(try t.db().zone("Z").recordPath("r1"))
+        try FileSystem.remove(try t.zoneStore("Z").recordPath("r1"))
         let before = t.snapshot()
         let dry = try a.fsck(FsckRequest(repair: false))
         XCTAssertTrue(dry.problemsRemain)
@@ -55,8 +51,8 @@ final class APIMaintenanceTests: XCTestCase {
 
     func testStatusComposesAccountZonesBookmarksAndFaults() throws {
         let t = TempStore()
-        let a = api(t)
-        _ = try t.db().createZone("Lists")
+        let a = api(t.root)
+        try t.client().createZone("Lists")
         _ = try a.modifyRecords(ModifyRequest(operations: [op(.create, "r1")], zoneName: "Lists"), as: caller())
         _ = try a.addFault(AddFaultRequest(op: .endpoint(.zonesList), error: .throttled))
         let alice = try XCTUnwrap(t.store.accounts.user(appleID: "alice@example.com"))
@@ -85,7 +81,7 @@ final class APIMaintenanceTests: XCTestCase {
     /// An unreadable database is part of the status, not its failure.
     func testStatusNeverFailsForAnUnreadableDatabase() throws {
         let t = TempStore()
-        let a = api(t)
+        let a = api(t.root)
         try t.store.accounts.signOut()
         let before = t.snapshot()
         let s = try a.status(as: caller())
@@ -139,7 +135,7 @@ final class APIMaintenanceTests: XCTestCase {
 
     func testTheDefaultContainer() throws {
         let t = TempStore()
-        let a = api(t)
+        let a = api(t.root)
         XCTAssertNil(try a.defaultContainer())
         XCTAssertEqual(try a.setDefaultContainer("iCloud.com.example.notes").jsonValue, ["containerIdentifier": "iCloud.com.example.notes"])
         XCTAssertEqual(try a.defaultContainer(), "iCloud.com.example.notes")

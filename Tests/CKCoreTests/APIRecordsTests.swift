@@ -1,19 +1,13 @@
 import CKJSON
 import CKModel
+import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// The records endpoints of the API, in-process: Web Services bodies, the preflight, the
 /// permission gate and ck's own record operations.
 final class APIRecordsTests: XCTestCase {
-    static let container = "iCloud.com.example.test"
-
-    func api(_ t: TempStore) -> CloudKitAPI { CloudKitAPI(dataDirectory: t.root) }
-
-    func caller(_ scope: DatabaseScope = .private, _ user: Caller.User = .device, device: String = "default") -> Caller {
-        Caller(container: Self.container, environment: .development, scope: scope, user: user, deviceID: device)
-    }
-
     func save(_ a: CloudKitAPI, _ name: String, type: String = "Item", zone: String = ZoneID.defaultZoneName, scope: DatabaseScope = .private,
               as user: Caller.User = .device, _ fields: [String: JSONValue] = ["title": "x"]) throws -> RecordsResponse {
         try a.modifyRecords(ModifyRequest(operations: [op(.create, name, type: type, fields)], zoneName: zone), as: caller(scope, user))
@@ -61,7 +55,7 @@ final class APIRecordsTests: XCTestCase {
 
     func testAFaultFailsTheRequestBeforeItReadsAndOnlyInItsZone() throws {
         let t = TempStore()
-        let a = api(t)
+        let a = api(t.root)
         _ = try save(a, "r1")
         _ = try FaultStore(root: t.root).add(Fault(op: .endpoint(.recordsLookup), code: .throttled, retryAfter: 3, zone: ZoneID.defaultZoneName))
         XCTAssertThrowsError(try a.lookupRecords(LookupRecordsRequest(recordNames: ["r1"]), as: caller())) { e in
@@ -69,7 +63,7 @@ final class APIRecordsTests: XCTestCase {
             XCTAssertEqual((e as? CloudKitError)?.retryAfter, 3)
         }
         // Another endpoint, or another zone, is not failed (the query has the index it needs).
-        try t.db().addIndexes("Item")
+        try t.client().addIndexes("Item")
         XCTAssertNotNil(try a.queryRecords(QueryRecordsRequest(QueryRequest(recordType: "Item")), as: caller()).records.first)
         XCTAssertThrowsError(try a.lookupRecords(LookupRecordsRequest(recordNames: ["r1"], zoneName: "Other"), as: caller())) {
             XCTAssertEqual(($0 as? CloudKitError)?.code, .zoneNotFound, "the fault is scoped to _defaultZone")
@@ -78,7 +72,7 @@ final class APIRecordsTests: XCTestCase {
 
     func testAccountStatusDecidesBeforeAnythingIsRead() throws {
         let t = TempStore()
-        let a = api(t)
+        let a = api(t.root)
         _ = try save(a, "r1")
         _ = try save(a, "p1", scope: .public)
         try t.store.accounts.setStatus(.restricted)
@@ -111,11 +105,11 @@ final class APIRecordsTests: XCTestCase {
         let t = TempStore()
         try t.store.accounts.signIn(appleID: "bob@example.com", givenName: nil, familyName: nil, phone: nil)
         try t.store.accounts.signIn(appleID: "alice@example.com", givenName: nil, familyName: nil, phone: nil)
-        _ = try SchemaAdmin(paths: t.store.paths, container: Self.container).importSchema("""
+        _ = try SchemaAdmin(paths: t.store.paths, container: testContainer).importSchema("""
             DEFINE SCHEMA
                 RECORD TYPE Diary (t STRING, GRANT READ, WRITE TO "_creator", GRANT CREATE TO "_icloud");
             """, validateOnly: false)
-        let a = api(t)
+        let a = api(t.root)
         XCTAssertNil(try save(a, "d1", type: "Diary", scope: .public, ["t": "secret-words"]).results[0].error, "the record the test hides")
         let bob = caller(.public, .appleID("bob@example.com"))
         let hidden = try a.lookupRecords(LookupRecordsRequest(recordNames: ["d1", "ghost"]), as: bob)
@@ -138,7 +132,7 @@ final class APIRecordsTests: XCTestCase {
 
     func testDeleteIfExistsLeavesOutWhatIsNotThereAndGoesByTwoHundreds() throws {
         let t = TempStore()
-        let a = api(t)
+        let a = api(t.root)
         var names: [String] = []
         for chunk in stride(from: 0, to: 450, by: 150) {
             let ops = (chunk..<chunk + 150).map { op(.create, "n\($0)", ["i": .int(Int64($0))]) }
@@ -148,7 +142,7 @@ final class APIRecordsTests: XCTestCase {
         let gone = try a.deleteRecords(DeleteRecordsRequest(recordNames: names + ["missing", "n0"], ifExists: true), as: caller())
         XCTAssertEqual(gone.results.count, 450)
         XCTAssertTrue(gone.failures.isEmpty)
-        try t.db().addIndexes("Item")
+        try t.client().addIndexes("Item")
         XCTAssertEqual(try a.queryRecords(QueryRecordsRequest(QueryRequest(recordType: "Item")), as: caller()).records.count, 0)
         let missing = try a.deleteRecords(DeleteRecordsRequest(recordNames: ["missing"]), as: caller())
         XCTAssertEqual(missing.failures.first?.code, .notFound)
@@ -157,7 +151,7 @@ final class APIRecordsTests: XCTestCase {
 
     func testFieldTypeHintsComeFromTheSchemaThenTheRecord() throws {
         let t = TempStore()
-        let a = api(t)
+        let a = api(t.root)
         _ = try save(a, "r1", ["title": "text", "n": .int(3)])
         let hints = try a.fieldTypeHints(FieldTypeHintsRequest(recordType: "Item", fieldNames: ["title", "n", "new", "createdTimestamp"]), as: caller())
         XCTAssertEqual(hints["title"]?.type, FieldType(.string))
@@ -172,7 +166,7 @@ final class APIRecordsTests: XCTestCase {
 
     func testAnImportChecksEverythingFirstThenReportsEachRecord() throws {
         let t = TempStore()
-        let a = api(t)
+        let a = api(t.root)
         let before = t.snapshot()
         let bad = Array("{\"recordName\":\"a\",\"recordType\":\"Item\"}\nnot json\n".utf8)
         XCTAssertThrowsError(try a.importSession(ImportRequest(input: bad), as: caller())) { e in
@@ -196,7 +190,7 @@ final class APIRecordsTests: XCTestCase {
 
     func testResponseBodiesEncodeAsTheirTrees() throws {
         let t = TempStore()
-        let a = api(t)
+        let a = api(t.root)
         _ = try save(a, "r1")
         let lookup = try a.lookupRecords(LookupRecordsRequest(recordNames: ["r1", "nope"]), as: caller())
         var bytes: [UInt8] = []
@@ -204,7 +198,7 @@ final class APIRecordsTests: XCTestCase {
         XCTAssertEqual(String(decoding: bytes, as: UTF8.self), JSONWriter.pretty(lookup.jsonValue).trimmingCharacters(in: .newlines))
         XCTAssertEqual(lookup.jsonValue["records"]?.arrayValue?.count, 2)
         XCTAssertNil(lookup.jsonValue["records"]?.arrayValue?[1]["zoneID"], "a per-record error names its record, not its zone")
-        try t.db().addIndexes("Item")
+        try t.client().addIndexes("Item")
         let q = try a.queryRecords(QueryRecordsRequest(QueryRequest(recordType: "Item", resultsLimit: 1)), as: caller())
         XCTAssertNil(q.members["continuationMarker"], "no marker when nothing more follows")
     }

@@ -1,17 +1,13 @@
 import CKModel
+import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// The schema entries of the API, in-process: export, import (and validation only), deploy,
 /// reset and custom roles, each refusal changing nothing.
 final class APISchemaTests: XCTestCase {
     static let container = "iCloud.com.example.test"
-
-    func api(_ t: TempStore) -> CloudKitAPI { CloudKitAPI(dataDirectory: t.root) }
-
-    func caller(_ env: CKModel.Environment = .development, scope: DatabaseScope = .private, container: String = container) -> Caller {
-        Caller(container: container, environment: env, scope: scope)
-    }
 
     func code(_ e: Error) -> ServerErrorCode? { (e as? CloudKitError)?.code }
 
@@ -30,7 +26,7 @@ final class APISchemaTests: XCTestCase {
 
     func testExportIsTheSchemaLanguageOfTheCallersEnvironment() throws {
         let t = TempStore()
-        let a = api(t)
+        let a = api(t.root)
         let initial = try a.exportSchema(as: caller())
         XCTAssertTrue(initial.text.hasPrefix("DEFINE SCHEMA\n"), initial.text)
         XCTAssertTrue(initial.text.contains("RECORD TYPE Users ("))
@@ -39,7 +35,7 @@ final class APISchemaTests: XCTestCase {
         _ = try a.importSchema(SchemaImportRequest(text: todo), as: caller())
         let dev = try a.exportSchema(as: caller()).text
         XCTAssertTrue(dev.contains("RECORD TYPE ToDoItem (") && dev.contains("CREATE ROLE Editor;"), dev)
-        XCTAssertFalse(try a.exportSchema(as: caller(.production)).text.contains("ToDoItem"), "production has only what is deployed")
+        XCTAssertFalse(try a.exportSchema(as: caller(env: .production)).text.contains("ToDoItem"), "production has only what is deployed")
         // What export prints imports back as the same schema.
         _ = try a.importSchema(SchemaImportRequest(text: dev), as: caller())
         XCTAssertEqual(try a.exportSchema(as: caller()).text, dev)
@@ -47,24 +43,24 @@ final class APISchemaTests: XCTestCase {
 
     func testImportAppliesOrOnlyValidates() throws {
         let t = TempStore()
-        let a = api(t)
+        let a = api(t.root)
         let before = t.snapshot()
         let checked = try a.importSchema(SchemaImportRequest(text: todo, validateOnly: true), as: caller())
         XCTAssertEqual(checked.jsonValue, ["valid": true, "applied": false, "recordTypes": ["ToDoItem", "Users"], "roles": ["Editor"]])
         XCTAssertEqual(t.snapshot(), before, "--validate writes nothing")
         let applied = try a.importSchema(SchemaImportRequest(text: todo), as: caller())
         XCTAssertEqual(applied.jsonValue["applied"], true)
-        XCTAssertNotNil(try t.db().schemaAdmin.store(.development).load().types["ToDoItem"])
+        XCTAssertNotNil(try SchemaAdmin(paths: t.store.paths, container: testContainer).store(.development).load().types["ToDoItem"])
     }
 
     func testImportRefusalsChangeNothing() throws {
         let t = TempStore()
-        let a = api(t)
+        let a = api(t.root)
         _ = try a.importSchema(SchemaImportRequest(text: todo), as: caller())
         _ = try a.deploySchema(as: caller())
         let before = t.snapshot()
         // Into production: refused as cktool is; deploying is how schema gets there.
-        XCTAssertThrowsError(try a.importSchema(SchemaImportRequest(text: todo), as: caller(.production))) { e in
+        XCTAssertThrowsError(try a.importSchema(SchemaImportRequest(text: todo), as: caller(env: .production))) { e in
             XCTAssertEqual(self.code(e), .badRequest)
             XCTAssertEqual(self.reason(e), "schemas are imported into development, not production; production gets the development schema when it is deployed")
             XCTAssertEqual((e as? CloudKitError)?.nextStep, .deploySchema)
@@ -83,16 +79,16 @@ final class APISchemaTests: XCTestCase {
 
     func testDeployIsAdditive() throws {
         let t = TempStore()
-        let a = api(t)
+        let a = api(t.root)
         _ = try a.modifyRecords(ModifyRequest(operations: [op(.create, "t1", type: "ToDoItem", ["title": "Milk"])]), as: caller())
-        let first = try a.deploySchema(as: caller(.production))
+        let first = try a.deploySchema(as: caller(env: .production))
         XCTAssertEqual(first.jsonValue, ["deployed": true, "recordTypesAdded": ["ToDoItem"], "fieldsAdded": []], "deploy goes development → production, whatever the caller's environment")
         _ = try a.modifyRecords(ModifyRequest(operations: [op(.create, "t2", type: "ToDoItem", ["due": 3])]), as: caller())
         XCTAssertEqual(try a.deploySchema(as: caller()).jsonValue["fieldsAdded"], ["ToDoItem.due"])
         XCTAssertEqual(try a.deploySchema(as: caller()).jsonValue["fieldsAdded"], [], "again: nothing to add")
         // Development that lost a field production has is not deployed.
         _ = try a.resetSchema(as: caller())
-        try t.db().schemaAdmin.store(.development).save(try SchemaParser.parse("DEFINE SCHEMA RECORD TYPE ToDoItem (title STRING);"))
+        try SchemaAdmin(paths: t.store.paths, container: testContainer).store(.development).save(try SchemaParser.parse("DEFINE SCHEMA RECORD TYPE ToDoItem (title STRING);"))
         let before = t.snapshot()
         XCTAssertThrowsError(try a.deploySchema(as: caller())) { e in
             XCTAssertEqual(self.code(e), .badRequest)
@@ -103,15 +99,15 @@ final class APISchemaTests: XCTestCase {
 
     func testResetEmptiesDevelopmentOnly() throws {
         let t = TempStore()
-        let a = api(t)
+        let a = api(t.root)
         _ = try a.modifyRecords(ModifyRequest(operations: [op(.create, "t1", type: "ToDoItem", ["title": "Milk"])]), as: caller())
         _ = try a.deploySchema(as: caller())
-        _ = try a.modifyRecords(ModifyRequest(operations: [op(.create, "p1", type: "ToDoItem", ["title": "Prod"])]), as: caller(.production))
+        _ = try a.modifyRecords(ModifyRequest(operations: [op(.create, "p1", type: "ToDoItem", ["title": "Prod"])]), as: caller(env: .production))
         _ = try a.modifyRecords(ModifyRequest(operations: [op(.create, "t2", type: "Scratch", ["n": 1])]), as: caller())
-        XCTAssertEqual(try a.resetSchema(as: caller(.production)).jsonValue, ["reset": true, "environment": "development"])
+        XCTAssertEqual(try a.resetSchema(as: caller(env: .production)).jsonValue, ["reset": true, "environment": "development"])
         XCTAssertEqual(try a.lookupRecords(LookupRecordsRequest(recordNames: ["t1"]), as: caller()).results[0].error?.code, .notFound)
         XCTAssertFalse(try a.exportSchema(as: caller()).text.contains("Scratch"), "development's schema is production's again")
-        XCTAssertEqual(try a.lookupRecords(LookupRecordsRequest(recordNames: ["p1"]), as: caller(.production)).results[0].record?.recordName, "p1")
+        XCTAssertEqual(try a.lookupRecords(LookupRecordsRequest(recordNames: ["p1"]), as: caller(env: .production)).results[0].record?.recordName, "p1")
     }
 
     /// A query the schema has no index for is refused in development as in production, with
@@ -119,17 +115,17 @@ final class APISchemaTests: XCTestCase {
     /// `explainQuery` says what a query needs without running it.
     func testQueriesNeedTheirIndexesInDevelopmentTooAndGetThem() throws {
         let t = TempStore()
-        let a = api(t)
+        let a = api(t.root)
         _ = try a.modifyRecords(ModifyRequest(operations: [op(.create, "t1", type: "ToDoItem", ["title": "Milk", "n": 3])]), as: caller())
         _ = try a.deploySchema(as: caller())
         let unfiltered = QueryRecordsRequest(QueryRequest(recordType: "ToDoItem"))
         for env in [CKModel.Environment.development, .production] {
-            XCTAssertThrowsError(try a.queryRecords(unfiltered, as: caller(env))) { e in
+            XCTAssertThrowsError(try a.queryRecords(unfiltered, as: caller(env: env))) { e in
                 XCTAssertEqual(code(e), .badRequest)
                 XCTAssertEqual(reason(e), "Field 'recordName' is not marked queryable")
                 XCTAssertEqual((e as? CloudKitError)?.nextStep, .addIndex(recordType: "ToDoItem", field: "___recordID", index: "QUERYABLE", ckdbLine: "\"___recordID\" REFERENCE QUERYABLE"))
             }
-            XCTAssertThrowsError(try a.queryRecords(QueryRecordsRequest(QueryRequest(recordType: "Nope")), as: caller(env))) { e in
+            XCTAssertThrowsError(try a.queryRecords(QueryRecordsRequest(QueryRequest(recordType: "Nope")), as: caller(env: env))) { e in
                 XCTAssertEqual(reason(e), "Did not find record type: Nope")
                 XCTAssertEqual((e as? CloudKitError)?.nextStep, env == .development ? .defineRecordType("Nope") : .deploySchema)
             }
@@ -141,7 +137,7 @@ final class APISchemaTests: XCTestCase {
 
         // Added in development: development answers; production, once deployed.
         let before = t.snapshot()
-        XCTAssertThrowsError(try a.addSchemaIndexes(SchemaIndexRequest(recordType: "ToDoItem", fieldName: "recordName", indexes: [.queryable]), as: caller(.production))) {
+        XCTAssertThrowsError(try a.addSchemaIndexes(SchemaIndexRequest(recordType: "ToDoItem", fieldName: "recordName", indexes: [.queryable]), as: caller(env: .production))) {
             XCTAssertEqual(code($0), .badRequest)
         }
         XCTAssertEqual(t.snapshot(), before, "a refused index changes nothing")
@@ -149,16 +145,16 @@ final class APISchemaTests: XCTestCase {
         XCTAssertEqual(added.document["added"], ["QUERYABLE"])
         XCTAssertEqual(try a.queryRecords(unfiltered, as: caller()).records.map(\.recordName), ["t1"])
         XCTAssertEqual(try a.explainQuery(unfiltered, as: caller()).document["answerable"], true)
-        XCTAssertThrowsError(try a.queryRecords(unfiltered, as: caller(.production)))
+        XCTAssertThrowsError(try a.queryRecords(unfiltered, as: caller(env: .production)))
         _ = try a.deploySchema(as: caller())
-        XCTAssertEqual(try a.queryRecords(unfiltered, as: caller(.production)).records.count, 0, "production's own records: none")
+        XCTAssertEqual(try a.queryRecords(unfiltered, as: caller(env: .production)).records.count, 0, "production's own records: none")
     }
 
     func testRolesAreGivenTakenAndListed() throws {
         let t = TempStore()
         try t.store.accounts.signIn(appleID: "bob@example.com", givenName: nil, familyName: nil, phone: nil)
         let bob = try XCTUnwrap(t.store.accounts.user(appleID: "bob@example.com")).userRecordName
-        let a = api(t)
+        let a = api(t.root)
         _ = try a.importSchema(SchemaImportRequest(text: todo), as: caller())
         XCTAssertEqual(try a.roles(as: caller()).jsonValue, ["roles": [["role": "Editor", "members": []]]])
         XCTAssertEqual(try a.setRole(RoleRequest(role: "Editor", appleID: "bob@example.com", member: true), as: caller()).jsonValue,
@@ -166,7 +162,7 @@ final class APISchemaTests: XCTestCase {
         let listed = try a.roles(as: caller())
         XCTAssertEqual(listed.listKey, "roles")
         XCTAssertEqual(listed.jsonValue, ["roles": [["role": "Editor", "members": [.string(bob)]]]])
-        XCTAssertEqual(try a.roles(as: caller(.production)).jsonValue, ["roles": []], "production has no roles until deployed")
+        XCTAssertEqual(try a.roles(as: caller(env: .production)).jsonValue, ["roles": []], "production has no roles until deployed")
 
         let before = t.snapshot()
         XCTAssertThrowsError(try a.setRole(RoleRequest(role: "Editor", appleID: "nobody@example.com", member: true), as: caller())) { e in
@@ -177,7 +173,7 @@ final class APISchemaTests: XCTestCase {
             XCTAssertEqual(self.code(e), .badRequest)
             XCTAssertTrue(self.reason(e).hasPrefix("role 'Ghost' is not defined in the development schema"), self.reason(e))
         }
-        XCTAssertThrowsError(try a.setRole(RoleRequest(role: "Editor", appleID: "bob@example.com", member: true), as: caller(.production))) {
+        XCTAssertThrowsError(try a.setRole(RoleRequest(role: "Editor", appleID: "bob@example.com", member: true), as: caller(env: .production))) {
             XCTAssertEqual(self.code($0), .badRequest, "roles of production come with a deploy")
         }
         XCTAssertEqual(t.snapshot(), before)

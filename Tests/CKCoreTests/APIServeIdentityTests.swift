@@ -4,6 +4,7 @@ import CKTestSupport
 import Foundation
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// Who a request of `ck serve` acts as (issue 35): a server-to-server key acts as the user who
 /// registered it; a refused web auth token says what is wrong with it, not that the device is
@@ -11,8 +12,6 @@ import XCTest
 /// can be listed and ended.
 final class APIServeIdentityTests: XCTestCase {
     static let container = "iCloud.com.example.test"
-
-    func api(_ t: TempStore, _ now: Now) -> CloudKitAPI { CloudKitAPI(dataDirectory: t.root, clock: Clock { now.ms }) }
 
     func creds(_ scope: DatabaseScope? = .public, api token: String? = nil, web: String? = nil, signature: ServerSignature? = nil,
                endpoint: Endpoint? = nil) -> WebCredentials {
@@ -33,7 +32,7 @@ final class APIServeIdentityTests: XCTestCase {
     }
 
     func webToken(_ a: CloudKitAPI, _ user: Caller.User = .device, keep: Bool = false) throws -> String {
-        try a.createWebAuthToken(as: Caller(container: Self.container, user: user), keepSignedIn: keep).document["ckWebAuthToken"]!.stringValue!
+        try a.createWebAuthToken(as: caller(.private, user), keepSignedIn: keep).document["ckWebAuthToken"]!.stringValue!
     }
 
     /// The fixtures' signed requests (Tests/Fixtures/auth/signed-requests.json), by endpoint.
@@ -53,11 +52,11 @@ final class APIServeIdentityTests: XCTestCase {
     /// signed in; and the preflight that refuses the request says so, with 421's code.
     func testARefusedWebAuthTokenSaysWhatIsWrongWithIt() throws {
         let t = TempStore(), now = Now()
-        let a = api(t, now)
+        let a = api(t.root, now)
         let key = try newAPIToken(a)
         let token = try webToken(a)
         let signedOut = try webToken(a)
-        _ = try a.endWebSessions(nil, as: Caller(container: Self.container))
+        _ = try a.endWebSessions(nil, as: caller())
         let live = try webToken(a)
         now.ms += 31 * 60 * 1000
         let fresh = try webToken(a)
@@ -94,15 +93,15 @@ final class APIServeIdentityTests: XCTestCase {
         XCTAssertEqual(c, .authenticationRequired)
         XCTAssertTrue(reason.contains("is a session of iCloud.com.example.other"), reason)
         // The CLI's own refusals still name the device's account.
-        _ = try a.signOut(as: Caller(container: Self.container))
-        XCTAssertTrue(code { try a.listZones(as: Caller(container: Self.container)) }.1.contains("no iCloud account is signed in on this device"))
+        _ = try a.signOut(as: caller())
+        XCTAssertTrue(code { try a.listZones(as: caller()) }.1.contains("no iCloud account is signed in on this device"))
     }
 
     // MARK: item 4: signing out the user named; listing and ending sessions
 
     func testSigningOutAnotherUserEndsTheirSessionsAndLeavesTheDeviceAlone() throws {
         let t = TempStore(), now = Now()
-        let a = api(t, now)
+        let a = api(t.root, now)
         let key = try newAPIToken(a)
         try t.store.accounts.register(appleID: "bob@example.com")
         let bob = Caller.User.appleID("bob@example.com")
@@ -110,7 +109,7 @@ final class APIServeIdentityTests: XCTestCase {
         let alices = try webToken(a)
         let before = try t.store.accounts.events().count
 
-        let out = try a.signOut(as: Caller(container: Self.container, user: bob)).document
+        let out = try a.signOut(as: caller(.private, bob)).document
         XCTAssertEqual(out["status"], "available", "the device is still alice's: \(out)")
         XCTAssertEqual(out["appleID"], "alice@example.com")
         XCTAssertEqual(out["signedOut"]?["appleID"], "bob@example.com")
@@ -120,27 +119,27 @@ final class APIServeIdentityTests: XCTestCase {
         XCTAssertEqual(try t.store.accounts.device().appleID, "alice@example.com")
         XCTAssertEqual(try t.store.accounts.events().count, before, "no account-changed event: the device's account did not change")
         // bob is still a user of this device (his data, --as).
-        XCTAssertNoThrow(try a.listZones(as: Caller(container: Self.container, user: bob)))
+        XCTAssertNoThrow(try a.listZones(as: caller(.private, bob)))
 
         // --as the device's own account signs the device out, as plain signout does.
-        let mine = try a.signOut(as: Caller(container: Self.container, user: .appleID("ALICE@example.com"))).document
+        let mine = try a.signOut(as: caller(.private, .appleID("ALICE@example.com"))).document
         XCTAssertEqual(mine["status"], "noAccount")
         XCTAssertEqual(mine["signedOut"]?["appleID"], "alice@example.com")
         XCTAssertEqual(try a.authenticate(creds(api: key, web: alices)).user, .nobody)
         XCTAssertEqual(try t.store.accounts.events().last?["status"], "noAccount")
         // A user who never signed in here: refused, nothing changed.
         let snapshot = t.snapshot()
-        XCTAssertEqual(code { try a.signOut(as: Caller(container: Self.container, user: .appleID("carol@example.com"))) }.0, .authenticationRequired)
+        XCTAssertEqual(code { try a.signOut(as: caller(.private, .appleID("carol@example.com"))) }.0, .authenticationRequired)
         XCTAssertEqual(t.snapshot(), snapshot)
         // Nobody signed in, no --as: nothing to sign out.
-        XCTAssertEqual(try a.signOut(as: Caller(container: Self.container)).document, ["status": "noAccount"])
+        XCTAssertEqual(try a.signOut(as: caller()).document, ["status": "noAccount"])
     }
 
     func testAUsersSessionsAreListedAndEndedOneByOneOrAll() throws {
         let t = TempStore(), now = Now()
-        let a = api(t, now)
+        let a = api(t.root, now)
         let key = try newAPIToken(a)
-        let me = Caller(container: Self.container)
+        let me = caller()
         try t.store.accounts.register(appleID: "bob@example.com")
         let bobs = try webToken(a, .appleID("bob@example.com"))
         let one = try webToken(a)
@@ -172,10 +171,10 @@ final class APIServeIdentityTests: XCTestCase {
         let snapshot = t.snapshot()
         XCTAssertEqual(code { try a.endWebSessions(ids[1], as: me) }.0, .notFound, "ended already")
         XCTAssertEqual(code { try a.endWebSessions("not-an-id", as: me) }.0, .badRequest)
-        XCTAssertEqual(code { try a.endWebSessions(nil, as: Caller(container: Self.container, user: .appleID("carol@example.com"))) }.0, .authenticationRequired)
+        XCTAssertEqual(code { try a.endWebSessions(nil, as: caller(.private, .appleID("carol@example.com"))) }.0, .authenticationRequired)
         XCTAssertEqual(t.snapshot(), snapshot, "refusals change nothing")
         // bob's session is not alice's to end by its id.
-        let bobID = try XCTUnwrap(try a.listWebSessions(as: Caller(container: Self.container, user: .appleID("bob@example.com"))).document["sessions"]?.arrayValue?.first?["id"]?.stringValue)
+        let bobID = try XCTUnwrap(try a.listWebSessions(as: caller(.private, .appleID("bob@example.com"))).document["sessions"]?.arrayValue?.first?["id"]?.stringValue)
         XCTAssertEqual(code { try a.endWebSessions(bobID, as: me) }.0, .notFound)
         // --all: every one of alice's; bob's stays.
         XCTAssertEqual(try a.endWebSessions(nil, as: me).document, ["ended": .array([.string(ids[0])])])
@@ -187,15 +186,15 @@ final class APIServeIdentityTests: XCTestCase {
 
     func testAServerKeyActsAsTheUserWhoRegisteredIt() throws {
         let t = TempStore(), now = Now()
-        let a = api(t, now)
+        let a = api(t.root, now)
         try t.store.accounts.register(appleID: "bob@example.com")
         _ = try a.importSchema(SchemaImportRequest(text: """
             DEFINE SCHEMA
                 RECORD TYPE Items (title STRING, GRANT WRITE TO "_creator", GRANT CREATE TO "_icloud", GRANT READ TO "_world");
-            """), as: Caller(container: Self.container, scope: .public))
+            """), as: caller(.public))
         // bob registers the key (--as): it acts as bob, not as the device's alice.
         let added = try a.addServerKey(keyID: try signed("users/caller").keyID, publicKeyPEM: try fixture("server-key-public.pem"), container: Self.container,
-                                       environment: .development, as: Caller(container: Self.container, user: .appleID("bob@example.com"))).document
+                                       environment: .development, as: caller(.private, .appleID("bob@example.com"))).document
         let bob = try XCTUnwrap(try t.store.accounts.user(appleID: "bob@example.com"))
         XCTAssertEqual(added["userRecordName"], .string(bob.userRecordName))
         XCTAssertEqual(added["appleID"], "bob@example.com")
@@ -206,22 +205,22 @@ final class APIServeIdentityTests: XCTestCase {
         let auth = try a.authenticate(creds(signature: callerSig, endpoint: .usersCaller))
         XCTAssertEqual(auth.user, .userRecordName(bob.userRecordName))
         XCTAssertEqual(auth.serverKeyID, keyID)
-        let caller = auth.caller(container: Self.container, environment: .development, scope: .public, deviceID: "web")
-        XCTAssertEqual(try a.callerIdentity(as: caller).document["userRecordName"], .string(bob.userRecordName))
+        let web = auth.caller(container: Self.container, environment: .development, scope: .public, deviceID: "web")
+        XCTAssertEqual(try a.callerIdentity(as: web).document["userRecordName"], .string(bob.userRecordName))
         // A save is bob's: creator and last modifier; the schema's grants apply to him as a user.
         let saved = try a.modifyRecords(ModifyRequest(operations: [RecordOperation(type: .create, recordName: "by-key", recordType: "Items", fields: [
-            "title": RecordField(type: FieldType(.string), value: "signed")])]), as: caller)
+            "title": RecordField(type: FieldType(.string), value: "signed")])]), as: web)
         let record = try XCTUnwrap(saved.results[0].record, "\(String(describing: saved.results[0].error))")
         XCTAssertEqual(record.created.userRecordName, bob.userRecordName)
         XCTAssertEqual(record.modified.userRecordName, bob.userRecordName)
         // "_creator" may write: bob through his key; alice may not.
         XCTAssertNil(try a.modifyRecords(ModifyRequest(operations: [RecordOperation(type: .forceUpdate, recordName: "by-key", recordType: "Items", fields: [
-            "title": RecordField(type: FieldType(.string), value: "again")])]), as: caller).results[0].error)
+            "title": RecordField(type: FieldType(.string), value: "again")])]), as: web).results[0].error)
         XCTAssertEqual(try a.modifyRecords(ModifyRequest(operations: [RecordOperation(type: .forceUpdate, recordName: "by-key", recordType: "Items", fields: [
-            "title": RecordField(type: FieldType(.string), value: "alice")])]), as: Caller(container: Self.container, scope: .public)).results[0].error?.code, .accessDenied)
+            "title": RecordField(type: FieldType(.string), value: "alice")])]), as: caller(.public)).results[0].error?.code, .accessDenied)
         // The device's status is the device's: a restricted device does not stop a developer's key.
-        _ = try a.setAccountStatus(.restricted, as: Caller(container: Self.container))
-        XCTAssertEqual(try a.callerIdentity(as: caller).document["userRecordName"], .string(bob.userRecordName))
+        _ = try a.setAccountStatus(.restricted, as: caller())
+        XCTAssertEqual(try a.callerIdentity(as: web).document["userRecordName"], .string(bob.userRecordName))
 
         // The other users/* endpoints refuse a key: 403, no sign-in.
         for (ep, endpoint) in [("users/discover", Endpoint.usersDiscover), ("users/lookup/email", .usersLookupEmail)] {
@@ -239,9 +238,9 @@ final class APIServeIdentityTests: XCTestCase {
     /// subscription's desiredKeys name — to whoever holds the key.
     func testAServerKeyMakesNoPushTokenOfItsUser() throws {
         let t = TempStore(), now = Now()
-        let a = api(t, now)
+        let a = api(t.root, now)
         _ = try a.addServerKey(keyID: try signed("users/caller").keyID, publicKeyPEM: try fixture("server-key-public.pem"), container: Self.container,
-                               environment: .development, as: Caller(container: Self.container))
+                               environment: .development, as: caller())
         let j = try JSONParser.parse(Array(try fixture("signed-requests.json").utf8))
         for (path, endpoint) in [("tokens/create", Endpoint.tokensCreate), ("tokens/register", .tokensRegister)] {
             let r = try XCTUnwrap(j["requests"]!.arrayValue!.first { $0["target"]!.stringValue!.contains("/development/" + path + "?") })
@@ -257,14 +256,14 @@ final class APIServeIdentityTests: XCTestCase {
 
     func testRegisteringAKeyNeedsAUserAndAnOlderStoresKeyActsAsNobodySayingHowToMendIt() throws {
         let t = TempStore(signIn: false), now = Now()
-        let a = api(t, now)
+        let a = api(t.root, now)
         let pem = try fixture("server-key-public.pem")
         let snapshot = t.snapshot()
-        let (c, reason) = code { try a.addServerKey(keyID: "k", publicKeyPEM: pem, container: Self.container, environment: .development, as: Caller(container: Self.container)) }
+        let (c, reason) = code { try a.addServerKey(keyID: "k", publicKeyPEM: pem, container: Self.container, environment: .development, as: caller()) }
         XCTAssertEqual(c, .authenticationRequired)
         XCTAssertTrue(reason.contains("registering a server-to-server key") && reason.contains("no iCloud account is signed in"), reason)
         XCTAssertEqual(code { try a.addServerKey(keyID: "k", publicKeyPEM: pem, container: Self.container, environment: .development,
-                                                 as: Caller(container: Self.container, user: .appleID("carol@example.com"))) }.0, .authenticationRequired)
+                                                 as: caller(.private, .appleID("carol@example.com"))) }.0, .authenticationRequired)
         XCTAssertEqual(t.snapshot(), snapshot, "nothing registered")
 
         // A key file as an older ck wrote it: no userRecordName.
@@ -276,12 +275,12 @@ final class APIServeIdentityTests: XCTestCase {
         now.ms = date
         let auth = try a.authenticate(creds(signature: querySig, endpoint: .recordsQuery))
         XCTAssertEqual(auth.user, .nobody)
-        let caller = auth.caller(container: Self.container, environment: .development, scope: .public, deviceID: "web")
+        let web = auth.caller(container: Self.container, environment: .development, scope: .public, deviceID: "web")
         try a.defineQueryableType("Items", container: Self.container)
-        XCTAssertNoThrow(try a.queryRecords(QueryRecordsRequest(QueryRequest(recordType: "Items")), as: caller), "it still reads the public database")
-        let (c2, why) = code { try a.modifyRecords(ModifyRequest(operations: [RecordOperation(type: .create, recordName: "x", recordType: "Items", fields: [:])]), as: caller) }
+        XCTAssertNoThrow(try a.queryRecords(QueryRecordsRequest(QueryRequest(recordType: "Items")), as: web), "it still reads the public database")
+        let (c2, why) = code { try a.modifyRecords(ModifyRequest(operations: [RecordOperation(type: .create, recordName: "x", recordType: "Items", fields: [:])]), as: web) }
         XCTAssertEqual(c2, .accessDenied, "a key has no sign-in page to go to: 403, not 421")
         XCTAssertTrue(why.contains("has no user") && why.contains("ck server-key delete \(keyID)") && why.contains("ck server-key add \(keyID)"), why)
-        XCTAssertEqual(code { try a.callerIdentity(as: caller) }.0, .accessDenied)
+        XCTAssertEqual(code { try a.callerIdentity(as: web) }.0, .accessDenied)
     }
 }

@@ -1,4 +1,5 @@
 import CKModel
+import CKTestSupport
 import Foundation
 import XCTest
 @testable import CKCore
@@ -10,7 +11,7 @@ final class APIServeSetupTests: XCTestCase {
 
     func testAPageTokenIsTheNewestOfTheContainerOrANewOne() throws {
         let t = TempStore()
-        let api = CloudKitAPI(dataDirectory: t.root)
+        let api = api(t.root)
         let made = try api.pageAPIToken(container: Self.container, environment: .development)
         XCTAssertEqual(try api.pageAPIToken(container: Self.container, environment: .development), made, "asked again: the same token")
         let list = try api.listAPITokens(container: Self.container, environment: .development).document["apiTokens"]?.arrayValue ?? []
@@ -23,7 +24,7 @@ final class APIServeSetupTests: XCTestCase {
 
     func testAnEphemeralSetupSignsInATestUserWithTokensThatAuthenticate() throws {
         let t = TempStore()
-        let api = CloudKitAPI(dataDirectory: t.root)
+        let api = api(t.root)
         let body = try api.prepareEphemeral(EphemeralSetupRequest(container: Self.container, environment: .development)).document
         let token = try XCTUnwrap(body["apiToken"]?.stringValue)
         let session = try XCTUnwrap(body["ckWebAuthToken"]?.stringValue)
@@ -31,32 +32,31 @@ final class APIServeSetupTests: XCTestCase {
         let auth = try api.authenticate(WebCredentials(container: Self.container, environment: .development, scope: .private,
                                                        apiToken: token, webAuthToken: session))
         XCTAssertEqual(auth.user, .userRecordName(try XCTUnwrap(body["userRecordName"]?.stringValue)))
-        let me = try api.callerIdentity(as: Caller(container: Self.container)).document
+        let me = try api.callerIdentity(as: caller(container: Self.container)).document
         XCTAssertEqual(me["userRecordName"], body["userRecordName"])
     }
 
     func testASeedIsLoadedWholeOrNotAtAll() throws {
         let t = TempStore()
-        let api = CloudKitAPI(dataDirectory: t.root)
+        let a = api(t.root)
         let seed = """
         {"recordName":"a","recordType":"Item","fields":{"n":{"value":1}}}
         {"recordName":"b","recordType":"Item","fields":{"n":{"value":2}},"zoneID":{"zoneName":"Lists"}}
 
         """
-        let body = try api.prepareEphemeral(EphemeralSetupRequest(container: Self.container, environment: .development, seed: Array(seed.utf8))).document
+        let body = try a.prepareEphemeral(EphemeralSetupRequest(container: Self.container, environment: .development, seed: Array(seed.utf8))).document
         XCTAssertEqual(body["seeded"]?.int64Value, 2)
-        let caller = Caller(container: Self.container, environment: .development, scope: .private, user: .device)
-        let got = try api.lookupRecords(LookupRecordsRequest(recordNames: ["b"], zoneName: "Lists"), as: caller)
+        let got = try a.lookupRecords(LookupRecordsRequest(recordNames: ["b"], zoneName: "Lists"), as: caller(container: Self.container))
         XCTAssertEqual(got.failures.count, 0)
         XCTAssertEqual(got.results.count, 1)
 
         // An export of an empty database seeds nothing, and is no error.
-        let empty = try CloudKitAPI(dataDirectory: TempStore().root)
+        let empty = try api(TempStore().root)
             .prepareEphemeral(EphemeralSetupRequest(container: Self.container, environment: .development, seed: Array(" \n".utf8))).document
         XCTAssertEqual(empty["seeded"]?.int64Value, 0)
 
         let other = TempStore()
-        let refused = CloudKitAPI(dataDirectory: other.root)
+        let refused = api(other.root)
         let bad = Array("{\"recordName\":\"a\",\"recordType\":7}\n".utf8)
         XCTAssertThrowsError(try refused.prepareEphemeral(EphemeralSetupRequest(container: Self.container, environment: .development, seed: bad))) { e in
             XCTAssertEqual((e as? CloudKitError)?.code, .badRequest)

@@ -1,7 +1,9 @@
 import CKJSON
 import CKModel
+import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// Sharing through the API, in-process: who may see what of a share (`share get`, `share list`,
 /// `records/resolve`, `records/accept`), what a participant's write to a record not shared with
@@ -11,17 +13,11 @@ import XCTest
 /// read-only, both accepted) with its item `milk`, and her `diary`, shared with nobody; dave
 /// signed in once and was never invited.
 final class APISharingTests: XCTestCase {
-    static let container = "iCloud.com.example.test"
-
     struct World {
         let t: TempStore
         let api: CloudKitAPI
         let guid: String
         let shareName: String
-    }
-
-    func caller(_ user: String, _ scope: DatabaseScope = .private) -> Caller {
-        Caller(container: Self.container, environment: .development, scope: scope, user: .appleID("\(user)@example.com"), deviceID: "\(user)-phone")
     }
 
     func body(_ text: String) throws -> JSONValue { try JSONParser.parse(Array(text.utf8)) }
@@ -38,7 +34,7 @@ final class APISharingTests: XCTestCase {
         for u in ["dave", "carol", "bob", "alice"] {
             try t.store.accounts.signIn(appleID: "\(u)@example.com", givenName: u.capitalized, familyName: nil, phone: nil)
         }
-        let a = CloudKitAPI(dataDirectory: t.root)
+        let a = api(t.root)
         _ = try a.modifyZones(ZonesModifyRequest(operations: [.init(.create, "Lists")]), as: caller("alice"))
         XCTAssertNil(try save(a, "groceries", type: "List").error)
         XCTAssertNil(try save(a, "milk", type: "Item", parent: "groceries").error)
@@ -122,7 +118,7 @@ final class APISharingTests: XCTestCase {
     func testAConflictInADroppedBatchCarriesTheRecordTheServerHolds() throws {
         let w = try world()
         XCTAssertNil(try save(w.api, "chores", type: "List").error)
-        let lookup = { try XCTUnwrap(try w.api.lookupRecords(LookupRecordsRequest(recordNames: ["chores"], zoneName: "Lists"), as: self.caller("alice")).jsonValue["records"]?.arrayValue?.first) }
+        let lookup = { try XCTUnwrap(try w.api.lookupRecords(LookupRecordsRequest(recordNames: ["chores"], zoneName: "Lists"), as: caller("alice")).jsonValue["records"]?.arrayValue?.first) }
         let before = try lookup()
         let tag = try XCTUnwrap(before["recordChangeTag"]?.stringValue)
         let body = try body("""
@@ -146,8 +142,8 @@ final class APISharingTests: XCTestCase {
         let w = try world()
         let before = w.t.snapshot()
         for scope in [DatabaseScope.private, .shared] {
-            let hidden = try XCTUnwrap(error { try w.api.lookupShare(ShareLookupRequest(reference: w.guid), as: self.caller("dave", scope)) })
-            let unknown = try XCTUnwrap(error { try w.api.lookupShare(ShareLookupRequest(reference: "0AAAAAAAAAAAAAAAAAAAAAAAA"), as: self.caller("dave", scope)) })
+            let hidden = try XCTUnwrap(error { try w.api.lookupShare(ShareLookupRequest(reference: w.guid), as: caller("dave", scope)) })
+            let unknown = try XCTUnwrap(error { try w.api.lookupShare(ShareLookupRequest(reference: "0AAAAAAAAAAAAAAAAAAAAAAAA"), as: caller("dave", scope)) })
             XCTAssertEqual(hidden.code, .notFound)
             XCTAssertEqual(hidden.reason.replacingOccurrences(of: w.guid, with: "0AAAAAAAAAAAAAAAAAAAAAAAA"), unknown.reason)
             XCTAssertNil(hidden.recordName)
@@ -156,7 +152,7 @@ final class APISharingTests: XCTestCase {
                 XCTAssertFalse(JSONWriter.compact(hidden.envelope()).contains(secret), secret)
             }
             // Also by its URL.
-            XCTAssertEqual(error { try w.api.lookupShare(ShareLookupRequest(reference: ShareInfo.url(shortGUID: w.guid)), as: self.caller("dave", scope)) }?.code, .notFound)
+            XCTAssertEqual(error { try w.api.lookupShare(ShareLookupRequest(reference: ShareInfo.url(shortGUID: w.guid)), as: caller("dave", scope)) }?.code, .notFound)
         }
         // Its participants see it whole.
         let bob = try w.api.lookupShare(ShareLookupRequest(reference: w.guid), as: caller("bob", .shared))
@@ -168,7 +164,7 @@ final class APISharingTests: XCTestCase {
     func testARemovedParticipantNoLongerSeesAShareThatIsNotPublic() throws {
         let w = try world()
         _ = try w.api.updateShare(ShareUpdateRequest(reference: w.guid, update: .removeParticipant(appleID: "carol@example.com")), as: caller("alice"))
-        XCTAssertEqual(error { try w.api.lookupShare(ShareLookupRequest(reference: w.guid), as: self.caller("carol", .shared)) }?.reason,
+        XCTAssertEqual(error { try w.api.lookupShare(ShareLookupRequest(reference: w.guid), as: caller("carol", .shared)) }?.reason,
                        "no share has the short GUID '\(w.guid)'")
         XCTAssertTrue(try w.api.listShares(ShareListRequest(), as: caller("carol", .shared)).results.isEmpty)
         // Nor can she accept it again (the owner invites her again, or nobody).
@@ -276,7 +272,7 @@ final class APISharingTests: XCTestCase {
             XCTAssertFalse(text(dave).contains(secret), secret)
         }
         // Nobody signed in (a server-to-server key): public shares only.
-        let nobody = try w.api.resolveShares(req, as: Caller(container: Self.container, scope: .public, user: .nobody))
+        let nobody = try w.api.resolveShares(req, as: caller(.public, .nobody))
         XCTAssertEqual(nobody.failures.map(\.code), [.notFound, .notFound])
         XCTAssertEqual(emails(nobody.results[2].value?["share"]), ["alice@example.com"])
         // Resolving changes nothing.
@@ -297,7 +293,7 @@ final class APISharingTests: XCTestCase {
         XCTAssertFalse(text(r).contains(w.shareName))
         XCTAssertEqual(w.t.snapshot(), before)
         // A malformed short GUID fails the request.
-        XCTAssertEqual(error { try w.api.acceptShares(AcceptSharesRequest(shortGUIDs: [ShortGUIDRequest("no!")]), as: self.caller("dave")) }?.code, .badRequest)
+        XCTAssertEqual(error { try w.api.acceptShares(AcceptSharesRequest(shortGUIDs: [ShortGUIDRequest("no!")]), as: caller("dave")) }?.code, .badRequest)
         XCTAssertEqual(w.t.snapshot(), before)
         // Accepting again changes nothing either.
         XCTAssertNil(try w.api.acceptShares(AcceptSharesRequest(shortGUIDs: [ShortGUIDRequest(w.guid)]), as: caller("bob")).failures.first)
@@ -382,16 +378,16 @@ final class APISharingTests: XCTestCase {
         XCTAssertEqual(share["currentUserParticipant"]?["acceptanceStatus"]?.stringValue, "REMOVED")
         XCTAssertNil(share["zoneID"], "a records/modify answer carries no zoneID")
         // Then it no longer exists for her.
-        XCTAssertEqual(error { try w.api.lookupShare(ShareLookupRequest(reference: w.guid), as: self.caller("carol")) }?.code, .notFound)
+        XCTAssertEqual(error { try w.api.lookupShare(ShareLookupRequest(reference: w.guid), as: caller("carol")) }?.code, .notFound)
         // Only its owner deletes it; the answer is its tombstone.
-        XCTAssertEqual(error { try w.api.updateShare(ShareUpdateRequest(reference: w.guid, update: .delete), as: self.caller("bob")) }?.code, .accessDenied)
+        XCTAssertEqual(error { try w.api.updateShare(ShareUpdateRequest(reference: w.guid, update: .delete), as: caller("bob")) }?.code, .accessDenied)
         let deleted = try w.api.updateShare(ShareUpdateRequest(reference: w.guid, update: .delete), as: caller("alice"))
         XCTAssertEqual(deleted.results.first?.value, Record.tombstone(recordName: w.shareName, zoneID: nil))
         // A share create outside a custom zone of the private database names no command.
-        let e = try XCTUnwrap(error { try w.api.createShare(ShareCreateRequest(zoneName: ZoneID.defaultZoneName, recordName: "x"), as: self.caller("alice")) })
+        let e = try XCTUnwrap(error { try w.api.createShare(ShareCreateRequest(zoneName: ZoneID.defaultZoneName, recordName: "x"), as: caller("alice")) })
         XCTAssertEqual(e.code, .badRequest)
         XCTAssertFalse(e.reason.contains("--"), e.reason)
-        let who = try XCTUnwrap(error { try w.api.createShare(ShareCreateRequest(zoneName: "Lists", recordName: "diary", participants: [ShareParticipantRequest(user: .email("zed@example.com"), permission: .readOnly)]), as: self.caller("alice")) })
+        let who = try XCTUnwrap(error { try w.api.createShare(ShareCreateRequest(zoneName: "Lists", recordName: "diary", participants: [ShareParticipantRequest(user: .email("zed@example.com"), permission: .readOnly)]), as: caller("alice")) })
         XCTAssertEqual(who.code, .notFound)
         XCTAssertEqual(who.nextStep, .signInUser(appleID: "zed@example.com"))
         XCTAssertFalse(who.reason.contains("ck "), who.reason)

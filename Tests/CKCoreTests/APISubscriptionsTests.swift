@@ -1,19 +1,15 @@
 import CKJSON
 import CKModel
+import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// Subscriptions and notifications through the API, in-process: the Web Services bodies of
 /// `subscriptions/modify|lookup` as CloudKit JS sends them, every operation attempted (a failed
 /// one an item of its own), and the notifications a device reads (through the permission
 /// gate), marks read and drops.
 final class APISubscriptionsTests: XCTestCase {
-    static let container = "iCloud.com.example.test"
-
-    func caller(_ scope: DatabaseScope = .private, _ user: Caller.User = .device, device: String = "default") -> Caller {
-        Caller(container: Self.container, environment: .development, scope: scope, user: user, deviceID: device)
-    }
-
     func body(_ text: String) throws -> JSONValue { try JSONParser.parse(Array(text.utf8)) }
 
     func ids(_ r: ItemsResponse) -> [String] { r.results.compactMap { $0.value?["subscriptionID"]?.stringValue } }
@@ -98,7 +94,7 @@ final class APISubscriptionsTests: XCTestCase {
 
     func testSubscriptionsAreSavedLookedUpAndDeletedEveryOperationAttempted() throws {
         let t = TempStore()
-        let a = CloudKitAPI(dataDirectory: t.root)
+        let a = api(t.root)
         _ = try a.modifyZones(ZonesModifyRequest(operations: [.init(.create, "Lists")]), as: caller())
         let sound = try Subscription(json: try body(#"{"subscriptionType": "zone", "zoneID": {"zoneName": "Lists"}, "notificationInfo": {"soundName": "ping"}}"#))
         let saved = try a.modifySubscriptions(SubscriptionsModifyRequest(operations: [.create(sound), .create(Subscription(subscriptionID: "db", kind: .database))]), as: caller())
@@ -154,7 +150,7 @@ final class APISubscriptionsTests: XCTestCase {
 
     func testNotificationsAreReadMarkedReadAndDropped() throws {
         let t = TempStore()
-        let a = CloudKitAPI(dataDirectory: t.root)
+        let a = api(t.root)
         _ = try a.modifyZones(ZonesModifyRequest(operations: [.init(.create, "Lists")]), as: caller())
         _ = try a.modifySubscriptions(SubscriptionsModifyRequest(operations: [.create(Subscription(subscriptionID: "q", kind: .query, zoneName: "Lists", recordType: "Item"))]),
                                       as: caller(device: "ipad"))
@@ -189,12 +185,12 @@ final class APISubscriptionsTests: XCTestCase {
         let t = TempStore()
         try t.store.accounts.signIn(appleID: "bob@example.com", givenName: nil, familyName: nil, phone: nil)
         try t.store.accounts.signIn(appleID: "alice@example.com", givenName: nil, familyName: nil, phone: nil)
-        let a = CloudKitAPI(dataDirectory: t.root)
+        let a = api(t.root)
         let bob = caller(.public, .appleID("bob@example.com"), device: "bob-phone")
         _ = try a.modifySubscriptions(SubscriptionsModifyRequest(operations: [.create(Subscription(subscriptionID: "q", kind: .query, recordType: "Diary"))]), as: bob)
         _ = try a.modifyRecords(ModifyRequest(operations: [op(.create, "d1", type: "Diary", ["t": "secret-words"])]), as: caller(.public))
         XCTAssertEqual(try a.listNotifications(NotificationsRequest(), as: bob).notifications.compactMap { $0["recordName"]?.stringValue }, ["d1"])
-        _ = try SchemaAdmin(paths: t.store.paths, container: Self.container).importSchema("""
+        _ = try SchemaAdmin(paths: t.store.paths, container: testContainer).importSchema("""
             DEFINE SCHEMA
                 RECORD TYPE Diary (t STRING, GRANT READ, WRITE TO "_creator", GRANT CREATE TO "_icloud");
             """, validateOnly: false)

@@ -9,17 +9,9 @@ import XCTest
 /// upload area until a record takes them, and go once an upload URL's lifetime has passed
 /// without one — by the API's clock, as the server's sweep and `ck fsck` see it.
 final class APIUploadsTests: XCTestCase {
-    static let container = "iCloud.com.example.test"
-
-    let caller = Caller(container: APIUploadsTests.container, environment: .development, scope: .private, user: .device)
-
-    func api(_ t: TempStore, _ now: Now) -> CloudKitAPI {
-        CloudKitAPI(dataDirectory: t.root, clock: Clock { now.ms }, serverURL: "http://127.0.0.1:8484")
-    }
-
     /// A fresh upload URL's token.
     func uploadToken(_ a: CloudKitAPI, record: String = "r") throws -> String {
-        let url = try XCTUnwrap(try a.assetUploadURLs(AssetsUploadRequest(tokens: [.init(recordName: record, recordType: nil, fieldName: "f")]), as: caller)
+        let url = try XCTUnwrap(try a.assetUploadURLs(AssetsUploadRequest(tokens: [.init(recordName: record, recordType: nil, fieldName: "f")]), as: caller())
             .results[0].value?["url"]?.stringValue)
         return String(url.split(separator: "/").last ?? "")
     }
@@ -27,7 +19,7 @@ final class APIUploadsTests: XCTestCase {
     func save(_ a: CloudKitAPI, _ name: String, _ singleFile: JSONValue) throws -> OperationResult {
         try a.modifyRecords(try ModifyRequest.parse(.object(["operations": [[
             "operationType": "create", "record": ["recordName": .string(name), "recordType": "Doc", "fields": ["f": ["value": singleFile]]],
-        ]]])), as: caller).results[0]
+        ]]])), as: caller()).results[0]
     }
 
     func files(_ t: TempStore, _ directory: String) -> [String] {
@@ -36,7 +28,7 @@ final class APIUploadsTests: XCTestCase {
 
     func testAnUploadURLTakesOneUpload() throws {
         let t = TempStore(), now = Now()
-        let a = api(t, now)
+        let a = api(t.root, now, server: "http://127.0.0.1:8484")
         let token = try uploadToken(a)
         _ = try a.receiveAsset(uploadToken: token, bytes: Array("first".utf8))
         XCTAssertThrowsError(try a.receiveAsset(uploadToken: token, bytes: Array("second".utf8))) {
@@ -64,7 +56,7 @@ final class APIUploadsTests: XCTestCase {
 
     func testUploadedBytesWaitForARecordAndGoWhenNoneTakesThemInTime() throws {
         let t = TempStore(), now = Now()
-        let a = api(t, now)
+        let a = api(t.root, now, server: "http://127.0.0.1:8484")
         let taken = try XCTUnwrap(try a.receiveAsset(uploadToken: try uploadToken(a, record: "kept"), bytes: Array("taken by a record".utf8)).document["singleFile"])
         let left = try XCTUnwrap(try a.receiveAsset(uploadToken: try uploadToken(a, record: "never"), bytes: Array("taken by no record".utf8)).document["singleFile"])
         XCTAssertEqual(files(t, "assets/uploads").count, 2, "both wait apart from the asset store")
@@ -91,7 +83,7 @@ final class APIUploadsTests: XCTestCase {
     /// `ck fsck` sweeps what the server would have, reporting it; a dry run only reports.
     func testFsckRemovesUploadsPastTheirLifetime() throws {
         let t = TempStore(), now = Now()
-        let a = api(t, now)
+        let a = api(t.root, now, server: "http://127.0.0.1:8484")
         _ = try a.receiveAsset(uploadToken: try uploadToken(a), bytes: Array("orphan".utf8))
         XCTAssertTrue(try a.fsck(FsckRequest(repair: true)).report.problems.isEmpty, "within the lifetime it is no problem")
         now.ms += CloudKitAPI.uploadValidity + 1

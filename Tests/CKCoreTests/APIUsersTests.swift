@@ -1,19 +1,15 @@
 import CKJSON
 import CKModel
+import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// Users, identity and the account through the API, in-process: `users/caller`,
 /// `users/current`, `users/discover`, `users/lookup/email|id` (their bodies, and what a user
 /// who is not discoverable shows), the discoverability permission, `account/status` and ck's
 /// account operations.
 final class APIUsersTests: XCTestCase {
-    static let container = "iCloud.com.example.test"
-
-    func caller(_ user: Caller.User = .device, scope: DatabaseScope = .private) -> Caller {
-        Caller(container: Self.container, environment: .development, scope: scope, user: user)
-    }
-
     func body(_ text: String) throws -> JSONValue { try JSONParser.parse(Array(text.utf8)) }
 
     /// alice (the device's account, discoverable), bob (discoverable), carol (not).
@@ -22,8 +18,8 @@ final class APIUsersTests: XCTestCase {
         try t.store.accounts.signIn(appleID: "carol@example.com", givenName: "Carol", familyName: "C", phone: "+1 408 555 0102")
         try t.store.accounts.signIn(appleID: "bob@example.com", givenName: "Bob", familyName: "B", phone: "+1 408 555 0101")
         try t.store.accounts.signIn(appleID: "alice@example.com", givenName: "Alice", familyName: "A", phone: nil)
-        let a = CloudKitAPI(dataDirectory: t.root)
-        for u in ["alice", "bob"] { _ = try a.requestPermission(PermissionRequest(granted: true), as: caller(.appleID("\(u)@example.com"))) }
+        let a = api(t.root)
+        for u in ["alice", "bob"] { _ = try a.requestPermission(PermissionRequest(granted: true), as: caller(.private, .appleID("\(u)@example.com"))) }
         return (t, a)
     }
 
@@ -46,13 +42,13 @@ final class APIUsersTests: XCTestCase {
         XCTAssertEqual(me.document["lookupInfo"], ["emailAddress": "alice@example.com"])
         XCTAssertEqual(me.document["nameComponents"], ["givenName": "Alice", "familyName": "A"])
         // carol is not discoverable: no names, anywhere.
-        let carol = caller(.appleID("carol@example.com"))
+        let carol = caller(.private, .appleID("carol@example.com"))
         XCTAssertNil(try a.callerIdentity(as: carol).document["nameComponents"])
         XCTAssertEqual(try a.currentUser(as: carol).document, ["userRecordName": .string(try recordName(t, "carol@example.com"))])
         XCTAssertEqual(try a.currentUser(as: caller()).document["firstName"]?.stringValue, "Alice")
         // Signed out: AUTHENTICATION_REQUIRED, with signing in as the next step (no command text).
         try t.store.accounts.signOut()
-        for call in [{ _ = try a.callerIdentity(as: self.caller()) }, { _ = try a.currentUser(as: self.caller()) }] as [() throws -> Void] {
+        for call in [{ _ = try a.callerIdentity(as: caller()) }, { _ = try a.currentUser(as: caller()) }] as [() throws -> Void] {
             XCTAssertThrowsError(try call()) { e in
                 XCTAssertEqual((e as? CloudKitError)?.code, .authenticationRequired)
                 XCTAssertEqual((e as? CloudKitError)?.nextStep, .signIn)
@@ -103,7 +99,7 @@ final class APIUsersTests: XCTestCase {
         XCTAssertEqual(all.results.compactMap { $0.value?["userRecordName"]?.stringValue }, [bob])
         // Bad input fails the request; nobody signed in may not discover.
         XCTAssertThrowsError(try a.discoverUsers(UsersDiscoverRequest(lookups: [.email("x")]), as: caller())) { XCTAssertEqual(($0 as? CloudKitError)?.code, .badRequest) }
-        XCTAssertThrowsError(try a.discoverUsers(UsersDiscoverRequest(lookups: nil), as: caller(.nobody))) { XCTAssertEqual(($0 as? CloudKitError)?.code, .authenticationRequired) }
+        XCTAssertThrowsError(try a.discoverUsers(UsersDiscoverRequest(lookups: nil), as: caller(.private, .nobody))) { XCTAssertEqual(($0 as? CloudKitError)?.code, .authenticationRequired) }
     }
 
     // MARK: users/lookup/email, users/lookup/id
@@ -137,7 +133,7 @@ final class APIUsersTests: XCTestCase {
         let byID = try a.lookupUsersByID(UsersLookupIDRequest(userRecordNames: [carol, "_0123456789abcdef0123456789abcdef"]), as: caller())
         XCTAssertEqual(byID.results[0].value, ["userRecordName": .string(carol), "firstName": nil, "lastName": nil])
         XCTAssertEqual(byID.results[1].error?.code, .notFound)
-        XCTAssertThrowsError(try a.lookupUsersByID(UsersLookupIDRequest(userRecordNames: [carol]), as: caller(.nobody))) {
+        XCTAssertThrowsError(try a.lookupUsersByID(UsersLookupIDRequest(userRecordNames: [carol]), as: caller(.private, .nobody))) {
             XCTAssertEqual(($0 as? CloudKitError)?.code, .authenticationRequired)
         }
     }
@@ -146,7 +142,7 @@ final class APIUsersTests: XCTestCase {
 
     func testThePermissionIsPerUserAndContainer() throws {
         let (t, a) = try people()
-        let carol = caller(.appleID("carol@example.com"))
+        let carol = caller(.private, .appleID("carol@example.com"))
         XCTAssertEqual(try a.permissionStatus(as: carol).document["status"]?.stringValue, "initialState")
         XCTAssertEqual(try a.requestPermission(PermissionRequest(granted: false), as: carol).document, ["permission": "userDiscoverability", "status": "denied"])
         XCTAssertEqual(try a.permissionStatus(as: carol).document["status"]?.stringValue, "denied")
@@ -159,7 +155,7 @@ final class APIUsersTests: XCTestCase {
 
     func testAccountStatusRequireAndTheAccountOperations() throws {
         let t = TempStore(signIn: false)
-        let a = CloudKitAPI(dataDirectory: t.root)
+        let a = api(t.root)
         XCTAssertEqual(try a.accountStatus(AccountStatusRequest(), as: caller()).document, ["status": "noAccount"])
         XCTAssertThrowsError(try a.accountStatus(AccountStatusRequest(require: .available), as: caller())) { e in
             let ck = e as? CloudKitError
@@ -183,7 +179,7 @@ final class APIUsersTests: XCTestCase {
         XCTAssertThrowsError(try a.signIn(SignInRequest(appleID: "not-an-email"), as: caller())) { XCTAssertEqual(($0 as? CloudKitError)?.code, .badRequest) }
         XCTAssertEqual(t.snapshot(), before)
         // Acting as a user who never signed in here: the next step is to sign them in.
-        XCTAssertThrowsError(try a.accountStatus(AccountStatusRequest(), as: caller(.appleID("zed@example.com")))) { e in
+        XCTAssertThrowsError(try a.accountStatus(AccountStatusRequest(), as: caller(.private, .appleID("zed@example.com")))) { e in
             XCTAssertEqual((e as? CloudKitError)?.nextStep, .signInUser(appleID: "zed@example.com"))
             XCTAssertFalse((e as? CloudKitError)?.reason.contains("ck ") == true)
         }

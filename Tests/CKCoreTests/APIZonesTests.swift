@@ -1,18 +1,14 @@
 import CKJSON
 import CKModel
+import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// The zone endpoints of the API, in-process: `zones/list`, `zones/lookup`, `zones/modify`
 /// (their Web Services bodies, every operation attempted, a failed one an item of its own) and ck's purge
 /// (its owner's only).
 final class APIZonesTests: XCTestCase {
-    static let container = "iCloud.com.example.test"
-
-    func caller(_ scope: DatabaseScope = .private, _ user: Caller.User = .device) -> Caller {
-        Caller(container: Self.container, environment: .development, scope: scope, user: user)
-    }
-
     func body(_ text: String) throws -> JSONValue { try JSONParser.parse(Array(text.utf8)) }
 
     func names(_ r: ItemsResponse) -> [String] { r.results.compactMap { $0.value?["zoneID"]?["zoneName"]?.stringValue } }
@@ -78,7 +74,7 @@ final class APIZonesTests: XCTestCase {
 
     func testZonesAreListedAndLookedUpOneResultPerName() throws {
         let t = TempStore()
-        let a = CloudKitAPI(dataDirectory: t.root)
+        let a = api(t.root)
         XCTAssertEqual(names(try create(a, "Lists", "Board")), ["Lists", "Board"])
         XCTAssertEqual(names(try a.listZones(as: caller())), ["_defaultZone", "Board", "Lists"])
         let looked = try a.lookupZones(ZonesLookupRequest(zoneNames: ["Lists", "Missing", "_defaultZone"]), as: caller())
@@ -100,7 +96,7 @@ final class APIZonesTests: XCTestCase {
 
     func testEveryOperationIsAttemptedAndAFailedOneIsAnItemOfItsOwn() throws {
         let t = TempStore()
-        let a = CloudKitAPI(dataDirectory: t.root)
+        let a = api(t.root)
         _ = try create(a, "Old", "Older")
         // "All operations are attempted": the missing zone, the default zone and a bad name
         // fail each in its place; the others are done, in order.
@@ -144,7 +140,7 @@ final class APIZonesTests: XCTestCase {
 
     func testZonesOfThePublicAndSharedDatabasesAreNotMadeHere() throws {
         let t = TempStore()
-        let a = CloudKitAPI(dataDirectory: t.root)
+        let a = api(t.root)
         let before = t.snapshot()
         for scope in [DatabaseScope.public, .shared] {
             let refused = try create(a, "Z", as: caller(scope))
@@ -166,7 +162,7 @@ final class APIZonesTests: XCTestCase {
     func sharedWorld() throws -> (TempStore, CloudKitAPI) {
         let t = TempStore(signIn: false)
         for u in ["dave", "carol", "bob", "alice"] { try t.store.accounts.signIn(appleID: "\(u)@example.com", givenName: nil, familyName: nil, phone: nil) }
-        let a = CloudKitAPI(dataDirectory: t.root)
+        let a = api(t.root)
         _ = try create(a, "Lists", "Notes")
         for z in ["Lists", "Notes"] {
             _ = try a.modifyRecords(ModifyRequest(operations: [op(.create, "root", type: "List")], zoneName: z), as: caller())

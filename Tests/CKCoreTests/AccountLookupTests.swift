@@ -1,7 +1,10 @@
 import CKCrypto
 import CKJSON
+import CKModel
+import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// `ck serve` finds the user of every request by record name: through a map kept while the
 /// users directory is the same, never staler than the directory.
@@ -50,7 +53,7 @@ final class AccountLookupTests: XCTestCase {
         let t = TempStore()
         let alice = try t.store.accounts.signIn(appleID: "alice@example.com", givenName: nil, familyName: nil, phone: nil)
         let bob = try t.store.accounts.register(appleID: "bob@example.com")
-        let api = CloudKitAPI(dataDirectory: t.root)
+        let api = api(t.root)
         var caller = Caller(container: "iCloud.com.example.app", user: .userRecordName(bob.userRecordName), deviceID: "web")
         caller.account = alice
         let who = JSONWriter.line(try api.callerIdentity(as: caller).jsonValue)

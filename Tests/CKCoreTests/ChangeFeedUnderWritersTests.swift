@@ -1,4 +1,5 @@
 import CKModel
+import CKTestSupport
 import Dispatch
 import Foundation
 import XCTest
@@ -19,7 +20,7 @@ final class ChangeFeedUnderWritersTests: XCTestCase {
     }
 
     /// One writer: `rounds` batches of 1–3 random operations on 24 names shared with the others.
-    private func write(_ db: Database, rounds: Int, writer: Int64, failures: Flag) {
+    private func write(_ db: APIClient, rounds: Int, writer: Int64, failures: Flag) {
         var rng = SystemRandomNumberGenerator()
         for round in 0..<rounds {
             let ops: [RecordOperation] = (0..<Int.random(in: 1...3, using: &rng)).map { _ in
@@ -38,7 +39,7 @@ final class ChangeFeedUnderWritersTests: XCTestCase {
 
     /// Pages with `limit` until the writers are done and a page fetched after that says
     /// moreComing is false; a short pause between pages lets writes land in between.
-    private func follow(_ db: Database, _ replica: inout FeedReplica, limit: Int, until writersDone: Flag) throws {
+    private func follow(_ db: APIClient, _ replica: inout FeedReplica, limit: Int, until writersDone: Flag) throws {
         while true {
             usleep(2_000)
             let done = writersDone.isSet
@@ -52,39 +53,39 @@ final class ChangeFeedUnderWritersTests: XCTestCase {
 
     func testReplicasPagedDuringWritesEndEqualToTheStore() throws {
         let t = TempStore()
-        let seed = try t.db(device: "w0")
-        _ = try seed.createZone("Z")
+        let seed = t.client(caller(device: "w0"))
+        try seed.createZone("Z")
         _ = try seed.modify(zone: "Z", operations: (0..<24).map { op(.create, "r\($0)", ["n": 0]) })
         // One client already in sync, one starting from scratch.
         var inSync = FeedReplica()
-        try inSync.catchUp(try t.db(device: "r1"), zone: "Z", limit: 200)
+        try inSync.catchUp(t.client(caller(device: "r1")), zone: "Z", limit: 200)
 
         let done = Flag(), failures = Flag()
         let writers = DispatchGroup()
         for w in 1...3 {
-            let db = try t.db(device: "w\(w)")
+            let db = t.client(caller(device: "w\(w)"))
             DispatchQueue.global().async(group: writers) { self.write(db, rounds: 60, writer: Int64(w), failures: failures) }
         }
         writers.notify(queue: .global()) { done.set() }
         final class Reader: @unchecked Sendable { var replica = FeedReplica(); var error: Error? }
         let scratch = Reader()
-        let scratchDB = try t.db(device: "r2")
+        let scratchDB = t.client(caller(device: "r2"))
         let reading = DispatchGroup()
         DispatchQueue.global().async(group: reading) {
             do {
                 // From scratch once the writers are under way: deletions before it began are
                 // not its to hear of, those after are (reference §5.4).
-                while try scratchDB.zone("Z").history.head() < 60 && !done.isSet { usleep(1_000) }
+                while try scratchDB.head(zone: "Z") < 60 && !done.isSet { usleep(1_000) }
                 try self.follow(scratchDB, &scratch.replica, limit: 2, until: done)
             } catch { scratch.error = error }
         }
-        try follow(try t.db(device: "r1"), &inSync, limit: 1, until: done)
+        try follow(t.client(caller(device: "r1")), &inSync, limit: 1, until: done)
         reading.wait()
         XCTAssertNil(scratch.error)
         XCTAssertEqual(failures.failures, [])
         let fromScratch = scratch.replica
 
-        let store = try storedRecords(seed, zone: "Z")
+        let store = try seed.records(zone: "Z")
         XCTAssertGreaterThan(inSync.pages.count, 10, "the client paged while the writers wrote")
         XCTAssertEqual(inSync.records, store, "the client that was in sync")
         XCTAssertEqual(fromScratch.records, store, "the client that started from scratch")

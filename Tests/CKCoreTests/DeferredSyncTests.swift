@@ -1,7 +1,9 @@
 import CKModel
+import CKTestSupport
 import Foundation
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// Record files synced in batches (the applied cursor's `durable` and `boot`), and what a bulk
 /// load knows of a zone it alone writes (BulkLoad).
@@ -24,12 +26,12 @@ final class DeferredSyncTests: XCTestCase {
         ZoneStore.unsyncedEntries = 3
         defer { ZoneStore.unsyncedEntries = saved }
         let t = TempStore()
-        let db = try t.db()
-        _ = try db.createZone("Z")
+        let db = t.client()
+        try db.createZone("Z")
         var seen: [(Int64, Int64)] = []
         for i in 0..<7 {
             _ = try db.modify(zone: "Z", operations: [op(.create, "r\(i)", ["n": .int(Int64(i))])])
-            let c = try db.zone("Z").appliedCursor()
+            let c = try t.zoneStore("Z").appliedCursor()
             XCTAssertEqual(c.boot, BootSession.id)
             seen.append((c.seq, c.durable))
         }
@@ -40,12 +42,12 @@ final class DeferredSyncTests: XCTestCase {
     func testCompactingAHistorySyncsTheFilesFirst() throws {
         guard BootSession.id != nil else { throw XCTSkip("the boot cannot be told here: every commit syncs") }
         let t = TempStore()
-        let db = try t.db()
-        _ = try db.createZone("Z")
+        let db = t.client()
+        try db.createZone("Z")
         for i in 0..<4 { _ = try db.modify(zone: "Z", operations: [op(.create, "r\(i)")]) }
-        XCTAssertLessThan(try db.zone("Z").appliedCursor().durable, 4)
-        _ = try db.compactHistory(zone: "Z") { _, head in head }
-        let c = try db.zone("Z").appliedCursor()
+        XCTAssertLessThan(try t.zoneStore("Z").appliedCursor().durable, 4)
+        try db.compactHistory(zone: "Z", keep: 1)
+        let c = try t.zoneStore("Z").appliedCursor()
         XCTAssertEqual([c.seq, c.durable], [4, 4], "a restart must not need entries the compaction dropped")
     }
 

@@ -2,6 +2,7 @@ import CKModel
 import Foundation
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// `Directory.openBeneath` and `Directory.open`: a record file, or a whole directory path,
 /// opened in one call, never through a link.

@@ -1,21 +1,11 @@
 import CKModel
+import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
-/// What the change-feed tests share: databases of other devices, the store's records, and a
-/// client's replica fed page by page.
-extension TempStore {
-    func db(_ scope: DatabaseScope = .private, device: String, as user: String? = nil) throws -> Database {
-        try store.database(DatabaseAddress(container: "iCloud.com.example.test", environment: .development, scope: scope), actingAs: user, deviceID: device)
-    }
-}
-
-/// Every record of a zone now, by name.
-func storedRecords(_ db: Database, zone: String) throws -> [String: Record] {
-    var out: [String: Record] = [:]
-    try db.zone(zone).snapshot().forEachRecord { out[$0.recordName] = $0; return true }
-    return out
-}
+// What the change-feed tests share: a page's changes as names, and a client's replica fed
+// page by page through the API.
 
 /// A page's changes as names, a tombstone as "-name".
 func changeNames(_ r: ZoneChangesResult) -> [String] {
@@ -44,7 +34,7 @@ struct FeedReplica {
     /// Fetches and applies pages of `limit` until moreComing is false; `between(i)` runs after
     /// page i. Returns the last page.
     @discardableResult
-    mutating func catchUp(_ db: Database, zone: String, limit: Int, between: (Int) throws -> Void = { _ in }) throws -> ZoneChangesResult {
+    mutating func catchUp(_ db: APIClient, zone: String, limit: Int, between: (Int) throws -> Void = { _ in }) throws -> ZoneChangesResult {
         while true {
             let page = try db.zoneChanges(zone: zone, since: token, limit: limit)
             XCTAssertLessThanOrEqual(page.changes.count, limit)

@@ -1,18 +1,14 @@
 import CKModel
+import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// fsck rebuilds the derived files a hand, a tool or a crash can spoil (issue 30, item 4):
 /// a zone's share registry from the zone's share records, the applied cursor replaced by a
 /// directory or a FIFO or ahead of the history, and a zone deletion of the earlier layout that
 /// the database history never recorded. After a repair, a second run is clean.
 final class FsckDerivedFilesTests: XCTestCase {
-    static let container = "iCloud.com.example.test"
-
-    func caller(_ user: String, _ scope: DatabaseScope = .private) -> Caller {
-        Caller(container: Self.container, environment: .development, scope: scope, user: .appleID("\(user)@example.com"), deviceID: "\(user)-phone")
-    }
-
     private func assertSecondRunClean(_ api: CloudKitAPI, file: StaticString = #filePath, line: UInt = #line) throws {
         let again = try api.fsck(FsckRequest())
         XCTAssertEqual(again.report.problems.map(\.problem), [], "a second fsck is clean", file: file, line: line)
@@ -22,7 +18,7 @@ final class FsckDerivedFilesTests: XCTestCase {
     private func sharedWorld() throws -> (TempStore, CloudKitAPI, String) {
         let t = TempStore(signIn: false)
         for u in ["bob", "alice"] { try t.store.accounts.signIn(appleID: "\(u)@example.com", givenName: u.capitalized, familyName: nil, phone: nil) }
-        let a = CloudKitAPI(dataDirectory: t.root)
+        let a = api(t.root)
         _ = try a.modifyZones(ZonesModifyRequest(operations: [.init(.create, "Lists")]), as: caller("alice"))
         var milk = op(.create, "milk", type: "Item", ["title": "milk"])
         milk.parent = "groceries"
@@ -89,24 +85,24 @@ final class FsckDerivedFilesTests: XCTestCase {
 
     private func zoneWithRecords() throws -> (TempStore, CloudKitAPI, ZoneStore) {
         let t = TempStore()
-        let db = try t.db()
-        _ = try db.createZone("Z")
+        let db = t.client()
+        try db.createZone("Z")
         for i in 0..<4 { _ = try db.modify(zone: "Z", operations: [op(.create, "r\(i)", ["n": .int(Int64(i))])]) }
-        return (t, CloudKitAPI(dataDirectory: t.root), try db.zone("Z"))
+        return (t, api(t.root), try t.zoneStore("Z"))
     }
 
     func testAnAppliedCursorReplacedByADirectoryIsRebuilt() throws {
         let (t, a, z) = try zoneWithRecords()
         try FileSystem.remove(z.appliedFile)
         try FileManager.default.createDirectory(atPath: z.appliedFile, withIntermediateDirectories: false)
-        XCTAssertThrowsError(try t.db().modify(zone: "Z", operations: [op(.create, "blocked")]), "no commit can move the cursor")
+        XCTAssertThrowsError(try t.client().modify(zone: "Z", operations: [op(.create, "blocked")]), "no commit can move the cursor")
         let dry = try a.fsck(FsckRequest(repair: false))
         XCTAssertTrue(dry.report.problems.contains { $0.path.hasSuffix("/applied.json") && !$0.repaired }, "\(dry.report.problems)")
         XCTAssertTrue(try FileSystem.isDirectory(z.appliedFile), "a dry run changes nothing")
         let fixed = try a.fsck(FsckRequest())
         XCTAssertFalse(fixed.problemsRemain, "\(fixed.report.problems)")
         XCTAssertEqual(try z.appliedSeq(), try z.history.head())
-        XCTAssertNil(try t.db().modify(zone: "Z", operations: [op(.create, "after")])[0].error)
+        XCTAssertNil(try t.client().modify(zone: "Z", operations: [op(.create, "after")])[0].error)
         XCTAssertEqual(try z.record(named: "r3")?.fields["n"]?.value, 3)
         try assertSecondRunClean(a)
     }
@@ -119,7 +115,7 @@ final class FsckDerivedFilesTests: XCTestCase {
         XCTAssertFalse(fixed.problemsRemain, "\(fixed.report.problems)")
         XCTAssertTrue(fixed.report.problems.contains { $0.path.hasSuffix("/applied.json") && $0.repaired }, "\(fixed.report.problems)")
         XCTAssertEqual(try z.appliedSeq(), try z.history.head())
-        XCTAssertNil(try t.db().modify(zone: "Z", operations: [op(.create, "after")])[0].error)
+        XCTAssertNil(try t.client().modify(zone: "Z", operations: [op(.create, "after")])[0].error)
         try assertSecondRunClean(a)
     }
 
@@ -144,11 +140,10 @@ final class FsckDerivedFilesTests: XCTestCase {
     /// recorded: fsck finishes it and records it, so database-changes clients learn of it.
     func testAnUnrecordedLegacyDeletionIsRecordedInTheDatabaseHistory() throws {
         let (t, a, z) = try zoneWithRecords()
-        let db = try t.db()
-        let me = Caller(container: Self.container, environment: .development, scope: .private, user: .appleID("alice@example.com"), deviceID: "mac")
+        let me = caller(.private, .appleID("alice@example.com"), device: "mac")
         let token = try a.databaseChanges(DatabaseChangesRequest(syncToken: nil), as: me).result.syncToken
         // The zone leaves zones/ as the earlier layout deleted zones, without a history entry.
-        let zones = db.directory + "/zones/"
+        let zones = try t.directory() + "/zones/"
         try FileManager.default.moveItem(atPath: z.directory, toPath: zones + ".deleted-" + z.incarnation)
         let dry = try a.fsck(FsckRequest(repair: false))
         XCTAssertTrue(dry.problemsRemain)

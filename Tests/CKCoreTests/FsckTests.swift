@@ -1,15 +1,19 @@
 import CKJSON
 import CKModel
+import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
+/// fsck's mechanics: what a crash or a hand leaves in a zone's files (written here through
+/// the zone's files), found and repaired; the records written and read through the API.
 final class FsckTests: XCTestCase {
     private func zoneWith(_ n: Int) throws -> (TempStore, ZoneStore) {
         let t = TempStore()
-        let db = try t.db()
-        _ = try db.createZone("Z")
+        let db = t.client()
+        try db.createZone("Z")
         _ = try db.modify(zone: "Z", operations: (0..<n).map { op(.create, "r\($0)", ["n": .int(Int64($0))]) })
-        return (t, try db.zone("Z"))
+        return (t, try t.zoneStore("Z"))
     }
 
     func testACleanStoreHasNoProblems() throws {
@@ -29,7 +33,7 @@ final class FsckTests: XCTestCase {
         var stale = try z.record(named: "r2")!
         stale.recordChangeTag = "old"
         try FileSystem.writeJSON(z.recordPath("r2"), ["schemaVersion": 1, "record": stale.json()])
-        _ = try t.db().modify(zone: "Z", operations: [op(.forceDelete, "r3")])
+        _ = try t.client().modify(zone: "Z", operations: [op(.forceDelete, "r3")])
         let gone = try FileSystem.read(z.history.logFile)!
         var r3 = stale
         r3.recordName = "r3"
@@ -63,7 +67,7 @@ final class FsckTests: XCTestCase {
         let r = try Fsck.run(paths: t.store.paths, repair: true)
         XCTAssertEqual(r.problems.map(\.problem), ["record 'handmade' has no history entry (adopted)"])
         XCTAssertEqual(try z.history.head(), 2)
-        let changes = try t.db().zoneChanges(zone: "Z", since: nil)
+        let changes = try t.client().zoneChanges(zone: "Z", since: nil)
         XCTAssertEqual(changes.changes.count, 2, "an adopted record shows in the change feed")
     }
 
@@ -79,12 +83,12 @@ final class FsckTests: XCTestCase {
     /// DELETE_SELF cascades and VALIDATE blocks again.
     func testTheReferenceIndexIsRebuiltFromTheRecords() throws {
         let t = TempStore()
-        let db = try t.db()
-        _ = try db.createZone("Z")
+        let db = t.client()
+        try db.createZone("Z")
         let ref: (String, String) -> JSONValue = { ["recordName": .string($0), "action": .string($1)] }
         _ = try db.modify(zone: "Z", operations: [op(.create, "list"), op(.create, "item", ["l": ref("list", "DELETE_SELF")]),
                                                   op(.create, "guarded"), op(.create, "guard", ["g": ref("guarded", "VALIDATE")])])
-        let z = try db.zone("Z")
+        let z = try t.zoneStore("Z")
         try FileSystem.removeTree(z.refsDirectory)
         let r = try Fsck.run(paths: t.store.paths, repair: true)
         XCTAssertEqual(r.problems.filter { $0.problem.contains("reference index") }.count, 2, "\(r.problems.map(\.problem))")
@@ -99,7 +103,7 @@ final class FsckTests: XCTestCase {
     /// lost, damaged or stale (a dry run only reports).
     func testTombstonesAreWrittenWithDeletionsAndRebuiltByFsck() throws {
         let (t, z) = try zoneWith(3)
-        let db = try t.db()
+        let db = t.client()
         _ = try db.modify(zone: "Z", operations: [op(.forceDelete, "r0")])
         _ = try db.modify(zone: "Z", operations: [op(.create, "r0")])
         _ = try db.modify(zone: "Z", operations: [op(.forceDelete, "r0"), op(.forceDelete, "r1")])
@@ -133,10 +137,10 @@ final class FsckTests: XCTestCase {
     /// finished by the next writer, before its own commit.
     func testTheNextWriterFinishesAnInterruptedCommit() throws {
         let t = TempStore()
-        let db = try t.db()
-        _ = try db.createZone("Z")
+        let db = t.client()
+        try db.createZone("Z")
         _ = try db.modify(zone: "Z", operations: [op(.create, "a", ["n": 1])])
-        let z = try db.zone("Z")
+        let z = try t.zoneStore("Z")
         // As if the process died after the history append: a later entry with no file yet.
         let rec = try z.record(named: "a")!
         var newer = rec
@@ -155,12 +159,12 @@ final class FsckTests: XCTestCase {
     /// no acknowledged record goes back to an older version, none is adopted again.
     func testADamagedHistoryNeverRollsRecordsBack() throws {
         let t = TempStore()
-        let db = try t.db()
-        _ = try db.createZone("Z")
+        let db = t.client()
+        try db.createZone("Z")
         _ = try db.modify(zone: "Z", operations: [op(.create, "r1", ["v": 1])])
         _ = try db.modify(zone: "Z", operations: [op(.create, "r2")])
         _ = try db.modify(zone: "Z", operations: [op(.forceUpdate, "r1", ["v": 3])])
-        let z = try db.zone("Z")
+        let z = try t.zoneStore("Z")
         var log = String(decoding: try FileSystem.read(z.history.logFile)!, as: UTF8.self)
         log = log.replacingOccurrences(of: "\"seq\":2,", with: "\"seq\":7,")
         try FileSystem.writeAtomically(z.history.logFile, Array(log.utf8))
@@ -174,11 +178,11 @@ final class FsckTests: XCTestCase {
     /// A log shorter than its index says is damage fsck cannot repair, and says so.
     func testALogShorterThanItsIndexIsReportedNotRepaired() throws {
         let t = TempStore()
-        let db = try t.db()
-        _ = try db.createZone("Z")
+        let db = t.client()
+        try db.createZone("Z")
         _ = try db.modify(zone: "Z", operations: [op(.create, "a", ["v": 1])])
         _ = try db.modify(zone: "Z", operations: [op(.forceUpdate, "a", ["v": 2])])
-        let z = try db.zone("Z")
+        let z = try t.zoneStore("Z")
         let log = try FileSystem.read(z.history.logFile)!
         try FileSystem.truncate(z.history.logFile, to: Int64(log.count / 2))
         let r = try Fsck.run(paths: t.store.paths, repair: true)
@@ -192,14 +196,14 @@ final class FsckTests: XCTestCase {
     /// writes go on, development keeps its data) and fsck removes it.
     func testAResetMarkerInProductionIsIgnoredAndRemoved() throws {
         let t = TempStore()
-        let dev = try t.db()
+        let dev = t.client()
         _ = try dev.modify(zone: "_defaultZone", operations: [op(.create, "keep")])
-        _ = try SchemaAdmin(paths: t.store.paths, container: "iCloud.com.example.test").deploy()
+        _ = try t.api.deploySchema(as: caller())
         let marker = t.store.paths.environment("iCloud.com.example.test", .production) + "/reset.json"
         try FileSystem.writeJSON(marker, ["reset": "development"])
-        let prod = try t.db(env: .production)
+        let prod = t.client(caller(env: .production))
         XCTAssertNil(try prod.modify(zone: "_defaultZone", operations: [op(.create, "p")])[0].error)
-        XCTAssertNotNil(try t.db().lookup(zone: "_defaultZone", recordNames: ["keep"])[0].record)
+        XCTAssertNotNil(try dev.lookup(zone: "_defaultZone", recordNames: ["keep"])[0].record)
         let r = try Fsck.run(paths: t.store.paths, repair: true)
         XCTAssertEqual(r.problems.filter { $0.problem.contains("never reset") }.count, 1)
         XCTAssertFalse(try FileSystem.exists(marker))

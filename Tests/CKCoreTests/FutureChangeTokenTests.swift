@@ -1,4 +1,5 @@
 import CKModel
+import CKTestSupport
 import XCTest
 @testable import CKCore
 
@@ -7,12 +8,12 @@ import XCTest
 /// next changes. Both feeds refuse it (issue 30, item 11), as a token the server never issued
 /// for this history: BAD_REQUEST, nothing changed.
 final class FutureChangeTokenTests: XCTestCase {
-    private func zone() throws -> (TempStore, Database, ZoneStore) {
+    private func zone() throws -> (TempStore, APIClient) {
         let t = TempStore()
-        let db = try t.db()
-        _ = try db.createZone("Z")
+        let db = t.client()
+        try db.createZone("Z")
         for i in 0..<3 { _ = try db.modify(zone: "Z", operations: [op(.create, "r\(i)")]) }
-        return (t, db, try db.zone("Z"))
+        return (t, db)
     }
 
     private func assertRefused(_ body: @autoclosure () throws -> Any, file: StaticString = #filePath, line: UInt = #line) {
@@ -23,43 +24,32 @@ final class FutureChangeTokenTests: XCTestCase {
     }
 
     func testAZoneTokenOneAheadOfTheHeadIsRefused() throws {
-        let (t, db, z) = try zone()
-        let head = try z.history.head()
-        let secret = try db.tokenSecret.getOrCreate()
-        let atHead = ChangeToken(kind: .zone, scopeKey: db.zoneScopeKey(z), seq: head, epoch: try z.history.epoch()).encode(secret: secret)
-        XCTAssertTrue(try db.zoneChanges(zone: "Z", since: atHead).changes.isEmpty, "the head's own token is good")
+        let (t, db) = try zone()
+        let head = try db.head(zone: "Z")
+        XCTAssertEqual(head, 3)
+        XCTAssertTrue(try db.zoneChanges(zone: "Z", since: try t.token(zone: "Z", seq: head)).changes.isEmpty, "the head's own token is good")
         for ahead in [head + 1, head + 2, Int64.max] {
-            let token = ChangeToken(kind: .zone, scopeKey: db.zoneScopeKey(z), seq: ahead, epoch: try z.history.epoch()).encode(secret: secret)
+            let token = try t.token(zone: "Z", seq: ahead)
             let before = t.snapshot()
             assertRefused(try db.zoneChanges(zone: "Z", since: token))
             XCTAssertEqual(t.snapshot(), before)
         }
         // A from-scratch token whose origin lies ahead of the head, too.
-        let origin = ChangeToken(kind: .zone, scopeKey: db.zoneScopeKey(z), seq: 1, epoch: try z.history.epoch(), origin: head + 1).encode(secret: secret)
-        assertRefused(try db.zoneChanges(zone: "Z", since: origin))
-        // Through the API, as `zone changes --since` and changes/zone send it.
-        let api = CloudKitAPI(dataDirectory: t.root)
-        let caller = Caller(container: "iCloud.com.example.test", environment: .development, scope: .private, user: .device, deviceID: "d")
-        let ahead = ChangeToken(kind: .zone, scopeKey: db.zoneScopeKey(z), seq: head + 1, epoch: try z.history.epoch()).encode(secret: secret)
-        let answer = try api.zoneChanges(ZoneChangesRequest(zones: [.init(zoneName: "Z", syncToken: ahead)]), as: caller)
+        assertRefused(try db.zoneChanges(zone: "Z", since: try t.token(zone: "Z", seq: 1, origin: head + 1)))
+        // The zone's entry of the answer is its error, as changes/zone sends it.
+        let answer = try t.api.zoneChanges(ZoneChangesRequest(zones: [.init(zoneName: "Z", syncToken: try t.token(zone: "Z", seq: head + 1))]), as: caller(device: "d"))
         XCTAssertEqual(answer.failures.map(\.code), [.badRequest], "the zone's entry is its error")
     }
 
     func testADatabaseTokenOneAheadOfTheHeadIsRefused() throws {
-        let (t, db, _) = try zone()
-        let head = try db.databaseHistory.head()
-        let secret = try db.tokenSecret.getOrCreate()
-        let atHead = ChangeToken(kind: .database, scopeKey: db.databaseScopeKey, seq: head).encode(secret: secret)
-        XCTAssertTrue(try db.databaseChanges(since: atHead).zones.isEmpty)
+        let (t, db) = try zone()
+        let head = try t.databaseHead()
+        XCTAssertTrue(try db.databaseChanges(since: try t.token(zone: nil, seq: head)).zones.isEmpty)
         for ahead in [head + 1, Int64.max] {
-            let token = ChangeToken(kind: .database, scopeKey: db.databaseScopeKey, seq: ahead).encode(secret: secret)
+            let token = try t.token(zone: nil, seq: ahead)
             let before = t.snapshot()
             assertRefused(try db.databaseChanges(since: token))
             XCTAssertEqual(t.snapshot(), before)
         }
-        let api = CloudKitAPI(dataDirectory: t.root)
-        let caller = Caller(container: "iCloud.com.example.test", environment: .development, scope: .private, user: .device, deviceID: "d")
-        let ahead = ChangeToken(kind: .database, scopeKey: db.databaseScopeKey, seq: head + 1).encode(secret: secret)
-        assertRefused(try api.databaseChanges(DatabaseChangesRequest(syncToken: ahead), as: caller))
     }
 }

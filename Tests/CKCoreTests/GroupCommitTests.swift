@@ -1,6 +1,8 @@
 import CKModel
+import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// Group commit: requests writing one zone at once share a commit, each keeping its own
 /// results, atomicity and conflicts.
@@ -38,8 +40,8 @@ final class GroupCommitTests: XCTestCase {
     func testConcurrentRequestsKeepTheirOwnResultsAndConflicts() throws {
         let t = TempStore()
         try t.store.accounts.signIn(appleID: "alice@example.com", givenName: nil, familyName: nil, phone: nil)
-        let api = CloudKitAPI(dataDirectory: t.root)
-        let me = Caller(container: "iCloud.com.example.test")
+        let api = api(t.root)
+        let me = caller()
         _ = try api.modifyZones(ZonesModifyRequest(operations: [.init(.create, "Lists")]), as: me)
         let base = try api.modifyRecords(ModifyRequest(operations: [op(.create, "shared", ["n": 0])], zoneName: "Lists"), as: me)
         let tag = try XCTUnwrap(base.results[0].record?.recordChangeTag)
@@ -48,7 +50,7 @@ final class GroupCommitTests: XCTestCase {
         let group = DispatchGroup()
         for w in 0..<8 {
             DispatchQueue.global().async(group: group) {
-                let caller = Caller(container: "iCloud.com.example.test", deviceID: "d\(w)")
+                let caller = caller(device: "d\(w)")
                 for i in 0..<10 {
                     do {
                         let r = try api.modifyRecords(ModifyRequest(operations: [op(.create, "w\(w)-\(i)", ["n": .int(Int64(i))])], zoneName: "Lists"), as: caller)
@@ -65,8 +67,7 @@ final class GroupCommitTests: XCTestCase {
         XCTAssertEqual(out.failures, [])
         XCTAssertEqual(out.updates.filter { $0.record != nil }.count, 1, "one update with the tag wins")
         XCTAssertEqual(out.updates.filter { $0.error?.code == .conflict }.count, 7)
-        let db = try t.db()
-        let z = try db.zone("Lists")
+        let z = try t.zoneStore("Lists")
         let expected = (0..<8).flatMap { w in (0..<10).map { "w\(w)-\($0)" } }
         let found = try api.lookupRecords(LookupRecordsRequest(recordNames: expected + (0..<8).map { "atomic-\($0)" }, zoneName: "Lists"), as: me)
         XCTAssertEqual(found.results.prefix(80).filter { $0.record != nil }.count, 80)
@@ -83,12 +84,12 @@ final class GroupCommitTests: XCTestCase {
     /// caller must get its own, whatever order they arrived in.
     func testEveryRequestOfAForcedGroupGetsItsOwnResult() throws {
         let t = TempStore()
-        let api = CloudKitAPI(dataDirectory: t.root)
-        let me = Caller(container: "iCloud.com.example.test")
+        let api = api(t.root)
+        let me = caller()
         _ = try api.modifyZones(ZonesModifyRequest(operations: [.init(.create, "Lists")]), as: me)
         let base = try api.modifyRecords(ModifyRequest(operations: [op(.create, "counter", ["n": 0]), op(.create, "other", ["n": 0])], zoneName: "Lists"), as: me)
         let tag = try XCTUnwrap(base.results[0].record?.recordChangeTag)
-        let key = try t.db().zone("Lists").directory
+        let key = try t.zoneStore("Lists").directory
 
         // The placeholder leads a group of its own and holds it until three requests wait.
         let gc = GroupCommit.shared
@@ -115,7 +116,7 @@ final class GroupCommitTests: XCTestCase {
         let group = DispatchGroup()
         for (name, request) in requests {
             DispatchQueue.global().async(group: group) {
-                let caller = Caller(container: "iCloud.com.example.test", deviceID: name)
+                let caller = caller(device: name)
                 let r = try? api.modifyRecords(request, as: caller)
                 answers.lock.lock(); answers.byRequest[name] = r?.results.first; answers.lock.unlock()
             }

@@ -1,15 +1,19 @@
 import CKModel
+import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
+/// A zone's history as the commits write it: one entry a write, committed by its index word;
+/// the writes go through the API, the history is read from the zone's files.
 final class HistoryTests: XCTestCase {
     func testEveryWriteAppendsOneGaplessEntry() throws {
         let t = TempStore()
-        let db = try t.db()
-        _ = try db.createZone("Z")
+        let db = t.client()
+        try db.createZone("Z")
         _ = try db.modify(zone: "Z", operations: [op(.create, "a"), op(.create, "b")])
         _ = try db.modify(zone: "Z", operations: [op(.forceDelete, "a")])
-        let z = try db.zone("Z")
+        let z = try t.zoneStore("Z")
         XCTAssertEqual(try z.history.head(), 3)
         var entries: [HistoryEntry] = []
         try z.history.forEachEntry(after: 0) { entries.append($0); return true }
@@ -23,7 +27,7 @@ final class HistoryTests: XCTestCase {
 
     func testFilesArePrivate() throws {
         let t = TempStore()
-        _ = try t.db().modify(zone: "_defaultZone", operations: [op(.create, "a")])
+        _ = try t.client().modify(zone: "_defaultZone", operations: [op(.create, "a")])
         let fm = FileManager.default
         let e = fm.enumerator(atPath: t.root)!
         while let rel = e.nextObject() as? String {
@@ -38,10 +42,10 @@ final class HistoryTests: XCTestCase {
     /// are not entries, readers never see them, and the next append cuts them first.
     func testOnlyCommittedEntriesExistAndTheNextAppendCutsTheRest() throws {
         let t = TempStore()
-        let db = try t.db()
-        _ = try db.createZone("Z")
+        let db = t.client()
+        try db.createZone("Z")
         _ = try db.modify(zone: "Z", operations: [op(.create, "a"), op(.create, "b")])
-        let z = try db.zone("Z")
+        let z = try t.zoneStore("Z")
         let logBefore = try FileSystem.read(z.history.logFile)!
         // A whole entry in the log, and its index word without the commit bit.
         let ghost = Array("{\"seq\":3,\"op\":\"delete\",\"recordName\":\"a\"}\n".utf8)

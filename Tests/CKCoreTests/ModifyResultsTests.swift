@@ -1,5 +1,6 @@
 import CKJSON
 import CKModel
+import CKTestSupport
 import XCTest
 @testable import CKCore
 
@@ -7,8 +8,7 @@ import XCTest
 /// a value that does not fit its type failing only its own operation (a per-record BAD_REQUEST
 /// in a 200), unless the zone's batch is atomic.
 final class ModifyResultsTests: XCTestCase {
-    static let container = "iCloud.com.example.test"
-    let me = Caller(container: ModifyResultsTests.container)
+    let me = caller()
 
     func body(_ text: String) throws -> JSONValue { try JSONParser.parse(Array(text.utf8)) }
 
@@ -26,7 +26,7 @@ final class ModifyResultsTests: XCTestCase {
 
     func testAForceDeleteThatCascadesAnswersOneResult() throws {
         let t = TempStore()
-        let a = CloudKitAPI(dataDirectory: t.root)
+        let a = api(t.root)
         _ = try modify(a, """
             {"operations":[{"operationType":"create","record":{"recordName":"list","recordType":"List"}},
              {"operationType":"create","record":{"recordName":"item","recordType":"Item","fields":{"l":{"value":{"recordName":"list","action":"DELETE_SELF"},"type":"REFERENCE"}}}},
@@ -44,13 +44,8 @@ final class ModifyResultsTests: XCTestCase {
         // The cascade still happened, and the change feed has it.
         let gone = try a.lookupRecords(LookupRecordsRequest(recordNames: ["item"]), as: me)
         XCTAssertEqual(gone.results.first?.error?.code, .notFound)
-        let db = try t.db()
-        var deleted: [String] = []
-        let z = try db.zone(ZoneID.defaultZoneName)
-        try z.history.forEachEntry(after: 0, through: try z.history.head()) { e in
-            if e.record == nil { deleted.append(e.recordName) }
-            return true
-        }
+        let log = try a.log(LogRequest(), as: me).document["changes"]?.arrayValue ?? []
+        let deleted = log.filter { $0["operation"] == "delete" }.compactMap { $0["recordName"]?.stringValue }
         XCTAssertEqual(deleted.sorted(), ["item", "list"])
     }
 
@@ -60,7 +55,7 @@ final class ModifyResultsTests: XCTestCase {
     /// HTTP 200, `{"records":[{"recordName", "reason":"Invalid value, expected type TIMESTAMP.", "serverErrorCode":"BAD_REQUEST"}]}`.
     func testATypedValueErrorFailsOnlyItsOperationOutsideAtomicZones() throws {
         let t = TempStore()
-        let a = CloudKitAPI(dataDirectory: t.root)
+        let a = api(t.root)
         let r = try modify(a, """
             {"operations":[
               {"operationType":"create","record":{"recordName":"good-1","recordType":"Item","fields":{"n":{"value":1,"type":"INT64"}}}},
@@ -81,7 +76,7 @@ final class ModifyResultsTests: XCTestCase {
 
     func testInAnAtomicZoneATypedValueErrorFailsTheBatchTogether() throws {
         let t = TempStore()
-        let a = CloudKitAPI(dataDirectory: t.root)
+        let a = api(t.root)
         _ = try a.modifyZones(ZonesModifyRequest(operations: [.init(.create, "Lists")]), as: me)
         let before = t.snapshot()
         let r = try modify(a, """

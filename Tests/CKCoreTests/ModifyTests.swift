@@ -1,13 +1,14 @@
 import CKJSON
 import CKModel
+import CKTestSupport
 import XCTest
 @testable import CKCore
 
 final class ModifyTests: XCTestCase {
     func testAtomicBatchInCustomZoneAppliesNothingOnFailure() throws {
         let t = TempStore()
-        let db = try t.db()
-        _ = try db.createZone("Z")
+        let db = t.client()
+        try db.createZone("Z")
         _ = try db.modify(zone: "Z", operations: [op(.create, "exists")])
         let before = t.snapshot()
         let results = try db.modify(zone: "Z", operations: [op(.create, "new1"), op(.create, "exists"), op(.create, "new2")])
@@ -17,8 +18,8 @@ final class ModifyTests: XCTestCase {
 
     func testNonAtomicAndDefaultZoneApplyTheGoodOperations() throws {
         let t = TempStore()
-        let db = try t.db()
-        _ = try db.createZone("Z")
+        let db = t.client()
+        try db.createZone("Z")
         _ = try db.modify(zone: "Z", operations: [op(.create, "exists")])
         let r = try db.modify(zone: "Z", operations: [op(.create, "new1"), op(.create, "exists")], atomic: false)
         XCTAssertNotNil(r[0].record)
@@ -29,7 +30,7 @@ final class ModifyTests: XCTestCase {
     }
 
     func testBatchSeesItsOwnEarlierOperations() throws {
-        let db = try TempStore().db()
+        let db = TempStore().client()
         let r = try db.modify(zone: "_defaultZone", operations: [op(.create, "a", ["n": 1]), op(.update, "a", type: nil, tag: "1", ["n": 2])])
         XCTAssertEqual(r[1].record?.recordChangeTag, "2")
         XCTAssertEqual(r[1].record?.fields["n"]?.value, 2)
@@ -58,8 +59,8 @@ final class ModifyTests: XCTestCase {
     /// a reference into another zone is refused whatever its spelling.
     func testNamesInABatchAndReferenceZonesAreComparedByBytes() throws {
         let t = TempStore()
-        let db = try t.db()
-        _ = try db.createZone("Z\u{E9}")
+        let db = t.client()
+        try db.createZone("Z\u{E9}")
         let body = try JSONParser.parse(#"{"operations": [{"operationType": "create", "record": {"recordName": "caf\u00e9", "recordType": "Item"}}, {"operationType": "create", "record": {"recordName": "cafe\u0301", "recordType": "Item"}}]}"#)
         let req = try ModifyRequest.parse(body)
         XCTAssertEqual(req.operations.count, 2)

@@ -1,5 +1,6 @@
 import CKJSON
 import CKModel
+import CKTestSupport
 import XCTest
 @testable import CKCore
 
@@ -8,8 +9,6 @@ import XCTest
 /// device receives is built from them by one builder.
 final class NotificationInfoTests: XCTestCase {
     static let container = "iCloud.com.example.test"
-
-    func caller(device: String) -> Caller { Caller(container: Self.container, environment: .development, scope: .private, deviceID: device) }
 
     func body(_ text: String) throws -> JSONValue { try JSONParser.parse(Array(text.utf8)) }
 
@@ -24,7 +23,7 @@ final class NotificationInfoTests: XCTestCase {
 
     func testEveryKeyIsTakenAndShownBack() throws {
         let t = TempStore()
-        let a = CloudKitAPI(dataDirectory: t.root)
+        let a = api(t.root)
         let req = try SubscriptionsModifyRequest(json: try body(#"{"operations": [{"operationType": "create", "subscription": {"subscriptionID": "q", "subscriptionType": "query", "query": {"recordType": "Item"}, "notificationInfo": \#(Self.fullInfo)}}]}"#))
         let saved = try a.modifySubscriptions(req, as: caller(device: "A"))
         let info = try XCTUnwrap(saved.results.first?.value?["notificationInfo"])
@@ -61,7 +60,7 @@ final class NotificationInfoTests: XCTestCase {
 
     func testAQueryNotificationCarriesTheInfoAndThePushIsWhatADeviceReceives() throws {
         let t = TempStore()
-        let a = CloudKitAPI(dataDirectory: t.root)
+        let a = api(t.root)
         let req = try SubscriptionsModifyRequest(json: try body(#"{"operations": [{"operationType": "create", "subscription": {"subscriptionID": "q", "subscriptionType": "query", "query": {"recordType": "Item"}, "notificationInfo": \#(Self.fullInfo)}}]}"#))
         _ = try a.modifySubscriptions(req, as: caller(device: "A"))
         _ = try a.listNotifications(NotificationsRequest(), as: caller(device: "A"))
@@ -117,8 +116,8 @@ final class NotificationInfoTests: XCTestCase {
 
     func testASubscriptionWithoutInfoPushesASilentlyEmptyAps() throws {
         let t = TempStore()
-        let a = CloudKitAPI(dataDirectory: t.root)
-        _ = try t.db().createZone("Z")
+        let a = api(t.root)
+        try t.client().createZone("Z")
         _ = try a.modifySubscriptions(SubscriptionsModifyRequest(operations: [.create(Subscription(subscriptionID: "z", kind: .zone, zoneName: "Z"))]), as: caller(device: "A"))
         _ = try a.modifyRecords(ModifyRequest(operations: [op(.create, "r")], zoneName: "Z"), as: caller(device: "B"))
         let n = try XCTUnwrap(try a.listNotifications(NotificationsRequest(), as: caller(device: "A")).notifications.first)

@@ -1,33 +1,31 @@
 import CKJSON
 import CKModel
+import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
+/// Subscriptions and the notifications they deliver, through subscriptions/modify and a
+/// device's notifications; and a delivery redone after a crash, which reaches past the API.
 final class NotificationTests: XCTestCase {
-    private func db(_ t: TempStore, _ scope: DatabaseScope = .private, device: String, as user: String? = nil) throws -> Database {
-        try t.store.database(DatabaseAddress(container: "iCloud.com.example.test", environment: .development, scope: scope), actingAs: user, deviceID: device)
-    }
-
-    private func unread(_ d: Database) throws -> [JSONValue] {
-        let box = try d.notificationInbox()
-        return try box.read(from: try box.unreadOffset()).notifications
-    }
+    /// A device of the store's account, through the API.
+    private func device(_ t: TempStore, _ name: String, _ scope: DatabaseScope = .private) -> APIClient { t.client(caller(scope, device: name)) }
 
     func testSavingTheSameSubscriptionTwiceKeepsOne() throws {
         let t = TempStore()
-        let d = try db(t, device: "A")
+        let d = device(t, "A")
         let s = Subscription(subscriptionID: "", kind: .database)
         var s1 = s; s1.subscriptionID = s.defaultID
         try d.saveSubscription(s1)
         try d.saveSubscription(s1)
-        XCTAssertEqual(try d.subscriptions().map(\.subscriptionID), ["database"])
+        XCTAssertEqual(try d.subscriptionIDs(), ["database"])
         try d.deleteSubscription("database")
         XCTAssertThrowsError(try d.subscription("database")) { XCTAssertEqual(($0 as? CloudKitError)?.code, .notFound) }
     }
 
     func testKindsAreRefusedWhereCloudKitRefusesThem() throws {
         let t = TempStore()
-        let priv = try db(t, device: "A"), pub = try db(t, .public, device: "A"), shared = try db(t, .shared, device: "A")
+        let priv = device(t, "A"), pub = device(t, "A", .public), shared = device(t, "A", .shared)
         XCTAssertThrowsError(try pub.saveSubscription(Subscription(subscriptionID: "d", kind: .database)))
         XCTAssertThrowsError(try pub.saveSubscription(Subscription(subscriptionID: "z", kind: .zone, zoneName: "_defaultZone")))
         XCTAssertThrowsError(try shared.saveSubscription(Subscription(subscriptionID: "q", kind: .query, recordType: "T")))
@@ -38,98 +36,95 @@ final class NotificationTests: XCTestCase {
         XCTAssertThrowsError(try priv.saveSubscription(Subscription(subscriptionID: "../x", kind: .database)))
         XCTAssertThrowsError(try priv.saveSubscription(Subscription(subscriptionID: "q", kind: .query, recordType: "T", firesOn: [])))
         XCTAssertNoThrow(try pub.saveSubscription(Subscription(subscriptionID: "q", kind: .query, recordType: "T")))
-        XCTAssertEqual(try priv.subscriptions().count, 0)
+        XCTAssertEqual(try priv.subscriptionIDs().count, 0)
     }
 
     func testOtherDevicesAreNotifiedAndUnreadZoneNotificationsCoalesce() throws {
         let t = TempStore()
-        let a = try db(t, device: "A"), b = try db(t, device: "B")
-        _ = try a.createZone("Z")
+        let a = device(t, "A"), b = device(t, "B")
+        try a.createZone("Z")
         try a.saveSubscription(Subscription(subscriptionID: "zone-Z", kind: .zone, zoneName: "Z"))
         try b.registerForNotifications()
         _ = try b.modify(zone: "Z", operations: [op(.create, "r1")])
         _ = try b.modify(zone: "Z", operations: [op(.create, "r2")])
-        XCTAssertEqual(try unread(b).count, 0, "the device that made the change is left out")
-        let notes = try unread(a)
+        XCTAssertEqual(try b.unread().count, 0, "the device that made the change is left out")
+        let notes = try a.unread()
         XCTAssertEqual(notes.count, 1, "two unread zone notifications coalesce into one")
         XCTAssertEqual(notes[0]["notificationType"], "recordZone")
         XCTAssertEqual(notes[0]["zoneID"]?["zoneName"], "Z")
-        let box = try a.notificationInbox()
-        try box.markRead(through: try box.read(from: try box.unreadOffset()).end)
-        XCTAssertEqual(try unread(a).count, 0)
+        try a.markRead()
+        XCTAssertEqual(try a.unread().count, 0)
         _ = try b.modify(zone: "Z", operations: [op(.forceDelete, "r1")])
-        XCTAssertEqual(try unread(a).count, 1, "after reading, the next change notifies again")
+        XCTAssertEqual(try a.unread().count, 1, "after reading, the next change notifies again")
     }
 
     func testQuerySubscriptionsHonourFiresOnPredicateAndFiresOnce() throws {
         let t = TempStore()
-        let a = try db(t, device: "A"), b = try db(t, device: "B")
+        let a = device(t, "A"), b = device(t, "B")
         let f = QueryFilter(fieldName: "n", comparator: .greaterThan, value: field(2)!)
         try a.saveSubscription(Subscription(subscriptionID: "big", kind: .query, recordType: "Item", filters: [f], firesOn: [.create, .delete]))
         try a.saveSubscription(Subscription(subscriptionID: "once", kind: .query, recordType: "Item", firesOnce: true))
         _ = try b.modify(zone: "_defaultZone", operations: [op(.create, "small", ["n": 1]), op(.create, "large", ["n": 5])])
         _ = try b.modify(zone: "_defaultZone", operations: [op(.forceUpdate, "large", ["n": 6])])
         _ = try b.modify(zone: "_defaultZone", operations: [op(.forceDelete, "large")])
-        let notes = try unread(a)
+        let notes = try a.unread()
         let big = notes.filter { $0["subscriptionID"] == "big" }
         XCTAssertEqual(big.map { $0["recordName"] }, ["large", "large"])
         XCTAssertEqual(big.map { $0["queryNotificationReason"] }, ["recordCreated", "recordDeleted"])
         XCTAssertEqual(notes.filter { $0["subscriptionID"] == "once" }.count, 1)
-        XCTAssertEqual(try a.subscriptions().map(\.subscriptionID), ["big"], "a fires-once subscription is gone after firing")
+        XCTAssertEqual(try a.subscriptionIDs(), ["big"], "a fires-once subscription is gone after firing")
     }
 
     func testPublicQuerySubscriptionsNotifyTheirOwnerOnly() throws {
         let t = TempStore()
         try t.store.accounts.signIn(appleID: "bob@example.com", givenName: nil, familyName: nil, phone: nil)
-        let bob = try db(t, .public, device: "default", as: "bob@example.com")
-        let alice = try db(t, .public, device: "default", as: "alice@example.com")
+        let bob = t.client(caller(.public, .appleID("bob@example.com")))
+        let alice = t.client(caller(.public, .appleID("alice@example.com")))
         try bob.saveSubscription(Subscription(subscriptionID: "notes", kind: .query, recordType: "Note"))
         try alice.registerForNotifications()
         _ = try alice.modify(zone: "_defaultZone", operations: [op(.create, "n1", type: "Note")])
-        XCTAssertEqual(try unread(bob).map { $0["recordName"] }, ["n1"], "bob's device gets alice's change")
-        XCTAssertEqual(try unread(alice).count, 0)
+        XCTAssertEqual(try bob.unread().map { $0["recordName"] }, ["n1"], "bob's device gets alice's change")
+        XCTAssertEqual(try alice.unread().count, 0)
     }
 
     func testDatabaseSubscriptionsIgnoreTheDefaultZoneAndSeeZoneDeletion() throws {
         let t = TempStore()
-        let a = try db(t, device: "A"), b = try db(t, device: "B")
+        let a = device(t, "A"), b = device(t, "B")
         try a.saveSubscription(Subscription(subscriptionID: "db", kind: .database))
         _ = try b.modify(zone: "_defaultZone", operations: [op(.create, "x")])
-        XCTAssertEqual(try unread(a).count, 0)
-        _ = try b.createZone("Z")
-        XCTAssertEqual(try unread(a).map { $0["notificationType"] }, ["database"])
+        XCTAssertEqual(try a.unread().count, 0)
+        try b.createZone("Z")
+        XCTAssertEqual(try a.unread().map { $0["notificationType"] }, ["database"])
     }
 
     /// A zone event redone after a crash (the same database-history entry) notifies once.
     func testAZoneEventDeliveredTwiceArrivesOnce() throws {
         let t = TempStore()
-        let phone = try db(t, device: "phone")
+        let phone = device(t, "phone")
         try phone.saveSubscription(Subscription(subscriptionID: "database", kind: .database))
-        let laptop = try db(t, device: "laptop")
-        _ = try laptop.createZone("V")
-        XCTAssertEqual(try unread(phone).count, 1)
-        let box = try phone.notificationInbox()
-        try box.markRead(through: try box.read(from: try box.unreadOffset()).end)
-        let entry = try laptop.databaseHistory.head()
-        try laptop.deliverZoneEvent("V", entry: entry)
-        XCTAssertEqual(try unread(phone).count, 0, "the same entry is not delivered again")
+        try device(t, "laptop").createZone("V")
+        XCTAssertEqual(try phone.unread().count, 1)
+        try phone.markRead()
+        // The redo of the zone event's delivery, as the next writer after a crash does it.
+        let laptop = try t.db(device: "laptop")
+        try laptop.deliverZoneEvent("V", entry: try laptop.databaseHistory.head())
+        XCTAssertEqual(try phone.unread().count, 0, "the same entry is not delivered again")
     }
 
     /// A change committed before a subscription was saved never notifies it, even when its
     /// delivery is redone afterwards (a crashed commit finished by the next writer).
     func testARedoneDeliveryDoesNotReachANewerSubscription() throws {
         let t = TempStore()
-        let laptop = try db(t, device: "laptop")
-        _ = try laptop.createZone("Z")
+        let laptop = device(t, "laptop")
+        try laptop.createZone("Z")
         _ = try laptop.modify(zone: "Z", operations: [op(.create, "old")])
-        let z = try laptop.zone("Z")
-        try z.setApplied(0, durable: 0)  // as if the commit's delivery had not happened
+        try t.zoneStore("Z").setApplied(0, durable: 0)  // as if the commit's delivery had not happened
         t.advance(1000)
-        let phone = try db(t, device: "phone")
+        let phone = device(t, "phone")
         try phone.saveSubscription(Subscription(subscriptionID: "q", kind: .query, recordType: "Item"))
         t.advance(1000)
         _ = try laptop.modify(zone: "Z", operations: [op(.create, "new")])
-        XCTAssertEqual(try unread(phone).compactMap { $0["recordName"]?.stringValue }, ["new"])
+        XCTAssertEqual(try phone.unread().compactMap { $0["recordName"]?.stringValue }, ["new"])
     }
 
     /// After a restart of the machine, a zone's files are redone from their last sync, and with
@@ -137,14 +132,14 @@ final class NotificationTests: XCTestCase {
     /// stopped before delivering), only that one is delivered.
     func testADeliveryRedoneFromFurtherBackBringsOnlyWhatTheInboxLacks() throws {
         let t = TempStore()
-        let laptop = try db(t, device: "laptop")
-        _ = try laptop.createZone("Z")
-        let phone = try db(t, device: "phone")
+        let laptop = device(t, "laptop")
+        try laptop.createZone("Z")
+        let phone = device(t, "phone")
         try phone.saveSubscription(Subscription(subscriptionID: "q", kind: .query, recordType: "Item"))
         t.advance(1000)
         _ = try laptop.modify(zone: "Z", operations: [op(.create, "a")])
         _ = try laptop.modify(zone: "Z", operations: [op(.create, "b")])
-        let z = try laptop.zone("Z")
+        let z = try t.zoneStore("Z")
         // Entry 3 committed, then the machine stopped: no file, no delivery.
         var c = try z.record(named: "a")!
         c.recordName = "c"
@@ -154,21 +149,21 @@ final class NotificationTests: XCTestCase {
         // Restarted: the files are trusted only as far as they were synced (here: nothing).
         try z.setApplied(0, durable: 0)
         _ = try laptop.modify(zone: "Z", operations: [op(.create, "d")])
-        XCTAssertEqual(try unread(phone).compactMap { $0["recordName"]?.stringValue }, ["a", "b", "c", "d"], "each change once")
+        XCTAssertEqual(try phone.unread().compactMap { $0["recordName"]?.stringValue }, ["a", "b", "c", "d"], "each change once")
     }
 
     /// A zone subscription watches its zone only, by the bytes of its name.
     func testAZoneSubscriptionDoesNotFireForAnotherSpellingOfItsZone() throws {
         let t = TempStore()
-        let phone = try db(t, device: "phone")
-        let laptop = try db(t, device: "laptop")
-        _ = try laptop.createZone("Z\u{E9}")
-        _ = try laptop.createZone("Ze\u{301}")
+        let phone = device(t, "phone")
+        let laptop = device(t, "laptop")
+        try laptop.createZone("Z\u{E9}")
+        try laptop.createZone("Ze\u{301}")
         try phone.saveSubscription(Subscription(subscriptionID: "s", kind: .zone, zoneName: "Z\u{E9}"))
         _ = try laptop.modify(zone: "Ze\u{301}", operations: [op(.create, "a")])
-        XCTAssertEqual(try unread(phone).filter { $0["notificationType"] == "recordZone" }.count, 0)
+        XCTAssertEqual(try phone.unread().filter { $0["notificationType"] == "recordZone" }.count, 0)
         _ = try laptop.modify(zone: "Z\u{E9}", operations: [op(.create, "a")])
-        XCTAssertEqual(try unread(phone).filter { $0["notificationType"] == "recordZone" }.count, 1)
+        XCTAssertEqual(try phone.unread().filter { $0["notificationType"] == "recordZone" }.count, 1)
     }
 
     /// Default zone-subscription IDs keep a zone with a type apart from a zone whose name

@@ -1,4 +1,5 @@
 import CKJSON
+import CKTestSupport
 import XCTest
 @testable import CKCore
 
@@ -8,7 +9,7 @@ import XCTest
 final class ProductionNewTypeTests: XCTestCase {
     func testANewTypeIsRefusedInProductionByCodeEvenWithoutFields() throws {
         let t = TempStore()
-        let prod = try t.db(env: .production)
+        let prod = t.client(caller(env: .production))
         for fields: [String: JSONValue] in [[:], ["title": "x"]] {
             let before = t.snapshot()
             let r = try prod.modify(zone: "_defaultZone", operations: [op(.create, "a", type: "ToDoItem", fields)])
@@ -16,14 +17,12 @@ final class ProductionNewTypeTests: XCTestCase {
             XCTAssertNil(r[0].record)
             XCTAssertEqual(t.snapshot(), before, "a refused save writes nothing, schema included")
         }
-        // Through the API: the same code, and the error is the item's.
-        let api = CloudKitAPI(dataDirectory: t.root)
-        let caller = Caller(container: "iCloud.com.example.test", environment: .production, scope: .private, user: .device, deviceID: "d")
-        let answer = try api.modifyRecords(ModifyRequest(operations: [op(.create, "b", type: "Empty")]), as: caller)
+        // The error is the item's, not the request's.
+        let answer = try t.api.modifyRecords(ModifyRequest(operations: [op(.create, "b", type: "Empty")]), as: caller(env: .production, device: "d"))
         XCTAssertEqual(answer.results.map { $0.error?.code }, [.badRequest])
         // Development defines the type, even with no fields; once deployed, production takes it.
-        XCTAssertNil(try t.db().modify(zone: "_defaultZone", operations: [op(.create, "a", type: "Empty")])[0].error)
-        XCTAssertEqual(try SchemaAdmin(paths: t.store.paths, container: "iCloud.com.example.test").deploy().typesAdded, ["Empty"])
-        XCTAssertNil(try t.db(env: .production).modify(zone: "_defaultZone", operations: [op(.create, "b", type: "Empty")])[0].error)
+        XCTAssertNil(try t.client().modify(zone: "_defaultZone", operations: [op(.create, "a", type: "Empty")])[0].error)
+        XCTAssertEqual(try t.api.deploySchema(as: caller()).document["recordTypesAdded"], ["Empty"])
+        XCTAssertNil(try prod.modify(zone: "_defaultZone", operations: [op(.create, "b", type: "Empty")])[0].error)
     }
 }

@@ -1,5 +1,6 @@
 import CKJSON
 import CKModel
+import CKTestSupport
 import XCTest
 @testable import CKCore
 
@@ -7,17 +8,17 @@ import XCTest
 /// `<` boundary (a record equal to the value is excluded) and the order of paged results,
 /// checked against an order computed here, not against ck itself.
 final class QueryBoundaryAndOrderTests: XCTestCase {
-    private func seeded(_ values: [Int64]) throws -> (TempStore, Database) {
+    private func seeded(_ values: [Int64]) throws -> (TempStore, APIClient) {
         let t = TempStore()
-        let db = try t.db()
+        let db = t.client()
         _ = try db.modify(zone: "_defaultZone", operations: values.enumerated().map { op(.create, "r\($0.offset)", ["n": .int($0.element), "s": .string("v\($0.element)")]) })
         // Sorted queries without a filter need "___recordID" QUERYABLE, as in CloudKit.
         try db.addIndexes("Item")
         return (t, db)
     }
 
-    private func names(_ db: Database, _ filters: [QueryFilter], sorts: [QuerySort] = []) throws -> [String] {
-        try db.query(zone: "_defaultZone", QueryRequest(recordType: "Item", filters: filters, sorts: sorts)).records.map(\.recordName)
+    private func names(_ db: APIClient, _ filters: [QueryFilter], sorts: [QuerySort] = []) throws -> [String] {
+        try db.query(QueryRequest(recordType: "Item", filters: filters, sorts: sorts)).records.map(\.recordName)
     }
 
     private func f(_ name: String, _ c: QueryComparator, _ v: JSONValue) -> QueryFilter {
@@ -43,8 +44,8 @@ final class QueryBoundaryAndOrderTests: XCTestCase {
         }
         XCTAssertEqual(try names(db, [f("s", .beginsWith, "v"), f("n", .lessThan, 5)]), ["r0"])
         // As of a point in the history (read from the history, not the index).
-        let z = try db.zone("_defaultZone")
-        let past = try db.query(in: z, QueryRequest(recordType: "Item", filters: [f("n", .lessThan, 5)]), at: try z.history.head(), readable: { _ in true })
+        let head = try HistoryReference.parse("_defaultZone@\(try db.head(zone: "_defaultZone"))", now: 0, timeZone: nil)
+        let past = try db.query(QueryRequest(recordType: "Item", filters: [f("n", .lessThan, 5)]), at: head)
         XCTAssertEqual(past.records.map(\.recordName), ["r0"])
     }
 
@@ -61,7 +62,7 @@ final class QueryBoundaryAndOrderTests: XCTestCase {
                 var marker: String?
                 var pages = 0
                 repeat {
-                    let page = try db.query(zone: "_defaultZone", QueryRequest(recordType: "Item", sorts: [QuerySort(fieldName: "n", ascending: ascending)],
+                    let page = try db.query(QueryRequest(recordType: "Item", sorts: [QuerySort(fieldName: "n", ascending: ascending)],
                                                                              resultsLimit: limit, continuationMarker: marker))
                     XCTAssertLessThanOrEqual(page.records.count, limit)
                     got += page.records.map(\.recordName)
@@ -80,7 +81,7 @@ final class QueryBoundaryAndOrderTests: XCTestCase {
         var got: [String] = []
         var marker: String?
         repeat {
-            let page = try db2.query(zone: "_defaultZone", QueryRequest(recordType: "Item", sorts: [QuerySort(fieldName: "n", ascending: true), QuerySort(fieldName: "s", ascending: false)],
+            let page = try db2.query(QueryRequest(recordType: "Item", sorts: [QuerySort(fieldName: "n", ascending: true), QuerySort(fieldName: "s", ascending: false)],
                                                                        resultsLimit: 2, continuationMarker: marker))
             got += page.records.map(\.recordName)
             marker = page.continuationMarker

@@ -1,11 +1,12 @@
 import CKJSON
 import CKModel
+import CKTestSupport
 import XCTest
 @testable import CKCore
 
 final class QueryTests: XCTestCase {
-    func seeded() throws -> Database {
-        let db = try TempStore().db()
+    func seeded() throws -> APIClient {
+        let db = TempStore().client()
         let rows: [(String, [String: JSONValue])] = [
             ("a", ["title": "Apples", "priority": 3, "tags": ["red", "fruit"], "note": "The quick brown Fox"]),
             ("b", ["title": "bananas", "priority": 5, "tags": ["yellow", "fruit"], "place": ["latitude": 37.33, "longitude": -122.03]]),
@@ -17,8 +18,8 @@ final class QueryTests: XCTestCase {
         return db
     }
 
-    func names(_ db: Database, _ filters: [QueryFilter], sorts: [QuerySort] = []) throws -> [String] {
-        try db.query(zone: "_defaultZone", QueryRequest(recordType: "Item", filters: filters, sorts: sorts)).records.map(\.recordName)
+    func names(_ db: APIClient, _ filters: [QueryFilter], sorts: [QuerySort] = []) throws -> [String] {
+        try db.query(QueryRequest(recordType: "Item", filters: filters, sorts: sorts)).records.map(\.recordName)
     }
 
     func f(_ name: String, _ c: QueryComparator, _ v: JSONValue, distance: Double? = nil) -> QueryFilter {
@@ -54,7 +55,7 @@ final class QueryTests: XCTestCase {
         var seen: [String] = []
         var req = QueryRequest(recordType: "Item", sorts: [QuerySort(fieldName: "priority")], resultsLimit: 1)
         repeat {
-            let r = try db.query(zone: "_defaultZone", req)
+            let r = try db.query(req)
             seen += r.records.map(\.recordName)
             req.continuationMarker = r.continuationMarker
         } while req.continuationMarker != nil
@@ -63,26 +64,26 @@ final class QueryTests: XCTestCase {
 
     func testMarkerOfAnotherQueryIsRefused() throws {
         let db = try seeded()
-        let m = try db.query(zone: "_defaultZone", QueryRequest(recordType: "Item", resultsLimit: 1)).continuationMarker!
-        XCTAssertThrowsError(try db.query(zone: "_defaultZone", QueryRequest(recordType: "Item", filters: [f("priority", .greaterThan, 0)], continuationMarker: m)))
-        XCTAssertThrowsError(try db.query(zone: "_defaultZone", QueryRequest(recordType: "Item", continuationMarker: "bm90IGEgbWFya2Vy")))
+        let m = try db.query(QueryRequest(recordType: "Item", resultsLimit: 1)).continuationMarker!
+        XCTAssertThrowsError(try db.query(QueryRequest(recordType: "Item", filters: [f("priority", .greaterThan, 0)], continuationMarker: m)))
+        XCTAssertThrowsError(try db.query(QueryRequest(recordType: "Item", continuationMarker: "bm90IGEgbWFya2Vy")))
     }
 
     func testParseWebServicesQuery() throws {
         let body = try JSONParser.parse(#"{"query": {"recordType": "Item", "filterBy": [{"fieldName": "priority", "comparator": "GREATER_THAN", "fieldValue": {"value": 2}}], "sortBy": [{"fieldName": "priority", "ascending": false}]}, "resultsLimit": 1}"#)
         let (req, _) = try QueryRequest.parse(body)
         let db = try seeded()
-        XCTAssertEqual(try db.query(zone: "_defaultZone", req).records.map(\.recordName), ["b"])
+        XCTAssertEqual(try db.query(req).records.map(\.recordName), ["b"])
         XCTAssertThrowsError(try QueryRequest.parse(try JSONParser.parse(#"{"query": {"recordType": "Item", "filterBy": [{"fieldName": "x", "comparator": "LIKE", "fieldValue": {"value": 1}}]}}"#)))
     }
 
     /// Markers are signed: an edited one is refused, not followed to a wrong page.
     func testAnEditedMarkerIsRefused() throws {
         let db = try seeded()
-        let m = try db.query(zone: "_defaultZone", QueryRequest(recordType: "Item", resultsLimit: 1)).continuationMarker!
-        XCTAssertNoThrow(try db.query(zone: "_defaultZone", QueryRequest(recordType: "Item", resultsLimit: 1, continuationMarker: m)))
+        let m = try db.query(QueryRequest(recordType: "Item", resultsLimit: 1)).continuationMarker!
+        XCTAssertNoThrow(try db.query(QueryRequest(recordType: "Item", resultsLimit: 1, continuationMarker: m)))
         for edited in [String(m.dropLast()), m.replacingOccurrences(of: "ck1q.e", with: "ck1q.f"), m + "A", "ck1q." + m.dropFirst(5).reversed()] {
-            XCTAssertThrowsError(try db.query(zone: "_defaultZone", QueryRequest(recordType: "Item", resultsLimit: 1, continuationMarker: edited))) { e in
+            XCTAssertThrowsError(try db.query(QueryRequest(recordType: "Item", resultsLimit: 1, continuationMarker: edited))) { e in
                 XCTAssertEqual((e as? CloudKitError)?.code, .badRequest)
             }
         }
@@ -92,12 +93,12 @@ final class QueryTests: XCTestCase {
     /// not an empty page. Numbers compare with numbers, record names with text.
     func testAValueOfAnotherKindThanTheSchemasTypeIsRefused() throws {
         let store = TempStore()
-        _ = try store.db().modify(zone: "_defaultZone", operations: [
+        _ = try store.client().modify(zone: "_defaultZone", operations: [
             op(.create, "a", ["title": "Apples", "priority": 3, "place": ["latitude": 37.33, "longitude": -122.03]]),
             op(.create, "b", ["title": "bananas", "priority": 5]),
         ])
-        // A new Database, as each command opens one: it reads the schema the saves defined.
-        let db = try store.db()
+        // A new request, as each command is: it reads the schema the saves defined.
+        let db = store.client()
         try db.addIndexes("Item")
         for bad in [f("priority", .equals, "abc"), f("title", .greaterThan, 3), f("place", .equals, "x"),
                     f("priority", .beginsWith, "1"), f("title", .near, ["latitude": 1, "longitude": 2], distance: 5),

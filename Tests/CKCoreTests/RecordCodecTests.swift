@@ -2,6 +2,7 @@ import CKJSON
 import CKModel
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// The fast record paths against the general ones they stand in for: `RecordResponse` must
 /// write the bytes `JSONWriter` writes for `Record.response`, and `StoredRecordDecoder` must

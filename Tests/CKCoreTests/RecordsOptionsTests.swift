@@ -1,13 +1,15 @@
 import CKJSON
 import CKModel
+import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// The request options CloudKit JS sends to the records endpoints, as the bodies it sends:
 /// `zoneWide` (a query of every zone), `numbersAsStrings` (INT64 and DOUBLE values as strings,
 /// both ways), and `desiredKeys` inside one operation or one lookup item.
 final class RecordsOptionsTests: XCTestCase {
-    let me = Caller(container: "iCloud.com.example.test")
+    let me = caller()
 
     func body(_ text: String) throws -> JSONValue { try JSONParser.parse(Array(text.utf8)) }
 
@@ -15,7 +17,7 @@ final class RecordsOptionsTests: XCTestCase {
     /// the zones Lists and Work.
     func store() throws -> (TempStore, CloudKitAPI) {
         let t = TempStore()
-        let a = CloudKitAPI(dataDirectory: t.root)
+        let a = api(t.root)
         _ = try a.importSchema(SchemaImportRequest(text: """
             DEFINE SCHEMA
                 RECORD TYPE Item (
@@ -105,10 +107,7 @@ final class RecordsOptionsTests: XCTestCase {
         let t = TempStore(signIn: false)
         defer { withExtendedLifetime(t) {} }
         for u in ["bob", "alice"] { try t.store.accounts.signIn(appleID: "\(u)@example.com", givenName: u.capitalized, familyName: nil, phone: nil) }
-        let a = CloudKitAPI(dataDirectory: t.root)
-        func caller(_ user: String, _ scope: DatabaseScope = .private) -> Caller {
-            Caller(container: "iCloud.com.example.test", environment: .development, scope: scope, user: .appleID("\(user)@example.com"), deviceID: "\(user)-phone")
-        }
+        let a = api(t.root)
         _ = try a.importSchema(SchemaImportRequest(text: """
             DEFINE SCHEMA
                 RECORD TYPE List ("___recordID" REFERENCE QUERYABLE, title STRING, GRANT WRITE TO "_creator", GRANT CREATE TO "_icloud", GRANT READ TO "_world");

@@ -1,5 +1,6 @@
 import CKJSON
 import CKModel
+import CKTestSupport
 import XCTest
 @testable import CKCore
 
@@ -7,7 +8,7 @@ import XCTest
 /// Web Services request, and 1 MB of data a record, counted in bytes (a BYTES value by its
 /// decoded bytes, not its base64), assets excluded.
 final class RequestLimitTests: XCTestCase {
-    let me = Caller(container: "iCloud.com.example.test")
+    let me = caller()
 
     func body(_ text: String) throws -> JSONValue { try JSONParser.parse(Array(text.utf8)) }
 
@@ -27,7 +28,7 @@ final class RequestLimitTests: XCTestCase {
 
     func testTwoHundredOperationsAreTheMostOneRequestHolds() throws {
         let t = TempStore()
-        let a = CloudKitAPI(dataDirectory: t.root)
+        let a = api(t.root)
         let full = try a.modifyRecords(try ModifyRequest.parse(try body(modifyBody(200))), as: me)
         XCTAssertEqual(full.results.count, 200)
         XCTAssertTrue(full.failures.isEmpty)
@@ -57,7 +58,7 @@ final class RequestLimitTests: XCTestCase {
     /// ck's own batches (a delete of many names) stay within the limit.
     func testADeleteOfManyNamesGoesByTwoHundreds() throws {
         let t = TempStore()
-        let a = CloudKitAPI(dataDirectory: t.root)
+        let a = api(t.root)
         for chunk in stride(from: 0, to: 450, by: 150) {
             let ops = (chunk..<chunk + 150).map { op(.create, "n\($0)") }
             XCTAssertTrue(try a.modifyRecords(ModifyRequest(operations: ops), as: me).failures.isEmpty)
@@ -70,7 +71,7 @@ final class RequestLimitTests: XCTestCase {
     /// An import writes batches of at most 200 records, and takes no larger batch size.
     func testAnImportGoesByTwoHundreds() throws {
         let t = TempStore()
-        let a = CloudKitAPI(dataDirectory: t.root)
+        let a = api(t.root)
         let lines = (0..<450).map { "{\"recordName\":\"i\($0)\",\"recordType\":\"Item\"}" }.joined(separator: "\n")
         var batches: [Int] = []
         let summary = try a.importSession(ImportRequest(input: Array(lines.utf8)), as: me).run { batches.append($0.results.count) }
@@ -90,7 +91,7 @@ final class RequestLimitTests: XCTestCase {
 
     func testABytesFieldCountsItsBytesNotItsBase64() throws {
         let t = TempStore()
-        let a = CloudKitAPI(dataDirectory: t.root)
+        let a = api(t.root)
         // 800,000 bytes are 1,066,668 characters of base64, and well under 1 MB of data.
         let r = try a.modifyRecords(ModifyRequest(operations: [blob(800_000)]), as: me)
         XCTAssertNil(r.failures.first, "\(r.failures)")
@@ -98,7 +99,7 @@ final class RequestLimitTests: XCTestCase {
 
     func testARecordAtTheLimitIsSavedAndOneByteMoreIsRefused() throws {
         let t = TempStore()
-        let a = CloudKitAPI(dataDirectory: t.root)
+        let a = api(t.root)
         // The name (3), the type (4) and the field's name (1) count with the value.
         let most = Limits.recordBytes - 3 - 4 - 1
         XCTAssertNil(try a.modifyRecords(ModifyRequest(operations: [blob(most)]), as: me).failures.first, "exactly 1 MB is saved")
@@ -115,7 +116,7 @@ final class RequestLimitTests: XCTestCase {
 
     func testStringsCountTheirUTF8AndAssetsDoNotCount() throws {
         let t = TempStore()
-        let a = CloudKitAPI(dataDirectory: t.root)
+        let a = api(t.root)
         // 'é' is 2 bytes: 500,000 of them are 1,000,000 bytes of data, over the limit.
         let text = String(repeating: "é", count: 500_000)
         let r = try a.modifyRecords(ModifyRequest(operations: [op(.create, "s", type: "T", ["t": .string(text)])]), as: me)

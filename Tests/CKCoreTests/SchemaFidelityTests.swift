@@ -1,19 +1,15 @@
 import CKJSON
 import CKModel
+import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// The schema as CloudKit keeps it (issue 30, item 9): an import cannot retype a field that
 /// holds data (every later save of those records would fail); fsck notices records that
 /// disagree with their schema; a save reports the fields it defined just in time, for the CLI
 /// to announce; the schema exports as JSON too.
 final class SchemaFidelityTests: XCTestCase {
-    static let container = "iCloud.com.example.test"
-
-    private func caller(_ env: CKModel.Environment = .development) -> Caller {
-        Caller(container: Self.container, environment: env, scope: .private, user: .device, deviceID: "mac")
-    }
-
     private let todoAsString = """
         DEFINE SCHEMA
             RECORD TYPE Todo (title STRING, n STRING, spare STRING, GRANT WRITE TO "_creator", GRANT CREATE TO "_icloud", GRANT READ TO "_world");
@@ -21,7 +17,7 @@ final class SchemaFidelityTests: XCTestCase {
 
     func testImportRefusesRetypingAFieldThatHoldsDataAndChangesNothing() throws {
         let t = TempStore()
-        let api = CloudKitAPI(dataDirectory: t.root)
+        let api = api(t.root)
         _ = try api.modifyZones(ZonesModifyRequest(operations: [.init(.create, "Z")]), as: caller())
         let saved = try api.modifyRecords(ModifyRequest(operations: [op(.create, "t1", type: "Todo", ["title": "milk", "n": 3])], zoneName: "Z"), as: caller())
         XCTAssertNil(saved.results[0].error)
@@ -44,16 +40,16 @@ final class SchemaFidelityTests: XCTestCase {
 
     func testImportRefusesRetypingDataInAnyDatabaseOfDevelopment() throws {
         let t = TempStore()
-        let api = CloudKitAPI(dataDirectory: t.root)
-        let pub = Caller(container: Self.container, environment: .development, scope: .public, user: .device, deviceID: "mac")
+        let api = api(t.root)
+        let pub = caller(.public)
         XCTAssertNil(try api.modifyRecords(ModifyRequest(operations: [op(.create, "p1", type: "Todo", ["n": 1])]), as: pub).results[0].error)
         XCTAssertThrowsError(try api.importSchema(SchemaImportRequest(text: todoAsString), as: caller()))
     }
 
     func testFsckReportsRecordsThatDisagreeWithTheirSchema() throws {
         let t = TempStore()
-        let db = try t.db()
-        _ = try db.createZone("Z")
+        let db = t.client()
+        try db.createZone("Z")
         XCTAssertNil(try db.modify(zone: "Z", operations: [op(.create, "t1", type: "Todo", ["n": 3, "title": "x"])])[0].error)
         XCTAssertTrue(try Fsck.run(paths: t.store.paths, repair: true).problems.isEmpty)
         // The schema file edited by hand (an import of an earlier ck did the same).
@@ -71,7 +67,7 @@ final class SchemaFidelityTests: XCTestCase {
 
     func testASaveReportsTheFieldsItDefinedJustInTime() throws {
         let t = TempStore()
-        let api = CloudKitAPI(dataDirectory: t.root)
+        let api = api(t.root)
         let first = try api.modifyRecords(ModifyRequest(operations: [op(.create, "t1", type: "Todo", ["done": "yes", "n": 1])]), as: caller())
         XCTAssertEqual(first.definedFields.map { "\($0.recordType).\($0.fieldName) \($0.type)" }, ["Todo.done STRING", "Todo.n INT64"])
         XCTAssertTrue(first.definedFields.allSatisfy(\.newRecordType))
@@ -91,7 +87,7 @@ final class SchemaFidelityTests: XCTestCase {
 
     func testTheSchemaExportsAsJSON() throws {
         let t = TempStore()
-        let api = CloudKitAPI(dataDirectory: t.root)
+        let api = api(t.root)
         _ = try api.importSchema(SchemaImportRequest(text: """
             DEFINE SCHEMA
                 CREATE ROLE Editor;

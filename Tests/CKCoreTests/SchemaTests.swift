@@ -1,7 +1,9 @@
 import CKJSON
 import CKModel
+import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 final class SchemaTests: XCTestCase {
     /// Apple's documented example schema (reference §8), kept in Tests/Fixtures.
@@ -79,7 +81,7 @@ final class SchemaTests: XCTestCase {
 
     func testDevelopmentDefinesJustInTimeAndRefusesAnotherType() throws {
         let t = TempStore()
-        let db = try t.db()
+        let db = t.client()
         _ = try db.modify(zone: "_defaultZone", operations: [op(.create, "a", type: "ToDoItem", ["title": "x", "n": 1, "tags": .array(["a"])])])
         let s = try SchemaStore(paths: t.store.paths, container: "iCloud.com.example.test", environment: .development).load()
         let todo = try XCTUnwrap(s.types["ToDoItem"])
@@ -88,7 +90,7 @@ final class SchemaTests: XCTestCase {
         XCTAssertEqual(todo.fields["tags"]?.type, SchemaType(.string, list: true))
         XCTAssertEqual(todo.fields["___recordID"]?.queryable, false)
         let before = t.snapshot()
-        let r = try t.db().modify(zone: "_defaultZone", operations: [op(.create, "b", type: "ToDoItem", ["n": "text"])])
+        let r = try t.client().modify(zone: "_defaultZone", operations: [op(.create, "b", type: "ToDoItem", ["n": "text"])])
         XCTAssertEqual(r[0].error?.code, .badRequest)
         XCTAssertTrue(r[0].error?.reason.contains("field 'n'") ?? false)
         XCTAssertTrue(r[0].error?.reason.contains("INT64") ?? false)
@@ -98,14 +100,13 @@ final class SchemaTests: XCTestCase {
 
     func testProductionNeverInventsSchemaUntilDeployed() throws {
         let t = TempStore()
-        let prod = try t.db(env: .production)
+        let prod = t.client(caller(env: .production))
         let r = try prod.modify(zone: "_defaultZone", operations: [op(.create, "a", type: "ToDoItem", ["title": "x"])])
         XCTAssertEqual(r[0].error?.reason, "Cannot create new type ToDoItem in production schema")
-        _ = try t.db().modify(zone: "_defaultZone", operations: [op(.create, "a", type: "ToDoItem", ["title": "x"])])
-        let admin = SchemaAdmin(paths: t.store.paths, container: "iCloud.com.example.test")
-        XCTAssertEqual(try admin.deploy().typesAdded, ["ToDoItem"])
-        XCTAssertNil(try t.db(env: .production).modify(zone: "_defaultZone", operations: [op(.create, "a", type: "ToDoItem", ["title": "x"])])[0].error)
-        let more = try t.db(env: .production).modify(zone: "_defaultZone", operations: [op(.create, "b", type: "ToDoItem", ["due": 1])])
+        _ = try t.client().modify(zone: "_defaultZone", operations: [op(.create, "a", type: "ToDoItem", ["title": "x"])])
+        XCTAssertEqual(try t.api.deploySchema(as: caller()).document["recordTypesAdded"], ["ToDoItem"])
+        XCTAssertNil(try prod.modify(zone: "_defaultZone", operations: [op(.create, "a", type: "ToDoItem", ["title": "x"])])[0].error)
+        let more = try prod.modify(zone: "_defaultZone", operations: [op(.create, "b", type: "ToDoItem", ["due": 1])])
         XCTAssertEqual(more[0].error?.reason, "Cannot create or modify field 'due' in record 'ToDoItem' in production schema")
     }
 
@@ -173,16 +174,18 @@ final class SchemaTests: XCTestCase {
         DEFINE SCHEMA CREATE ROLE Editor;
         RECORD TYPE Memo (text STRING, GRANT READ TO "_icloud", GRANT CREATE TO Editor, GRANT WRITE TO Editor);
         """, validateOnly: false)
-        let alice = try t.db(.public, as: "alice@example.com"), bob = try t.db(.public, as: "bob@example.com")
+        let alice = t.client(caller(.public, .appleID("alice@example.com"))), bob = t.client(caller(.public, .appleID("bob@example.com")))
         XCTAssertEqual(try alice.modify(zone: "_defaultZone", operations: [op(.create, "m", type: "Memo", ["text": "x"])])[0].error?.code, .accessDenied)
-        let aliceID = try XCTUnwrap(t.store.accounts.user(appleID: "alice@example.com")).userRecordName
-        try admin.setRole("Editor", user: aliceID, member: true, .development)
-        XCTAssertNil(try t.db(.public, as: "alice@example.com").modify(zone: "_defaultZone", operations: [op(.create, "m", type: "Memo", ["text": "x"])])[0].error)
+        _ = try t.api.setRole(RoleRequest(role: "Editor", appleID: "alice@example.com", member: true), as: caller())
+        XCTAssertNil(try alice.modify(zone: "_defaultZone", operations: [op(.create, "m", type: "Memo", ["text": "x"])])[0].error)
         XCTAssertEqual(try bob.modify(zone: "_defaultZone", operations: [op(.forceUpdate, "m", type: "Memo", ["text": "y"])])[0].error?.code, .accessDenied)
         XCTAssertNotNil(try bob.lookup(zone: "_defaultZone", recordNames: ["m"])[0].record, "_icloud READ: any signed-in user reads")
         try t.store.accounts.signOut()
-        let anonymous = try t.db(.public)
-        XCTAssertEqual(try anonymous.lookup(zone: "_defaultZone", recordNames: ["m"])[0].error?.code, .accessDenied, "no _world READ")
-        XCTAssertThrowsError(try admin.setRole("Ghost", user: aliceID, member: true, .development))
+        let anonymous = t.client(caller(.public))
+        XCTAssertEqual(try anonymous.lookup(zone: "_defaultZone", recordNames: ["m"])[0].error?.code, .notFound,
+                       "no _world READ: a record the caller may not read does not exist for them")
+        XCTAssertThrowsError(try t.api.setRole(RoleRequest(role: "Ghost", appleID: "alice@example.com", member: true), as: caller())) {
+            XCTAssertEqual(($0 as? CloudKitError)?.code, .badRequest, "a role the schema does not define")
+        }
     }
 }

@@ -1,6 +1,8 @@
 import CKModel
+import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// A record that enters or leaves a share carries its whole subtree, in the participant's zone
 /// feed and in their notifications (issue 30, item 2): re-parenting a folder with children
@@ -9,18 +11,17 @@ import XCTest
 final class SharedSubtreeFeedTests: XCTestCase {
     /// alice's zone Lists: `list`, shared with bob (accepted), holding `milk`; a folder of her
     /// own, `folder`, with `c1` (and its child `g1`) and `c2`, outside the share.
-    private func world(_ t: TempStore) throws -> (alice: Database, bob: Database) {
+    private func world(_ t: TempStore) throws -> (alice: APIClient, bob: APIClient) {
         try t.store.accounts.signIn(appleID: "bob@example.com", givenName: nil, familyName: nil, phone: nil)
-        let alice = try t.db(device: "alicephone", as: "alice@example.com")
-        _ = try alice.createZone("Lists")
-        _ = try alice.modify(zone: "Lists", operations: [op(.create, "list", type: "List"), op(.create, "folder", type: "Folder")])
-        _ = try alice.modify(zone: "Lists", operations: [child("milk", of: "list"), child("c1", of: "folder"), child("c2", of: "folder")])
-        _ = try alice.modify(zone: "Lists", operations: [child("g1", of: "c1")])
-        let share = try alice.createShare(zone: "Lists", record: "list", participants: [ShareParticipantRequest(user: .email("bob@example.com"), permission: .readWrite)],
-                                          publicPermission: .none, title: nil)
-        let accept = AcceptSharesRequest(shortGUIDs: [ShortGUIDRequest(share.share.shortGUID!)])
-        _ = try CloudKitAPI(dataDirectory: t.root).acceptShares(accept, as: Caller(container: "iCloud.com.example.test", scope: .shared, user: .appleID("bob@example.com"), deviceID: "bobphone"))
-        return (alice, try t.db(.shared, device: "bobphone", as: "bob@example.com"))
+        let alice = t.client(caller(.private, .appleID("alice@example.com"), device: "alicephone"))
+        try alice.createZone("Lists")
+        try alice.modify(zone: "Lists", operations: [op(.create, "list", type: "List"), op(.create, "folder", type: "Folder")])
+        try alice.modify(zone: "Lists", operations: [child("milk", of: "list"), child("c1", of: "folder"), child("c2", of: "folder")])
+        try alice.modify(zone: "Lists", operations: [child("g1", of: "c1")])
+        let share = try alice.createShare(zone: "Lists", record: "list", participants: [ShareParticipantRequest(user: .email("bob@example.com"), permission: .readWrite)])
+        let bob = t.client(caller(.shared, .appleID("bob@example.com"), device: "bobphone"))
+        try bob.acceptShare(share.shortGUID)
+        return (alice, bob)
     }
 
     private func child(_ name: String, of parent: String, type: RecordOperationType = .create) -> RecordOperation {
@@ -29,7 +30,7 @@ final class SharedSubtreeFeedTests: XCTestCase {
         return o
     }
 
-    private func move(_ alice: Database, _ name: String, to parent: String?) throws {
+    private func move(_ alice: APIClient, _ name: String, to parent: String?) throws {
         // forceUpdate keeps a parent it is not given; forceReplace (with the folder's no fields) clears it.
         var o = op(parent == nil ? .forceReplace : .forceUpdate, name, type: "Folder")
         o.parent = parent
@@ -38,22 +39,18 @@ final class SharedSubtreeFeedTests: XCTestCase {
 
     /// What bob may see now: the records his shared database lists.
     private func visible(_ t: TempStore) throws -> Set<String> {
-        let bob = try t.db(.shared, device: "bobphone", as: "bob@example.com")
-        var out = Set<String>()
-        try bob.zone("Lists").snapshot().forEachRecord { r in
-            if (try? bob.canRead(r)) == true { out.insert(r.recordName) }
-            return true
-        }
-        return out
+        Set(try bob(t).records(zone: "Lists").keys)
     }
 
-    /// Catches up page by page, each page a command of its own (a Database reads what is
-    /// shared once per command); a page holds at most `limit` changes unless one record's
-    /// subtree alone is larger, which then comes whole on a page of its own.
+    /// bob on his phone, in his shared database.
+    private func bob(_ t: TempStore) -> APIClient { t.client(caller(.shared, .appleID("bob@example.com"), device: "bobphone")) }
+
+    /// Catches up page by page, each page a request of its own; a page holds at most `limit`
+    /// changes unless one record's subtree alone is larger, which then comes whole on a page
+    /// of its own.
     private func catchUp(_ replica: inout FeedReplica, _ t: TempStore, limit: Int) throws {
         while true {
-            let bob = try t.db(.shared, device: "bobphone", as: "bob@example.com")
-            let page = try bob.zoneChanges(zone: "Lists", since: replica.token, limit: limit)
+            let page = try bob(t).zoneChanges(zone: "Lists", since: replica.token, limit: limit)
             replica.apply(page)
             if !page.moreComing { return }
         }
@@ -86,8 +83,7 @@ final class SharedSubtreeFeedTests: XCTestCase {
             let (alice, _) = try world(t)
             if parent == nil { try move(alice, "folder", to: "list") }
             var replica = FeedReplica()
-            let bob = try t.db(.shared, device: "bobphone", as: "bob@example.com")
-            replica.apply(try bob.zoneChanges(zone: "Lists", since: nil, limit: 2))
+            replica.apply(try bob(t).zoneChanges(zone: "Lists", since: nil, limit: 2))
             try move(alice, "folder", to: parent)
             try catchUp(&replica, t, limit: 2)
             XCTAssertEqual(Set(replica.records.keys), try visible(t), "moved to \(parent ?? "no parent") while bob paged from scratch")
@@ -97,11 +93,10 @@ final class SharedSubtreeFeedTests: XCTestCase {
     func testTheParticipantsDatabaseFeedListsTheZoneForEitherMove() throws {
         let t = TempStore()
         let (alice, _) = try world(t)
-        func bob() throws -> Database { try t.db(.shared, device: "bobphone", as: "bob@example.com") }
-        var token = try bob().databaseChanges(since: nil).syncToken
+        var token = try bob(t).databaseChanges(since: nil).syncToken
         for parent in ["list", nil] {
             try move(alice, "folder", to: parent)
-            let page = try bob().databaseChanges(since: token)
+            let page = try bob(t).databaseChanges(since: token)
             XCTAssertEqual(page.zones.map { "\($0.zoneID.zoneName) \($0.deleted)" }, ["Lists false"], "moved to \(parent ?? "no parent")")
             token = page.syncToken
         }
@@ -150,44 +145,36 @@ final class SharedSubtreeFeedTests: XCTestCase {
         let (alice, _) = try world(t)
         var replica = FeedReplica()
         try catchUp(&replica, t, limit: 200)
-        let share = try alice.createShare(zone: "Lists", record: "folder", participants: [ShareParticipantRequest(user: .email("bob@example.com"), permission: .readOnly)],
-                                          publicPermission: .none, title: nil)
-        let bob = Caller(container: "iCloud.com.example.test", scope: .shared, user: .appleID("bob@example.com"), deviceID: "bobphone")
-        let api = CloudKitAPI(dataDirectory: t.root)
-        _ = try api.acceptShares(AcceptSharesRequest(shortGUIDs: [ShortGUIDRequest(share.share.shortGUID!)]), as: bob)
+        let share = try alice.createShare(zone: "Lists", record: "folder", participants: [ShareParticipantRequest(user: .email("bob@example.com"), permission: .readOnly)])
+        try bob(t).acceptShare(share.shortGUID)
         let before = replica.pages.count
         try catchUp(&replica, t, limit: 200)
-        XCTAssertEqual(Set(replica.pages[before...].flatMap { $0 }), ["folder", "c1", "c2", "g1", share.share.recordName])
+        XCTAssertEqual(Set(replica.pages[before...].flatMap { $0 }), ["folder", "c1", "c2", "g1", share.recordName])
         XCTAssertEqual(Set(replica.records.keys), try visible(t))
 
-        let shared = try t.db(.shared, device: "bobphone", as: "bob@example.com")
-        _ = try shared.updateShare(try shared.share(shortGUID: share.share.shortGUID!), .leave)
+        try bob(t).leaveShare(share.shortGUID)
         let after = replica.pages.count
         try catchUp(&replica, t, limit: 200)
-        XCTAssertEqual(Set(replica.pages[after...].flatMap { $0 }), ["-folder", "-c1", "-c2", "-g1", "-" + share.share.recordName])
+        XCTAssertEqual(Set(replica.pages[after...].flatMap { $0 }), ["-folder", "-c1", "-c2", "-g1", "-" + share.recordName])
         XCTAssertEqual(Set(replica.records.keys), try visible(t))
     }
 
     func testTheParticipantsZoneSubscriptionOfTheChildrensTypeFiresOnBothMoves() throws {
         let t = TempStore()
         let (alice, bob) = try world(t)
-        _ = try bob.saveSubscription(Subscription(subscriptionID: "items", kind: .zone, zoneName: "Lists", recordType: "Item"))
-        let phone = try t.db(.shared, device: "bobphone", as: "bob@example.com")
-        func unread() throws -> Int {
-            let box = try phone.notificationInbox()
-            return try box.read(from: try box.unreadOffset()).notifications.count
-        }
+        try bob.saveSubscription(Subscription(subscriptionID: "items", kind: .zone, zoneName: "Lists", recordType: "Item"))
+        func unread() throws -> Int { try bob.unread().count }
         let start = try unread()
         try move(alice, "folder", to: "list")
         XCTAssertGreaterThan(try unread(), start, "Items entered bob's share with their folder")
         // Notifications of one subscription coalesce: a second one hears of the way out.
-        _ = try bob.saveSubscription(Subscription(subscriptionID: "items-out", kind: .zone, zoneName: "Lists", recordType: "Item"))
+        try bob.saveSubscription(Subscription(subscriptionID: "items-out", kind: .zone, zoneName: "Lists", recordType: "Item"))
         let entered = try unread()
         try move(alice, "folder", to: nil)
         XCTAssertGreaterThan(try unread(), entered, "Items left bob's share with their folder")
     }
 
-    private func shareName(_ alice: Database) throws -> String {
-        try XCTUnwrap(try alice.zone("Lists").record(named: "list")?.share)
+    private func shareName(_ alice: APIClient) throws -> String {
+        try XCTUnwrap(try alice.lookup(zone: "Lists", recordNames: ["list"])[0].record?.share)
     }
 }

@@ -1,7 +1,9 @@
 import CKJSON
 import CKModel
+import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// A participant's zone feed in the shared database follows the paging rules of every feed
 /// (each record once, at its current state, on the page of its latest change; from scratch, a
@@ -9,17 +11,15 @@ import XCTest
 final class SharedZoneChangesTests: XCTestCase {
     /// alice's zone Lists: a list with milk, eggs and bread in it, her diary outside it; the
     /// list shared with bob, who accepted. Returns alice's and bob's (shared) databases.
-    private func sharedList(_ t: TempStore) throws -> (alice: Database, bob: Database) {
+    private func sharedList(_ t: TempStore) throws -> (alice: APIClient, bob: APIClient) {
         try t.store.accounts.signIn(appleID: "bob@example.com", givenName: nil, familyName: nil, phone: nil)
-        let alice = try t.db(device: "alicephone", as: "alice@example.com")
-        _ = try alice.createZone("Lists")
-        _ = try alice.modify(zone: "Lists", operations: [op(.create, "list"), op(.create, "diary", ["text": "private"])])
-        _ = try alice.modify(zone: "Lists", operations: ["milk", "eggs", "bread"].map { item($0) })
-        let share = try alice.createShare(zone: "Lists", record: "list", participants: [ShareParticipantRequest(user: .email("bob@example.com"), permission: .readWrite)],
-                                          publicPermission: .none, title: nil)
-        let bob = try t.db(.shared, device: "bobphone")
-        let accept = AcceptSharesRequest(shortGUIDs: [ShortGUIDRequest(share.share.shortGUID!)])
-        _ = try CloudKitAPI(dataDirectory: t.root).acceptShares(accept, as: Caller(container: "iCloud.com.example.test", scope: .shared, deviceID: "bobphone"))
+        let alice = t.client(caller(.private, .appleID("alice@example.com"), device: "alicephone"))
+        try alice.createZone("Lists")
+        try alice.modify(zone: "Lists", operations: [op(.create, "list"), op(.create, "diary", ["text": "private"])])
+        try alice.modify(zone: "Lists", operations: ["milk", "eggs", "bread"].map { item($0) })
+        let share = try alice.createShare(zone: "Lists", record: "list", participants: [ShareParticipantRequest(user: .email("bob@example.com"), permission: .readWrite)])
+        let bob = t.client(caller(.shared, device: "bobphone"))
+        try bob.acceptShare(share.shortGUID)
         return (alice, bob)
     }
 
@@ -36,7 +36,7 @@ final class SharedZoneChangesTests: XCTestCase {
         for v in 1...3 { _ = try alice.modify(zone: "Lists", operations: [item("milk", ["n": .int(Int64(v))], type: .forceUpdate)]) }
         var replica = FeedReplica()
         try replica.catchUp(bob, zone: "Lists", limit: 2)
-        let shared = Set(try storedRecords(alice, zone: "Lists").keys).subtracting(["diary"])
+        let shared = Set(try alice.records(zone: "Lists").keys).subtracting(["diary"])
         XCTAssertEqual(replica.returned.sorted(), shared.sorted(), "each shared record once, the diary never")
         XCTAssertEqual(replica.records["milk"]?.fields["n"]?.value, 3)
 
@@ -52,7 +52,7 @@ final class SharedZoneChangesTests: XCTestCase {
         try replica.catchUp(bob, zone: "Lists", limit: 1)
         XCTAssertEqual(replica.pages[before...].filter { !$0.isEmpty }, [["-eggs"], ["-bread"], ["milk"]])
         XCTAssertEqual(replica.records["milk"]?.fields["n"]?.value, 5)
-        XCTAssertEqual(Set(replica.records.keys), Set(try storedRecords(alice, zone: "Lists").keys).subtracting(["diary", "bread"]))
+        XCTAssertEqual(Set(replica.records.keys), Set(try alice.records(zone: "Lists").keys).subtracting(["diary", "bread"]))
 
         // From scratch, bob did not make eggs (alice did): no word of it, nor of bread.
         var fresh = FeedReplica()
@@ -71,11 +71,11 @@ final class SharedZoneChangesTests: XCTestCase {
         try onPhone.catchUp(bob, zone: "Lists", limit: 200)
         XCTAssertEqual(onPhone.returned.filter { $0.hasPrefix("-") }, ["-butter"])
         var onIPad = FeedReplica()
-        try onIPad.catchUp(try t.db(.shared, device: "bobipad"), zone: "Lists", limit: 200)
+        try onIPad.catchUp(bob.with(device: "bobipad"), zone: "Lists", limit: 200)
         XCTAssertEqual(onIPad.returned.filter { $0.hasPrefix("-") }, [])
         // alice, on a device called like bob's, made none of it.
         var alicePhone = FeedReplica()
-        try alicePhone.catchUp(try t.db(device: "bobphone", as: "alice@example.com"), zone: "Lists", limit: 200)
+        try alicePhone.catchUp(alice.with(device: "bobphone"), zone: "Lists", limit: 200)
         XCTAssertEqual(alicePhone.returned.filter { $0.hasPrefix("-") }, [])
     }
 }

@@ -1,24 +1,20 @@
 import CKModel
+import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// Two owners sharing zones of the same name with one user (issue 30, item 5). ck addresses a
 /// shared zone by its name, so it cannot serve both: the second accept is refused, clearly, and
 /// the first share keeps working. (CloudKit keys shared zones by zoneName and ownerRecordName.)
 final class SharedZoneNameClashTests: XCTestCase {
-    static let container = "iCloud.com.example.test"
-
-    func caller(_ user: String, _ scope: DatabaseScope = .private) -> Caller {
-        Caller(container: Self.container, environment: .development, scope: scope, user: .appleID("\(user)@example.com"), deviceID: "\(user)-phone")
-    }
-
     /// alice and erin each share a root of their own zone `Lists` with bob; returns both short GUIDs.
     func twoOwners() throws -> (TempStore, CloudKitAPI, alice: String, erin: String) {
         let t = TempStore(signIn: false)
         for u in ["erin", "bob", "alice"] {
             try t.store.accounts.signIn(appleID: "\(u)@example.com", givenName: u.capitalized, familyName: nil, phone: nil)
         }
-        let a = CloudKitAPI(dataDirectory: t.root)
+        let a = api(t.root)
         var guids: [String] = []
         for owner in ["alice", "erin"] {
             _ = try a.modifyZones(ZonesModifyRequest(operations: [.init(.create, "Lists")]), as: caller(owner))

@@ -1,5 +1,7 @@
+import CKModel
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// What a long-lived process keeps of small files is never staler than the files: a file
 /// replaced (as every writer replaces them, by rename), removed, or swapped for a link is read

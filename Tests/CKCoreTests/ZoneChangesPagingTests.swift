@@ -1,6 +1,8 @@
 import CKModel
+import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
 /// Change feeds as CloudKit serves them, page by page (issue 28): each changed record once, at
 /// its current state, on the page of its latest change; from scratch, a deletion only for the
@@ -9,8 +11,8 @@ final class ZoneChangesPagingTests: XCTestCase {
     /// 16 saves and one delete, on the phone: r0…r11 made, r1 updated three times, r5 once,
     /// r7 deleted.
     private func phoneWrites(_ t: TempStore) throws {
-        let phone = try t.db(device: "phone")
-        _ = try phone.createZone("Z")
+        let phone = t.client(caller(device: "phone"))
+        try phone.createZone("Z")
         for i in 0..<12 { _ = try phone.modify(zone: "Z", operations: [op(.create, "r\(i)", ["n": .int(Int64(i))])]) }
         for v in 1...3 { _ = try phone.modify(zone: "Z", operations: [op(.forceUpdate, "r1", ["n": .int(Int64(100 + v))])]) }
         _ = try phone.modify(zone: "Z", operations: [op(.forceUpdate, "r5", ["n": 500])])
@@ -20,10 +22,10 @@ final class ZoneChangesPagingTests: XCTestCase {
     func testFromScratchInPagesEachLiveRecordComesOnceAtItsCurrentState() throws {
         let t = TempStore()
         try phoneWrites(t)
-        let ipad = try t.db(device: "ipad")
+        let ipad = t.client(caller(device: "ipad"))
         var replica = FeedReplica()
         let last = try replica.catchUp(ipad, zone: "Z", limit: 3)
-        let live = try storedRecords(ipad, zone: "Z")
+        let live = try ipad.records(zone: "Z")
         XCTAssertEqual(live.count, 11)
         XCTAssertEqual(replica.returned.sorted(), live.keys.sorted(), "each live record once; the deletion is not the iPad's to hear of")
         XCTAssertEqual(replica.records, live, "every record at its current state: r1 as of its third update, not its first")
@@ -40,7 +42,7 @@ final class ZoneChangesPagingTests: XCTestCase {
         let t = TempStore()
         try phoneWrites(t)
         var replica = FeedReplica()
-        try replica.catchUp(try t.db(device: "phone"), zone: "Z", limit: 3)
+        try replica.catchUp(t.client(caller(device: "phone")), zone: "Z", limit: 3)
         XCTAssertEqual(replica.returned.filter { $0.hasPrefix("-") }, ["-r7"])
         XCTAssertEqual(replica.returned.count, 12, "the 11 live records and the tombstone, each once")
         XCTAssertEqual(Set(replica.returned).count, 12)
@@ -50,7 +52,7 @@ final class ZoneChangesPagingTests: XCTestCase {
     func testFromScratchADeletionDuringTheFetchIsReported() throws {
         let t = TempStore()
         try phoneWrites(t)
-        let ipad = try t.db(device: "ipad"), phone = try t.db(device: "phone")
+        let ipad = t.client(caller(device: "ipad")), phone = t.client(caller(device: "phone"))
         var replica = FeedReplica()
         try replica.catchUp(ipad, zone: "Z", limit: 3) { page in
             // After the first page (r0, r2, r3: r1 changed later), the phone deletes r0 and r11.
@@ -59,7 +61,7 @@ final class ZoneChangesPagingTests: XCTestCase {
         XCTAssertEqual(replica.pages.first, ["r0", "r2", "r3"])
         XCTAssertEqual(replica.returned.filter { $0.hasPrefix("-") }, ["-r0", "-r11"], "deleted while the iPad paged: reported, once")
         XCTAssertFalse(replica.returned.contains("r11"), "r11's latest change is its deletion: never returned alive")
-        XCTAssertEqual(replica.records, try storedRecords(ipad, zone: "Z"))
+        XCTAssertEqual(replica.records, try ipad.records(zone: "Z"))
         // Once the fetch reached where it began, its tokens are ordinary: every deletion counts.
         _ = try phone.modify(zone: "Z", operations: [op(.create, "late")])
         _ = try phone.modify(zone: "Z", operations: [op(.forceDelete, "late")])
@@ -68,8 +70,8 @@ final class ZoneChangesPagingTests: XCTestCase {
 
     func testARecordChangedAgainWhileAClientPagesMovesToALaterPage() throws {
         let t = TempStore()
-        let db = try t.db()
-        _ = try db.createZone("Z")
+        let db = t.client()
+        try db.createZone("Z")
         _ = try db.modify(zone: "Z", operations: (0..<9).map { op(.create, "r\($0)", ["n": 0]) })
         var replica = FeedReplica()
         try replica.catchUp(db, zone: "Z", limit: 3) { page in
@@ -79,15 +81,15 @@ final class ZoneChangesPagingTests: XCTestCase {
         XCTAssertEqual(replica.pages, [["r0", "r1", "r2"], ["r3", "r5", "r6"], ["r7", "r8", "r1"], ["r4"]],
                        "r4 comes once, on the page of its latest change; r1 again, in its new state")
         XCTAssertEqual(replica.records["r4"]?.fields["n"]?.value, 4)
-        XCTAssertEqual(replica.records, try storedRecords(db, zone: "Z"))
+        XCTAssertEqual(replica.records, try db.records(zone: "Z"))
     }
 
     /// `--all` in the core: every page in one result holds a record changed during the paging
     /// once, in its latest state, where it last changed; the database's likewise.
     func testAllPagesInOneResultHoldEachRecordOnce() throws {
         let t = TempStore()
-        let db = try t.db()
-        _ = try db.createZone("Z")
+        let db = t.client()
+        try db.createZone("Z")
         _ = try db.modify(zone: "Z", operations: (0..<7).map { op(.create, "r\($0)", ["n": 0]) })
         var pages = 0
         let all = try db.allZoneChanges(zone: "Z", since: nil, limit: 3, while: {
@@ -99,14 +101,14 @@ final class ZoneChangesPagingTests: XCTestCase {
         XCTAssertFalse(all.moreComing)
         if case .record(let r1) = all.changes.last { XCTAssertEqual(r1.fields["n"]?.value, 1) } else { XCTFail() }
         XCTAssertTrue(try db.zoneChanges(zone: "Z", since: all.syncToken).changes.isEmpty, "its token is the last page's")
-        _ = try db.createZone("Y")
+        try db.createZone("Y")
         XCTAssertEqual(try db.allDatabaseChanges(since: nil, limit: 1).zones.map(\.zoneID.zoneName), ["Z", "Y"])
     }
 
     func testARecordMadeAndDeletedSinceTheTokenIsOneTombstone() throws {
         let t = TempStore()
-        let db = try t.db()
-        _ = try db.createZone("Z")
+        let db = t.client()
+        try db.createZone("Z")
         _ = try db.modify(zone: "Z", operations: [op(.create, "a")])
         let start = try db.zoneChanges(zone: "Z", since: nil)
         _ = try db.modify(zone: "Z", operations: [op(.create, "x", ["n": 1])])
@@ -131,24 +133,24 @@ final class ZoneChangesPagingTests: XCTestCase {
     /// any other token from there is still expired.
     func testFromScratchPagesReadOnThroughACompactedHistory() throws {
         let t = TempStore()
-        let db = try t.db()
-        _ = try db.createZone("Z")
+        let db = t.client()
+        try db.createZone("Z")
         _ = try db.modify(zone: "Z", operations: (0..<6).map { op(.create, "r\($0)", ["n": 0]) })
         let before = try db.zoneChanges(zone: "Z", since: nil, limit: 1).syncToken
         for v in 1...3 { _ = try db.modify(zone: "Z", operations: [op(.forceUpdate, "r\(v)", ["n": .int(Int64(v))])]) }
         _ = try db.modify(zone: "Z", operations: [op(.forceDelete, "r0")])
-        _ = try db.compactHistory(zone: "Z") { _, head in head + 1 }
+        try db.compactHistory(zone: "Z")
         var replica = FeedReplica()
-        try replica.catchUp(try t.db(device: "other"), zone: "Z", limit: 1)
-        XCTAssertEqual(replica.records, try storedRecords(db, zone: "Z"))
+        try replica.catchUp(t.client(caller(device: "other")), zone: "Z", limit: 1)
+        XCTAssertEqual(replica.records, try db.records(zone: "Z"))
         XCTAssertEqual(replica.returned.count, 5)
         XCTAssertThrowsError(try db.zoneChanges(zone: "Z", since: before)) { XCTAssertEqual(($0 as? CloudKitError)?.code, .changeTokenExpired) }
     }
 
     func testDatabaseChangesReturnEachZoneOnceAtItsLatestChange() throws {
         let t = TempStore()
-        let db = try t.db()
-        for z in ["A", "B", "C"] { _ = try db.createZone(z) }
+        let db = t.client()
+        for z in ["A", "B", "C"] { try db.createZone(z) }
         for z in ["A", "B", "A", "C", "A"] { _ = try db.modify(zone: z, operations: [op(.create, nil)]) }
         try db.deleteZone("B")
         var zones: [String] = []

@@ -1,7 +1,11 @@
 import CKModel
+import CKTestSupport
 import XCTest
 @testable import CKCore
+@testable import CKStore
 
+/// The change feeds through changes/zone and changes/database: tokens, pages, tombstones, and
+/// which zones have feeds.
 final class ZoneChangesTests: XCTestCase {
     private func names(_ r: ZoneChangesResult) -> [String] {
         r.changes.map { if case .record(let rec) = $0 { return rec.recordName } else if case .deleted(let n) = $0 { return "-" + n }; return "" }
@@ -9,8 +13,8 @@ final class ZoneChangesTests: XCTestCase {
 
     func testChangesSinceATokenAreTheLatestStateAndTombstones() throws {
         let t = TempStore()
-        let db = try t.db()
-        _ = try db.createZone("Z")
+        let db = t.client()
+        try db.createZone("Z")
         _ = try db.modify(zone: "Z", operations: [op(.create, "a"), op(.create, "b"), op(.create, "c")])
         let first = try db.zoneChanges(zone: "Z", since: nil)
         XCTAssertEqual(names(first), ["a", "b", "c"])
@@ -29,18 +33,18 @@ final class ZoneChangesTests: XCTestCase {
     /// DTS, reference §5.4): another device gets only the records that exist.
     func testFromTheStartOmitsRecordsThatNoLongerExistButOnTheirDevice() throws {
         let t = TempStore()
-        let db = try t.db()
-        _ = try db.createZone("Z")
+        let db = t.client()
+        try db.createZone("Z")
         _ = try db.modify(zone: "Z", operations: [op(.create, "a"), op(.create, "b")])
         _ = try db.modify(zone: "Z", operations: [op(.forceDelete, "a")])
-        XCTAssertEqual(names(try t.db(device: "other").zoneChanges(zone: "Z", since: nil)), ["b"])
+        XCTAssertEqual(names(try db.with(device: "other").zoneChanges(zone: "Z", since: nil)), ["b"])
         XCTAssertEqual(names(try db.zoneChanges(zone: "Z", since: nil)), ["b", "-a"])
     }
 
     func testPagesHoldAtMostTheLimitAndChainToTheEnd() throws {
         let t = TempStore()
-        let db = try t.db()
-        _ = try db.createZone("Z")
+        let db = t.client()
+        try db.createZone("Z")
         _ = try db.modify(zone: "Z", operations: (0..<7).map { op(.create, "r\($0)") })
         var token: String? = nil
         var seen: [String] = []
@@ -59,9 +63,9 @@ final class ZoneChangesTests: XCTestCase {
 
     func testForgedTruncatedForeignAndFutureTokensAreBadRequest() throws {
         let t = TempStore()
-        let db = try t.db()
-        _ = try db.createZone("Z")
-        _ = try db.createZone("Y")
+        let db = t.client()
+        try db.createZone("Z")
+        try db.createZone("Y")
         _ = try db.modify(zone: "Z", operations: [op(.create, "a")])
         let tok = try db.zoneChanges(zone: "Z", since: nil).syncToken
         for bad in [String(tok.dropLast()), tok + "A", "ck1.e30.AAAAAAAAAAAAAAAAAAAAAA", "", "hello", tok.replacingOccurrences(of: "ck1.", with: "ck2.")] {
@@ -74,8 +78,8 @@ final class ZoneChangesTests: XCTestCase {
         XCTAssertThrowsError(try db.databaseChanges(since: tok)) { XCTAssertEqual(($0 as? CloudKitError)?.code, .badRequest) }
         // Another user's zone of the same name.
         try t.store.accounts.signIn(appleID: "bob@example.com", givenName: nil, familyName: nil, phone: nil)
-        let bob = try t.db()
-        _ = try bob.createZone("Z")
+        let bob = t.client()
+        try bob.createZone("Z")
         XCTAssertThrowsError(try bob.zoneChanges(zone: "Z", since: tok)) { XCTAssertEqual(($0 as? CloudKitError)?.code, .badRequest) }
         // A token signed with a key this store never had.
         let alien = ChangeToken(kind: .zone, scopeKey: "x", seq: 1).encode(secret: Array(repeating: 7, count: 32))
@@ -84,8 +88,8 @@ final class ZoneChangesTests: XCTestCase {
 
     func testExpiryInvalidatesEarlierTokensButNotTheHead() throws {
         let t = TempStore()
-        let db = try t.db()
-        _ = try db.createZone("Z")
+        let db = t.client()
+        try db.createZone("Z")
         _ = try db.modify(zone: "Z", operations: [op(.create, "a")])
         let old = try db.zoneChanges(zone: "Z", since: nil).syncToken
         _ = try db.modify(zone: "Z", operations: [op(.create, "b")])
@@ -103,28 +107,28 @@ final class ZoneChangesTests: XCTestCase {
 
     func testAZoneDeletedAndCreatedAgainExpiresItsTokens() throws {
         let t = TempStore()
-        let db = try t.db()
-        _ = try db.createZone("Z")
+        let db = t.client()
+        try db.createZone("Z")
         _ = try db.modify(zone: "Z", operations: [op(.create, "a")])
         let tok = try db.zoneChanges(zone: "Z", since: nil).syncToken
         try db.deleteZone("Z")
-        _ = try db.createZone("Z")
+        try db.createZone("Z")
         XCTAssertThrowsError(try db.zoneChanges(zone: "Z", since: tok)) { XCTAssertEqual(($0 as? CloudKitError)?.code, .changeTokenExpired) }
     }
 
     func testChangeFeedsOnlyForCustomZonesOfPrivateAndShared() throws {
         let t = TempStore()
-        XCTAssertThrowsError(try t.db().zoneChanges(zone: "_defaultZone", since: nil)) { XCTAssertEqual(($0 as? CloudKitError)?.code, .badRequest) }
-        XCTAssertThrowsError(try t.db(.public).zoneChanges(zone: "_defaultZone", since: nil)) { XCTAssertEqual(($0 as? CloudKitError)?.code, .badRequest) }
-        XCTAssertThrowsError(try t.db(.public).databaseChanges(since: nil)) { XCTAssertEqual(($0 as? CloudKitError)?.code, .badRequest) }
-        XCTAssertThrowsError(try t.db().zoneChanges(zone: "Nope", since: nil)) { XCTAssertEqual(($0 as? CloudKitError)?.code, .zoneNotFound) }
+        XCTAssertThrowsError(try t.client().zoneChanges(zone: "_defaultZone", since: nil)) { XCTAssertEqual(($0 as? CloudKitError)?.code, .badRequest) }
+        XCTAssertThrowsError(try t.client(caller(.public)).zoneChanges(zone: "_defaultZone", since: nil)) { XCTAssertEqual(($0 as? CloudKitError)?.code, .badRequest) }
+        XCTAssertThrowsError(try t.client(caller(.public)).databaseChanges(since: nil)) { XCTAssertEqual(($0 as? CloudKitError)?.code, .badRequest) }
+        XCTAssertThrowsError(try t.client().zoneChanges(zone: "Nope", since: nil)) { XCTAssertEqual(($0 as? CloudKitError)?.code, .zoneNotFound) }
     }
 
     func testDatabaseChangesListChangedAndDeletedZones() throws {
         let t = TempStore()
-        let db = try t.db()
-        _ = try db.createZone("A")
-        _ = try db.createZone("B")
+        let db = t.client()
+        try db.createZone("A")
+        try db.createZone("B")
         let start = try db.databaseChanges(since: nil)
         XCTAssertEqual(start.zones.map(\.zoneID.zoneName), ["A", "B"])
         _ = try db.modify(zone: "B", operations: [op(.create, "x")])
@@ -136,27 +140,38 @@ final class ZoneChangesTests: XCTestCase {
         XCTAssertTrue(try db.databaseChanges(since: next.syncToken).zones.isEmpty)
     }
 
+    /// A device's bookmark is where its fetch without a token continues (ck's own: what an app
+    /// keeps in UserDefaults); another device keeps its own.
     func testBookmarksAreKeptPerDevice() throws {
         let t = TempStore()
-        let a = try t.store.database(DatabaseAddress(container: "iCloud.com.example.test", environment: .development, scope: .private), deviceID: "A")
-        let b = try t.store.database(DatabaseAddress(container: "iCloud.com.example.test", environment: .development, scope: .private), deviceID: "B")
-        XCTAssertNil(try a.bookmark(zone: "Z"))
-        // A bookmark lives in its zone's directory: none is kept for a zone that does not exist.
-        try a.saveBookmark(zone: "Z", token: "t0")
-        XCTAssertNil(try a.bookmark(zone: "Z"))
-        _ = try a.createZone("Z")
-        try a.saveBookmark(zone: "Z", token: "t1")
-        XCTAssertEqual(try a.bookmark(zone: "Z"), "t1")
-        XCTAssertNil(try b.bookmark(zone: "Z"))
-        XCTAssertNil(try a.bookmark(zone: nil))
+        let a = t.client(caller(device: "A")), b = t.client(caller(device: "B"))
+        func fromBookmark(_ c: APIClient) throws -> [String] {
+            guard case .page(let p, _) = try t.api.zoneChanges(ZoneChangesRequest(zones: [.init(zoneName: "Z")], fromBookmarks: true), as: c.caller).zones[0] else {
+                XCTFail("zone Z fetched")
+                return []
+            }
+            return changeNames(p)
+        }
+        // A bookmark lives in its zone's directory: none is kept for a zone that does not exist
+        // (kept, "t0" would be a bad token to continue from).
+        try t.api.saveBookmarks([BookmarkUpdate(zoneName: "Z", token: "t0")], as: a.caller)
+        try a.createZone("Z")
+        try a.modify(zone: "Z", operations: [op(.create, "r1")])
+        XCTAssertEqual(try fromBookmark(a), ["r1"], "from the start")
+        try t.api.saveBookmarks([BookmarkUpdate(zoneName: "Z", token: try a.zoneChanges(zone: "Z", since: nil).syncToken)], as: a.caller)
+        try a.modify(zone: "Z", operations: [op(.create, "r2")])
+        XCTAssertEqual(try fromBookmark(a), ["r2"], "from A's bookmark")
+        XCTAssertEqual(try fromBookmark(b), ["r1", "r2"], "B has none")
+        // The database's bookmark is another: none yet.
+        XCTAssertEqual(try t.api.databaseChanges(DatabaseChangesRequest(fromBookmark: true), as: a.caller).result.zones.map(\.zoneID.zoneName), ["Z"])
     }
 
     /// Zone names at the byte limit, of any bytes, still make tokens the store accepts.
     func testTokensOfZonesWithLongNamesWork() throws {
         let t = TempStore()
-        let db = try t.db()
+        let db = t.client()
         for name in [String(repeating: "|", count: 255), String(repeating: "é", count: 127), String(repeating: "\u{1F600}", count: 63)] {
-            _ = try db.createZone(name)
+            try db.createZone(name)
             _ = try db.modify(zone: name, operations: [op(.create, "a")])
             let first = try db.zoneChanges(zone: name, since: nil)
             _ = try db.modify(zone: name, operations: [op(.create, "b")])
@@ -168,8 +183,8 @@ final class ZoneChangesTests: XCTestCase {
     /// batch and in the change feed.
     func testNamesAreComparedByTheirBytes() throws {
         let t = TempStore()
-        let db = try t.db()
-        _ = try db.createZone("Z")
+        let db = t.client()
+        try db.createZone("Z")
         let r = try db.modify(zone: "Z", operations: [op(.create, "caf\u{E9}", ["n": 1]), op(.create, "cafe\u{301}", ["n": 2])])
         XCTAssertEqual(r.compactMap { $0.error }.count, 0, "\(r.compactMap { $0.error })")
         let feed = try db.zoneChanges(zone: "Z", since: nil)

@@ -1,8 +1,10 @@
 import CKCore
+import CKModel
 import CKTestSupport
 import Foundation
 import XCTest
 @testable import CKServe
+@testable import CKStore
 
 /// What ck serve refuses, and how it says so (issue 35, items 6, 18, 24, 25): credentials
 /// refused before a body is read, the Host check against names that only start like the

@@ -1,5 +1,6 @@
 import CKCore
 import CKJSON
+import CKModel
 import CKTestSupport
 import Foundation
 @testable import CKServe

@@ -1,8 +1,10 @@
 import CKCore
+import CKModel
 import CKTestSupport
 import Foundation
 import XCTest
 @testable import CKServe
+@testable import CKStore
 
 /// Requests signed with a server-to-server key, over HTTP: the requests of
 /// Tests/Fixtures/auth/signed-requests.json, signed once with openssl, sent as recorded (the

@@ -1,3 +1,4 @@
+import CKCore
 import CKJSON
 import Foundation
 import XCTest
@@ -43,7 +44,6 @@ public func assertFailure(_ r: CKResult, exit: Int32, contains: String? = nil, f
     if let c = contains { XCTAssertTrue(r.stderr.contains(c), "stderr '\(r.stderr)' lacks '\(c)'", file: file, line: line) }
 }
 
-import CKCore
 
 extension CKResult {
     /// stdout as the core's JSON value (nil when it is not JSON), for tests that compare values.

@@ -25,7 +25,7 @@ enum ImportCommand {
         let bytes: [UInt8]
         if let f = files.first {
             let path = f.hasPrefix("/") ? f : inv.io.currentDirectory + "/" + f
-            bytes = try FileSystem.readUserFile(path, shownAs: f)
+            bytes = try CloudKitAPI.readUserFile(path, shownAs: f)
         } else {
             bytes = inv.readAllStdin(what: "records to import (NDJSON or a JSON document)")
         }

@@ -1,4 +1,5 @@
 import CKCore
+import CKModel
 
 /// `ck init [DIR]`: a project-local data directory, like `git init`.
 enum InitCommand {

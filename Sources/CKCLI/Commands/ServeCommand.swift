@@ -1,5 +1,4 @@
 import CKCore
-import CKHTTP
 import CKJSON
 import CKModel
 import CKServe
@@ -61,7 +60,7 @@ enum ServeCommand {
         let container = try inv.container()
         let environment = inv.globals.environment
         // The seed is read before anything is made: a missing file leaves nothing behind.
-        let seed = try seedFile.map { f in try FileSystem.readUserFile(f.hasPrefix("/") ? f : inv.io.currentDirectory + "/" + f, shownAs: f) }
+        let seed = try seedFile.map { f in try CloudKitAPI.readUserFile(f.hasPrefix("/") ? f : inv.io.currentDirectory + "/" + f, shownAs: f) }
         var announcement: [String: JSONValue] = [:]
         let dataDirectory: String
         var temporary: EphemeralDirectory?
@@ -89,15 +88,7 @@ enum ServeCommand {
             _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
         }
         let url: String
-        do { url = try server.start() } catch let e as CloudKitError { throw e } catch let e as HTTPServerError {
-            // "cannot listen on 127.0.0.1:8484: Address already in use": exit 4, as for anything
-            // that exists already; a port the system keeps from this user: exit 5.
-            if e.isAddressInUse {
-                throw CloudKitError(.exists, e.message + " (another server listens there: is ck serve running already?); choose another port with --port, or --port 0 for any free one")
-            }
-            if e.isPermissionDenied { throw CloudKitError(.accessDenied, e.message + " (ports below 1024 need privileges); choose another with --port") }
-            throw CloudKitError(.internalError, e.message)
-        } catch {
+        do { url = try server.start() } catch let e as CloudKitError { throw e } catch {
             throw CloudKitError(.internalError, "cannot listen on \(host):\(port): \(error)")
         }
         // Before the line is out: a script may signal as soon as it has read it.

@@ -1,6 +1,6 @@
+import CKCore
 import CKModel
 import Foundation
-import CKCore
 
 /// What the shell completion scripts know of ck, all read from the command table: the words
 /// that follow each command path, each command's options, and what their values are.

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Help text, generated from the command table.
 enum Help {
     /// Topics of the one-screen overview, by a command's first word; a command whose word is
@@ -112,5 +114,3 @@ enum Help {
         return s
     }
 }
-
-import Foundation

@@ -1,4 +1,7 @@
 import CKCore
+import CKJSON
+import CKModel
+import Foundation
 
 /// The exit-code table (SPEC §2), in one place.
 public enum ExitCode {
@@ -87,7 +90,3 @@ enum ErrorReporter {
 
     static let maxMessageBytes = 2000
 }
-
-import CKJSON
-import CKModel
-import Foundation

@@ -1,5 +1,6 @@
 import CKCore
 import CKJSON
+import CKModel
 
 /// Writes command results in the chosen format. JSON is one sorted, pretty document; NDJSON
 /// is one compact value per line; table, CSV and TSV are flat rows (TabularRows) for people

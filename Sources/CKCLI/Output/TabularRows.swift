@@ -1,7 +1,7 @@
+import CKCore
 import CKJSON
 import CKModel
 import Foundation
-import CKCore
 
 /// Turns the items of a response into flat rows for `--format table`, `csv` and `tsv`: one
 /// cell per column, the same cells in all three formats (only the writing differs).

@@ -305,7 +305,7 @@ struct FieldArguments {
 
     func readFile(_ path: String, field: String) throws -> [UInt8] {
         let p = path.hasPrefix("/") ? path : currentDirectory + "/" + path
-        do { return try FileSystem.readUserFile(p, shownAs: path) } catch let e as CloudKitError {
+        do { return try CloudKitAPI.readUserFile(p, shownAs: path) } catch let e as CloudKitError {
             throw CloudKitError.badRequest("field '\(field)': \(e.reason) (a value starting with @ names a file; write @@ for a literal @)")
         }
     }

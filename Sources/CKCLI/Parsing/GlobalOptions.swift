@@ -120,4 +120,3 @@ public struct GlobalOptions {
         }
     }
 }
-

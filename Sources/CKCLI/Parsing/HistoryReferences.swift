@@ -1,4 +1,5 @@
 import CKCore
+import CKModel
 
 /// Points in a zone's history as commands take them (`--at REF`, `ck show REF`, …): a change
 /// token, ZONE@SEQ (or SEQ with --zone), HEAD, a tag or a time. Times without an offset are

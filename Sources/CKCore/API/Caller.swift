@@ -1,4 +1,5 @@
 import CKModel
+import CKStore
 
 /// Who asks, and of which database: what every API entry takes beside its request. The CLI
 /// makes one from its global options (`--container`, `--env`, `--db`, `--as`, `--device`);

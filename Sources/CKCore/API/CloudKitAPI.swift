@@ -1,4 +1,5 @@
 import CKModel
+import CKStore
 
 /// CloudKit Web Services over one data directory: the API both front ends speak. Each entry
 /// takes a typed request and a `Caller` and returns the body the endpoint returns (or throws

@@ -1,5 +1,7 @@
 import CKJSON
 import CKModel
+import CKStore
+
 /// A body whose list holds one item per item of the request, in order: the item, or the error
 /// dictionary of the item that failed (a Zone, Subscription or ShortGUID Fetch Error: the
 /// envelope, naming the zone or subscription it concerns) — `{zones: […]}`, `{subscriptions:

@@ -1,5 +1,7 @@
 import CKJSON
 import CKModel
+import CKStore
+
 /// The one permission gate. Every record an answer carries passes `canRead`: current records,
 /// records as of a point in history, change feeds, the server record of a CONFLICT, and what an
 /// error message names. What the caller may not read does not exist for them: they are told
@@ -57,21 +59,6 @@ struct PermissionGate {
     func notFound(_ name: String, zone: ZoneID, at seq: Int64? = nil) -> CloudKitError {
         var e = CloudKitError.recordNotFound(name, zone: zone, scope: db.address.scope, at: seq)
         e.recordName = name
-        return e
-    }
-}
-
-extension CloudKitError {
-    /// NOT_FOUND naming where it looked: "record 'todo-1' not found in zone _defaultZone of the
-    /// private database" (at a point of the history: "… as of Lists@12"). An update that
-    /// carried a change tag says so first, in the words Apple's servers use ("recordChangeTag
-    /// specified, but record not found", reference §3.1).
-    static func recordNotFound(_ name: String, zone: ZoneID, scope: DatabaseScope, at seq: Int64? = nil, tagGiven: Bool = false) -> CloudKitError {
-        let when = seq.map { " as of \(Names.describe(zone.zoneName))@\($0)" } ?? ""
-        let lead = tagGiven ? "recordChangeTag specified, but " : ""
-        var e = CloudKitError(.notFound, "\(lead)record '\(Names.describe(name))' not found in zone \(Names.describe(zone.zoneName)) of the \(scope.rawValue) database\(when)",
-                              recordName: name, zoneID: zone)
-        e.database = scope
         return e
     }
 }

@@ -1,5 +1,7 @@
 import CKJSON
 import CKModel
+import CKStore
+
 /// Reading the JSON bodies of Web Services requests: strict about shapes (a key a request
 /// cannot carry, a value of the wrong type, is BAD_REQUEST naming it), as Apple's servers are.
 enum RequestBody {

@@ -1,5 +1,7 @@
 import CKJSON
 import CKModel
+import CKStore
+
 /// An answer as its endpoint returns it: one JSON document made of `members` and, under
 /// `listKey`, a list of `items` that encode themselves (records write their own bytes). The
 /// CLI prints the document (or, as NDJSON and tables, the items one a line); `ck serve` sends

@@ -1,5 +1,6 @@
 import CKCore
 import CKJSON
+import CKModel
 
 extension NotificationCommands {
     static let notifications: CommandSpec = CommandSpec(synopsis: "[--mark-read] [--follow [--timeout S]]",

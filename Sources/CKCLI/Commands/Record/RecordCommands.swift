@@ -1,4 +1,6 @@
 import CKCore
+import CKModel
+import Foundation
 
 /// `ck record …`: save, get, delete, list, modify, query.
 enum RecordCommands {
@@ -41,6 +43,3 @@ enum RecordCommands {
         return try names.map(recordName)
     }
 }
-
-import CKModel
-import Foundation

@@ -17,7 +17,7 @@ extension SchemaCommands {
         let text: String
         if file == "-" { text = String(decoding: try inv.readStdin(what: "a schema (.ckdb text)"), as: UTF8.self) } else {
             let path = file.hasPrefix("/") ? file : inv.io.currentDirectory + "/" + file
-            let b = try FileSystem.readUserFile(path, shownAs: file)
+            let b = try CloudKitAPI.readUserFile(path, shownAs: file)
             guard let s = String(validating: b, as: UTF8.self) else { throw CloudKitError.badRequest("schema file '\(file)' is not valid UTF-8") }
             text = s
         }

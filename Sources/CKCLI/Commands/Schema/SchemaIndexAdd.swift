@@ -18,8 +18,8 @@ extension SchemaCommands {
         """) { inv in
         let p = try inv.positionals(min: 3, what: "TYPE, FIELD and at least one index")
         try Names.validateRecordType(p[0])
-        let indexes = try p.dropFirst(2).map { word -> IndexNeed.Index in
-            guard let i = IndexNeed.Index(rawValue: word.uppercased()) else {
+        let indexes = try p.dropFirst(2).map { word -> SchemaIndex in
+            guard let i = SchemaIndex(rawValue: word.uppercased()) else {
                 throw inv.usageError("'\(word)' is no index; name QUERYABLE, SORTABLE or SEARCHABLE")
             }
             return i

@@ -20,7 +20,7 @@ extension ServerKeyCommands {
         guard let file = inv.args.value("--public-key") else { throw inv.usageError("missing --public-key FILE.pem") }
         let bytes: [UInt8]
         if file == "-" { bytes = try inv.readStdin(what: "a PEM public key") } else {
-            bytes = try FileSystem.readUserFile(file.hasPrefix("/") ? file : inv.io.currentDirectory + "/" + file, shownAs: file)
+            bytes = try CloudKitAPI.readUserFile(file.hasPrefix("/") ? file : inv.io.currentDirectory + "/" + file, shownAs: file)
         }
         guard let pem = String(validating: bytes, as: UTF8.self) else { throw CloudKitError.badRequest("'\(Names.describe(file))' is not text: a PEM public key is") }
         inv.print(try inv.api.addServerKey(keyID: keyID, publicKeyPEM: pem, container: try inv.container(), environment: inv.globals.environment, as: try inv.caller(.public)))

@@ -1,4 +1,5 @@
 import CKModel
+import CKStore
 
 /// ck's account operations: signing the device in and out and simulating an account status
 /// (parental controls, MDM, an outage). Each appends an account-changed event (CloudKit's

@@ -1,5 +1,7 @@
 import CKJSON
 import CKModel
+import CKStore
+
 /// `account/status` (native `CKContainer.accountStatus`): `{status, userRecordName?, appleID?}`
 /// for the caller — the device's account status, and the user acting (the device's account or
 /// `--as`). `require`: fail with AUTHENTICATION_REQUIRED, naming the status, unless it is that.

@@ -1,5 +1,6 @@
 import CKCrypto
 import CKModel
+import CKStore
 import Foundation
 
 /// The data directory's secret, read once (it never changes once made) and made only when a

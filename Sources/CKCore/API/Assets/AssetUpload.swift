@@ -1,11 +1,12 @@
-#if canImport(Glibc)
 import CKCrypto
 import CKModel
+import CKStore
+import Foundation
+#if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
 
 /// One upload arriving at an upload URL (`POST /upload/<token>`), written to a file of the
 /// upload area as it comes and hashed as it goes, so memory stays bounded whatever its size (up

@@ -1,5 +1,7 @@
 import CKJSON
 import CKModel
+import CKStore
+
 /// `assets/rereference`: the asset values of record fields, to save into other records without
 /// uploading the bytes again (reference §3.6). One result per asset asked for, in order: the
 /// asset dictionary as responses show it (with its downloadURL), or an error — NOT_FOUND for a

@@ -1,4 +1,5 @@
 import CKModel
+import CKStore
 import Foundation
 
 /// An asset's bytes as `ck serve` sends them for a `downloadURL`, and how long a client may

@@ -1,5 +1,6 @@
 import CKJSON
 import CKModel
+import CKStore
 import Foundation
 
 /// `assets/upload`: a URL per asset field to POST its bytes to (reference §3.6; CloudKit JS
@@ -49,7 +50,7 @@ public struct AssetsUploadRequest: Sendable {
 
 extension CloudKitAPI {
     /// How long an upload URL is good for (WS-Assets: 15 minutes).
-    static let uploadValidity: Int64 = 15 * 60 * 1000
+    static let uploadValidity = UploadArea.lifetime
 
     /// `{tokens: [{recordName, fieldName, url}]}`, in the order asked.
     public func assetUploadURLs(_ r: AssetsUploadRequest, as caller: Caller) throws -> ItemsResponse {

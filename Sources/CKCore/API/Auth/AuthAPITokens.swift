@@ -1,6 +1,8 @@
 import CKCrypto
 import CKJSON
 import CKModel
+import CKStore
+
 /// API tokens, as the CloudKit Console makes them: one identifies an app to a container
 /// environment; every request to `ck serve` carries one (`?ckAPIToken=`) unless it is signed
 /// with a server-to-server key. ck's own operations (no endpoint, no fault, no account): they

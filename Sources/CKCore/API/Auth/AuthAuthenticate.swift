@@ -1,3 +1,8 @@
+import CKCrypto
+import CKModel
+import CKStore
+import Foundation
+
 /// What an HTTP request carries to say who sends it (reference §2, cloudkit-js.md §3): an API
 /// token and maybe a user's web auth token, or a server-to-server signature.
 public struct WebCredentials: Sendable {
@@ -297,7 +302,3 @@ extension CloudKitAPI {
         return Timestamps.parseISO8601(s)
     }
 }
-
-import CKCrypto
-import CKModel
-import Foundation

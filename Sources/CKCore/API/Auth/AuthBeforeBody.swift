@@ -1,4 +1,5 @@
 import CKModel
+import CKStore
 
 /// What `authenticateBeforeBody` found good in a request's head: handed to `authenticate`
 /// with the same credentials once the body is read, it is not checked again.

@@ -1,5 +1,7 @@
 import CKJSON
 import CKModel
+import CKStore
+
 /// What `ck serve` sets up for a web page or a test suite: an API token for the page's
 /// `<script>` snippet, and the whole of an ephemeral server's data directory — a signed-in test
 /// user, an API token, that user's web auth token and, optionally, records loaded from a

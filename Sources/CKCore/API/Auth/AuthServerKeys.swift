@@ -1,6 +1,8 @@
 import CKCrypto
 import CKJSON
 import CKModel
+import CKStore
+
 /// Server-to-server keys, as the CloudKit Console registers them: the public half of a P-256
 /// key pair whose private half signs requests (`X-Apple-CloudKit-Request-SignatureV1`). ck's own
 /// operations, standing for the Console.

@@ -1,16 +1,6 @@
 import CKJSON
 import CKModel
-/// What becomes of a web auth token once a request's answer replaced it
-/// (`X-Apple-CloudKit-Web-Auth-Token`).
-public enum WebTokenRotation: Sendable, Equatable {
-    /// What live CloudKit does: the token is replaced but not invalidated; it works until its
-    /// own expiry (a 25-hour-old keep-signed-in token, and concurrent reuse, were seen to work).
-    case live
-    /// Apple's documented rule ("each token is intended for a single round trip … the previous
-    /// token is no longer valid"): a replaced token is refused once the requests already on
-    /// their way with it have had two minutes (`ck serve --strict-token-rotation`).
-    case strict
-}
+import CKStore
 
 /// Web auth tokens (`ckWebAuthToken`): the session of a user signed in on this device, for one
 /// container environment, as Apple's sign-in popup hands one to CloudKit JS. `ck serve`'s sign-in

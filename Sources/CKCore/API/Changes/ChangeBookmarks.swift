@@ -1,4 +1,5 @@
 import CKModel
+import CKStore
 
 /// ck's own: each device's saved change tokens (its bookmarks), what an app keeps in
 /// UserDefaults. `zone changes` and `database changes` start from them when no token is given

@@ -1,5 +1,7 @@
 import CKJSON
 import CKModel
+import CKStore
+
 /// `changes/database`: the custom zones created, written, deleted or purged since a token, each
 /// once, as of its latest change: `{zones: [{zoneID, deleted, purged?}], syncToken, moreComing}`.
 public struct DatabaseChangesRequest: Sendable {

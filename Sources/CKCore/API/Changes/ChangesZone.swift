@@ -1,5 +1,7 @@
 import CKJSON
 import CKModel
+import CKStore
+
 /// `changes/zone`: for each zone asked for, the records changed since its token — each once, at
 /// its current state, on the page of its latest change (Store/LatestChanges.swift) — with the
 /// zone's new token and whether more come. A zone that fails is an item of its own

@@ -1,5 +1,7 @@
 import CKJSON
 import CKModel
+import CKStore
+
 /// Arming a fault, an operation of ck's own (Docs/faults.md): the next client operations it
 /// matches fail with a CloudKit error, as the service fails them, or — for
 /// `notifications/deliver` — a push is dropped. Every member is checked before anything is

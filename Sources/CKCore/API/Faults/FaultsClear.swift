@@ -1,4 +1,5 @@
 import CKModel
+import CKStore
 
 /// Disarming faults: one by its ID, or all of them (nil).
 public struct ClearFaultsRequest: Sendable {

@@ -1,4 +1,5 @@
 import CKModel
+import CKStore
 
 extension CloudKitAPI {
     /// The armed faults, in the order they are checked, with what is left of each (`times`,

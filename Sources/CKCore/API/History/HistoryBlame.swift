@@ -1,5 +1,7 @@
 import CKJSON
 import CKModel
+import CKStore
+
 /// ck's `blame`: for each field of a record (as of a point), the change that last set it —
 /// `{recordName, recordType, recordChangeTag, zoneID, fields: [{field, type, value, seq,
 /// timestamp, userRecordName, deviceID, recordChangeTag, boundary?}]}` — found by following

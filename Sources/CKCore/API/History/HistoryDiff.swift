@@ -1,5 +1,7 @@
 import CKJSON
 import CKModel
+import CKStore
+
 /// ck's `diff`: the records that differ between two points, `{changes: [{recordName,
 /// recordType, zoneID, status: added|changed|deleted, fields: {F: {old, new}}}]}` zone by zone,
 /// by record name; `stat` only counts them. As the caller saw each point: a record that became

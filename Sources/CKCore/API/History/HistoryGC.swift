@@ -1,4 +1,5 @@
 import CKModel
+import CKStore
 
 /// ck's `gc`: compacting a zone's history, as CloudKit's server ages its own
 /// (HistoryCompaction): tokens and references older than what remains are then

@@ -1,5 +1,7 @@
 import CKJSON
 import CKModel
+import CKStore
+
 /// ck's `log`: the changes of a zone (or of every zone of a database), a record or a field,
 /// newest first as git lists commits. Each change is `{seq, timestamp, operation, recordName,
 /// recordType, recordChangeTag, userRecordName, deviceID, zoneID, prev}`, with `fields:

@@ -1,4 +1,5 @@
 import CKModel
+import CKStore
 
 /// `--at REF` and the other points requests name in a zone's history (HistoryReference).
 extension RequestContext {

@@ -1,5 +1,7 @@
 import CKJSON
 import CKModel
+import CKStore
+
 /// ck's `restore` and `revert`: old versions written back as new changes, through
 /// records/modify like any client's save (Store: `Database.apply`), so clients following
 /// `zone changes` see ordinary updates and every token stays valid. The plan is made from what

@@ -1,4 +1,5 @@
 import CKModel
+import CKStore
 
 /// ck's `show`: one change, `{change, before, after, fields}` — the change as `log` lists it,
 /// the record as it was before it (null: it did not exist) and after it (null: deleted), and

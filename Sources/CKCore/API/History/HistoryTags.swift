@@ -1,4 +1,5 @@
 import CKModel
+import CKStore
 
 /// ck's `tag create|list|delete`: named points across every zone of the caller's database
 /// (the public database, or their own private one), kept beside it (TagStore). A tag is a

@@ -1,4 +1,5 @@
 import CKModel
+import CKStore
 
 /// ck's `token expire` (fault injection): drops a zone's retained history up to now, as
 /// CloudKit's server does on its own schedule, so every token of the zone issued so far (and

@@ -1,4 +1,5 @@
 import CKModel
+import CKStore
 
 /// The data directory itself: the checks it passes before use, making one (`ck init`), and
 /// the default container chosen in it (`ck container use|show`). Operations of ck's own: no

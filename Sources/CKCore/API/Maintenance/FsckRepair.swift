@@ -1,5 +1,7 @@
 import CKJSON
 import CKModel
+import CKStore
+
 /// ck's check of the data directory, `fsck`: every file and every history, and the repair of
 /// what a crash, a full disk or a hand edit left (Docs/reliability.md). It takes the locks
 /// writers take, so it is safe beside them.

@@ -1,5 +1,7 @@
 import CKJSON
 import CKModel
+import CKStore
+
 /// ck's status of a caller, as `git status` gives a repository's: where requests act, the
 /// account, this device's bookmarks and how far behind each is, and the armed faults.
 extension CloudKitAPI {

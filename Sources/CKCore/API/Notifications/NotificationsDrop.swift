@@ -1,4 +1,5 @@
 import CKModel
+import CKStore
 
 /// ck's stand-in for pushes lost on the way (`notifications drop`): the device's newest unread
 /// notifications never arrive — never listed, nothing coalesces into them — while the changes

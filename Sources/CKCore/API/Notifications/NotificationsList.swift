@@ -1,5 +1,7 @@
 import CKJSON
 import CKModel
+import CKStore
+
 /// The notifications a device received (what pushes deliver; native `CKNotification`s): its
 /// inbox, read from its first unread notification or from where an earlier read ended. Reading
 /// registers the device for notifications, as registering for pushes does. Every

@@ -1,4 +1,5 @@
 import CKModel
+import CKStore
 
 /// The bytes of one record's asset field (`record get NAME --asset FIELD`; what an asset's
 /// `downloadURL` serves). The record is looked up as records/lookup looks it up: the same

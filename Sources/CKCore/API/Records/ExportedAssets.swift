@@ -1,5 +1,7 @@
 import CKJSON
 import CKModel
+import CKStore
+
 /// Asset bytes behind `file://` downloadURLs, read before the save takes its locks. ck prints
 /// an asset with a `file://` URL into its data directory's asset store; a record copied from
 /// that output (`ck export`, `record get`) and saved into another data directory (`ck import`,

@@ -1,5 +1,7 @@
 import CKJSON
 import CKModel
+import CKStore
+
 /// ck's import (`ck import`): Web Services records — NDJSON, one per line (what `ck export`
 /// prints), or one JSON array — saved with `forceReplace` into the zones their zoneIDs name,
 /// in records/modify batches of up to 200. A session checks all of its input before it writes

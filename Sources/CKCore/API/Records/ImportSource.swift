@@ -1,5 +1,6 @@
 import CKJSON
 import CKModel
+import CKStore
 import Foundation
 
 /// Records in NDJSON or a JSON array, with line numbers in errors. NDJSON lines are parsed on

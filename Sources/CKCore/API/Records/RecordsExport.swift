@@ -1,5 +1,7 @@
 import CKJSON
 import CKModel
+import CKStore
+
 /// ck's export (`ck export`): every record of a database the caller may read, or of one zone,
 /// as NDJSON — one Web Services record with its zoneID per line, zone by zone in storage
 /// order — which `ck import` reads back. `at`: the records as of a point (a tag or a time is a

@@ -1,5 +1,7 @@
 import CKJSON
 import CKModel
+import CKStore
+
 /// `records/lookup`: records by name, one result per name in order: the record, or NOT_FOUND
 /// (also for a record the caller may not read). ck adds `at`: the records as of a point of the
 /// zone's history (`record get --at REF`).

@@ -1,4 +1,5 @@
 import CKModel
+import CKStore
 
 /// `records/modify`: record operations applied to one zone, one result each, in order; in a
 /// custom zone an atomic request applies all or nothing (Store/ModifyRecords.swift commits).

@@ -1,5 +1,7 @@
 import CKJSON
 import CKModel
+import CKStore
+
 /// A parsed Web Services `records/modify` request.
 public struct ModifyRequest: Sendable {
     public var operations: [RecordOperation]

@@ -1,5 +1,7 @@
 import CKJSON
 import CKModel
+import CKStore
+
 /// `records/query`: the records of a type matching filters, sorted, a page of at most 200 with a
 /// continuation marker while more follow. The engine checks every candidate against the
 /// permission gate before it counts towards a page (a query cannot drop records after paging

@@ -1,5 +1,7 @@
 import CKJSON
 import CKModel
+import CKStore
+
 /// `{records: [...]}` of records/lookup and records/modify: per item of the request, in order,
 /// a record, a tombstone or an error dictionary — one result per operation, as clients match
 /// results to operations by index (a DELETE_SELF cascade is in the history and the change

@@ -1,4 +1,5 @@
 import CKModel
+import CKStore
 
 /// Each iCloud user's `Users` record in the public database (native `CKRecord.SystemType
 /// .userRecord`): named by the user record name, created by CloudKit for its user, readable by

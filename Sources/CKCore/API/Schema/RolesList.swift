@@ -1,5 +1,7 @@
 import CKJSON
 import CKModel
+import CKStore
+
 extension CloudKitAPI {
     /// The custom roles of the caller's environment's schema with their members (user record
     /// names): `{roles: [{role, members}]}`, roles in order.

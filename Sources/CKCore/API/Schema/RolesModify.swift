@@ -1,4 +1,5 @@
 import CKModel
+import CKStore
 
 /// A user given a custom security role of the public database's GRANTs, or taken out of it.
 public struct RoleRequest: Sendable {

@@ -1,5 +1,7 @@
 import CKJSON
 import CKModel
+import CKStore
+
 extension CloudKitAPI {
     /// Promotes the container's development schema to production — record types, fields,
     /// indexes, GRANTs, roles — additively: if development lacks or retypes anything production

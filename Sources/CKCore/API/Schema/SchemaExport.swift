@@ -1,5 +1,7 @@
 import CKJSON
 import CKModel
+import CKStore
+
 /// The developer's side of the schema, operations of ck's own as the CloudKit console and
 /// cktool give them: export, import, deploy, reset, and the users of custom roles. They act on
 /// the caller's container (and, where it matters, environment); no account is needed, and no

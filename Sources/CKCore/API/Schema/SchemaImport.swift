@@ -1,5 +1,7 @@
 import CKJSON
 import CKModel
+import CKStore
+
 /// A schema in the CloudKit schema language (reference §8) to make the development schema,
 /// or only to check (`validateOnly`): its grammar, and that nothing production has would be
 /// lost or retyped.

@@ -1,4 +1,5 @@
 import CKModel
+import CKStore
 
 /// ck's way to add an index to a field of the development schema (`ck schema index add`), the
 /// change the CloudKit console makes when a field is ticked QUERYABLE, SORTABLE or SEARCHABLE:

@@ -1,5 +1,7 @@
 import CKJSON
 import CKModel
+import CKStore
+
 /// ck's `record query --explain`: the schema a query needs, without running it — whether the
 /// caller's environment can answer it, and for each field it filters or sorts on the index it
 /// needs, whether the schema has it, and the field's `.ckdb` line with every index the query

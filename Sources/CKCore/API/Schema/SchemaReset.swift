@@ -1,4 +1,5 @@
 import CKModel
+import CKStore
 
 extension CloudKitAPI {
     /// Resets the container's development environment, as the CloudKit console's Reset

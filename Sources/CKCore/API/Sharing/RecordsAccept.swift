@@ -1,4 +1,5 @@
 import CKModel
+import CKStore
 
 /// `records/accept`: the caller accepts shares by short GUID — an invited participant, or
 /// anyone signed in when the share is public — and each share's zone joins their shared

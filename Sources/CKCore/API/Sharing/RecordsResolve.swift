@@ -1,4 +1,5 @@
 import CKModel
+import CKStore
 
 /// `records/resolve`: what a share's short GUID leads to (CloudKit JS `fetchRecordInfos`,
 /// native share metadata), without accepting it. One result per short GUID, in order: the

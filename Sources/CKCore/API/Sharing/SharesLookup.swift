@@ -1,4 +1,5 @@
 import CKModel
+import CKStore
 
 /// ck's `share get` and `share list`: share records, as the caller may see them (ShareView).
 /// `share get` stands for records/lookup of a share record, `share list` for records/query of

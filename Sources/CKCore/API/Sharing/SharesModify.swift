@@ -1,4 +1,5 @@
 import CKModel
+import CKStore
 
 /// ck's share operations (`share create|add-participant|remove-participant|leave|delete`):
 /// records/modify operations on the share record, in its owner's zone (Sharing/ShareWriter).

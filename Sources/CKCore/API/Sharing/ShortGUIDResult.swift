@@ -1,5 +1,7 @@
 import CKJSON
 import CKModel
+import CKStore
+
 /// A ShortGUID of `records/resolve` and `records/accept` (reference §1.6): `{value,
 /// shouldFetchRootRecord?, rootRecordDesiredKeys?}`; the value a short GUID (ck also takes a
 /// share URL, `https://www.icloud.com/share/<shortGUID>`).

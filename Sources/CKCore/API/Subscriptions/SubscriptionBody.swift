@@ -1,5 +1,7 @@
 import CKJSON
 import CKModel
+import CKStore
+
 /// A subscription dictionary as Web Services takes it (reference §3.5), and as CloudKit JS sends
 /// it, untouched from the app: `{subscriptionID?, subscriptionType: query|zone|database, zoneID?,
 /// zoneWide?, firesOn?, firesOnce?, query?: {recordType, filterBy?, sortBy?}, notificationInfo?}`,

@@ -1,4 +1,5 @@
 import CKModel
+import CKStore
 
 /// `subscriptions/list` (GET): the caller's subscriptions in the database, by ID.
 extension CloudKitAPI {

@@ -1,5 +1,7 @@
 import CKJSON
 import CKModel
+import CKStore
+
 /// `subscriptions/lookup`: the caller's subscriptions by ID, one result per ID in order: the
 /// subscription, or NOT_FOUND naming it.
 public struct SubscriptionsLookupRequest: Sendable {

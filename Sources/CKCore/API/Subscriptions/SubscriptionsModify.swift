@@ -1,5 +1,7 @@
 import CKJSON
 import CKModel
+import CKStore
+
 /// `subscriptions/modify`: saving and deleting the caller's subscriptions. A create saves the
 /// subscription (an existing ID is replaced, as saving a CKSubscription again does); an update
 /// replaces one that exists; a delete removes one. All operations are attempted, in order, as

@@ -1,6 +1,8 @@
 import CKCrypto
 import CKJSON
 import CKModel
+import CKStore
+
 /// `tokens/create` and `tokens/register` (module `device`, reference §3.6; CloudKit JS's
 /// `registerForNotifications`): a web client gets a push token and a `webcourierURL` to
 /// long-poll; bound to a signed-in user (at creation, or by `tokens/register`), it is one of

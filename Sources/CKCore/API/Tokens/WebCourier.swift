@@ -1,4 +1,5 @@
 import CKModel
+import CKStore
 
 /// A web client's long-poll (`GET webcourierURL`, CloudKit JS's `registerForNotifications`):
 /// the next notification for its push token, as Apple's web courier delivers it and
@@ -118,3 +119,8 @@ extension CloudKitAPI {
         client.userRecordName.map { Caller(container: container, environment: environment, scope: .private, user: .userRecordName($0), deviceID: client.deviceID) }
     }
 }
+
+/// What a long-poll waits on: a readable descriptor that a delivery to the push token's inbox
+/// wakes (the store's inotify watch). Named here, in the API, so that the server waiting on it
+/// imports the API alone.
+public typealias WebPushWatch = CKStore.WebPushWatch

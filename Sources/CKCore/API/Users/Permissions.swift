@@ -1,4 +1,5 @@
 import CKModel
+import CKStore
 
 /// The `userDiscoverability` permission of a container (native `requestApplicationPermission`,
 /// `CKContainer.ApplicationPermissions`): the user's answer to the discoverability prompt, and

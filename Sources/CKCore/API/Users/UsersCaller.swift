@@ -1,5 +1,7 @@
 import CKJSON
 import CKModel
+import CKStore
+
 /// `users/caller` (GET): the caller's user identity, at the top level of the body as CloudKit
 /// JS reads it — `{userRecordName, lookupInfo: {emailAddress, phoneNumber?}, nameComponents?}`,
 /// name components only after the user made themselves discoverable in this container.

@@ -1,5 +1,7 @@
 import CKJSON
 import CKModel
+import CKStore
+
 /// `users/discover`: other users' identities, only of users who made themselves discoverable
 /// in this container. GET: every such user (but the caller), by user record name. POST
 /// `{lookupInfos: [{emailAddress | phoneNumber | userRecordName}]}`: one identity per user

@@ -1,5 +1,7 @@
 import CKJSON
 import CKModel
+import CKStore
+
 /// `users/lookup/email` and `users/lookup/id` (reference §3.6): User dictionaries
 /// `{userRecordName, firstName, lastName}` (by email also `emailAddress`), one per user asked
 /// for, in order; the names are null unless the user is discoverable in this container. A user

@@ -1,4 +1,5 @@
 import CKModel
+import CKStore
 
 /// `zones/list` (GET): the database's zones — the default zone first (but in the shared
 /// database, which has none), then custom zones by the bytes of their names. In the shared

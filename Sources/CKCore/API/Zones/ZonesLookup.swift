@@ -1,5 +1,7 @@
 import CKJSON
 import CKModel
+import CKStore
+
 /// `zones/lookup`: zones by name, one result per name in order: the zone, or ZONE_NOT_FOUND
 /// (also for a zone of the shared database the caller has not accepted).
 public struct ZonesLookupRequest: Sendable {

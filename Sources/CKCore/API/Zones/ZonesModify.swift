@@ -1,5 +1,7 @@
 import CKJSON
 import CKModel
+import CKStore
+
 /// `zones/modify`: creating and deleting custom zones (private database only, as CloudKit).
 /// "All operations are attempted and performed in the order they appear" (Apple's Modifying
 /// Zones page): a created zone is answered with its zone dictionary (a zone that exists is

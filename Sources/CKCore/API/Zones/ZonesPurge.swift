@@ -1,4 +1,5 @@
 import CKModel
+import CKStore
 
 /// ck's purge of custom zones (CloudKit's purge, as when the user clears an app's data in
 /// Settings): like a deletion, the zone, its records and its history go, and every change token

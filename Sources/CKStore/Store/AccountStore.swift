@@ -1,0 +1,276 @@
+import CKJSON
+import CKModel
+import Foundation
+
+/// The device's iCloud account (device.json), the users it has seen (users/), and the
+/// account-changed events (account-events.ndjson).
+package final class AccountStore {
+    public let paths: DataPaths
+    private let clock: Clock
+
+    public init(paths: DataPaths, clock: Clock) {
+        self.paths = paths
+        self.clock = clock
+    }
+
+    public struct DeviceAccount: Equatable {
+        public var status: AccountStatus
+        public var appleID: String?
+    }
+
+    public func device() throws -> DeviceAccount {
+        guard let j = try StampedFiles.shared.readJSON(paths.deviceFile) else { return DeviceAccount(status: .noAccount, appleID: nil) }
+        guard let s = j["status"]?.stringValue, let st = AccountStatus(rawValue: s) else {
+            throw CloudKitError.internalError("malformed \(paths.deviceFile)")
+        }
+        return DeviceAccount(status: st, appleID: j["appleID"]?.stringValue)
+    }
+
+    public func user(appleID: String) throws -> UserAccount? {
+        guard let j = try StampedFiles.shared.readJSON(paths.userFile(appleID: appleID)) else { return nil }
+        return try UserAccount(stored: j)
+    }
+
+    /// Every user this device has seen, by Apple ID.
+    public func allUsers() throws -> [UserAccount] {
+        try StampedFiles.shared.list(paths.usersDirectory).filter { $0.hasSuffix(".json") }.compactMap {
+            try StampedFiles.shared.readJSON(paths.usersDirectory + "/" + $0).map(UserAccount.init(stored:))
+        }
+    }
+
+    /// Asked for every request `ck serve` answers: found through a map of record names to Apple
+    /// IDs, kept while the users directory is the same (a user written or added renames a file
+    /// into it), so it costs two `lstat`s however many users the device has seen.
+    public func user(recordName: String) throws -> UserAccount? {
+        let byRecordName = try StampedFiles.shared.value(paths.usersDirectory) {
+            Dictionary(try allUsers().map { ($0.userRecordName, $0.appleID) }, uniquingKeysWith: { first, _ in first })
+        }
+        guard let appleID = byRecordName?[recordName], let u = try user(appleID: appleID) else { return nil }
+        // A file replaced since the map was made: look at every user.
+        return u.userRecordName == recordName ? u : try allUsers().first { $0.userRecordName == recordName }
+    }
+
+    /// Resolves who a command runs as: `actingAs` (an Apple ID that signed in on this device
+    /// before) or the device's account. The device's account status binds both: a signed-out
+    /// or restricted device is so for every user acting on it.
+    public func caller(actingAs: String?, deviceID: String) throws -> Principal {
+        let d = try device()
+        if let a = actingAs {
+            try Validation.appleID(a)
+            guard let u = try user(appleID: a) else {
+                var e = CloudKitError(.authenticationRequired, "user '\(a)' has never signed in on this device")
+                e.nextStep = .signInUser(appleID: a)
+                throw e
+            }
+            return Principal(status: d.status, user: u, deviceID: deviceID)
+        }
+        let u = try d.appleID.flatMap { try user(appleID: $0) }
+        return Principal(status: u == nil && d.status == .available ? .noAccount : d.status, user: u, deviceID: deviceID)
+    }
+
+    package var lockFile: String { paths.root + "/account.lock" }
+
+    /// Runs `body` holding the account lock, after making the event log agree with the device.
+    package func withLock<T>(_ body: () throws -> T) throws -> T {
+        let lock = try FileLock(path: lockFile)
+        defer { lock.unlock() }
+        _ = try reconcile(repair: true)
+        return try body()
+    }
+
+    /// Signs the device in, creating the iCloud user on first use with a user record name that
+    /// is never reused for another Apple ID. Concurrent first sign-ins of one Apple ID agree.
+    @discardableResult
+    public func signIn(appleID: String, givenName: String?, familyName: String?, phone: String?) throws -> UserAccount {
+        try Validation.appleID(appleID)
+        if let p = phone { try Validation.phoneNumber(p) }
+        for (n, v) in [("given name", givenName), ("family name", familyName)] {
+            if let v = v, v.isEmpty || v.utf8.count > 255 || v.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+                throw CloudKitError.badRequest("\(n) must be 1…255 bytes of printable characters")
+            }
+        }
+        return try withLock {
+            var u: UserAccount
+            if let existing = try user(appleID: appleID) {
+                u = existing
+            } else {
+                u = try newUser(appleID: appleID)
+            }
+            if let g = givenName { u.givenName = g }
+            if let f = familyName { u.familyName = f }
+            if let p = phone { u.phoneNumber = p }
+            let previous = try FileSystem.read(paths.userFile(appleID: appleID))
+            // Another account signing in signs the one before out: its web sessions end with it.
+            let replaced = try device().appleID.flatMap { try user(appleID: $0) }.flatMap { $0.appleID.lowercased() == appleID.lowercased() ? nil : $0 }
+            if try user(appleID: appleID) != u { try FileSystem.writeJSON(paths.userFile(appleID: appleID), u.stored) }
+            // Parental controls or device management restrict the device, whoever signs in:
+            // the account is signed in, and stays restricted until the restriction is lifted.
+            // The other statuses are the account's own state, which signing in ends.
+            let status: AccountStatus = try device().status == .restricted ? .restricted : .available
+            do { try setDevice(DeviceAccount(status: status, appleID: u.appleID)) } catch {
+                // A sign-in that fails changes nothing, the user's file included.
+                if let p = previous { try? FileSystem.writeAtomically(paths.userFile(appleID: appleID), p) } else { try? FileSystem.remove(paths.userFile(appleID: appleID)) }
+                throw error
+            }
+            if let r = replaced { try WebSessionStore(paths: paths, clock: clock).revoke(userRecordName: r.userRecordName) }
+            return u
+        }
+    }
+
+    /// A user known to this data directory without signing the device in (an Apple ID signed in
+    /// on `ck serve`'s sign-in page): made on first use, as `signIn` makes one; the device's
+    /// account is left as it is.
+    @discardableResult
+    public func register(appleID: String) throws -> UserAccount {
+        try Validation.appleID(appleID)
+        return try withLock {
+            if let existing = try user(appleID: appleID) { return existing }
+            let u = try newUser(appleID: appleID)
+            try FileSystem.writeJSON(paths.userFile(appleID: appleID), u.stored)
+            return u
+        }
+    }
+
+    /// A user not yet written, with a user record name no other user has.
+    private func newUser(appleID: String) throws -> UserAccount {
+        var name = Identifiers.newUserRecordName()
+        let taken = Set(try allUsers().map(\.userRecordName))
+        while taken.contains(name) { name = Identifiers.newUserRecordName() }
+        return UserAccount(appleID: appleID, userRecordName: name)
+    }
+
+    /// Signs the device out, revoking every web session (`ck serve`) of the user who was signed in.
+    public func signOut() throws {
+        _ = try signOut(user: nil)
+    }
+
+    /// Signs a user out: `user` (an Apple ID that signed in here), or the device's account
+    /// (nil). The user's web sessions end; the device is signed out only if it is that user's.
+    /// The user signed out (nil: the device had none) and how many web sign-ins ended.
+    package func signOut(user appleID: String?) throws -> (user: UserAccount?, webSessionsEnded: Int) {
+        try withLock {
+            let d = try device()
+            let named = try (appleID ?? d.appleID).flatMap { try user(appleID: $0) }
+            if appleID == nil || d.appleID?.lowercased() == appleID?.lowercased() {
+                try setDevice(DeviceAccount(status: .noAccount, appleID: nil))
+            }
+            guard let u = named else { return (nil, 0) }
+            return (u, try WebSessionStore(paths: paths, clock: clock).revoke(userRecordName: u.userRecordName))
+        }
+    }
+
+    /// `noAccount` is the account gone from the device: a sign-out (its user no longer shown,
+    /// its web sessions ended); `available` again needs a sign-in.
+    public func setStatus(_ status: AccountStatus) throws {
+        try withLock {
+            var d = try device()
+            if status == .noAccount {
+                let was = try d.appleID.flatMap { try user(appleID: $0) }
+                try setDevice(DeviceAccount(status: .noAccount, appleID: nil))
+                if let u = was { try WebSessionStore(paths: paths, clock: clock).revoke(userRecordName: u.userRecordName) }
+                return
+            }
+            if status == .available && d.appleID == nil {
+                var e = CloudKitError.badRequest("cannot set status 'available' with no account signed in")
+                e.nextStep = .signIn
+                throw e
+            }
+            d.status = status
+            try setDevice(d)
+        }
+    }
+
+    /// Writes the device's account, then its event. A crash between the two is put right by
+    /// `reconcile` the next time the lock is taken; a failure writing the event (a full disk)
+    /// puts the old account back — by a rename, which needs no space — so nothing changed.
+    private func setDevice(_ d: DeviceAccount) throws {
+        let before = try device()
+        guard before != d else { return }
+        var o: [String: JSONValue] = ["schemaVersion": .int(FileFormat.schemaVersion), "status": .string(d.status.rawValue)]
+        if let a = d.appleID { o["appleID"] = .string(a) }
+        let root = try Directory.open(paths.root, create: true)!
+        let undo = ".device-undo.json"
+        try root.remove(undo)
+        let had = root.kind(of: "device.json") != nil
+        if had { try root.link("device.json", as: undo) }
+        do { try root.writeJSON("device.json", .object(o)) } catch {
+            try? root.remove(undo)
+            throw error
+        }
+        do { try appendEvent(d) } catch {
+            if had { try? root.rename(undo, to: "device.json") } else { try? root.remove("device.json") }
+            throw error
+        }
+        try? root.remove(undo)
+    }
+
+    public var eventsFile: String { paths.root + "/account-events.ndjson" }
+
+    /// The event log's committed part: whole lines. A torn last line is what an interrupted
+    /// append left; it is not an event.
+    private func readEvents() throws -> (events: [JSONValue], committed: Int, damaged: [Int]) {
+        guard let bytes = try FileSystem.read(eventsFile) else { return ([], 0, []) }
+        var out: [JSONValue] = []
+        var damaged: [Int] = []
+        var start = 0
+        var line = 0
+        while let nl = bytes[start...].firstIndex(of: 0x0A) {
+            line += 1
+            if let e = try? JSONParser.parse(Array(bytes[start..<nl])), e["seq"]?.int64Value != nil { out.append(e) } else { damaged.append(line) }
+            start = nl + 1
+        }
+        return (out, start, damaged)
+    }
+
+    private func appendEvent(_ d: DeviceAccount) throws {
+        let (events, committed, _) = try readEvents()
+        if let size = try FileSystem.size(eventsFile), size > Int64(committed) { try FileSystem.truncate(eventsFile, to: Int64(committed)) }
+        let seq = (events.last?["seq"]?.int64Value ?? 0) + 1
+        var o: [String: JSONValue] = [
+            "seq": .int(seq), "timestamp": .int(clock.now()), "type": "accountChanged", "status": .string(d.status.rawValue),
+        ]
+        if let a = d.appleID, let u = try user(appleID: a) { o["userRecordName"] = .string(u.userRecordName); o["appleID"] = .string(a) }
+        try FileSystem.append(eventsFile, Array(JSONWriter.line(.object(o)).utf8))
+    }
+
+    /// Whether the last event describes the device as it is; if not (a crash came between the
+    /// two writes), appends the missing event. Returns what it found.
+    private func reconcile(repair: Bool) throws -> String? {
+        let d = try device()
+        let last = try readEvents().events.last
+        let lastState = last.map { DeviceAccount(status: AccountStatus(rawValue: $0["status"]?.stringValue ?? "") ?? .noAccount, appleID: $0["appleID"]?.stringValue) }
+            ?? DeviceAccount(status: .noAccount, appleID: nil)
+        guard lastState != d else { return nil }
+        if repair { try appendEvent(d) }
+        return "the device's account changed without an account-changed event (an interrupted sign-in, sign-out or status change)"
+    }
+
+    /// `ck fsck`: the event log's torn tail and damaged lines, and its last event.
+    package func check(repair: Bool) throws -> [String] {
+        guard try FileSystem.exists(paths.deviceFile) || FileSystem.exists(eventsFile) else { return [] }
+        let lock = repair ? try FileLock(path: lockFile) : try FileLock.acquireExisting(lockFile)
+        defer { lock?.unlock() }
+        var found: [String] = []
+        let (events, committed, damaged) = try readEvents()
+        if let size = try FileSystem.size(eventsFile), size > Int64(committed) {
+            found.append("account event log ends in a torn line (\(size - Int64(committed)) bytes of an interrupted append)")
+            if repair { try FileSystem.truncate(eventsFile, to: Int64(committed)) }
+        }
+        if !damaged.isEmpty {
+            found.append("account event log has damaged lines (\(damaged.map(String.init).joined(separator: ", ")))")
+            if repair { try FileSystem.writeAtomically(eventsFile, events.flatMap { Array(JSONWriter.line($0).utf8) }) }
+        }
+        if let r = try reconcile(repair: repair) { found.append(r) }
+        return found
+    }
+
+    /// The account-changed events, oldest first — after appending the one a crash kept from
+    /// being written, if the device's account changed without it.
+    public func events() throws -> [JSONValue] {
+        let current = try readEvents().events
+        let d = try device()
+        let last = current.last.map { DeviceAccount(status: AccountStatus(rawValue: $0["status"]?.stringValue ?? "") ?? .noAccount, appleID: $0["appleID"]?.stringValue) }
+        if last ?? DeviceAccount(status: .noAccount, appleID: nil) == d { return current }
+        return try withLock { try readEvents().events }
+    }
+}

@@ -1,0 +1,49 @@
+import CKModel
+
+/// The entry point of the core: a data directory holding one device's view of CloudKit.
+package final class CloudKitStore {
+    public let paths: DataPaths
+    public let clock: Clock
+    public let accounts: AccountStore
+
+    public init(root: String, clock: Clock = .system) {
+        self.paths = DataPaths(root: root)
+        self.clock = clock
+        self.accounts = AccountStore(paths: paths, clock: clock)
+    }
+
+    /// Opens a database as the device's account, or as `actingAs` (an Apple ID that signed in here).
+    public func database(_ address: DatabaseAddress, actingAs: String? = nil, deviceID: String = "default") throws -> Database {
+        try database(address, principal: try accounts.caller(actingAs: actingAs, deviceID: deviceID))
+    }
+
+    /// Opens a database as a resolved principal (the API's preflight resolves callers).
+    package func database(_ address: DatabaseAddress, principal: Principal) throws -> Database {
+        let db = try Database(address: address, caller: principal, paths: paths, clock: clock)
+        try db.environmentGuard.checkForInterruptedReset()
+        return db
+    }
+
+    public var assets: AssetStore { AssetStore(paths: paths) }
+    public var identities: IdentityStore { IdentityStore(paths: paths, accounts: accounts) }
+
+    /// Makes the data directory (0700) with its marker file; harmless when it exists.
+    @discardableResult
+    public func initialize() throws -> Bool {
+        if try FileSystem.exists(paths.markerFile) { return false }
+        try FileSystem.makeDirectories(paths.root)
+        try FileSystem.writeJSON(paths.markerFile, ["schemaVersion": .int(FileFormat.schemaVersion), "kind": "ck data directory"])
+        return true
+    }
+
+    /// The container chosen with `ck container use`, if any.
+    public func defaultContainer() throws -> String? {
+        try FileSystem.readJSON(paths.configFile)?["container"]?.stringValue
+    }
+
+    public func setDefaultContainer(_ id: String) throws {
+        try Names.validateContainerID(id)
+        try FileSystem.makeDirectories(paths.root)
+        try FileSystem.writeJSON(paths.configFile, ["schemaVersion": .int(FileFormat.schemaVersion), "container": .string(id)])
+    }
+}

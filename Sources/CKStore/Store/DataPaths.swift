@@ -1,0 +1,81 @@
+import CKModel
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Where everything lives under the data directory (see Docs/storage.md).
+package struct DataPaths: Sendable {
+    public let root: String
+
+    /// The root is resolved once (links above it are the user's choice); below it, nothing is
+    /// ever reached through a link.
+    public init(root: String) {
+        self.root = DataPaths.resolve(root)
+    }
+
+    /// An absolute path with every link in its existing part resolved, and `.` and `..`
+    /// taken out of the rest.
+    public static func resolve(_ path: String) -> String {
+        var comps = path.split(separator: "/").map(String.init)
+        var rest: [String] = []
+        while true {
+            let prefix = "/" + comps.joined(separator: "/")
+            if let r = realpath(prefix, nil) {
+                var base = String(cString: r).split(separator: "/").map(String.init)
+                free(r)
+                for c in rest where c != "." { if c == ".." { _ = base.popLast() } else { base.append(c) } }
+                return "/" + base.joined(separator: "/")
+            }
+            guard let last = comps.popLast() else { return "/" + rest.joined(separator: "/") }
+            rest.insert(last, at: 0)
+        }
+    }
+
+    public var markerFile: String { root + "/ck.json" }
+    public var deviceFile: String { root + "/device.json" }
+    public var usersDirectory: String { root + "/users" }
+    public func userFile(appleID: String) -> String { usersDirectory + "/" + PathEncoding.component(appleID.lowercased()) + ".json" }
+    public var assetsDirectory: String { root + "/assets" }
+    public var configFile: String { root + "/config.json" }
+    /// The faults `ck fault add` arms (Docs/faults.md), and the lock taken to change them.
+    public var faultsFile: String { root + "/faults.json" }
+    public var faultsLock: String { root + "/faults.lock" }
+
+    /// The web sessions of `ck serve` (ckWebAuthToken), one file per session named by the
+    /// SHA-256 of its token (Docs/serve.md), and the lock taken to create, rotate or revoke them.
+    public var webSessionsDirectory: String { root + "/web-sessions" }
+    public var webSessionsLock: String { root + "/web-sessions.lock" }
+    /// The lock taken to change a container's API tokens or server-to-server keys.
+    public var authLock: String { root + "/auth.lock" }
+
+    /// A container environment's API tokens and server-to-server keys (CloudKit Console).
+    public func apiTokensFile(_ container: String, _ env: Environment) -> String { environment(container, env) + "/api-tokens.json" }
+    public func serverKeysFile(_ container: String, _ env: Environment) -> String { environment(container, env) + "/server-keys.json" }
+
+    public func container(_ id: String) -> String { root + "/containers/" + PathEncoding.component(id, limit: 255) }
+
+    public func environment(_ container: String, _ env: Environment) -> String {
+        self.container(container) + "/" + env.rawValue
+    }
+
+    /// The public database is one per environment; private and shared are one per user.
+    public func database(_ container: String, _ env: Environment, _ scope: DatabaseScope, user: String?) -> String {
+        let e = environment(container, env)
+        switch scope {
+        case .public: return e + "/public"
+        case .private: return e + "/private/" + PathEncoding.component(user ?? "_")
+        case .shared: return e + "/shared/" + PathEncoding.component(user ?? "_")
+        }
+    }
+
+    /// A user's devices and their pending notifications.
+    public func notifications(_ container: String, _ env: Environment, user: String) -> String {
+        environment(container, env) + "/notifications/" + PathEncoding.component(user)
+    }
+
+    public static func zone(database: String, zoneName: String) -> String {
+        database + "/zones/" + PathEncoding.component(zoneName)
+    }
+}

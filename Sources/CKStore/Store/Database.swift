@@ -1,0 +1,230 @@
+import CKJSON
+import CKModel
+import Foundation
+
+/// Addresses one database: container, environment, scope.
+package struct DatabaseAddress: Sendable {
+    public var container: String
+    public var environment: Environment
+    public var scope: DatabaseScope
+
+    public init(container: String, environment: Environment, scope: DatabaseScope) {
+        self.container = container
+        self.environment = environment
+        self.scope = scope
+    }
+}
+
+/// One database as seen by one caller: its zones and what the caller may do in it.
+package final class Database {
+    public let address: DatabaseAddress
+    public let caller: Principal
+    public let paths: DataPaths
+    package let clock: Clock
+    public let directory: String
+    /// Sharing: the owner whose private database this is when a share participant writes
+    /// into it, and what the shared database resolves (Sharing/SharedDatabase.swift).
+    package var sharing = SharingContext()
+    /// What the last `modify` defined just in time (development): types, and the fields it
+    /// added to them, for the API's answer to announce (CloudKitAPI.modifyRecords).
+    package var definedSchema = Schema()
+
+    /// `owner`: another user's private database, opened for a share participant.
+    package init(address: DatabaseAddress, caller: Principal, paths: DataPaths, clock: Clock, owner: String? = nil) throws {
+        try Names.validateContainerID(address.container)
+        self.address = address
+        self.caller = caller
+        self.paths = paths
+        self.clock = clock
+        self.directory = paths.database(address.container, address.environment, address.scope, user: owner ?? caller.user?.userRecordName)
+        self.sharing.owner = owner
+    }
+
+    package var scope: DatabaseScope { address.scope }
+
+    /// Per-record faults (`ck fault add --record`, Docs/faults.md): asked once for each record
+    /// a records/modify or records/lookup request names, with the operation, the zone and the
+    /// record name; an error fails that record only, as the service fails one item of a batch.
+    public var recordFault: ((_ op: Endpoint, _ zone: String, _ recordName: String) throws -> CloudKitError?)?
+    /// Set by the preflight for a web client (`ck serve`): the rule its asset values follow.
+    package var webAssets: WebAssetRule?
+
+    /// The fault for one record, if any, shaped as the service's per-record error.
+    package func injectedFault(_ op: Endpoint, zone z: ZoneStore, recordName: String) throws -> CloudKitError? {
+        guard let hook = recordFault, var e = try hook(op, z.zoneID.zoneName, recordName) else { return nil }
+        e.recordName = recordName
+        e.zoneID = z.zoneID
+        if e.code == .conflict || e.code == .exists, let r = try? z.record(named: recordName) { e.serverRecord = r }
+        return e
+    }
+
+    private var cachedSchema: Schema?
+    /// Set by a bulk load (`ck import`), which brings the indexes forward once at its end.
+    public var defersIndexMaintenance = false
+    private var cachedRoles: Set<String>?
+
+    package var schemaAdmin: SchemaAdmin { SchemaAdmin(paths: paths, container: address.container) }
+
+    /// The environment's schema, read once per command.
+    public func schema() throws -> Schema {
+        if let s = cachedSchema { return s }
+        let s = try schemaAdmin.store(address.environment).load()
+        cachedSchema = s
+        return s
+    }
+
+    /// Reads the schema and roles afresh next time (a write, once it holds its locks).
+    package func forgetCachedSchema() {
+        cachedSchema = nil
+        cachedRoles = nil
+    }
+
+    /// The caller's custom roles in this environment (public-database GRANTs).
+    package func callerRoles() throws -> Set<String> {
+        if let r = cachedRoles { return r }
+        let r = try caller.user.map { try schemaAdmin.roles(of: $0.userRecordName, address.environment) } ?? []
+        cachedRoles = r
+        return r
+    }
+
+    /// Whether the caller may read a record: always outside the public database (which needs an
+    /// available account to be read at all); there, as the record type's GRANTs say for the
+    /// user the device lets act — nobody, without an available account, so only `_world`
+    /// GRANTs apply whoever `--as` names. Every read path goes through this.
+    public func canRead(_ r: Record) throws -> Bool {
+        if let shared = try sharedCanRead(r) { return shared }
+        guard scope == .public else { return true }
+        let reader = SchemaRules.reader(caller)
+        return SchemaRules.permits(.read, type: try schema().types[r.recordType], user: reader, roles: reader == nil ? [] : try callerRoles(),
+                                   creator: r.created.userRecordName)
+    }
+    public var assets: AssetStore { AssetStore(paths: paths) }
+
+    /// Reading the public database needs no account; everything else needs an available one.
+    public func requireRead() throws {
+        if scope != .public { _ = try caller.requireUser(for: "reading the \(scope.rawValue) database") }
+    }
+
+    @discardableResult
+    public func requireWrite() throws -> UserAccount {
+        try caller.requireUser(for: "writing to the \(scope.rawValue) database")
+    }
+
+    package var ownerRecordName: String {
+        if let o = sharing.owner { return o }
+        return scope == .public ? ZoneID.defaultOwner : (caller.user?.userRecordName ?? ZoneID.defaultOwner)
+    }
+
+    /// In the shared database, a zone's owner is the user who shared it.
+    public func zoneID(_ name: String) -> ZoneID { ZoneID(zoneName: name, ownerRecordName: sharedZoneOwner(name) ?? ownerRecordName) }
+
+    package func zonePath(_ name: String) -> String { DataPaths.zone(database: directory, zoneName: name) }
+
+    package func zonePresence(_ name: String) throws -> ZoneStore.Presence {
+        if let shared = try sharedZonePresence(name) { return shared }
+        return try ZoneStore.load(directory: zonePath(name), zoneID: zoneID(name))
+    }
+
+    /// The default zone before its first record: nothing on disk yet.
+    package func unmadeZone(_ name: String) -> ZoneStore { ZoneStore(directory: zonePath(name), zoneID: zoneID(name), incarnation: "") }
+
+    package var environmentGuard: EnvironmentGuard { EnvironmentGuard(paths: paths, container: address.container, environment: address.environment) }
+
+    /// A zone that exists, for reading or writing records.
+    public func zone(_ name: String) throws -> ZoneStore {
+        try Names.validateZoneName(name)
+        try requireRead()
+        if name == ZoneID.defaultZoneName && scope == .shared {
+            throw CloudKitError(.zoneNotFound, "the shared database has no default zone; its zones are other users' shared zones", zoneID: zoneID(name)).with(.acceptShare)
+        }
+        switch try zonePresence(name) {
+        case .present(let z): return z
+        case .absent where name == ZoneID.defaultZoneName: return unmadeZone(name)
+        case .absent, .collision:
+            var e = CloudKitError(.zoneNotFound, "zone '\(Names.describe(name))' does not exist in the \(scope.rawValue) database", zoneID: zoneID(name))
+            if try wasPurged(name) {
+                // CloudKit's userDeletedZone (28): the user deleted the app's data, so an app
+                // must not upload its cache into the zone again unasked.
+                e.reason = "zone '\(Names.describe(name))' was purged (deleted with its data, as a user does in iCloud settings); it stays gone until the zone is created again"
+                e.nativeCode = 28
+            }
+            e.database = scope
+            switch scope {
+            case .private: e.nextStep = .createZone(name)
+            case .public: e.nextStep = .onlyDefaultZone
+            case .shared: e.nextStep = .acceptShare
+            }
+            throw e
+        }
+    }
+
+    /// Whether the last thing the database history says of zone `name` is its purge (a zone
+    /// made again since is no purged zone). Asked only when the zone is not there.
+    package func wasPurged(_ name: String) throws -> Bool {
+        guard scope == .private, try FileSystem.exists(directory) else { return false }
+        let key = NameKey(name)
+        // Newest first, in blocks: the zone's last entry is usually near the head.
+        var hi = try databaseHistory.head()
+        while hi > 0 {
+            let lo = max(0, hi - 256)
+            var last: DatabaseIntent.Op?
+            try databaseHistory.forEachDatabaseEntry(after: lo, through: hi) { e in
+                if e.key == key { last = e.op }
+                return true
+            }
+            if let op = last { return op == .purge }
+            hi = lo
+        }
+        return false
+    }
+
+    // MARK: zones
+
+    /// The Web Services zone dictionary as recorded from Apple's servers: zoneID, atomic, the
+    /// share-eligibility flags (a custom zone of the private database can be shared whole or
+    /// by hierarchy; no other zone can), and for a zone with a change feed its syncToken.
+    public func zoneJSON(_ z: ZoneStore) throws -> JSONValue {
+        let sharable = address.scope == .private && !z.zoneID.isDefault
+        var o: [String: JSONValue] = ["zoneID": z.zoneID.json, "atomic": .bool(!z.zoneID.isDefault),
+                                      "isEligibleForZoneShare": .bool(sharable), "isEligibleForHierarchicalShare": .bool(sharable)]
+        if let t = try currentToken(zone: z) { o["syncToken"] = .string(t) }
+        return .object(o)
+    }
+
+    /// The database's zones: the default zone first (but in the shared database, which has
+    /// none), then custom zones by the bytes of their names.
+    public func listZones() throws -> [ZoneStore] {
+        try requireRead()
+        var out: [ZoneStore] = []
+        if let shared = try sharedZoneList() { return shared }
+        if scope != .shared { out.append(try zone(ZoneID.defaultZoneName)) }
+        var custom: [ZoneStore] = []
+        guard let zones = try Directory.open(directory + "/zones") else { return out }
+        for entry in try zones.entries() where !entry.hasPrefix(".") && zones.kind(of: entry) == .directory {
+            guard let j = try zones.subdirectory(entry)?.readJSON("zone.json"), let n = j["zoneID"]?["zoneName"]?.stringValue,
+                  n != ZoneID.defaultZoneName, PathEncoding.component(n) == entry, case .present(let z) = try zonePresence(n) else { continue }
+            custom.append(z)
+        }
+        out += custom.sorted { NameKey($0.zoneID.zoneName) < NameKey($1.zoneID.zoneName) }
+        return out
+    }
+
+    /// Looks records up by name: a record or a NOT_FOUND error per name.
+    public func lookup(zone name: String, recordNames: [String]) throws -> [OperationResult] {
+        let z = try zone(name)
+        let snapshot = try z.snapshot()
+        return try recordNames.map { n in
+            try Names.validateRecordName(n)
+            if let e = try injectedFault(.recordsLookup, zone: z, recordName: n) { return .failed(e) }
+            if let r = try snapshot.record(named: n) {
+                guard try canRead(r) else {
+                    // A record not shared with a participant is, to them, no record at all.
+                    if scope == .shared { return .failed(CloudKitError(.notFound, "record '\(Names.describe(n))' not found", recordName: n, zoneID: z.zoneID)) }
+                    return .failed(CloudKitError(.accessDenied, "records of type '\(r.recordType)' are not readable by this user (schema GRANTs)", recordName: n, zoneID: z.zoneID))
+                }
+                return .saved(r)
+            }
+            return .failed(CloudKitError(.notFound, "record '\(Names.describe(n))' not found", recordName: n, zoneID: z.zoneID))
+        }
+    }
+}

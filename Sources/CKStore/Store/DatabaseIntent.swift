@@ -1,0 +1,173 @@
+import CKJSON
+import CKModel
+
+/// What a zone-level change means to its database: a zone created, written, deleted or purged is an
+/// entry of the database's history (`changes/database` reads it). Each such change is first
+/// written down as an intent, `intents/<zone>.json` beside the database's history, and the
+/// intent is removed once the change and its history entry are both done. A crash in between
+/// leaves the intent; whoever next locks that zone (its next writer, creator or deleter), any
+/// writer of the database that can lock it, or `ck fsck` finishes it — so the database history
+/// never misses a change that happened, and never holds one that did not.
+package struct DatabaseIntent: Equatable {
+    /// `purge` is a deletion too (CloudKit's purge): `changes/database` reports it as such.
+    package enum Op: String { case create, change, delete, purge }
+    package var op: Op
+    package var zoneName: String
+    package var incarnation: String
+    /// For a change: the zone history's last entry written by the commit.
+    package var zoneSeq: Int64?
+    /// The database history's head when the intent was written: an entry recording it can
+    /// only come after.
+    package var after: Int64
+
+    package var json: JSONValue {
+        var o: [String: JSONValue] = ["schemaVersion": .int(FileFormat.schemaVersion), "op": .string(op.rawValue),
+                                      "zoneName": .string(zoneName), "incarnation": .string(incarnation), "after": .int(after)]
+        if let s = zoneSeq { o["zoneSeq"] = .int(s) }
+        return .object(o)
+    }
+
+    package init(op: Op, zoneName: String, incarnation: String, zoneSeq: Int64? = nil, after: Int64 = 0) {
+        self.op = op
+        self.zoneName = zoneName
+        self.incarnation = incarnation
+        self.zoneSeq = zoneSeq
+        self.after = after
+    }
+
+    package init?(json j: JSONValue) {
+        guard let o = j["op"]?.stringValue.flatMap(Op.init(rawValue:)), let z = j["zoneName"]?.stringValue,
+              let i = j["incarnation"]?.stringValue, let a = j["after"]?.int64Value else { return nil }
+        self.init(op: o, zoneName: z, incarnation: i, zoneSeq: j["zoneSeq"]?.int64Value, after: a)
+        if o == .change && zoneSeq == nil { return nil }
+    }
+
+    /// The name a deleted zone's directory takes in `trash/`: its incarnation, and for a purge
+    /// `<incarnation>.purge`, so that fsck, finding trash whose intent a power loss took, still
+    /// records the right operation.
+    package var trashName: String { op == .purge ? incarnation + DatabaseIntent.purgeSuffix : incarnation }
+    package static let purgeSuffix = ".purge"
+
+    /// Whether a database history entry records this intent.
+    package func isRecorded(by e: DatabaseHistoryEntry) -> Bool {
+        e.op == op && e.zoneName.sameBytes(zoneName) && e.incarnation == incarnation && e.zoneSeq == zoneSeq
+    }
+}
+
+extension Database {
+    package var databaseHistory: ChangeHistory { ChangeHistory(directory: directory) }
+    package var databaseLockFile: String { directory + "/lock" }
+    package var intentsDirectory: String { directory + "/intents" }
+    package var trashDirectory: String { directory + "/trash" }
+
+    package func intentFile(_ zone: String) -> String { intentsDirectory + "/" + PathEncoding.component(zone) + ".json" }
+    package func zoneLockFile(_ zone: String) -> String { directory + "/locks/" + PathEncoding.component(zone) + ".lock" }
+
+    /// Whether changes to this zone are entries of the database history: custom zones of the
+    /// private and shared databases, which are the ones with change feeds.
+    package func announces(_ zoneName: String) -> Bool { scope != .public && !zoneName.sameBytes(ZoneID.defaultZoneName) }
+
+    /// Takes a zone's lock (by name: it outlives the zone, so a zone deleted and made again is
+    /// guarded by the same lock), then finishes a database-level change a crash left for it.
+    package func lockZone(_ name: String) throws -> FileLock {
+        let lock = try FileLock(path: zoneLockFile(name))
+        if try FileSystem.exists(intentFile(name)) {
+            try withDatabaseLock(holdingZone: name) {}
+        }
+        return lock
+    }
+
+    /// Runs `body` holding the database's lock, after finishing the intents crashed holders
+    /// left. Lock order: environment, zone, database, inbox.
+    package func withDatabaseLock<T>(holdingZone: String?, _ body: () throws -> T) throws -> T {
+        let lock = try FileLock(path: databaseLockFile)
+        defer { lock.unlock() }
+        try finishIntents(holdingZone: holdingZone)
+        return try body()
+    }
+
+    /// Finishes every intent whose zone this process holds or can lock now; an intent of a zone
+    /// another process is writing is left to that process, which finishes it before its own.
+    package func finishIntents(holdingZone: String?) throws {
+        for file in try FileSystem.list(intentsDirectory) where file.hasSuffix(".json") && !file.hasPrefix(".") {
+            guard let j = try? FileSystem.readJSON(intentsDirectory + "/" + file), let intent = DatabaseIntent(json: j) else {
+                // A torn intent was never acted on: nothing was changed after it.
+                try FileSystem.remove(intentsDirectory + "/" + file)
+                continue
+            }
+            if let h = holdingZone, intent.zoneName.sameBytes(h) {
+                try finish(intent)
+            } else if let l = try FileLock.attempt(zoneLockFile(intent.zoneName)) {
+                defer { l.unlock() }
+                try finish(intent)
+            }
+        }
+    }
+
+    /// An intent for a change about to be made. The caller holds the database lock.
+    package func newIntent(_ op: DatabaseIntent.Op, zoneName: String, incarnation: String, zoneSeq: Int64? = nil) throws -> DatabaseIntent {
+        DatabaseIntent(op: op, zoneName: zoneName, incarnation: incarnation, zoneSeq: zoneSeq, after: try databaseHistory.head())
+    }
+
+    package func writeIntent(_ i: DatabaseIntent) throws {
+        try FileSystem.writeJSON(intentFile(i.zoneName), i.json, durable: false)
+    }
+
+    /// Completes one intent (idempotently) and removes it. The caller holds the database lock
+    /// and the zone's lock.
+    package func finish(_ intent: DatabaseIntent) throws {
+        var zone: ZoneStore?
+        if case .present(let z) = try zonePresence(intent.zoneName), z.incarnation == intent.incarnation { zone = z }
+        switch intent.op {
+        case .create:
+            if zone != nil {
+                try deliverZoneEvent(intent.zoneName, entry: try recordInDatabaseHistory(intent))
+            } else if case .absent = try zonePresence(intent.zoneName) {
+                // Made part-way: a directory without its zone.json is no zone.
+                try FileSystem.removeTree(DataPaths.zone(database: directory, zoneName: intent.zoneName))
+            }
+        case .change:
+            if let z = zone, try z.history.head() >= intent.zoneSeq! { _ = try recordInDatabaseHistory(intent) }
+        case .delete, .purge:
+            if let z = zone {
+                // Its last commit's notifications go out before it goes.
+                try finishInterruptedCommit(z)
+                try moveToTrash(z, as: intent.trashName)
+            }
+            try deliverZoneEvent(intent.zoneName, entry: try recordInDatabaseHistory(intent))
+            try FileSystem.removeTree(trashDirectory + "/" + intent.trashName)
+        }
+        try FileSystem.remove(intentFile(intent.zoneName))
+    }
+
+    /// The database history entry recording the intent: found among the entries written since
+    /// the intent was (so it is recorded once, whoever finishes it), or appended. Returns its seq.
+    package func recordInDatabaseHistory(_ intent: DatabaseIntent) throws -> Int64 {
+        var found: Int64?
+        try databaseHistory.forEachDatabaseEntry(after: intent.after) { e in
+            if intent.isRecorded(by: e) { found = e.seq; return false }
+            return true
+        }
+        if let f = found { return f }
+        return try appendDatabaseEntry(intent)
+    }
+
+    /// Appends an entry; a commit the disk would not confirm durable is still appended.
+    @discardableResult
+    package func appendDatabaseEntry(_ i: DatabaseIntent) throws -> Int64 {
+        let h = databaseHistory
+        let seq = try h.head() + 1
+        let e = DatabaseHistoryEntry(seq: seq, timestamp: clock.now(), op: i.op, zoneName: i.zoneName, incarnation: i.incarnation, zoneSeq: i.zoneSeq)
+        do { try h.append([e.json]) } catch is ChangeHistory.CommittedButNotSynced {}
+        return seq
+    }
+
+    /// A zone leaves `zones/` in one rename: from then on it does not exist. `name`: the
+    /// intent's `trashName`.
+    package func moveToTrash(_ z: ZoneStore, as name: String) throws {
+        guard let zones = try Directory.open(directory + "/zones"), let trash = try Directory.open(trashDirectory, create: true) else { return }
+        try trash.removeTree(name)
+        try zones.move(PathEncoding.component(z.zoneID.zoneName), to: trash, as: name)
+        zones.sync()
+    }
+}

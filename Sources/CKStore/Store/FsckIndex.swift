@@ -1,0 +1,38 @@
+import CKModel
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `ck fsck` and a zone's query indexes: derived files, so a repair makes them all again from
+/// the record files (which it has just checked against the history); a check reports runs it
+/// cannot read. A damaged run never gave a wrong answer — queries check every record — but it
+/// made them slower.
+extension Fsck {
+    package func checkIndexes(_ db: Database, _ z: ZoneStore) throws {
+        let index = ZoneIndex(zone: z)
+        var damaged: [String] = []
+        if let root = try Directory.open(index.directory) {
+            for t in try root.entries() where !t.hasPrefix(".") && root.kind(of: t) == .directory {
+                guard let tdir = try root.subdirectory(t) else { continue }
+                var runs: [(Directory, String, String)] = try tdir.entries().filter { $0.hasSuffix(".base") || $0.hasSuffix(".delta") }.map { (tdir, $0, t + "/" + $0) }
+                if let fdir = try tdir.subdirectory("fields") {
+                    runs += try fdir.entries().filter { $0.hasSuffix(".base") || $0.hasSuffix(".delta") }.map { (fdir, $0, t + "/fields/" + $0) }
+                }
+                for (dir, name, shown) in runs where IndexRun.open(dir, name) == nil { damaged.append(index.directory + "/" + shown) }
+            }
+        }
+        for d in damaged { note(d, "query index run is damaged or cut short (queries read the records instead)", repaired: repair) }
+        guard repair else { return }
+        db.forgetCachedSchema()
+        do {
+            try index.buildFromRecordFiles(schema: try db.schema(), head: try z.history.head())
+        } catch let e as CloudKitError {
+            // Derived files: without them queries read the records, and the zone's next commit
+            // makes them again. A full disk must not keep fsck from finishing its repair.
+            try? FileSystem.removeTree(index.directory)
+            note(index.directory, "query indexes could not be made again (\(e.reason)): removed; queries read the records until the zone's next write", repaired: true)
+        }
+    }
+}

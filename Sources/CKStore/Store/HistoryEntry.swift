@@ -1,0 +1,121 @@
+import CKJSON
+import CKModel
+
+/// One entry of a zone's change history: a save (with the record as stored) or a delete, by
+/// whom and when, and the entry it replaces (`prev`). A commit encodes it straight to its log
+/// line — the bytes `JSONWriter.line` writes for `jsonValue` — without building the record's
+/// dictionaries; every reader reads a line back into it (`init(line:)`), so no reader spells a
+/// key of the log itself.
+public struct HistoryEntry: JSONEncodable, HistoryLine, Sendable {
+    public enum Op: String, Sendable { case save, delete }
+
+    public var seq: Int64
+    public var timestamp: Int64
+    public var op: Op
+    public var recordName: String
+    public var userRecordName: String
+    public var deviceID: String
+    /// The record as saved; nil for a delete.
+    public var record: Record?
+    /// The saved version's change tag (nil for a delete).
+    public var recordChangeTag: String?
+    /// The entry that wrote the version this change replaced, when there was one.
+    public var prev: Int64?
+
+    package init(seq: Int64, timestamp: Int64, op: Op, recordName: String, userRecordName: String, deviceID: String, record: Record?, prev: Int64?) {
+        self.seq = seq
+        self.timestamp = timestamp
+        self.op = op
+        self.recordName = recordName
+        self.userRecordName = userRecordName
+        self.deviceID = deviceID
+        self.record = record
+        self.recordChangeTag = record?.recordChangeTag
+        self.prev = prev
+    }
+
+    /// Reads a log line back. A line without seq, recordName or a known op is malformed.
+    package init(line e: JSONValue) throws {
+        guard let seq = e["seq"]?.int64Value, let name = e["recordName"]?.stringValue,
+              let op = e["op"]?.stringValue.flatMap(Op.init(rawValue:)) else {
+            throw CloudKitError.internalError("history entry \(e["seq"].map(JSONWriter.compact) ?? "?") is malformed (seq, recordName, op)")
+        }
+        self.seq = seq
+        self.op = op
+        recordName = name
+        timestamp = e["timestamp"]?.int64Value ?? 0
+        userRecordName = e["userRecordName"]?.stringValue ?? ""
+        deviceID = e["deviceID"]?.stringValue ?? ""
+        record = try e["record"].map(Record.init(stored:))
+        recordChangeTag = e["recordChangeTag"]?.stringValue ?? record?.recordChangeTag
+        prev = e["prev"]?.int64Value
+    }
+
+    package var key: NameKey { NameKey(recordName) }
+
+    public var jsonValue: JSONValue {
+        var o: [String: JSONValue] = [
+            "seq": .int(seq), "timestamp": .int(timestamp), "op": .string(op.rawValue), "recordName": .string(recordName),
+            "userRecordName": .string(userRecordName), "deviceID": .string(deviceID),
+        ]
+        if let r = record { o["record"] = r.json(); o["recordChangeTag"] = .string(r.recordChangeTag) }
+        if let p = prev { o["prev"] = .int(p) }
+        return .object(o)
+    }
+
+    public func encodeJSON(into out: inout [UInt8], indent: Int, pretty: Bool) {
+        // Keys in the order of their bytes, as JSONWriter sorts them.
+        var o = JSONObjectEmitter(indent: indent, pretty: pretty)
+        o.string("deviceID", deviceID, into: &out)
+        o.string("op", op.rawValue, into: &out)
+        if let p = prev {
+            o.key("prev", into: &out)
+            JSONWriter.emit(.int(p), into: &out, indent: o.valueIndent, pretty: pretty)
+        }
+        if let r = record {
+            o.key("record", into: &out)
+            r.encodeStored(into: &out, indent: o.valueIndent, pretty: pretty)
+            o.string("recordChangeTag", r.recordChangeTag, into: &out)
+        }
+        o.string("recordName", recordName, into: &out)
+        o.key("seq", into: &out)
+        JSONWriter.emit(.int(seq), into: &out, indent: o.valueIndent, pretty: pretty)
+        o.key("timestamp", into: &out)
+        JSONWriter.emit(.int(timestamp), into: &out, indent: o.valueIndent, pretty: pretty)
+        o.string("userRecordName", userRecordName, into: &out)
+        o.close(into: &out)
+    }
+}
+
+/// A line of a history read back typed: a zone's (HistoryEntry) or a database's
+/// (DatabaseHistoryEntry).
+package protocol HistoryLine {
+    init(line: JSONValue) throws
+    var seq: Int64 { get }
+    /// What "the latest change per key" (LatestChanges) groups entries by: the name of the
+    /// record, or of the zone, the entry changed.
+    var key: NameKey { get }
+}
+
+extension ChangeHistory {
+    /// Committed entries with seq > `after` (up to `through`), read as `E`, oldest first;
+    /// `body` returns false to stop (see `forEachLine`).
+    package func forEach<E: HistoryLine>(_: E.Type, after: Int64, through: Int64? = nil, skipCompacted: Bool = false, _ body: (E) throws -> Bool) throws {
+        try forEachLine(after: after, through: through, skipCompacted: skipCompacted) { try body(try E(line: $0)) }
+    }
+
+    /// A zone history's entries (see `forEachLine`).
+    public func forEachEntry(after: Int64, through: Int64? = nil, skipCompacted: Bool = false, _ body: (HistoryEntry) throws -> Bool) throws {
+        try forEach(HistoryEntry.self, after: after, through: through, skipCompacted: skipCompacted, body)
+    }
+
+    /// One entry of a zone history by its sequence number (nil: past the head, or dropped by `ck gc`).
+    public func entry(_ seq: Int64) throws -> HistoryEntry? {
+        try line(seq).map(HistoryEntry.init(line:))
+    }
+
+    /// A database history's entries (see `forEachLine`).
+    package func forEachDatabaseEntry(after: Int64, through: Int64? = nil, _ body: (DatabaseHistoryEntry) throws -> Bool) throws {
+        try forEach(DatabaseHistoryEntry.self, after: after, through: through, body)
+    }
+}
