@@ -15,15 +15,7 @@ when one failed, 77 when Chromium, chromedriver or Selenium is missing. Run by
 Tests/EndToEndTests/BrowserTests.swift when a copy of cloudkit.js is there."""
 import functools, http.server, json, os, shutil, socketserver, subprocess, sys, tempfile, threading, time
 
-try:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-    from selenium.webdriver.common.by import By
-except ImportError:
-    sys.exit(77)
-CHROMIUM, DRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
-if not (os.access(CHROMIUM, os.X_OK) and os.access(DRIVER, os.X_OK)):
-    sys.exit(77)
+from browser_env import By, headless_chromium
 
 CK, CLOUDKIT_JS = sys.argv[1], sys.argv[2]
 CONTAINER = "iCloud.com.example.app"
@@ -116,12 +108,7 @@ try:
     site = socketserver.ThreadingTCPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=pages))
     threading.Thread(target=site.serve_forever, daemon=True).start()
 
-    options = webdriver.ChromeOptions()
-    for a in ["--headless=new", "--no-sandbox", "--disable-popup-blocking", "--disable-gpu", "--disable-dev-shm-usage"]:
-        options.add_argument(a)
-    options.binary_location = CHROMIUM
-    driver = webdriver.Chrome(service=Service(DRIVER), options=options)
-    driver.set_page_load_timeout(20)
+    driver = headless_chromium()
     driver.get("http://localhost:%d/page.html" % site.server_address[1])
     main = driver.current_window_handle
 

@@ -10,15 +10,7 @@ fails, 77 when Chromium, chromedriver or Selenium is missing. Run by
 Tests/EndToEndTests/SignInBrowserTests.swift."""
 import functools, http.server, json, os, shutil, socketserver, subprocess, sys, tempfile, threading, time
 
-try:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-    from selenium.webdriver.common.by import By
-except ImportError:
-    sys.exit(77)
-CHROMIUM, DRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
-if not (os.access(CHROMIUM, os.X_OK) and os.access(DRIVER, os.X_OK)):
-    sys.exit(77)
+from browser_env import By, headless_chromium
 
 CK = sys.argv[1]
 CONTAINER = "iCloud.com.example.app"
@@ -60,12 +52,7 @@ try:
     with open(os.path.join(pages, "foreign.html"), "w") as f:
         f.write(f"<script>{LISTEN}\nfunction start(u) {{ window.open(u, 'signin'); }}</script>")
 
-    options = webdriver.ChromeOptions()
-    for a in ["--headless=new", "--no-sandbox", "--disable-popup-blocking", "--disable-gpu"]:
-        options.add_argument(a)
-    options.binary_location = CHROMIUM
-    driver = webdriver.Chrome(service=Service(DRIVER), options=options)
-    driver.set_page_load_timeout(20)
+    driver = headless_chromium()
 
     def sign_in_in_popup(main):
         """Picks alice in the popup and presses Sign In; the messages the opener received."""
