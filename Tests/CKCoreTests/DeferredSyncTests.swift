@@ -58,12 +58,12 @@ final class DeferredSyncTests: XCTestCase {
         defer { ZoneStore.unsyncedEntries = saved }
         let t = TempStore()
         let (db, bulk) = try loading(t)
-        _ = try db.modify(zone: "Z", operations: batch(0..<100), atomic: false, bulk: bulk)
+        _ = try db.modify(zone: "Z", ModifyBatch(batch(0..<100), atomic: false, bulk: bulk)).results
         // The commit started a sync of entries 1…100 and went on; wait for it.
         let z = try db.zone("Z")
         for _ in 0..<1000 where BackgroundSyncs.shared.finished(z) != 100 { usleep(10_000) }
         XCTAssertEqual(BackgroundSyncs.shared.finished(z), 100)
-        _ = try db.modify(zone: "Z", operations: batch(100..<150), atomic: false, bulk: bulk)
+        _ = try db.modify(zone: "Z", ModifyBatch(batch(100..<150), atomic: false, bulk: bulk)).results
         var c = try z.appliedCursor()
         XCTAssertEqual([c.seq, c.durable], [150, 100], "the next commit recorded what the finished sync covered")
         try db.finishBulkLoad(bulk)
@@ -118,7 +118,7 @@ final class DeferredSyncTests: XCTestCase {
     func testALoadIntoAnEmptyZoneWritesTheIndexTheRecordFilesGive() throws {
         let t = TempStore()
         let (db, bulk) = try loading(t)
-        for b in 0..<4 { _ = try db.modify(zone: "Z", operations: batch(b * 100..<(b + 1) * 100), atomic: false, bulk: bulk) }
+        for b in 0..<4 { _ = try db.modify(zone: "Z", ModifyBatch(batch(b * 100..<(b + 1) * 100), atomic: false, bulk: bulk)).results }
         XCTAssertTrue(bulk.knowsZone)
         try db.finishBulkLoad(bulk)
         let c = try db.zone("Z").appliedCursor()
@@ -130,7 +130,7 @@ final class DeferredSyncTests: XCTestCase {
     func testALoadForgetsTheZoneOnceAnotherWriterCommits() throws {
         let t = TempStore()
         let (db, bulk) = try loading(t)
-        _ = try db.modify(zone: "Z", operations: batch(0..<100), atomic: false, bulk: bulk)
+        _ = try db.modify(zone: "Z", ModifyBatch(batch(0..<100), atomic: false, bulk: bulk)).results
         // Another process writes between two batches: a record the load never wrote, and one
         // of the load's records changed.
         let other = try t.db()
@@ -138,7 +138,7 @@ final class DeferredSyncTests: XCTestCase {
         // with one made from the files.)
         other.defersIndexMaintenance = true
         _ = try other.modify(zone: "Z", operations: [op(.forceReplace, "x", ["n": 99]), op(.forceReplace, "r150", type: "Other", ["n": 5])])
-        let results = try db.modify(zone: "Z", operations: batch(100..<200), atomic: false, bulk: bulk)
+        let results = try db.modify(zone: "Z", ModifyBatch(batch(100..<200), atomic: false, bulk: bulk)).results
         XCTAssertFalse(bulk.knowsZone)
         // r150 existed when the second batch ran: read, and replaced (its entry names the
         // version before), not taken for a new record.
@@ -153,7 +153,7 @@ final class DeferredSyncTests: XCTestCase {
     func testALoadForgetsAZoneMadeAgainUpToTheSameHead() throws {
         let t = TempStore()
         let (db, bulk) = try loading(t)
-        _ = try db.modify(zone: "Z", operations: batch(0..<100), atomic: false, bulk: bulk)
+        _ = try db.modify(zone: "Z", ModifyBatch(batch(0..<100), atomic: false, bulk: bulk)).results
         // Meanwhile the zone is deleted, made again, and given 100 records of its own: the
         // same head, another zone.
         let other = try t.db()
@@ -162,7 +162,7 @@ final class DeferredSyncTests: XCTestCase {
         _ = try other.modify(zone: "Z", operations: batch(100..<200), atomic: false)
         XCTAssertEqual(try db.zone("Z").history.head(), 100)
         // The load's next batch holds the same records: read, found unchanged, nothing written.
-        _ = try db.modify(zone: "Z", operations: batch(100..<200), atomic: false, bulk: bulk)
+        _ = try db.modify(zone: "Z", ModifyBatch(batch(100..<200), atomic: false, bulk: bulk)).results
         XCTAssertFalse(bulk.knowsZone)
         XCTAssertEqual(try db.zone("Z").history.head(), 100)
     }
@@ -170,8 +170,8 @@ final class DeferredSyncTests: XCTestCase {
     func testARecordLoadedTwiceLeavesNoStaleIndexEntry() throws {
         let t = TempStore()
         let (db, bulk) = try loading(t)
-        _ = try db.modify(zone: "Z", operations: batch(0..<100), atomic: false, bulk: bulk)
-        _ = try db.modify(zone: "Z", operations: [op(.forceReplace, "r1", ["n": 1000])], atomic: false, bulk: bulk)
+        _ = try db.modify(zone: "Z", ModifyBatch(batch(0..<100), atomic: false, bulk: bulk)).results
+        _ = try db.modify(zone: "Z", ModifyBatch([op(.forceReplace, "r1", ["n": 1000])], atomic: false, bulk: bulk)).results
         try db.finishBulkLoad(bulk)
         try assertIndexAsBuiltFromTheFiles(db)
     }

@@ -52,6 +52,9 @@ struct RequestContext {
     let db: Database
     let gate: PermissionGate
     let style: ResponseStyle
+    /// What the store's writes and lookups follow for this request: its per-record faults,
+    /// a web client's asset rule.
+    let options: RequestOptions
     var principal: Principal { db.caller }
     /// Who reads the answer (`ResponseStyle.audience`).
     var audience: ResponseStyle.Audience { style.audience }
@@ -80,14 +83,16 @@ extension CloudKitAPI {
         }
         let db = try store.database(DatabaseAddress(container: caller.container, environment: caller.environment, scope: caller.scope),
                                     principal: try principal(caller))
-        if let op = endpoint, op.namesRecords, recordScoped { db.recordFault = try recordFaults(op, caller.appleID, db) }
-        if caller.isWebClient { db.webAssets = WebAssetRule(container: caller.container, paths: store.paths) }
+        var options = RequestOptions()
+        if let op = endpoint, op.namesRecords, recordScoped { options.faults = try recordFaults(op, caller.appleID, db) }
+        if caller.isWebClient { options.webAssets = WebAssetRule(container: caller.container, paths: store.paths) }
         switch need {
         case .none: break
         case .read: try db.requireRead()
         case .write: try db.requireWrite()
         }
-        return RequestContext(caller: caller, db: db, gate: PermissionGate(db: db), style: responseStyle(caller.scope, reader: db.caller.user?.userRecordName))
+        return RequestContext(caller: caller, db: db, gate: PermissionGate(db: db), style: responseStyle(caller.scope, reader: db.caller.user?.userRecordName),
+                              options: options)
     }
 
     /// Who a caller acts as: the account status the device reports and the user.
@@ -147,11 +152,11 @@ extension CloudKitAPI {
     /// The per-record faults of an endpoint that names records one by one, when some fault is
     /// scoped to a record; only the endpoint's own records are faulted, not the lookups a save
     /// makes on the side.
-    func recordFaults(_ op: Endpoint, _ appleID: String?, _ db: Database) throws -> ((Endpoint, String, String) throws -> CloudKitError?)? {
+    func recordFaults(_ op: Endpoint, _ appleID: String?, _ db: Database) throws -> RecordFaults? {
         let faults = FaultStore(paths: store.paths)
         guard try faults.hasRecordFaults() else { return nil }
         let user = db.caller.user?.userRecordName ?? appleID
         let device = db.caller.deviceID
-        return { o, zone, name in o == op ? try faults.recordFault(op: o, zone: zone, record: name, user: user, device: device) : nil }
+        return RecordFaults { o, zone, name in o == op ? try faults.recordFault(op: o, zone: zone, record: name, user: user, device: device) : nil }
     }
 }

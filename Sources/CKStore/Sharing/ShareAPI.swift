@@ -21,7 +21,7 @@ extension Database {
     /// Shares `record` (a hierarchy share) or, with no record, the whole zone, from a custom
     /// zone of the caller's private database.
     package func createShare(zone: String, record: String?, participants: [ShareParticipantRequest], publicPermission: SharePermission,
-                     title: String?) throws -> ShareLocation {
+                     title: String?, options: RequestOptions = RequestOptions()) throws -> ShareLocation {
         try Names.validateZoneName(zone)
         if let r = record { try Names.validateRecordName(r) }
         guard scope == .private else {
@@ -32,7 +32,7 @@ extension Database {
         }
         var op = RecordOperation(type: .create, recordName: record == nil ? ShareInfo.zoneWideName : Identifiers.newRecordName(), recordType: ShareInfo.recordType)
         op.share = .create(forRecord: record, forRecordTag: nil, publicPermission: publicPermission, participants: participants, title: title)
-        let share = try savedRecord(try modify(zone: zone, operations: [op])[0])
+        let share = try savedRecord(try modify(zone: zone, ModifyBatch([op], options: options)).results[0])
         guard let state = try ShareState(share) else { throw CloudKitError.internalError("share '\(share.recordName)' lost its share keys") }
         return ShareLocation(owner: share.zoneID.ownerRecordName, zoneName: zone, share: share, state: state)
     }
@@ -109,17 +109,17 @@ extension Database {
     }
 
     /// Runs one share operation on the share record, in its owner's zone, as the caller.
-    package func changeShare(_ loc: ShareLocation, _ change: ShareChange) throws -> OperationResult {
+    package func changeShare(_ loc: ShareLocation, _ change: ShareChange, options: RequestOptions = RequestOptions()) throws -> OperationResult {
         let me = try requireWrite()
         let db = loc.owner == me.userRecordName && scope == .private ? self : try ownerView(owner: loc.owner)
         var op = RecordOperation(type: change == .delete ? .forceDelete : .forceUpdate, recordName: loc.share.recordName)
         op.share = change
-        return try db.modify(zone: loc.zoneName, operations: [op])[0]
+        return try db.modify(zone: loc.zoneName, ModifyBatch([op], options: options)).results[0]
     }
 
     /// Changes a share and returns it as it is now.
-    package func updateShare(_ loc: ShareLocation, _ change: ShareChange) throws -> ShareLocation {
-        let r = try savedRecord(try changeShare(loc, change))
+    package func updateShare(_ loc: ShareLocation, _ change: ShareChange, options: RequestOptions = RequestOptions()) throws -> ShareLocation {
+        let r = try savedRecord(try changeShare(loc, change, options: options))
         guard let s = try ShareState(r) else { throw CloudKitError.internalError("share '\(r.recordName)' lost its share keys") }
         return ShareLocation(owner: loc.owner, zoneName: loc.zoneName, share: r, state: s)
     }

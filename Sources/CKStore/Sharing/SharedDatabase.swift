@@ -178,7 +178,6 @@ extension Database {
         let db = try Database(address: DatabaseAddress(container: address.container, environment: address.environment, scope: .private),
                               caller: caller, paths: paths, clock: clock, owner: owner)
         if owner != me.userRecordName { db.sharing.access = ShareAccess(participant: me.userRecordName) }
-        db.recordFault = recordFault
         return db
     }
 

@@ -25,10 +25,6 @@ package final class Database {
     /// Sharing: the owner whose private database this is when a share participant writes
     /// into it, and what the shared database resolves (Sharing/SharedDatabase.swift).
     package var sharing = SharingContext()
-    /// What the last `modify` defined just in time (development): types, and the fields it
-    /// added to them, for the API's answer to announce (CloudKitAPI.modifyRecords).
-    package var definedSchema = Schema()
-
     /// `owner`: another user's private database, opened for a share participant.
     package init(address: DatabaseAddress, caller: Principal, paths: DataPaths, clock: Clock, owner: String? = nil) throws {
         try Names.validateContainerID(address.container)
@@ -41,22 +37,6 @@ package final class Database {
     }
 
     package var scope: DatabaseScope { address.scope }
-
-    /// Per-record faults (`ck fault add --record`, Docs/faults.md): asked once for each record
-    /// a records/modify or records/lookup request names, with the operation, the zone and the
-    /// record name; an error fails that record only, as the service fails one item of a batch.
-    public var recordFault: ((_ op: Endpoint, _ zone: String, _ recordName: String) throws -> CloudKitError?)?
-    /// Set by the preflight for a web client (`ck serve`): the rule its asset values follow.
-    package var webAssets: WebAssetRule?
-
-    /// The fault for one record, if any, shaped as the service's per-record error.
-    package func injectedFault(_ op: Endpoint, zone z: ZoneStore, recordName: String) throws -> CloudKitError? {
-        guard let hook = recordFault, var e = try hook(op, z.zoneID.zoneName, recordName) else { return nil }
-        e.recordName = recordName
-        e.zoneID = z.zoneID
-        if e.code == .conflict || e.code == .exists, let r = try? z.record(named: recordName) { e.serverRecord = r }
-        return e
-    }
 
     private var cachedSchema: Schema?
     /// Set by a bulk load (`ck import`), which brings the indexes forward once at its end.
@@ -207,24 +187,5 @@ package final class Database {
         }
         out += custom.sorted { NameKey($0.zoneID.zoneName) < NameKey($1.zoneID.zoneName) }
         return out
-    }
-
-    /// Looks records up by name: a record or a NOT_FOUND error per name.
-    public func lookup(zone name: String, recordNames: [String]) throws -> [OperationResult] {
-        let z = try zone(name)
-        let snapshot = try z.snapshot()
-        return try recordNames.map { n in
-            try Names.validateRecordName(n)
-            if let e = try injectedFault(.recordsLookup, zone: z, recordName: n) { return .failed(e) }
-            if let r = try snapshot.record(named: n) {
-                guard try canRead(r) else {
-                    // A record not shared with a participant is, to them, no record at all.
-                    if scope == .shared { return .failed(CloudKitError(.notFound, "record '\(Names.describe(n))' not found", recordName: n, zoneID: z.zoneID)) }
-                    return .failed(CloudKitError(.accessDenied, "records of type '\(r.recordType)' are not readable by this user (schema GRANTs)", recordName: n, zoneID: z.zoneID))
-                }
-                return .saved(r)
-            }
-            return .failed(CloudKitError(.notFound, "record '\(Names.describe(n))' not found", recordName: n, zoneID: z.zoneID))
-        }
     }
 }

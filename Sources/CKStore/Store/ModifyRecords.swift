@@ -19,102 +19,35 @@ import CKModel
 extension Database {
     /// Applies a `records/modify` request to one zone: operations in order, one result each.
     /// In a custom zone an atomic request applies all or nothing (ATOMIC_ERROR for the others).
-    /// `bulk`: the load this batch belongs to (`ck import`), which may know the zone (BulkLoad).
-    public func modify(zone name: String, operations: [RecordOperation], atomic: Bool = true,
-                       assets pending: [String: [UInt8]] = [:], bulk: BulkLoad? = nil) throws -> [OperationResult] {
-        try Limits.checkItems(operations.count)
+    /// The operations are applied to a transaction (BatchApplication) and the transaction is
+    /// committed (`commit`): alone under the zone's lock, or with other requests of this process
+    /// in a group (GroupCommit).
+    package func modify(zone name: String, _ batch: ModifyBatch) throws -> ModifyOutcome {
+        try Limits.checkItems(batch.operations.count)
         let user = try requireWrite()
-        definedSchema = Schema()
         // The shared database writes into the owner's zone, as the participant (Sharing/).
-        if let owner = try sharedOwnerView(zone: name) {
-            owner.webAssets = webAssets
-            defer { definedSchema = owner.definedSchema }
-            return try owner.modify(zone: name, operations: operations, atomic: atomic, assets: pending)
-        }
+        if let owner = try sharedOwnerView(zone: name) { return try owner.modify(zone: name, batch) }
         var z = try zone(name)
-        let atomically = atomic && !z.zoneID.isDefault
-        var roles = try callerRoles()
-        var stored = try schema()
-        var schemaContext = SchemaContext(schema: stored, environment: address.environment)
-        // Decided once per operation, however many times the batch is run below.
-        let injected = try operations.map { op in try op.recordName.flatMap { try injectedFault(.recordsModify, zone: z, recordName: $0) } }
-
-        var knownAbsent: ((NameKey) -> Bool)?
-        /// Runs the operations into a new transaction, or into a child of a group commit's.
-        func run(_ z: ZoneStore, nextSeq: Int64, in group: Transaction? = nil) throws -> (Transaction, [OperationResult]) {
-            schemaContext = SchemaContext(schema: stored, environment: address.environment)
-            var writer = RecordWriter(zone: z, scope: scope, user: user, deviceID: caller.deviceID, now: clock.now(), assets: assets,
-                                      schema: schemaContext, roles: roles)
-            writer.access = sharing.access
-            writer.webAssets = webAssets
-            let tx = group?.child() ?? Transaction(zone: z, nextSeq: nextSeq, knownAbsent: knownAbsent)
-            tx.assets = pending
-            if !z.incarnation.isEmpty { (group ?? tx).readAhead(operations.compactMap(\.recordName)) }
-            var results: [OperationResult] = []
-            var failedAt: Int?
-            for (i, op) in operations.enumerated() {
-                if failedAt != nil { results.append(.failed(CloudKitError(.atomicError, "atomic batch failed", recordName: op.recordName))); continue }
-                if let e = injected[i] {
-                    results.append(.failed(e))
-                    if atomically { failedAt = i }
-                    continue
-                }
-                let child = tx.child()
-                do {
-                    results.append(try writer.apply(op, in: child))
-                    tx.merge(child)
-                } catch let e as CloudKitError {
-                    var err = e
-                    if err.recordName == nil { err.recordName = op.recordName }
-                    results.append(.failed(err))
-                    if atomically { failedAt = i }
-                }
-            }
-            if let f = failedAt {
-                for i in 0..<f { results[i] = .failed(CloudKitError(.atomicError, "atomic batch failed", recordName: operations[i].recordName ?? recordName(of: results[i]))) }
-                // The batch is dropped: the record an error carries is the one the server holds,
-                // not what the batch's earlier operations made of it (a share's creation changes
-                // its root).
-                if f > 0, case .failed(var e) = results[f], let held = e.serverRecord,
-                   let found = try group?.record(held.recordName) ?? z.recordForWrite(named: held.recordName), found != held {
-                    e.serverRecord = found
-                    if e.code == .conflict {
-                        e.reason = "record '\(Names.describe(held.recordName))' was changed by an earlier operation of this request (its tag became \(held.recordChangeTag)); the server holds tag \(found.recordChangeTag): send this operation in a request of its own, with that tag"
-                        e.nextStep = .retryWithTag(recordName: found.recordName, tag: found.recordChangeTag)
-                    } else if let step = e.nextStep, case .updateInstead = step {
-                        e.nextStep = .updateInstead(recordName: found.recordName, tag: found.recordChangeTag)
-                    }
-                    results[f] = .failed(e)
-                }
-                tx.entries = []
-                tx.changes = []
-            }
-            return (tx, results)
-        }
+        let application = try BatchApplication(batch, database: self, zone: z, user: user)
+        func outcome(_ results: [OperationResult]) -> ModifyOutcome { ModifyOutcome(results: results, definedSchema: application.defined) }
 
         if z.incarnation.isEmpty {
             // The default zone before its first record: find out first whether anything would
             // be written, so a request that fails leaves the data directory untouched.
-            let (dry, results) = try run(z, nextSeq: 1)
-            if dry.entries.isEmpty { return results }
+            let (dry, results) = try application.apply(to: z, nextSeq: 1)
+            if dry.entries.isEmpty { return outcome(results) }
         }
-        if bulk == nil, !z.incarnation.isEmpty {
+        if batch.bulk == nil, !z.incarnation.isEmpty {
             // Under the group's locks, as one request of it: the schema and roles as they are
             // now, the operations into a child of the group's transaction.
-            let job = GroupCommit.Job { [self] groupZone, group in
-                forgetCachedSchema()
-                stored = try schema()
-                roles = try callerRoles()
-                let (tx, results) = try run(groupZone, nextSeq: 0, in: group)
-                // Types and fields defined just in time go into the schema before the commit.
-                if !tx.entries.isEmpty, schemaContext.changed {
-                    try schemaAdmin.store(address.environment).merge(schemaContext.additions)
-                    definedSchema = schemaContext.additions
-                }
+            let job = GroupCommit.Job { groupZone, group in
+                try application.refreshSchema()
+                let (tx, results) = try application.apply(to: groupZone, nextSeq: 0, in: group)
+                if !tx.entries.isEmpty { try application.defineSchema() }
                 return (tx, results)
             }
             do {
-                return try GroupCommit.shared.run(job, key: z.directory) { jobs in commitGroup(zone: name, jobs) }
+                return outcome(try GroupCommit.shared.run(job, key: z.directory) { jobs in commitGroup(zone: name, jobs) })
             } catch is ZoneToMake {
                 // The zone is gone from the disk since (a purge): made again below, alone.
             }
@@ -125,9 +58,7 @@ extension Database {
         defer { lock.unlock() }
         // The zone, schema and roles as they are now that they are locked: a zone may have been
         // deleted (or made), a schema reset, meanwhile.
-        forgetCachedSchema()
-        stored = try schema()
-        roles = try callerRoles()
+        try application.refreshSchema()
         z = try zone(name)
         var madeZone = false
         if z.incarnation.isEmpty {
@@ -140,31 +71,31 @@ extension Database {
         }
         do {
             try finishInterruptedCommit(z)
-            knownAbsent = try bulk.flatMap { $0.zoneName.sameBytes(name) ? try $0.knownAbsent(in: z) : nil }
-            let (tx, results) = try run(z, nextSeq: try z.history.head() + 1)
+            application.knownAbsent = try batch.bulk.flatMap { $0.zoneName.sameBytes(name) ? try $0.knownAbsent(in: z) : nil }
+            let (tx, results) = try application.apply(to: z, nextSeq: try z.history.head() + 1)
             if tx.entries.isEmpty {
                 if madeZone { try? FileSystem.removeTree(z.directory) }
-                return results
+                return outcome(results)
             }
-            // Types and fields defined just in time go into the schema first, so no record is
-            // ever stored under a schema that lacks its fields.
-            if schemaContext.changed {
-                try schemaAdmin.store(address.environment).merge(schemaContext.additions)
-                definedSchema = schemaContext.additions
-            }
+            try application.defineSchema()
             try sharingWillCommit(tx, in: z)
-            try commit(tx, in: z, syncsInBackground: bulk != nil)
-            if let bulk, bulk.knowsZone, let last = tx.entries.last?.seq {
+            try commit(tx, in: z, syncsInBackground: batch.bulk != nil)
+            if let bulk = batch.bulk, bulk.knowsZone, let last = tx.entries.last?.seq {
                 // The schema as the commit left it: the one read under the lock above, read
                 // again only when the batch defined types or fields.
-                if schemaContext.changed { forgetCachedSchema() }
+                if application.definesSchema { forgetCachedSchema() }
                 bulk.committed(tx, through: last, schema: try? schema(), index: ZoneIndex(zone: z))
             }
-            return results
+            return outcome(results)
         } catch {
             if madeZone, (try? z.history.head()) == 0 { try? FileSystem.removeTree(z.directory) }
             throw error
         }
+    }
+
+    /// `modify` of operations with no options: the results.
+    package func modify(zone name: String, operations: [RecordOperation], atomic: Bool = true) throws -> [OperationResult] {
+        try modify(zone: name, ModifyBatch(operations, atomic: atomic)).results
     }
 
     /// Commits a group of requests to zone `name` (GroupCommit) as one: each runs in turn
@@ -203,14 +134,6 @@ extension Database {
             return outcomes
         } catch {
             return jobs.map { _ in .failure(error) }
-        }
-    }
-
-    private func recordName(of r: OperationResult) -> String? {
-        switch r {
-        case .saved(let rec): return rec.recordName
-        case .deleted(let n, _, _): return n
-        case .failed(let e): return e.recordName
         }
     }
 

@@ -90,8 +90,8 @@ public final class ImportSession {
             // left as it was (same fields: no new change).
             let head = (try? db.zone(z).history.head()) ?? 0
             defer { if ((try? db.zone(z).history.head()) ?? 0) > head { committed.insert(NameKey(z)) } }
-            let results = try db.modify(zone: z, operations: pending, atomic: false, assets: assets, bulk: loads[NameKey(z)])
-                .map { try ctx.gate.admitWritten($0) }
+            let results = try db.modify(zone: z, ModifyBatch(pending, atomic: false, assets: assets, bulk: loads[NameKey(z)], options: ctx.options))
+                .results.map { try ctx.gate.admitWritten($0) }
             let shape = RecordsResponse([], shape: .modify, style: ctx.style)
             var items: [any JSONEncodable] = []
             items.reserveCapacity(results.count)

@@ -58,7 +58,7 @@ extension CloudKitAPI {
         // As of a point: what the caller could read then.
         let history = seq.map { _ in ctx.gate.history(z) }
         let results: [OperationResult] = try r.recordNames.map { n in
-            if let e = try ctx.db.injectedFault(.recordsLookup, zone: z, recordName: n) { return try ctx.gate.admit(.failed(e), zone: z.zoneID) }
+            if let e = try ctx.options.faults?.fault(.recordsLookup, zone: z, recordName: n) { return try ctx.gate.admit(.failed(e), zone: z.zoneID) }
             if let seq, let history {
                 guard let rec = try history.visibleVersion(of: n, at: seq) else { return .failed(ctx.gate.notFound(n, zone: z.zoneID, at: seq)) }
                 return .saved(rec)

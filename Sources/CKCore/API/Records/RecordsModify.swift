@@ -11,11 +11,11 @@ extension CloudKitAPI {
         try ensureUserRecords(r.operations.filter { $0.type != .create }.compactMap(\.recordName), zone: zone, caller: caller)
         var assets = r.uploadedAssets
         if r.takesExportedAssets { ExportedAssets.collect(r.operations, store: store.assets, into: &assets) }
-        let results = try ctx.db.modify(zone: zone, operations: r.operations, atomic: r.atomic, assets: assets)
-        var response = RecordsResponse(try results.map { try ctx.gate.admitWritten($0) }, shape: .modify, style: ctx.style.numbersAsStrings(r.numbersAsStrings),
+        let outcome = try ctx.db.modify(zone: zone, ModifyBatch(r.operations, atomic: r.atomic, assets: assets, options: ctx.options))
+        var response = RecordsResponse(try outcome.results.map { try ctx.gate.admitWritten($0) }, shape: .modify, style: ctx.style.numbersAsStrings(r.numbersAsStrings),
                                        desiredKeys: r.desiredKeys)
         response.itemOptions = r.itemOptions
-        response.definedFields = DefinedField.list(ctx.db.definedSchema)
+        response.definedFields = DefinedField.list(outcome.definedSchema)
         return response
     }
 }
@@ -57,7 +57,7 @@ extension CloudKitAPI {
             let chunk = names[start..<min(start + Limits.operationsPerBatch, names.count)]
             start += chunk.count
             let ops = chunk.map { RecordOperation(type: r.recordChangeTag == nil ? .forceDelete : .delete, recordName: $0, recordChangeTag: r.recordChangeTag) }
-            results += try ctx.db.modify(zone: r.zoneName, operations: Array(ops)).map { try ctx.gate.admitWritten($0) }
+            results += try ctx.db.modify(zone: r.zoneName, ModifyBatch(Array(ops), options: ctx.options)).results.map { try ctx.gate.admitWritten($0) }
         }
         // Deleted meanwhile, or by a cascade of an earlier name: gone either way.
         if r.ifExists { results = results.filter { $0.error?.code != .notFound } }

@@ -55,7 +55,7 @@ extension CloudKitAPI {
     public func createShare(_ r: ShareCreateRequest, as caller: Caller) throws -> ItemsResponse {
         let ctx = try preflight(.recordsModify, caller, zones: [r.zoneName], need: .none)
         let loc = try ctx.db.createShare(zone: r.zoneName, record: r.recordName, participants: r.participants,
-                                         publicPermission: r.publicPermission, title: r.title)
+                                         publicPermission: r.publicPermission, title: r.title, options: ctx.options)
         return ItemsResponse("records", [.value(loc.json(shownTo: ctx.db.me, view: .participant, style: ctx.style, withZoneID: false) ?? .null)], for: ctx.audience)
     }
 
@@ -72,10 +72,10 @@ extension CloudKitAPI {
         case .removeParticipant(let a): change = .removeParticipant(.email(a))
         case .leave: change = .leave
         case .delete:
-            if let e = try db.changeShare(loc, .delete).error { throw e }
+            if let e = try db.changeShare(loc, .delete, options: ctx.options).error { throw e }
             return ItemsResponse("records", [.value(Record.tombstone(recordName: loc.share.recordName, zoneID: nil))], for: ctx.audience)
         }
-        let changed = try db.updateShare(loc, change)
+        let changed = try db.updateShare(loc, change, options: ctx.options)
         return ItemsResponse("records", [.value(changed.json(shownTo: db.me, view: view, style: ctx.style, withZoneID: false) ?? .null)], for: ctx.audience)
     }
 }
