@@ -108,7 +108,7 @@ final class HistoryGate {
         self.gate = gate
         self.zone = zone
         let db = gate.db
-        if db.isSharedRoot { mode = .shared(user: db.caller.user?.userRecordName) } else if db.scope == .public { mode = .grants } else { mode = .everything }
+        if db.shared != nil { mode = .shared(user: db.caller.user?.userRecordName) } else if db.scope == .public { mode = .grants } else { mode = .everything }
     }
 
     /// Whether nothing is hidden from the caller.

@@ -6,7 +6,13 @@ import CKModel
 /// so it is atomic, locked, and in the zone's history like any write. What a caller may see of
 /// a share is ShareView's rule: a share that does not exist for them is NOT_FOUND, in the
 /// words an unknown short GUID gets.
-extension Database {
+package struct Shares {
+    let db: Database
+
+    package init(_ db: Database) {
+        self.db = db
+    }
+
     private func savedRecord(_ r: OperationResult) throws -> Record {
         switch r {
         case .saved(let rec): return rec
@@ -15,24 +21,21 @@ extension Database {
         }
     }
 
-    /// The caller's user record name, if anyone is signed in.
-    package var me: String? { caller.user?.userRecordName }
-
     /// Shares `record` (a hierarchy share) or, with no record, the whole zone, from a custom
     /// zone of the caller's private database.
     package func createShare(zone: String, record: String?, participants: [ShareParticipantRequest], publicPermission: SharePermission,
                      title: String?, options: RequestOptions = RequestOptions()) throws -> ShareLocation {
         try Names.validateZoneName(zone)
         if let r = record { try Names.validateRecordName(r) }
-        guard scope == .private else {
-            throw CloudKitError(.badRequest, "shares are made by their owner in the private database, not the \(scope.rawValue) database", zoneID: zoneID(zone))
+        guard db.scope == .private else {
+            throw CloudKitError(.badRequest, "shares are made by their owner in the private database, not the \(db.scope.rawValue) database", zoneID: db.zoneID(zone))
         }
         if zone == ZoneID.defaultZoneName {
-            throw CloudKitError(.badRequest, "records in the default zone cannot be shared; CloudKit shares records of custom zones", zoneID: zoneID(zone))
+            throw CloudKitError(.badRequest, "records in the default zone cannot be shared; CloudKit shares records of custom zones", zoneID: db.zoneID(zone))
         }
         var op = RecordOperation(type: .create, recordName: record == nil ? ShareInfo.zoneWideName : Identifiers.newRecordName(), recordType: ShareInfo.recordType)
         op.share = .create(forRecord: record, forRecordTag: nil, publicPermission: publicPermission, participants: participants, title: title)
-        let share = try savedRecord(try modify(zone: zone, ModifyBatch([op], options: options)).results[0])
+        let share = try savedRecord(try db.modify(zone: zone, ModifyBatch([op], options: options)).results[0])
         guard let state = try ShareState(share) else { throw CloudKitError.internalError("share '\(share.recordName)' lost its share keys") }
         return ShareLocation(owner: share.zoneID.ownerRecordName, zoneName: zone, share: share, state: state)
     }
@@ -45,8 +48,8 @@ extension Database {
     /// The share a short GUID names, when the caller may see it (ShareView); else NOT_FOUND,
     /// the same whether no share has it or the caller may not see the one that has.
     package func share(shortGUID guid: String) throws -> ShareLocation {
-        guard let loc = try allShares().first(where: { $0.share.shortGUID == guid }), loc.state.view(for: me) != nil else {
-            throw Database.unknownShortGUID(guid)
+        guard let loc = try ShareLocation.all(paths: db.paths, container: db.address.container, environment: db.address.environment, clock: db.clock).first(where: { $0.share.shortGUID == guid }), loc.state.view(for: db.me) != nil else {
+            throw Shares.unknownShortGUID(guid)
         }
         return loc
     }
@@ -56,7 +59,7 @@ extension Database {
     /// in `zone` of this database — the share record's own name, or a shared record's (its
     /// share), or with no name the zone's share when it has one.
     package func findShare(_ ref: String?, zone: String?) throws -> ShareLocation {
-        try requireRead()
+        try db.requireRead()
         if let ref = ref, let z = zone, let found = try shareByName(ref, zone: z) { return found }
         if let ref = ref, let guid = ShareInfo.shortGUID(fromReference: ref) {
             do { return try share(shortGUID: guid) } catch let e as CloudKitError where zone != nil && !ref.hasPrefix("http") && e.code == .notFound {}
@@ -64,8 +67,8 @@ extension Database {
         guard let z = zone else {
             throw CloudKitError(.badRequest, "'\(Names.describe(ref ?? ""))' is not a share URL or short GUID; name a share record or a shared record together with its zone")
         }
-        if let ref = ref { throw CloudKitError(.notFound, "record '\(Names.describe(ref))' is not a share, nor shared, in zone '\(Names.describe(z))'", recordName: ref, zoneID: zoneID(z)) }
-        let store = try self.zone(z)
+        if let ref = ref { throw CloudKitError(.notFound, "record '\(Names.describe(ref))' is not a share, nor shared, in zone '\(Names.describe(z))'", recordName: ref, zoneID: db.zoneID(z)) }
+        let store = try db.zone(z)
         let snapshot = try store.snapshot()
         var found: [ShareLocation] = []
         for n in try ShareRegistry(zone: store).shareNames() {
@@ -83,7 +86,7 @@ extension Database {
 
     /// A share the caller takes part in (owner, invited or accepted).
     private func visibleShare(_ s: ShareState) throws -> Bool {
-        guard let me = me, let p = s.participant(me) else { return false }
+        guard let me = db.me, let p = s.participant(me) else { return false }
         return p.acceptanceStatus != .removed
     }
 
@@ -93,28 +96,28 @@ extension Database {
     private func shareByName(_ ref: String, zone z: String) throws -> ShareLocation? {
         try Names.validateRecordName(ref)
         try Names.validateZoneName(z)
-        let store = try self.zone(z)
+        let store = try db.zone(z)
         let snapshot = try store.snapshot()
         guard var r = try snapshot.record(named: ref) else { return nil }
         if r.recordType != ShareInfo.recordType {
             guard let sn = r.share, let sr = try snapshot.record(named: sn) else {
-                if scope == .shared, try !canRead(r) { return nil }
+                if db.scope == .shared, try !db.canRead(r) { return nil }
                 throw CloudKitError(.notFound, "record '\(Names.describe(ref))' is not the root of a share in zone '\(Names.describe(z))'", recordName: ref, zoneID: store.zoneID)
             }
             r = sr
         }
         guard let s = try ShareState(r) else { return nil }
-        if scope == .shared, try !visibleShare(s) { return nil }
+        if db.scope == .shared, try !visibleShare(s) { return nil }
         return ShareLocation(owner: store.zoneID.ownerRecordName, zoneName: z, share: r, state: s)
     }
 
     /// Runs one share operation on the share record, in its owner's zone, as the caller.
     package func changeShare(_ loc: ShareLocation, _ change: ShareChange, options: RequestOptions = RequestOptions()) throws -> OperationResult {
-        let me = try requireWrite()
-        let db = loc.owner == me.userRecordName && scope == .private ? self : try ownerView(owner: loc.owner)
+        let me = try db.requireWrite()
+        let target = loc.owner == me.userRecordName && db.scope == .private ? db : try db.ownerView(owner: loc.owner)
         var op = RecordOperation(type: change == .delete ? .forceDelete : .forceUpdate, recordName: loc.share.recordName)
         op.share = change
-        return try db.modify(zone: loc.zoneName, ModifyBatch([op], options: options)).results[0]
+        return try target.modify(zone: loc.zoneName, ModifyBatch([op], options: options)).results[0]
     }
 
     /// Changes a share and returns it as it is now.
@@ -127,12 +130,12 @@ extension Database {
     /// The caller's shares: in the private database those they own (in `zone`, if given); in
     /// the shared database those they are invited to or accepted.
     package func listShares(zone: String?) throws -> [ShareLocation] {
-        try requireRead()
-        let me = try caller.requireUser(for: "listing shares").userRecordName
+        try db.requireRead()
+        let me = try db.caller.requireUser(for: "listing shares").userRecordName
         if let z = zone { try Names.validateZoneName(z) }
-        return try allShares().filter { loc in
+        return try ShareLocation.all(paths: db.paths, container: db.address.container, environment: db.address.environment, clock: db.clock).filter { loc in
             if let z = zone, !loc.zoneName.sameBytes(z) { return false }
-            switch scope {
+            switch db.scope {
             case .private: return loc.owner == me
             case .shared: return loc.owner != me && (loc.state.participant(me).map { $0.acceptanceStatus != .removed } ?? false)
             case .public: return false
@@ -143,9 +146,9 @@ extension Database {
     /// Whether the caller may read a record of a share's zone (the root a ShortGUID result
     /// carries): the owner any, anyone else those shared with them.
     package func mayRead(_ r: Record, in loc: ShareLocation) throws -> Bool {
-        guard let me = me else { return false }
+        guard let me = db.me else { return false }
         if me == loc.owner { return true }
-        guard case .present(let z) = try ZoneStore.load(directory: DataPaths.zone(database: privateDirectory(of: loc.owner), zoneName: loc.zoneName),
+        guard case .present(let z) = try ZoneStore.load(directory: DataPaths.zone(database: db.paths.database(db.address.container, db.address.environment, .private, user: loc.owner), zoneName: loc.zoneName),
                                                         zoneID: loc.zoneID) else { return false }
         let snapshot = try z.snapshot()
         return try ShareVisibility.permission(me, on: r) { try snapshot.record(named: $0) } != nil
@@ -153,7 +156,7 @@ extension Database {
 
     /// A record of a share's zone, read from its owner's zone.
     package func record(_ name: String, in loc: ShareLocation) throws -> Record? {
-        guard case .present(let z) = try ZoneStore.load(directory: DataPaths.zone(database: privateDirectory(of: loc.owner), zoneName: loc.zoneName),
+        guard case .present(let z) = try ZoneStore.load(directory: DataPaths.zone(database: db.paths.database(db.address.container, db.address.environment, .private, user: loc.owner), zoneName: loc.zoneName),
                                                         zoneID: loc.zoneID) else { return nil }
         return try z.record(named: name)
     }

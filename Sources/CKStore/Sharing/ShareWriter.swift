@@ -5,12 +5,6 @@ import CKModel
 /// into the owner's zone. Everything goes into the owner's zone history like any write, so the
 /// owner's feeds and subscriptions see participants' changes.
 
-/// A participant writing into a zone shared with them (the owner's private zone).
-package struct ShareAccess: Sendable {
-    /// The participant's user record name.
-    package let participant: String
-}
-
 /// Which share governs a record, and what a user may do with it.
 package enum ShareVisibility {
     /// The share a record belongs to: a share record is its own; in a zone with a zone-wide

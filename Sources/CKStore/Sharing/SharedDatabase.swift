@@ -12,23 +12,6 @@ import CKModel
 /// check of ShareWriter), under the owner's locks, into the owner's history — so the owner's
 /// feeds and subscriptions see them.
 
-/// What a Database knows about sharing (Database.sharing).
-package struct SharingContext {
-    /// Set on another user's private database opened for a participant: its owner.
-    package var owner: String?
-    /// Set with `owner`: the participant whose writes are checked.
-    package var access: ShareAccess?
-    /// Read once per command: the zones shared with the caller, and records read to decide
-    /// what they may see.
-    package let cache = SharingCache()
-}
-
-package final class SharingCache {
-    package var zones: [SharedZone]?
-    /// Records of shared zones by zone key and name (nil: no such record).
-    package var records: [String: Record?] = [:]
-}
-
 /// A zone shared with the caller: the owner's zone, and the shares in it the caller takes part in.
 package struct SharedZone {
     package var owner: String
@@ -38,97 +21,42 @@ package struct SharedZone {
     package static func key(owner: String, zone: String) -> String { PathEncoding.component(owner) + "|" + PathEncoding.component(zone) }
 }
 
-/// The names of the share records of one zone of a private database: `shares/<zone>.json`. It
-/// may name a share that is gone (a failed commit after it was written): readers check each.
-package struct ShareRegistry {
-    package let file: String
+/// The participant's shared database: a view over the participant's Database onto the zones
+/// other users shared with them (SharedDatabaseView). It holds what it read for one command:
+/// the zones shared with the caller, and records read to decide what they may see.
+package final class SharedDatabase: SharedDatabaseView {
+    /// The participant's shared database (scope `.shared`, no zones of its own).
+    unowned let db: Database
+    private var cachedZones: [SharedZone]?
+    /// Records of shared zones by zone key and name (nil: no such record).
+    private var cachedRecords: [String: Record?] = [:]
 
-    package init(database: String, zoneName: String) {
-        file = database + "/shares/" + PathEncoding.component(zoneName) + ".json"
+    package init(participant db: Database) {
+        self.db = db
     }
 
-    package init(zone: ZoneStore) {
-        let suffix = "/zones/" + PathEncoding.component(zone.zoneID.zoneName)
-        let db = zone.directory.hasSuffix(suffix) ? String(zone.directory.dropLast(suffix.count)) : zone.directory
-        self.init(database: db, zoneName: zone.zoneID.zoneName)
-    }
-
-    package func shareNames() throws -> [String] {
-        (try FileSystem.readJSON(file)?["shares"]?.arrayValue ?? []).compactMap(\.stringValue)
-    }
-
-    package func write(_ names: [String], zoneName: String) throws {
-        try FileSystem.makeDirectories(String(file[..<file.lastIndex(of: "/")!]))
-        try FileSystem.writeJSON(file, ["schemaVersion": .int(FileFormat.schemaVersion), "zoneName": .string(zoneName),
-                                        "shares": .array(names.map(JSONValue.string))])
-    }
-}
-
-/// Where a share lives and what it is.
-package struct ShareLocation {
-    public var owner: String
-    public var zoneName: String
-    public var share: Record
-    public var state: ShareState
-    public var zoneID: ZoneID { ZoneID(zoneName: zoneName, ownerRecordName: owner) }
-
-    public init(owner: String, zoneName: String, share: Record, state: ShareState) {
-        self.owner = owner
-        self.zoneName = zoneName
-        self.share = share
-        self.state = state
-    }
-}
-
-extension Database {
-    /// The participant's shared database itself (not an owner's database opened for them).
-    package var isSharedRoot: Bool { scope == .shared && sharing.owner == nil }
-
-    package var accountStore: AccountStore { AccountStore(paths: paths, clock: clock) }
-
-    package func privateDirectory(of user: String) -> String {
-        paths.database(address.container, address.environment, .private, user: user)
-    }
+    /// Reads the zones shared with the caller afresh (after they accepted a share).
+    package func forgetSharedZones() { cachedZones = nil }
 
     // MARK: finding shares
-
-    /// Every share of the container and environment, with its owner and zone: each known
-    /// user's private database, each zone registry, each share record named there.
-    package func allShares() throws -> [ShareLocation] {
-        var out: [ShareLocation] = []
-        for u in try accountStore.allUsers().sorted(by: { $0.userRecordName < $1.userRecordName }) {
-            let db = privateDirectory(of: u.userRecordName)
-            for file in try FileSystem.list(db + "/shares").sorted() where file.hasSuffix(".json") && !file.hasPrefix(".") {
-                guard let j = try FileSystem.readJSON(db + "/shares/" + file), let zoneName = j["zoneName"]?.stringValue,
-                      case .present(let z) = try ZoneStore.load(directory: DataPaths.zone(database: db, zoneName: zoneName),
-                                                                zoneID: ZoneID(zoneName: zoneName, ownerRecordName: u.userRecordName)) else { continue }
-                let snapshot = try z.snapshot()
-                for name in try ShareRegistry(database: db, zoneName: zoneName).shareNames() {
-                    guard let r = try snapshot.record(named: name), let state = try ShareState(r) else { continue }
-                    out.append(ShareLocation(owner: u.userRecordName, zoneName: zoneName, share: r, state: state))
-                }
-            }
-        }
-        return out
-    }
 
     /// The zones shared with the caller (those holding a share they accepted), by zone name
     /// then owner.
     package func sharedZones() throws -> [SharedZone] {
-        if let z = sharing.cache.zones { return z }
-        guard let me = caller.user?.userRecordName else { return [] }
+        if let z = cachedZones { return z }
+        guard let me = db.caller.user?.userRecordName else { return [] }
         var byKey: [String: SharedZone] = [:]
-        for loc in try allShares() where loc.owner != me && loc.state.permission(of: me) != nil {
+        for loc in try ShareLocation.all(paths: db.paths, container: db.address.container, environment: db.address.environment, clock: db.clock) where loc.owner != me && loc.state.permission(of: me) != nil {
             let key = SharedZone.key(owner: loc.owner, zone: loc.zoneName)
             if byKey[key] == nil {
-                guard case .present(let z) = try ZoneStore.load(directory: DataPaths.zone(database: privateDirectory(of: loc.owner), zoneName: loc.zoneName),
+                guard case .present(let z) = try ZoneStore.load(directory: DataPaths.zone(database: db.paths.database(db.address.container, db.address.environment, .private, user: loc.owner), zoneName: loc.zoneName),
                                                                 zoneID: loc.zoneID) else { continue }
                 byKey[key] = SharedZone(owner: loc.owner, zone: z, shares: [])
             }
             byKey[key]!.shares.append(loc.state)
         }
         let zones = byKey.values.sorted { (NameKey($0.zone.zoneID.zoneName), $0.owner) < (NameKey($1.zone.zoneID.zoneName), $1.owner) }
-        sharing.cache.zones = zones
+        cachedZones = zones
         return zones
     }
 
@@ -145,62 +73,46 @@ extension Database {
     /// of the same name with them (which ck, addressing shared zones by name, could not tell
     /// apart; CloudKit could, by ownerRecordName).
     package func refuseZoneNameClash(_ loc: ShareLocation) throws {
-        guard let me = me, loc.owner != me else { return }
-        sharing.cache.zones = nil
+        guard let me = db.me, loc.owner != me else { return }
+        cachedZones = nil
         guard let other = try sharedZones().first(where: { $0.owner != loc.owner && $0.zone.zoneID.zoneName.sameBytes(loc.zoneName) }) else { return }
-        let who = try accountStore.user(recordName: other.owner)?.appleID ?? other.owner
+        let who = try AccountStore(paths: db.paths, clock: db.clock).user(recordName: other.owner)?.appleID ?? other.owner
         throw CloudKitError(.badRequest, "zone '\(Names.describe(loc.zoneName))' of the shared database already holds a share of \(who); ck addresses shared zones by name, so it cannot also serve this owner's zone of the same name: leave that share first", zoneID: loc.zoneID)
             .with(.leaveShare)
     }
 
-    // MARK: routing (hooks called from Database)
+    // MARK: the view (SharedDatabaseView)
 
-    package func sharedZonePresence(_ name: String) throws -> ZoneStore.Presence? {
-        guard isSharedRoot else { return nil }
+    package func zonePresence(_ name: String) throws -> ZoneStore.Presence {
         guard let z = try sharedZone(named: name) else { return .absent }
         return .present(z.zone)
     }
 
-    package func sharedZoneOwner(_ name: String) -> String? {
-        guard isSharedRoot, let z = try? sharedZone(named: name) else { return nil }
-        return z.owner
+    package func zoneOwner(_ name: String) -> String? {
+        (try? sharedZone(named: name))?.owner
     }
 
-    package func sharedZoneList() throws -> [ZoneStore]? {
-        guard isSharedRoot else { return nil }
-        try requireRead()
-        return try sharedZones().map(\.zone)
-    }
-
-    /// Another user's private database, opened for the caller as a participant of its shares.
-    package func ownerView(owner: String) throws -> Database {
-        let me = try caller.requireUser(for: "using a share")
-        let db = try Database(address: DatabaseAddress(container: address.container, environment: address.environment, scope: .private),
-                              caller: caller, paths: paths, clock: clock, owner: owner)
-        if owner != me.userRecordName { db.sharing.access = ShareAccess(participant: me.userRecordName) }
-        return db
+    package func zones() throws -> [ZoneStore] {
+        try sharedZones().map(\.zone)
     }
 
     /// For a write to the shared database: the owner's database to write into.
-    package func sharedOwnerView(zone name: String) throws -> Database? {
-        guard isSharedRoot else { return nil }
-        let z = try zone(name)
-        return try ownerView(owner: z.zoneID.ownerRecordName)
+    package func ownerDatabase(forZone name: String) throws -> Database {
+        try db.ownerView(owner: db.zone(name).zoneID.ownerRecordName)
     }
 
     /// A record of a shared zone (cached for the command).
     package func sharedRecord(_ z: SharedZone, _ name: String) throws -> Record? {
         let key = z.key + "|" + PathEncoding.component(name)
-        if let r = sharing.cache.records[key] { return r }
+        if let r = cachedRecords[key] { return r }
         let r = try z.zone.record(named: name)
-        sharing.cache.records[key] = .some(r)
+        cachedRecords[key] = .some(r)
         return r
     }
 
     /// In the shared database: whether the caller may see a record (nil elsewhere).
-    package func sharedCanRead(_ r: Record) throws -> Bool? {
-        guard isSharedRoot else { return nil }
-        guard let me = caller.user?.userRecordName,
+    package func canRead(_ r: Record) throws -> Bool {
+        guard let me = db.caller.user?.userRecordName,
               let z = try sharedZones().first(where: { $0.owner == r.zoneID.ownerRecordName && $0.zone.zoneID.zoneName.sameBytes(r.zoneID.zoneName) })
         else { return false }
         return try ShareVisibility.permission(me, on: r) { try sharedRecord(z, $0) } != nil
@@ -219,10 +131,9 @@ extension Database {
     /// with it, as records or tombstones (SharedSubtree), on its page. A page ends early
     /// (`end`, the seq of its last entry kept) rather than exceed `limit` that way; an entry
     /// whose subtree alone exceeds it comes whole on a page of its own.
-    package func sharedZoneChanges(_ entries: [HistoryEntry], zone z: ZoneStore, snapshot snap: ZoneSnapshot, start: Int64,
-                           origin: Int64?, limit: Int) throws -> (changes: [ZoneChangesResult.RecordChange], end: Int64?)? {
-        guard isSharedRoot else { return nil }
-        guard let me = caller.user?.userRecordName,
+    package func zoneChanges(_ entries: [HistoryEntry], zone z: ZoneStore, snapshot snap: ZoneSnapshot, start: Int64,
+                             origin: Int64?, limit: Int) throws -> (changes: [ZoneChangesResult.RecordChange], end: Int64?) {
+        guard let me = db.caller.user?.userRecordName,
               let shared = try sharedZones().first(where: { $0.owner == z.zoneID.ownerRecordName && $0.zone.zoneID.zoneName.sameBytes(z.zoneID.zoneName) })
         else { return ([], nil) }
         let lookup: (String) throws -> Record? = { try self.sharedRecord(shared, $0) }
@@ -241,7 +152,7 @@ extension Database {
             func own() throws -> ZoneChangesResult.RecordChange? {
                 if let r = e.record, try visible(r) { return .record(r) }
                 if origin != nil, e.op == .save, e.seq <= origin! { return nil }
-                guard try reportsDeletion(e, in: z, origin: origin) else { return nil }
+                guard try db.reportsDeletion(e, in: z, origin: origin) else { return nil }
                 let ended = try e.prev.flatMap { try z.history.entry($0)?.record }
                 if try visible(ended) { return .deleted(e.recordName) }
                 if tokenRetained, try visible(z.version(of: e.recordName, at: start, in: snap)?.record) { return .deleted(e.recordName) }
@@ -301,33 +212,18 @@ extension Database {
 
     /// In the shared database a zone's bookmarks belong to the participant, not beside the
     /// owner's zone: `shared/<user>/bookmarks/<owner>/<zone>` (nil elsewhere).
-    package func sharedBookmarkDirectory(_ zone: String) -> String? {
-        guard isSharedRoot else { return nil }
-        return directory + "/bookmarks/" + PathEncoding.component(sharedZoneOwner(zone) ?? "_") + "/" + PathEncoding.component(zone)
+    package func bookmarkDirectory(_ zone: String) -> String {
+        db.directory + "/bookmarks/" + PathEncoding.component(zoneOwner(zone) ?? "_") + "/" + PathEncoding.component(zone)
     }
 
     /// In the shared database: whether the zone is shared with the caller (so its bookmark may be saved).
-    package func sharedZoneBookmarkable(_ zone: String) throws -> Bool? {
-        guard isSharedRoot else { return nil }
-        return try sharedZone(named: zone) != nil
+    package func bookmarkable(_ zone: String) throws -> Bool {
+        try sharedZone(named: zone) != nil
     }
+}
 
-    // MARK: the registry, kept with each commit
-
-    /// Called under the zone's lock just before a commit that makes a share record: the
-    /// zone's registry names it first (should the commit fail, the name leads nowhere, which
-    /// readers allow for). Names of shares deleted by earlier commits are dropped meanwhile.
-    package func sharingWillCommit(_ tx: Transaction, in z: ZoneStore) throws {
-        guard scope == .private, !z.zoneID.isDefault else { return }
-        let made = tx.records.values.compactMap { $0 }.filter { $0.recordType == ShareInfo.recordType }.map(\.recordName).sorted()
-        let registry = ShareRegistry(database: directory, zoneName: z.zoneID.zoneName)
-        let before = try registry.shareNames()
-        guard made.contains(where: { m in !before.contains { $0.sameBytes(m) } }) else { return }
-        var names = try before.filter { n in
-            if tx.records[NameKey(n)] != nil { return true }
-            return try z.record(named: n)?.recordType == ShareInfo.recordType
-        }
-        for m in made where !names.contains(where: { $0.sameBytes(m) }) { names.append(m) }
-        try registry.write(names, zoneName: z.zoneID.zoneName)
-    }
+extension Database {
+    /// The participant's shared database as its view (nil elsewhere): what the share entries
+    /// of the API ask of it beyond what the store's core does.
+    package var sharedDatabase: SharedDatabase? { shared as? SharedDatabase }
 }

@@ -8,7 +8,7 @@ import CKModel
 /// caller changed after that point, deleted when it is no longer shared with them. Pages of
 /// at most `limit` zones: the token then advances only the zones reported, so the rest come
 /// on the next page (`moreComing`).
-extension Database {
+extension SharedDatabase {
     private static let sharedTokenPrefix = "ck1s."
 
     /// A zone's place in the shared database's token: its incarnation and the seq seen.
@@ -16,26 +16,26 @@ extension Database {
 
     private func sharedToken(_ zones: [String: SharedZonePosition], secret: [UInt8]) -> String {
         let list: [JSONValue] = zones.keys.sorted().map { k in [.string(k), .string(zones[k]!.incarnation), .int(zones[k]!.seq)] }
-        let payload: JSONValue = ["s": .string(databaseScopeKey), "z": .array(list)]
+        let payload: JSONValue = ["s": .string(db.databaseScopeKey), "z": .array(list)]
         let body = Base64URL.encode(Array(JSONWriter.compact(payload).utf8))
-        let p = Database.sharedTokenPrefix
+        let p = SharedDatabase.sharedTokenPrefix
         return p + body + "." + Base64URL.encode(Array(HMAC.sha256(key: secret, message: Array((p + body).utf8)).prefix(16)))
     }
 
     private func decodeSharedToken(_ t: String) throws -> [String: SharedZonePosition] {
         let bad = CloudKitError.badRequest("change token is not valid (forged, truncated or not issued by this store)")
-        let p = Database.sharedTokenPrefix
+        let p = SharedDatabase.sharedTokenPrefix
         guard t.hasPrefix(p), t.utf8.count < 1 << 20 else {
             if t.hasPrefix("ck1.") { throw CloudKitError.badRequest("change token belongs to another database, not the shared database of this user and container") }
             throw bad
         }
-        guard let secret = try tokenSecret.existing() else { throw bad }
+        guard let secret = try db.tokenSecret.existing() else { throw bad }
         let parts = t.dropFirst(p.count).split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 2,
               String(parts[1]) == Base64URL.encode(Array(HMAC.sha256(key: secret, message: Array((p + parts[0]).utf8)).prefix(16))),
               let bytes = Base64URL.decode(String(parts[0])), let j = try? JSONParser.parse(bytes),
               let s = j["s"]?.stringValue, let list = j["z"]?.arrayValue else { throw bad }
-        guard s.sameBytes(databaseScopeKey) else {
+        guard s.sameBytes(db.databaseScopeKey) else {
             throw CloudKitError.badRequest("change token belongs to another database, not the shared database of this user and container")
         }
         var out: [String: SharedZonePosition] = [:]
@@ -58,7 +58,7 @@ extension Database {
     /// owner, then the zones gone), and the positions of the zones shared now.
     private func sharedZoneChanges(since before: [String: SharedZonePosition]?) throws
         -> (changes: [SharedZoneChange], now: [String: SharedZonePosition]) {
-        let me = caller.user!.userRecordName
+        let me = db.caller.user!.userRecordName
         var now: [String: SharedZonePosition] = [:]
         var out: [SharedZoneChange] = []
         for sz in try sharedZones() {
@@ -92,9 +92,8 @@ extension Database {
     /// shared records changed since the token, and as deleted those no longer shared with
     /// them (they left, were removed, the share, its root or the zone was deleted), at most
     /// `limit` a page. Nil elsewhere.
-    package func sharedDatabaseChanges(since: String?, limit: Int = Limits.resultsPerPage) throws -> DatabaseChangesResult? {
-        guard isSharedRoot else { return nil }
-        try requireRead()
+    package func databaseChanges(since: String?, limit: Int) throws -> DatabaseChangesResult {
+        try db.requireRead()
         let before = try since.map(decodeSharedToken)
         let (all, now) = try sharedZoneChanges(since: before)
         let page = Array(all.prefix(max(limit, 1)))
@@ -104,17 +103,16 @@ extension Database {
         let pending = Set(all.map(\.key))
         for (k, pos) in now where !pending.contains(k) { token[k] = pos }
         for c in page { token[c.key] = c.position }
-        return DatabaseChangesResult(zones: page.map(\.zone), syncToken: sharedToken(token, secret: try tokenSecret.getOrCreate()),
+        return DatabaseChangesResult(zones: page.map(\.zone), syncToken: sharedToken(token, secret: try db.tokenSecret.getOrCreate()),
                                      moreComing: all.count > page.count)
     }
 
     /// For `ck status` in the shared database: how far the device's database bookmark is
     /// behind, counted in the zones the next `database changes` reports (every shared zone
-    /// when there is no bookmark). Nil elsewhere.
-    public func sharedDatabaseBookmarkLag() throws -> BookmarkLag? {
-        guard isSharedRoot else { return nil }
-        try requireRead()
-        guard let token = try bookmark(zone: nil) else {
+    /// when there is no bookmark).
+    package func databaseBookmarkLag() throws -> BookmarkLag {
+        try db.requireRead()
+        guard let token = try db.bookmark(zone: nil) else {
             return BookmarkLag(state: .none, changes: Int64(try sharedZoneChanges(since: nil).changes.count))
         }
         let before: [String: SharedZonePosition]

@@ -58,7 +58,7 @@ final class BatchApplication {
         schemaContext = SchemaContext(schema: schema, environment: db.address.environment)
         var writer = RecordWriter(zone: z, scope: db.scope, user: user, deviceID: db.caller.deviceID, now: db.clock.now(), assets: db.assets,
                                   schema: schemaContext, roles: roles)
-        writer.access = db.sharing.access
+        writer.access = db.shareAccess
         writer.webAssets = batch.options.webAssets
         let tx = group?.child() ?? Transaction(zone: z, nextSeq: nextSeq, knownAbsent: knownAbsent)
         tx.assets = batch.assets

@@ -13,7 +13,7 @@ extension Database {
 
     package func bookmarkFile(zone: String?) -> String {
         let device = "/" + tokensDirectoryName + "/" + PathEncoding.component(caller.deviceID) + ".json"
-        return zone.map { (sharedBookmarkDirectory($0) ?? zonePath($0)) + device } ?? directory + device
+        return zone.map { (shared?.bookmarkDirectory($0) ?? zonePath($0)) + device } ?? directory + device
     }
 
     /// The device's saved token for a zone (nil: the database's), if any.
@@ -27,7 +27,7 @@ extension Database {
     /// meanwhile) keeps no bookmark: nothing is written.
     public func saveBookmark(zone: String?, token: String) throws {
         try BookmarkMigration(paths: paths).migrateIfNeeded()
-        if let z = zone, !(try sharedZoneBookmarkable(z) ?? FileSystem.exists(zonePath(z) + "/zone.json")) { return }
+        if let z = zone, !(try shared.map { try $0.bookmarkable(z) } ?? FileSystem.exists(zonePath(z) + "/zone.json")) { return }
         let f = bookmarkFile(zone: zone)
         try FileSystem.makeDirectories(String(f[..<f.lastIndex(of: "/")!]))
         try FileSystem.writeJSON(f, ["schemaVersion": .int(FileFormat.schemaVersion), "token": .string(token)])

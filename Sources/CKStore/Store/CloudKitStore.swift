@@ -20,6 +20,7 @@ package final class CloudKitStore {
     /// Opens a database as a resolved principal (the API's preflight resolves callers).
     package func database(_ address: DatabaseAddress, principal: Principal) throws -> Database {
         let db = try Database(address: address, caller: principal, paths: paths, clock: clock)
+        if address.scope == .shared { db.shared = SharedDatabase(participant: db) }
         try db.environmentGuard.checkForInterruptedReset()
         return db
     }

@@ -22,18 +22,24 @@ package final class Database {
     public let paths: DataPaths
     package let clock: Clock
     public let directory: String
-    /// Sharing: the owner whose private database this is when a share participant writes
-    /// into it, and what the shared database resolves (Sharing/SharedDatabase.swift).
-    package var sharing = SharingContext()
-    /// `owner`: another user's private database, opened for a share participant.
-    package init(address: DatabaseAddress, caller: Principal, paths: DataPaths, clock: Clock, owner: String? = nil) throws {
+    /// Set on another user's private database opened for a share participant: its owner.
+    package let owner: String?
+    /// Set with `owner` for a participant (not the owner): whose writes ShareWriter checks.
+    package let shareAccess: ShareAccess?
+    /// Set on a participant's shared database: the view that reaches the zones shared with
+    /// them (Sharing/SharedDatabase.swift), where this database has none of its own.
+    package var shared: (any SharedDatabaseView)?
+
+    package init(address: DatabaseAddress, caller: Principal, paths: DataPaths, clock: Clock, owner: String? = nil,
+                 shareAccess: ShareAccess? = nil) throws {
         try Names.validateContainerID(address.container)
         self.address = address
         self.caller = caller
         self.paths = paths
         self.clock = clock
         self.directory = paths.database(address.container, address.environment, address.scope, user: owner ?? caller.user?.userRecordName)
-        self.sharing.owner = owner
+        self.owner = owner
+        self.shareAccess = shareAccess
     }
 
     package var scope: DatabaseScope { address.scope }
@@ -72,7 +78,7 @@ package final class Database {
     /// user the device lets act — nobody, without an available account, so only `_world`
     /// GRANTs apply whoever `--as` names. Every read path goes through this.
     public func canRead(_ r: Record) throws -> Bool {
-        if let shared = try sharedCanRead(r) { return shared }
+        if let shared { return try shared.canRead(r) }
         guard scope == .public else { return true }
         let reader = SchemaRules.reader(caller)
         return SchemaRules.permits(.read, type: try schema().types[r.recordType], user: reader, roles: reader == nil ? [] : try callerRoles(),
@@ -91,17 +97,17 @@ package final class Database {
     }
 
     package var ownerRecordName: String {
-        if let o = sharing.owner { return o }
+        if let o = owner { return o }
         return scope == .public ? ZoneID.defaultOwner : (caller.user?.userRecordName ?? ZoneID.defaultOwner)
     }
 
     /// In the shared database, a zone's owner is the user who shared it.
-    public func zoneID(_ name: String) -> ZoneID { ZoneID(zoneName: name, ownerRecordName: sharedZoneOwner(name) ?? ownerRecordName) }
+    public func zoneID(_ name: String) -> ZoneID { ZoneID(zoneName: name, ownerRecordName: shared?.zoneOwner(name) ?? ownerRecordName) }
 
     package func zonePath(_ name: String) -> String { DataPaths.zone(database: directory, zoneName: name) }
 
     package func zonePresence(_ name: String) throws -> ZoneStore.Presence {
-        if let shared = try sharedZonePresence(name) { return shared }
+        if let shared { return try shared.zonePresence(name) }
         return try ZoneStore.load(directory: zonePath(name), zoneID: zoneID(name))
     }
 
@@ -176,7 +182,10 @@ package final class Database {
     public func listZones() throws -> [ZoneStore] {
         try requireRead()
         var out: [ZoneStore] = []
-        if let shared = try sharedZoneList() { return shared }
+        if let shared {
+            try requireRead()
+            return try shared.zones()
+        }
         if scope != .shared { out.append(try zone(ZoneID.defaultZoneName)) }
         var custom: [ZoneStore] = []
         guard let zones = try Directory.open(directory + "/zones") else { return out }
@@ -188,4 +197,15 @@ package final class Database {
         out += custom.sorted { NameKey($0.zoneID.zoneName) < NameKey($1.zoneID.zoneName) }
         return out
     }
+
+    /// Another user's private database, opened for the caller as a participant of its shares.
+    package func ownerView(owner: String) throws -> Database {
+        let me = try caller.requireUser(for: "using a share")
+        return try Database(address: DatabaseAddress(container: address.container, environment: address.environment, scope: .private),
+                            caller: caller, paths: paths, clock: clock, owner: owner,
+                            shareAccess: owner == me.userRecordName ? nil : ShareAccess(participant: me.userRecordName))
+    }
+
+    /// The caller's user record name, if anyone is signed in.
+    package var me: String? { caller.user?.userRecordName }
 }

@@ -45,7 +45,7 @@ extension Database {
         if scope == .public {
             throw CloudKitError(.badRequest, "the public database has no change feed; CloudKit offers database changes only for the private and shared databases")
         }
-        if let shared = try sharedDatabaseChanges(since: since, limit: limit) { return shared }
+        if let shared { return try shared.databaseChanges(since: since, limit: limit) }
         let h = databaseHistory
         let head = try h.head()
         var start: Int64 = 0

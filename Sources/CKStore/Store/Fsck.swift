@@ -138,8 +138,10 @@ package final class Fsck {
     /// A Database as fsck acts on it: as its owner, from no device.
     private func database(container: String, _ env: Environment, _ scope: DatabaseScope, owner: String?) throws -> Database {
         let user = owner.map { UserAccount(appleID: "", userRecordName: $0) }
-        return try Database(address: DatabaseAddress(container: container, environment: env, scope: scope),
-                            caller: Principal(status: .available, user: user, deviceID: "ck-fsck"), paths: paths, clock: clock)
+        let db = try Database(address: DatabaseAddress(container: container, environment: env, scope: scope),
+                              caller: Principal(status: .available, user: user, deviceID: "ck-fsck"), paths: paths, clock: clock)
+        if scope == .shared { db.shared = SharedDatabase(participant: db) }
+        return db
     }
 
     private func checkDatabase(container: String, _ env: Environment, _ scope: DatabaseScope, owner: String?, directory: String) throws {

@@ -26,7 +26,7 @@ extension Database {
         try Limits.checkItems(batch.operations.count)
         let user = try requireWrite()
         // The shared database writes into the owner's zone, as the participant (Sharing/).
-        if let owner = try sharedOwnerView(zone: name) { return try owner.modify(zone: name, batch) }
+        if let shared { return try shared.ownerDatabase(forZone: name).modify(zone: name, batch) }
         var z = try zone(name)
         let application = try BatchApplication(batch, database: self, zone: z, user: user)
         func outcome(_ results: [OperationResult]) -> ModifyOutcome { ModifyOutcome(results: results, definedSchema: application.defined) }
@@ -78,7 +78,7 @@ extension Database {
                 return outcome(results)
             }
             try application.defineSchema()
-            try sharingWillCommit(tx, in: z)
+            if scope == .private { try ShareRegistry.noteShares(of: tx, in: z, database: directory) }
             try commit(tx, in: z, syncsInBackground: batch.bulk != nil)
             if let bulk = batch.bulk, bulk.knowsZone, let last = tx.entries.last?.seq {
                 // The schema as the commit left it: the one read under the lock above, read
@@ -126,7 +126,7 @@ extension Database {
             }
             guard !group.entries.isEmpty else { return outcomes }
             do {
-                try sharingWillCommit(group, in: z)
+                if scope == .private { try ShareRegistry.noteShares(of: group, in: z, database: directory) }
                 try commit(group, in: z)
             } catch {
                 return zip(outcomes, wrote).map { o, w in w ? .failure(error) : o }

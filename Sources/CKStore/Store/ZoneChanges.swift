@@ -98,14 +98,14 @@ extension Database {
         let page = try z.history.latestChanges(HistoryEntry.self, after: start, through: head, limit: limit, skipCompacted: origin != nil) {
             try snap.laterChanges(of: $0, after: $1)
         }
-        let shared = try sharedZoneChanges(page.entries, zone: z, snapshot: snap, start: start, origin: origin, limit: limit)
-        let changes = try shared?.changes
+        let sharedPage = try shared?.zoneChanges(page.entries, zone: z, snapshot: snap, start: start, origin: origin, limit: limit)
+        let changes = try sharedPage?.changes
             ?? page.entries.compactMap { e in
                 if let r = e.record { return .record(r) }
                 return try reportsDeletion(e, in: z, origin: origin) ? .deleted(e.recordName) : nil
             }
         // A shared page that ends early, to carry a moved record's subtree within the limit.
-        let end = shared?.end ?? page.end
+        let end = sharedPage?.end ?? page.end
         // A fetch from scratch keeps its origin until its pages pass both it and the compacted
         // part (checkZoneToken). Raising it to the compacted part's end reports no other
         // deletion: gc keeps none of the deletions there.
@@ -113,7 +113,7 @@ extension Database {
         let next = ChangeToken(kind: .zone, scopeKey: zoneScopeKey(z), seq: end, epoch: try z.history.epoch(),
                                origin: origin.flatMap { max($0, kept) > end ? max($0, kept) : nil })
         return ZoneChangesResult(zoneID: z.zoneID, changes: changes, syncToken: next.encode(secret: try tokenSecret.getOrCreate()),
-                                 moreComing: page.moreComing || shared?.end != nil)
+                                 moreComing: page.moreComing || sharedPage?.end != nil)
     }
 
     /// Whether a feed reports a deletion (the latest change of its record): always after a

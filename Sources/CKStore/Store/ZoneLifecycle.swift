@@ -88,7 +88,7 @@ extension Database {
             throw CloudKitError(.badRequest, "the default zone cannot be purged", zoneID: zoneID(name))
         }
         guard scope != .private else { return }
-        if scope == .shared, (try? sharedZone(named: name)) != nil {
+        if scope == .shared, (try? shared?.bookmarkable(name)) == true {
             throw CloudKitError(.accessDenied, "zone '\(Names.describe(name))' belongs to the user who shared it; only its owner can purge it, from their private database", zoneID: zoneID(name))
         }
         throw CloudKitError(.badRequest, "only custom zones of the private database can be purged, not zones of the \(scope.rawValue) database", zoneID: zoneID(name))

@@ -44,7 +44,7 @@ extension CloudKitAPI {
                 zones.append(.object(entry))
             }
             o["zones"] = .array(zones)
-            if feeds { o["databaseChanges"] = .object(Self.lag(try db.sharedDatabaseBookmarkLag() ?? db.databaseBookmarkLag())) }
+            if feeds { o["databaseChanges"] = .object(Self.lag(try db.shared?.databaseBookmarkLag() ?? db.databaseBookmarkLag())) }
         } catch let e as CloudKitError where e.code == .authenticationRequired || e.code == .accessDenied {
             o["zonesUnavailable"] = .string(e.reason)
         }

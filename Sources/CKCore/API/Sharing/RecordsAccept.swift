@@ -19,10 +19,10 @@ extension CloudKitAPI {
         let ctx = try preflight(.recordsAccept, caller.inDatabase(.shared), need: .write)
         return ItemsResponse("results", try zip(r.shortGUIDs, guids).map { req, guid in
             do {
-                let loc = try ctx.db.share(shortGUID: guid)
-                try ctx.db.refuseZoneNameClash(loc)
-                let accepted = try ctx.db.updateShare(loc, .accept)
-                ctx.db.sharing.cache.zones = nil
+                let loc = try Shares(ctx.db).share(shortGUID: guid)
+                try ctx.db.sharedDatabase?.refuseZoneNameClash(loc)
+                let accepted = try Shares(ctx.db).updateShare(loc, .accept)
+                ctx.db.sharedDatabase?.forgetSharedZones()
                 return .value(try shortGUIDResult(accepted, req, ctx: ctx))
             } catch let e as CloudKitError {
                 return .failed(e)

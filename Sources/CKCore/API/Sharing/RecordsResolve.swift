@@ -15,7 +15,7 @@ extension CloudKitAPI {
         // Web Services sends it to the public database, whatever database the caller names.
         let ctx = try preflight(.recordsResolve, caller.inDatabase(.public), need: .none)
         return ItemsResponse("results", try zip(r.shortGUIDs, guids).map { req, guid in
-            do { return .value(try shortGUIDResult(try ctx.db.share(shortGUID: guid), req, ctx: ctx)) } catch let e as CloudKitError where e.code == .notFound {
+            do { return .value(try shortGUIDResult(try Shares(ctx.db).share(shortGUID: guid), req, ctx: ctx)) } catch let e as CloudKitError where e.code == .notFound {
                 return .failed(e)
             }
         }, for: ctx.audience)

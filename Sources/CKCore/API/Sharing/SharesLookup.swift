@@ -32,14 +32,14 @@ public struct ShareListRequest: Sendable {
 extension CloudKitAPI {
     public func lookupShare(_ r: ShareLookupRequest, as caller: Caller) throws -> ItemsResponse {
         let ctx = try preflight(.recordsLookup, caller, zones: [r.zoneName ?? ZoneID.defaultZoneName])
-        let loc = try ctx.db.findShare(r.reference, zone: r.zoneName)
-        guard let shown = loc.json(shownTo: ctx.db.me, style: ctx.style) else { throw Database.unknownShortGUID(loc.share.shortGUID ?? "") }
+        let loc = try Shares(ctx.db).findShare(r.reference, zone: r.zoneName)
+        guard let shown = loc.json(shownTo: ctx.db.me, style: ctx.style) else { throw Shares.unknownShortGUID(loc.share.shortGUID ?? "") }
         return ItemsResponse("records", [.value(shown)], for: ctx.audience)
     }
 
     public func listShares(_ r: ShareListRequest, as caller: Caller) throws -> ItemsResponse {
         let ctx = try preflight(.recordsQuery, caller, zones: [r.zoneName ?? ZoneID.defaultZoneName])
-        let shares = try ctx.db.listShares(zone: r.zoneName)
+        let shares = try Shares(ctx.db).listShares(zone: r.zoneName)
         return ItemsResponse("records", shares.compactMap { $0.json(shownTo: ctx.db.me, style: ctx.style).map { .value($0) } }, for: ctx.audience)
     }
 }

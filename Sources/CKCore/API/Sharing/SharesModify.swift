@@ -54,7 +54,7 @@ public struct ShareUpdateRequest: Sendable {
 extension CloudKitAPI {
     public func createShare(_ r: ShareCreateRequest, as caller: Caller) throws -> ItemsResponse {
         let ctx = try preflight(.recordsModify, caller, zones: [r.zoneName], need: .none)
-        let loc = try ctx.db.createShare(zone: r.zoneName, record: r.recordName, participants: r.participants,
+        let loc = try Shares(ctx.db).createShare(zone: r.zoneName, record: r.recordName, participants: r.participants,
                                          publicPermission: r.publicPermission, title: r.title, options: ctx.options)
         return ItemsResponse("records", [.value(loc.json(shownTo: ctx.db.me, view: .participant, style: ctx.style, withZoneID: false) ?? .null)], for: ctx.audience)
     }
@@ -63,7 +63,7 @@ extension CloudKitAPI {
         if case .removeParticipant(let a) = r.update { try Validation.appleID(a) }
         let ctx = try preflight(.recordsModify, caller, zones: [r.zoneName ?? ZoneID.defaultZoneName], need: .none)
         let db = ctx.db
-        let loc = try db.findShare(r.reference, zone: r.zoneName)
+        let loc = try Shares(db).findShare(r.reference, zone: r.zoneName)
         // The caller's view before the change: a participant who leaves sees what they wrote.
         let view = loc.state.view(for: db.me)
         let change: ShareChange
@@ -72,10 +72,10 @@ extension CloudKitAPI {
         case .removeParticipant(let a): change = .removeParticipant(.email(a))
         case .leave: change = .leave
         case .delete:
-            if let e = try db.changeShare(loc, .delete, options: ctx.options).error { throw e }
+            if let e = try Shares(db).changeShare(loc, .delete, options: ctx.options).error { throw e }
             return ItemsResponse("records", [.value(Record.tombstone(recordName: loc.share.recordName, zoneID: nil))], for: ctx.audience)
         }
-        let changed = try db.updateShare(loc, change, options: ctx.options)
+        let changed = try Shares(db).updateShare(loc, change, options: ctx.options)
         return ItemsResponse("records", [.value(changed.json(shownTo: db.me, view: view, style: ctx.style, withZoneID: false) ?? .null)], for: ctx.audience)
     }
 }

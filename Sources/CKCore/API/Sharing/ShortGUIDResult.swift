@@ -65,7 +65,7 @@ extension CloudKitAPI {
         }
         if let root = loc.state.rootRecordName {
             o["rootRecordName"] = .string(root)
-            if req.shouldFetchRootRecord, let r = try db.record(root, in: loc), try db.mayRead(r, in: loc) {
+            if req.shouldFetchRootRecord, let r = try Shares(db).record(root, in: loc), try Shares(db).mayRead(r, in: loc) {
                 o["rootRecord"] = r.response(style, desiredKeys: req.rootRecordDesiredKeys)
             }
         }
