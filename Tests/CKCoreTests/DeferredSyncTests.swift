@@ -143,7 +143,7 @@ final class DeferredSyncTests: XCTestCase {
         // r150 existed when the second batch ran: read, and replaced (its entry names the
         // version before), not taken for a new record.
         let z = try db.zone("Z")
-        let seq = RecordWriter.seq(ofTag: results[50].record!.recordChangeTag)!
+        let seq = ChangeTag.seq(ofTag: results[50].record!.recordChangeTag)!
         XCTAssertEqual(try z.history.entry(seq)?.prev, 102)
         try db.finishBulkLoad(bulk)
         // The index holds the other writer's record "x" too: made from the files.

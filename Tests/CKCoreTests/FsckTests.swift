@@ -113,7 +113,7 @@ final class FsckTests: XCTestCase {
         // Entry 8 committed, then the writer died: the next writer's replay writes its tombstone.
         let r2 = try z.record(named: "r2")!
         try z.history.append([HistoryEntry(seq: 8, timestamp: 1, op: .delete, recordName: "r2", userRecordName: "x", deviceID: "d",
-                                           record: nil, prev: RecordWriter.seq(ofTag: r2.recordChangeTag))])
+                                           record: nil, prev: ChangeTag.seq(ofTag: r2.recordChangeTag))])
         _ = try db.modify(zone: "Z", operations: [op(.create, "r3")])
         XCTAssertEqual(z.latestDeletion(of: "r2"), 8)
 
@@ -144,14 +144,14 @@ final class FsckTests: XCTestCase {
         // As if the process died after the history append: a later entry with no file yet.
         let rec = try z.record(named: "a")!
         var newer = rec
-        newer.recordChangeTag = RecordWriter.tag(for: 2)
+        newer.recordChangeTag = ChangeTag.tag(for: 2)
         newer.fields["n"] = field(2)
         try z.history.append([["seq": 2, "op": "save", "recordName": "a", "record": newer.json(), "recordChangeTag": .string(newer.recordChangeTag),
                                "prev": 1, "timestamp": 1, "userRecordName": "x", "deviceID": "d"]])
         XCTAssertEqual(try z.record(named: "a")?.fields["n"]?.value, 1)
         _ = try db.modify(zone: "Z", operations: [op(.create, "b")])
         XCTAssertEqual(try z.record(named: "a")?.fields["n"]?.value, 2, "the next writer applied entry 2")
-        XCTAssertEqual(try z.record(named: "b")?.recordChangeTag, RecordWriter.tag(for: 3))
+        XCTAssertEqual(try z.record(named: "b")?.recordChangeTag, ChangeTag.tag(for: 3))
         XCTAssertEqual(try z.appliedSeq(), 3)
     }
 
@@ -172,7 +172,7 @@ final class FsckTests: XCTestCase {
         XCTAssertFalse(r.clean)
         XCTAssertTrue(r.problems.contains { $0.problem.contains("damaged") && !$0.repaired }, "\(r.problems.map(\.problem))")
         XCTAssertEqual(try z.record(named: "r1")?.fields["v"]?.value, 3, "r1 keeps its acknowledged version")
-        XCTAssertEqual(try z.record(named: "r1")?.recordChangeTag, RecordWriter.tag(for: 3))
+        XCTAssertEqual(try z.record(named: "r1")?.recordChangeTag, ChangeTag.tag(for: 3))
     }
 
     /// A log shorter than its index says is damage fsck cannot repair, and says so.

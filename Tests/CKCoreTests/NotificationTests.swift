@@ -143,7 +143,7 @@ final class NotificationTests: XCTestCase {
         // Entry 3 committed, then the machine stopped: no file, no delivery.
         var c = try z.record(named: "a")!
         c.recordName = "c"
-        c.recordChangeTag = RecordWriter.tag(for: 3)
+        c.recordChangeTag = ChangeTag.tag(for: 3)
         try z.history.append([["seq": 3, "op": "save", "recordName": "c", "record": c.json(), "recordChangeTag": .string(c.recordChangeTag),
                                "timestamp": .int(t.now + 2000), "userRecordName": .string(c.modified.userRecordName), "deviceID": "laptop"]])
         // Restarted: the files are trusted only as far as they were synced (here: nothing).

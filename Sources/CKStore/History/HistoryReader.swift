@@ -101,7 +101,7 @@ extension ZoneStore {
     /// the changes after `seq` read, up to its first one.
     public func version(of name: String, at seq: Int64, in snap: ZoneSnapshot) throws -> HistoryChange? {
         var lifeStart: Int64 = snap.head + 1
-        if let cur = try snap.record(named: name), let tagSeq = RecordWriter.seq(ofTag: cur.recordChangeTag) {
+        if let cur = try snap.record(named: name), let tagSeq = ChangeTag.seq(ofTag: cur.recordChangeTag) {
             guard var c = try change(tagSeq) else { throw HistoryCompaction.compacted(directory, first: try history.retainedFrom()) }
             while c.seq > seq {
                 guard let p = c.prev else { break }

@@ -141,7 +141,7 @@ extension RecordWriter {
     private func write(_ r: Record, replacing previous: Record?, in tx: Transaction) throws -> Record {
         var record = r
         let seq = tx.takeSeq()
-        record.recordChangeTag = RecordWriter.tag(for: seq)
+        record.recordChangeTag = ChangeTag.tag(for: seq)
         record.modified = stamp()
         if previous == nil { record.created = record.modified }
         try tx.reindex(source: record.recordName, old: previous, new: record)

@@ -46,7 +46,7 @@ package struct SharedSubtree {
         if children == nil { try index() }
         var out: [Record] = []
         func take(_ r: Record) {
-            if let s = start, (RecordWriter.seq(ofTag: r.recordChangeTag) ?? Int64.max) > s { return }
+            if let s = start, (ChangeTag.seq(ofTag: r.recordChangeTag) ?? Int64.max) > s { return }
             if taken.insert(NameKey(r.recordName)).inserted { out.append(r) }
         }
         if everything {

@@ -47,8 +47,3 @@ package struct AssetStore {
         return bytes
     }
 }
-
-extension Transaction {
-    /// Bytes this request brings for a checksum (this save's `@file`, or a downloadURL read).
-    package func pendingAsset(_ sum: String) -> [UInt8]? { assets[sum] ?? parent?.pendingAsset(sum) }
-}

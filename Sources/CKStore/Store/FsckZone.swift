@@ -226,8 +226,8 @@ extension Fsck {
     private func adopt(_ z: ZoneStore, _ found: Record) throws {
         let seq = try z.history.head() + 1
         var rec = found
-        rec.recordChangeTag = RecordWriter.tag(for: seq)
-        let prev = try z.record(named: rec.recordName).flatMap { RecordWriter.seq(ofTag: $0.recordChangeTag) }
+        rec.recordChangeTag = ChangeTag.tag(for: seq)
+        let prev = try z.record(named: rec.recordName).flatMap { ChangeTag.seq(ofTag: $0.recordChangeTag) }
         try z.history.append([HistoryEntry(seq: seq, timestamp: rec.modified.timestamp, op: .save, recordName: rec.recordName,
                                            userRecordName: rec.modified.userRecordName, deviceID: rec.modified.deviceID, record: rec, prev: prev)])
         try FileSystem.writeJSON(z.recordPath(rec.recordName), ["schemaVersion": .int(FileFormat.schemaVersion), "record": rec.json()])

@@ -22,7 +22,7 @@ extension ZoneSnapshot {
                 continue
             }
             let file = try zone.readRecord(named: e.recordName)
-            let fileSeq = file.flatMap { RecordWriter.seq(ofTag: $0.recordChangeTag) }
+            let fileSeq = file.flatMap { ChangeTag.seq(ofTag: $0.recordChangeTag) }
             switch (e.op, file) {
             case (.save, .some):
                 // A file behind its history, or whose tag is no seq, is damage fsck restores

@@ -19,10 +19,6 @@ package struct RecordWriter {
     /// Set for a web client (`ck serve`): what its asset values must show (WebAssetRule).
     package var webAssets: WebAssetRule? = nil
 
-    /// A record's change tag names the history entry that wrote it.
-    package static func tag(for seq: Int64) -> String { String(seq, radix: 36) }
-    package static func seq(ofTag tag: String) -> Int64? { Int64(tag, radix: 36) }
-
     /// The database the writer's errors name: a participant writes into the owner's private
     /// zone from their shared database.
     package var shownScope: DatabaseScope { access == nil ? scope : .shared }
@@ -106,7 +102,7 @@ package struct RecordWriter {
         }
         let seq = tx.takeSeq()
         let stamp = ChangeStamp(timestamp: now, userRecordName: user.userRecordName, deviceID: deviceID)
-        var record = Record(recordName: name, recordType: type, recordChangeTag: RecordWriter.tag(for: seq), fields: fields,
+        var record = Record(recordName: name, recordType: type, recordChangeTag: ChangeTag.tag(for: seq), fields: fields,
                             created: existing?.created ?? stamp, modified: stamp, zoneID: zone.zoneID,
                             parent: op.parent(after: existing),
                             shortGUID: existing?.shortGUID ?? (op.createShortGUID ? Identifiers.newShortGUID() : nil))
@@ -288,6 +284,6 @@ package struct RecordWriter {
     static func historyEntry(seq: Int64, op: HistoryEntry.Op, name: String, record: Record?, previous: Record?, now: Int64, user: UserAccount,
                              deviceID: String) -> HistoryEntry {
         HistoryEntry(seq: seq, timestamp: now, op: op, recordName: name, userRecordName: user.userRecordName, deviceID: deviceID,
-                     record: record, prev: previous.flatMap { RecordWriter.seq(ofTag: $0.recordChangeTag) })
+                     record: record, prev: previous.flatMap { ChangeTag.seq(ofTag: $0.recordChangeTag) })
     }
 }

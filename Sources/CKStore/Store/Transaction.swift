@@ -115,3 +115,8 @@ package struct RecordChange {
     package var deviceID: String
     package var timestamp: Int64
 }
+
+extension Transaction {
+    /// Bytes this request brings for a checksum (this save's `@file`, or a downloadURL read).
+    package func pendingAsset(_ sum: String) -> [UInt8]? { assets[sum] ?? parent?.pendingAsset(sum) }
+}

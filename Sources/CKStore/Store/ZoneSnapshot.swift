@@ -72,7 +72,7 @@ package struct ZoneSnapshot {
 
     /// A record read from its file, taken back to the snapshot's point if the file is newer.
     private func asOfHead(_ file: Record?) throws -> Record? {
-        guard var r = file, let seq = RecordWriter.seq(ofTag: r.recordChangeTag), seq > head else { return file }
+        guard var r = file, let seq = ChangeTag.seq(ofTag: r.recordChangeTag), seq > head else { return file }
         // A commit after the snapshot: follow `prev` back to the version the snapshot holds.
         var entry = try zone.history.entry(seq)
         while let e = entry, e.seq > head {
@@ -96,7 +96,7 @@ package struct ZoneSnapshot {
         try zone.forEachRecordFile(prepare: prepare) { file, prepared in
             if recent[NameKey(file.recordName)] != nil { return true }
             guard let r = try asOfHead(file) else { return true }
-            let current = RecordWriter.seq(ofTag: file.recordChangeTag).map { $0 <= head } ?? true
+            let current = ChangeTag.seq(ofTag: file.recordChangeTag).map { $0 <= head } ?? true
             if try !body(r, current ? prepared : nil) { stop = true; return false }
             return true
         }

@@ -99,7 +99,7 @@ public final class ImportSession {
                 summary.total += 1
                 if let e = r.error { summary.failures.append(e) }
                 if case .saved(let rec) = r {
-                    if let seq = RecordWriter.seq(ofTag: rec.recordChangeTag), seq <= head { summary.unchanged += 1 }
+                    if let seq = ChangeTag.seq(ofTag: rec.recordChangeTag), seq <= head { summary.unchanged += 1 }
                     items.append(SavedRecordReceipt(rec))
                 } else {
                     items.append(shape.item(r))
