@@ -264,6 +264,20 @@ final class APIAssetsTokensTests: XCTestCase {
         XCTAssertEqual(try inboxes().count, keep)
     }
 
+    /// A long-poll of a token not yet bound watches the registrations from before it reads the
+    /// token: a binding in between wakes it (else it waited out its time for nothing).
+    func testABindingWhileAPollReadsItsTokenWakesThePoll() throws {
+        let t = TempStore(), now = Now()
+        let a = api(t.root, now, server: Self.server)
+        let apns = try XCTUnwrap(try a.createPushToken(TokensCreateRequest(), as: caller(.private, .nobody)).document["apnsToken"]?.stringValue)
+        let (client, watch) = try a.watchWebPush(container: Self.container, environment: .development, apnsToken: apns, afterReadingToken: {
+            _ = try a.registerPushToken(try TokensRegisterRequest(json: try body(#"{"apnsEnvironment": "development", "apnsToken": "\#(apns)", "clientId": "c"}"#)), as: caller())
+        })
+        XCTAssertFalse(client.isBound, "read before the binding")
+        var fd = pollfd(fd: watch.descriptor, events: Int16(POLLIN), revents: 0)
+        XCTAssertEqual(poll(&fd, 1, 2000), 1, "the binding woke the poll")
+    }
+
     func testPushTokensAreBoundToTheirUserAndUnknownOnesAreRefused() throws {
         let t = TempStore(), now = Now()
         let a = api(t.root, now, server: Self.server)

@@ -49,10 +49,21 @@ extension CloudKitAPI {
     /// process or another. Made before the poll first looks, so a notification delivered in
     /// between still wakes it. With the client as `webPushClient` answers it.
     public func watchWebPush(container: String, environment: Environment, apnsToken: String) throws -> (client: WebPushClient, watch: WebPushWatch) {
+        try watchWebPush(container: container, environment: environment, apnsToken: apnsToken, afterReadingToken: {})
+    }
+
+    /// `afterReadingToken`: what happens between reading the token and answering (tests: a
+    /// binding in that instant).
+    func watchWebPush(container: String, environment: Environment, apnsToken: String,
+                      afterReadingToken: () throws -> Void) throws -> (client: WebPushClient, watch: WebPushWatch) {
         let clients = WebClients(paths: store.paths, container: container, environment: environment)
+        // The registrations are watched before the token is read: a binding between the two
+        // would otherwise wake nothing, and the poll would wait out its time for nothing.
+        let registrations = try WebPushWatch(directory: clients.directory, inbox: false)
         let client = try webClient(clients, apnsToken)
         let found = WebPushClient(client)
-        guard let user = client.userRecordName else { return (found, try WebPushWatch(directory: clients.directory, inbox: false)) }
+        try afterReadingToken()
+        guard let user = client.userRecordName else { return (found, registrations) }
         let inbox = NotificationInbox(directory: store.paths.notifications(container, environment, user: user) + "/" + PathEncoding.component(client.deviceID))
         // Registered when the token was bound; made again if it went (an environment reset, or
         // retired for newer web clients: it is then the newest).
