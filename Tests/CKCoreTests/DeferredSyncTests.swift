@@ -103,7 +103,7 @@ final class DeferredSyncTests: XCTestCase {
     private func loading(_ t: TempStore) throws -> (Database, BulkLoad) {
         let db = try t.db()
         db.defersIndexMaintenance = true
-        _ = try db.createZone("Z")
+        _ = try ZoneLifecycle(db).create("Z")
         return (db, BulkLoad(zone: "Z"))
     }
 
@@ -157,8 +157,8 @@ final class DeferredSyncTests: XCTestCase {
         // Meanwhile the zone is deleted, made again, and given 100 records of its own: the
         // same head, another zone.
         let other = try t.db()
-        try other.deleteZone("Z")
-        _ = try other.createZone("Z")
+        try ZoneLifecycle(other).delete("Z")
+        _ = try ZoneLifecycle(other).create("Z")
         _ = try other.modify(zone: "Z", operations: batch(100..<200), atomic: false)
         XCTAssertEqual(try db.zone("Z").history.head(), 100)
         // The load's next batch holds the same records: read, found unchanged, nothing written.

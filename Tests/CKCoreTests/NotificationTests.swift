@@ -107,7 +107,7 @@ final class NotificationTests: XCTestCase {
         try phone.markRead()
         // The redo of the zone event's delivery, as the next writer after a crash does it.
         let laptop = try t.db(device: "laptop")
-        try laptop.deliverZoneEvent("V", entry: try laptop.databaseHistory.head())
+        try laptop.notifications.deliverZoneEvent("V", entry: try laptop.databaseHistory.head())
         XCTAssertEqual(try phone.unread().count, 0, "the same entry is not delivered again")
     }
 

@@ -48,10 +48,10 @@ final class TempStore {
     /// server never issued for this history. `zone` nil: a token of the database's feed.
     func token(zone: String?, seq: Int64, origin: Int64? = nil) throws -> String {
         let db = try db()
-        let secret = try db.tokenSecret.getOrCreate()
-        guard let name = zone else { return ChangeToken(kind: .database, scopeKey: db.databaseScopeKey, seq: seq).encode(secret: secret) }
+        let secret = try db.tokens.secret.getOrCreate()
+        guard let name = zone else { return ChangeToken(kind: .database, scopeKey: db.tokens.databaseScopeKey, seq: seq).encode(secret: secret) }
         let z = try db.zone(name)
-        return ChangeToken(kind: .zone, scopeKey: db.zoneScopeKey(z), seq: seq, epoch: try z.history.epoch(), origin: origin).encode(secret: secret)
+        return ChangeToken(kind: .zone, scopeKey: db.tokens.zoneScopeKey(z), seq: seq, epoch: try z.history.epoch(), origin: origin).encode(secret: secret)
     }
 
     /// The latest entry of the private database's history (its zones made, deleted, purged).

@@ -89,7 +89,7 @@ package enum HistoryCompaction {
         // 1. Which entries before `target` wrote a version still current at `target - 1`.
         var current: [NameKey: Int64] = [:]
         // Every deletion before `target` is dropped: the last one bounds which fetches from
-        // scratch may read on through the compacted part (ZoneChanges.checkZoneToken).
+        // scratch may read on through the compacted part (ChangeTokens.checkZone).
         var lastDeletion = try h.deletionsDroppedThrough()
         try h.forEachEntry(after: 0, through: target - 1) { e in
             current[e.key] = e.op == .save ? e.seq : nil

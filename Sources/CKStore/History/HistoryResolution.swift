@@ -1,18 +1,24 @@
 import CKModel
 import Foundation
 
-extension Database {
+/// What a history reference (a change token, `Z@N`, a tag, a time) stands for in one
+/// database: the zone it names and the point of that zone's history.
+package struct HistoryResolver {
+    let db: Database
+
+    package init(_ db: Database) { self.db = db }
+
     /// The zone a token (or `Z@N`) names, checked to be a zone token of this database.
-    public func zoneName(of ref: HistoryReference) throws -> String? {
+    package func zoneName(of ref: HistoryReference) throws -> String? {
         switch ref {
         case .seq(let z, _): return z
         case .token(let raw):
-            let t = try ChangeToken.decode(raw, secret: try tokenSecret.existing())
+            let t = try ChangeToken.decode(raw, secret: try db.tokens.secret.existing())
             guard t.kind == .zone else { throw CloudKitError.badRequest("this is a database change token, not a zone change token: it names no point in a zone's history") }
             let parts = t.scopeKey.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
-            let mine = databaseScopeKey.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
+            let mine = db.tokens.databaseScopeKey.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
             guard parts.count == 6, Array(parts.prefix(4)) == mine, let zone = PathEncoding.decodeSimple(parts[4]) else {
-                throw CloudKitError.badRequest("change token belongs to another database, user, container or environment, not the \(scope.rawValue) database")
+                throw CloudKitError.badRequest("change token belongs to another database, user, container or environment, not the \(db.scope.rawValue) database")
             }
             return zone
         default: return nil
@@ -22,7 +28,7 @@ extension Database {
     /// The sequence number a reference stands for in zone `z`: the state after that change
     /// (0: before the first). `emptyBeforeHistory`: a time or tag before the zone's history
     /// stands for its empty start (diffs of a whole database); otherwise it is an error.
-    public func resolve(_ ref: HistoryReference, in z: ZoneStore, emptyBeforeHistory: Bool = false) throws -> Int64 {
+    package func resolve(_ ref: HistoryReference, in z: ZoneStore, emptyBeforeHistory: Bool = false) throws -> Int64 {
         let h = z.history
         let head = try h.head()
         let first = try h.retainedFrom()
@@ -45,13 +51,13 @@ extension Database {
             }
             return try retained(n, "change \(n)")
         case .token(let raw):
-            if scope == .public || z.zoneID.isDefault {
+            if db.scope == .public || z.zoneID.isDefault {
                 throw CloudKitError(.badRequest, "zone '\(zoneName)' has no change tokens (only custom zones of the private and shared databases have change feeds); use \(z.zoneID.zoneName)@SEQ", zoneID: z.zoneID)
             }
-            let seq = try checkZoneToken(raw, zone: z, head: head).seq
+            let seq = try db.tokens.checkZone(raw, zone: z, head: head).seq
             return try retained(seq, "the change token")
         case .tag(let name):
-            let tag = try tags().load(name)
+            let tag = try TagStore(of: db).load(name)
             guard let point = tag.point(ofZoneAt: relativePath(z.directory)) else { return 0 }
             guard point.incarnation.sameBytes(z.incarnation) else {
                 throw CloudKitError(.badRequest, "tag '\(Names.describe(name))' names an earlier zone '\(zoneName)' (deleted and made again since)", zoneID: z.zoneID)
@@ -90,7 +96,7 @@ extension Database {
     }
 
     /// A path below the data directory, as tags record zones.
-    package func relativePath(_ path: String) -> String {
-        path.hasPrefix(paths.root + "/") ? String(path.dropFirst(paths.root.count + 1)) : path
+    private func relativePath(_ path: String) -> String {
+        path.hasPrefix(db.paths.root + "/") ? String(path.dropFirst(db.paths.root.count + 1)) : path
     }
 }

@@ -40,9 +40,14 @@ extension RecordDiff {
     }
 }
 
-extension Database {
+/// Writing history back into a zone (a restore's or a revert's plan) and letting it age (gc).
+package struct HistoryWriter {
+    let db: Database
+
+    package init(_ db: Database) { self.db = db }
+
     /// Writes a plan (of a restore or a revert) as new changes, up to 200 a request.
-    public func apply(_ plan: [RecordDiff], zone name: String) throws -> [OperationResult] {
+    package func apply(_ plan: [RecordDiff], zone name: String) throws -> [OperationResult] {
         if let d = plan.first(where: { $0.isShare && !$0.isNoChange }) {
             throw CloudKitError(.badRequest, "'\(Names.describe(d.recordName))' is a share record: shares are not restored or reverted as records", recordName: d.recordName)
                 .with(.shareAgain(recordName: d.recordName))
@@ -64,27 +69,27 @@ extension Database {
         while start < ops.count {
             let chunk = Array(ops[start..<min(start + Limits.operationsPerBatch, ops.count)])
             start += chunk.count
-            results += try modify(zone: name, operations: chunk)
+            results += try db.modify(zone: name, operations: chunk)
         }
         return results
     }
 
     /// `ck gc`: compacts a zone's history so that every change from `retainFrom(zone, head)` on
     /// is kept (see HistoryCompaction), under the zone's lock.
-    public func compactHistory(zone name: String, retainFrom: (ZoneStore, Int64) throws -> Int64) throws -> (ZoneStore, HistoryCompaction.Result) {
-        try requireWrite()
-        let found = try zone(name)
+    package func compact(zone name: String, retainFrom: (ZoneStore, Int64) throws -> Int64) throws -> (ZoneStore, HistoryCompaction.Result) {
+        try db.requireWrite()
+        let found = try db.zone(name)
         if found.incarnation.isEmpty {
             return (found, HistoryCompaction.Result(retainedFrom: 1, head: 0, dropped: 0, keptBase: 0, logBytesBefore: 0, logBytesAfter: 0))
         }
-        let env = try environmentGuard.lockForWriting()
+        let env = try db.environmentGuard.lockForWriting()
         defer { env.unlock() }
-        let lock = try lockZone(name)
+        let lock = try db.lockZone(name)
         defer { lock.unlock() }
-        let z = try zone(name)
-        try finishInterruptedCommit(z)
+        let z = try db.zone(name)
+        try db.finishInterruptedCommit(z)
         // A restart must never need an entry compaction drops to redo the files.
-        try makeRecordFilesDurable(z)
+        try db.makeRecordFilesDurable(z)
         let first = try retainFrom(z, try z.history.head())
         return (z, try HistoryCompaction.compact(z.history, retainFrom: first))
     }

@@ -122,17 +122,17 @@ package struct TagStore {
     }
 }
 
-extension Database {
-    /// This database's tags, after moving any tags of an earlier data directory into the
+extension TagStore {
+    /// The tags of database `db`, after moving any tags of an earlier data directory into the
     /// databases they belong to (LegacyTags). The shared database has none: ACCESS_DENIED.
-    package func tags() throws -> TagStore {
-        if scope == .shared {
+    package init(of db: Database) throws {
+        if db.scope == .shared {
             var e = CloudKitError(.accessDenied, "tags are kept by the owner of a zone, in their own database: the shared database has none (its zones and their histories belong to the users who shared them)")
             e.database = .shared
             throw e
         }
-        try LegacyTags.migrate(paths)
-        return TagStore(paths: paths, database: directory)
+        try LegacyTags.migrate(db.paths)
+        self.init(paths: db.paths, database: db.directory)
     }
 }
 

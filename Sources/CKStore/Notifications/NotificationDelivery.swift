@@ -3,15 +3,31 @@ import CKModel
 
 /// Turns committed changes into notifications for every subscription they match, delivered to
 /// each device of the subscribing user — except the device that made the change, as CloudKit
-/// leaves out the originating device — and only about records the subscriber may read.
-extension Database {
+/// leaves out the originating device — and only about records the subscriber may read. Also
+/// where a device's own inbox is found. Reached as `db.notifications`.
+package struct Notifications {
+    let db: Database
+
+    /// The calling device's notifications (`ck notifications`).
+    package func inbox() throws -> NotificationInbox {
+        let user = try db.caller.requireUser(for: "receiving notifications")
+        return inbox(user: user.userRecordName, device: db.caller.deviceID)
+    }
+
+    /// Makes the calling device known for notifications, as registering for pushes does.
+    package func register() throws { try inbox().register() }
+
+    package func inbox(user: String, device: String) -> NotificationInbox {
+        NotificationInbox(directory: db.paths.notifications(db.address.container, db.address.environment, user: user) + "/" + PathEncoding.component(device))
+    }
+
     /// After a commit to one zone, for its changes up to history entry `seq`. Redoing it after
     /// a crash delivers nothing twice: each inbox remembers how far it has this zone's history.
-    package func deliverNotifications(zone z: ZoneStore, changes: [RecordChange], through seq: Int64) throws {
+    package func deliver(zone z: ZoneStore, changes: [RecordChange], through seq: Int64) throws {
         guard !changes.isEmpty else { return }
         // Participants of the zone's shares hear of it through their shared databases.
-        try deliverToShareParticipants(zone: z, changes: changes, through: seq)
-        let subscriptions = try subscriptionStore.all(owner: ownerRecordName)
+        try db.deliverToShareParticipants(zone: z, changes: changes, through: seq)
+        let subscriptions = try db.subscriptions.store.all(owner: db.ownerRecordName)
         guard !subscriptions.isEmpty else { return }
         let zoneName = z.zoneID.zoneName
         // Per subscriber: the notifications, each with the device that made its change.
@@ -47,28 +63,28 @@ extension Database {
             byOwner[owner, default: []] += items.map { (origin: $0.0, item: $0.1) }
             if sub.firesOnce { firedOnce.append((owner, sub.subscriptionID)) }
         }
-        let source = (key: ["zone", scope.rawValue, PathEncoding.component(ownerRecordName), PathEncoding.component(zoneName), z.incarnation]
+        let source = (key: ["zone", db.scope.rawValue, PathEncoding.component(db.ownerRecordName), PathEncoding.component(zoneName), z.incarnation]
             .joined(separator: "|"), seq: seq)
         for (owner, items) in byOwner.sorted(by: { $0.key < $1.key }) {
             try deliver(to: owner, source: source, zone: zoneName) { device in
                 items.filter { !($0.origin.userRecordName == owner && PathEncoding.component($0.origin.deviceID) == device) }.map(\.item)
             }
         }
-        for (owner, id) in firedOnce { _ = try subscriptionStore.delete(owner: owner, id: id) }
+        for (owner, id) in firedOnce { _ = try db.subscriptions.store.delete(owner: owner, id: id) }
     }
 
     /// After a custom zone is created or deleted (database history entry `entry`): database
     /// subscriptions fire. Redone after a crash, it delivers nothing twice.
     package func deliverZoneEvent(_ zoneName: String, entry: Int64) throws {
-        guard scope != .public, !zoneName.sameBytes(ZoneID.defaultZoneName) else { return }
-        let source = (key: ["database", scope.rawValue, PathEncoding.component(ownerRecordName)].joined(separator: "|"), seq: entry)
+        guard db.scope != .public, !zoneName.sameBytes(ZoneID.defaultZoneName) else { return }
+        let source = (key: ["database", db.scope.rawValue, PathEncoding.component(db.ownerRecordName)].joined(separator: "|"), seq: entry)
         var byOwner: [String: [NotificationInbox.Pending]] = [:]
-        for (owner, sub, _) in try subscriptionStore.all(owner: ownerRecordName) where sub.kind == .database {
+        for (owner, sub, _) in try db.subscriptions.store.all(owner: db.ownerRecordName) where sub.kind == .database {
             byOwner[owner, default: []].append(NotificationInbox.Pending(notification: notification(sub, type: "database"), coalesceKey: coalesceKey("database", sub), badges: sub.badges))
         }
         for (owner, items) in byOwner.sorted(by: { $0.key < $1.key }) {
             try deliver(to: owner, source: source, zone: zoneName) { device in
-                owner == caller.user?.userRecordName && device == PathEncoding.component(caller.deviceID) ? [] : items
+                owner == db.caller.user?.userRecordName && device == PathEncoding.component(db.caller.deviceID) ? [] : items
             }
         }
     }
@@ -76,13 +92,13 @@ extension Database {
     /// In the public database a query notification names a record only to a subscriber its
     /// type's GRANTs let read it; private and shared databases belong to their subscriber.
     private func subscriberMayRead(_ r: Record, owner: String) throws -> Bool {
-        guard scope == .public else { return true }
-        return SchemaRules.permits(.read, type: try schema().types[r.recordType], user: UserAccount(appleID: "", userRecordName: owner),
-                                   roles: try schemaAdmin.roles(of: owner, address.environment), creator: r.created.userRecordName)
+        guard db.scope == .public else { return true }
+        return SchemaRules.permits(.read, type: try db.schema().types[r.recordType], user: UserAccount(appleID: "", userRecordName: owner),
+                                   roles: try db.schemaAdmin.roles(of: owner, db.address.environment), creator: r.created.userRecordName)
     }
 
     private func coalesceKey(_ type: String, _ sub: Subscription) -> String {
-        type + "|" + scope.rawValue + "|" + PathEncoding.component(sub.subscriptionID)
+        type + "|" + db.scope.rawValue + "|" + PathEncoding.component(sub.subscriptionID)
     }
 
     /// A notification of `sub`, with what its notification info puts in it (PushPayload.swift);
@@ -91,8 +107,8 @@ extension Database {
         var n = sub.notificationContent(record: record)
         let base: [String: JSONValue] = [
             "notificationType": .string(type), "subscriptionID": .string(sub.subscriptionID),
-            "containerIdentifier": .string(address.container), "databaseScope": .string(scope.rawValue),
-            "isPruned": false, "timestamp": .int(clock.now()),
+            "containerIdentifier": .string(db.address.container), "databaseScope": .string(db.scope.rawValue),
+            "isPruned": false, "timestamp": .int(db.clock.now()),
         ]
         n.merge(base) { _, b in b }
         return n
@@ -103,7 +119,7 @@ extension Database {
     /// inbox is tried; the first failure is then reported (the caller redoes the delivery, which
     /// the inboxes that have it skip).
     package func deliver(to owner: String, source: (key: String, seq: Int64)?, zone: String, _ items: (String) -> [NotificationInbox.Pending]) throws {
-        let root = paths.notifications(address.container, address.environment, user: owner)
+        let root = db.paths.notifications(db.address.container, db.address.environment, user: owner)
         var failure: Error?
         for entry in try FileSystem.list(root) where !entry.hasPrefix(".") {
             let box = NotificationInbox(directory: root + "/" + entry)
@@ -121,6 +137,10 @@ extension Database {
     /// Asked once per new delivery to an inbox, under its lock. A fault store that cannot be
     /// read drops nothing: a delivery is never held up by it.
     private func faultDropsDelivery(user: String, device: String, zone: String) -> Bool {
-        (try? FaultStore(paths: paths).dropsDelivery(user: user, device: device, zone: zone)) ?? false
+        (try? FaultStore(paths: db.paths).dropsDelivery(user: user, device: device, zone: zone)) ?? false
     }
+}
+
+extension Database {
+    package var notifications: Notifications { Notifications(db: self) }
 }

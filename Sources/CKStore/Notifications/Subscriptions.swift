@@ -2,22 +2,24 @@ import CKJSON
 import CKModel
 
 /// `subscriptions/modify|list|lookup`: a user's subscriptions in one database, with CloudKit's
-/// rules on which kinds each database allows.
-extension Database {
-    package var subscriptionStore: SubscriptionStore { SubscriptionStore(databaseDirectory: directory, scope: scope) }
+/// rules on which kinds each database allows. Reached as `db.subscriptions`.
+package struct Subscriptions {
+    let db: Database
+
+    package var store: SubscriptionStore { SubscriptionStore(databaseDirectory: db.directory, scope: db.scope) }
 
     /// Checks a subscription against the database and saves it; an existing ID is replaced.
     @discardableResult
-    public func saveSubscription(_ s: Subscription) throws -> Subscription {
-        let user = try checkSubscription(s)
-        let env = try environmentGuard.lockForWriting()
+    package func save(_ s: Subscription) throws -> Subscription {
+        let user = try check(s)
+        let env = try db.environmentGuard.lockForWriting()
         defer { env.unlock() }
         // The device is registered with the subscription, or neither happens.
-        let box = try notificationInbox()
+        let box = try db.notifications.inbox()
         let registered = box.isRegistered
         do {
             try box.register()
-            try subscriptionStore.save(s, owner: user.userRecordName, created: clock.now())
+            try store.save(s, owner: user.userRecordName, created: db.clock.now())
         } catch {
             if !registered { try? box.unregisterIfUntouched() }
             throw error
@@ -29,10 +31,10 @@ extension Database {
     /// account, CloudKit's rules on which kinds each database allows, its zone and filters.
     /// Returns the user who would own it.
     @discardableResult
-    package func checkSubscription(_ s: Subscription) throws -> UserAccount {
+    package func check(_ s: Subscription) throws -> UserAccount {
         try Subscription.validateID(s.subscriptionID)
-        let user = try requireWrite()
-        switch (s.kind, scope) {
+        let user = try db.requireWrite()
+        switch (s.kind, db.scope) {
         case (.query, .shared):
             throw CloudKitError(.badRequest, "query subscriptions are not supported in the shared database; use a database subscription", subscriptionID: s.subscriptionID)
         case (.zone, .public):
@@ -55,51 +57,42 @@ extension Database {
         if let z = s.zoneName {
             try Names.validateZoneName(z)
             if s.kind == .zone && z == ZoneID.defaultZoneName {
-                throw CloudKitError(.badRequest, "zone subscriptions are supported only in custom zones, not the default zone", zoneID: zoneID(z), subscriptionID: s.subscriptionID)
+                throw CloudKitError(.badRequest, "zone subscriptions are supported only in custom zones, not the default zone", zoneID: db.zoneID(z), subscriptionID: s.subscriptionID)
             }
-            _ = try zone(z)
+            _ = try db.zone(z)
         } else if s.kind == .zone {
             throw CloudKitError(.badRequest, "a zone subscription needs a zone", subscriptionID: s.subscriptionID)
         }
         return user
     }
 
-    public func subscriptions() throws -> [Subscription] {
-        let user = try caller.requireUser(for: "reading subscriptions")
-        return try subscriptionStore.list(owner: user.userRecordName)
+    package func list() throws -> [Subscription] {
+        let user = try db.caller.requireUser(for: "reading subscriptions")
+        return try store.list(owner: user.userRecordName)
     }
 
-    public func subscription(_ id: String) throws -> Subscription {
+    package func get(_ id: String) throws -> Subscription {
         try Subscription.validateID(id)
-        let user = try caller.requireUser(for: "reading subscriptions")
-        guard let s = try subscriptionStore.get(owner: user.userRecordName, id: id) else {
-            throw CloudKitError(.notFound, "subscription '\(id)' not found in the \(scope.rawValue) database", subscriptionID: id)
+        let user = try db.caller.requireUser(for: "reading subscriptions")
+        guard let s = try store.get(owner: user.userRecordName, id: id) else {
+            throw CloudKitError(.notFound, "subscription '\(id)' not found in the \(db.scope.rawValue) database", subscriptionID: id)
         }
         return s
     }
 
-    public func deleteSubscription(_ id: String) throws {
+    package func delete(_ id: String) throws {
         try Subscription.validateID(id)
-        let user = try requireWrite()
-        let env = try environmentGuard.lockForWriting()
+        let user = try db.requireWrite()
+        let env = try db.environmentGuard.lockForWriting()
         defer { env.unlock() }
-        guard try subscriptionStore.delete(owner: user.userRecordName, id: id) else {
-            throw CloudKitError(.notFound, "subscription '\(id)' not found in the \(scope.rawValue) database", subscriptionID: id)
+        guard try store.delete(owner: user.userRecordName, id: id) else {
+            throw CloudKitError(.notFound, "subscription '\(id)' not found in the \(db.scope.rawValue) database", subscriptionID: id)
         }
     }
 
-    public func subscriptionJSON(_ s: Subscription) -> JSONValue { s.json(ownerRecordName: ownerRecordName) }
+    package func json(_ s: Subscription) -> JSONValue { s.json(ownerRecordName: db.ownerRecordName) }
+}
 
-    /// The calling device's notifications (`ck notifications`).
-    public func notificationInbox() throws -> NotificationInbox {
-        let user = try caller.requireUser(for: "receiving notifications")
-        return inbox(user: user.userRecordName, device: caller.deviceID)
-    }
-
-    /// Makes the calling device known for notifications, as registering for pushes does.
-    public func registerForNotifications() throws { try notificationInbox().register() }
-
-    package func inbox(user: String, device: String) -> NotificationInbox {
-        NotificationInbox(directory: paths.notifications(address.container, address.environment, user: user) + "/" + PathEncoding.component(device))
-    }
+extension Database {
+    package var subscriptions: Subscriptions { Subscriptions(db: self) }
 }

@@ -9,20 +9,25 @@ import Foundation
 public struct QueryResult {
     public var records: [Record]
     public var continuationMarker: String?
-    /// For pages read one after another in one process (`queryAll`): the last key returned,
+    /// For pages read one after another in one process (`Queries.all`): the last key returned,
     /// where the next page starts, when more follow (no marker is made).
     package var nextKey: [JSONValue]?
 }
 
-extension Database {
-    public func query(zone name: String, _ req: QueryRequest) throws -> QueryResult {
-        try query(in: try zone(name), req)
+/// The queries of one database (`records/query`): one zone's page, every page (QueryPages),
+/// a page as of a point of the history (TimeTravel), and every zone at once (ZoneWideQuery).
+/// Reached as `db.queries`.
+package struct Queries {
+    let db: Database
+
+    package func run(zone name: String, _ req: QueryRequest) throws -> QueryResult {
+        try page(in: try db.zone(name), req)
     }
 
     /// A page of `pageLimit` records (nil: the request's own limit, at most 200); `after`: the
-    /// page after that key, and `nextKey` instead of a marker (see queryAll).
-    package func query(in z: ZoneStore, _ req: QueryRequest, pageLimit: Int? = nil, after: [JSONValue]? = nil) throws -> QueryResult {
-        try answer(req, in: z, binding: req.fingerprint + "|" + zoneScopeKey(z), indexed: true, pageLimit: pageLimit, after: after) { body in
+    /// page after that key, and `nextKey` instead of a marker (see Queries.all).
+    package func page(in z: ZoneStore, _ req: QueryRequest, pageLimit: Int? = nil, after: [JSONValue]? = nil) throws -> QueryResult {
+        try answer(req, in: z, binding: req.fingerprint + "|" + db.tokens.zoneScopeKey(z), indexed: true, pageLimit: pageLimit, after: after) { body in
             try z.snapshot().forEachRecord(body)
         }
     }
@@ -31,7 +36,7 @@ extension Database {
     /// refuses: an app that passes here passes there.
     package func requireIndexes(_ req: QueryRequest, schema: Schema) throws {
         guard var refusal = QueryIndexes(req, in: schema).refusal else { return }
-        if address.environment == .production, refusal.nextStep == .defineRecordType(req.recordType) { refusal.nextStep = .deploySchema }
+        if db.address.environment == .production, refusal.nextStep == .defineRecordType(req.recordType) { refusal.nextStep = .deploySchema }
         throw refusal
     }
 
@@ -39,26 +44,26 @@ extension Database {
     /// page from the indexes (`indexed`) or else from `scan` — every record, filtered, checked for
     /// read permission, and the best `limit + 1` kept — and the next marker, bound to `binding`.
     /// `readable`: the read check of a query as of a point of the history (else the gate's now).
-    package func answer(_ req: QueryRequest, in z: ZoneStore, binding: String, indexed: Bool, pageLimit: Int? = nil, after afterKey: [JSONValue]? = nil,
-                readable: ((Record) throws -> Bool)? = nil, scan: ((Record) throws -> Bool) throws -> Void) throws -> QueryResult {
-        let schema = try schema()
+    func answer(_ req: QueryRequest, in z: ZoneStore, binding: String, indexed: Bool, pageLimit: Int? = nil, after afterKey: [JSONValue]? = nil,
+              readable: ((Record) throws -> Bool)? = nil, scan: ((Record) throws -> Bool) throws -> Void) throws -> QueryResult {
+        let schema = try db.schema()
         for f in req.filters {
             if let why = f.typeMismatch(recordType: req.recordType, schema: schema) { throw CloudKitError.badRequest(why) }
         }
         try requireIndexes(req, schema: schema)
-        let after = try afterKey ?? req.continuationMarker.map { try QueryEngine.decodeMarker($0, binding: binding, secret: try tokenSecret.existing()) }
+        let after = try afterKey ?? req.continuationMarker.map { try QueryEngine.decodeMarker($0, binding: binding, secret: try db.tokens.secret.existing()) }
         let limit = pageLimit ?? max(1, min(req.resultsLimit, Limits.resultsPerPage))
         var best: [(key: [JSONValue], record: Record)]
-        if indexed, let hits = try IndexedQuery(db: self, zone: z, req: req, after: after, limit: limit).run() {
+        if indexed, let hits = try IndexedQuery(db: db, zone: z, req: req, after: after, limit: limit).run() {
             best = hits
         } else {
             QueryDebug.trace?("scan")
             best = []
             // Public GRANTs; in the shared database, what is shared.
-            let checksReads = scope != .private
+            let checksReads = db.scope != .private
             try scan { r in
                 guard r.recordType == req.recordType, req.filters.allSatisfy({ QueryMatcher.matches(r, $0) }) else { return true }
-                if let readable { if try !readable(r) { return true } } else if checksReads, try !canRead(r) { return true }
+                if let readable { if try !readable(r) { return true } } else if checksReads, try !db.canRead(r) { return true }
                 let key = QueryEngine.key(r, req.sorts)
                 if let a = after, QueryEngine.compare(key, a, req.sorts) <= 0 { return true }
                 QueryEngine.insert((key, r), into: &best, limit: limit, sorts: req.sorts)
@@ -71,10 +76,14 @@ extension Database {
             best.removeLast()
             // Pages read in one process follow each other by key: no marker, no secret made.
             if pageLimit != nil { nextKey = best.last!.key }
-            else { marker = QueryEngine.encodeMarker(best.last!.key, binding: binding, secret: try tokenSecret.getOrCreate()) }
+            else { marker = QueryEngine.encodeMarker(best.last!.key, binding: binding, secret: try db.tokens.secret.getOrCreate()) }
         }
         return QueryResult(records: best.map(\.record), continuationMarker: marker, nextKey: nextKey)
     }
+}
+
+extension Database {
+    package var queries: Queries { Queries(db: self) }
 }
 
 package enum QueryEngine {

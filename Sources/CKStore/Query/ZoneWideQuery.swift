@@ -10,9 +10,9 @@ import CKModel
 /// A page asks each zone for its own first page after the marker's record (the engine's query,
 /// indexes and permission checks as for one zone) and keeps the best of them all: O(zones ×
 /// page) records read a page, however large the zones.
-extension Database {
+extension Queries {
     /// The key of a record of zone `z` in the zone-wide order: its key in its zone, then the zone.
-    package static func zoneWideKey(_ r: Record, _ z: ZoneID, _ sorts: [QuerySort]) -> [JSONValue] {
+    static func zoneWideKey(_ r: Record, _ z: ZoneID, _ sorts: [QuerySort]) -> [JSONValue] {
         QueryEngine.key(r, sorts) + zoneKey(z)
     }
 
@@ -21,15 +21,14 @@ extension Database {
     /// What a zone-wide marker is bound to: the query and this database (its container,
     /// environment, scope and owner).
     package func zoneWideBinding(_ req: QueryRequest) -> String {
-        req.fingerprint + "|zoneWide|" + [address.container, address.environment.rawValue, scope.rawValue, ownerRecordName]
-            .map { PathEncoding.component($0) }.joined(separator: "|")
+        req.fingerprint + "|zoneWide|" + db.tokens.databaseScopeKey
     }
 
     /// A page of at most `limit` records after `after` (a zone-wide key; nil: from the start),
     /// with the key of its last record when more follow. `req`'s own marker is not read.
     package func zoneWidePage(_ req: QueryRequest, after: [JSONValue]?, limit: Int) throws -> (records: [Record], next: [JSONValue]?) {
         // Refused as in one zone, also when the database has no zone to ask.
-        try requireIndexes(req, schema: try schema())
+        try requireIndexes(req, schema: try db.schema())
         var q = req
         q.continuationMarker = nil
         // The marker's record: its key in its zone, and its zone.
@@ -37,15 +36,15 @@ extension Database {
         let markerZone = after.map { Array($0.suffix(2)) }
         var candidates: [(key: [JSONValue], record: Record)] = []
         var more = false
-        for z in try listZones() {
-            let page = try query(in: z, q, pageLimit: limit, after: inZone)
-            if page.nextKey != nil { more = true }
-            candidates += page.records.map { (Database.zoneWideKey($0, z.zoneID, q.sorts), $0) }
+        for z in try db.listZones() {
+            let zonePage = try page(in: z, q, pageLimit: limit, after: inZone)
+            if zonePage.nextKey != nil { more = true }
+            candidates += zonePage.records.map { (Queries.zoneWideKey($0, z.zoneID, q.sorts), $0) }
             // In a zone after the marker's, a record whose key in its zone equals the marker's
             // (the same name, the same sort values) comes after the marker too.
-            if let k = inZone, let mz = markerZone, QueryEngine.compare(Database.zoneKey(z.zoneID), mz, []) > 0,
+            if let k = inZone, let mz = markerZone, QueryEngine.compare(Queries.zoneKey(z.zoneID), mz, []) > 0,
                let name = k.last?.stringValue, let r = try z.snapshot().record(named: name), try matches(r, q, key: k) {
-                candidates.append((Database.zoneWideKey(r, z.zoneID, q.sorts), r))
+                candidates.append((Queries.zoneWideKey(r, z.zoneID, q.sorts), r))
             }
         }
         candidates.sort { QueryEngine.compare($0.key, $1.key, q.sorts) < 0 }
@@ -57,7 +56,7 @@ extension Database {
     /// Whether `r` answers the query with exactly the key `key` in its zone.
     private func matches(_ r: Record, _ q: QueryRequest, key: [JSONValue]) throws -> Bool {
         guard r.recordType.sameBytes(q.recordType), q.filters.allSatisfy({ QueryMatcher.matches(r, $0) }) else { return false }
-        if scope != .private, try !canRead(r) { return false }
+        if db.scope != .private, try !db.canRead(r) { return false }
         return QueryEngine.compare(QueryEngine.key(r, q.sorts), key, q.sorts) == 0
     }
 }

@@ -80,7 +80,7 @@ extension Database {
             guard !items.isEmpty else { continue }
             let source = (key: ["zone", "shared", PathEncoding.component(user), PathEncoding.component(ownerRecordName), PathEncoding.component(zoneName), z.incarnation]
                 .joined(separator: "|"), seq: seq)
-            try deliver(to: user, source: source, zone: zoneName) { device in
+            try notifications.deliver(to: user, source: source, zone: zoneName) { device in
                 items.filter { !($0.origin.userRecordName == user && PathEncoding.component($0.origin.deviceID) == device) }.map(\.item)
             }
         }

@@ -152,7 +152,7 @@ package final class SharedDatabase: SharedDatabaseView {
             func own() throws -> ZoneChangesResult.RecordChange? {
                 if let r = e.record, try visible(r) { return .record(r) }
                 if origin != nil, e.op == .save, e.seq <= origin! { return nil }
-                guard try db.reportsDeletion(e, in: z, origin: origin) else { return nil }
+                guard try db.changes.reportsDeletion(e, in: z, origin: origin) else { return nil }
                 let ended = try e.prev.flatMap { try z.history.entry($0)?.record }
                 if try visible(ended) { return .deleted(e.recordName) }
                 if tokenRetained, try visible(z.version(of: e.recordName, at: start, in: snap)?.record) { return .deleted(e.recordName) }

@@ -16,7 +16,7 @@ extension SharedDatabase {
 
     private func sharedToken(_ zones: [String: SharedZonePosition], secret: [UInt8]) -> String {
         let list: [JSONValue] = zones.keys.sorted().map { k in [.string(k), .string(zones[k]!.incarnation), .int(zones[k]!.seq)] }
-        let payload: JSONValue = ["s": .string(db.databaseScopeKey), "z": .array(list)]
+        let payload: JSONValue = ["s": .string(db.tokens.databaseScopeKey), "z": .array(list)]
         let body = Base64URL.encode(Array(JSONWriter.compact(payload).utf8))
         let p = SharedDatabase.sharedTokenPrefix
         return p + body + "." + Base64URL.encode(Array(HMAC.sha256(key: secret, message: Array((p + body).utf8)).prefix(16)))
@@ -29,13 +29,13 @@ extension SharedDatabase {
             if t.hasPrefix("ck1.") { throw CloudKitError.badRequest("change token belongs to another database, not the shared database of this user and container") }
             throw bad
         }
-        guard let secret = try db.tokenSecret.existing() else { throw bad }
+        guard let secret = try db.tokens.secret.existing() else { throw bad }
         let parts = t.dropFirst(p.count).split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 2,
               String(parts[1]) == Base64URL.encode(Array(HMAC.sha256(key: secret, message: Array((p + parts[0]).utf8)).prefix(16))),
               let bytes = Base64URL.decode(String(parts[0])), let j = try? JSONParser.parse(bytes),
               let s = j["s"]?.stringValue, let list = j["z"]?.arrayValue else { throw bad }
-        guard s.sameBytes(db.databaseScopeKey) else {
+        guard s.sameBytes(db.tokens.databaseScopeKey) else {
             throw CloudKitError.badRequest("change token belongs to another database, not the shared database of this user and container")
         }
         var out: [String: SharedZonePosition] = [:]
@@ -103,7 +103,7 @@ extension SharedDatabase {
         let pending = Set(all.map(\.key))
         for (k, pos) in now where !pending.contains(k) { token[k] = pos }
         for c in page { token[c.key] = c.position }
-        return DatabaseChangesResult(zones: page.map(\.zone), syncToken: sharedToken(token, secret: try db.tokenSecret.getOrCreate()),
+        return DatabaseChangesResult(zones: page.map(\.zone), syncToken: sharedToken(token, secret: try db.tokens.secret.getOrCreate()),
                                      moreComing: all.count > page.count)
     }
 
@@ -112,7 +112,7 @@ extension SharedDatabase {
     /// when there is no bookmark).
     package func databaseBookmarkLag() throws -> BookmarkLag {
         try db.requireRead()
-        guard let token = try db.bookmark(zone: nil) else {
+        guard let token = try db.bookmarks.token(zone: nil) else {
             return BookmarkLag(state: .none, changes: Int64(try sharedZoneChanges(since: nil).changes.count))
         }
         let before: [String: SharedZonePosition]

@@ -8,30 +8,34 @@ import CKModel
 /// Earlier data directories kept them under `devices/<device>/bookmarks/…`; the first use of
 /// bookmarks moves that tree here (`migrateLegacyBookmarks`), dropping the bookmarks of zones
 /// that no longer exist.
-extension Database {
-    package var tokensDirectoryName: String { "tokens" }
+package struct Bookmarks {
+    let db: Database
 
-    package func bookmarkFile(zone: String?) -> String {
-        let device = "/" + tokensDirectoryName + "/" + PathEncoding.component(caller.deviceID) + ".json"
-        return zone.map { (shared?.bookmarkDirectory($0) ?? zonePath($0)) + device } ?? directory + device
+    private func file(zone: String?) -> String {
+        let device = "/tokens/" + PathEncoding.component(db.caller.deviceID) + ".json"
+        return zone.map { (db.shared?.bookmarkDirectory($0) ?? db.zonePath($0)) + device } ?? db.directory + device
     }
 
     /// The device's saved token for a zone (nil: the database's), if any.
-    public func bookmark(zone: String?) throws -> String? {
+    package func token(zone: String?) throws -> String? {
         if let z = zone { try Names.validateZoneName(z) }
-        try BookmarkMigration(paths: paths).migrateIfNeeded()
-        return try FileSystem.readJSON(bookmarkFile(zone: zone))?["token"]?.stringValue
+        try BookmarkMigration(paths: db.paths).migrateIfNeeded()
+        return try FileSystem.readJSON(file(zone: zone))?["token"]?.stringValue
     }
 
     /// Saves the device's token for a zone (nil: the database's). A zone that is gone (deleted
     /// meanwhile) keeps no bookmark: nothing is written.
-    public func saveBookmark(zone: String?, token: String) throws {
-        try BookmarkMigration(paths: paths).migrateIfNeeded()
-        if let z = zone, !(try shared.map { try $0.bookmarkable(z) } ?? FileSystem.exists(zonePath(z) + "/zone.json")) { return }
-        let f = bookmarkFile(zone: zone)
+    package func save(zone: String?, token: String) throws {
+        try BookmarkMigration(paths: db.paths).migrateIfNeeded()
+        if let z = zone, !(try db.shared.map { try $0.bookmarkable(z) } ?? FileSystem.exists(db.zonePath(z) + "/zone.json")) { return }
+        let f = file(zone: zone)
         try FileSystem.makeDirectories(String(f[..<f.lastIndex(of: "/")!]))
         try FileSystem.writeJSON(f, ["schemaVersion": .int(FileFormat.schemaVersion), "token": .string(token)])
     }
+}
+
+extension Database {
+    package var bookmarks: Bookmarks { Bookmarks(db: self) }
 }
 
 /// Moves bookmarks of the earlier layout, `devices/<device>/bookmarks/<container>/<environment>/

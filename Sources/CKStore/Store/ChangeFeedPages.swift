@@ -8,24 +8,24 @@ import CKModel
 /// again only if it changed after the page that brought it (a concurrent write). One result
 /// for every page keeps such a record once, in its latest state, where it last changed —
 /// applying the list in order leaves the replica applying the pages would.
-extension Database {
+extension ChangeFeed {
     /// Fetches a zone's pages from `since` until one says moreComing is false, handing each to
     /// `page`, which returns false to stop early (its reader went away); returns the last page.
     @discardableResult
-    public func followZoneChanges(zone name: String, since: String?, limit: Int = Limits.resultsPerPage,
-                                  _ page: (ZoneChangesResult) throws -> Bool) throws -> ZoneChangesResult {
-        var last = try zoneChanges(zone: name, since: since, limit: limit)
-        while try page(last) && last.moreComing { last = try zoneChanges(zone: name, since: last.syncToken, limit: limit) }
+    package func followZone(_ name: String, since: String?, limit: Int = Limits.resultsPerPage,
+                          _ page: (ZoneChangesResult) throws -> Bool) throws -> ZoneChangesResult {
+        var last = try zone(name, since: since, limit: limit)
+        while try page(last) && last.moreComing { last = try zone(name, since: last.syncToken, limit: limit) }
         return last
     }
 
     /// Every page of a zone's changes from `since` as one result: each record once (see above),
     /// with the last page's token and moreComing (true only when `more` stopped it early).
-    public func allZoneChanges(zone name: String, since: String?, limit: Int = Limits.resultsPerPage,
-                               while more: () -> Bool = { true }) throws -> ZoneChangesResult {
+    package func allOfZone(_ name: String, since: String?, limit: Int = Limits.resultsPerPage,
+                           while more: () -> Bool = { true }) throws -> ZoneChangesResult {
         var changes: [ZoneChangesResult.RecordChange] = []
-        var last = try followZoneChanges(zone: name, since: since, limit: limit) { changes += $0.changes; return more() }
-        last.changes = Database.lastOfEach(changes) { c -> NameKey in
+        var last = try followZone(name, since: since, limit: limit) { changes += $0.changes; return more() }
+        last.changes = ChangeFeed.lastOfEach(changes) { c -> NameKey in
             switch c {
             case .record(let r): return NameKey(r.recordName)
             case .deleted(let n): return NameKey(n)
@@ -35,27 +35,27 @@ extension Database {
     }
 
     /// The database's pages from `since` until one says moreComing is false (see
-    /// `followZoneChanges`); returns the last page.
+    /// `followZone`); returns the last page.
     @discardableResult
-    public func followDatabaseChanges(since: String?, limit: Int = Limits.resultsPerPage,
-                                      _ page: (DatabaseChangesResult) throws -> Bool) throws -> DatabaseChangesResult {
-        var last = try databaseChanges(since: since, limit: limit)
-        while try page(last) && last.moreComing { last = try databaseChanges(since: last.syncToken, limit: limit) }
+    package func followDatabase(since: String?, limit: Int = Limits.resultsPerPage,
+                              _ page: (DatabaseChangesResult) throws -> Bool) throws -> DatabaseChangesResult {
+        var last = try database(since: since, limit: limit)
+        while try page(last) && last.moreComing { last = try database(since: last.syncToken, limit: limit) }
         return last
     }
 
     /// Every page of the database's changes from `since` as one result: each zone once, as
     /// it last changed.
-    public func allDatabaseChanges(since: String?, limit: Int = Limits.resultsPerPage, while more: () -> Bool = { true }) throws -> DatabaseChangesResult {
+    package func allOfDatabase(since: String?, limit: Int = Limits.resultsPerPage, while more: () -> Bool = { true }) throws -> DatabaseChangesResult {
         var zones: [DatabaseChangesResult.Zone] = []
-        var last = try followDatabaseChanges(since: since, limit: limit) { zones += $0.zones; return more() }
+        var last = try followDatabase(since: since, limit: limit) { zones += $0.zones; return more() }
         // Shared zones of two owners may share a name.
-        last.zones = Database.lastOfEach(zones) { [$0.zoneID.ownerRecordName, $0.zoneID.zoneName].map(NameKey.init) }
+        last.zones = ChangeFeed.lastOfEach(zones) { [$0.zoneID.ownerRecordName, $0.zoneID.zoneName].map(NameKey.init) }
         return last
     }
 
     /// Each key's last item, in the order of those last items.
-    package static func lastOfEach<T, K: Hashable>(_ items: [T], key: (T) -> K) -> [T] {
+    static func lastOfEach<T, K: Hashable>(_ items: [T], key: (T) -> K) -> [T] {
         var seen = Set<K>()
         return items.reversed().filter { seen.insert(key($0)).inserted }.reversed()
     }

@@ -173,7 +173,7 @@ package final class Database {
         let sharable = address.scope == .private && !z.zoneID.isDefault
         var o: [String: JSONValue] = ["zoneID": z.zoneID.json, "atomic": .bool(!z.zoneID.isDefault),
                                       "isEligibleForZoneShare": .bool(sharable), "isEligibleForHierarchicalShare": .bool(sharable)]
-        if let t = try currentToken(zone: z) { o["syncToken"] = .string(t) }
+        if let t = try tokens.current(zone: z) { o["syncToken"] = .string(t) }
         return .object(o)
     }
 

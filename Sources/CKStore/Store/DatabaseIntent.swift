@@ -121,7 +121,7 @@ extension Database {
         switch intent.op {
         case .create:
             if zone != nil {
-                try deliverZoneEvent(intent.zoneName, entry: try recordInDatabaseHistory(intent))
+                try notifications.deliverZoneEvent(intent.zoneName, entry: try recordInDatabaseHistory(intent))
             } else if case .absent = try zonePresence(intent.zoneName) {
                 // Made part-way: a directory without its zone.json is no zone.
                 try FileSystem.removeTree(DataPaths.zone(database: directory, zoneName: intent.zoneName))
@@ -134,7 +134,7 @@ extension Database {
                 try finishInterruptedCommit(z)
                 try moveToTrash(z, as: intent.trashName)
             }
-            try deliverZoneEvent(intent.zoneName, entry: try recordInDatabaseHistory(intent))
+            try notifications.deliverZoneEvent(intent.zoneName, entry: try recordInDatabaseHistory(intent))
             try FileSystem.removeTree(trashDirectory + "/" + intent.trashName)
         }
         try FileSystem.remove(intentFile(intent.zoneName))

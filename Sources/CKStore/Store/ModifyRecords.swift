@@ -177,7 +177,7 @@ extension Database {
         // next writer of the zone, or ck fsck, finishes it.
         if (try? z.publish(prepared)) != nil {
             let durable = z.syncFilesIfDue(through: last, background: syncsInBackground)
-            if (try? deliverNotifications(zone: z, changes: tx.changes, through: last)) != nil {
+            if (try? notifications.deliver(zone: z, changes: tx.changes, through: last)) != nil {
                 try? z.setApplied(last, durable: durable)
                 maintainIndexes(z, through: last)
             }
@@ -199,7 +199,7 @@ extension Database {
         let prepared = try z.prepare(records: replay.transaction.records, refs: replay.transaction.refs, tombstones: replay.transaction.deletions)
         try z.publish(prepared)
         z.syncFiles()
-        try deliverNotifications(zone: z, changes: replay.transaction.changes, through: head)
+        try notifications.deliver(zone: z, changes: replay.transaction.changes, through: head)
         try z.setApplied(head, durable: head)
         return head - applied
     }

@@ -27,20 +27,20 @@ public struct BookmarkLag: Equatable, Sendable {
     }
 }
 
-extension Database {
+extension Bookmarks {
     /// The device's bookmark for a custom zone, against the zone's history.
-    public func zoneBookmarkLag(zone name: String) throws -> BookmarkLag {
-        let z = try changeFeedZone(name)
+    package func lag(zone name: String) throws -> BookmarkLag {
+        let z = try db.changes.feedZone(name)
         let head = try z.history.head()
-        guard let token = try bookmark(zone: name) else { return BookmarkLag(state: .none, changes: head) }
-        return lag(head: head) { try checkZoneToken(token, zone: z, head: head).seq }
+        guard let token = try self.token(zone: name) else { return BookmarkLag(state: .none, changes: head) }
+        return lag(head: head) { try db.tokens.checkZone(token, zone: z, head: head).seq }
     }
 
     /// The device's bookmark for the database feed (which zones changed).
-    public func databaseBookmarkLag() throws -> BookmarkLag {
-        let head = try databaseHistory.head()
-        guard let token = try bookmark(zone: nil) else { return BookmarkLag(state: .none, changes: head) }
-        return lag(head: head) { try checkDatabaseToken(token, head: head) }
+    package func databaseLag() throws -> BookmarkLag {
+        let head = try db.databaseHistory.head()
+        guard let token = try self.token(zone: nil) else { return BookmarkLag(state: .none, changes: head) }
+        return lag(head: head) { try db.tokens.checkDatabase(token, head: head) }
     }
 
     /// The lag behind `head` of a token `check` validates (the feed's own check).

@@ -65,7 +65,7 @@ extension CloudKitAPI {
             // What lets a web client save this asset into another record of the container.
             if let sum = f.value["fileChecksum"]?.stringValue {
                 o["receipt"] = .string(SignedEnvelope.seal(["s": .string(sum), "n": f.value["size"] ?? .null, "c": .string(caller.container)],
-                                                           prefix: SignedEnvelope.receipt, secret: try ctx.db.tokenSecret.getOrCreate()))
+                                                           prefix: SignedEnvelope.receipt, secret: try ctx.db.tokens.secret.getOrCreate()))
             }
             return .value(.object(o))
         }, for: ctx.audience)

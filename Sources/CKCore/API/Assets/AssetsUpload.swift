@@ -63,7 +63,7 @@ extension CloudKitAPI {
         let zone = r.zoneName ?? ZoneID.defaultZoneName
         try Names.validateZoneName(zone)
         let ctx = try preflight(.assetsUpload, caller, zones: [zone], need: .write)
-        let secret = try ctx.db.tokenSecret.getOrCreate()
+        let secret = try ctx.db.tokens.secret.getOrCreate()
         let until = clock.now() + Self.uploadValidity
         return ItemsResponse("tokens", r.tokens.map { t in
             var payload: [String: JSONValue] = ["c": .string(caller.container), "e": .string(caller.environment.rawValue),

@@ -19,6 +19,6 @@ public struct BookmarkUpdate: Sendable {
 extension CloudKitAPI {
     public func saveBookmarks(_ updates: [BookmarkUpdate], as caller: Caller) throws {
         let ctx = try preflight(nil, caller)
-        for u in updates { try ctx.db.saveBookmark(zone: u.zoneName, token: u.token) }
+        for u in updates { try ctx.db.bookmarks.save(zone: u.zoneName, token: u.token) }
     }
 }

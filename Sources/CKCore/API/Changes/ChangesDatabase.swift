@@ -42,26 +42,26 @@ public struct DatabaseChangesResponse: ResponseBody {
 extension CloudKitAPI {
     public func databaseChanges(_ r: DatabaseChangesRequest, as caller: Caller) throws -> DatabaseChangesResponse {
         let (ctx, since) = try openDatabaseChanges(r, caller)
-        return DatabaseChangesResponse(result: try ctx.db.databaseChanges(since: since, limit: limit(r)))
+        return DatabaseChangesResponse(result: try ctx.db.changes.database(since: since, limit: limit(r)))
     }
 
     /// ck's `--all`: every page as one, each zone once, as it last changed.
     public func allDatabaseChanges(_ r: DatabaseChangesRequest, as caller: Caller, while more: () -> Bool = { true }) throws -> DatabaseChangesResponse {
         let (ctx, since) = try openDatabaseChanges(r, caller)
-        return DatabaseChangesResponse(result: try ctx.db.allDatabaseChanges(since: since, limit: limit(r), while: more))
+        return DatabaseChangesResponse(result: try ctx.db.changes.allOfDatabase(since: since, limit: limit(r), while: more))
     }
 
     /// ck's `--all`, streamed: each page handed to `page` as it comes (false: stop); returns
     /// the last.
     public func followDatabaseChanges(_ r: DatabaseChangesRequest, as caller: Caller, _ page: (DatabaseChangesResponse) throws -> Bool) throws -> DatabaseChangesResponse {
         let (ctx, since) = try openDatabaseChanges(r, caller)
-        return DatabaseChangesResponse(result: try ctx.db.followDatabaseChanges(since: since, limit: limit(r)) { try page(DatabaseChangesResponse(result: $0)) })
+        return DatabaseChangesResponse(result: try ctx.db.changes.followDatabase(since: since, limit: limit(r)) { try page(DatabaseChangesResponse(result: $0)) })
     }
 
     private func limit(_ r: DatabaseChangesRequest) -> Int { min(r.resultsLimit ?? Limits.resultsPerPage, Limits.resultsPerPage) }
 
     private func openDatabaseChanges(_ r: DatabaseChangesRequest, _ caller: Caller) throws -> (RequestContext, String?) {
         let ctx = try preflight(.changesDatabase, caller)
-        return (ctx, try r.syncToken ?? (r.fromBookmark ? ctx.db.bookmark(zone: nil) : nil))
+        return (ctx, try r.syncToken ?? (r.fromBookmark ? ctx.db.bookmarks.token(zone: nil) : nil))
     }
 }

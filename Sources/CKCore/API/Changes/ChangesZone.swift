@@ -99,14 +99,14 @@ public struct ZoneChangesResponse: ResponseBody {
 extension CloudKitAPI {
     /// One page per zone.
     public func zoneChanges(_ r: ZoneChangesRequest, as caller: Caller) throws -> ZoneChangesResponse {
-        try fetchZoneChanges(r, caller) { db, zone, since, limit in try db.zoneChanges(zone: zone, since: since, limit: limit) }
+        try fetchZoneChanges(r, caller) { db, zone, since, limit in try db.changes.zone(zone, since: since, limit: limit) }
     }
 
     /// ck's `--all`: every page of each zone until moreComing is false, as one page per zone
     /// holding each record once, in its latest state, where it last changed. `more` is asked
     /// between pages (false: stop, the reader went away).
     public func allZoneChanges(_ r: ZoneChangesRequest, as caller: Caller, while more: @escaping () -> Bool = { true }) throws -> ZoneChangesResponse {
-        try fetchZoneChanges(r, caller) { db, zone, since, limit in try db.allZoneChanges(zone: zone, since: since, limit: limit, while: more) }
+        try fetchZoneChanges(r, caller) { db, zone, since, limit in try db.changes.allOfZone(zone, since: since, limit: limit, while: more) }
     }
 
     /// ck's `--all`, streamed: each page of each zone handed to `page` as it comes (a response of
@@ -115,7 +115,7 @@ extension CloudKitAPI {
     public func followZoneChanges(_ r: ZoneChangesRequest, as caller: Caller, _ page: (ZoneChangesResponse) throws -> Bool) throws -> ZoneChangesResponse {
         var style: ResponseStyle?
         return try fetchZoneChanges(r, caller, styled: { style = $0 }) { db, zone, since, limit in
-            try db.followZoneChanges(zone: zone, since: since, limit: limit) { p in
+            try db.changes.followZone(zone, since: since, limit: limit) { p in
                 try page(ZoneChangesResponse(zones: [.page(p, desiredKeys: r.zones.first { $0.zoneName.sameBytes(zone) }?.desiredKeys)], style: style!))
             }
         }
@@ -129,7 +129,7 @@ extension CloudKitAPI {
         var items: [ZoneChangesItem] = []
         for z in r.zones {
             do {
-                let since = try z.syncToken ?? (r.fromBookmarks ? ctx.db.bookmark(zone: z.zoneName) : nil)
+                let since = try z.syncToken ?? (r.fromBookmarks ? ctx.db.bookmarks.token(zone: z.zoneName) : nil)
                 let limit = min(z.resultsLimit ?? Limits.resultsPerPage, Limits.resultsPerPage)
                 items.append(.page(try fetch(ctx.db, z.zoneName, since, limit), desiredKeys: z.desiredKeys))
             } catch let e as CloudKitError {

@@ -53,8 +53,8 @@ extension CloudKitAPI {
         var counts = ["added": 0, "changed": 0, "deleted": 0]
         for n in names {
             let z = try ctx.db.zone(n)
-            let a = try ctx.db.resolve(r.from, in: z, emptyBeforeHistory: names.count > 1)
-            let b = try r.to.map { try ctx.db.resolve($0, in: z, emptyBeforeHistory: names.count > 1) } ?? z.history.head()
+            let a = try HistoryResolver(ctx.db).resolve(r.from, in: z, emptyBeforeHistory: names.count > 1)
+            let b = try r.to.map { try HistoryResolver(ctx.db).resolve($0, in: z, emptyBeforeHistory: names.count > 1) } ?? z.history.head()
             for d in try ctx.gate.history(z).diff(from: a, to: b) {
                 counts[d.status, default: 0] += 1
                 if r.output != .stat { items.append(d.json(zoneID: z.zoneID, fields: r.output == .full)) }

@@ -29,8 +29,8 @@ extension CloudKitAPI {
         let ctx = try preflight(nil, caller, need: .write)
         try ctx.requireOwnHistory("compacting a zone's history")
         let zone = try ctx.historyZones(r.zoneName, refs: r.keepSince.map { [$0] } ?? [], everyZone: false)[0]
-        let (z, c) = try ctx.db.compactHistory(zone: zone) { z, head in
-            if let s = r.keepSince { return try ctx.db.resolve(s, in: z) + 1 }
+        let (z, c) = try HistoryWriter(ctx.db).compact(zone: zone) { z, head in
+            if let s = r.keepSince { return try HistoryResolver(ctx.db).resolve(s, in: z) + 1 }
             return max(1, head - r.keep + 1)
         }
         return DocumentBody(["zoneID": z.zoneID.json, "retainedFrom": .int(c.retainedFrom), "head": .int(c.head), "dropped": .int(c.dropped),

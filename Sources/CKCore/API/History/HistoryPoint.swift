@@ -7,7 +7,7 @@ extension RequestContext {
     /// (`ZONE@SEQ`, a change token), else the default zone.
     func zoneName(_ named: String?, at ref: HistoryReference?) throws -> String {
         if let n = named { return n }
-        if let r = ref, let z = try db.zoneName(of: r) { return z }
+        if let r = ref, let z = try HistoryResolver(db).zoneName(of: r) { return z }
         return ZoneID.defaultZoneName
     }
 
@@ -15,7 +15,7 @@ extension RequestContext {
     /// `emptyBeforeHistory`: a tag or time before the zone existed is its empty start, rather
     /// than an error (a point in every zone of a database).
     func point(_ ref: HistoryReference?, in z: ZoneStore, emptyBeforeHistory: Bool = false) throws -> Int64? {
-        try ref.map { try db.resolve($0, in: z, emptyBeforeHistory: emptyBeforeHistory) }
+        try ref.map { try HistoryResolver(db).resolve($0, in: z, emptyBeforeHistory: emptyBeforeHistory) }
     }
 }
 
@@ -27,7 +27,7 @@ extension RequestContext {
         if let n = named { return [n] }
         var found: String?
         for r in refs {
-            guard let z = try db.zoneName(of: r) else { continue }
+            guard let z = try HistoryResolver(db).zoneName(of: r) else { continue }
             if let n = found, !n.sameBytes(z) {
                 throw CloudKitError.badRequest("the references name two zones, '\(Names.describe(n))' and '\(Names.describe(z))'; compare points of one zone")
             }

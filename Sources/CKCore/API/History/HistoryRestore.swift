@@ -53,7 +53,7 @@ extension CloudKitAPI {
     public func restore(_ r: RestoreRequest, as caller: Caller) throws -> HistoryWriteResponse {
         for n in r.recordNames { try Names.validateRecordName(n) }
         let (ctx, z) = try openHistoryWrite(r.ref, zoneName: r.zoneName, caller)
-        let seq = try ctx.db.resolve(r.ref, in: z)
+        let seq = try HistoryResolver(ctx.db).resolve(r.ref, in: z)
         let gate = ctx.gate.history(z)
         let snap = try z.snapshot()
         let plan: [RecordDiff]
@@ -74,7 +74,7 @@ extension CloudKitAPI {
     public func revert(_ r: RevertRequest, as caller: Caller) throws -> HistoryWriteResponse {
         let (ctx, z) = try openHistoryWrite(r.ref, zoneName: r.zoneName, caller)
         let zone = z.zoneID.zoneName
-        let seq = try ctx.db.resolve(r.ref, in: z)
+        let seq = try HistoryResolver(ctx.db).resolve(r.ref, in: z)
         guard seq > 0 else { throw CloudKitError(.badRequest, "'\(Names.describe(zone))@0' is the start of zone '\(Names.describe(zone))', before any change: nothing to revert", zoneID: z.zoneID) }
         guard let c = try z.change(seq) else {
             throw CloudKitError(.badRequest, "zone '\(Names.describe(zone))' has no change \(seq) to revert (a point reached by a token, tag or time must be one change of the zone)", zoneID: z.zoneID)
@@ -106,7 +106,7 @@ extension CloudKitAPI {
         if dryRun || plan.isEmpty {
             return HistoryWriteResponse(results: [], changes: plan.map { $0.json(zoneID: zoneID, fields: true) })
         }
-        let results = try ctx.db.apply(plan, zone: zoneID.zoneName).map { try ctx.gate.admitWritten($0) }
+        let results = try HistoryWriter(ctx.db).apply(plan, zone: zoneID.zoneName).map { try ctx.gate.admitWritten($0) }
         let items: [JSONValue] = zip(plan, results).map { d, r in
             var o = d.json(zoneID: zoneID, fields: true).objectValue ?? [:]
             switch r {

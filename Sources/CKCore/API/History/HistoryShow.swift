@@ -24,7 +24,7 @@ extension CloudKitAPI {
         let ctx = try preflight(nil, caller)
         let zone = try ctx.historyZones(r.zoneName, refs: [r.ref], everyZone: false)[0]
         let z = try ctx.db.zone(zone)
-        let seq = try ctx.db.resolve(r.ref, in: z)
+        let seq = try HistoryResolver(ctx.db).resolve(r.ref, in: z)
         guard seq > 0 else { throw CloudKitError(.badRequest, "'\(Names.describe(zone))@0' is the start of zone '\(Names.describe(zone))', before any change", zoneID: z.zoneID) }
         guard let c = try z.change(seq) else {
             var e = CloudKitError(.changeTokenExpired, "change \(seq) of zone '\(Names.describe(zone))' is no longer retained (the history was compacted)", zoneID: z.zoneID)

@@ -27,14 +27,14 @@ extension CloudKitAPI {
     public func createTag(_ r: CreateTagRequest, as caller: Caller) throws -> DocumentBody {
         try TagStore.validate(r.name)
         let ctx = try preflight(nil, caller, need: .write)
-        let tag = try ctx.db.tags().create(r.name, message: r.message, now: clock.now())
+        let tag = try TagStore(of: ctx.db).create(r.name, message: r.message, now: clock.now())
         return DocumentBody(tag.json.objectValue ?? [:])
     }
 
     /// `{tags: [...]}`, by name.
     public func listTags(as caller: Caller) throws -> DocumentBody {
         let ctx = try preflight(nil, caller)
-        return DocumentBody(["tags": .array(try ctx.db.tags().list().map(\.json))], listKey: "tags")
+        return DocumentBody(["tags": .array(try TagStore(of: ctx.db).list().map(\.json))], listKey: "tags")
     }
 
     /// `{tags: [...]}` of the tags deleted. Every name is checked first: an unknown one
@@ -42,7 +42,7 @@ extension CloudKitAPI {
     public func deleteTags(_ r: DeleteTagsRequest, as caller: Caller) throws -> DocumentBody {
         for n in r.names { try Names.validateName(n, noun: "tag name") }
         let ctx = try preflight(nil, caller, need: .write)
-        let store = try ctx.db.tags()
+        let store = try TagStore(of: ctx.db)
         let tags = try r.names.map { try store.load($0) }
         for t in tags { _ = try store.delete(t.name) }
         return DocumentBody(["tags": .array(tags.map(\.json))], listKey: "tags")

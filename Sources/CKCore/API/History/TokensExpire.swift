@@ -17,7 +17,7 @@ extension CloudKitAPI {
         try Names.validateZoneName(r.zoneName)
         let ctx = try preflight(nil, caller, need: .write)
         try ctx.requireOwnHistory("expiring a zone's change tokens")
-        let token = try ctx.db.expireTokens(zone: r.zoneName)
+        let token = try ctx.db.changes.expireTokens(zone: r.zoneName)
         return DocumentBody(["zoneID": ctx.db.zoneID(r.zoneName).json, "syncToken": .string(token)])
     }
 }

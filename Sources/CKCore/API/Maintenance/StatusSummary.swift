@@ -40,11 +40,11 @@ extension CloudKitAPI {
             var zones: [JSONValue] = []
             for z in try db.listZones() {
                 var entry: [String: JSONValue] = ["zoneName": .string(z.zoneID.zoneName)]
-                if feeds && !z.zoneID.isDefault { entry.merge(Self.lag(try db.zoneBookmarkLag(zone: z.zoneID.zoneName))) { $1 } }
+                if feeds && !z.zoneID.isDefault { entry.merge(Self.lag(try db.bookmarks.lag(zone: z.zoneID.zoneName))) { $1 } }
                 zones.append(.object(entry))
             }
             o["zones"] = .array(zones)
-            if feeds { o["databaseChanges"] = .object(Self.lag(try db.shared?.databaseBookmarkLag() ?? db.databaseBookmarkLag())) }
+            if feeds { o["databaseChanges"] = .object(Self.lag(try db.shared?.databaseBookmarkLag() ?? db.bookmarks.databaseLag())) }
         } catch let e as CloudKitError where e.code == .authenticationRequired || e.code == .accessDenied {
             o["zonesUnavailable"] = .string(e.reason)
         }

@@ -18,7 +18,7 @@ extension CloudKitAPI {
     public func dropNotifications(_ r: NotificationsDropRequest, as caller: Caller) throws -> DocumentBody {
         if let n = r.count, n < 1 { throw CloudKitError.badRequest("the number of notifications to drop must be at least 1") }
         let ctx = try preflight(nil, caller, need: .none)
-        let dropped = try ctx.db.notificationInbox().drop(newest: r.count)
+        let dropped = try ctx.db.notifications.inbox().drop(newest: r.count)
         return DocumentBody(["dropped": .array(try NotificationGate(api: self, caller: caller).admit(dropped))], listKey: "dropped")
     }
 }

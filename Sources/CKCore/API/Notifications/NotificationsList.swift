@@ -43,7 +43,7 @@ public struct NotificationsResponse: ResponseBody {
 extension CloudKitAPI {
     public func listNotifications(_ r: NotificationsRequest, as caller: Caller) throws -> NotificationsResponse {
         let ctx = try preflight(.notificationsList, caller, need: .none)
-        let box = try ctx.db.notificationInbox()
+        let box = try ctx.db.notifications.inbox()
         try box.register()
         let start = try r.after?.offset ?? box.unreadOffset()
         let (notes, end) = try box.read(from: start, limit: r.limit)
@@ -56,7 +56,7 @@ extension CloudKitAPI {
     /// notifications no longer coalesce into them.
     public func markNotificationsRead(through cursor: NotificationCursor, as caller: Caller) throws {
         let ctx = try preflight(nil, caller, need: .none)
-        try ctx.db.notificationInbox().markRead(through: cursor.offset)
+        try ctx.db.notifications.inbox().markRead(through: cursor.offset)
     }
 }
 

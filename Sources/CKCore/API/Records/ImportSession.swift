@@ -69,7 +69,7 @@ public final class ImportSession {
         db.defersIndexMaintenance = true
         for z in zones where !z.sameBytes(ZoneID.defaultZoneName) {
             // Custom zones are made as needed in the private database; elsewhere they must exist.
-            if ctx.caller.scope == .private { _ = try db.createZone(z) } else { _ = try db.zone(z) }
+            if ctx.caller.scope == .private { _ = try ZoneLifecycle(db).create(z) } else { _ = try db.zone(z) }
         }
         var summary = ImportSummary(total: 0, unchanged: 0, failures: [])
         var pendingZone: String?

@@ -22,7 +22,7 @@ extension CloudKitAPI {
     /// on the threads that read their records.
     public func exportRecords(_ r: ExportRequest, as caller: Caller, _ line: (String) throws -> Bool) throws {
         let ctx = try preflight(nil, caller)
-        let named = try r.zoneName ?? r.at.flatMap { try ctx.db.zoneName(of: $0) }
+        let named = try r.zoneName ?? r.at.flatMap { try HistoryResolver(ctx.db).zoneName(of: $0) }
         let zones = try named.map { [try ctx.db.zone($0)] } ?? ctx.db.listZones()
         let style = ctx.style
         var stopped = false

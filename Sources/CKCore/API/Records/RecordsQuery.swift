@@ -86,7 +86,7 @@ extension CloudKitAPI {
         }
         let (ctx, zone, seq) = try openQuery(r, caller)
         let q = try r.query(numbersFrom: ctx.db.schema)
-        let page = try seq.map { s in try ctx.db.query(in: zone, q, at: s, readable: ctx.readable(in: zone, at: s)) } ?? ctx.db.query(in: zone, q)
+        let page = try seq.map { s in try ctx.db.queries.page(in: zone, q, at: s, readable: ctx.readable(in: zone, at: s)) } ?? ctx.db.queries.page(in: zone, q)
         return QueryRecordsResponse(records: try page.records.compactMap { try ctx.gate.shown($0) }, continuationMarker: page.continuationMarker,
                                     style: ctx.style.numbersAsStrings(r.numbersAsStrings), desiredKeys: r.query.desiredKeys)
     }
@@ -98,7 +98,7 @@ extension CloudKitAPI {
         if r.zoneWide { return try queryZoneWide(r, caller, onePage: false, page) }
         let (ctx, zone, seq) = try openQuery(r, caller)
         let q = try r.query(numbersFrom: ctx.db.schema)
-        try ctx.db.queryAll(zone: zone.zoneID.zoneName, q, at: seq.map { s in (s, ctx.readable(in: zone, at: s)) }) { p in
+        try ctx.db.queries.all(zone: zone.zoneID.zoneName, q, at: seq.map { s in (s, ctx.readable(in: zone, at: s)) }) { p in
             try page(QueryRecordsResponse(records: try p.records.compactMap { try ctx.gate.shown($0) }, continuationMarker: nil,
                                           style: ctx.style.numbersAsStrings(r.numbersAsStrings), desiredKeys: r.query.desiredKeys))
         }
@@ -111,14 +111,14 @@ extension CloudKitAPI {
         if r.at != nil { throw CloudKitError.badRequest("a zoneWide query reads the database as it is now; a point of history names one zone") }
         let ctx = try preflight(.recordsQuery, caller)
         let q = try r.query(numbersFrom: ctx.db.schema)
-        let binding = ctx.db.zoneWideBinding(q)
-        var after = try q.continuationMarker.map { try QueryEngine.decodeMarker($0, binding: binding, secret: try ctx.db.tokenSecret.existing()) }
+        let binding = ctx.db.queries.zoneWideBinding(q)
+        var after = try q.continuationMarker.map { try QueryEngine.decodeMarker($0, binding: binding, secret: try ctx.db.tokens.secret.existing()) }
         let limit = onePage ? max(1, min(q.resultsLimit, Limits.resultsPerPage)) : Limits.resultsPerPage
         while true {
-            let p = try ctx.db.zoneWidePage(q, after: after, limit: limit)
+            let p = try ctx.db.queries.zoneWidePage(q, after: after, limit: limit)
             var response = QueryRecordsResponse(records: try p.records.compactMap { try ctx.gate.shown($0) }, continuationMarker: nil,
                                                 style: ctx.style.numbersAsStrings(r.numbersAsStrings), desiredKeys: r.query.desiredKeys)
-            if onePage { response.continuationMarker = try p.next.map { QueryEngine.encodeMarker($0, binding: binding, secret: try ctx.db.tokenSecret.getOrCreate()) } }
+            if onePage { response.continuationMarker = try p.next.map { QueryEngine.encodeMarker($0, binding: binding, secret: try ctx.db.tokens.secret.getOrCreate()) } }
             guard try page(response), !onePage, let next = p.next else { return }
             after = next
         }
@@ -175,7 +175,7 @@ extension CloudKitAPI {
             let schema = try ctx.db.schema()
             let types = r.recordType.map { [$0] } ?? schema.types.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
             for t in types {
-                do { try ctx.db.requireIndexes(QueryRequest(recordType: t), schema: schema) } catch var refusal as CloudKitError where r.recordType == nil {
+                do { try ctx.db.queries.requireIndexes(QueryRequest(recordType: t), schema: schema) } catch var refusal as CloudKitError where r.recordType == nil {
                     refusal.reason = "record type '\(t)': \(refusal.reason); a list in production is a query of each type"
                     throw refusal
                 }

@@ -5,6 +5,6 @@ import CKStore
 extension CloudKitAPI {
     public func listSubscriptions(as caller: Caller) throws -> ItemsResponse {
         let ctx = try preflight(.subscriptionsList, caller, need: .none)
-        return ItemsResponse("subscriptions", try ctx.db.subscriptions().map { .value(ctx.db.subscriptionJSON($0)) }, for: ctx.audience)
+        return ItemsResponse("subscriptions", try ctx.db.subscriptions.list().map { .value(ctx.db.subscriptions.json($0)) }, for: ctx.audience)
     }
 }

@@ -30,7 +30,7 @@ extension CloudKitAPI {
         for id in r.subscriptionIDs { try Subscription.validateID(id) }
         let ctx = try preflight(.subscriptionsLookup, caller, need: .none)
         return ItemsResponse("subscriptions", try r.subscriptionIDs.map { id in
-            do { return .value(ctx.db.subscriptionJSON(try ctx.db.subscription(id))) } catch let e as CloudKitError where e.code == .notFound {
+            do { return .value(ctx.db.subscriptions.json(try ctx.db.subscriptions.get(id))) } catch let e as CloudKitError where e.code == .notFound {
                 return .failed(e)
             }
         }, for: ctx.audience)

@@ -83,12 +83,12 @@ extension CloudKitAPI {
             do {
                 switch op {
                 case .create(let s):
-                    out.append(.value(db.subscriptionJSON(try db.saveSubscription(s))))
+                    out.append(.value(db.subscriptions.json(try db.subscriptions.save(s))))
                 case .update(let s):
-                    _ = try db.subscription(s.subscriptionID)
-                    out.append(.value(db.subscriptionJSON(try db.saveSubscription(s))))
+                    _ = try db.subscriptions.get(s.subscriptionID)
+                    out.append(.value(db.subscriptions.json(try db.subscriptions.save(s))))
                 case .delete(let id):
-                    try db.deleteSubscription(id)
+                    try db.subscriptions.delete(id)
                     out.append(.value(["subscriptionID": .string(id), "deleted": true]))
                 }
             } catch var e as CloudKitError {

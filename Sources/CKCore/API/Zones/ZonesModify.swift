@@ -71,9 +71,9 @@ extension CloudKitAPI {
             do {
                 switch op.type {
                 case .create:
-                    out.append(.value(try db.zoneJSON(try db.createZone(op.zoneName))))
+                    out.append(.value(try db.zoneJSON(try ZoneLifecycle(db).create(op.zoneName))))
                 case .delete:
-                    try db.deleteZone(op.zoneName)
+                    try ZoneLifecycle(db).delete(op.zoneName)
                     out.append(.value(["zoneID": db.zoneID(op.zoneName).json, "deleted": true]))
                 }
             } catch var e as CloudKitError {

@@ -26,13 +26,13 @@ extension CloudKitAPI {
         let db = ctx.db
         var present: [String] = []
         for n in names {
-            try db.checkPurge(n)
+            try ZoneLifecycle(db).checkPurge(n)
             do { _ = try db.zone(n); present.append(n) } catch let e as CloudKitError where e.code == .zoneNotFound && r.ifExists {}
         }
         if !present.isEmpty { try db.requireWrite() }
         var out: [ItemsResponse.Item] = []
         for n in present {
-            do { try db.purgeZone(n) } catch let e as CloudKitError where e.code == .zoneNotFound && r.ifExists { continue }
+            do { try ZoneLifecycle(db).purge(n) } catch let e as CloudKitError where e.code == .zoneNotFound && r.ifExists { continue }
             out.append(.value(["zoneID": db.zoneID(n).json, "deleted": true, "purged": true]))
         }
         return ItemsResponse("zones", out, for: ctx.audience)
