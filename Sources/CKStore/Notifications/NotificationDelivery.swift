@@ -26,7 +26,7 @@ package struct Notifications {
     package func deliver(zone z: ZoneStore, changes: [RecordChange], through seq: Int64) throws {
         guard !changes.isEmpty else { return }
         // Participants of the zone's shares hear of it through their shared databases.
-        try db.deliverToShareParticipants(zone: z, changes: changes, through: seq)
+        try ShareNotifier(db).deliverToShareParticipants(zone: z, changes: changes, through: seq)
         let subscriptions = try db.subscriptions.store.all(owner: db.ownerRecordName)
         guard !subscriptions.isEmpty else { return }
         let zoneName = z.zoneID.zoneName

@@ -7,9 +7,17 @@ import CKModel
 /// them (or the share itself, as when they are removed). A record that enters or leaves what
 /// is shared with them carries its subtree (SharedSubtree): its descendants count as created
 /// or deleted for them, so a zone subscription of their type fires.
-extension Database {
+/// Delivers a private zone's changes to the participants of its shares (ShareNotifications'
+/// rule above), for the owner's database that committed them.
+package struct ShareNotifier {
+    let db: Database
+
+    package init(_ db: Database) {
+        self.db = db
+    }
+
     package func deliverToShareParticipants(zone z: ZoneStore, changes: [RecordChange], through seq: Int64) throws {
-        guard scope == .private, !z.zoneID.isDefault else { return }
+        guard db.scope == .private, !z.zoneID.isDefault else { return }
         let names = try ShareRegistry(zone: z).shareNames()
         guard !names.isEmpty else { return }
         let snapshot = try z.snapshot()
@@ -35,7 +43,7 @@ extension Database {
         var subtree = SharedSubtree(snapshot: snapshot, start: nil)
         for c in changes { subtree.given(c.recordName) }
         for user in participants.sorted() {
-            let store = SubscriptionStore(databaseDirectory: paths.database(address.container, address.environment, .shared, user: user), scope: .shared)
+            let store = SubscriptionStore(databaseDirectory: db.paths.database(db.address.container, db.address.environment, .shared, user: user), scope: .shared)
             let subscriptions = try store.all(owner: user)
             guard !subscriptions.isEmpty else { continue }
             // The changes this participant may know of: shared with them before or after.
@@ -78,9 +86,9 @@ extension Database {
                 }
             }
             guard !items.isEmpty else { continue }
-            let source = (key: ["zone", "shared", PathEncoding.component(user), PathEncoding.component(ownerRecordName), PathEncoding.component(zoneName), z.incarnation]
+            let source = (key: ["zone", "shared", PathEncoding.component(user), PathEncoding.component(db.ownerRecordName), PathEncoding.component(zoneName), z.incarnation]
                 .joined(separator: "|"), seq: seq)
-            try notifications.deliver(to: user, source: source, zone: zoneName) { device in
+            try db.notifications.deliver(to: user, source: source, zone: zoneName) { device in
                 items.filter { !($0.origin.userRecordName == user && PathEncoding.component($0.origin.deviceID) == device) }.map(\.item)
             }
         }
@@ -111,8 +119,8 @@ extension Database {
     private func sharedNotification(_ sub: Subscription, type: String) -> [String: JSONValue] {
         var n: [String: JSONValue] = [
             "notificationType": .string(type), "subscriptionID": .string(sub.subscriptionID),
-            "containerIdentifier": .string(address.container), "databaseScope": .string(DatabaseScope.shared.rawValue),
-            "isPruned": false, "timestamp": .int(clock.now()),
+            "containerIdentifier": .string(db.address.container), "databaseScope": .string(DatabaseScope.shared.rawValue),
+            "isPruned": false, "timestamp": .int(db.clock.now()),
         ]
         if let a = sub.alertBody { n["alertBody"] = .string(a) }
         if sub.shouldSendContentAvailable { n["contentAvailable"] = true }

@@ -54,8 +54,13 @@ package struct DatabaseIntent: Equatable {
     }
 }
 
-extension Database {
-    package var databaseHistory: ChangeHistory { ChangeHistory(directory: directory) }
+/// A database's own changes — zones made, changed, deleted and purged — as its history records
+/// them: the intent written first, so that whoever takes the locks next finishes a change a
+/// crash interrupted; the database history's entry; the zone moved to the trash.
+package struct DatabaseJournal {
+    let db: Database
+    private var directory: String { db.directory }
+    private var databaseHistory: ChangeHistory { db.databaseHistory }
     package var databaseLockFile: String { directory + "/lock" }
     package var intentsDirectory: String { directory + "/intents" }
     package var trashDirectory: String { directory + "/trash" }
@@ -65,7 +70,7 @@ extension Database {
 
     /// Whether changes to this zone are entries of the database history: custom zones of the
     /// private and shared databases, which are the ones with change feeds.
-    package func announces(_ zoneName: String) -> Bool { scope != .public && !zoneName.sameBytes(ZoneID.defaultZoneName) }
+    package func announces(_ zoneName: String) -> Bool { db.scope != .public && !zoneName.sameBytes(ZoneID.defaultZoneName) }
 
     /// Takes a zone's lock (by name: it outlives the zone, so a zone deleted and made again is
     /// guarded by the same lock), then finishes a database-level change a crash left for it.
@@ -117,12 +122,12 @@ extension Database {
     /// and the zone's lock.
     package func finish(_ intent: DatabaseIntent) throws {
         var zone: ZoneStore?
-        if case .present(let z) = try zonePresence(intent.zoneName), z.incarnation == intent.incarnation { zone = z }
+        if case .present(let z) = try db.zonePresence(intent.zoneName), z.incarnation == intent.incarnation { zone = z }
         switch intent.op {
         case .create:
             if zone != nil {
-                try notifications.deliverZoneEvent(intent.zoneName, entry: try recordInDatabaseHistory(intent))
-            } else if case .absent = try zonePresence(intent.zoneName) {
+                try db.notifications.deliverZoneEvent(intent.zoneName, entry: try recordInDatabaseHistory(intent))
+            } else if case .absent = try db.zonePresence(intent.zoneName) {
                 // Made part-way: a directory without its zone.json is no zone.
                 try FileSystem.removeTree(DataPaths.zone(database: directory, zoneName: intent.zoneName))
             }
@@ -131,10 +136,10 @@ extension Database {
         case .delete, .purge:
             if let z = zone {
                 // Its last commit's notifications go out before it goes.
-                try finishInterruptedCommit(z)
+                try db.finishInterruptedCommit(z)
                 try moveToTrash(z, as: intent.trashName)
             }
-            try notifications.deliverZoneEvent(intent.zoneName, entry: try recordInDatabaseHistory(intent))
+            try db.notifications.deliverZoneEvent(intent.zoneName, entry: try recordInDatabaseHistory(intent))
             try FileSystem.removeTree(trashDirectory + "/" + intent.trashName)
         }
         try FileSystem.remove(intentFile(intent.zoneName))
@@ -157,7 +162,7 @@ extension Database {
     package func appendDatabaseEntry(_ i: DatabaseIntent) throws -> Int64 {
         let h = databaseHistory
         let seq = try h.head() + 1
-        let e = DatabaseHistoryEntry(seq: seq, timestamp: clock.now(), op: i.op, zoneName: i.zoneName, incarnation: i.incarnation, zoneSeq: i.zoneSeq)
+        let e = DatabaseHistoryEntry(seq: seq, timestamp: db.clock.now(), op: i.op, zoneName: i.zoneName, incarnation: i.incarnation, zoneSeq: i.zoneSeq)
         do { try h.append([e.json]) } catch is ChangeHistory.CommittedButNotSynced {}
         return seq
     }
@@ -170,4 +175,13 @@ extension Database {
         try zones.move(PathEncoding.component(z.zoneID.zoneName), to: trash, as: name)
         zones.sync()
     }
+}
+
+extension Database {
+    package var databaseHistory: ChangeHistory { ChangeHistory(directory: directory) }
+    /// The database's own changes and their locks (DatabaseJournal).
+    package var journal: DatabaseJournal { DatabaseJournal(db: self) }
+
+    /// Takes a zone's lock, finishing a database-level change a crash left for it.
+    package func lockZone(_ name: String) throws -> FileLock { try journal.lockZone(name) }
 }

@@ -155,18 +155,18 @@ package final class Fsck {
         var announcedThrough: Int64 = 0
         var databaseWhole = true
         do {
-            let lock = try self.lock(db.databaseLockFile)
+            let lock = try self.lock(db.journal.databaseLockFile)
             defer { lock?.unlock() }
-            let pending = try FileSystem.list(db.intentsDirectory).filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") }
+            let pending = try FileSystem.list(db.journal.intentsDirectory).filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") }
             if repair {
-                try db.finishIntents(holdingZone: nil)
+                try db.journal.finishIntents(holdingZone: nil)
                 for p in pending {
-                    let left = try FileSystem.exists(db.intentsDirectory + "/" + p)
+                    let left = try FileSystem.exists(db.journal.intentsDirectory + "/" + p)
                     // What is left belongs to a zone a running writer holds; it finishes it.
-                    note(db.intentsDirectory + "/" + p, left ? "a zone change is being finished by a running writer" : "a zone change a crash interrupted was finished", repaired: true)
+                    note(db.journal.intentsDirectory + "/" + p, left ? "a zone change is being finished by a running writer" : "a zone change a crash interrupted was finished", repaired: true)
                 }
             } else {
-                for p in pending { note(db.intentsDirectory + "/" + p, "a zone change a crash interrupted awaits finishing", repaired: false) }
+                for p in pending { note(db.journal.intentsDirectory + "/" + p, "a zone change a crash interrupted awaits finishing", repaired: false) }
             }
             databaseWhole = try checkHistory(db.databaseHistory, what: "database history")
             if databaseWhole { try emptyTrash(db) }
@@ -193,13 +193,13 @@ package final class Fsck {
     /// Trash left by a deletion or purge whose intent is gone (a power loss): record it, remove
     /// it. A purge's trash is named `<incarnation>.purge`.
     private func emptyTrash(_ db: Database) throws {
-        for entry in try FileSystem.list(db.trashDirectory) where !entry.hasPrefix(".") {
-            let dir = db.trashDirectory + "/" + entry
+        for entry in try FileSystem.list(db.journal.trashDirectory) where !entry.hasPrefix(".") {
+            let dir = db.journal.trashDirectory + "/" + entry
             let purge = entry.hasSuffix(DatabaseIntent.purgeSuffix)
             let inc = purge ? String(entry.dropLast(DatabaseIntent.purgeSuffix.count)) : entry
             if repair {
                 if let name = try? FileSystem.readJSON(dir + "/zone.json")?["zoneID"]?["zoneName"]?.stringValue {
-                    _ = try db.recordInDatabaseHistory(DatabaseIntent(op: purge ? .purge : .delete, zoneName: name, incarnation: inc, after: 0))
+                    _ = try db.journal.recordInDatabaseHistory(DatabaseIntent(op: purge ? .purge : .delete, zoneName: name, incarnation: inc, after: 0))
                 }
                 try FileSystem.removeTree(dir)
             }
@@ -215,11 +215,11 @@ package final class Fsck {
             let dir = db.directory + "/zones/" + name
             if repair {
                 if historyWhole, let zj = try? FileSystem.readJSON(dir + "/zone.json"), let zoneName = zj["zoneID"]?["zoneName"]?.stringValue,
-                   let inc = zj["incarnation"]?.stringValue, db.announces(zoneName) {
+                   let inc = zj["incarnation"]?.stringValue, db.journal.announces(zoneName) {
                     // Not while that very incarnation is still in place (a copy, not a deletion).
                     let live: Bool
                     if case .present(let z) = try db.zonePresence(zoneName), z.incarnation == inc { live = true } else { live = false }
-                    if !live { _ = try db.recordInDatabaseHistory(DatabaseIntent(op: .delete, zoneName: zoneName, incarnation: inc, after: 0)) }
+                    if !live { _ = try db.journal.recordInDatabaseHistory(DatabaseIntent(op: .delete, zoneName: zoneName, incarnation: inc, after: 0)) }
                 }
                 try FileSystem.removeTree(dir)
             }

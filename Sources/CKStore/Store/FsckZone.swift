@@ -21,7 +21,7 @@ extension Fsck {
         if found == nil {
             // A zone being made right now: its maker holds the zone's lock (and, for a custom
             // zone, the database's) until zone.json is there.
-            let l = try PathEncoding.decodeSimple(entry).map { try self.lock(db.zoneLockFile($0)) } ?? self.lock(db.databaseLockFile)
+            let l = try PathEncoding.decodeSimple(entry).map { try self.lock(db.journal.zoneLockFile($0)) } ?? self.lock(db.journal.databaseLockFile)
             l?.unlock()
             found = zoneName()
         }
@@ -29,7 +29,7 @@ extension Fsck {
             if try FileSystem.isDirectory(dir) { note(dir + "/zone.json", "zone file is missing, damaged or names another zone", repaired: false) }
             return
         }
-        let lock = try self.lock(db.zoneLockFile(name))
+        let lock = try self.lock(db.journal.zoneLockFile(name))
         defer { lock?.unlock() }
         guard case .present(let z) = try db.zonePresence(name) else { return }
         // What the database history says of this zone now that no writer of it can commit:
@@ -56,17 +56,17 @@ extension Fsck {
         try checkTombstones(z, latestDeletions: latestDeletions)
         try rebuildReferences(z)
         try checkIndexes(db, z)
-        if db.announces(name), snapshot != nil {
+        if db.journal.announces(name), snapshot != nil {
             // Adopting records adds entries; recording them is part of that repair.
             let head = try z.history.head()
             let covered = announced[NameKey(name)]?[z.incarnation]
             if covered != nil && covered! >= headBefore && head > headBefore {
-                if repair { _ = try db.withDatabaseLock(holdingZone: name) { try db.appendDatabaseEntry(DatabaseIntent(op: .change, zoneName: name, incarnation: z.incarnation, zoneSeq: head)) } }
+                if repair { _ = try db.journal.withDatabaseLock(holdingZone: name) { try db.journal.appendDatabaseEntry(DatabaseIntent(op: .change, zoneName: name, incarnation: z.incarnation, zoneSeq: head)) } }
             } else if covered == nil || covered! < head {
                 if repair {
-                    try db.withDatabaseLock(holdingZone: name) {
+                    try db.journal.withDatabaseLock(holdingZone: name) {
                         let op: DatabaseIntent.Op = covered == nil ? .create : .change
-                        try db.appendDatabaseEntry(DatabaseIntent(op: op, zoneName: name, incarnation: z.incarnation, zoneSeq: op == .change ? head : nil))
+                        try db.journal.appendDatabaseEntry(DatabaseIntent(op: op, zoneName: name, incarnation: z.incarnation, zoneSeq: op == .change ? head : nil))
                     }
                 }
                 note(db.databaseHistory.logFile, covered == nil ? "the database history lacks zone '\(Names.describe(name))'" :

@@ -154,16 +154,16 @@ extension Database {
                 _ = try assets.put(bytes)
             }
             prepared = try z.prepare(records: tx.records, refs: tx.refs, tombstones: tx.deletions)
-            if announces(z.zoneID.zoneName) {
-                try withDatabaseLock(holdingZone: z.zoneID.zoneName) {
-                    let intent = try newIntent(.change, zoneName: z.zoneID.zoneName, incarnation: z.incarnation, zoneSeq: last)
-                    try writeIntent(intent)
+            if journal.announces(z.zoneID.zoneName) {
+                try journal.withDatabaseLock(holdingZone: z.zoneID.zoneName) {
+                    let intent = try journal.newIntent(.change, zoneName: z.zoneID.zoneName, incarnation: z.incarnation, zoneSeq: last)
+                    try journal.writeIntent(intent)
                     do { try append() } catch {
-                        try? FileSystem.remove(intentFile(intent.zoneName))
+                        try? FileSystem.remove(journal.intentFile(intent.zoneName))
                         throw error
                     }
                     // Committed. Should recording it fail, the intent stays and is finished later.
-                    if (try? recordInDatabaseHistory(intent)) != nil { try? FileSystem.remove(intentFile(intent.zoneName)) }
+                    if (try? journal.recordInDatabaseHistory(intent)) != nil { try? FileSystem.remove(journal.intentFile(intent.zoneName)) }
                 }
             } else {
                 try append()

@@ -18,12 +18,12 @@ package struct ZoneLifecycle {
         // A zone that is there and has no change under way (a crashed deletion or purge
         // leaves an intent) is the answer; otherwise the intent is finished first, under the
         // locks, so a zone about to go is never returned as created.
-        if case .present(let z) = try db.zonePresence(name), !(try FileSystem.exists(db.intentFile(name))) { return z }
+        if case .present(let z) = try db.zonePresence(name), !(try FileSystem.exists(db.journal.intentFile(name))) { return z }
         let env = try db.environmentGuard.lockForWriting()
         defer { env.unlock() }
         let lock = try db.lockZone(name)
         defer { lock.unlock() }
-        return try db.withDatabaseLock(holdingZone: name) {
+        return try db.journal.withDatabaseLock(holdingZone: name) {
             switch try db.zonePresence(name) {
             case .present(let z): return z
             case .collision(let other):
@@ -34,8 +34,8 @@ package struct ZoneLifecycle {
             let path = db.zonePath(name)
             // The incarnation is chosen before anything is written, so the intent can name it.
             let inc = Hex.string((0..<8).map { _ in UInt8.random(in: 0...255) })
-            let intent = try db.newIntent(.create, zoneName: name, incarnation: inc)
-            try db.writeIntent(intent)
+            let intent = try db.journal.newIntent(.create, zoneName: name, incarnation: inc)
+            try db.journal.writeIntent(intent)
             let z: ZoneStore
             let entry: Int64
             do {
@@ -43,14 +43,14 @@ package struct ZoneLifecycle {
                     throw CloudKitError.internalError("zone '\(Names.describe(name))' appeared while its lock was held")
                 }
                 z = made
-                entry = try db.appendDatabaseEntry(intent)
+                entry = try db.journal.appendDatabaseEntry(intent)
             } catch {
                 try? FileSystem.removeTree(path)
-                try? FileSystem.remove(db.intentFile(name))
+                try? FileSystem.remove(db.journal.intentFile(name))
                 throw error
             }
             // Done. Delivery follows; if it fails, the intent stays and is finished later.
-            if (try? db.notifications.deliverZoneEvent(name, entry: entry)) != nil { try? FileSystem.remove(db.intentFile(name)) }
+            if (try? db.notifications.deliverZoneEvent(name, entry: entry)) != nil { try? FileSystem.remove(db.journal.intentFile(name)) }
             return z
         }
     }
@@ -120,21 +120,21 @@ package struct ZoneLifecycle {
         defer { env.unlock() }
         let lock = try db.lockZone(name)
         defer { lock.unlock() }
-        try db.withDatabaseLock(holdingZone: name) {
+        try db.journal.withDatabaseLock(holdingZone: name) {
             // It may have gone while this process waited for the locks.
             let z = try db.zone(name)
             // Its last commit's notifications go out before it goes.
             try db.finishInterruptedCommit(z)
-            let intent = try db.newIntent(op, zoneName: name, incarnation: z.incarnation)
-            try db.writeIntent(intent)
-            do { try db.moveToTrash(z, as: intent.trashName) } catch {
-                try? FileSystem.remove(db.intentFile(name))
+            let intent = try db.journal.newIntent(op, zoneName: name, incarnation: z.incarnation)
+            try db.journal.writeIntent(intent)
+            do { try db.journal.moveToTrash(z, as: intent.trashName) } catch {
+                try? FileSystem.remove(db.journal.intentFile(name))
                 (try? Directory.open(db.directory))??.removeIfEmpty("trash")
                 throw error
             }
             // The zone is gone. Finishing records it, notifies and empties the trash; if that
             // fails (a full disk), the intent stays and is finished later.
-            try? db.finish(intent)
+            try? db.journal.finish(intent)
         }
     }
 }
