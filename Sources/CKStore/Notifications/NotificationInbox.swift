@@ -104,23 +104,23 @@ package struct NotificationInbox {
 
     package func state() throws -> State { try FileSystem.readJSON(stateFile).map(State.init(json:)) ?? State() }
 
-    package func withLock<T>(_ body: () throws -> T) throws -> T {
-        let lock = try FileLock(path: lockFile)
-        defer { lock.unlock() }
-        return try body()
+    /// `state.json`, changed under the inbox's lock; nil when the device is not registered.
+    private var stateDocument: LockedDocument<State?> {
+        LockedDocument(stateFile, lock: lockFile, decode: { $0.map(State.init(json:)) }, encode: { $0?.json })
     }
+
+    package func withLock<T>(_ body: () throws -> T) throws -> T { try stateDocument.withLock(body) }
 
     /// Makes the device known, so changes made from now on notify it.
     public func register() throws {
         if try FileSystem.exists(stateFile) { return }
-        try withLock { if try !FileSystem.exists(stateFile) { try FileSystem.writeJSON(stateFile, State().json) } }
+        try stateDocument.update { st in if st == nil { st = State() } }
     }
 
     /// Takes back a registration nothing has used yet (a subscription that failed to save).
     package func unregisterIfUntouched() throws {
-        try withLock {
-            let st = try state()
-            if st.head == 0 && st.logSize == 0 && st.sources.isEmpty && st.readOffset == 0 { try FileSystem.remove(stateFile) }
+        try stateDocument.update { st in
+            if let s = st, s.head == 0 && s.logSize == 0 && s.sources.isEmpty && s.readOffset == 0 { st = nil }
         }
     }
 
@@ -129,12 +129,7 @@ package struct NotificationInbox {
 
     /// Dates a registered inbox as a web client's, made (or made again) at `ms`.
     package func markRegistered(at ms: Int64) throws {
-        try withLock {
-            guard isRegistered else { return }
-            var st = try state()
-            st.registered = ms
-            try FileSystem.writeJSON(stateFile, st.json)
-        }
+        try stateDocument.update { st in st?.registered = ms }
     }
 
     /// Removes the inbox, under its lock: a delivery waiting for it then finds it unregistered.
@@ -151,10 +146,9 @@ package struct NotificationInbox {
     /// coalesces into them, but the source still counts as delivered, so no redo brings them.
     package func deliver(_ items: [Pending], source: (key: String, seq: Int64)? = nil, dropped: () throws -> Bool = { false }) throws {
         guard !items.isEmpty else { return }
-        try withLock {
+        try stateDocument.update { stored in
             // Removed since the caller looked (a web client's inbox retired): not made again.
-            guard isRegistered else { return }
-            var st = try state()
+            guard var st = stored else { return }
             let mark = source.map { st.sources[$0.key] ?? 0 } ?? 0
             if let s = source, mark >= s.seq { return }
             let fresh = source == nil ? items : items.filter { ($0.seq ?? .max) > mark }
@@ -177,7 +171,7 @@ package struct NotificationInbox {
             // Appended after the committed bytes (what an interrupted delivery left is cut),
             // then committed by recording the new end in state.json.
             if !lines.isEmpty { st.logSize = try log(st).append(lines).end }
-            try FileSystem.writeJSON(stateFile, st.json)
+            stored = st
         }
     }
 
@@ -208,8 +202,8 @@ package struct NotificationInbox {
     public func drop(newest count: Int?) throws -> [JSONValue] {
         // An unknown device has nothing to drop, and stays unknown.
         guard isRegistered else { return [] }
-        return try withLock {
-            var st = try state()
+        return try stateDocument.update { stored in
+            guard var st = stored else { return [] }
             var unread: [(seq: Int64, note: JSONValue)] = []
             try forEachLine(st, from: st.readOffset) { seq, note, _ in
                 if let seq, let note, !st.isDropped(seq) { unread.append((seq, note)) }
@@ -221,15 +215,15 @@ package struct NotificationInbox {
             st.drop(chosen.map(\.seq))
             // Nothing coalesces into a notification that never arrived.
             for (k, v) in st.latest where seqs.contains(v) { st.latest[k] = nil }
-            try FileSystem.writeJSON(stateFile, st.json)
+            stored = st
             return chosen.map(\.note)
         }
     }
 
     /// Marks everything before `offset` (an end returned by `read`) read.
     public func markRead(through offset: Int64) throws {
-        try withLock {
-            var st = try state()
+        try stateDocument.update { stored in
+            guard var st = stored else { return }
             // A log shorter than the offset (damaged) marks nothing.
             guard offset > st.readOffset, offset <= st.logSize, try FileSystem.size(logFile) ?? 0 >= offset else { return }
             // Seqs are consecutive, so the lines read say how far readThrough moves.
@@ -243,7 +237,7 @@ package struct NotificationInbox {
             st.readOffset = offset
             // Read, as an app clears its badge once it has seen what was new.
             st.badge = 0
-            try FileSystem.writeJSON(stateFile, st.json)
+            stored = st
         }
     }
 
