@@ -55,8 +55,10 @@ package struct APITokenStore {
         s.utf8.count <= 8 ? Names.describe(s) : Names.describe(String(s.prefix(8))) + "…"
     }
 
-    package func list() throws -> [Token] {
-        guard let j = try StampedFiles.shared.readJSON(file) else { return [] }
+    package func list() throws -> [Token] { try parse(try StampedFiles.shared.readJSON(file)) }
+
+    private func parse(_ stored: JSONValue?) throws -> [Token] {
+        guard let j = stored else { return [] }
         guard let items = j["apiTokens"]?.arrayValue else { throw CloudKitError.internalError("malformed \(file): no apiTokens list").with(.repairDataDirectory) }
         return try items.map { t in
             guard let tok = t["apiToken"]?.stringValue, let created = t["created"]?.int64Value else {
@@ -76,13 +78,9 @@ package struct APITokenStore {
     /// Changes the list under the data directory's auth lock; the file is replaced atomically,
     /// and a change that throws writes nothing.
     package func update<T>(_ change: (inout [Token]) throws -> T) throws -> T {
-        let lock = try FileLock(path: paths.authLock)
-        defer { lock.unlock() }
-        var tokens = try list()
-        let result = try change(&tokens)
-        let doc: JSONValue = .object(["schemaVersion": .int(FileFormat.schemaVersion), "apiTokens": .array(tokens.map(\.json))])
-        try FileSystem.writeJSON(file, doc)
-        return result
+        try LockedDocument(file, lock: paths.authLock, decode: parse, encode: { tokens in
+            .object(["schemaVersion": .int(FileFormat.schemaVersion), "apiTokens": .array(tokens.map(\.json))])
+        }).update(change)
     }
 
     package init(paths: DataPaths, container: String, environment: Environment) {

@@ -48,8 +48,10 @@ package struct ServerKeyStore {
         }
     }
 
-    package func list() throws -> [Key] {
-        guard let j = try StampedFiles.shared.readJSON(file) else { return [] }
+    package func list() throws -> [Key] { try parse(try StampedFiles.shared.readJSON(file)) }
+
+    private func parse(_ stored: JSONValue?) throws -> [Key] {
+        guard let j = stored else { return [] }
         guard let items = j["keys"]?.arrayValue else { throw CloudKitError.internalError("malformed \(file): no keys list").with(.repairDataDirectory) }
         return try items.map { k in
             guard let id = k["keyID"]?.stringValue, let pem = k["publicKey"]?.stringValue, let created = k["created"]?.int64Value,
@@ -64,13 +66,9 @@ package struct ServerKeyStore {
 
     /// Changes the list under the data directory's auth lock; a change that throws writes nothing.
     package func update<T>(_ change: (inout [Key]) throws -> T) throws -> T {
-        let lock = try FileLock(path: paths.authLock)
-        defer { lock.unlock() }
-        var keys = try list()
-        let result = try change(&keys)
-        let doc: JSONValue = .object(["schemaVersion": .int(FileFormat.schemaVersion), "keys": .array(keys.map(\.json))])
-        try FileSystem.writeJSON(file, doc)
-        return result
+        try LockedDocument(file, lock: paths.authLock, decode: parse, encode: { keys in
+            .object(["schemaVersion": .int(FileFormat.schemaVersion), "keys": .array(keys.map(\.json))])
+        }).update(change)
     }
 
     /// SubjectPublicKeyInfo of an uncompressed P-256 point, up to the point: SEQUENCE {

@@ -21,29 +21,23 @@ package struct FaultStore {
         }
     }
 
-    private func load() throws -> File? {
-        let read: JSONValue?
-        do { read = try StampedFiles.shared.readJSON(paths.faultsFile) } catch let e as CloudKitError where e.code == .internalError {
+    /// `faults.json` under `faults.lock`; nil when no fault is armed.
+    private var document: LockedDocument<File?> {
+        let file = paths.faultsFile
+        return LockedDocument(file, lock: paths.faultsLock, decode: { j in
+            guard let j else { return nil }
+            guard let v = j["schemaVersion"]?.int64Value, v == FileFormat.schemaVersion else {
+                throw CloudKitError.internalError("\(file) was written by another storage version").with(.clearFaults)
+            }
+            guard let list = j["faults"]?.arrayValue else { throw CloudKitError.internalError("malformed \(file)").with(.clearFaults) }
+            return File(nextID: j["nextID"]?.int64Value ?? 1, faults: try list.map(Fault.init(stored:)))
+        }, encode: { $0?.json }, unreadable: { e in
             // Not fsck's to mend: the faults are the user's, and clearing them is the repair.
-            throw CloudKitError.internalError("\(paths.faultsFile) is damaged: \(e.reason)").with(.clearFaults)
-        }
-        guard let j = read else { return nil }
-        guard let v = j["schemaVersion"]?.int64Value, v == FileFormat.schemaVersion else {
-            throw CloudKitError.internalError("\(paths.faultsFile) was written by another storage version").with(.clearFaults)
-        }
-        guard let list = j["faults"]?.arrayValue else { throw CloudKitError.internalError("malformed \(paths.faultsFile)").with(.clearFaults) }
-        return File(nextID: j["nextID"]?.int64Value ?? 1, faults: try list.map(Fault.init(stored:)))
+            CloudKitError.internalError("\(file) is damaged: \(e.reason)").with(.clearFaults)
+        })
     }
 
-    private func save(_ f: File) throws {
-        try FileSystem.writeJSON(paths.faultsFile, f.json)
-    }
-
-    private func locked<T>(_ body: () throws -> T) throws -> T {
-        let lock = try FileLock(path: paths.faultsLock)
-        defer { lock.unlock() }
-        return try body()
-    }
+    private func load() throws -> File? { try document.read() }
 
     // MARK: ck fault
 
@@ -52,14 +46,14 @@ package struct FaultStore {
 
     /// Arms a fault, giving it the next ID (`f1`, `f2`, …; never reused in this file).
     package func add(_ fault: Fault) throws -> Fault {
-        try locked {
-            var file = try load() ?? File()
+        try document.update { stored in
+            var file = stored ?? File()
             var f = fault
             f.id = "f\(file.nextID)"
             f.evaluations = 0
             file.nextID += 1
             file.faults.append(f)
-            try save(file)
+            stored = file
             return f
         }
     }
@@ -68,17 +62,19 @@ package struct FaultStore {
     /// file goes whatever it holds, so a damaged one can always be cleared. Returns those removed.
     @discardableResult
     package func clear(id: String? = nil) throws -> [Fault] {
-        try locked {
-            guard let id = id else {
+        guard let id = id else {
+            return try document.withLock {
                 let gone = (try? load())??.faults ?? []
                 try FileSystem.remove(paths.faultsFile)
                 return gone
             }
-            guard var file = try load(), let i = file.faults.firstIndex(where: { $0.id == id }) else {
+        }
+        return try document.update { stored in
+            guard var file = stored, let i = file.faults.firstIndex(where: { $0.id == id }) else {
                 throw CloudKitError(.notFound, "no fault '\(Names.describe(id))'").with(.listFaults)
             }
             let gone = file.faults.remove(at: i)
-            try save(file)
+            stored = file
             return [gone]
         }
     }
@@ -164,27 +160,25 @@ package struct FaultStore {
     private func fire(read: File?? = nil, _ selects: (Fault) -> Bool) throws -> Fault? {
         guard let first = try (read ?? load())?.faults.first(where: selects) else { return nil }
         if first.times == nil && first.rate == nil { return first }
-        return try locked {
-            guard var file = try load() else { return nil }
+        // Written back only when a count or a rate moved.
+        return try document.update { stored in
+            guard var file = stored else { return nil }
             var fired: Fault?
-            var changed = false
             for i in file.faults.indices where selects(file.faults[i]) {
                 let f = file.faults[i]
                 if let r = f.rate {
                     file.faults[i].evaluations += 1
-                    changed = true
                     if Fault.decide(seed: f.seed, counter: f.evaluations, rate: r) { fired = f; break }
                 } else if let t = f.times {
                     fired = f
                     if t <= 1 { file.faults.remove(at: i) } else { file.faults[i].times = t - 1 }
-                    changed = true
                     break
                 } else {
                     fired = f
                     break
                 }
             }
-            if changed { try save(file) }
+            stored = file
             return fired
         }
     }

@@ -82,7 +82,7 @@ package enum HistoryCompaction {
         let head = try h.committedHead(dir)
         let before = try h.retainedFrom()
         let target = min(max(first, 1), head.seq + 1)
-        let logBefore = head.logEnd
+        let logBefore = head.end
         guard target > before else {
             return Result(retainedFrom: before, head: head.seq, dropped: 0, keptBase: 0, logBytesBefore: logBefore, logBytesAfter: logBefore)
         }
@@ -122,11 +122,11 @@ package enum HistoryCompaction {
                 idxOut.removeAll(keepingCapacity: true)
             }
             while seq < head.seq {
-                let words = try h.readIndex(oldIdx, from: seq, count: min(head.seq - seq, 4096))
+                let words = try h.log.readIndex(oldIdx, from: seq, count: min(head.seq - seq, 4096))
                 if words.isEmpty { throw CloudKitError.internalError("the history index in '\(h.directory)' is shorter than its head") }
                 for w in words {
                     seq += 1
-                    let end = Int64(w & ~ChangeHistory.commitBit)
+                    let end = Int64(w & ~AppendLog.commitBit)
                     if end > oldAt && (seq >= target || keep.contains(seq)) {
                         var line = [UInt8](repeating: 0, count: Int(end - oldAt))
                         var got = 0
@@ -145,8 +145,7 @@ package enum HistoryCompaction {
                         dropped += 1
                     }
                     oldAt = end
-                    let word = UInt64(newAt) | (w & ChangeHistory.commitBit)
-                    for s in stride(from: 56, through: 0, by: -8) { idxOut.append(UInt8((word >> UInt64(s)) & 0xff)) }
+                    idxOut += AppendLog.indexWord(end: newAt, commits: w & AppendLog.commitBit != 0)
                     if logOut.count >= 1 << 20 { try flush() }
                 }
             }

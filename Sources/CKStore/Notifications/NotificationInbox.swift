@@ -1,13 +1,8 @@
 import CKJSON
 import CKModel
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
-/// One device's notifications: `log.ndjson` (one `{seq, notification}` line per notification
-/// delivered, append-only) and `state.json`, which commits the log — only its first `logSize`
+/// One device's notifications: `log.ndjson` (an AppendLog: one `{seq, notification}` line per
+/// notification delivered) and `state.json`, which commits the log — only its first `logSize`
 /// bytes exist; anything after is what an interrupted delivery left, cut by the next one — and
 /// says how far the device has read, which unread database and zone notifications later ones
 /// coalesce into, how far each source (a zone's history) has been delivered, so a delivery
@@ -20,6 +15,20 @@ package struct NotificationInbox {
     package var logFile: String { directory + "/" + NotificationInbox.logName }
     package var stateFile: String { directory + "/" + NotificationInbox.stateName }
     package var lockFile: String { directory + "/lock" }
+
+    /// The log as far as `state` commits it.
+    package func log(_ state: State) -> AppendLog {
+        AppendLog(directory: directory, name: NotificationInbox.logName, commit: .recorded(end: state.logSize), noun: "notification log")
+    }
+
+    /// Each committed `{seq, notification}` line from `offset` on, and the offset after it;
+    /// `body` returns false to stop. A line that does not parse is skipped.
+    private func forEachLine(_ st: State, from offset: Int64, _ body: (Int64?, JSONValue?, Int64) throws -> Bool) throws {
+        try log(st).forEachEntry(from: offset) { bytes, end in
+            let j = try? JSONParser.parse(Array(bytes))
+            return try body(j?["seq"]?.int64Value, j?["notification"], end)
+        }
+    }
 
     package struct State {
         package var head: Int64 = 0
@@ -95,23 +104,23 @@ package struct NotificationInbox {
 
     package func state() throws -> State { try FileSystem.readJSON(stateFile).map(State.init(json:)) ?? State() }
 
-    package func withLock<T>(_ body: () throws -> T) throws -> T {
-        let lock = try FileLock(path: lockFile)
-        defer { lock.unlock() }
-        return try body()
+    /// `state.json`, changed under the inbox's lock; nil when the device is not registered.
+    private var stateDocument: LockedDocument<State?> {
+        LockedDocument(stateFile, lock: lockFile, decode: { $0.map(State.init(json:)) }, encode: { $0?.json })
     }
+
+    package func withLock<T>(_ body: () throws -> T) throws -> T { try stateDocument.withLock(body) }
 
     /// Makes the device known, so changes made from now on notify it.
     public func register() throws {
         if try FileSystem.exists(stateFile) { return }
-        try withLock { if try !FileSystem.exists(stateFile) { try FileSystem.writeJSON(stateFile, State().json) } }
+        try stateDocument.update { st in if st == nil { st = State() } }
     }
 
     /// Takes back a registration nothing has used yet (a subscription that failed to save).
     package func unregisterIfUntouched() throws {
-        try withLock {
-            let st = try state()
-            if st.head == 0 && st.logSize == 0 && st.sources.isEmpty && st.readOffset == 0 { try FileSystem.remove(stateFile) }
+        try stateDocument.update { st in
+            if let s = st, s.head == 0 && s.logSize == 0 && s.sources.isEmpty && s.readOffset == 0 { st = nil }
         }
     }
 
@@ -120,12 +129,7 @@ package struct NotificationInbox {
 
     /// Dates a registered inbox as a web client's, made (or made again) at `ms`.
     package func markRegistered(at ms: Int64) throws {
-        try withLock {
-            guard isRegistered else { return }
-            var st = try state()
-            st.registered = ms
-            try FileSystem.writeJSON(stateFile, st.json)
-        }
+        try stateDocument.update { st in st?.registered = ms }
     }
 
     /// Removes the inbox, under its lock: a delivery waiting for it then finds it unregistered.
@@ -142,15 +146,14 @@ package struct NotificationInbox {
     /// coalesces into them, but the source still counts as delivered, so no redo brings them.
     package func deliver(_ items: [Pending], source: (key: String, seq: Int64)? = nil, dropped: () throws -> Bool = { false }) throws {
         guard !items.isEmpty else { return }
-        try withLock {
+        try stateDocument.update { stored in
             // Removed since the caller looked (a web client's inbox retired): not made again.
-            guard isRegistered else { return }
-            var st = try state()
+            guard var st = stored else { return }
             let mark = source.map { st.sources[$0.key] ?? 0 } ?? 0
             if let s = source, mark >= s.seq { return }
             let fresh = source == nil ? items : items.filter { ($0.seq ?? .max) > mark }
             let lost = try dropped()
-            var lines = [UInt8]()
+            var lines: [[UInt8]] = []
             for item in fresh where !lost {
                 if let k = item.coalesceKey, let s = st.latest[k], s > st.readThrough { continue }
                 st.head += 1
@@ -160,22 +163,15 @@ package struct NotificationInbox {
                     st.badge += 1
                     n["badge"] = .int(st.badge)
                 }
-                lines += Array(JSONWriter.line(["seq": .int(st.head), "notification": .object(n)]).utf8)
+                lines.append(Array(JSONWriter.compact(["seq": .int(st.head), "notification": .object(n)]).utf8))
                 if let k = item.coalesceKey { st.latest[k] = st.head }
             }
             if let s = source { st.sources[s.key] = s.seq }
             if lost && source == nil { return }
-            if !lines.isEmpty {
-                guard let dir = try Directory.open(directory, create: true) else { return }
-                let f = try dir.openForWriting(NotificationInbox.logName)
-                defer { close(f) }
-                // Cut what an interrupted delivery left, then append after the committed bytes.
-                if ftruncate(f, off_t(st.logSize)) != 0 { throw FileSystem.failure("cannot truncate", logFile) }
-                try FileSystem.writeAt(f, lines, offset: st.logSize, path: logFile, rollback: true)
-                try FileSystem.fsync(f, path: logFile)
-                st.logSize += Int64(lines.count)
-            }
-            try FileSystem.writeJSON(stateFile, st.json)
+            // Appended after the committed bytes (what an interrupted delivery left is cut),
+            // then committed by recording the new end in state.json.
+            if !lines.isEmpty { st.logSize = try log(st).append(lines).end }
+            stored = st
         }
     }
 
@@ -187,21 +183,15 @@ package struct NotificationInbox {
     /// `limit`: at most that many notifications; the end is then after the last one returned.
     public func read(from offset: Int64, limit: Int? = nil) throws -> (notifications: [JSONValue], end: Int64) {
         let st = try state()
-        let size = st.logSize
-        guard size > offset, let dir = try Directory.open(directory), let fd = try dir.openFile(NotificationInbox.logName) else { return ([], offset) }
-        defer { close(fd) }
-        var bytes = [UInt8](repeating: 0, count: Int(size - offset))
-        let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(offset)) }
-        guard n > 0 else { return ([], offset) }
-        bytes.removeLast(bytes.count - n)
         var out: [JSONValue] = []
-        var start = 0
-        while out.count < (limit ?? Int.max), let nl = bytes[start...].firstIndex(of: 0x0A) {
-            if let j = try? JSONParser.parse(Array(bytes[start..<nl])), let note = j["notification"],
-               !(j["seq"]?.int64Value.map(st.isDropped) ?? false) { out.append(note) }
-            start = nl + 1
+        var end = offset
+        guard limit.map({ $0 > 0 }) ?? true else { return (out, end) }
+        try forEachLine(st, from: offset) { seq, note, after in
+            if let note, !(seq.map(st.isDropped) ?? false) { out.append(note) }
+            end = after
+            return out.count < (limit ?? Int.max)
         }
-        return (out, offset + Int64(start))
+        return (out, end)
     }
 
     /// Drops the newest `count` unread notifications (every unread one when nil), as if their
@@ -212,20 +202,12 @@ package struct NotificationInbox {
     public func drop(newest count: Int?) throws -> [JSONValue] {
         // An unknown device has nothing to drop, and stays unknown.
         guard isRegistered else { return [] }
-        return try withLock {
-            var st = try state()
-            guard st.logSize > st.readOffset, let dir = try Directory.open(directory),
-                  let fd = try dir.openFile(NotificationInbox.logName) else { return [] }
-            defer { close(fd) }
-            var bytes = [UInt8](repeating: 0, count: Int(st.logSize - st.readOffset))
-            let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(st.readOffset)) }
-            guard n == bytes.count else { throw FileSystem.failure("cannot read", logFile) }
+        return try stateDocument.update { stored in
+            guard var st = stored else { return [] }
             var unread: [(seq: Int64, note: JSONValue)] = []
-            var start = 0
-            while let nl = bytes[start...].firstIndex(of: 0x0A) {
-                if let j = try? JSONParser.parse(Array(bytes[start..<nl])), let seq = j["seq"]?.int64Value, let note = j["notification"],
-                   !st.isDropped(seq) { unread.append((seq, note)) }
-                start = nl + 1
+            try forEachLine(st, from: st.readOffset) { seq, note, _ in
+                if let seq, let note, !st.isDropped(seq) { unread.append((seq, note)) }
+                return true
             }
             let chosen = count.map { Array(unread.suffix($0)) } ?? unread
             guard !chosen.isEmpty else { return [] }
@@ -233,38 +215,35 @@ package struct NotificationInbox {
             st.drop(chosen.map(\.seq))
             // Nothing coalesces into a notification that never arrived.
             for (k, v) in st.latest where seqs.contains(v) { st.latest[k] = nil }
-            try FileSystem.writeJSON(stateFile, st.json)
+            stored = st
             return chosen.map(\.note)
         }
     }
 
     /// Marks everything before `offset` (an end returned by `read`) read.
     public func markRead(through offset: Int64) throws {
-        try withLock {
-            var st = try state()
-            guard offset > st.readOffset, offset <= st.logSize, let dir = try Directory.open(directory),
-                  let fd = try dir.openFile(NotificationInbox.logName) else { return }
-            defer { close(fd) }
-            var bytes = [UInt8](repeating: 0, count: Int(offset - st.readOffset))
-            let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(st.readOffset)) }
-            guard n == bytes.count else { return }
+        try stateDocument.update { stored in
+            guard var st = stored else { return }
+            // A log shorter than the offset (damaged) marks nothing.
+            guard offset > st.readOffset, offset <= st.logSize, try FileSystem.size(logFile) ?? 0 >= offset else { return }
             // Seqs are consecutive, so the lines read say how far readThrough moves.
-            st.readThrough += Int64(bytes.lazy.filter { $0 == 0x0A }.count)
+            var lines: Int64 = 0
+            try forEachLine(st, from: st.readOffset) { _, _, end in
+                guard end <= offset else { return false }
+                lines += 1
+                return end < offset
+            }
+            st.readThrough += lines
             st.readOffset = offset
             // Read, as an app clears its badge once it has seen what was new.
             st.badge = 0
-            try FileSystem.writeJSON(stateFile, st.json)
+            stored = st
         }
     }
 
-    /// Cuts log bytes beyond the committed end (`ck fsck`); returns how many there were.
-    package func cutUncommittedTail(repair: Bool) throws -> Int64 {
-        func cut() throws -> Int64 {
-            let st = try state()
-            guard let size = try FileSystem.size(logFile), size > st.logSize else { return 0 }
-            if repair { try FileSystem.truncate(logFile, to: st.logSize) }
-            return size - st.logSize
-        }
+    /// Cuts log bytes beyond the committed end (`ck fsck`); returns what it found.
+    package func cutUncommittedTail(repair: Bool) throws -> [AppendLog.TailFinding] {
+        func cut() throws -> [AppendLog.TailFinding] { try log(try state()).cutTail(repair: repair) }
         if repair { return try withLock(cut) }
         let lock = try FileLock.acquireExisting(lockFile)
         defer { lock?.unlock() }

@@ -175,14 +175,19 @@ package struct SchemaAdmin {
 
     package func rolesFile(_ e: Environment) -> String { paths.environment(container, e) + "/roles.json" }
 
-    /// Role → user record names.
-    package func roleMembers(_ e: Environment) throws -> [String: [String]] {
-        var out: [String: [String]] = [:]
-        for (k, v) in try StampedFiles.shared.readJSON(rolesFile(e))?["members"]?.objectValue ?? [:] {
-            out[k] = (v.arrayValue ?? []).compactMap(\.stringValue)
-        }
-        return out
+    /// `roles.json`, changed under the schema's lock: role → user record names.
+    private func roles(_ e: Environment) -> LockedDocument<[String: [String]]> {
+        LockedDocument(rolesFile(e), lock: store(e).lockFile, decode: { j in
+            var out: [String: [String]] = [:]
+            for (k, v) in j?["members"]?.objectValue ?? [:] { out[k] = (v.arrayValue ?? []).compactMap(\.stringValue) }
+            return out
+        }, encode: { m in
+            ["schemaVersion": .int(FileFormat.schemaVersion), "members": .object(m.mapValues { .array($0.map(JSONValue.string)) })]
+        })
     }
+
+    /// Role → user record names.
+    package func roleMembers(_ e: Environment) throws -> [String: [String]] { try roles(e).read() }
 
     package func roles(of user: String, _ e: Environment) throws -> Set<String> {
         Set(try roleMembers(e).filter { $0.value.contains(user) }.keys)
@@ -193,13 +198,10 @@ package struct SchemaAdmin {
         guard try store(e).load().roles.contains(role) else {
             throw CloudKitError.badRequest("role '\(role)' is not defined in the \(e.rawValue) schema (CREATE ROLE \(role) in a schema import, then deploy)")
         }
-        try store(e).withLock {
-            var m = try roleMembers(e)
+        try roles(e).update { m in
             var set = Set(m[role] ?? [])
             if member { set.insert(user) } else { set.remove(user) }
             m[role] = set.sorted()
-            try FileSystem.writeJSON(rolesFile(e), ["schemaVersion": .int(FileFormat.schemaVersion),
-                                                     "members": .object(m.mapValues { .array($0.map(JSONValue.string)) })])
         }
     }
 }

@@ -206,31 +206,34 @@ package final class AccountStore {
 
     public var eventsFile: String { paths.root + "/account-events.ndjson" }
 
-    /// The event log's committed part: whole lines. A torn last line is what an interrupted
-    /// append left; it is not an event.
-    private func readEvents() throws -> (events: [JSONValue], committed: Int, damaged: [Int]) {
-        guard let bytes = try FileSystem.read(eventsFile) else { return ([], 0, []) }
+    /// The event log: each whole line is an event, appended with the device's change.
+    private var eventLog: AppendLog {
+        AppendLog(directory: paths.root, name: "account-events.ndjson", commit: .wholeLines, noun: "account event log")
+    }
+
+    /// The event log's committed part: whole lines (a torn last line is what an interrupted
+    /// append left; it is not an event), and the numbers of those that are no event.
+    private func readEvents() throws -> (events: [JSONValue], damaged: [Int]) {
         var out: [JSONValue] = []
         var damaged: [Int] = []
-        var start = 0
         var line = 0
-        while let nl = bytes[start...].firstIndex(of: 0x0A) {
+        try eventLog.forEachEntry { bytes, _ in
             line += 1
-            if let e = try? JSONParser.parse(Array(bytes[start..<nl])), e["seq"]?.int64Value != nil { out.append(e) } else { damaged.append(line) }
-            start = nl + 1
+            if let e = try? JSONParser.parse(Array(bytes)), e["seq"]?.int64Value != nil { out.append(e) } else { damaged.append(line) }
+            return true
         }
-        return (out, start, damaged)
+        return (out, damaged)
     }
 
     private func appendEvent(_ d: DeviceAccount) throws {
-        let (events, committed, _) = try readEvents()
-        if let size = try FileSystem.size(eventsFile), size > Int64(committed) { try FileSystem.truncate(eventsFile, to: Int64(committed)) }
+        let events = try readEvents().events
         let seq = (events.last?["seq"]?.int64Value ?? 0) + 1
         var o: [String: JSONValue] = [
             "seq": .int(seq), "timestamp": .int(clock.now()), "type": "accountChanged", "status": .string(d.status.rawValue),
         ]
         if let a = d.appleID, let u = try user(appleID: a) { o["userRecordName"] = .string(u.userRecordName); o["appleID"] = .string(a) }
-        try FileSystem.append(eventsFile, Array(JSONWriter.line(.object(o)).utf8))
+        // A torn line an interrupted append left is cut first.
+        try eventLog.append([Array(JSONWriter.compact(.object(o)).utf8)])
     }
 
     /// Whether the last event describes the device as it is; if not (a crash came between the
@@ -250,15 +253,11 @@ package final class AccountStore {
         guard try FileSystem.exists(paths.deviceFile) || FileSystem.exists(eventsFile) else { return [] }
         let lock = repair ? try FileLock(path: lockFile) : try FileLock.acquireExisting(lockFile)
         defer { lock?.unlock() }
-        var found: [String] = []
-        let (events, committed, damaged) = try readEvents()
-        if let size = try FileSystem.size(eventsFile), size > Int64(committed) {
-            found.append("account event log ends in a torn line (\(size - Int64(committed)) bytes of an interrupted append)")
-            if repair { try FileSystem.truncate(eventsFile, to: Int64(committed)) }
-        }
+        var found = try eventLog.cutTail(repair: repair).map(\.problem)
+        let (events, damaged) = try readEvents()
         if !damaged.isEmpty {
             found.append("account event log has damaged lines (\(damaged.map(String.init).joined(separator: ", ")))")
-            if repair { try FileSystem.writeAtomically(eventsFile, events.flatMap { Array(JSONWriter.line($0).utf8) }) }
+            if repair { try eventLog.rewrite(events.map { Array(JSONWriter.compact($0).utf8) }) }
         }
         if let r = try reconcile(repair: repair) { found.append(r) }
         return found

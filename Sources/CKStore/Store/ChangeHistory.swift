@@ -6,22 +6,19 @@ import Glibc
 import Darwin
 #endif
 
-/// An append-only history kept beside a zone (or a database): `history.log` holds one JSON
-/// entry per line — for a zone, each change with the whole saved record, so the log is also the
-/// write-ahead log everything else is derived from — and `history.idx` holds, per entry, 8
-/// bytes big-endian: the entry's end offset in the log, with the top bit set on the last entry
-/// of each commit.
+/// An append-only history kept beside a zone (or a database): an AppendLog, `history.log`,
+/// committed by its index, `history.idx` (see AppendLogIndex). A zone's holds each change with
+/// the whole saved record, so the log is also the write-ahead log everything else is derived
+/// from; a database's, its zones created, written and deleted.
 ///
-/// The index defines the history: entry `seq` is committed when an entry at or after it carries
-/// the commit bit. Bytes beyond the last committed entry, in either file, are what a crash or a
-/// full disk left of a commit that never happened; readers never look at them and the next
-/// writer cuts them, under the lock, before it appends.
+/// What the history adds to the log: each entry's `seq` is its place in the log (checked on
+/// every read), compaction (`ck gc`, HistoryCompaction: entries dropped leave empty slots in the
+/// index, and `history.json` says from where the history is retained), and the expiry epoch.
 package struct ChangeHistory {
     public let directory: String
     package static let logName = "history.log"
     package static let indexName = "history.idx"
     package static let metaName = "history.json"
-    package static let commitBit: UInt64 = 1 << 63
 
     public init(directory: String) { self.directory = directory }
 
@@ -29,10 +26,8 @@ package struct ChangeHistory {
     public var indexFile: String { directory + "/" + ChangeHistory.indexName }
     public var metaFile: String { directory + "/" + ChangeHistory.metaName }
 
-    /// Where the committed history ends: its last sequence number and the log length it covers.
-    public struct Head: Equatable {
-        public var seq: Int64
-        public var logEnd: Int64
+    package var log: AppendLog {
+        AppendLog(directory: directory, name: ChangeHistory.logName, commit: .index(name: ChangeHistory.indexName, noun: "history index"), noun: "history log")
     }
 
     // MARK: reading
@@ -47,38 +42,8 @@ package struct ChangeHistory {
         return try StampedFiles.shared.historyHead(indexFile, read) ?? read()
     }
 
-    package func committedHead(_ dir: Directory) throws -> Head {
-        guard let f = try dir.openFile(ChangeHistory.indexName) else { return Head(seq: 0, logEnd: 0) }
-        defer { close(f) }
-        var st = stat()
-        guard fstat(f, &st) == 0 else { throw FileSystem.failure("cannot stat", indexFile) }
-        var n = Int64(st.st_size) / 8
-        // Look back from the end for the last entry carrying the commit bit.
-        while n > 0 {
-            let count = min(n, 512)
-            let words = try readIndex(f, from: n - count, count: count)
-            for i in stride(from: words.count - 1, through: 0, by: -1) where words[i] & ChangeHistory.commitBit != 0 {
-                return Head(seq: n - count + Int64(i) + 1, logEnd: Int64(words[i] & ~ChangeHistory.commitBit))
-            }
-            n -= count
-        }
-        return Head(seq: 0, logEnd: 0)
-    }
-
-    /// `count` index words starting at entry index `first` (0-based).
-    package func readIndex(_ f: Int32, from first: Int64, count: Int64) throws -> [UInt64] {
-        var bytes = [UInt8](repeating: 0, count: Int(count) * 8)
-        var got = 0
-        while got < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { pread(f, $0.baseAddress! + got, $0.count - got, off_t(first * 8) + off_t(got)) }
-            if n < 0 { if errno == EINTR { continue }; throw FileSystem.failure("cannot read", indexFile) }
-            if n == 0 { break }
-            got += n
-        }
-        return stride(from: 0, to: got - got % 8, by: 8).map { i in
-            bytes[i..<i + 8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-        }
-    }
+    /// The committed head: its last entry's seq, and the log length it covers.
+    package func committedHead(_ dir: Directory) throws -> AppendLog.Head { try log.head(dir) }
 
     /// Streams committed entries with seq > `after` (up to `through`, default the head), oldest
     /// first, as the JSON of their lines (typed: `forEachEntry`, `forEachDatabaseEntry`);
@@ -99,12 +64,19 @@ package struct ChangeHistory {
             do {
                 let first = try retainedFrom()
                 if !skipping && from < first - 1 { throw HistoryCompaction.compacted(directory, first: first) }
-                try scan(after: from, through: through, compactedBefore: skipping ? first : 1) { seq, e in
+                try log.forEachIndexed(after: from, through: through, emptyBefore: skipping ? first : 1) { seq, bytes in
+                    let entry: JSONValue
+                    do { entry = try JSONParser.parse(Array(bytes)) } catch {
+                        throw AppendLog.Damage(seq: seq, what: "entry is not valid JSON")
+                    }
+                    guard entry["seq"]?.int64Value == seq else {
+                        throw AppendLog.Damage(seq: seq, what: "entry carries seq \(entry["seq"].map(JSONWriter.compact) ?? "none")")
+                    }
                     from = seq
-                    return try body(e)
+                    return try body(entry)
                 }
                 return
-            } catch let d as Damage {
+            } catch let d as AppendLog.Damage {
                 // A compaction switching its files: wait for it rather than report damage.
                 if waits < 200, (try? FileSystem.exists(directory + "/" + HistoryCompaction.markerName)) == true {
                     waits += 1
@@ -115,65 +87,6 @@ package struct ChangeHistory {
                 if attempt == 3 {
                     throw CloudKitError.internalError("the history in '\(directory)' is damaged at entry \(d.seq): \(d.what)").with(.repairDataDirectory)
                 }
-            }
-        }
-    }
-
-    package struct Damage: Error {
-        package var seq: Int64
-        package var what: String
-    }
-
-    /// `compactedBefore`: entries before it may have been dropped by a compaction (an empty
-    /// slot in the index), and are skipped; anywhere else an empty slot is damage.
-    private func scan(after: Int64, through: Int64?, compactedBefore: Int64 = 1, _ body: (Int64, JSONValue) throws -> Bool) throws {
-        guard let dir = try Directory.open(directory) else { return }
-        let head = try committedHead(dir)
-        let last = min(through ?? head.seq, head.seq)
-        guard after < last else { return }
-        guard let idx = try dir.openFile(ChangeHistory.indexName), let log = try dir.openFile(ChangeHistory.logName) else {
-            throw Damage(seq: after + 1, what: "a history file is missing")
-        }
-        defer { close(idx); close(log) }
-        var start: Int64 = 0
-        if after > 0 {
-            guard let w = try readIndex(idx, from: after - 1, count: 1).first else { throw Damage(seq: after, what: "index entry missing") }
-            start = Int64(w & ~ChangeHistory.commitBit)
-        }
-        var seq = after
-        // buffer[used...] holds the log from offset `at` on.
-        var buffer = [UInt8]()
-        var used = 0
-        var at = start
-        while seq < last {
-            let words = try readIndex(idx, from: seq, count: min(last - seq, 4096))
-            if words.isEmpty { throw Damage(seq: seq + 1, what: "index entry missing") }
-            for w in words {
-                seq += 1
-                let end = Int64(w & ~ChangeHistory.commitBit)
-                if end == at && seq < compactedBefore { continue }
-                guard end > at else { throw Damage(seq: seq, what: "index entries are out of order") }
-                while at + Int64(buffer.count - used) < end {
-                    if used > 0 { buffer.removeFirst(used); used = 0 }
-                    let want = max(Int(end - at) - buffer.count, 65536)
-                    var chunk = [UInt8](repeating: 0, count: want)
-                    let n = chunk.withUnsafeMutableBytes { pread(log, $0.baseAddress, want, off_t(at) + off_t(buffer.count)) }
-                    if n < 0 { if errno == EINTR { continue }; throw FileSystem.failure("cannot read", logFile) }
-                    if n == 0 { throw Damage(seq: seq, what: "the log is shorter than its index says") }
-                    buffer.append(contentsOf: chunk[0..<n])
-                }
-                let lineEnd = used + Int(end - at)
-                guard buffer[lineEnd - 1] == 0x0A else { throw Damage(seq: seq, what: "the log does not hold the entry its index points to") }
-                let entry: JSONValue
-                do { entry = try JSONParser.parse(Array(buffer[used..<lineEnd - 1])) } catch {
-                    throw Damage(seq: seq, what: "entry is not valid JSON")
-                }
-                guard entry["seq"]?.int64Value == seq else {
-                    throw Damage(seq: seq, what: "entry carries seq \(entry["seq"].map(JSONWriter.compact) ?? "none")")
-                }
-                used = lineEnd
-                at = end
-                if try !body(seq, entry) { return }
             }
         }
     }
@@ -202,43 +115,24 @@ package struct ChangeHistory {
 
     // MARK: writing (the caller holds the lock)
 
-    /// What `cutUncommittedTail` found: a tail it cuts, or damage it can only report.
-    public struct TailFinding {
-        public var problem: String
-        public var repairable: Bool
-    }
+    package typealias TailFinding = AppendLog.TailFinding
+    package typealias CommittedButNotSynced = AppendLog.CommittedButNotSynced
 
-    /// Cuts what lies beyond the committed history — a commit a crash or a full disk
-    /// interrupted — and says what it found. The caller holds the history's lock.
+    /// Finishes a compaction a crash interrupted, then cuts what lies beyond the committed
+    /// history — a commit a crash or a full disk interrupted — and says what it found. The
+    /// caller holds the history's lock.
     @discardableResult
     public func cutUncommittedTail(repair: Bool = true) throws -> [TailFinding] {
         guard let dir = try Directory.open(directory) else { return [] }
         var found: [TailFinding] = []
         if let f = try HistoryCompaction.finishInterrupted(self, dir, repair: repair) { found.append(f) }
-        let head = try committedHead(dir)
-        let idxSize = Int64(dir.status(of: ChangeHistory.indexName)?.st_size ?? 0)
-        let logSize = Int64(dir.status(of: ChangeHistory.logName)?.st_size ?? 0)
-        if idxSize > head.seq * 8 {
-            found.append(.init(problem: "history index holds \(idxSize - head.seq * 8) bytes after its last committed entry (a commit that never completed)", repairable: true))
-            if repair { try dir.truncate(ChangeHistory.indexName, to: head.seq * 8) }
-        }
-        if logSize > head.logEnd {
-            found.append(.init(problem: "history log holds \(logSize - head.logEnd) bytes after its last committed entry (a commit that never completed)", repairable: true))
-            if repair { try dir.truncate(ChangeHistory.logName, to: head.logEnd) }
-        } else if logSize < head.logEnd {
-            found.append(.init(problem: "history log is shorter (\(logSize) bytes) than its committed entries (\(head.logEnd) bytes): entries are lost", repairable: false))
-        }
-        return found
+        return found + (try log.cutTail(repair: repair))
     }
 
-    /// Appends entries (their `seq` continuing from the head) as one commit:
-    /// 1. the log bytes, then fsync;
-    /// 2. the index words, without the commit bit, then fsync;
-    /// 3. the commit bit, set by a one-byte write in the last word — the point of no return: from
-    ///    here readers see the commit, so it is never taken back — then fsync.
-    /// A failure before 3 (a full disk, an I/O error) cuts both files back: nothing changed. A
-    /// failure of the last fsync leaves the commit in place and is reported as
-    /// `CommittedButNotSynced`. Returns the new head. The caller holds the history's lock.
+    /// Appends entries (their `seq` continuing from the head) as one commit (AppendLog's
+    /// `index` commit): a failure before the commit changes nothing; a failure of the last
+    /// sync leaves the commit in place and is `CommittedButNotSynced`. Returns the new head.
+    /// The caller holds the history's lock.
     @discardableResult
     public func append(_ entries: [JSONValue]) throws -> Int64 { try appendLines(entries) }
 
@@ -249,52 +143,15 @@ package struct ChangeHistory {
     private func appendLines(_ entries: [some JSONEncodable]) throws -> Int64 {
         guard !entries.isEmpty else { return try head() }
         let dir = try Directory.open(directory, create: true)!
-        try cutUncommittedTail()
-        let head = try committedHead(dir)
+        _ = try HistoryCompaction.finishInterrupted(self, dir, repair: true)
         func line(_ i: Int) -> [UInt8] {
             var line = [UInt8]()
             entries[i].encodeJSON(into: &line, indent: 0, pretty: false)
-            line.append(0x0A)
             return line
         }
         // A large batch's lines (each holds a whole saved record) are encoded on every core.
         let lines = entries.count >= RecordFileWriter.parallelFrom ? Parallel.map(entries.count, chunk: 16, line) : entries.indices.map(line)
-        var log = [UInt8]()
-        log.reserveCapacity(lines.reduce(0) { $0 + $1.count })
-        var idx = [UInt8]()
-        idx.reserveCapacity(lines.count * 8)
-        for line in lines {
-            log.append(contentsOf: line)
-            let word = UInt64(head.logEnd) + UInt64(log.count)
-            for s in stride(from: 56, through: 0, by: -8) { idx.append(UInt8((word >> UInt64(s)) & 0xff)) }
-        }
-        let lf = try dir.openForWriting(ChangeHistory.logName)
-        defer { close(lf) }
-        let xf = try dir.openForWriting(ChangeHistory.indexName)
-        defer { close(xf) }
-        let lastWord = (head.seq + Int64(entries.count) - 1) * 8
-        do {
-            try FileSystem.writeAt(lf, log, offset: head.logEnd, path: logFile, rollback: false)
-            try FileSystem.fsync(lf, path: logFile)
-            try FileSystem.writeAt(xf, idx, offset: head.seq * 8, path: indexFile, rollback: false)
-            try FileSystem.fsync(xf, path: indexFile)
-            // The commit: one byte, the top of the last word (big-endian), which no disk writes
-            // half of.
-            try FileSystem.overwrite(xf, [idx[idx.count - 8] | 0x80], offset: lastWord, path: indexFile)
-        } catch {
-            _ = ftruncate(xf, off_t(head.seq * 8))
-            _ = ftruncate(lf, off_t(head.logEnd))
-            throw error
-        }
-        do { try FileSystem.fsync(xf, path: indexFile, overwrite: true) } catch let e as CloudKitError {
-            throw CommittedButNotSynced(reason: e.reason)
-        }
-        return head.seq + Int64(entries.count)
-    }
-
-    /// A commit readers can already see, but the disk would not confirm durable.
-    public struct CommittedButNotSynced: Error {
-        public var reason: String
+        return try log.append(lines).seq
     }
 
     // MARK: expiry

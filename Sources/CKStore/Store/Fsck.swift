@@ -127,8 +127,7 @@ package final class Fsck {
                 for device in try FileSystem.list(envDir + "/notifications/" + user) where !device.hasPrefix(".") {
                     let box = NotificationInbox(directory: envDir + "/notifications/" + user + "/" + device)
                     guarded(box.directory) {
-                        let cut = try box.cutUncommittedTail(repair: repair)
-                        if cut > 0 { note(box.logFile, "notification log holds \(cut) bytes after its committed end (a delivery that never completed)", repaired: repair) }
+                        for found in try box.cutUncommittedTail(repair: repair) { note(box.logFile, found.problem, repaired: repair) }
                     }
                 }
             }

@@ -1,0 +1,198 @@
+import CKModel
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The `index` commit (AppendLog.Commit): an index file beside the log holds, per entry, its
+/// end offset in the log (8 bytes big-endian), with the top bit set on the last entry of each
+/// commit. The index defines the log: entry `n` is committed when an entry at or after it
+/// carries the commit bit, and entry `n`'s word is at `(n - 1) * 8`, so it is found without
+/// reading the ones before it.
+extension AppendLog {
+    package static let commitBit: UInt64 = 1 << 63
+
+    private var indexName: String {
+        guard case .index(let name, _) = commit else { preconditionFailure("\(path) has no index") }
+        return name
+    }
+
+    package var indexPath: String { directory + "/" + indexName }
+
+    /// The 8 bytes of an index word: an entry ending at `end`, the last of its commit or not.
+    package static func indexWord(end: Int64, commits: Bool) -> [UInt8] {
+        let word = UInt64(end) | (commits ? commitBit : 0)
+        return stride(from: 56, through: 0, by: -8).map { UInt8((word >> UInt64($0)) & 0xff) }
+    }
+
+    func indexedHead(_ dir: Directory) throws -> Head {
+        guard let f = try dir.openFile(indexName) else { return Head(seq: 0, end: 0) }
+        defer { close(f) }
+        var st = stat()
+        guard fstat(f, &st) == 0 else { throw FileSystem.failure("cannot stat", indexPath) }
+        var n = Int64(st.st_size) / 8
+        // Look back from the end for the last entry carrying the commit bit.
+        while n > 0 {
+            let count = min(n, 512)
+            let words = try readIndex(f, from: n - count, count: count)
+            for i in stride(from: words.count - 1, through: 0, by: -1) where words[i] & AppendLog.commitBit != 0 {
+                return Head(seq: n - count + Int64(i) + 1, end: Int64(words[i] & ~AppendLog.commitBit))
+            }
+            n -= count
+        }
+        return Head(seq: 0, end: 0)
+    }
+
+    /// `count` index words starting at entry index `first` (0-based), of the index open as `f`.
+    package func readIndex(_ f: Int32, from first: Int64, count: Int64) throws -> [UInt64] {
+        var bytes = [UInt8](repeating: 0, count: Int(count) * 8)
+        var got = 0
+        while got < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { pread(f, $0.baseAddress! + got, $0.count - got, off_t(first * 8) + off_t(got)) }
+            if n < 0 { if errno == EINTR { continue }; throw FileSystem.failure("cannot read", indexPath) }
+            if n == 0 { break }
+            got += n
+        }
+        return stride(from: 0, to: got - got % 8, by: 8).map { i in
+            bytes[i..<i + 8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        }
+    }
+
+    /// Appends entries as one commit:
+    /// 1. the log bytes, then fsync;
+    /// 2. the index words, without the commit bit, then fsync;
+    /// 3. the commit bit, set by a one-byte write in the last word — the point of no return: from
+    ///    here readers see the commit, so it is never taken back — then fsync.
+    /// A failure before 3 (a full disk, an I/O error) cuts both files back: nothing changed. A
+    /// failure of the last fsync leaves the commit in place and is `CommittedButNotSynced`.
+    func appendIndexed(_ entries: [[UInt8]], _ dir: Directory) throws -> Head {
+        try cutTail()
+        let head = try indexedHead(dir)
+        guard !entries.isEmpty else { return head }
+        var log = [UInt8]()
+        log.reserveCapacity(entries.reduce(0) { $0 + $1.count + 1 })
+        var idx = [UInt8]()
+        idx.reserveCapacity(entries.count * 8)
+        for e in entries {
+            log += e
+            log.append(0x0A)
+            idx += AppendLog.indexWord(end: head.end + Int64(log.count), commits: false)
+        }
+        let lf = try dir.openForWriting(name)
+        defer { close(lf) }
+        let xf = try dir.openForWriting(indexName)
+        defer { close(xf) }
+        let lastWord = (head.seq + Int64(entries.count) - 1) * 8
+        do {
+            try FileSystem.writeAt(lf, log, offset: head.end, path: path, rollback: false)
+            try FileSystem.fsync(lf, path: path)
+            try FileSystem.writeAt(xf, idx, offset: head.seq * 8, path: indexPath, rollback: false)
+            try FileSystem.fsync(xf, path: indexPath)
+            // The commit: one byte, the top of the last word (big-endian), which no disk writes
+            // half of.
+            try FileSystem.overwrite(xf, [idx[idx.count - 8] | 0x80], offset: lastWord, path: indexPath)
+        } catch {
+            _ = ftruncate(xf, off_t(head.seq * 8))
+            _ = ftruncate(lf, off_t(head.end))
+            throw error
+        }
+        do { try FileSystem.fsync(xf, path: indexPath, overwrite: true) } catch let e as CloudKitError {
+            throw CommittedButNotSynced(reason: e.reason)
+        }
+        return Head(seq: head.seq + Int64(entries.count), end: head.end + Int64(log.count))
+    }
+
+    /// What a read found where the index and the log disagree.
+    package struct Damage: Error {
+        package var seq: Int64
+        package var what: String
+    }
+
+    /// Streams the committed entries with sequence number > `after` (up to `through`, default
+    /// the head), oldest first: each one's number and bytes (without its newline); `body`
+    /// returns false to stop. Entries before `emptyBefore` may be empty slots (a word equal to
+    /// the one before it: an entry compaction dropped), and are skipped; anywhere else an empty
+    /// slot is `Damage`, and so is a word that points past the log or not at a line's end.
+    package func forEachIndexed(after: Int64, through: Int64?, emptyBefore: Int64 = 1,
+                                _ body: (Int64, ArraySlice<UInt8>) throws -> Bool) throws {
+        guard let dir = try Directory.open(directory) else { return }
+        let head = try indexedHead(dir)
+        let last = min(through ?? head.seq, head.seq)
+        guard after < last else { return }
+        guard let idx = try dir.openFile(indexName), let log = try dir.openFile(name) else {
+            throw Damage(seq: after + 1, what: "a history file is missing")
+        }
+        defer { close(idx); close(log) }
+        var start: Int64 = 0
+        if after > 0 {
+            guard let w = try readIndex(idx, from: after - 1, count: 1).first else { throw Damage(seq: after, what: "index entry missing") }
+            start = Int64(w & ~AppendLog.commitBit)
+        }
+        var seq = after
+        // buffer[used...] holds the log from offset `at` on.
+        var buffer = [UInt8]()
+        var used = 0
+        var at = start
+        while seq < last {
+            let words = try readIndex(idx, from: seq, count: min(last - seq, 4096))
+            if words.isEmpty { throw Damage(seq: seq + 1, what: "index entry missing") }
+            for w in words {
+                seq += 1
+                let end = Int64(w & ~AppendLog.commitBit)
+                if end == at && seq < emptyBefore { continue }
+                guard end > at else { throw Damage(seq: seq, what: "index entries are out of order") }
+                while at + Int64(buffer.count - used) < end {
+                    if used > 0 { buffer.removeFirst(used); used = 0 }
+                    let want = max(Int(end - at) - buffer.count, 65536)
+                    var chunk = [UInt8](repeating: 0, count: want)
+                    let n = chunk.withUnsafeMutableBytes { pread(log, $0.baseAddress, want, off_t(at) + off_t(buffer.count)) }
+                    if n < 0 { if errno == EINTR { continue }; throw FileSystem.failure("cannot read", path) }
+                    if n == 0 { throw Damage(seq: seq, what: "the log is shorter than its index says") }
+                    buffer.append(contentsOf: chunk[0..<n])
+                }
+                let lineEnd = used + Int(end - at)
+                guard buffer[lineEnd - 1] == 0x0A else { throw Damage(seq: seq, what: "the log does not hold the entry its index points to") }
+                let entry = buffer[used..<lineEnd - 1]
+                used = lineEnd
+                at = end
+                if try !body(seq, entry) { return }
+            }
+        }
+    }
+
+    /// The points around the commit holding entry `seq`: the last entry of the commit before
+    /// and its own last entry. An entry past the head, or a log without an index, counts as a
+    /// commit of its own.
+    package func commitBounds(of seq: Int64) throws -> (before: Int64, after: Int64) {
+        guard seq >= 1, let dir = try Directory.open(directory) else { return (max(seq - 1, 0), seq) }
+        let head = try indexedHead(dir).seq
+        guard seq <= head, let f = try dir.openFile(indexName) else { return (seq - 1, seq) }
+        defer { close(f) }
+        // Entry k's word is at index k - 1; an entry whose word carries the bit ends its commit.
+        var before: Int64 = 0
+        var hi = seq - 1
+        search: while hi > 0 {
+            let lo = max(1, hi - 63)
+            let words = try readIndex(f, from: lo - 1, count: hi - lo + 1)
+            for i in stride(from: words.count - 1, through: 0, by: -1) where words[i] & AppendLog.commitBit != 0 {
+                before = lo + Int64(i)
+                break search
+            }
+            hi = lo - 1
+        }
+        var after = head
+        var from = seq
+        search: while from <= head {
+            let count = min(64, head - from + 1)
+            let words = try readIndex(f, from: from - 1, count: count)
+            if words.isEmpty { break }
+            for (i, w) in words.enumerated() where w & AppendLog.commitBit != 0 {
+                after = from + Int64(i)
+                break search
+            }
+            from += Int64(words.count)
+        }
+        return (before, after)
+    }
+}

@@ -1,0 +1,59 @@
+import CKModel
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Reading an AppendLog by byte offset: the logs whose owners keep offsets (an inbox's read
+/// offset) or read them whole (the account events).
+extension AppendLog {
+    /// Streams the committed entries from byte offset `offset` (where an entry starts) on,
+    /// oldest first: each one's bytes (without its newline) and the offset after it. `body`
+    /// returns false to stop. Bytes after the last newline within the committed end are no
+    /// entry, and are never passed.
+    package func forEachEntry(from offset: Int64 = 0, _ body: (ArraySlice<UInt8>, Int64) throws -> Bool) throws {
+        guard let dir = try Directory.open(directory) else { return }
+        // A whole-lines log is committed up to its last newline: read to the end of the file.
+        let end: Int64
+        switch commit {
+        case .index: end = try indexedHead(dir).end
+        case .recorded(let e): end = e
+        case .wholeLines: end = .max
+        }
+        guard end > offset, let f = try dir.openFile(name) else { return }
+        defer { close(f) }
+        // buffer[start...] holds the log from offset `at + start` on.
+        var buffer = [UInt8]()
+        var start = 0
+        var at = offset
+        while true {
+            let want = Int(min(65536, end - at - Int64(buffer.count)))
+            if want <= 0 { return }
+            var chunk = [UInt8](repeating: 0, count: want)
+            let n = chunk.withUnsafeMutableBytes { pread(f, $0.baseAddress, want, off_t(at) + off_t(buffer.count)) }
+            if n < 0 { if errno == EINTR { continue }; throw FileSystem.failure("cannot read", path) }
+            if n == 0 { return }
+            buffer.append(contentsOf: chunk[0..<n])
+            while let nl = buffer[start...].firstIndex(of: 0x0A) {
+                if try !body(buffer[start..<nl], at + Int64(nl) + 1) { return }
+                start = nl + 1
+            }
+            buffer.removeFirst(start)
+            at += Int64(start)
+            start = 0
+        }
+    }
+
+    /// A whole-lines log's head: its whole lines, and where the last one ends.
+    func wholeLinesHead(_ dir: Directory) throws -> Head {
+        guard let bytes = try dir.read(name) else { return Head(seq: 0, end: 0) }
+        var lines: Int64 = 0
+        var end = 0
+        for (i, b) in bytes.enumerated() where b == 0x0A {
+            lines += 1
+            end = i + 1
+        }
+        return Head(seq: lines, end: Int64(end))
+    }
+}
