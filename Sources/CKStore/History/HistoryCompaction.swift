@@ -39,15 +39,15 @@ package enum HistoryCompaction {
     }
 
     /// What one compaction did.
-    public struct Result: Sendable {
-        public var retainedFrom: Int64
-        public var head: Int64
+    package struct Result: Sendable {
+        package var retainedFrom: Int64
+        package var head: Int64
         /// Entries dropped by this compaction.
-        public var dropped: Int64
+        package var dropped: Int64
         /// Entries before `retainedFrom` kept because they wrote a version current then.
-        public var keptBase: Int64
-        public var logBytesBefore: Int64
-        public var logBytesAfter: Int64
+        package var keptBase: Int64
+        package var logBytesBefore: Int64
+        package var logBytesAfter: Int64
     }
 
     /// Finishes (or clears away) a compaction a crash interrupted. The caller holds the lock.

@@ -9,11 +9,11 @@ import CKModel
 
 /// A change as `ck log`, `ck show`, `ck blame` and time travel read it: one entry of the
 /// zone's history, read back typed.
-public typealias HistoryChange = HistoryEntry
+package typealias HistoryChange = HistoryEntry
 
 extension HistoryEntry {
     /// The change as `ck log` prints it.
-    public func summary(zoneID: ZoneID) -> JSONValue {
+    package func summary(zoneID: ZoneID) -> JSONValue {
         var o: [String: JSONValue] = [
             "seq": .int(seq), "timestamp": .int(timestamp), "operation": .string(op.rawValue), "recordName": .string(recordName),
             "userRecordName": .string(userRecordName), "deviceID": .string(deviceID), "zoneID": zoneID.json,
@@ -26,19 +26,19 @@ extension HistoryEntry {
 }
 
 /// A record at two points: before (nil: absent) and after (nil: absent).
-public struct RecordDiff: Sendable {
-    public var recordName: String
-    public var before: Record?
-    public var after: Record?
+package struct RecordDiff: Sendable {
+    package var recordName: String
+    package var before: Record?
+    package var after: Record?
 
-    public var status: String { before == nil ? "added" : (after == nil ? "deleted" : "changed") }
+    package var status: String { before == nil ? "added" : (after == nil ? "deleted" : "changed") }
 
     /// Field by field, what differs: name → (old, new), each nil when the field is absent.
-    public var fields: [(name: String, old: RecordField?, new: RecordField?)] {
+    package var fields: [(name: String, old: RecordField?, new: RecordField?)] {
         RecordDiff.fieldChanges(before, after)
     }
 
-    public static func fieldChanges(_ a: Record?, _ b: Record?) -> [(name: String, old: RecordField?, new: RecordField?)] {
+    package static func fieldChanges(_ a: Record?, _ b: Record?) -> [(name: String, old: RecordField?, new: RecordField?)] {
         let names = Set((a?.fields.keys).map(Array.init) ?? []).union((b?.fields.keys).map(Array.init) ?? [])
         return names.sorted { NameKey($0) < NameKey($1) }.compactMap { n in
             let o = a?.fields[n], v = b?.fields[n]
@@ -47,13 +47,13 @@ public struct RecordDiff: Sendable {
     }
 
     /// Whether the two versions hold the same data (type, fields, parent).
-    public var isNoChange: Bool {
+    package var isNoChange: Bool {
         guard let a = before, let b = after else { return before == nil && after == nil }
         return a.recordType == b.recordType && a.fields == b.fields && a.parent == b.parent
     }
 
     /// `{name: {old, new}}`, a side absent when the field is.
-    public static func fieldsJSON(_ changes: [(name: String, old: RecordField?, new: RecordField?)]) -> JSONValue {
+    package static func fieldsJSON(_ changes: [(name: String, old: RecordField?, new: RecordField?)]) -> JSONValue {
         var o: [String: JSONValue] = [:]
         for c in changes {
             var f: [String: JSONValue] = [:]
@@ -73,13 +73,13 @@ public struct RecordDiff: Sendable {
 
 extension ZoneStore {
     /// One change by its sequence number (nil: none, or compacted away by `ck gc`).
-    public func change(_ seq: Int64) throws -> HistoryChange? {
+    package func change(_ seq: Int64) throws -> HistoryChange? {
         try history.entry(seq)
     }
 
     /// Changes in `(after, through]`, oldest first or newest first; `body` returns false to
     /// stop. Reads only that range (newest first: in blocks, backwards through the index).
-    public func forEachChange(after: Int64, through: Int64, newestFirst: Bool = false, _ body: (HistoryChange) throws -> Bool) throws {
+    package func forEachChange(after: Int64, through: Int64, newestFirst: Bool = false, _ body: (HistoryChange) throws -> Bool) throws {
         guard through > after else { return }
         if !newestFirst {
             try history.forEachEntry(after: after, through: through, skipCompacted: after == 0, body)
@@ -99,7 +99,7 @@ extension ZoneStore {
     /// as of the snapshot `snap` (`seq` ≤ its head). Follows the record's own `prev` chain back
     /// from its current version; only a record deleted since (or deleted and made again) needs
     /// the changes after `seq` read, up to its first one.
-    public func version(of name: String, at seq: Int64, in snap: ZoneSnapshot) throws -> HistoryChange? {
+    package func version(of name: String, at seq: Int64, in snap: ZoneSnapshot) throws -> HistoryChange? {
         var lifeStart: Int64 = snap.head + 1
         if let cur = try snap.record(named: name), let tagSeq = ChangeTag.seq(ofTag: cur.recordChangeTag) {
             guard var c = try change(tagSeq) else { throw HistoryCompaction.compacted(directory, first: try history.retainedFrom()) }
@@ -138,7 +138,7 @@ extension ZoneStore {
 
     /// Every record as of `seq` (≤ the snapshot's head): the snapshot's records that no later
     /// change touched, then the earlier versions of those that were, by name.
-    public func forEachRecord(at seq: Int64, in snap: ZoneSnapshot, _ body: (Record) throws -> Bool) throws {
+    package func forEachRecord(at seq: Int64, in snap: ZoneSnapshot, _ body: (Record) throws -> Bool) throws {
         var changed: [NameKey: Int64?] = [:]
         try forEachChange(after: seq, through: snap.head) { c in
             let k = NameKey(c.recordName)
@@ -160,7 +160,7 @@ extension ZoneStore {
     }
 
     /// The records that differ between two points (either order), by name.
-    public func diff(from a: Int64, to b: Int64) throws -> [RecordDiff] {
+    package func diff(from a: Int64, to b: Int64) throws -> [RecordDiff] {
         let lo = min(a, b), hi = max(a, b)
         var out: [RecordDiff] = []
         for (k, beforeSeq, lastSeq) in try changedRecords(from: lo, to: hi) {
@@ -180,7 +180,7 @@ extension ZoneStore {
     /// `prev` chain until every field is accounted for. `boundary` is true for fields whose
     /// setting lies beyond the retained history, or beyond the versions `seen` lets the reader
     /// see (the oldest version reached is named).
-    public func blame(_ version: HistoryChange, seen: (HistoryChange) throws -> Bool = { _ in true }) throws -> [(field: String, change: HistoryChange, boundary: Bool)] {
+    package func blame(_ version: HistoryChange, seen: (HistoryChange) throws -> Bool = { _ in true }) throws -> [(field: String, change: HistoryChange, boundary: Bool)] {
         guard let rec = version.record else { return [] }
         var open = Set(rec.fields.keys)
         var out: [(String, HistoryChange, Bool)] = []

@@ -6,22 +6,22 @@ import CKModel
 /// holds, for each of the database's zones that had a history when it was made, the zone's
 /// directory (below the data directory), its incarnation and the sequence number of its head
 /// then. A zone made later stands, as of the tag, at its empty start.
-public struct Tag: Sendable {
-    public struct Point: Sendable {
+package struct Tag: Sendable {
+    package struct Point: Sendable {
         /// The zone's directory, relative to the data directory.
-        public var zone: String
-        public var incarnation: String
-        public var seq: Int64
+        package var zone: String
+        package var incarnation: String
+        package var seq: Int64
     }
 
-    public var name: String
-    public var message: String?
-    public var created: Int64
-    public var points: [Point]
+    package var name: String
+    package var message: String?
+    package var created: Int64
+    package var points: [Point]
 
-    public func point(ofZoneAt relative: String) -> Point? { points.first { $0.zone.sameBytes(relative) } }
+    package func point(ofZoneAt relative: String) -> Point? { points.first { $0.zone.sameBytes(relative) } }
 
-    public var json: JSONValue {
+    package var json: JSONValue {
         var o: [String: JSONValue] = [
             "name": .string(name), "created": .int(created),
             "zones": .array(points.map { ["zone": .string($0.zone), "incarnation": .string($0.incarnation), "seq": .int($0.seq)] }),

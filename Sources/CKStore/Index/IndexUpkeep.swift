@@ -19,7 +19,7 @@ extension Database {
     /// The end of a bulk load (`ck import`) into a zone it wrote to: the record files synced,
     /// and the indexes brought up to the zone's head once — from the load's own index entries
     /// when they still describe the zone (BulkLoad), else as any commit would.
-    public func finishBulkLoad(_ bulk: BulkLoad) throws {
+    package func finishBulkLoad(_ bulk: BulkLoad) throws {
         defer { bulk.discard() }
         let env = try environmentGuard.lockForWriting()
         defer { env.unlock() }

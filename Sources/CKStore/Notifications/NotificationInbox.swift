@@ -9,7 +9,7 @@ import CKModel
 /// that is redone after a crash is not delivered twice, and which notifications were dropped
 /// (`ck notifications drop`): their lines stay in the append-only log, never to be listed.
 package struct NotificationInbox {
-    public let directory: String
+    package let directory: String
     package static let logName = "log.ndjson"
     package static let stateName = "state.json"
     package var logFile: String { directory + "/" + NotificationInbox.logName }
@@ -112,7 +112,7 @@ package struct NotificationInbox {
     package func withLock<T>(_ body: () throws -> T) throws -> T { try stateDocument.withLock(body) }
 
     /// Makes the device known, so changes made from now on notify it.
-    public func register() throws {
+    package func register() throws {
         if try FileSystem.exists(stateFile) { return }
         try stateDocument.update { st in if st == nil { st = State() } }
     }
@@ -176,12 +176,12 @@ package struct NotificationInbox {
     }
 
     /// Where the unread notifications start.
-    public func unreadOffset() throws -> Int64 { try state().readOffset }
+    package func unreadOffset() throws -> Int64 { try state().readOffset }
 
     /// Complete notifications from a byte offset on, up to the committed end, and the offset
     /// after the last one.
     /// `limit`: at most that many notifications; the end is then after the last one returned.
-    public func read(from offset: Int64, limit: Int? = nil) throws -> (notifications: [JSONValue], end: Int64) {
+    package func read(from offset: Int64, limit: Int? = nil) throws -> (notifications: [JSONValue], end: Int64) {
         let st = try state()
         var out: [JSONValue] = []
         var end = offset
@@ -199,7 +199,7 @@ package struct NotificationInbox {
     /// (the next change notifies afresh), and the changes they told of stay in the feeds.
     /// Returns them, oldest first. Their log lines stay (the log is append-only); `state.json`
     /// records their seqs, in one atomic write.
-    public func drop(newest count: Int?) throws -> [JSONValue] {
+    package func drop(newest count: Int?) throws -> [JSONValue] {
         // An unknown device has nothing to drop, and stays unknown.
         guard isRegistered else { return [] }
         return try stateDocument.update { stored in
@@ -221,7 +221,7 @@ package struct NotificationInbox {
     }
 
     /// Marks everything before `offset` (an end returned by `read`) read.
-    public func markRead(through offset: Int64) throws {
+    package func markRead(through offset: Int64) throws {
         try stateDocument.update { stored in
             guard var st = stored else { return }
             // A log shorter than the offset (damaged) marks nothing.

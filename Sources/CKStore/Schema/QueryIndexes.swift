@@ -5,21 +5,21 @@ import CKModel
 /// each filter the index of its comparator (QUERYABLE, SORTABLE for a range, SEARCHABLE for
 /// tokens); each sort SORTABLE. Some fields take no index at all: bytes, assets and encrypted
 /// fields are never indexed, and a list is never sortable.
-public struct IndexNeed: Equatable, Sendable {
-    public typealias Index = SchemaIndex
+package struct IndexNeed: Equatable, Sendable {
+    package typealias Index = SchemaIndex
 
     /// The field as the query names it (`recordName`, `title`).
-    public var queryName: String
+    package var queryName: String
     /// The field as the schema names it (`___recordID`, `title`).
-    public var field: String
-    public var index: Index
+    package var field: String
+    package var index: Index
     /// The field's schema type; nil when the record type has no such field.
-    public var type: SchemaType?
+    package var type: SchemaType?
     /// Whether the schema has the index.
-    public var present: Bool
+    package var present: Bool
 
     /// Why no schema can give the field this index, if none can.
-    public var impossible: String? {
+    package var impossible: String? {
         guard let t = type else { return nil }
         if t.encrypted { return "an ENCRYPTED field cannot be indexed" }
         if t.primitive == .bytes || t.primitive == .asset { return "a \(t.isList ? "LIST<\(t.primitive.rawValue)>" : t.primitive.rawValue) field cannot be indexed" }
@@ -30,7 +30,7 @@ public struct IndexNeed: Equatable, Sendable {
 
     /// CloudKit's words for the missing index (`Field 'recordName' is not marked queryable`),
     /// and why no index can help when none can.
-    public var reason: String {
+    package var reason: String {
         let words = "Field '\(queryName)' is not marked \(index.rawValue.lowercased())"
         return impossible.map { "\(words): \($0)" } ?? words
     }
@@ -45,13 +45,13 @@ public struct IndexNeed: Equatable, Sendable {
 }
 
 /// What the schema says of a query: the indexes it needs, the first one missing.
-public struct QueryIndexes: Sendable {
-    public let recordType: String
+package struct QueryIndexes: Sendable {
+    package let recordType: String
     /// nil when the schema has no such record type.
-    public let type: RecordTypeSchema?
-    public let needs: [IndexNeed]
+    package let type: RecordTypeSchema?
+    package let needs: [IndexNeed]
 
-    public init(_ req: QueryRequest, in schema: Schema) {
+    package init(_ req: QueryRequest, in schema: Schema) {
         recordType = req.recordType
         let t = schema.types[req.recordType]
         type = t
@@ -77,7 +77,7 @@ public struct QueryIndexes: Sendable {
 
     /// CloudKit's refusal of the query, if it refuses it: an unknown record type, or the first
     /// index it lacks — with what the user can do next (add the index; define the type).
-    public var refusal: CloudKitError? {
+    package var refusal: CloudKitError? {
         guard type != nil else {
             return CloudKitError(.badRequest, "Did not find record type: \(recordType)").with(.defineRecordType(recordType))
         }
@@ -91,7 +91,7 @@ public struct QueryIndexes: Sendable {
 
     /// A field's line in the record type's `.ckdb` with these indexes added to those it has
     /// (`"___recordID" REFERENCE QUERYABLE`); nil when the type has no such field.
-    public func line(_ field: String, adding: Set<IndexNeed.Index>) -> String? {
+    package func line(_ field: String, adding: Set<IndexNeed.Index>) -> String? {
         guard var f = type?.fields[field] else { return nil }
         if adding.contains(.queryable) { f.queryable = true }
         if adding.contains(.searchable) { f.searchable = true }

@@ -2,14 +2,14 @@ import CKModel
 
 /// A container environment's schema, as CloudKit keeps it: record types with typed, indexed
 /// fields and security grants, and custom roles (reference §8).
-public struct Schema: Equatable, Sendable {
-    public var roles: Set<String> = []
-    public var types: [String: RecordTypeSchema] = [:]
+package struct Schema: Equatable, Sendable {
+    package var roles: Set<String> = []
+    package var types: [String: RecordTypeSchema] = [:]
 
-    public init() {}
+    package init() {}
 
     /// The schema of a new container: only the `Users` type.
-    public static var initial: Schema {
+    package static var initial: Schema {
         var s = Schema()
         s.types["Users"] = .users
         return s
@@ -17,19 +17,19 @@ public struct Schema: Equatable, Sendable {
 }
 
 /// A schema field type: a primitive, possibly ENCRYPTED, or a LIST of one.
-public struct SchemaType: Equatable, Hashable, Sendable, CustomStringConvertible {
-    public enum Primitive: String, Sendable, CaseIterable {
+package struct SchemaType: Equatable, Hashable, Sendable, CustomStringConvertible {
+    package enum Primitive: String, Sendable, CaseIterable {
         case asset = "ASSET", bytes = "BYTES", double = "DOUBLE", int64 = "INT64", location = "LOCATION"
         case number = "NUMBER", reference = "REFERENCE", string = "STRING", timestamp = "TIMESTAMP"
     }
 
-    public var primitive: Primitive
-    public var isList = false
-    public var encrypted = false
+    package var primitive: Primitive
+    package var isList = false
+    package var encrypted = false
     /// For NUMBER: the type it is pinned to (`NUMBER PREFERRED AS INT64`).
-    public var preferred: Primitive?
+    package var preferred: Primitive?
 
-    public init(_ p: Primitive, list: Bool = false, encrypted: Bool = false, preferred: Primitive? = nil) {
+    package init(_ p: Primitive, list: Bool = false, encrypted: Bool = false, preferred: Primitive? = nil) {
         primitive = p
         isList = list
         self.encrypted = encrypted
@@ -38,7 +38,7 @@ public struct SchemaType: Equatable, Hashable, Sendable, CustomStringConvertible
 
     /// The schema type a record field of this Web Services type defines (nil for an empty
     /// list, whose element type is unknown).
-    public init?(fieldType t: FieldType) {
+    package init?(fieldType t: FieldType) {
         let p: Primitive
         var encrypted = false
         switch t.base {
@@ -58,7 +58,7 @@ public struct SchemaType: Equatable, Hashable, Sendable, CustomStringConvertible
 
     /// The Web Services type a value sent without `type` takes in a field of this schema type:
     /// ENCRYPTED_BYTES for an encrypted field; nil for a NUMBER not pinned to INT64 or DOUBLE.
-    public var fieldType: FieldType? {
+    package var fieldType: FieldType? {
         if encrypted { return FieldType(.encryptedBytes, list: isList) }
         let base: FieldType.Base
         switch primitive {
@@ -78,7 +78,7 @@ public struct SchemaType: Equatable, Hashable, Sendable, CustomStringConvertible
     }
 
     /// Whether a value of this Web Services type may be stored in a field of this schema type.
-    public func accepts(_ t: FieldType) -> Bool {
+    package func accepts(_ t: FieldType) -> Bool {
         if t.base == .unknown { return t.isList == isList }
         guard let given = SchemaType(fieldType: t), given.isList == isList else { return false }
         // An encrypted field holds ciphertext, whatever its type in the clear.
@@ -87,7 +87,7 @@ public struct SchemaType: Equatable, Hashable, Sendable, CustomStringConvertible
         return given.primitive == primitive
     }
 
-    public var description: String {
+    package var description: String {
         var base = primitive.rawValue
         if primitive == .number, let p = preferred { base += " PREFERRED AS " + p.rawValue }
         if encrypted { base = "ENCRYPTED " + base }
@@ -96,14 +96,14 @@ public struct SchemaType: Equatable, Hashable, Sendable, CustomStringConvertible
 }
 
 /// One field of a record type, with its indexes.
-public struct FieldSchema: Equatable, Sendable {
-    public var name: String
-    public var type: SchemaType
-    public var queryable = false
-    public var searchable = false
-    public var sortable = false
+package struct FieldSchema: Equatable, Sendable {
+    package var name: String
+    package var type: SchemaType
+    package var queryable = false
+    package var searchable = false
+    package var sortable = false
 
-    public init(name: String, type: SchemaType, queryable: Bool = false, searchable: Bool = false, sortable: Bool = false) {
+    package init(name: String, type: SchemaType, queryable: Bool = false, searchable: Bool = false, sortable: Bool = false) {
         self.name = name
         self.type = type
         self.queryable = queryable
@@ -114,7 +114,7 @@ public struct FieldSchema: Equatable, Sendable {
     /// A field defined just in time by a development save, with the indexes CloudKit gives it:
     /// strings are queryable, searchable and sortable; numbers and dates queryable and
     /// sortable; references, locations and lists queryable; bytes and assets none.
-    public static func justInTime(name: String, type: SchemaType) -> FieldSchema {
+    package static func justInTime(name: String, type: SchemaType) -> FieldSchema {
         var f = FieldSchema(name: name, type: type)
         if type.isList {
             f.queryable = type.primitive != .asset && type.primitive != .bytes
@@ -132,39 +132,39 @@ public struct FieldSchema: Equatable, Sendable {
 
 /// A record type: its system and user fields, and who may do what with its records in the
 /// public database.
-public struct RecordTypeSchema: Equatable, Sendable {
-    public enum Permission: String, Sendable, CaseIterable { case write = "WRITE", create = "CREATE", read = "READ" }
+package struct RecordTypeSchema: Equatable, Sendable {
+    package enum Permission: String, Sendable, CaseIterable { case write = "WRITE", create = "CREATE", read = "READ" }
 
-    public static let systemFields: [(String, SchemaType)] = [
+    package static let systemFields: [(String, SchemaType)] = [
         (SystemField.createdTimestamp.schemaName, SchemaType(.timestamp)), (SystemField.createdUserRecordName.schemaName, SchemaType(.reference)),
         ("___etag", SchemaType(.string)),
         (SystemField.modifiedTimestamp.schemaName, SchemaType(.timestamp)), (SystemField.modifiedUserRecordName.schemaName, SchemaType(.reference)),
         (SystemField.recordName.schemaName, SchemaType(.reference)),
     ]
-    public static let defaultGrants: [String: Set<Permission>] = ["_creator": [.write], "_icloud": [.create], "_world": [.read]]
+    package static let defaultGrants: [String: Set<Permission>] = ["_creator": [.write], "_icloud": [.create], "_world": [.read]]
 
-    public var name: String
+    package var name: String
     /// User fields and the system fields (which always exist; listing them sets their indexes).
-    public var fields: [String: FieldSchema]
+    package var fields: [String: FieldSchema]
     /// Role → permissions.
-    public var grants: [String: Set<Permission>]
+    package var grants: [String: Set<Permission>]
 
-    public init(name: String, fields: [String: FieldSchema] = [:], grants: [String: Set<Permission>] = RecordTypeSchema.defaultGrants) {
+    package init(name: String, fields: [String: FieldSchema] = [:], grants: [String: Set<Permission>] = RecordTypeSchema.defaultGrants) {
         self.name = name
         self.fields = fields
         self.grants = grants
         for (n, t) in RecordTypeSchema.systemFields where self.fields[n] == nil { self.fields[n] = FieldSchema(name: n, type: t) }
     }
 
-    public static var users: RecordTypeSchema {
+    package static var users: RecordTypeSchema {
         var t = RecordTypeSchema(name: "Users", grants: ["_creator": [.write], "_world": [.read]])
         t.fields["___recordID"]?.queryable = true
         t.fields["roles"] = FieldSchema(name: "roles", type: SchemaType(.int64, list: true))
         return t
     }
 
-    public static func isSystemField(_ n: String) -> Bool { n.hasPrefix("___") }
+    package static func isSystemField(_ n: String) -> Bool { n.hasPrefix("___") }
 
-    public var userFields: [FieldSchema] { fields.values.filter { !RecordTypeSchema.isSystemField($0.name) }.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) } }
-    public var systemFieldList: [FieldSchema] { RecordTypeSchema.systemFields.compactMap { fields[$0.0] } }
+    package var userFields: [FieldSchema] { fields.values.filter { !RecordTypeSchema.isSystemField($0.name) }.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) } }
+    package var systemFieldList: [FieldSchema] { RecordTypeSchema.systemFields.compactMap { fields[$0.0] } }
 }

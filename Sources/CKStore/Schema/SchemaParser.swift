@@ -3,7 +3,7 @@ import CKModel
 /// Parses the CloudKit schema language (`.ckdb`, reference §8): comments (`//`, `--`,
 /// `/* */`), quoted identifiers, `CREATE ROLE`, `RECORD TYPE` with typed fields, index options
 /// and GRANTs. Errors name the line and column.
-public struct SchemaParser {
+package struct SchemaParser {
     package struct Token: Equatable {
         package enum Kind: Equatable { case word, quoted, symbol, end }
         package var kind: Kind
@@ -18,7 +18,7 @@ public struct SchemaParser {
     private var tokens: [Token] = []
     private var pos = 0
 
-    public static func parse(_ text: String) throws -> Schema {
+    package static func parse(_ text: String) throws -> Schema {
         var p = SchemaParser()
         p.tokens = try tokenize(Array(text.utf8))
         return try p.schema()

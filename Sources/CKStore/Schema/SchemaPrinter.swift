@@ -3,8 +3,8 @@ import CKModel
 /// Prints a schema in `cktool export-schema`'s layout: `DEFINE SCHEMA`, roles, then each
 /// record type (in byte order, `Users` last) with the six system fields first and quoted, user
 /// fields in byte order with the type column aligned, index options, then GRANTs.
-public enum SchemaPrinter {
-    public static func print(_ s: Schema) -> String {
+package enum SchemaPrinter {
+    package static func print(_ s: Schema) -> String {
         var out = "DEFINE SCHEMA\n"
         for role in s.roles.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
             out += "\n    CREATE ROLE \(quote(role));\n"
@@ -37,7 +37,7 @@ public enum SchemaPrinter {
     }
 
     /// One field as a line of its record type: `"___recordID" REFERENCE QUERYABLE`.
-    public static func fieldLine(_ f: FieldSchema) -> String {
+    package static func fieldLine(_ f: FieldSchema) -> String {
         quote(f.name, system: RecordTypeSchema.isSystemField(f.name)) + " " + typeAndIndexes(f)
     }
 

@@ -3,7 +3,7 @@ import CKModel
 /// What the schema decides: which saves it admits (defining fields just in time in
 /// development, never in production), which queries it can answer (indexes), and what each
 /// role may do with a record type's records in the public database (GRANTs).
-public enum SchemaRules {
+package enum SchemaRules {
     package static func typeMismatch(field: String, type: String, stored: SchemaType, given: String) -> CloudKitError {
         CloudKitError.badRequest("type mismatch for field '\(field)' in record type '\(type)': the schema has \(stored), the value is \(given)")
     }

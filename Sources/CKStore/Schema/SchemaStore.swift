@@ -4,11 +4,11 @@ import CKModel
 /// language itself (readable and diffable), headed by a `schemaVersion` comment; absent means
 /// the initial schema (only `Users`). Changes are made under `schema.lock`.
 package struct SchemaStore {
-    public let paths: DataPaths
-    public let container: String
-    public let environment: Environment
+    package let paths: DataPaths
+    package let container: String
+    package let environment: Environment
 
-    public init(paths: DataPaths, container: String, environment: Environment) {
+    package init(paths: DataPaths, container: String, environment: Environment) {
         self.paths = paths
         self.container = container
         self.environment = environment
@@ -20,7 +20,7 @@ package struct SchemaStore {
 
     /// The schema, parsed once per version of the file (every write reads it: `ck serve` asks
     /// thousands of times a second).
-    public func load() throws -> Schema {
+    package func load() throws -> Schema {
         if let s = try StampedFiles.shared.value(file, { try parse() }) { return s }
         return try parse()
     }

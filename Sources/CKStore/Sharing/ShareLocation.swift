@@ -2,13 +2,13 @@ import CKModel
 
 /// Where a share lives and what it is.
 package struct ShareLocation {
-    public var owner: String
-    public var zoneName: String
-    public var share: Record
-    public var state: ShareState
-    public var zoneID: ZoneID { ZoneID(zoneName: zoneName, ownerRecordName: owner) }
+    package var owner: String
+    package var zoneName: String
+    package var share: Record
+    package var state: ShareState
+    package var zoneID: ZoneID { ZoneID(zoneName: zoneName, ownerRecordName: owner) }
 
-    public init(owner: String, zoneName: String, share: Record, state: ShareState) {
+    package init(owner: String, zoneName: String, share: Record, state: ShareState) {
         self.owner = owner
         self.zoneName = zoneName
         self.share = share

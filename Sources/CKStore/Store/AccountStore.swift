@@ -5,20 +5,20 @@ import Foundation
 /// The device's iCloud account (device.json), the users it has seen (users/), and the
 /// account-changed events (account-events.ndjson).
 package final class AccountStore {
-    public let paths: DataPaths
+    package let paths: DataPaths
     private let clock: Clock
 
-    public init(paths: DataPaths, clock: Clock) {
+    package init(paths: DataPaths, clock: Clock) {
         self.paths = paths
         self.clock = clock
     }
 
-    public struct DeviceAccount: Equatable {
-        public var status: AccountStatus
-        public var appleID: String?
+    package struct DeviceAccount: Equatable {
+        package var status: AccountStatus
+        package var appleID: String?
     }
 
-    public func device() throws -> DeviceAccount {
+    package func device() throws -> DeviceAccount {
         guard let j = try StampedFiles.shared.readJSON(paths.deviceFile) else { return DeviceAccount(status: .noAccount, appleID: nil) }
         guard let s = j["status"]?.stringValue, let st = AccountStatus(rawValue: s) else {
             throw CloudKitError.internalError("malformed \(paths.deviceFile)")
@@ -26,13 +26,13 @@ package final class AccountStore {
         return DeviceAccount(status: st, appleID: j["appleID"]?.stringValue)
     }
 
-    public func user(appleID: String) throws -> UserAccount? {
+    package func user(appleID: String) throws -> UserAccount? {
         guard let j = try StampedFiles.shared.readJSON(paths.userFile(appleID: appleID)) else { return nil }
         return try UserAccount(stored: j)
     }
 
     /// Every user this device has seen, by Apple ID.
-    public func allUsers() throws -> [UserAccount] {
+    package func allUsers() throws -> [UserAccount] {
         try StampedFiles.shared.list(paths.usersDirectory).filter { $0.hasSuffix(".json") }.compactMap {
             try StampedFiles.shared.readJSON(paths.usersDirectory + "/" + $0).map(UserAccount.init(stored:))
         }
@@ -41,7 +41,7 @@ package final class AccountStore {
     /// Asked for every request `ck serve` answers: found through a map of record names to Apple
     /// IDs, kept while the users directory is the same (a user written or added renames a file
     /// into it), so it costs two `lstat`s however many users the device has seen.
-    public func user(recordName: String) throws -> UserAccount? {
+    package func user(recordName: String) throws -> UserAccount? {
         let byRecordName = try StampedFiles.shared.value(paths.usersDirectory) {
             Dictionary(try allUsers().map { ($0.userRecordName, $0.appleID) }, uniquingKeysWith: { first, _ in first })
         }
@@ -53,7 +53,7 @@ package final class AccountStore {
     /// Resolves who a command runs as: `actingAs` (an Apple ID that signed in on this device
     /// before) or the device's account. The device's account status binds both: a signed-out
     /// or restricted device is so for every user acting on it.
-    public func caller(actingAs: String?, deviceID: String) throws -> Principal {
+    package func caller(actingAs: String?, deviceID: String) throws -> Principal {
         let d = try device()
         if let a = actingAs {
             try Validation.appleID(a)
@@ -81,7 +81,7 @@ package final class AccountStore {
     /// Signs the device in, creating the iCloud user on first use with a user record name that
     /// is never reused for another Apple ID. Concurrent first sign-ins of one Apple ID agree.
     @discardableResult
-    public func signIn(appleID: String, givenName: String?, familyName: String?, phone: String?) throws -> UserAccount {
+    package func signIn(appleID: String, givenName: String?, familyName: String?, phone: String?) throws -> UserAccount {
         try Validation.appleID(appleID)
         if let p = phone { try Validation.phoneNumber(p) }
         for (n, v) in [("given name", givenName), ("family name", familyName)] {
@@ -121,7 +121,7 @@ package final class AccountStore {
     /// on `ck serve`'s sign-in page): made on first use, as `signIn` makes one; the device's
     /// account is left as it is.
     @discardableResult
-    public func register(appleID: String) throws -> UserAccount {
+    package func register(appleID: String) throws -> UserAccount {
         try Validation.appleID(appleID)
         return try withLock {
             if let existing = try user(appleID: appleID) { return existing }
@@ -140,7 +140,7 @@ package final class AccountStore {
     }
 
     /// Signs the device out, revoking every web session (`ck serve`) of the user who was signed in.
-    public func signOut() throws {
+    package func signOut() throws {
         _ = try signOut(user: nil)
     }
 
@@ -161,7 +161,7 @@ package final class AccountStore {
 
     /// `noAccount` is the account gone from the device: a sign-out (its user no longer shown,
     /// its web sessions ended); `available` again needs a sign-in.
-    public func setStatus(_ status: AccountStatus) throws {
+    package func setStatus(_ status: AccountStatus) throws {
         try withLock {
             var d = try device()
             if status == .noAccount {
@@ -204,7 +204,7 @@ package final class AccountStore {
         try? root.remove(undo)
     }
 
-    public var eventsFile: String { paths.root + "/account-events.ndjson" }
+    package var eventsFile: String { paths.root + "/account-events.ndjson" }
 
     /// The event log: each whole line is an event, appended with the device's change.
     private var eventLog: AppendLog {
@@ -265,7 +265,7 @@ package final class AccountStore {
 
     /// The account-changed events, oldest first — after appending the one a crash kept from
     /// being written, if the device's account changed without it.
-    public func events() throws -> [JSONValue] {
+    package func events() throws -> [JSONValue] {
         let current = try readEvents().events
         let d = try device()
         let last = current.last.map { DeviceAccount(status: AccountStatus(rawValue: $0["status"]?.stringValue ?? "") ?? .noAccount, appleID: $0["appleID"]?.stringValue) }

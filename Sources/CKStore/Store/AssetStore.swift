@@ -6,38 +6,38 @@ import Foundation
 /// Asset bytes, kept once per content under `assets/` by SHA-256; records hold the asset
 /// dictionary (`fileChecksum`, `size`) and gain a `file://` `downloadURL` when read.
 package struct AssetStore {
-    public let paths: DataPaths
+    package let paths: DataPaths
 
-    public init(paths: DataPaths) { self.paths = paths }
+    package init(paths: DataPaths) { self.paths = paths }
 
     /// The checksum CloudKit-style: base64 of the digest.
-    public static func checksum(of bytes: [UInt8]) -> String { AssetValue.checksum(of: bytes) }
+    package static func checksum(of bytes: [UInt8]) -> String { AssetValue.checksum(of: bytes) }
 
-    public func path(checksum: String) -> String { paths.assetsDirectory + "/" + AssetValue.relativePath(checksum: checksum) }
+    package func path(checksum: String) -> String { paths.assetsDirectory + "/" + AssetValue.relativePath(checksum: checksum) }
 
-    public var baseURL: String { "file://" + paths.assetsDirectory + "/" }
+    package var baseURL: String { "file://" + paths.assetsDirectory + "/" }
 
     /// Stores bytes (idempotent) and returns the asset dictionary for a record field.
-    public func put(_ bytes: [UInt8]) throws -> JSONValue {
+    package func put(_ bytes: [UInt8]) throws -> JSONValue {
         let sum = AssetStore.checksum(of: bytes)
         let p = path(checksum: sum)
         if try !FileSystem.exists(p) { try FileSystem.writeAtomically(p, bytes) }
         return ["fileChecksum": .string(sum), "size": .int(Int64(bytes.count))]
     }
 
-    public func contains(checksum: String) throws -> Bool { try FileSystem.exists(path(checksum: checksum)) }
+    package func contains(checksum: String) throws -> Bool { try FileSystem.exists(path(checksum: checksum)) }
 
     /// The number of bytes stored for a checksum; nil when none are.
-    public func size(checksum: String) throws -> Int64? { try FileSystem.size(path(checksum: checksum)) }
+    package func size(checksum: String) throws -> Int64? { try FileSystem.size(path(checksum: checksum)) }
 
-    public func read(checksum: String) throws -> [UInt8]? { try FileSystem.read(path(checksum: checksum)) }
+    package func read(checksum: String) throws -> [UInt8]? { try FileSystem.read(path(checksum: checksum)) }
 
     /// The bytes of another data directory's asset (`ck export` there, `ck import` here):
     /// a regular file, no link on `assets/<shard>/<name>`, of exactly `size` bytes (at most
     /// CloudKit's asset limit, checked before anything is opened), hashed as it is read and
     /// refused unless its SHA-256 is `checksum`. A refusal is BAD_REQUEST whose reason is only
     /// what went wrong, to be put in context by the caller.
-    public static func readExported(_ f: ExportedAssetFile, checksum: String, size: Int64) throws -> [UInt8] {
+    package static func readExported(_ f: ExportedAssetFile, checksum: String, size: Int64) throws -> [UInt8] {
         guard size <= Limits.assetBytes else { throw AssetValue.tooLarge(size, what: "the file") }
         var hash = SHA256Stream()
         let bytes = try FileSystem.readRegularFile(f.dataDirectory, ["assets", f.shard, f.name], size: size) { hash.update($0) }

@@ -15,7 +15,7 @@ import Dispatch
 /// (a record written twice, a type whose indexed fields changed), the load assumes nothing any
 /// more: batches read as any write does, and the end builds the indexes from the record files.
 package final class BulkLoad {
-    public let zoneName: String
+    package let zoneName: String
     private var started = false
     /// The zone's head after this load's last batch; nil: nothing is assumed.
     private var expectedHead: Int64?
@@ -31,10 +31,10 @@ package final class BulkLoad {
     private let feeding = DispatchQueue(label: "ck.bulk-load.index-lines")
     private var feedFailed = false
 
-    public init(zone: String) { zoneName = zone }
+    package init(zone: String) { zoneName = zone }
 
     /// Whether the load still knows the zone (what the tests ask).
-    public var knowsZone: Bool { expectedHead != nil }
+    package var knowsZone: Bool { expectedHead != nil }
 
     /// Before a batch, with the zone's lock held and any interrupted commit finished: the names
     /// known to have no record, or nil when nothing is assumed.

@@ -15,16 +15,16 @@ import Darwin
 /// every read), compaction (`ck gc`, HistoryCompaction: entries dropped leave empty slots in the
 /// index, and `history.json` says from where the history is retained), and the expiry epoch.
 package struct ChangeHistory {
-    public let directory: String
+    package let directory: String
     package static let logName = "history.log"
     package static let indexName = "history.idx"
     package static let metaName = "history.json"
 
-    public init(directory: String) { self.directory = directory }
+    package init(directory: String) { self.directory = directory }
 
-    public var logFile: String { directory + "/" + ChangeHistory.logName }
-    public var indexFile: String { directory + "/" + ChangeHistory.indexName }
-    public var metaFile: String { directory + "/" + ChangeHistory.metaName }
+    package var logFile: String { directory + "/" + ChangeHistory.logName }
+    package var indexFile: String { directory + "/" + ChangeHistory.indexName }
+    package var metaFile: String { directory + "/" + ChangeHistory.metaName }
 
     package var log: AppendLog {
         AppendLog(directory: directory, name: ChangeHistory.logName, commit: .index(name: ChangeHistory.indexName, noun: "history index"), noun: "history log")
@@ -33,7 +33,7 @@ package struct ChangeHistory {
     // MARK: reading
 
     /// Sequence number of the newest committed entry (0 for an empty history).
-    public func head() throws -> Int64 {
+    package func head() throws -> Int64 {
         func read() throws -> Int64 {
             guard let dir = try Directory.open(directory) else { return 0 }
             return try committedHead(dir).seq
@@ -55,7 +55,7 @@ package struct ChangeHistory {
     /// `skipCompacted`) yields what remains — the compacted state, then every later change;
     /// reading from a point inside the compacted part throws CHANGE_TOKEN_EXPIRED, since the
     /// changes after that point can no longer be told.
-    public func forEachLine(after: Int64, through: Int64? = nil, skipCompacted: Bool = false, _ body: (JSONValue) throws -> Bool) throws {
+    package func forEachLine(after: Int64, through: Int64? = nil, skipCompacted: Bool = false, _ body: (JSONValue) throws -> Bool) throws {
         var from = after
         let skipping = skipCompacted || after == 0
         var attempt = 0
@@ -92,7 +92,7 @@ package struct ChangeHistory {
     }
 
     /// The lines of entries with seq > `after`, at most `limit` of them (nil: all), oldest first.
-    public func lines(after: Int64, limit: Int? = nil) throws -> [JSONValue] {
+    package func lines(after: Int64, limit: Int? = nil) throws -> [JSONValue] {
         var out: [JSONValue] = []
         try forEachLine(after: after) { e in
             out.append(e)
@@ -103,7 +103,7 @@ package struct ChangeHistory {
 
     /// The line of one committed entry by its sequence number (nil: past the head, or dropped
     /// by `ck gc`).
-    public func line(_ seq: Int64) throws -> JSONValue? {
+    package func line(_ seq: Int64) throws -> JSONValue? {
         guard seq >= 1 else { return nil }
         var out: JSONValue?
         try forEachLine(after: seq - 1, through: seq, skipCompacted: true) { e in
@@ -122,7 +122,7 @@ package struct ChangeHistory {
     /// history — a commit a crash or a full disk interrupted — and says what it found. The
     /// caller holds the history's lock.
     @discardableResult
-    public func cutUncommittedTail(repair: Bool = true) throws -> [TailFinding] {
+    package func cutUncommittedTail(repair: Bool = true) throws -> [TailFinding] {
         guard let dir = try Directory.open(directory) else { return [] }
         var found: [TailFinding] = []
         if let f = try HistoryCompaction.finishInterrupted(self, dir, repair: repair) { found.append(f) }
@@ -134,7 +134,7 @@ package struct ChangeHistory {
     /// sync leaves the commit in place and is `CommittedButNotSynced`. Returns the new head.
     /// The caller holds the history's lock.
     @discardableResult
-    public func append(_ entries: [JSONValue]) throws -> Int64 { try appendLines(entries) }
+    package func append(_ entries: [JSONValue]) throws -> Int64 { try appendLines(entries) }
 
     /// `append` of a commit's record entries, each encoded straight to its line.
     @discardableResult
@@ -158,13 +158,13 @@ package struct ChangeHistory {
 
     /// How many times the retained history was dropped: tokens issued in an earlier epoch are
     /// CHANGE_TOKEN_EXPIRED.
-    public func epoch() throws -> Int64 {
+    package func epoch() throws -> Int64 {
         try readMeta()?["epoch"]?.int64Value ?? 0
     }
 
     /// Drops the retained history up to now, as CloudKit's server does on its own schedule:
     /// every token issued so far expires; tokens issued from now on work.
-    public func expire() throws {
+    package func expire() throws {
         var meta = try FileSystem.readJSON(metaFile)?.objectValue ?? [:]
         meta["schemaVersion"] = .int(FileFormat.schemaVersion)
         meta["epoch"] = .int(try epoch() + 1)
@@ -184,7 +184,7 @@ package struct ChangeHistory {
 
     /// The first entry every later one is kept from (1 unless `ck gc` compacted the history):
     /// a token or reference before `retainedFrom() - 1` names a point no longer retained.
-    public func retainedFrom() throws -> Int64 {
+    package func retainedFrom() throws -> Int64 {
         max(1, try readMeta()?["retainedFrom"]?.int64Value ?? 1)
     }
 

@@ -6,21 +6,21 @@ import Foundation
 /// Opaque change tokens. A token names a point (`seq`) in one history — a zone's, or a
 /// database's — and is signed with the data directory's secret, so a forged, truncated or
 /// edited token is refused, and a token of another zone or database is recognised as such.
-public struct ChangeToken: Equatable, Sendable {
-    public enum Kind: String, Sendable { case zone, database }
+package struct ChangeToken: Equatable, Sendable {
+    package enum Kind: String, Sendable { case zone, database }
 
-    public var kind: Kind
+    package var kind: Kind
     /// Which history: container/environment/scope/owner(/zone), and the zone's incarnation.
-    public var scopeKey: String
-    public var seq: Int64
+    package var scopeKey: String
+    package var seq: Int64
     /// The history's expiry epoch when the token was issued.
-    public var epoch: Int64
+    package var epoch: Int64
     /// On the pages of a zone fetch from scratch: the head where it began (`seq` is behind it).
     /// What it left out as deleted is decided against it (ZoneChanges); the page that reaches it
     /// issues a token without it.
-    public var origin: Int64?
+    package var origin: Int64?
 
-    public init(kind: Kind, scopeKey: String, seq: Int64, epoch: Int64 = 0, origin: Int64? = nil) {
+    package init(kind: Kind, scopeKey: String, seq: Int64, epoch: Int64 = 0, origin: Int64? = nil) {
         self.kind = kind
         self.scopeKey = scopeKey
         self.seq = seq
@@ -30,7 +30,7 @@ public struct ChangeToken: Equatable, Sendable {
 
     package static let prefix = "ck1."
 
-    public func encode(secret: [UInt8]) -> String {
+    package func encode(secret: [UInt8]) -> String {
         var payload: [String: JSONValue] = ["k": .string(kind.rawValue), "s": .string(scopeKey), "q": .int(seq), "e": .int(epoch)]
         if let o = origin { payload["o"] = .int(o) }
         let body = Base64URL.encode(Array(JSONWriter.compact(.object(payload)).utf8))
@@ -39,7 +39,7 @@ public struct ChangeToken: Equatable, Sendable {
     }
 
     /// Decodes and verifies a token; BAD_REQUEST for anything ck did not issue.
-    public static func decode(_ s: String, secret: [UInt8]?) throws -> ChangeToken {
+    package static func decode(_ s: String, secret: [UInt8]?) throws -> ChangeToken {
         let bad = CloudKitError.badRequest("change token is not valid (forged, truncated or not issued by this store)")
         guard s.hasPrefix(prefix), s.utf8.count < 4096 else { throw bad }
         let rest = s.dropFirst(prefix.count)

@@ -2,18 +2,18 @@ import CKModel
 
 /// The entry point of the core: a data directory holding one device's view of CloudKit.
 package final class CloudKitStore {
-    public let paths: DataPaths
-    public let clock: Clock
-    public let accounts: AccountStore
+    package let paths: DataPaths
+    package let clock: Clock
+    package let accounts: AccountStore
 
-    public init(root: String, clock: Clock = .system) {
+    package init(root: String, clock: Clock = .system) {
         self.paths = DataPaths(root: root)
         self.clock = clock
         self.accounts = AccountStore(paths: paths, clock: clock)
     }
 
     /// Opens a database as the device's account, or as `actingAs` (an Apple ID that signed in here).
-    public func database(_ address: DatabaseAddress, actingAs: String? = nil, deviceID: String = "default") throws -> Database {
+    package func database(_ address: DatabaseAddress, actingAs: String? = nil, deviceID: String = "default") throws -> Database {
         try database(address, principal: try accounts.caller(actingAs: actingAs, deviceID: deviceID))
     }
 
@@ -25,12 +25,12 @@ package final class CloudKitStore {
         return db
     }
 
-    public var assets: AssetStore { AssetStore(paths: paths) }
-    public var identities: IdentityStore { IdentityStore(paths: paths, accounts: accounts) }
+    package var assets: AssetStore { AssetStore(paths: paths) }
+    package var identities: IdentityStore { IdentityStore(paths: paths, accounts: accounts) }
 
     /// Makes the data directory (0700) with its marker file; harmless when it exists.
     @discardableResult
-    public func initialize() throws -> Bool {
+    package func initialize() throws -> Bool {
         if try FileSystem.exists(paths.markerFile) { return false }
         try FileSystem.makeDirectories(paths.root)
         try FileSystem.writeJSON(paths.markerFile, ["schemaVersion": .int(FileFormat.schemaVersion), "kind": "ck data directory"])
@@ -38,11 +38,11 @@ package final class CloudKitStore {
     }
 
     /// The container chosen with `ck container use`, if any.
-    public func defaultContainer() throws -> String? {
+    package func defaultContainer() throws -> String? {
         try FileSystem.readJSON(paths.configFile)?["container"]?.stringValue
     }
 
-    public func setDefaultContainer(_ id: String) throws {
+    package func setDefaultContainer(_ id: String) throws {
         try Names.validateContainerID(id)
         try FileSystem.makeDirectories(paths.root)
         try FileSystem.writeJSON(paths.configFile, ["schemaVersion": .int(FileFormat.schemaVersion), "container": .string(id)])

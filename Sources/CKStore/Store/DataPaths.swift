@@ -7,17 +7,17 @@ import Darwin
 
 /// Where everything lives under the data directory (see Docs/storage.md).
 package struct DataPaths: Sendable {
-    public let root: String
+    package let root: String
 
     /// The root is resolved once (links above it are the user's choice); below it, nothing is
     /// ever reached through a link.
-    public init(root: String) {
+    package init(root: String) {
         self.root = DataPaths.resolve(root)
     }
 
     /// An absolute path with every link in its existing part resolved, and `.` and `..`
     /// taken out of the rest.
-    public static func resolve(_ path: String) -> String {
+    package static func resolve(_ path: String) -> String {
         var comps = path.split(separator: "/").map(String.init)
         var rest: [String] = []
         while true {
@@ -33,35 +33,35 @@ package struct DataPaths: Sendable {
         }
     }
 
-    public var markerFile: String { root + "/ck.json" }
-    public var deviceFile: String { root + "/device.json" }
-    public var usersDirectory: String { root + "/users" }
-    public func userFile(appleID: String) -> String { usersDirectory + "/" + PathEncoding.component(appleID.lowercased()) + ".json" }
-    public var assetsDirectory: String { root + "/assets" }
-    public var configFile: String { root + "/config.json" }
+    package var markerFile: String { root + "/ck.json" }
+    package var deviceFile: String { root + "/device.json" }
+    package var usersDirectory: String { root + "/users" }
+    package func userFile(appleID: String) -> String { usersDirectory + "/" + PathEncoding.component(appleID.lowercased()) + ".json" }
+    package var assetsDirectory: String { root + "/assets" }
+    package var configFile: String { root + "/config.json" }
     /// The faults `ck fault add` arms (Docs/faults.md), and the lock taken to change them.
-    public var faultsFile: String { root + "/faults.json" }
-    public var faultsLock: String { root + "/faults.lock" }
+    package var faultsFile: String { root + "/faults.json" }
+    package var faultsLock: String { root + "/faults.lock" }
 
     /// The web sessions of `ck serve` (ckWebAuthToken), one file per session named by the
     /// SHA-256 of its token (Docs/serve.md), and the lock taken to create, rotate or revoke them.
-    public var webSessionsDirectory: String { root + "/web-sessions" }
-    public var webSessionsLock: String { root + "/web-sessions.lock" }
+    package var webSessionsDirectory: String { root + "/web-sessions" }
+    package var webSessionsLock: String { root + "/web-sessions.lock" }
     /// The lock taken to change a container's API tokens or server-to-server keys.
-    public var authLock: String { root + "/auth.lock" }
+    package var authLock: String { root + "/auth.lock" }
 
     /// A container environment's API tokens and server-to-server keys (CloudKit Console).
-    public func apiTokensFile(_ container: String, _ env: Environment) -> String { environment(container, env) + "/api-tokens.json" }
-    public func serverKeysFile(_ container: String, _ env: Environment) -> String { environment(container, env) + "/server-keys.json" }
+    package func apiTokensFile(_ container: String, _ env: Environment) -> String { environment(container, env) + "/api-tokens.json" }
+    package func serverKeysFile(_ container: String, _ env: Environment) -> String { environment(container, env) + "/server-keys.json" }
 
-    public func container(_ id: String) -> String { root + "/containers/" + PathEncoding.component(id, limit: 255) }
+    package func container(_ id: String) -> String { root + "/containers/" + PathEncoding.component(id, limit: 255) }
 
-    public func environment(_ container: String, _ env: Environment) -> String {
+    package func environment(_ container: String, _ env: Environment) -> String {
         self.container(container) + "/" + env.rawValue
     }
 
     /// The public database is one per environment; private and shared are one per user.
-    public func database(_ container: String, _ env: Environment, _ scope: DatabaseScope, user: String?) -> String {
+    package func database(_ container: String, _ env: Environment, _ scope: DatabaseScope, user: String?) -> String {
         let e = environment(container, env)
         switch scope {
         case .public: return e + "/public"
@@ -71,11 +71,11 @@ package struct DataPaths: Sendable {
     }
 
     /// A user's devices and their pending notifications.
-    public func notifications(_ container: String, _ env: Environment, user: String) -> String {
+    package func notifications(_ container: String, _ env: Environment, user: String) -> String {
         environment(container, env) + "/notifications/" + PathEncoding.component(user)
     }
 
-    public static func zone(database: String, zoneName: String) -> String {
+    package static func zone(database: String, zoneName: String) -> String {
         database + "/zones/" + PathEncoding.component(zoneName)
     }
 }

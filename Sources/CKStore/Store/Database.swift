@@ -4,11 +4,11 @@ import Foundation
 
 /// Addresses one database: container, environment, scope.
 package struct DatabaseAddress: Sendable {
-    public var container: String
-    public var environment: Environment
-    public var scope: DatabaseScope
+    package var container: String
+    package var environment: Environment
+    package var scope: DatabaseScope
 
-    public init(container: String, environment: Environment, scope: DatabaseScope) {
+    package init(container: String, environment: Environment, scope: DatabaseScope) {
         self.container = container
         self.environment = environment
         self.scope = scope
@@ -17,11 +17,11 @@ package struct DatabaseAddress: Sendable {
 
 /// One database as seen by one caller: its zones and what the caller may do in it.
 package final class Database {
-    public let address: DatabaseAddress
-    public let caller: Principal
-    public let paths: DataPaths
+    package let address: DatabaseAddress
+    package let caller: Principal
+    package let paths: DataPaths
     package let clock: Clock
-    public let directory: String
+    package let directory: String
     /// Set on another user's private database opened for a share participant: its owner.
     package let owner: String?
     /// Set with `owner` for a participant (not the owner): whose writes ShareWriter checks.
@@ -46,13 +46,13 @@ package final class Database {
 
     private var cachedSchema: Schema?
     /// Set by a bulk load (`ck import`), which brings the indexes forward once at its end.
-    public var defersIndexMaintenance = false
+    package var defersIndexMaintenance = false
     private var cachedRoles: Set<String>?
 
     package var schemaAdmin: SchemaAdmin { SchemaAdmin(paths: paths, container: address.container) }
 
     /// The environment's schema, read once per command.
-    public func schema() throws -> Schema {
+    package func schema() throws -> Schema {
         if let s = cachedSchema { return s }
         let s = try schemaAdmin.store(address.environment).load()
         cachedSchema = s
@@ -77,22 +77,22 @@ package final class Database {
     /// available account to be read at all); there, as the record type's GRANTs say for the
     /// user the device lets act — nobody, without an available account, so only `_world`
     /// GRANTs apply whoever `--as` names. Every read path goes through this.
-    public func canRead(_ r: Record) throws -> Bool {
+    package func canRead(_ r: Record) throws -> Bool {
         if let shared { return try shared.canRead(r) }
         guard scope == .public else { return true }
         let reader = SchemaRules.reader(caller)
         return SchemaRules.permits(.read, type: try schema().types[r.recordType], user: reader, roles: reader == nil ? [] : try callerRoles(),
                                    creator: r.created.userRecordName)
     }
-    public var assets: AssetStore { AssetStore(paths: paths) }
+    package var assets: AssetStore { AssetStore(paths: paths) }
 
     /// Reading the public database needs no account; everything else needs an available one.
-    public func requireRead() throws {
+    package func requireRead() throws {
         if scope != .public { _ = try caller.requireUser(for: "reading the \(scope.rawValue) database") }
     }
 
     @discardableResult
-    public func requireWrite() throws -> UserAccount {
+    package func requireWrite() throws -> UserAccount {
         try caller.requireUser(for: "writing to the \(scope.rawValue) database")
     }
 
@@ -102,7 +102,7 @@ package final class Database {
     }
 
     /// In the shared database, a zone's owner is the user who shared it.
-    public func zoneID(_ name: String) -> ZoneID { ZoneID(zoneName: name, ownerRecordName: shared?.zoneOwner(name) ?? ownerRecordName) }
+    package func zoneID(_ name: String) -> ZoneID { ZoneID(zoneName: name, ownerRecordName: shared?.zoneOwner(name) ?? ownerRecordName) }
 
     package func zonePath(_ name: String) -> String { DataPaths.zone(database: directory, zoneName: name) }
 
@@ -117,7 +117,7 @@ package final class Database {
     package var environmentGuard: EnvironmentGuard { EnvironmentGuard(paths: paths, container: address.container, environment: address.environment) }
 
     /// A zone that exists, for reading or writing records.
-    public func zone(_ name: String) throws -> ZoneStore {
+    package func zone(_ name: String) throws -> ZoneStore {
         try Names.validateZoneName(name)
         try requireRead()
         if name == ZoneID.defaultZoneName && scope == .shared {
@@ -169,7 +169,7 @@ package final class Database {
     /// The Web Services zone dictionary as recorded from Apple's servers: zoneID, atomic, the
     /// share-eligibility flags (a custom zone of the private database can be shared whole or
     /// by hierarchy; no other zone can), and for a zone with a change feed its syncToken.
-    public func zoneJSON(_ z: ZoneStore) throws -> JSONValue {
+    package func zoneJSON(_ z: ZoneStore) throws -> JSONValue {
         let sharable = address.scope == .private && !z.zoneID.isDefault
         var o: [String: JSONValue] = ["zoneID": z.zoneID.json, "atomic": .bool(!z.zoneID.isDefault),
                                       "isEligibleForZoneShare": .bool(sharable), "isEligibleForHierarchicalShare": .bool(sharable)]
@@ -179,7 +179,7 @@ package final class Database {
 
     /// The database's zones: the default zone first (but in the shared database, which has
     /// none), then custom zones by the bytes of their names.
-    public func listZones() throws -> [ZoneStore] {
+    package func listZones() throws -> [ZoneStore] {
         try requireRead()
         var out: [ZoneStore] = []
         if let shared {

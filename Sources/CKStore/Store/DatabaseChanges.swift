@@ -4,21 +4,6 @@ import CKModel
 /// the database's own history (`history.log` beside `zones/`), one entry per zone create,
 /// commit, delete or purge (see DatabaseIntent): each zone once, as its latest change, on the
 /// page of that change (LatestChanges), as record changes are.
-public struct DatabaseChangesResult {
-    public struct Zone {
-        public var zoneID: ZoneID
-        /// Deleted (or purged) as of the returned token.
-        public var deleted: Bool
-        /// Purged as of the returned token (then `deleted` too): the client drops its cache
-        /// of the zone.
-        public var purged: Bool
-    }
-    /// Each zone changed, in the order of its latest change.
-    public var zones: [Zone]
-    public var syncToken: String
-    public var moreComing: Bool
-}
-
 extension ChangeFeed {
     package func database(since: String?, limit: Int = Limits.resultsPerPage) throws -> DatabaseChangesResult {
         try db.requireRead()

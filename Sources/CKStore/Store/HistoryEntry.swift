@@ -6,21 +6,21 @@ import CKModel
 /// line — the bytes `JSONWriter.line` writes for `jsonValue` — without building the record's
 /// dictionaries; every reader reads a line back into it (`init(line:)`), so no reader spells a
 /// key of the log itself.
-public struct HistoryEntry: JSONEncodable, HistoryLine, Sendable {
-    public enum Op: String, Sendable { case save, delete }
+package struct HistoryEntry: JSONEncodable, HistoryLine, Sendable {
+    package enum Op: String, Sendable { case save, delete }
 
-    public var seq: Int64
-    public var timestamp: Int64
-    public var op: Op
-    public var recordName: String
-    public var userRecordName: String
-    public var deviceID: String
+    package var seq: Int64
+    package var timestamp: Int64
+    package var op: Op
+    package var recordName: String
+    package var userRecordName: String
+    package var deviceID: String
     /// The record as saved; nil for a delete.
-    public var record: Record?
+    package var record: Record?
     /// The saved version's change tag (nil for a delete).
-    public var recordChangeTag: String?
+    package var recordChangeTag: String?
     /// The entry that wrote the version this change replaced, when there was one.
-    public var prev: Int64?
+    package var prev: Int64?
 
     package init(seq: Int64, timestamp: Int64, op: Op, recordName: String, userRecordName: String, deviceID: String, record: Record?, prev: Int64?) {
         self.seq = seq
@@ -53,7 +53,7 @@ public struct HistoryEntry: JSONEncodable, HistoryLine, Sendable {
 
     package var key: NameKey { NameKey(recordName) }
 
-    public var jsonValue: JSONValue {
+    package var jsonValue: JSONValue {
         var o: [String: JSONValue] = [
             "seq": .int(seq), "timestamp": .int(timestamp), "op": .string(op.rawValue), "recordName": .string(recordName),
             "userRecordName": .string(userRecordName), "deviceID": .string(deviceID),
@@ -63,7 +63,7 @@ public struct HistoryEntry: JSONEncodable, HistoryLine, Sendable {
         return .object(o)
     }
 
-    public func encodeJSON(into out: inout [UInt8], indent: Int, pretty: Bool) {
+    package func encodeJSON(into out: inout [UInt8], indent: Int, pretty: Bool) {
         // Keys in the order of their bytes, as JSONWriter sorts them.
         var o = JSONObjectEmitter(indent: indent, pretty: pretty)
         o.string("deviceID", deviceID, into: &out)
@@ -105,12 +105,12 @@ extension ChangeHistory {
     }
 
     /// A zone history's entries (see `forEachLine`).
-    public func forEachEntry(after: Int64, through: Int64? = nil, skipCompacted: Bool = false, _ body: (HistoryEntry) throws -> Bool) throws {
+    package func forEachEntry(after: Int64, through: Int64? = nil, skipCompacted: Bool = false, _ body: (HistoryEntry) throws -> Bool) throws {
         try forEach(HistoryEntry.self, after: after, through: through, skipCompacted: skipCompacted, body)
     }
 
     /// One entry of a zone history by its sequence number (nil: past the head, or dropped by `ck gc`).
-    public func entry(_ seq: Int64) throws -> HistoryEntry? {
+    package func entry(_ seq: Int64) throws -> HistoryEntry? {
         try line(seq).map(HistoryEntry.init(line:))
     }
 

@@ -5,17 +5,17 @@ import Foundation
 /// User identities and the per-container `userDiscoverability` permission (CKUserIdentity,
 /// CKContainer.ApplicationPermissions).
 package struct IdentityStore {
-    public enum PermissionStatus: String, Sendable {
+    package enum PermissionStatus: String, Sendable {
         case initialState, couldNotComplete, denied, granted
     }
 
     /// Who a discovery names (API/Users: `UserLookup`).
-    public typealias Lookup = UserLookup
+    package typealias Lookup = UserLookup
 
-    public let paths: DataPaths
-    public let accounts: AccountStore
+    package let paths: DataPaths
+    package let accounts: AccountStore
 
-    public init(paths: DataPaths, accounts: AccountStore) {
+    package init(paths: DataPaths, accounts: AccountStore) {
         self.paths = paths
         self.accounts = accounts
     }
@@ -24,7 +24,7 @@ package struct IdentityStore {
         paths.container(container) + "/users/" + PathEncoding.component(user.userRecordName) + ".json"
     }
 
-    public func discoverability(container: String, user: UserAccount) throws -> PermissionStatus {
+    package func discoverability(container: String, user: UserAccount) throws -> PermissionStatus {
         try Names.validateContainerID(container)
         guard let s = try FileSystem.readJSON(permissionFile(container: container, user: user))?["userDiscoverability"]?.stringValue else {
             return .initialState
@@ -34,7 +34,7 @@ package struct IdentityStore {
 
     /// Records the user's answer to the discoverability prompt for this container. The prompt
     /// is shown once: once answered, a request returns that answer and changes nothing.
-    public func setDiscoverability(container: String, user: UserAccount, granted: Bool) throws -> PermissionStatus {
+    package func setDiscoverability(container: String, user: UserAccount, granted: Bool) throws -> PermissionStatus {
         try Names.validateContainerID(container)
         let answered = try discoverability(container: container, user: user)
         if answered == .granted || answered == .denied { return answered }
@@ -47,7 +47,7 @@ package struct IdentityStore {
     }
 
     /// The Web Services User Identity dictionary; name components only when discoverable.
-    public func identity(of user: UserAccount, container: String) throws -> JSONValue {
+    package func identity(of user: UserAccount, container: String) throws -> JSONValue {
         var lookup: [String: JSONValue] = ["emailAddress": .string(user.appleID)]
         if let p = user.phoneNumber { lookup["phoneNumber"] = .string(p) }
         var o: [String: JSONValue] = ["userRecordName": .string(user.userRecordName), "lookupInfo": .object(lookup)]
@@ -62,7 +62,7 @@ package struct IdentityStore {
 
     /// Finds another user's identity, only if that user made themselves discoverable in this
     /// container; otherwise NOT_FOUND, without saying whether the user exists.
-    public func discover(_ lookup: Lookup, container: String) throws -> JSONValue {
+    package func discover(_ lookup: Lookup, container: String) throws -> JSONValue {
         var found: UserAccount?
         let shown: String
         switch lookup {

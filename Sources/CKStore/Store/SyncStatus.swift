@@ -3,8 +3,8 @@ import CKModel
 /// How far a device's saved change tokens (its bookmarks) are behind the history, for
 /// `ck status`: the number of changes a `zone changes` or `database changes` would return
 /// next, computed from sequence numbers alone (no history is read).
-public struct BookmarkLag: Equatable, Sendable {
-    public enum State: String, Sendable {
+package struct BookmarkLag: Equatable, Sendable {
+    package enum State: String, Sendable {
         /// No token saved: the next fetch starts from the beginning.
         case none
         /// Nothing to fetch: the next fetch returns no change (`changes` 0).
@@ -16,10 +16,10 @@ public struct BookmarkLag: Equatable, Sendable {
         /// The saved token does not belong here (a damaged or foreign file).
         case invalid
     }
-    public var state: State
+    package var state: State
     /// Changes after the bookmark (every change when there is none); nil when expired or invalid.
-    public var changes: Int64?
-    public var reason: String?
+    package var changes: Int64?
+    package var reason: String?
 
     /// A bookmark `changes` behind: up to date when there are none.
     package static func behind(_ changes: Int64) -> BookmarkLag {

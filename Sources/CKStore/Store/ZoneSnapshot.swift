@@ -17,13 +17,13 @@ import CKModel
 package struct ZoneSnapshot {
     package let zone: ZoneStore
     /// The history entry the snapshot stands at.
-    public let head: Int64
+    package let head: Int64
     /// Records changed in `A+1…H`: their version as of `H` (nil: deleted by then).
     private let recent: [NameKey: Record?]
     /// Records changed in `A+1…H`: their last change then.
     private let recentChange: [NameKey: Int64]
 
-    public init(_ z: ZoneStore) throws {
+    package init(_ z: ZoneStore) throws {
         zone = z
         let applied = try z.appliedSeq()
         head = try z.history.head()
@@ -46,7 +46,7 @@ package struct ZoneSnapshot {
     package func unappliedChange(of name: NameKey) -> Int64? { recentChange[name] }
 
     /// One record as of the snapshot; nil when it does not exist then.
-    public func record(named name: String) throws -> Record? {
+    package func record(named name: String) throws -> Record? {
         try record(named: name, file: file(named: name))
     }
 
@@ -85,13 +85,13 @@ package struct ZoneSnapshot {
     }
 
     /// Every record as of the snapshot, in storage order, then those the files do not hold yet.
-    public func forEachRecord(_ body: (Record) throws -> Bool) throws {
+    package func forEachRecord(_ body: (Record) throws -> Bool) throws {
         try forEachRecord(prepare: nil) { r, _ in try body(r) }
     }
 
     /// The same, with `prepare(record)` worked out on the reading threads; it is handed on
     /// (else nil) when the record is its file's version, not an older one the snapshot holds.
-    public func forEachRecord(prepare: ((Record) -> String)?, _ body: (Record, String?) throws -> Bool) throws {
+    package func forEachRecord(prepare: ((Record) -> String)?, _ body: (Record, String?) throws -> Bool) throws {
         var stop = false
         try zone.forEachRecordFile(prepare: prepare) { file, prepared in
             if recent[NameKey(file.recordName)] != nil { return true }

@@ -14,11 +14,11 @@ import Foundation
 /// The zone's lock is kept beside the zones, by name (`locks/<zone>`), so that it outlives the
 /// zone: a zone deleted and made again is guarded by the same lock.
 package final class ZoneStore {
-    public let directory: String
-    public let zoneID: ZoneID
-    public let history: ChangeHistory
+    package let directory: String
+    package let zoneID: ZoneID
+    package let history: ChangeHistory
     /// Distinguishes this zone from an earlier zone of the same name that was deleted.
-    public let incarnation: String
+    package let incarnation: String
     /// Shard directories readers opened (readRecord).
     private var shards: [String: Directory] = [:]
     private var records: Directory?
@@ -31,8 +31,8 @@ package final class ZoneStore {
         self.history = ChangeHistory(directory: directory)
     }
 
-    public var zoneFile: String { directory + "/zone.json" }
-    public var recordsDirectory: String { directory + "/records" }
+    package var zoneFile: String { directory + "/zone.json" }
+    package var recordsDirectory: String { directory + "/records" }
     package var refsDirectory: String { directory + "/refs" }
     package var appliedFile: String { directory + "/applied.json" }
 
@@ -70,7 +70,7 @@ package final class ZoneStore {
 
     // MARK: records
 
-    public func recordPath(_ name: String) -> String {
+    package func recordPath(_ name: String) -> String {
         recordsDirectory + "/" + PathEncoding.shard(name) + "/" + PathEncoding.component(name) + ".json"
     }
 
@@ -80,7 +80,7 @@ package final class ZoneStore {
 
     /// Reads one record: one file, whatever the zone's size. Nil when absent — or when the file
     /// holds a record of another name (case-insensitive file systems, hashed long names).
-    public func record(named name: String) throws -> Record? {
+    package func record(named name: String) throws -> Record? {
         try readRecord(named: name)
     }
 
@@ -173,7 +173,7 @@ package final class ZoneStore {
     }
 
     /// The zone's records as of its history's head, for readers (see ZoneSnapshot).
-    public func snapshot() throws -> ZoneSnapshot { try ZoneSnapshot(self) }
+    package func snapshot() throws -> ZoneSnapshot { try ZoneSnapshot(self) }
 
     /// Streams every record file, shard by shard, in a stable order (same state, same order),
     /// opening each directory once, read on every core (ParallelRecordReader). Readers go through `snapshot()`; writers, who hold the

@@ -10,18 +10,18 @@ import Darwin
 /// truncate, link). They are how ck proves its crash and full-disk promises exhaustively: the
 /// CLI arms them from `CK_DEBUG_CRASH_AT_OP` and `CK_DEBUG_ENOSPC_AT_OP` (see
 /// Docs/reliability.md); nothing else sets them.
-public enum CrashPoints {
+package enum CrashPoints {
     /// Mutating operations performed so far by this process while something was armed (from
     /// its start: the CLI arms before any operation).
     nonisolated(unsafe) public private(set) static var operations = 0
     /// The process exits at once (like `kill -9`) instead of performing this operation (1-based).
-    nonisolated(unsafe) public static var crashAtOperation: Int?
+    nonisolated(unsafe) package static var crashAtOperation: Int?
     /// This operation and every later one that needs space (mkdir, create, write, link, fsync)
     /// fail with ENOSPC, as on a full disk — a write first writes half its bytes. Operations that
     /// free or move space (unlink, rmdir, rename, truncate, chmod) still work, as they do there.
-    nonisolated(unsafe) public static var noSpaceFromOperation: Int?
+    nonisolated(unsafe) package static var noSpaceFromOperation: Int?
     /// Called with each operation's description, for tests that list the crash points.
-    nonisolated(unsafe) public static var trace: ((Int, String) -> Void)?
+    nonisolated(unsafe) package static var trace: ((Int, String) -> Void)?
 
     private static let lock = NSLock()
 
@@ -29,7 +29,7 @@ public enum CrashPoints {
     /// thread, in order, so that "operation N" names the same operation on every run.
     package static var isArmed: Bool { crashAtOperation != nil || noSpaceFromOperation != nil || trace != nil }
 
-    public static func reset() {
+    package static func reset() {
         operations = 0
         crashAtOperation = nil
         noSpaceFromOperation = nil

@@ -10,8 +10,8 @@ import Darwin
 /// a symbolic link at any level: nothing inside a data directory is trusted (a project's `.ck/`
 /// may come from a cloned repository), so a planted link is an error, never a way out. Every
 /// file operation of the core goes through a `Directory`, relative to its descriptor.
-public final class Directory {
-    public let path: String
+package final class Directory {
+    package let path: String
     package let fd: Int32
 
     private init(path: String, fd: Int32) {
@@ -21,7 +21,7 @@ public final class Directory {
 
     deinit { close(fd) }
 
-    public enum Kind: Equatable { case file, directory, symlink, other }
+    package enum Kind: Equatable { case file, directory, symlink, other }
 
     #if os(Linux)
     /// Linux's O_PATH: passing through a directory needs only search permission on it.
@@ -34,7 +34,7 @@ public final class Directory {
 
     /// Opens the directory at an absolute path; nil when it (or a parent) does not exist and
     /// `create` is false. With `create`, missing directories are made (0700).
-    public static func open(_ path: String, create: Bool = false) throws -> Directory? {
+    package static func open(_ path: String, create: Bool = false) throws -> Directory? {
         guard path.utf8.first == UInt8(ascii: "/") else { throw FileSystem.failure("not an absolute path", path, errno: EINVAL) }
         let shown = path.utf8.count > 1 && path.utf8.last == UInt8(ascii: "/") ? String(path.dropLast()) : path
         // The whole path in one call when the kernel can refuse links at every level itself;
@@ -86,7 +86,7 @@ public final class Directory {
     }
 
     /// The directory holding `path`, and the last component of `path`.
-    public static func parent(of path: String, create: Bool = false) throws -> (Directory, String)? {
+    package static func parent(of path: String, create: Bool = false) throws -> (Directory, String)? {
         let bytes = path.utf8
         guard let slash = bytes.lastIndex(of: UInt8(ascii: "/")) else { throw FileSystem.failure("not an absolute path", path, errno: EINVAL) }
         let leaf = String(path[bytes.index(after: slash)...])
@@ -134,7 +134,7 @@ public final class Directory {
     }
 
     /// A subdirectory, made (0700) if `create` and missing; nil if missing.
-    public func subdirectory(_ name: String, create: Bool = false) throws -> Directory? {
+    package func subdirectory(_ name: String, create: Bool = false) throws -> Directory? {
         guard let n = try Directory.openChild(fd, path, name, create: create, readable: true) else { return nil }
         return Directory(path: path + "/" + name, fd: n)
     }
@@ -142,9 +142,9 @@ public final class Directory {
     // MARK: reading
 
     /// What `name` is, without following a link; nil when absent.
-    public func kind(of name: String) -> Kind? { Directory.kind(fd, name) }
+    package func kind(of name: String) -> Kind? { Directory.kind(fd, name) }
 
-    public func status(of name: String) -> stat? {
+    package func status(of name: String) -> stat? {
         var st = stat()
         return fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? st : nil
     }
@@ -186,13 +186,13 @@ public final class Directory {
     }
 
     /// A whole file; nil when it does not exist.
-    public func read(_ name: String) throws -> [UInt8]? {
+    package func read(_ name: String) throws -> [UInt8]? {
         guard let (f, st) = try openFileWithStatus(name) else { return nil }
         defer { close(f) }
         return try FileSystem.readAll(f, status: st, path: self.path + "/" + name)
     }
 
-    public func readJSON(_ name: String) throws -> JSONValue? {
+    package func readJSON(_ name: String) throws -> JSONValue? {
         guard let bytes = try read(name) else { return nil }
         do { return try JSONParser.parse(bytes) } catch {
             throw CloudKitError.internalError("corrupt file '\(path)/\(name)': \(error)").with(.repairDataDirectory)
@@ -200,7 +200,7 @@ public final class Directory {
     }
 
     /// Entry names (without `.` and `..`), sorted by their bytes so listings are deterministic.
-    public func entries() throws -> [String] {
+    package func entries() throws -> [String] {
         let f = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if f < 0 { throw FileSystem.failure("cannot list", path) }
         guard let d = fdopendir(f) else { close(f); throw FileSystem.failure("cannot list", path) }
@@ -222,20 +222,20 @@ public final class Directory {
     /// Replaces `name` atomically: a temporary file in this directory, written and (if
     /// `durable`) fsynced, renamed over `name`, then this directory fsynced. A link at `name` is
     /// replaced, never followed. On failure the temporary file is removed and `name` is as it was.
-    public func write(_ name: String, _ bytes: [UInt8], durable: Bool = true) throws {
+    package func write(_ name: String, _ bytes: [UInt8], durable: Bool = true) throws {
         let tmp = try prepare(bytes, durable: durable)
         try publish(tmp, as: name)
         if durable { sync() }
     }
 
-    public func writeJSON(_ name: String, _ value: JSONValue, durable: Bool = true) throws {
+    package func writeJSON(_ name: String, _ value: JSONValue, durable: Bool = true) throws {
         try write(name, Array(JSONWriter.pretty(value).utf8), durable: durable)
     }
 
     /// Writes bytes to a new temporary file here and returns its name; `publish` renames it
     /// into place, `discard` removes it. This is how a commit writes everything before the
     /// point of no return.
-    public func prepare(_ bytes: [UInt8], durable: Bool = false) throws -> String {
+    package func prepare(_ bytes: [UInt8], durable: Bool = false) throws -> String {
         let tmp = FileSystem.temporaryName()
         if CrashPoints.fails("create " + path + "/" + tmp) { throw FileSystem.failure("cannot create", path + "/" + tmp) }
         let f = openat(fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, FileSystem.filePermissions)
@@ -252,7 +252,7 @@ public final class Directory {
         return tmp
     }
 
-    public func publish(_ tmp: String, as name: String) throws {
+    package func publish(_ tmp: String, as name: String) throws {
         if CrashPoints.fails("rename " + path + "/" + name) || renameat(fd, tmp, fd, name) != 0 {
             let e = FileSystem.failure("cannot rename into", path + "/" + name)
             unlinkat(fd, tmp, 0)
@@ -262,7 +262,7 @@ public final class Directory {
 
     /// Publishes a prepared file only if `name` does not exist yet (atomic create): true if it
     /// was published, false if `name` existed (the temporary file is then removed).
-    public func publishIfAbsent(_ tmp: String, as name: String) throws -> Bool {
+    package func publishIfAbsent(_ tmp: String, as name: String) throws -> Bool {
         defer { unlinkat(fd, tmp, 0) }
         if CrashPoints.fails("link " + path + "/" + name) { throw FileSystem.failure("cannot create", path + "/" + name) }
         if linkat(fd, tmp, fd, name, 0) == 0 { return true }
@@ -270,13 +270,13 @@ public final class Directory {
         throw FileSystem.failure("cannot create", path + "/" + name)
     }
 
-    public func discard(_ tmp: String) { unlinkat(fd, tmp, 0) }
+    package func discard(_ tmp: String) { unlinkat(fd, tmp, 0) }
 
     /// Removes an empty subdirectory; anything else stays.
-    public func removeIfEmpty(_ name: String) { unlinkat(fd, name, AT_REMOVEDIR) }
+    package func removeIfEmpty(_ name: String) { unlinkat(fd, name, AT_REMOVEDIR) }
 
     /// Removes a file or a link (never what a link points to); a missing one is not an error.
-    public func remove(_ name: String) throws {
+    package func remove(_ name: String) throws {
         guard kind(of: name) != nil else { return }
         if CrashPoints.fails("unlink " + path + "/" + name) { throw FileSystem.failure("cannot remove", path + "/" + name) }
         if unlinkat(fd, name, 0) != 0 && errno != ENOENT {
@@ -286,7 +286,7 @@ public final class Directory {
     }
 
     /// Removes a file, or a directory and everything in it, without following any link.
-    public func removeTree(_ name: String) throws {
+    package func removeTree(_ name: String) throws {
         switch kind(of: name) {
         case nil: return
         case .directory:
@@ -302,21 +302,21 @@ public final class Directory {
     }
 
     /// A second name for a file in this directory (a hard link: no data is copied).
-    public func link(_ name: String, as other: String) throws {
+    package func link(_ name: String, as other: String) throws {
         if CrashPoints.fails("link " + path + "/" + other) || linkat(fd, name, fd, other, 0) != 0 {
             throw FileSystem.failure("cannot link", path + "/" + other)
         }
     }
 
     /// Renames within this directory, replacing `target` (a rename needs no space).
-    public func rename(_ name: String, to target: String) throws {
+    package func rename(_ name: String, to target: String) throws {
         if CrashPoints.fails("rename " + path + "/" + target) || renameat(fd, name, fd, target) != 0 {
             throw FileSystem.failure("cannot rename", path + "/" + name)
         }
     }
 
     /// Renames `name` here to `newName` in `target` (atomic on one file system).
-    public func move(_ name: String, to target: Directory, as newName: String) throws {
+    package func move(_ name: String, to target: Directory, as newName: String) throws {
         if CrashPoints.fails("rename " + path + "/" + name) || renameat(fd, name, target.fd, newName) != 0 {
             throw FileSystem.failure("cannot rename", path + "/" + name)
         }
@@ -335,7 +335,7 @@ public final class Directory {
 
     /// Appends bytes to a file (made 0600 if missing) and fsyncs it. If the write fails part
     /// way (a full disk), the file is cut back to its old length, so nothing changed.
-    public func append(_ name: String, _ bytes: [UInt8], durable: Bool = true) throws {
+    package func append(_ name: String, _ bytes: [UInt8], durable: Bool = true) throws {
         let f = try openForWriting(name)
         defer { close(f) }
         var st = stat()
@@ -350,7 +350,7 @@ public final class Directory {
     }
 
     /// Cuts a file to `length` bytes and syncs it.
-    public func truncate(_ name: String, to length: Int64) throws {
+    package func truncate(_ name: String, to length: Int64) throws {
         let f = try openForWriting(name, create: false)
         defer { close(f) }
         if CrashPoints.fails("truncate " + path + "/" + name) || ftruncate(f, off_t(length)) != 0 {
@@ -359,18 +359,18 @@ public final class Directory {
         try FileSystem.fsync(f, path: path + "/" + name)
     }
 
-    public func setMode(_ name: String, _ mode: mode_t) throws {
+    package func setMode(_ name: String, _ mode: mode_t) throws {
         if CrashPoints.fails("chmod " + path + "/" + name) || fchmodat(fd, name, mode, 0) != 0 {
             throw FileSystem.failure("cannot change the mode of", path + "/" + name)
         }
     }
 
     /// Makes this directory's entries (renames, new files) durable.
-    public func sync() { _ = Glibc.fsync(fd) }
+    package func sync() { _ = Glibc.fsync(fd) }
 
     /// Flushes every pending write of the file system holding this directory (Linux `syncfs`;
     /// a full `sync` elsewhere): one sync that makes a batch of non-durable writes durable.
-    public func syncFileSystem() {
+    package func syncFileSystem() {
         #if os(Linux)
         _ = linuxSyncfs(fd)
         #else

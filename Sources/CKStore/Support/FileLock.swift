@@ -9,15 +9,15 @@ import Darwin
 /// processes take turns here. The lock is re-checked once held: if the file was replaced or
 /// removed meanwhile (its zone deleted, or deleted and made again), the lock is on a file that
 /// no longer guards anything, so it is taken again on the current one.
-public final class FileLock {
-    public enum Mode { case shared, exclusive }
+package final class FileLock {
+    package enum Mode { case shared, exclusive }
     private var fd: Int32
 
     private init(fd: Int32) { self.fd = fd }
 
     /// Takes the lock at `path`, creating the file (0600) and, with `createDirectory`, its
     /// directory. Nil when the directory does not exist (and is not to be created).
-    public static func acquire(_ path: String, _ mode: Mode = .exclusive, createDirectory: Bool = true) throws -> FileLock? {
+    package static func acquire(_ path: String, _ mode: Mode = .exclusive, createDirectory: Bool = true) throws -> FileLock? {
         while true {
             guard let (dir, leaf) = try Directory.parent(of: path, create: createDirectory) else { return nil }
             let fd = try dir.openForWriting(leaf)
@@ -41,13 +41,13 @@ public final class FileLock {
 
     /// Takes the lock only if its file exists (nil otherwise): for readers such as
     /// `ck fsck --dry-run`, which must not create anything.
-    public static func acquireExisting(_ path: String, _ mode: Mode = .exclusive) throws -> FileLock? {
+    package static func acquireExisting(_ path: String, _ mode: Mode = .exclusive) throws -> FileLock? {
         guard let (dir, leaf) = try Directory.parent(of: path), dir.kind(of: leaf) == .file else { return nil }
         return try acquire(path, mode, createDirectory: false)
     }
 
     /// Takes an exclusive lock only if nobody holds it; nil otherwise.
-    public static func attempt(_ path: String) throws -> FileLock? {
+    package static func attempt(_ path: String) throws -> FileLock? {
         guard let (dir, leaf) = try Directory.parent(of: path, create: true) else { return nil }
         let fd = try dir.openForWriting(leaf)
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
@@ -61,13 +61,13 @@ public final class FileLock {
     }
 
     /// Takes the lock at `path`, creating its directory if needed.
-    public convenience init(path: String, _ mode: Mode = .exclusive) throws {
+    package convenience init(path: String, _ mode: Mode = .exclusive) throws {
         let l = try FileLock.acquire(path, mode, createDirectory: true)!
         self.init(fd: l.fd)
         l.fd = -1
     }
 
-    public func unlock() {
+    package func unlock() {
         if fd >= 0 { flock(fd, LOCK_UN); close(fd); fd = -1 }
     }
 

@@ -14,9 +14,9 @@ import Darwin
 /// and reports a full disk as QUOTA_EXCEEDED. Files a user names on the command line (an
 /// import file, a schema, an asset) are read with `readUserFile`, which follows links as any
 /// tool would.
-public enum FileSystem {
-    public static let filePermissions: mode_t = 0o600
-    public static let directoryPermissions: mode_t = 0o700
+package enum FileSystem {
+    package static let filePermissions: mode_t = 0o600
+    package static let directoryPermissions: mode_t = 0o700
 
     // MARK: errors
 
@@ -50,7 +50,7 @@ public enum FileSystem {
 
     // MARK: path operations
 
-    public static func exists(_ path: String) throws -> Bool {
+    package static func exists(_ path: String) throws -> Bool {
         guard let (d, leaf) = try Directory.parent(of: path) else { return false }
         switch d.kind(of: leaf) {
         case nil: return false
@@ -59,7 +59,7 @@ public enum FileSystem {
         }
     }
 
-    public static func isDirectory(_ path: String) throws -> Bool {
+    package static func isDirectory(_ path: String) throws -> Bool {
         guard let (d, leaf) = try Directory.parent(of: path) else { return false }
         switch d.kind(of: leaf) {
         case .directory?: return true
@@ -69,30 +69,30 @@ public enum FileSystem {
     }
 
     /// Creates a directory and its missing parents, each 0700.
-    public static func makeDirectories(_ path: String) throws { _ = try Directory.open(path, create: true) }
+    package static func makeDirectories(_ path: String) throws { _ = try Directory.open(path, create: true) }
 
     /// Reads a whole file, or nil when it does not exist.
-    public static func read(_ path: String) throws -> [UInt8]? {
+    package static func read(_ path: String) throws -> [UInt8]? {
         guard let (d, leaf) = try Directory.parent(of: path) else { return nil }
         return try d.read(leaf)
     }
 
-    public static func readJSON(_ path: String) throws -> JSONValue? {
+    package static func readJSON(_ path: String) throws -> JSONValue? {
         guard let (d, leaf) = try Directory.parent(of: path) else { return nil }
         return try d.readJSON(leaf)
     }
 
-    public static func writeAtomically(_ path: String, _ bytes: [UInt8], durable: Bool = true) throws {
+    package static func writeAtomically(_ path: String, _ bytes: [UInt8], durable: Bool = true) throws {
         guard let (d, leaf) = try Directory.parent(of: path, create: true) else { return }
         try d.write(leaf, bytes, durable: durable)
     }
 
-    public static func writeJSON(_ path: String, _ value: JSONValue, durable: Bool = true) throws {
+    package static func writeJSON(_ path: String, _ value: JSONValue, durable: Bool = true) throws {
         try writeAtomically(path, Array(JSONWriter.pretty(value).utf8), durable: durable)
     }
 
     /// Creates `path` with `bytes` only if it does not exist: true if created.
-    public static func createExclusively(_ path: String, _ bytes: [UInt8]) throws -> Bool {
+    package static func createExclusively(_ path: String, _ bytes: [UInt8]) throws -> Bool {
         guard let (d, leaf) = try Directory.parent(of: path, create: true) else { return false }
         let tmp = try d.prepare(bytes, durable: true)
         let made = try d.publishIfAbsent(tmp, as: leaf)
@@ -101,47 +101,47 @@ public enum FileSystem {
     }
 
     /// Removes a file; a missing file is not an error.
-    public static func remove(_ path: String) throws {
+    package static func remove(_ path: String) throws {
         guard let (d, leaf) = try Directory.parent(of: path) else { return }
         try d.remove(leaf)
     }
 
     /// Removes a directory tree without following links.
-    public static func removeTree(_ path: String) throws {
+    package static func removeTree(_ path: String) throws {
         guard let (d, leaf) = try Directory.parent(of: path) else { return }
         try d.removeTree(leaf)
     }
 
     /// Directory entries sorted by bytes; empty when the directory does not exist.
-    public static func list(_ path: String) throws -> [String] {
+    package static func list(_ path: String) throws -> [String] {
         try Directory.open(path)?.entries() ?? []
     }
 
-    public static func append(_ path: String, _ bytes: [UInt8]) throws {
+    package static func append(_ path: String, _ bytes: [UInt8]) throws {
         guard let (d, leaf) = try Directory.parent(of: path, create: true) else { return }
         try d.append(leaf, bytes)
     }
 
-    public static func truncate(_ path: String, to length: Int64) throws {
+    package static func truncate(_ path: String, to length: Int64) throws {
         guard let (d, leaf) = try Directory.parent(of: path) else { return }
         try d.truncate(leaf, to: length)
     }
 
     /// A file's size; nil when absent.
-    public static func size(_ path: String) throws -> Int64? {
+    package static func size(_ path: String) throws -> Int64? {
         guard let (d, leaf) = try Directory.parent(of: path), let st = d.status(of: leaf) else { return nil }
         if st.st_mode & S_IFMT == S_IFLNK { throw symlink(path) }
         return Int64(st.st_size)
     }
 
-    public static func setMode(_ path: String, _ mode: mode_t) throws {
+    package static func setMode(_ path: String, _ mode: mode_t) throws {
         guard let (d, leaf) = try Directory.parent(of: path) else { return }
         try d.setMode(leaf, mode)
     }
 
     /// Reads a file the user named (an import, a schema, an asset): links are followed, as any
     /// tool would; a directory or an unreadable file is BAD_REQUEST.
-    public static func readUserFile(_ path: String, shownAs shown: String) throws -> [UInt8] {
+    package static func readUserFile(_ path: String, shownAs shown: String) throws -> [UInt8] {
         let f = sysOpen(path, O_RDONLY | O_CLOEXEC)
         if f < 0 {
             let e = errno
@@ -166,7 +166,7 @@ public enum FileSystem {
     /// read, and no more than `size` bytes (which the caller bounds) are ever held. A refusal
     /// is BAD_REQUEST whose reason is only what went wrong ("no such file"), for the caller to
     /// put in context.
-    public static func readRegularFile(_ directory: String, _ components: [String], size: Int64,
+    package static func readRegularFile(_ directory: String, _ components: [String], size: Int64,
                                        chunk: (UnsafeRawBufferPointer) -> Void) throws -> [UInt8] {
         func refused(_ why: String) -> CloudKitError { CloudKitError.badRequest(why) }
         func why(_ e: Int32) -> String {
@@ -337,10 +337,10 @@ public enum FileSystem {
     /// This process's pid, as temporary names carry it (ck never forks).
     private static let processID = String(getpid())
 
-    public static let temporaryPrefix = ".tmp-"
+    package static let temporaryPrefix = ".tmp-"
 
     /// The pid that made a temporary file, from its name.
-    public static func temporaryOwner(_ name: String) -> Int32? {
+    package static func temporaryOwner(_ name: String) -> Int32? {
         guard name.hasPrefix(temporaryPrefix) else { return nil }
         return Int32(name.dropFirst(temporaryPrefix.count).prefix { $0 != "-" })
     }

@@ -9,9 +9,9 @@ public struct SchemaIndexRequest: Sendable {
     /// The field by its schema name (`___recordID`) or, for a system field, its query name
     /// (`recordName`).
     public var fieldName: String
-    public var indexes: [IndexNeed.Index]
+    public var indexes: [SchemaIndex]
 
-    public init(recordType: String, fieldName: String, indexes: [IndexNeed.Index]) {
+    public init(recordType: String, fieldName: String, indexes: [SchemaIndex]) {
         self.recordType = recordType
         self.fieldName = fieldName
         self.indexes = indexes
@@ -43,7 +43,7 @@ extension CloudKitAPI {
 extension SchemaAdmin {
     /// Adds indexes to a field of the development schema under its lock; answers the field as
     /// it now is and the indexes it did not have.
-    func addIndexes(_ typeName: String, field name: String, _ indexes: [IndexNeed.Index]) throws -> (FieldSchema, [IndexNeed.Index]) {
+    func addIndexes(_ typeName: String, field name: String, _ indexes: [SchemaIndex]) throws -> (FieldSchema, [SchemaIndex]) {
         let store = store(.development)
         return try store.withLock {
             var s = try store.load()
@@ -53,8 +53,8 @@ extension SchemaAdmin {
             guard var f = t.fields[name] else {
                 throw CloudKitError.badRequest("record type '\(typeName)' has no field '\(Names.describe(name))'; a field exists once a record saved in development has it, or a schema defines it")
             }
-            var added: [IndexNeed.Index] = []
-            for index in IndexNeed.Index.allCases where indexes.contains(index) {
+            var added: [SchemaIndex] = []
+            for index in SchemaIndex.allCases where indexes.contains(index) {
                 let need = IndexNeed(queryName: name, field: name, index: index, type: f.type, present: false)
                 if let why = need.impossible {
                     throw CloudKitError.badRequest("field '\(Names.describe(name))' of record type '\(typeName)' cannot be \(index.rawValue): \(why)")
