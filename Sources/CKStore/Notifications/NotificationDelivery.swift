@@ -17,13 +17,13 @@ package struct Notifications {
     /// Makes the calling device known for notifications, as registering for pushes does.
     package func register() throws { try inbox().register() }
 
-    package func inbox(user: String, device: String) -> NotificationInbox {
+    func inbox(user: String, device: String) -> NotificationInbox {
         NotificationInbox(directory: db.paths.notifications(db.address.container, db.address.environment, user: user) + "/" + PathEncoding.component(device))
     }
 
     /// After a commit to one zone, for its changes up to history entry `seq`. Redoing it after
     /// a crash delivers nothing twice: each inbox remembers how far it has this zone's history.
-    package func deliver(zone z: ZoneStore, changes: [RecordChange], through seq: Int64) throws {
+    func deliver(zone z: ZoneStore, changes: [RecordChange], through seq: Int64) throws {
         guard !changes.isEmpty else { return }
         // Participants of the zone's shares hear of it through their shared databases.
         try ShareNotifier(db).deliverToShareParticipants(zone: z, changes: changes, through: seq)
@@ -75,7 +75,7 @@ package struct Notifications {
 
     /// After a custom zone is created or deleted (database history entry `entry`): database
     /// subscriptions fire. Redone after a crash, it delivers nothing twice.
-    package func deliverZoneEvent(_ zoneName: String, entry: Int64) throws {
+    func deliverZoneEvent(_ zoneName: String, entry: Int64) throws {
         guard db.scope != .public, !zoneName.sameBytes(ZoneID.defaultZoneName) else { return }
         let source = (key: ["database", db.scope.rawValue, PathEncoding.component(db.ownerRecordName)].joined(separator: "|"), seq: entry)
         var byOwner: [String: [NotificationInbox.Pending]] = [:]
@@ -118,7 +118,7 @@ package struct Notifications {
     /// `items(device)` gives it, about zone `zone`. Every
     /// inbox is tried; the first failure is then reported (the caller redoes the delivery, which
     /// the inboxes that have it skip).
-    package func deliver(to owner: String, source: (key: String, seq: Int64)?, zone: String, _ items: (String) -> [NotificationInbox.Pending]) throws {
+    func deliver(to owner: String, source: (key: String, seq: Int64)?, zone: String, _ items: (String) -> [NotificationInbox.Pending]) throws {
         let root = db.paths.notifications(db.address.container, db.address.environment, user: owner)
         var failure: Error?
         for entry in try FileSystem.list(root) where !entry.hasPrefix(".") {

@@ -6,7 +6,7 @@ import CKModel
 package struct Subscriptions {
     let db: Database
 
-    package var store: SubscriptionStore { SubscriptionStore(databaseDirectory: db.directory, scope: db.scope) }
+    var store: SubscriptionStore { SubscriptionStore(databaseDirectory: db.directory, scope: db.scope) }
 
     /// Checks a subscription against the database and saves it; an existing ID is replaced.
     @discardableResult
@@ -31,7 +31,7 @@ package struct Subscriptions {
     /// account, CloudKit's rules on which kinds each database allows, its zone and filters.
     /// Returns the user who would own it.
     @discardableResult
-    package func check(_ s: Subscription) throws -> UserAccount {
+    func check(_ s: Subscription) throws -> UserAccount {
         try Subscription.validateID(s.subscriptionID)
         let user = try db.requireWrite()
         switch (s.kind, db.scope) {

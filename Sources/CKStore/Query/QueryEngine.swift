@@ -20,10 +20,6 @@ public struct QueryResult {
 package struct Queries {
     let db: Database
 
-    package func run(zone name: String, _ req: QueryRequest) throws -> QueryResult {
-        try page(in: try db.zone(name), req)
-    }
-
     /// A page of `pageLimit` records (nil: the request's own limit, at most 200); `after`: the
     /// page after that key, and `nextKey` instead of a marker (see Queries.all).
     package func page(in z: ZoneStore, _ req: QueryRequest, pageLimit: Int? = nil, after: [JSONValue]? = nil) throws -> QueryResult {

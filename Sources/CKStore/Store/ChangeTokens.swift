@@ -22,7 +22,7 @@ package struct ChangeTokens {
 
     /// Checks a zone token: BAD_REQUEST when forged or foreign, CHANGE_TOKEN_EXPIRED when older
     /// than the retained history or from an earlier zone of the same name.
-    package func checkZone(_ raw: String, zone z: ZoneStore, head: Int64) throws -> ChangeToken {
+    func checkZone(_ raw: String, zone z: ZoneStore, head: Int64) throws -> ChangeToken {
         let t = try ChangeToken.decode(raw, secret: try secret.existing())
         guard t.kind == .zone else { throw CloudKitError(.badRequest, "this is a database change token, not a zone change token", zoneID: z.zoneID) }
         let mine = zoneScopeKey(z)
@@ -56,7 +56,7 @@ package struct ChangeTokens {
 
     /// Checks a database token: BAD_REQUEST when forged, foreign or a zone token,
     /// CHANGE_TOKEN_EXPIRED when older than the retained history; its seq otherwise.
-    package func checkDatabase(_ raw: String, head: Int64) throws -> Int64 {
+    func checkDatabase(_ raw: String, head: Int64) throws -> Int64 {
         let t = try ChangeToken.decode(raw, secret: try secret.existing())
         guard t.kind == .database else { throw CloudKitError.badRequest("this is a zone change token, not a database change token") }
         guard t.scopeKey.sameBytes(databaseScopeKey) else {
@@ -70,13 +70,13 @@ package struct ChangeTokens {
     }
 
     /// The token of zone `z`'s head now, signed (made if need be).
-    package func head(of z: ZoneStore) throws -> String {
+    func head(of z: ZoneStore) throws -> String {
         ChangeToken(kind: .zone, scopeKey: zoneScopeKey(z), seq: try z.history.head(), epoch: try z.history.epoch()).encode(secret: try secret.getOrCreate())
     }
 
     /// The zone's current token, as `zones/list` returns it: none for a zone without a change
     /// feed, nor before any token was issued (no secret is made for it).
-    package func current(zone z: ZoneStore) throws -> String? {
+    func current(zone z: ZoneStore) throws -> String? {
         guard db.scope != .public, !z.zoneID.isDefault, !z.incarnation.isEmpty, let secret = try secret.existing() else { return nil }
         return ChangeToken(kind: .zone, scopeKey: zoneScopeKey(z), seq: try z.history.head(), epoch: try z.history.epoch()).encode(secret: secret)
     }

@@ -81,7 +81,7 @@ package struct ChangeFeed {
     /// Whether a feed reports a deletion (the latest change of its record): always after a
     /// token; from scratch — the client holds nothing from before the fetch began at `origin` —
     /// only when it happened after `origin` or this device created the record (reference §5.4).
-    package func reportsDeletion(_ e: HistoryEntry, in z: ZoneStore, origin: Int64?) throws -> Bool {
+    func reportsDeletion(_ e: HistoryEntry, in z: ZoneStore, origin: Int64?) throws -> Bool {
         guard let o = origin, e.seq <= o else { return true }
         return try createdHere(e, in: z)
     }

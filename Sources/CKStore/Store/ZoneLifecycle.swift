@@ -57,7 +57,7 @@ package struct ZoneLifecycle {
 
     /// What a creation of a zone is refused for, before anything is done: a bad name, no
     /// account to write with, a database without custom zones.
-    package func checkCreation(_ name: String) throws {
+    func checkCreation(_ name: String) throws {
         try Names.validateZoneName(name)
         try db.requireWrite()
         switch db.scope {
