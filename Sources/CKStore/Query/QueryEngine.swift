@@ -3,17 +3,10 @@ import CKJSON
 import CKModel
 import Foundation
 
-/// Runs a query over a zone in one streaming pass, keeping only the best `limit + 1` matches in
+/// A query runs over a zone in one streaming pass, keeping only the best `limit + 1` matches in
 /// memory, so memory stays flat however large the zone is. Results are ordered by the sorts,
 /// then by recordName; a continuation marker names the last key returned.
-public struct QueryResult {
-    public var records: [Record]
-    public var continuationMarker: String?
-    /// For pages read one after another in one process (`Queries.all`): the last key returned,
-    /// where the next page starts, when more follow (no marker is made).
-    package var nextKey: [JSONValue]?
-}
-
+///
 /// The queries of one database (`records/query`): one zone's page, every page (QueryPages),
 /// a page as of a point of the history (TimeTravel), and every zone at once (ZoneWideQuery).
 /// Reached as `db.queries`.

@@ -1,20 +1,5 @@
 import CKModel
 
-/// `changes/zone`: what changed in a custom zone since a token, read from the zone's history,
-/// so the cost follows the number of changes, not the size of the zone.
-public struct ZoneChangesResult {
-    public var zoneID: ZoneID
-    /// Latest state of each changed record, or a tombstone.
-    public var changes: [RecordChange]
-    public var syncToken: String
-    public var moreComing: Bool
-
-    public enum RecordChange {
-        case record(Record)
-        case deleted(String)
-    }
-}
-
 /// A database's change feeds (`changes/zone`, `changes/database`): read from the histories,
 /// paged, and followed page after page (ChangeFeedPages). Reached as `db.changes`.
 package struct ChangeFeed {
