@@ -22,13 +22,13 @@ package struct WebSessionStore {
     package var rotation: WebTokenRotation = .live
 
     package static let lifetime: Int64 = 30 * 60 * 1000
-    package static let keepSignedInLifetime: Int64 = 14 * 24 * 3600 * 1000
+    static let keepSignedInLifetime: Int64 = 14 * 24 * 3600 * 1000
     /// How old a token is before a request using it gets its replacement.
-    package static let rotateAfter: Int64 = 60 * 1000
+    static let rotateAfter: Int64 = 60 * 1000
     /// How long a replaced token still works under `WebTokenRotation.strict`.
     package static let grace: Int64 = 2 * 60 * 1000
     /// How long an expired session's file is kept, to say "expired" rather than "unknown".
-    package static let expiredKept: Int64 = 24 * 3600 * 1000
+    static let expiredKept: Int64 = 24 * 3600 * 1000
     /// How many hex digits of a sign-in's first token hash name it (`ck account sessions`):
     /// enough to tell sessions apart, and no use as a token (the hash is not one).
     package static let idDigits = 16
@@ -78,7 +78,7 @@ package struct WebSessionStore {
 
     /// 32 random bytes in unpadded base64url (43 characters): nothing in it needs escaping in a
     /// URL, and escaping it anyway (`encodeURIComponent`) changes nothing.
-    package static func newToken() -> String {
+    static func newToken() -> String {
         var rng = SystemRandomNumberGenerator()
         return Base64URL.encode((0..<32).map { _ in UInt8.random(in: 0...255, using: &rng) })
     }
@@ -98,7 +98,7 @@ package struct WebSessionStore {
         return true
     }
 
-    package static func base64urlValue(_ b: UInt8) -> UInt8? {
+    static func base64urlValue(_ b: UInt8) -> UInt8? {
         switch b {
         case 65...90: return b - 65
         case 97...122: return b - 71
@@ -323,7 +323,7 @@ package struct WebSessionStore {
 }
 
 /// Work done at most once an interval by whichever caller comes when it is due.
-package final class SweepSchedule: @unchecked Sendable {
+final class SweepSchedule: @unchecked Sendable {
     private let lock = NSLock()
     private let every: Int64
     private var last: Int64?

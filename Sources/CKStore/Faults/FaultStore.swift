@@ -13,7 +13,7 @@ package struct FaultStore {
     package init(paths: DataPaths) { self.paths = paths }
 
     package struct File {
-        package var nextID: Int64 = 1
+        var nextID: Int64 = 1
         package var faults: [Fault] = []
 
         package var json: JSONValue {
@@ -125,7 +125,7 @@ package struct FaultStore {
 
     /// Whether a notification for `user` on `device` (about `zone`, if any) is dropped: a
     /// `notifications/deliver` fault fires (every time, a number of times, or at a rate).
-    package func dropsDelivery(user: String, device: String, zone: String?) throws -> Bool {
+    func dropsDelivery(user: String, device: String, zone: String?) throws -> Bool {
         try fire { f in
             f.op == .deliver && (f.zone == nil || zone.map { NameKey($0) == NameKey(f.zone!) } == true)
                 && matches(f, user: { user }, device: device)

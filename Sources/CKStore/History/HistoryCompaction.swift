@@ -29,9 +29,9 @@ import Darwin
 /// reverse) finds entries that do not match their index words — every entry is checked — and
 /// reads again, waiting while the marker says a switch is under way: it never misreads.
 package enum HistoryCompaction {
-    package static let markerName = "history.gc.json"
-    package static let newLog = "history.log.gc"
-    package static let newIndex = "history.idx.gc"
+    static let markerName = "history.gc.json"
+    static let newLog = "history.log.gc"
+    static let newIndex = "history.idx.gc"
 
     /// The error of a read from a point inside the compacted part of a history.
     package static func compacted(_ directory: String, first: Int64) -> CloudKitError {
@@ -51,7 +51,7 @@ package enum HistoryCompaction {
     }
 
     /// Finishes (or clears away) a compaction a crash interrupted. The caller holds the lock.
-    package static func finishInterrupted(_ h: ChangeHistory, _ dir: Directory, repair: Bool) throws -> ChangeHistory.TailFinding? {
+    static func finishInterrupted(_ h: ChangeHistory, _ dir: Directory, repair: Bool) throws -> ChangeHistory.TailFinding? {
         if dir.kind(of: markerName) != nil {
             if repair {
                 if dir.kind(of: newIndex) != nil { try dir.rename(newIndex, to: ChangeHistory.indexName) }

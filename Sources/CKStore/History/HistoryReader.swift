@@ -124,7 +124,7 @@ extension ZoneStore {
 
     /// For each record changed in `(from, to]`: the change that wrote its version at `from`
     /// (nil: absent then) and the last change in the range. Keyed by name, in name order.
-    package func changedRecords(from: Int64, to: Int64) throws -> [(name: NameKey, before: Int64?, last: Int64)] {
+    func changedRecords(from: Int64, to: Int64) throws -> [(name: NameKey, before: Int64?, last: Int64)] {
         var first: [NameKey: Int64?] = [:]
         var last: [NameKey: Int64] = [:]
         try forEachChange(after: from, through: to) { c in

@@ -142,10 +142,10 @@ extension TagStore {
 /// no zone (made before any zone had a history) named no database, and goes. A file that does
 /// not read as a tag, or names a zone outside any database, is left where it is. Moving is
 /// idempotent: a crash half-way is finished by the next use.
-package enum LegacyTags {
+enum LegacyTags {
     package static func directory(_ paths: DataPaths) -> String { paths.root + "/tags" }
 
-    package static func migrate(_ paths: DataPaths) throws {
+    static func migrate(_ paths: DataPaths) throws {
         let dir = directory(paths)
         guard try FileSystem.isDirectory(dir) else { return }
         // The lock lives in the directory it guards, so nothing is left behind when it goes.

@@ -11,8 +11,8 @@ import CKModel
 /// or `z` when the record has no value a sort or range can use (missing, a list, another kind):
 /// those sort last, as they do in a query. A `~` line is a tombstone (the record was deleted or
 /// changed type since the run below was made); it sorts after everything.
-package enum IndexKey {
-    package static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+enum IndexKey {
+    static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
     package static let space: UInt8 = 0x20
     package static let missing: UInt8 = 0x7A  // z
     package static let tombstone: UInt8 = 0x7E  // ~
@@ -31,7 +31,7 @@ package enum IndexKey {
         return out
     }
 
-    package static func unhex(_ bytes: ArraySlice<UInt8>) -> [UInt8]? {
+    static func unhex(_ bytes: ArraySlice<UInt8>) -> [UInt8]? {
         guard bytes.count % 2 == 0 else { return nil }
         var out = [UInt8]()
         out.reserveCapacity(bytes.count / 2)
@@ -106,22 +106,22 @@ package enum IndexKey {
 
     /// The name part of a line, still in hex (after the space in a field run; the whole line in
     /// the names run).
-    package static func hexName(ofLine line: ArraySlice<UInt8>, fieldRun: Bool) -> ArraySlice<UInt8> {
+    static func hexName(ofLine line: ArraySlice<UInt8>, fieldRun: Bool) -> ArraySlice<UInt8> {
         guard fieldRun, let sp = line.lastIndex(of: space) else { return line }
         return line[(sp + 1)...]
     }
 
     /// The key part of a field-run line (before its space).
-    package static func keyPart(_ line: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+    static func keyPart(_ line: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
         guard let sp = line.firstIndex(of: space) else { return line }
         return line[line.startIndex..<sp]
     }
 
-    package static func tombstoneLine(name: String, fieldRun: Bool) -> [UInt8] {
+    static func tombstoneLine(name: String, fieldRun: Bool) -> [UInt8] {
         var out: [UInt8] = fieldRun ? [tombstone, space] : [tombstone]
         hex(name.utf8, into: &out)
         return out
     }
 
-    package static func isTombstone(_ line: ArraySlice<UInt8>) -> Bool { line.first == tombstone }
+    static func isTombstone(_ line: ArraySlice<UInt8>) -> Bool { line.first == tombstone }
 }

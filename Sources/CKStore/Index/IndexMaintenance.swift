@@ -14,22 +14,22 @@ import Darwin
 /// - a delta grown past an eighth of its base is merged into a new base (one streaming pass).
 /// A type whose runs are missing or stale in shape (a field indexed since), and a zone without
 /// a catalog, are built again from the record files. Every run is a new file renamed into place.
-package enum IndexPolicy {
+enum IndexPolicy {
     /// History entries a reader may have to replay before the runs are brought forward.
-    package static let deltaEntries: Int64 = 256
+    static let deltaEntries: Int64 = 256
     /// Past this many entries to bring forward, the record files are read instead.
-    package static let replayLimit: Int64 = 20_000
+    static let replayLimit: Int64 = 20_000
 
-    package static func mergesIntoBase(delta: Int64, base: Int64) -> Bool { delta > max(64, base / 8) }
+    static func mergesIntoBase(delta: Int64, base: Int64) -> Bool { delta > max(64, base / 8) }
 }
 
 extension ZoneIndex {
-    package struct Catalog {
+    struct Catalog {
         package var seq: Int64
         package var types: [String]
     }
 
-    package func readCatalog() -> Catalog? {
+    func readCatalog() -> Catalog? {
         // Asked after every commit: kept while the file is the same (StampedFiles).
         guard let j = try? StampedFiles.shared.readJSON(directory + "/" + ZoneIndex.catalogName),
               j["schemaVersion"]?.int64Value == FileFormat.schemaVersion, j["incarnation"]?.stringValue == zone.incarnation,
@@ -44,13 +44,13 @@ extension ZoneIndex {
     }
 
     /// Whether the runs are far enough behind `head` to be brought forward now.
-    package func isDue(head: Int64) -> Bool {
+    func isDue(head: Int64) -> Bool {
         guard let c = readCatalog() else { return true }
         return head - c.seq >= IndexPolicy.deltaEntries || c.seq > head
     }
 
     /// Brings every run up to `head` (see IndexPolicy). `rebuild`: from the record files.
-    package func maintain(schema: Schema, head: Int64, rebuild: Bool = false) throws {
+    func maintain(schema: Schema, head: Int64, rebuild: Bool = false) throws {
         guard !rebuild, let catalog = readCatalog(), catalog.seq <= head, head - catalog.seq <= IndexPolicy.replayLimit else {
             try buildFromRecordFiles(schema: schema, head: head)
             return
@@ -181,7 +181,7 @@ extension ZoneIndex {
     /// Every run made again from the record files, for the given types (nil: all, and runs of
     /// types without records removed): one pass over the files, each run sorted in memory one
     /// at a time from a spill file, so memory is that of the largest run.
-    package func buildFromRecordFiles(schema: Schema, head: Int64, only: Set<NameKey>? = nil) throws {
+    func buildFromRecordFiles(schema: Schema, head: Int64, only: Set<NameKey>? = nil) throws {
         let root = try Directory.open(directory, create: true)!
         let spills = try IndexSpills(in: root)
         defer { spills.discard() }
@@ -202,7 +202,7 @@ extension ZoneIndex {
     /// Every run of `types` (or only of `only`, all of them even without records) from index
     /// lines gathered unsorted in `spills`; unless `only` is given, runs and directories of
     /// other types are removed and the catalog is written, at `head`.
-    package func writeRuns(from spills: IndexSpills, types: Set<NameKey>, schema: Schema, head: Int64, only: Set<NameKey>? = nil) throws {
+    func writeRuns(from spills: IndexSpills, types: Set<NameKey>, schema: Schema, head: Int64, only: Set<NameKey>? = nil) throws {
         let root = try Directory.open(directory, create: true)!
         let built = only ?? types
         for tk in built.sorted() {

@@ -13,8 +13,8 @@ import Darwin
 ///
 /// The header is a JSON object padded with spaces to a fixed width, written last (the file's
 /// size in it), so a run cut short by a crash or a full disk is told apart and never used.
-package final class IndexRun {
-    package static let headerWidth = 2048
+final class IndexRun {
+    static let headerWidth = 2048
     package static let format = "ck-index-1"
 
     package struct Header: Equatable {
@@ -116,7 +116,7 @@ package final class IndexRun {
     }
 
     /// Where the line before the one starting at `i` begins (nil at the first line).
-    package func previousLine(before i: Int) -> Int? {
+    func previousLine(before i: Int) -> Int? {
         guard i > start else { return nil }
         return lineStart(i - 1)
     }
@@ -135,7 +135,7 @@ package final class IndexRun {
     }
 
     /// Where the line after the one starting at `i` begins.
-    package func nextLine(after i: Int) -> Int {
+    func nextLine(after i: Int) -> Int {
         var j = i
         while j < end && byte(j) != 0x0A { j += 1 }
         return j + 1
@@ -155,7 +155,7 @@ package final class IndexRun {
     }
 
     /// An estimate of the number of lines between two offsets.
-    package func estimatedLines(from a: Int, to b: Int) -> Double {
+    func estimatedLines(from a: Int, to b: Int) -> Double {
         guard header.count > 0, end > start else { return 0 }
         return Double(b - a) / Double(end - start) * Double(header.count)
     }
@@ -163,7 +163,7 @@ package final class IndexRun {
 
 extension IndexRun {
     /// Every line from offset `i` on, in order; `body` returns false to stop.
-    package func forEachLine(from i: Int? = nil, _ body: (ArraySlice<UInt8>) throws -> Bool) rethrows {
+    func forEachLine(from i: Int? = nil, _ body: (ArraySlice<UInt8>) throws -> Bool) rethrows {
         var at = i ?? start
         while at < end {
             let (l, next) = line(at: at)

@@ -8,7 +8,7 @@ import Darwin
 
 /// Writes one index run as a temporary file, streaming its lines (given in order), then its
 /// header, then fsyncs it; `publish` renames it into place. Memory stays that of one buffer.
-package final class IndexRunWriter {
+final class IndexRunWriter {
     package let directory: Directory
     package let temporary: String
     private let fd: Int32

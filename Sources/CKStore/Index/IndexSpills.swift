@@ -7,7 +7,7 @@ import Darwin
 
 /// Unsorted index lines, one spill file per run, in a temporary directory: what a build from
 /// the record files writes as it reads them, then sorts one run at a time.
-package final class IndexSpills {
+final class IndexSpills {
     private let parent: Directory
     private let name: String
     private let dir: Directory
@@ -38,7 +38,7 @@ package final class IndexSpills {
     }
 
     /// The lines of one run, sorted by their bytes (repeats included).
-    package func sortedLines(type: String, field: String?, _ body: (ArraySlice<UInt8>) throws -> Void) throws {
+    func sortedLines(type: String, field: String?, _ body: (ArraySlice<UInt8>) throws -> Void) throws {
         guard let i = files[key(type, field)] else { return }
         try flush(i)
         let bytes = try dir.read(String(i)) ?? []

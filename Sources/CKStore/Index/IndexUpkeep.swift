@@ -6,7 +6,7 @@ extension Database {
     /// After a commit through `head`, with the zone's lock held. The index is derived: a
     /// failure here never fails the commit (readers fall back on the records, and the next
     /// commit, or `ck fsck`, makes the runs again).
-    package func maintainIndexes(_ z: ZoneStore, through head: Int64) {
+    func maintainIndexes(_ z: ZoneStore, through head: Int64) {
         guard !defersIndexMaintenance else { return }
         let index = ZoneIndex(zone: z)
         guard index.isDue(head: head) else { return }

@@ -4,11 +4,11 @@ import CKModel
 /// records changed since (from the history, in memory), merged in byte order with repeats
 /// dropped. Lines may be stale (a record changed since a run was made): readers check each
 /// candidate against the record.
-package struct MergedRuns {
+struct MergedRuns {
     package let runs: [IndexRun]
     /// Sorted lines of records changed after the runs.
-    package let overlay: [[UInt8]]
-    package let fieldRun: Bool
+    let overlay: [[UInt8]]
+    let fieldRun: Bool
 
     /// Lines from the first ≥ `lower` up to (not including) the first ≥ `upper`, ascending;
     /// `body` returns false to stop. Tombstones are skipped.
@@ -35,7 +35,7 @@ package struct MergedRuns {
     }
 
     /// The greatest line below `bound` (nil: none), tombstones aside.
-    package func lastLine(below bound: [UInt8]) -> ArraySlice<UInt8>? {
+    func lastLine(below bound: [UInt8]) -> ArraySlice<UInt8>? {
         var best: ArraySlice<UInt8>?
         for r in runs {
             var at = r.lowerBound(bound)
@@ -60,7 +60,7 @@ package struct MergedRuns {
     }
 
     /// An estimate of the lines in [lower, upper).
-    package func estimate(from lower: [UInt8], to upper: [UInt8]) -> Double {
+    func estimate(from lower: [UInt8], to upper: [UInt8]) -> Double {
         var n = 0.0
         for r in runs { n += r.estimatedLines(from: r.lowerBound(lower), to: r.lowerBound(upper)) }
         return n + Double(lowerBound(overlay, upper) - lowerBound(overlay, lower))

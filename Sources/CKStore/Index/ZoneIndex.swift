@@ -13,11 +13,11 @@ import CKModel
 package struct ZoneIndex {
     package let zone: ZoneStore
     package var directory: String { zone.directory + "/indexes" }
-    package static let catalogName = "catalog.json"
+    static let catalogName = "catalog.json"
 
     /// The fields of a record type that get a run: QUERYABLE or SORTABLE scalar fields (system
     /// fields by their query names). Record names have their own run.
-    package static func indexedFields(_ t: RecordTypeSchema?) -> [String] {
+    static func indexedFields(_ t: RecordTypeSchema?) -> [String] {
         guard let t else { return [] }
         var out: [String] = []
         for (name, f) in t.fields where (f.queryable || f.sortable) && !f.type.isList && !f.type.encrypted {
@@ -33,27 +33,27 @@ package struct ZoneIndex {
         return out.sorted()
     }
 
-    package static func runName(field: String?, delta: Bool) -> String {
+    static func runName(field: String?, delta: Bool) -> String {
         (field.map { PathEncoding.component($0) } ?? "names") + (delta ? ".delta" : ".base")
     }
 
-    package func typeDirectory(_ type: String, create: Bool = false) throws -> Directory? {
+    func typeDirectory(_ type: String, create: Bool = false) throws -> Directory? {
         guard let root = try Directory.open(directory, create: create) else { return nil }
         return try root.subdirectory(PathEncoding.component(type), create: create)
     }
 
-    package func fieldsDirectory(_ type: String, create: Bool = false) throws -> Directory? {
+    func fieldsDirectory(_ type: String, create: Bool = false) throws -> Directory? {
         try typeDirectory(type, create: create)?.subdirectory("fields", create: create)
     }
 }
 
 /// The runs of one record type as a reader maps them: a base and, when it extends that base,
 /// a delta; `coveredThrough` is the history entry both are as of.
-package struct TypeRuns {
+struct TypeRuns {
     package let recordType: String
     package let base: IndexRun
     package let delta: IndexRun?
-    package var coveredThrough: Int64 { delta?.header.seq ?? base.header.seq }
+    var coveredThrough: Int64 { delta?.header.seq ?? base.header.seq }
     package var count: Int64 { base.header.count + (delta?.header.count ?? 0) }
 
     /// The runs of a type's names (field nil) or of one field; nil when there is no usable run.

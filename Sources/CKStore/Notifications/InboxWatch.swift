@@ -68,7 +68,7 @@ public final class WebPushWatch: @unchecked Sendable {
 
 /// The process's one inotify descriptor: directories watched, each with the watches waiting on
 /// it, and a thread that turns every event into a wake of those watches.
-package final class InboxWatcher: @unchecked Sendable {
+final class InboxWatcher: @unchecked Sendable {
     package static let shared = InboxWatcher()
 
     private let lock = NSLock()

@@ -10,11 +10,11 @@ import CKModel
 /// (`ck notifications drop`): their lines stay in the append-only log, never to be listed.
 package struct NotificationInbox {
     package let directory: String
-    package static let logName = "log.ndjson"
-    package static let stateName = "state.json"
-    package var logFile: String { directory + "/" + NotificationInbox.logName }
-    package var stateFile: String { directory + "/" + NotificationInbox.stateName }
-    package var lockFile: String { directory + "/lock" }
+    static let logName = "log.ndjson"
+    static let stateName = "state.json"
+    var logFile: String { directory + "/" + NotificationInbox.logName }
+    var stateFile: String { directory + "/" + NotificationInbox.stateName }
+    var lockFile: String { directory + "/lock" }
 
     /// The log as far as `state` commits it.
     package func log(_ state: State) -> AppendLog {
@@ -32,13 +32,13 @@ package struct NotificationInbox {
 
     package struct State {
         package var head: Int64 = 0
-        package var logSize: Int64 = 0
-        package var readThrough: Int64 = 0
-        package var readOffset: Int64 = 0
+        var logSize: Int64 = 0
+        var readThrough: Int64 = 0
+        var readOffset: Int64 = 0
         /// Coalescing key → seq of the newest notification delivered under it.
         package var latest: [String: Int64] = [:]
         /// Source (a zone history) → its last entry delivered here.
-        package var sources: [String: Int64] = [:]
+        var sources: [String: Int64] = [:]
         /// The seqs of dropped notifications, as sorted, disjoint ranges.
         package var dropped: [ClosedRange<Int64>] = []
         /// The app's badge count: raised by each notification of a subscription with
@@ -64,7 +64,7 @@ package struct NotificationInbox {
             }
         }
 
-        package func isDropped(_ seq: Int64) -> Bool { dropped.contains { $0.contains(seq) } }
+        func isDropped(_ seq: Int64) -> Bool { dropped.contains { $0.contains(seq) } }
 
         /// Adds seqs to `dropped`, keeping it sorted and merged.
         package mutating func drop(_ seqs: [Int64]) {
@@ -96,7 +96,7 @@ package struct NotificationInbox {
     /// of the change it tells of, within its delivery's source.
     package struct Pending {
         package var notification: [String: JSONValue]
-        package var coalesceKey: String?
+        var coalesceKey: String?
         package var seq: Int64? = nil
         /// Its subscription's `shouldBadge`: the push raises the app's badge count.
         package var badges = false
@@ -118,7 +118,7 @@ package struct NotificationInbox {
     }
 
     /// Takes back a registration nothing has used yet (a subscription that failed to save).
-    package func unregisterIfUntouched() throws {
+    func unregisterIfUntouched() throws {
         try stateDocument.update { st in
             if let s = st, s.head == 0 && s.logSize == 0 && s.sources.isEmpty && s.readOffset == 0 { st = nil }
         }
@@ -242,7 +242,7 @@ package struct NotificationInbox {
     }
 
     /// Cuts log bytes beyond the committed end (`ck fsck`); returns what it found.
-    package func cutUncommittedTail(repair: Bool) throws -> [AppendLog.TailFinding] {
+    func cutUncommittedTail(repair: Bool) throws -> [AppendLog.TailFinding] {
         func cut() throws -> [AppendLog.TailFinding] { try log(try state()).cutTail(repair: repair) }
         if repair { return try withLock(cut) }
         let lock = try FileLock.acquireExisting(lockFile)

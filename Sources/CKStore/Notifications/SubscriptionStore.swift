@@ -3,8 +3,8 @@ import CKModel
 /// Where a database keeps its subscriptions: one file per subscription, under the subscribing
 /// user (`subscriptions/<id>.json` in a private or shared database, which belongs to one user;
 /// `subscriptions/<user>/<id>.json` in the public database, which all users share).
-package struct SubscriptionStore {
-    package let databaseDirectory: String
+struct SubscriptionStore {
+    let databaseDirectory: String
     package let scope: DatabaseScope
 
     package var root: String { databaseDirectory + "/subscriptions" }

@@ -11,14 +11,14 @@ import CKModel
 /// record as of the snapshot (type, indexed value, every filter, read permission), so a stale
 /// index line is skipped, never returned. Nil when the indexes cannot answer (no runs for the
 /// type, a sort by distance or by an unindexed field with no usable filter): the caller scans.
-package struct IndexedQuery {
+struct IndexedQuery {
     package let db: Database
     package let zone: ZoneStore
     package let req: QueryRequest
     package let after: [JSONValue]?
     package let limit: Int
 
-    package typealias Hit = (key: [JSONValue], record: Record)
+    typealias Hit = (key: [JSONValue], record: Record)
 
     /// The run a query field is indexed in: nil for record names, "" for none.
     package static func runField(_ name: String) -> String? {
@@ -124,7 +124,7 @@ package struct IndexedQuery {
     }
 
     /// Checks candidates against the records as of the snapshot.
-    package struct Verifier {
+    struct Verifier {
         package let db: Database
         package let snapshot: ZoneSnapshot
         package let req: QueryRequest
@@ -143,9 +143,9 @@ package struct IndexedQuery {
         }
 
         /// The records the plan expects to read for a page (RecordPrefetch's first batch).
-        package var firstBatch = 32
+        var firstBatch = 32
 
-        package func prefetch(_ field: String?) -> RecordPrefetch { RecordPrefetch(snapshot: snapshot, fieldRun: field != nil, firstBatch: firstBatch) }
+        func prefetch(_ field: String?) -> RecordPrefetch { RecordPrefetch(snapshot: snapshot, fieldRun: field != nil, firstBatch: firstBatch) }
 
         /// The hits among the lines in [lower, upper), in order, until `body` returns false.
         package func each(_ index: MergedRuns, from lower: [UInt8], to upper: [UInt8], field: String?, _ body: (Hit) throws -> Bool) throws {
@@ -273,16 +273,16 @@ package struct IndexedQuery {
 
     /// One key's lines of a filter's range: `prefix` (the key and a space in a field run,
     /// nothing in the names run) comes before each name.
-    package struct KeyGroup { var prefix: [UInt8]; var range: Range }
+    struct KeyGroup { var prefix: [UInt8]; var range: Range }
 
     /// Most keys a filter's range may hold for its lines to be merged in name order
     /// (`byKeyGroups`): each costs a bisection of the runs per round.
-    package static let keyGroupLimit = 64
+    static let keyGroupLimit = 64
 
     /// The filter's ranges cut into one range per key (a field run's lines of one key are in
     /// name order; a names-run range is one already), or nil when they hold more than
     /// `keyGroupLimit` keys. Found by bisection, one key at a time.
-    package static func keyGroups(_ index: MergedRuns, _ ranges: [Range], fieldRun: Bool) throws -> [KeyGroup]? {
+    static func keyGroups(_ index: MergedRuns, _ ranges: [Range], fieldRun: Bool) throws -> [KeyGroup]? {
         guard fieldRun else { return ranges.count <= keyGroupLimit ? ranges.map { KeyGroup(prefix: [], range: $0) } : nil }
         var out: [KeyGroup] = []
         for r in ranges {

@@ -121,7 +121,7 @@ package enum QueryEngine {
         return 0
     }
 
-    package static let markerPrefix = "ck1q."
+    static let markerPrefix = "ck1q."
 
     /// A continuation marker: the last key returned, bound to the query and the zone, signed
     /// like change tokens, so an edited or foreign marker is refused instead of paging wrong.

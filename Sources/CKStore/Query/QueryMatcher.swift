@@ -5,7 +5,7 @@ import Foundation
 /// CloudKit's matching rules for one filter: string equality ignores case (record names and
 /// references are exact, byte for byte), BEGINS_WITH is
 /// case-sensitive, token searches ignore case, diacritics and stop words, NEAR is a circle.
-package enum QueryMatcher {
+enum QueryMatcher {
     package static func fieldValue(_ r: Record, _ name: String) -> RecordField? {
         if let s = SystemField.named(name) { return s.value(of: r) }
         return r.fields[name]
@@ -98,7 +98,7 @@ package enum QueryMatcher {
         return s.hasPrefix(p)
     }
 
-    package static let stopWords: Set<String> = [
+    static let stopWords: Set<String> = [
         "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it", "no", "not", "of",
         "on", "or", "such", "that", "the", "their", "then", "there", "these", "they", "this", "to", "was", "will", "with",
     ]

@@ -6,7 +6,7 @@ extension QueryFilter {
     /// type in the schema (`priority > "abc"` on an INT64 field) — CloudKit refuses such a
     /// query instead of answering it with nothing. Nil when it can match, or when the schema
     /// does not know the field.
-    package func typeMismatch(recordType: String, schema: Schema) -> String? {
+    func typeMismatch(recordType: String, schema: Schema) -> String? {
         let fieldKind: ValueKind
         let described: String
         if let s = SystemField.named(fieldName) {

@@ -5,9 +5,9 @@ import CKModel
 /// and the lines to read next are known before any is checked. The first batch is what the plan
 /// expects a page to read; later ones grow from 32 (64, … 512), so a page reads few records it
 /// does not use.
-package struct RecordPrefetch {
+struct RecordPrefetch {
     package let snapshot: ZoneSnapshot
-    package let fieldRun: Bool
+    let fieldRun: Bool
     private var pending: [[UInt8]] = []
     private var batch: Int
     private var next = 32
@@ -20,7 +20,7 @@ package struct RecordPrefetch {
         batch = max(1, firstBatch)
     }
 
-    package typealias Body = (ArraySlice<UInt8>, Record?) throws -> Bool
+    typealias Body = (ArraySlice<UInt8>, Record?) throws -> Bool
 
     /// Queues a line; a full batch is read and handed on. False once `body` has asked to stop.
     package mutating func add(_ line: ArraySlice<UInt8>, _ body: Body) throws -> Bool {

@@ -9,7 +9,7 @@ package struct Schema: Equatable, Sendable {
     package init() {}
 
     /// The schema of a new container: only the `Users` type.
-    package static var initial: Schema {
+    static var initial: Schema {
         var s = Schema()
         s.types["Users"] = .users
         return s
@@ -23,11 +23,11 @@ package struct SchemaType: Equatable, Hashable, Sendable, CustomStringConvertibl
         case number = "NUMBER", reference = "REFERENCE", string = "STRING", timestamp = "TIMESTAMP"
     }
 
-    package var primitive: Primitive
+    var primitive: Primitive
     package var isList = false
     package var encrypted = false
     /// For NUMBER: the type it is pinned to (`NUMBER PREFERRED AS INT64`).
-    package var preferred: Primitive?
+    var preferred: Primitive?
 
     package init(_ p: Primitive, list: Bool = false, encrypted: Bool = false, preferred: Primitive? = nil) {
         primitive = p
@@ -114,7 +114,7 @@ package struct FieldSchema: Equatable, Sendable {
     /// A field defined just in time by a development save, with the indexes CloudKit gives it:
     /// strings are queryable, searchable and sortable; numbers and dates queryable and
     /// sortable; references, locations and lists queryable; bytes and assets none.
-    package static func justInTime(name: String, type: SchemaType) -> FieldSchema {
+    static func justInTime(name: String, type: SchemaType) -> FieldSchema {
         var f = FieldSchema(name: name, type: type)
         if type.isList {
             f.queryable = type.primitive != .asset && type.primitive != .bytes
@@ -135,13 +135,13 @@ package struct FieldSchema: Equatable, Sendable {
 package struct RecordTypeSchema: Equatable, Sendable {
     package enum Permission: String, Sendable, CaseIterable { case write = "WRITE", create = "CREATE", read = "READ" }
 
-    package static let systemFields: [(String, SchemaType)] = [
+    static let systemFields: [(String, SchemaType)] = [
         (SystemField.createdTimestamp.schemaName, SchemaType(.timestamp)), (SystemField.createdUserRecordName.schemaName, SchemaType(.reference)),
         ("___etag", SchemaType(.string)),
         (SystemField.modifiedTimestamp.schemaName, SchemaType(.timestamp)), (SystemField.modifiedUserRecordName.schemaName, SchemaType(.reference)),
         (SystemField.recordName.schemaName, SchemaType(.reference)),
     ]
-    package static let defaultGrants: [String: Set<Permission>] = ["_creator": [.write], "_icloud": [.create], "_world": [.read]]
+    static let defaultGrants: [String: Set<Permission>] = ["_creator": [.write], "_icloud": [.create], "_world": [.read]]
 
     package var name: String
     /// User fields and the system fields (which always exist; listing them sets their indexes).
@@ -163,7 +163,7 @@ package struct RecordTypeSchema: Equatable, Sendable {
         return t
     }
 
-    package static func isSystemField(_ n: String) -> Bool { n.hasPrefix("___") }
+    static func isSystemField(_ n: String) -> Bool { n.hasPrefix("___") }
 
     package var userFields: [FieldSchema] { fields.values.filter { !RecordTypeSchema.isSystemField($0.name) }.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) } }
     package var systemFieldList: [FieldSchema] { RecordTypeSchema.systemFields.compactMap { fields[$0.0] } }

@@ -17,7 +17,7 @@ package struct SchemaAdmin {
 
     /// Why replacing `old` (production) by `new` would lose data or change types, if it would:
     /// production is additive only.
-    package static func loss(from old: Schema, to new: Schema) -> String? {
+    static func loss(from old: Schema, to new: Schema) -> String? {
         for (name, t) in old.types.sorted(by: { $0.key < $1.key }) {
             guard let n = new.types[name] else { return "record type '\(name)' exists in production and cannot be removed" }
             for (fname, f) in t.fields.sorted(by: { $0.key < $1.key }) where !RecordTypeSchema.isSystemField(fname) {
@@ -142,7 +142,7 @@ package struct SchemaAdmin {
         try completeReset(preparedSchema: schema)
     }
 
-    package static let resetTrash = ".reset-trash"
+    static let resetTrash = ".reset-trash"
 
     private func bookmarks(device: String) -> String {
         paths.root + "/devices/" + device + "/bookmarks/" + PathEncoding.component(container) + "/development"
@@ -151,7 +151,7 @@ package struct SchemaAdmin {
     /// The steps of a reset, each one idempotent. The caller holds the environment's lock
     /// exclusively and `reset.json` exists. `preparedSchema` is the new schema, written to a
     /// temporary file beside it (when finishing an interrupted reset, it is written here).
-    package func completeReset(preparedSchema: String? = nil) throws {
+    func completeReset(preparedSchema: String? = nil) throws {
         let g = EnvironmentGuard(paths: paths, container: container, environment: .development)
         guard let env = try Directory.open(g.directory) else { return }
         // Everything goes to one trash directory, one rename each, then the trash is emptied.
@@ -173,7 +173,7 @@ package struct SchemaAdmin {
 
     // MARK: roles
 
-    package func rolesFile(_ e: Environment) -> String { paths.environment(container, e) + "/roles.json" }
+    func rolesFile(_ e: Environment) -> String { paths.environment(container, e) + "/roles.json" }
 
     /// `roles.json`, changed under the schema's lock: role → user record names.
     private func roles(_ e: Environment) -> LockedDocument<[String: [String]]> {

@@ -3,7 +3,7 @@ import CKModel
 /// Parses the CloudKit schema language (`.ckdb`, reference §8): comments (`//`, `--`,
 /// `/* */`), quoted identifiers, `CREATE ROLE`, `RECORD TYPE` with typed fields, index options
 /// and GRANTs. Errors name the line and column.
-package struct SchemaParser {
+struct SchemaParser {
     package struct Token: Equatable {
         package enum Kind: Equatable { case word, quoted, symbol, end }
         package var kind: Kind
@@ -28,7 +28,7 @@ package struct SchemaParser {
         CloudKitError.badRequest("schema \(line):\(column): \(message)")
     }
 
-    package static func tokenize(_ b: [UInt8]) throws -> [Token] {
+    static func tokenize(_ b: [UInt8]) throws -> [Token] {
         var out: [Token] = []
         var i = 0, line = 1, col = 1
         func advance(_ n: Int = 1) {
@@ -84,7 +84,7 @@ package struct SchemaParser {
         return out
     }
 
-    package static func isWordByte(_ c: UInt8) -> Bool {
+    static func isWordByte(_ c: UInt8) -> Bool {
         (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || (c >= 0x30 && c <= 0x39) || c == 0x5F
     }
 

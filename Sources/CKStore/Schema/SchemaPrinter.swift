@@ -41,7 +41,7 @@ package enum SchemaPrinter {
         quote(f.name, system: RecordTypeSchema.isSystemField(f.name)) + " " + typeAndIndexes(f)
     }
 
-    package static func typeAndIndexes(_ f: FieldSchema) -> String {
+    static func typeAndIndexes(_ f: FieldSchema) -> String {
         var line = f.type.description
         if f.queryable { line += " QUERYABLE" }
         if f.searchable { line += " SEARCHABLE" }

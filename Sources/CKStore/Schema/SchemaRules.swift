@@ -4,7 +4,7 @@ import CKModel
 /// development, never in production), which queries it can answer (indexes), and what each
 /// role may do with a record type's records in the public database (GRANTs).
 package enum SchemaRules {
-    package static func typeMismatch(field: String, type: String, stored: SchemaType, given: String) -> CloudKitError {
+    static func typeMismatch(field: String, type: String, stored: SchemaType, given: String) -> CloudKitError {
         CloudKitError.badRequest("type mismatch for field '\(field)' in record type '\(type)': the schema has \(stored), the value is \(given)")
     }
 }
@@ -75,7 +75,7 @@ extension SchemaRules {
     }
 
     /// What a user may do with records of a type in the public database.
-    package static func permits(_ p: RecordTypeSchema.Permission, type: RecordTypeSchema?, user: UserAccount?, roles: Set<String>, creator: String?) -> Bool {
+    static func permits(_ p: RecordTypeSchema.Permission, type: RecordTypeSchema?, user: UserAccount?, roles: Set<String>, creator: String?) -> Bool {
         let grants = type?.grants ?? RecordTypeSchema.defaultGrants
         if grants["_world"]?.contains(p) == true { return true }
         guard let u = user else { return false }

@@ -15,7 +15,7 @@ package struct SchemaStore {
     }
 
     package var file: String { paths.environment(container, environment) + "/schema.ckdb" }
-    package var lockFile: String { paths.environment(container, environment) + "/schema.lock" }
+    var lockFile: String { paths.environment(container, environment) + "/schema.lock" }
     package static let header = "// ck schema, schemaVersion \(FileFormat.schemaVersion): the CloudKit schema language (cktool export-schema layout)\n"
 
     /// The schema, parsed once per version of the file (every write reads it: `ck serve` asks

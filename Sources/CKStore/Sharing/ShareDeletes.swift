@@ -8,14 +8,14 @@ import CKModel
 extension RecordWriter {
     /// Checks and prepares a delete of `target` (which exists): refuses a participant's
     /// cascade outside their permission; deletes the share of every root the delete removes.
-    package func prepareDelete(_ target: Record, in tx: Transaction) throws {
+    func prepareDelete(_ target: Record, in tx: Transaction) throws {
         let doomed = try deletionSet(of: target.recordName, in: tx)
         if let a = access { try checkCascade(a, target: target, doomed: doomed, in: tx) }
         for r in doomed { try deleteShare(ofRoot: r, in: tx) }
     }
 
     /// The records a delete removes, the target first, in the order RecordWriter deletes them.
-    package func deletionSet(of name: String, in tx: Transaction) throws -> [Record] {
+    func deletionSet(of name: String, in tx: Transaction) throws -> [Record] {
         var out: [Record] = []
         var seen: Set<NameKey> = []
         var stack = [name]

@@ -7,7 +7,7 @@ import CKModel
 extension RecordWriter {
     /// The names of the zone's share records: the registry's, and those made earlier in this
     /// request (the registry learns of them at commit).
-    package func shareRecordNames(in tx: Transaction) throws -> [String] {
+    func shareRecordNames(in tx: Transaction) throws -> [String] {
         var names = try ShareRegistry(zone: zone).shareNames()
         var level: Transaction? = tx
         while let t = level {
@@ -21,7 +21,7 @@ extension RecordWriter {
 
     /// A hierarchy share whose root lies below record `name` (the root's parent chain passes
     /// through it); nil when there is none.
-    package func shareBelow(_ name: String, in tx: Transaction) throws -> (share: String, root: String)? {
+    func shareBelow(_ name: String, in tx: Transaction) throws -> (share: String, root: String)? {
         let key = NameKey(name)
         for n in try shareRecordNames(in: tx) {
             guard let sr = try tx.record(n), let s = try ShareState(sr), let rootName = s.rootRecordName, NameKey(rootName) != key,
@@ -38,7 +38,7 @@ extension RecordWriter {
 
     /// ALREADY_SHARED when sharing `root` would put a record in two shares: one of its
     /// descendants is the root of another share (its ancestors are checked by the caller).
-    package func refuseSharedDescendants(of root: String, in tx: Transaction) throws {
+    func refuseSharedDescendants(of root: String, in tx: Transaction) throws {
         guard let below = try shareBelow(root, in: tx) else { return }
         throw CloudKitError(.alreadyShared, "record '\(Names.describe(root))' has a descendant '\(Names.describe(below.root))' that is the root of share '\(Names.describe(below.share))'; a record can be in one share only", recordName: root, zoneID: zone.zoneID)
     }
@@ -47,7 +47,7 @@ extension RecordWriter {
     /// record while it is the root of another share, or has one below it: CloudKit keeps every
     /// record in one share at most.
     /// `e` nil: a record made now, which records naming it as their parent may already lie under.
-    package func refuseNestedShare(_ op: RecordOperation, name: String, existing e: Record?, in tx: Transaction) throws {
+    func refuseNestedShare(_ op: RecordOperation, name: String, existing e: Record?, in tx: Transaction) throws {
         guard let p = op.parent, e?.parent.map({ NameKey($0) }) != NameKey(p), let parent = try tx.record(p),
               let s = try ShareVisibility.share(of: parent, lookup: { try tx.record($0) }), !s.isZoneWide else { return }
         if let own = e?.share, NameKey(own) != NameKey(s.recordName), let sr = try tx.record(own), try ShareState(sr) != nil {

@@ -9,14 +9,14 @@ import CKModel
 /// or deleted for them, so a zone subscription of their type fires.
 /// Delivers a private zone's changes to the participants of its shares (ShareNotifications'
 /// rule above), for the owner's database that committed them.
-package struct ShareNotifier {
+struct ShareNotifier {
     let db: Database
 
     package init(_ db: Database) {
         self.db = db
     }
 
-    package func deliverToShareParticipants(zone z: ZoneStore, changes: [RecordChange], through seq: Int64) throws {
+    func deliverToShareParticipants(zone z: ZoneStore, changes: [RecordChange], through seq: Int64) throws {
         guard db.scope == .private, !z.zoneID.isDefault else { return }
         let names = try ShareRegistry(zone: z).shareNames()
         guard !names.isEmpty else { return }

@@ -3,7 +3,7 @@ import CKModel
 
 /// The names of the share records of one zone of a private database: `shares/<zone>.json`. It
 /// may name a share that is gone (a failed commit after it was written): readers check each.
-package struct ShareRegistry {
+struct ShareRegistry {
     package let file: String
 
     package init(database: String, zoneName: String) {
@@ -16,7 +16,7 @@ package struct ShareRegistry {
         self.init(database: db, zoneName: zone.zoneID.zoneName)
     }
 
-    package func shareNames() throws -> [String] {
+    func shareNames() throws -> [String] {
         (try FileSystem.readJSON(file)?["shares"]?.arrayValue ?? []).compactMap(\.stringValue)
     }
 
@@ -29,7 +29,7 @@ package struct ShareRegistry {
     /// Called under the zone's lock (of a private database) just before a commit that makes a share record: the
     /// zone's registry names it first (should the commit fail, the name leads nowhere, which
     /// readers allow for). Names of shares deleted by earlier commits are dropped meanwhile.
-    package static func noteShares(of tx: Transaction, in z: ZoneStore, database directory: String) throws {
+    static func noteShares(of tx: Transaction, in z: ZoneStore, database directory: String) throws {
         guard !z.zoneID.isDefault else { return }
         let made = tx.records.values.compactMap { $0 }.filter { $0.recordType == ShareInfo.recordType }.map(\.recordName).sorted()
         let registry = ShareRegistry(database: directory, zoneName: z.zoneID.zoneName)

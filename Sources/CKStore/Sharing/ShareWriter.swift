@@ -33,7 +33,7 @@ extension RecordWriter {
 
     /// A record as the writer may see it: to a participant, only a record shared with them
     /// (nil for one that is not, as for one that does not exist); to anyone else, the record.
-    package func visibleToWriter(_ r: Record?, in tx: Transaction) throws -> Record? {
+    func visibleToWriter(_ r: Record?, in tx: Transaction) throws -> Record? {
         guard let r = r, let a = access else { return r }
         return try ShareVisibility.permission(a.participant, on: r, lookup: { try tx.record($0) }) == nil ? nil : r
     }
@@ -43,7 +43,7 @@ extension RecordWriter {
     /// checked and a deleted root's share deleted (ShareDeletes), a move under a shared
     /// record checked (ShareHierarchy) — nil: go on as usual. `hidden`: the operation names a
     /// record of the owner's zone the participant may not see (`existing` is then nil).
-    package func applySharing(_ op: RecordOperation, name: String, existing: Record?, hidden: Bool = false, in tx: Transaction) throws -> OperationResult? {
+    func applySharing(_ op: RecordOperation, name: String, existing: Record?, hidden: Bool = false, in tx: Transaction) throws -> OperationResult? {
         if let change = op.share { return try applyShare(change, op: op, name: name, existing: existing, in: tx) }
         if existing?.recordType == ShareInfo.recordType || op.recordType == ShareInfo.recordType {
             if op.type.isDelete, existing != nil {

@@ -13,7 +13,7 @@ import CKModel
 /// feeds and subscriptions see them.
 
 /// A zone shared with the caller: the owner's zone, and the shares in it the caller takes part in.
-package struct SharedZone {
+struct SharedZone {
     package var owner: String
     package var zone: ZoneStore
     package var shares: [ShareState]
@@ -42,7 +42,7 @@ package final class SharedDatabase: SharedDatabaseView {
 
     /// The zones shared with the caller (those holding a share they accepted), by zone name
     /// then owner.
-    package func sharedZones() throws -> [SharedZone] {
+    func sharedZones() throws -> [SharedZone] {
         if let z = cachedZones { return z }
         guard let me = db.caller.user?.userRecordName else { return [] }
         var byKey: [String: SharedZone] = [:]
@@ -61,7 +61,7 @@ package final class SharedDatabase: SharedDatabaseView {
     }
 
     /// The shared zone a name means; BAD_REQUEST when two owners share zones of that name.
-    package func sharedZone(named name: String) throws -> SharedZone? {
+    func sharedZone(named name: String) throws -> SharedZone? {
         let matches = try sharedZones().filter { $0.zone.zoneID.zoneName.sameBytes(name) }
         if matches.count > 1 {
             throw CloudKitError(.badRequest, "zone name '\(Names.describe(name))' is shared with this user by \(matches.count) owners (\(matches.map(\.owner).joined(separator: ", "))); ck addresses shared zones by name, so one of the shares must be left first")
@@ -102,7 +102,7 @@ package final class SharedDatabase: SharedDatabaseView {
     }
 
     /// A record of a shared zone (cached for the command).
-    package func sharedRecord(_ z: SharedZone, _ name: String) throws -> Record? {
+    func sharedRecord(_ z: SharedZone, _ name: String) throws -> Record? {
         let key = z.key + "|" + PathEncoding.component(name)
         if let r = cachedRecords[key] { return r }
         let r = try z.zone.record(named: name)

@@ -12,7 +12,7 @@ extension SharedDatabase {
     private static let sharedTokenPrefix = "ck1s."
 
     /// A zone's place in the shared database's token: its incarnation and the seq seen.
-    package typealias SharedZonePosition = (incarnation: String, seq: Int64)
+    typealias SharedZonePosition = (incarnation: String, seq: Int64)
 
     private func sharedToken(_ zones: [String: SharedZonePosition], secret: [UInt8]) -> String {
         let list: [JSONValue] = zones.keys.sorted().map { k in [.string(k), .string(zones[k]!.incarnation), .int(zones[k]!.seq)] }

@@ -9,7 +9,7 @@ import CKModel
 /// question reads every record of the snapshot once to build one — O(records of the zone),
 /// paid only by a feed page (or a commit's notifications) in which something moved between
 /// shares; a page in which nothing moved costs what it did, O(its changes).
-package struct SharedSubtree {
+struct SharedSubtree {
     package let snapshot: ZoneSnapshot
     /// Descendants changed after this seq come with their own change instead (nil: every one).
     package let start: Int64?

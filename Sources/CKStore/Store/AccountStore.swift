@@ -68,7 +68,7 @@ package final class AccountStore {
         return Principal(status: u == nil && d.status == .available ? .noAccount : d.status, user: u, deviceID: deviceID)
     }
 
-    package var lockFile: String { paths.root + "/account.lock" }
+    var lockFile: String { paths.root + "/account.lock" }
 
     /// Runs `body` holding the account lock, after making the event log agree with the device.
     package func withLock<T>(_ body: () throws -> T) throws -> T {
@@ -204,7 +204,7 @@ package final class AccountStore {
         try? root.remove(undo)
     }
 
-    package var eventsFile: String { paths.root + "/account-events.ndjson" }
+    var eventsFile: String { paths.root + "/account-events.ndjson" }
 
     /// The event log: each whole line is an event, appended with the device's change.
     private var eventLog: AppendLog {

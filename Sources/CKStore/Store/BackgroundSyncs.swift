@@ -5,7 +5,7 @@ import Foundation
 /// (ZoneStore.syncFilesIfDue): the load goes on committing while the disk catches up, and a
 /// later commit of the same process records in `applied.json` how far a finished one reached.
 /// A sync covers every file published before it started; one runs per zone at a time.
-package final class BackgroundSyncs: @unchecked Sendable {
+final class BackgroundSyncs: @unchecked Sendable {
     package static let shared = BackgroundSyncs()
     private let lock = NSLock()
     /// Zone (directory and incarnation) → the entry its running sync covers.

@@ -42,11 +42,11 @@ extension Database {
 /// <scope>/<owner>/{zones/<zone>.json, database.json}`, beside their zones and databases. Each
 /// file is written in its new place before the old tree goes, and a bookmark already in the new
 /// place wins, so a migration a crash interrupts is simply done again.
-package struct BookmarkMigration {
+struct BookmarkMigration {
     package let paths: DataPaths
-    package var legacy: String { paths.root + "/devices" }
+    var legacy: String { paths.root + "/devices" }
 
-    package func migrateIfNeeded() throws {
+    func migrateIfNeeded() throws {
         guard try FileSystem.isDirectory(legacy) else { return }
         guard let lock = try FileLock.acquire(paths.root + "/bookmarks.lock", createDirectory: false) else { return }
         defer { lock.unlock() }

@@ -34,11 +34,11 @@ package final class BulkLoad {
     package init(zone: String) { zoneName = zone }
 
     /// Whether the load still knows the zone (what the tests ask).
-    package var knowsZone: Bool { expectedHead != nil }
+    var knowsZone: Bool { expectedHead != nil }
 
     /// Before a batch, with the zone's lock held and any interrupted commit finished: the names
     /// known to have no record, or nil when nothing is assumed.
-    package func knownAbsent(in z: ZoneStore) throws -> ((NameKey) -> Bool)? {
+    func knownAbsent(in z: ZoneStore) throws -> ((NameKey) -> Bool)? {
         let head = try z.history.head()
         if !started {
             started = true
@@ -89,7 +89,7 @@ package final class BulkLoad {
 
     /// At the end, with the zone's lock held: writes the zone's indexes from the entries if
     /// they describe the zone as it is at `head` under `schema`. False when they cannot.
-    package func writeIndexes(_ index: ZoneIndex, schema: Schema, head: Int64) throws -> Bool {
+    func writeIndexes(_ index: ZoneIndex, schema: Schema, head: Int64) throws -> Bool {
         guard expectedHead == head, index.zone.incarnation.sameBytes(incarnation), let spills, feeding.sync(execute: { !feedFailed }) else { return false }
         for (tk, f) in fields where ZoneIndex.indexedFields(schema.types[tk.string]) != f { return false }
         try index.writeRuns(from: spills, types: Set(fields.keys), schema: schema, head: head)

@@ -16,15 +16,15 @@ import Darwin
 /// index, and `history.json` says from where the history is retained), and the expiry epoch.
 package struct ChangeHistory {
     package let directory: String
-    package static let logName = "history.log"
-    package static let indexName = "history.idx"
-    package static let metaName = "history.json"
+    static let logName = "history.log"
+    static let indexName = "history.idx"
+    static let metaName = "history.json"
 
     package init(directory: String) { self.directory = directory }
 
-    package var logFile: String { directory + "/" + ChangeHistory.logName }
-    package var indexFile: String { directory + "/" + ChangeHistory.indexName }
-    package var metaFile: String { directory + "/" + ChangeHistory.metaName }
+    var logFile: String { directory + "/" + ChangeHistory.logName }
+    var indexFile: String { directory + "/" + ChangeHistory.indexName }
+    var metaFile: String { directory + "/" + ChangeHistory.metaName }
 
     package var log: AppendLog {
         AppendLog(directory: directory, name: ChangeHistory.logName, commit: .index(name: ChangeHistory.indexName, noun: "history index"), noun: "history log")
@@ -43,7 +43,7 @@ package struct ChangeHistory {
     }
 
     /// The committed head: its last entry's seq, and the log length it covers.
-    package func committedHead(_ dir: Directory) throws -> AppendLog.Head { try log.head(dir) }
+    func committedHead(_ dir: Directory) throws -> AppendLog.Head { try log.head(dir) }
 
     /// Streams committed entries with seq > `after` (up to `through`, default the head), oldest
     /// first, as the JSON of their lines (typed: `forEachEntry`, `forEachDatabaseEntry`);
@@ -55,7 +55,7 @@ package struct ChangeHistory {
     /// `skipCompacted`) yields what remains — the compacted state, then every later change;
     /// reading from a point inside the compacted part throws CHANGE_TOKEN_EXPIRED, since the
     /// changes after that point can no longer be told.
-    package func forEachLine(after: Int64, through: Int64? = nil, skipCompacted: Bool = false, _ body: (JSONValue) throws -> Bool) throws {
+    func forEachLine(after: Int64, through: Int64? = nil, skipCompacted: Bool = false, _ body: (JSONValue) throws -> Bool) throws {
         var from = after
         let skipping = skipCompacted || after == 0
         var attempt = 0
@@ -115,14 +115,14 @@ package struct ChangeHistory {
 
     // MARK: writing (the caller holds the lock)
 
-    package typealias TailFinding = AppendLog.TailFinding
-    package typealias CommittedButNotSynced = AppendLog.CommittedButNotSynced
+    typealias TailFinding = AppendLog.TailFinding
+    typealias CommittedButNotSynced = AppendLog.CommittedButNotSynced
 
     /// Finishes a compaction a crash interrupted, then cuts what lies beyond the committed
     /// history — a commit a crash or a full disk interrupted — and says what it found. The
     /// caller holds the history's lock.
     @discardableResult
-    package func cutUncommittedTail(repair: Bool = true) throws -> [TailFinding] {
+    func cutUncommittedTail(repair: Bool = true) throws -> [TailFinding] {
         guard let dir = try Directory.open(directory) else { return [] }
         var found: [TailFinding] = []
         if let f = try HistoryCompaction.finishInterrupted(self, dir, repair: repair) { found.append(f) }
@@ -158,7 +158,7 @@ package struct ChangeHistory {
 
     /// How many times the retained history was dropped: tokens issued in an earlier epoch are
     /// CHANGE_TOKEN_EXPIRED.
-    package func epoch() throws -> Int64 {
+    func epoch() throws -> Int64 {
         try readMeta()?["epoch"]?.int64Value ?? 0
     }
 
@@ -176,7 +176,7 @@ package struct ChangeHistory {
     /// before it could miss that deletion of a record it already returned. A history compacted
     /// by an earlier ck, which did not record it, may have dropped one anywhere before
     /// `retainedFrom()`.
-    package func deletionsDroppedThrough() throws -> Int64 {
+    func deletionsDroppedThrough() throws -> Int64 {
         let meta = try readMeta()
         if let d = meta?["deletionsDroppedThrough"]?.int64Value { return d }
         return max(0, (meta?["retainedFrom"]?.int64Value ?? 1) - 1)

@@ -6,15 +6,15 @@ import Foundation
 /// Opaque change tokens. A token names a point (`seq`) in one history — a zone's, or a
 /// database's — and is signed with the data directory's secret, so a forged, truncated or
 /// edited token is refused, and a token of another zone or database is recognised as such.
-package struct ChangeToken: Equatable, Sendable {
+struct ChangeToken: Equatable, Sendable {
     package enum Kind: String, Sendable { case zone, database }
 
     package var kind: Kind
     /// Which history: container/environment/scope/owner(/zone), and the zone's incarnation.
-    package var scopeKey: String
+    var scopeKey: String
     package var seq: Int64
     /// The history's expiry epoch when the token was issued.
-    package var epoch: Int64
+    var epoch: Int64
     /// On the pages of a zone fetch from scratch: the head where it began (`seq` is behind it).
     /// What it left out as deleted is decided against it (ZoneChanges); the page that reaches it
     /// issues a token without it.

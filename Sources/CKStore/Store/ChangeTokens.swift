@@ -9,13 +9,13 @@ package struct ChangeTokens {
 
     /// Which history a zone token names; each part encoded byte by byte, so the key is
     /// injective and `|` never appears inside a part.
-    package func zoneScopeKey(_ z: ZoneStore) -> String {
+    func zoneScopeKey(_ z: ZoneStore) -> String {
         [db.address.container, db.address.environment.rawValue, db.scope.rawValue, z.zoneID.ownerRecordName, z.zoneID.zoneName, z.incarnation]
             .map { PathEncoding.component($0) }.joined(separator: "|")
     }
 
     /// Which history a database token names: this database of its owner.
-    package var databaseScopeKey: String {
+    var databaseScopeKey: String {
         [db.address.container, db.address.environment.rawValue, db.scope.rawValue, db.ownerRecordName]
             .map { PathEncoding.component($0) }.joined(separator: "|")
     }

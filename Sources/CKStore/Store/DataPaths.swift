@@ -33,26 +33,26 @@ package struct DataPaths: Sendable {
         }
     }
 
-    package var markerFile: String { root + "/ck.json" }
-    package var deviceFile: String { root + "/device.json" }
-    package var usersDirectory: String { root + "/users" }
-    package func userFile(appleID: String) -> String { usersDirectory + "/" + PathEncoding.component(appleID.lowercased()) + ".json" }
-    package var assetsDirectory: String { root + "/assets" }
-    package var configFile: String { root + "/config.json" }
+    var markerFile: String { root + "/ck.json" }
+    var deviceFile: String { root + "/device.json" }
+    var usersDirectory: String { root + "/users" }
+    func userFile(appleID: String) -> String { usersDirectory + "/" + PathEncoding.component(appleID.lowercased()) + ".json" }
+    var assetsDirectory: String { root + "/assets" }
+    var configFile: String { root + "/config.json" }
     /// The faults `ck fault add` arms (Docs/faults.md), and the lock taken to change them.
-    package var faultsFile: String { root + "/faults.json" }
-    package var faultsLock: String { root + "/faults.lock" }
+    var faultsFile: String { root + "/faults.json" }
+    var faultsLock: String { root + "/faults.lock" }
 
     /// The web sessions of `ck serve` (ckWebAuthToken), one file per session named by the
     /// SHA-256 of its token (Docs/serve.md), and the lock taken to create, rotate or revoke them.
-    package var webSessionsDirectory: String { root + "/web-sessions" }
-    package var webSessionsLock: String { root + "/web-sessions.lock" }
+    var webSessionsDirectory: String { root + "/web-sessions" }
+    var webSessionsLock: String { root + "/web-sessions.lock" }
     /// The lock taken to change a container's API tokens or server-to-server keys.
-    package var authLock: String { root + "/auth.lock" }
+    var authLock: String { root + "/auth.lock" }
 
     /// A container environment's API tokens and server-to-server keys (CloudKit Console).
-    package func apiTokensFile(_ container: String, _ env: Environment) -> String { environment(container, env) + "/api-tokens.json" }
-    package func serverKeysFile(_ container: String, _ env: Environment) -> String { environment(container, env) + "/server-keys.json" }
+    func apiTokensFile(_ container: String, _ env: Environment) -> String { environment(container, env) + "/api-tokens.json" }
+    func serverKeysFile(_ container: String, _ env: Environment) -> String { environment(container, env) + "/server-keys.json" }
 
     package func container(_ id: String) -> String { root + "/containers/" + PathEncoding.component(id, limit: 255) }
 

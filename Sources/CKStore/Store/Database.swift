@@ -25,7 +25,7 @@ package final class Database {
     /// Set on another user's private database opened for a share participant: its owner.
     package let owner: String?
     /// Set with `owner` for a participant (not the owner): whose writes ShareWriter checks.
-    package let shareAccess: ShareAccess?
+    let shareAccess: ShareAccess?
     /// Set on a participant's shared database: the view that reaches the zones shared with
     /// them (Sharing/SharedDatabase.swift), where this database has none of its own.
     package var shared: (any SharedDatabaseView)?
@@ -60,13 +60,13 @@ package final class Database {
     }
 
     /// Reads the schema and roles afresh next time (a write, once it holds its locks).
-    package func forgetCachedSchema() {
+    func forgetCachedSchema() {
         cachedSchema = nil
         cachedRoles = nil
     }
 
     /// The caller's custom roles in this environment (public-database GRANTs).
-    package func callerRoles() throws -> Set<String> {
+    func callerRoles() throws -> Set<String> {
         if let r = cachedRoles { return r }
         let r = try caller.user.map { try schemaAdmin.roles(of: $0.userRecordName, address.environment) } ?? []
         cachedRoles = r
@@ -104,17 +104,17 @@ package final class Database {
     /// In the shared database, a zone's owner is the user who shared it.
     package func zoneID(_ name: String) -> ZoneID { ZoneID(zoneName: name, ownerRecordName: shared?.zoneOwner(name) ?? ownerRecordName) }
 
-    package func zonePath(_ name: String) -> String { DataPaths.zone(database: directory, zoneName: name) }
+    func zonePath(_ name: String) -> String { DataPaths.zone(database: directory, zoneName: name) }
 
-    package func zonePresence(_ name: String) throws -> ZoneStore.Presence {
+    func zonePresence(_ name: String) throws -> ZoneStore.Presence {
         if let shared { return try shared.zonePresence(name) }
         return try ZoneStore.load(directory: zonePath(name), zoneID: zoneID(name))
     }
 
     /// The default zone before its first record: nothing on disk yet.
-    package func unmadeZone(_ name: String) -> ZoneStore { ZoneStore(directory: zonePath(name), zoneID: zoneID(name), incarnation: "") }
+    func unmadeZone(_ name: String) -> ZoneStore { ZoneStore(directory: zonePath(name), zoneID: zoneID(name), incarnation: "") }
 
-    package var environmentGuard: EnvironmentGuard { EnvironmentGuard(paths: paths, container: address.container, environment: address.environment) }
+    var environmentGuard: EnvironmentGuard { EnvironmentGuard(paths: paths, container: address.container, environment: address.environment) }
 
     /// A zone that exists, for reading or writing records.
     package func zone(_ name: String) throws -> ZoneStore {
@@ -146,7 +146,7 @@ package final class Database {
 
     /// Whether the last thing the database history says of zone `name` is its purge (a zone
     /// made again since is no purged zone). Asked only when the zone is not there.
-    package func wasPurged(_ name: String) throws -> Bool {
+    func wasPurged(_ name: String) throws -> Bool {
         guard scope == .private, try FileSystem.exists(directory) else { return false }
         let key = NameKey(name)
         // Newest first, in blocks: the zone's last entry is usually near the head.
@@ -199,7 +199,7 @@ package final class Database {
     }
 
     /// Another user's private database, opened for the caller as a participant of its shares.
-    package func ownerView(owner: String) throws -> Database {
+    func ownerView(owner: String) throws -> Database {
         let me = try caller.requireUser(for: "using a share")
         return try Database(address: DatabaseAddress(container: address.container, environment: address.environment, scope: .private),
                             caller: caller, paths: paths, clock: clock, owner: owner,

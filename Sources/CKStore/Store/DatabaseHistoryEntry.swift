@@ -4,7 +4,7 @@ import CKModel
 /// One entry of a database's history (`history.log` beside `zones/`): a custom zone created,
 /// written by a commit (up to `zoneSeq` of its own history), deleted or purged. Appended by
 /// `appendDatabaseEntry`, read back by `changes/database`, intents and fsck.
-package struct DatabaseHistoryEntry: HistoryLine, Equatable {
+struct DatabaseHistoryEntry: HistoryLine, Equatable {
     package var seq: Int64
     package var timestamp: Int64
     package var op: DatabaseIntent.Op
@@ -12,7 +12,7 @@ package struct DatabaseHistoryEntry: HistoryLine, Equatable {
     /// Which zone of that name (a zone deleted and made again is another).
     package var incarnation: String
     /// For a change: the zone history's last entry the commit wrote.
-    package var zoneSeq: Int64?
+    var zoneSeq: Int64?
 
     package init(seq: Int64, timestamp: Int64, op: DatabaseIntent.Op, zoneName: String, incarnation: String, zoneSeq: Int64?) {
         self.seq = seq

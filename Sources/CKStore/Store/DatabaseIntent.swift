@@ -8,14 +8,14 @@ import CKModel
 /// leaves the intent; whoever next locks that zone (its next writer, creator or deleter), any
 /// writer of the database that can lock it, or `ck fsck` finishes it — so the database history
 /// never misses a change that happened, and never holds one that did not.
-package struct DatabaseIntent: Equatable {
+struct DatabaseIntent: Equatable {
     /// `purge` is a deletion too (CloudKit's purge): `changes/database` reports it as such.
     package enum Op: String { case create, change, delete, purge }
     package var op: Op
     package var zoneName: String
     package var incarnation: String
     /// For a change: the zone history's last entry written by the commit.
-    package var zoneSeq: Int64?
+    var zoneSeq: Int64?
     /// The database history's head when the intent was written: an entry recording it can
     /// only come after.
     package var after: Int64
@@ -45,11 +45,11 @@ package struct DatabaseIntent: Equatable {
     /// The name a deleted zone's directory takes in `trash/`: its incarnation, and for a purge
     /// `<incarnation>.purge`, so that fsck, finding trash whose intent a power loss took, still
     /// records the right operation.
-    package var trashName: String { op == .purge ? incarnation + DatabaseIntent.purgeSuffix : incarnation }
-    package static let purgeSuffix = ".purge"
+    var trashName: String { op == .purge ? incarnation + DatabaseIntent.purgeSuffix : incarnation }
+    static let purgeSuffix = ".purge"
 
     /// Whether a database history entry records this intent.
-    package func isRecorded(by e: DatabaseHistoryEntry) -> Bool {
+    func isRecorded(by e: DatabaseHistoryEntry) -> Bool {
         e.op == op && e.zoneName.sameBytes(zoneName) && e.incarnation == incarnation && e.zoneSeq == zoneSeq
     }
 }
@@ -57,16 +57,16 @@ package struct DatabaseIntent: Equatable {
 /// A database's own changes — zones made, changed, deleted and purged — as its history records
 /// them: the intent written first, so that whoever takes the locks next finishes a change a
 /// crash interrupted; the database history's entry; the zone moved to the trash.
-package struct DatabaseJournal {
+struct DatabaseJournal {
     let db: Database
     private var directory: String { db.directory }
     private var databaseHistory: ChangeHistory { db.databaseHistory }
-    package var databaseLockFile: String { directory + "/lock" }
-    package var intentsDirectory: String { directory + "/intents" }
-    package var trashDirectory: String { directory + "/trash" }
+    var databaseLockFile: String { directory + "/lock" }
+    var intentsDirectory: String { directory + "/intents" }
+    var trashDirectory: String { directory + "/trash" }
 
-    package func intentFile(_ zone: String) -> String { intentsDirectory + "/" + PathEncoding.component(zone) + ".json" }
-    package func zoneLockFile(_ zone: String) -> String { directory + "/locks/" + PathEncoding.component(zone) + ".lock" }
+    func intentFile(_ zone: String) -> String { intentsDirectory + "/" + PathEncoding.component(zone) + ".json" }
+    func zoneLockFile(_ zone: String) -> String { directory + "/locks/" + PathEncoding.component(zone) + ".lock" }
 
     /// Whether changes to this zone are entries of the database history: custom zones of the
     /// private and shared databases, which are the ones with change feeds.
@@ -74,7 +74,7 @@ package struct DatabaseJournal {
 
     /// Takes a zone's lock (by name: it outlives the zone, so a zone deleted and made again is
     /// guarded by the same lock), then finishes a database-level change a crash left for it.
-    package func lockZone(_ name: String) throws -> FileLock {
+    func lockZone(_ name: String) throws -> FileLock {
         let lock = try FileLock(path: zoneLockFile(name))
         if try FileSystem.exists(intentFile(name)) {
             try withDatabaseLock(holdingZone: name) {}
@@ -84,7 +84,7 @@ package struct DatabaseJournal {
 
     /// Runs `body` holding the database's lock, after finishing the intents crashed holders
     /// left. Lock order: environment, zone, database, inbox.
-    package func withDatabaseLock<T>(holdingZone: String?, _ body: () throws -> T) throws -> T {
+    func withDatabaseLock<T>(holdingZone: String?, _ body: () throws -> T) throws -> T {
         let lock = try FileLock(path: databaseLockFile)
         defer { lock.unlock() }
         try finishIntents(holdingZone: holdingZone)
@@ -93,7 +93,7 @@ package struct DatabaseJournal {
 
     /// Finishes every intent whose zone this process holds or can lock now; an intent of a zone
     /// another process is writing is left to that process, which finishes it before its own.
-    package func finishIntents(holdingZone: String?) throws {
+    func finishIntents(holdingZone: String?) throws {
         for file in try FileSystem.list(intentsDirectory) where file.hasSuffix(".json") && !file.hasPrefix(".") {
             guard let j = try? FileSystem.readJSON(intentsDirectory + "/" + file), let intent = DatabaseIntent(json: j) else {
                 // A torn intent was never acted on: nothing was changed after it.
@@ -110,11 +110,11 @@ package struct DatabaseJournal {
     }
 
     /// An intent for a change about to be made. The caller holds the database lock.
-    package func newIntent(_ op: DatabaseIntent.Op, zoneName: String, incarnation: String, zoneSeq: Int64? = nil) throws -> DatabaseIntent {
+    func newIntent(_ op: DatabaseIntent.Op, zoneName: String, incarnation: String, zoneSeq: Int64? = nil) throws -> DatabaseIntent {
         DatabaseIntent(op: op, zoneName: zoneName, incarnation: incarnation, zoneSeq: zoneSeq, after: try databaseHistory.head())
     }
 
-    package func writeIntent(_ i: DatabaseIntent) throws {
+    func writeIntent(_ i: DatabaseIntent) throws {
         try FileSystem.writeJSON(intentFile(i.zoneName), i.json, durable: false)
     }
 
@@ -147,7 +147,7 @@ package struct DatabaseJournal {
 
     /// The database history entry recording the intent: found among the entries written since
     /// the intent was (so it is recorded once, whoever finishes it), or appended. Returns its seq.
-    package func recordInDatabaseHistory(_ intent: DatabaseIntent) throws -> Int64 {
+    func recordInDatabaseHistory(_ intent: DatabaseIntent) throws -> Int64 {
         var found: Int64?
         try databaseHistory.forEachDatabaseEntry(after: intent.after) { e in
             if intent.isRecorded(by: e) { found = e.seq; return false }
@@ -159,7 +159,7 @@ package struct DatabaseJournal {
 
     /// Appends an entry; a commit the disk would not confirm durable is still appended.
     @discardableResult
-    package func appendDatabaseEntry(_ i: DatabaseIntent) throws -> Int64 {
+    func appendDatabaseEntry(_ i: DatabaseIntent) throws -> Int64 {
         let h = databaseHistory
         let seq = try h.head() + 1
         let e = DatabaseHistoryEntry(seq: seq, timestamp: db.clock.now(), op: i.op, zoneName: i.zoneName, incarnation: i.incarnation, zoneSeq: i.zoneSeq)
@@ -169,7 +169,7 @@ package struct DatabaseJournal {
 
     /// A zone leaves `zones/` in one rename: from then on it does not exist. `name`: the
     /// intent's `trashName`.
-    package func moveToTrash(_ z: ZoneStore, as name: String) throws {
+    func moveToTrash(_ z: ZoneStore, as name: String) throws {
         guard let zones = try Directory.open(directory + "/zones"), let trash = try Directory.open(trashDirectory, create: true) else { return }
         try trash.removeTree(name)
         try zones.move(PathEncoding.component(z.zoneID.zoneName), to: trash, as: name)
@@ -178,10 +178,10 @@ package struct DatabaseJournal {
 }
 
 extension Database {
-    package var databaseHistory: ChangeHistory { ChangeHistory(directory: directory) }
+    var databaseHistory: ChangeHistory { ChangeHistory(directory: directory) }
     /// The database's own changes and their locks (DatabaseJournal).
-    package var journal: DatabaseJournal { DatabaseJournal(db: self) }
+    var journal: DatabaseJournal { DatabaseJournal(db: self) }
 
     /// Takes a zone's lock, finishing a database-level change a crash left for it.
-    package func lockZone(_ name: String) throws -> FileLock { try journal.lockZone(name) }
+    func lockZone(_ name: String) throws -> FileLock { try journal.lockZone(name) }
 }

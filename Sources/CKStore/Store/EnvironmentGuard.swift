@@ -6,20 +6,20 @@ import Foundation
 /// holds it exclusively. A reset writes `reset.json` before it starts and removes it when done,
 /// so a reset a crash interrupted is finished — by the next command that uses the environment,
 /// reader or writer, or by `ck fsck` — before anyone sees half of it.
-package struct EnvironmentGuard {
+struct EnvironmentGuard {
     package let paths: DataPaths
     package let container: String
     package let environment: Environment
 
     package var directory: String { paths.environment(container, environment) }
-    package var lockFile: String { directory + "/lock" }
-    package var resetMarker: String { directory + "/reset.json" }
+    var lockFile: String { directory + "/lock" }
+    var resetMarker: String { directory + "/reset.json" }
 
     /// Only development is ever reset; a `reset.json` elsewhere is not ck's (fsck reports it).
     package var resets: Bool { environment == .development }
 
     /// The shared lock a write holds, after finishing an interrupted reset.
-    package func lockForWriting() throws -> FileLock {
+    func lockForWriting() throws -> FileLock {
         while true {
             let lock = try FileLock(path: lockFile, .shared)
             if try !resets || !FileSystem.exists(resetMarker) { return lock }
@@ -29,13 +29,13 @@ package struct EnvironmentGuard {
     }
 
     /// For readers: one check that no reset is half done.
-    package func checkForInterruptedReset() throws {
+    func checkForInterruptedReset() throws {
         // Every request asks; the marker is almost never there (one lstat says so).
         if StampedFiles.stamp(resetMarker) == nil, errno == ENOENT { return }
         if try resets && FileSystem.exists(resetMarker) { try finishInterruptedReset() }
     }
 
-    package func finishInterruptedReset() throws {
+    func finishInterruptedReset() throws {
         let lock = try FileLock(path: lockFile, .exclusive)
         defer { lock.unlock() }
         if try resets && FileSystem.exists(resetMarker) { try SchemaAdmin(paths: paths, container: container).completeReset() }

@@ -64,7 +64,7 @@ package final class Fsck {
     }
 
     /// Runs one check; what stops it (a link, a damaged file) is reported and the rest goes on.
-    package func guarded(_ path: String, _ body: () throws -> Void) {
+    func guarded(_ path: String, _ body: () throws -> Void) {
         do { try body() } catch let e as CloudKitError {
             if !report.problems.contains(where: { $0.problem == e.reason }) { note(path, e.reason, repaired: false) }
         } catch {
@@ -182,7 +182,7 @@ package final class Fsck {
     }
 
     /// Which zone incarnations the database history records, and through which zone entry.
-    package static func announcements(_ db: Database, after: Int64, through: Int64?, into map: inout [NameKey: [String: Int64]]) throws {
+    static func announcements(_ db: Database, after: Int64, through: Int64?, into map: inout [NameKey: [String: Int64]]) throws {
         try db.databaseHistory.forEachDatabaseEntry(after: after, through: through) { e in
             map[e.key, default: [:]][e.incarnation] = max(map[e.key]?[e.incarnation] ?? 0, e.zoneSeq ?? 0)
             return true
@@ -230,7 +230,7 @@ package final class Fsck {
     /// Returns whether the history is whole: nothing derived from a damaged one is rebuilt, so
     /// that no record is ever "restored" to an older version than the one acknowledged.
     @discardableResult
-    package func checkHistory(_ h: ChangeHistory, what: String) throws -> Bool {
+    func checkHistory(_ h: ChangeHistory, what: String) throws -> Bool {
         var whole = true
         for found in try h.cutUncommittedTail(repair: repair) {
             note(h.logFile, "\(what): \(found.problem)", repaired: repair && found.repairable)

@@ -10,7 +10,7 @@ import Darwin
 /// cannot read. A damaged run never gave a wrong answer — queries check every record — but it
 /// made them slower.
 extension Fsck {
-    package func checkIndexes(_ db: Database, _ z: ZoneStore) throws {
+    func checkIndexes(_ db: Database, _ z: ZoneStore) throws {
         let index = ZoneIndex(zone: z)
         var damaged: [String] = []
         if let root = try Directory.open(index.directory) {

@@ -5,7 +5,7 @@ import CKModel
 /// accounts for is removed. A tombstone of a name whose deletions `ck gc` dropped is left: no
 /// feed asks for it.
 extension Fsck {
-    package func checkTombstones(_ z: ZoneStore, latestDeletions: [NameKey: Int64]) throws {
+    func checkTombstones(_ z: ZoneStore, latestDeletions: [NameKey: Int64]) throws {
         // Names whose files share a path (a case-insensitive file system) share a tombstone:
         // the one deleted last holds it, as the commits left it.
         var expected: [String: (name: NameKey, seq: Int64)] = [:]

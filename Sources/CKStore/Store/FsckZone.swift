@@ -9,7 +9,7 @@ import CKModel
 extension Fsck {
     /// `announced`: what the database history records of each zone (nil when that history is
     /// damaged: then no entry is added to it).
-    package func checkZone(_ db: Database, directoryName entry: String, announced snapshot: [NameKey: [String: Int64]]?, through: Int64) throws {
+    func checkZone(_ db: Database, directoryName entry: String, announced snapshot: [NameKey: [String: Int64]]?, through: Int64) throws {
         let dir = db.directory + "/zones/" + entry
         report.zones += 1
         func zoneName() -> String? {

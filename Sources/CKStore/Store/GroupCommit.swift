@@ -12,11 +12,11 @@ import Foundation
 /// waiting at that moment, commits them together and hands each its results. Requests that
 /// arrive meanwhile wait; when the leader is done, the first of them leads the next group.
 /// Another process (the CLI) still takes the zone's lock as before.
-package final class GroupCommit: @unchecked Sendable {
+final class GroupCommit: @unchecked Sendable {
     package static let shared = GroupCommit()
 
     /// One request: what to run under the locks, and its outcome.
-    package final class Job {
+    final class Job {
         /// Runs the request's operations into a child of the group's transaction (under the
         /// locks); returns that child and the results.
         package let apply: (ZoneStore, Transaction) throws -> (Transaction, [OperationResult])
@@ -47,7 +47,7 @@ package final class GroupCommit: @unchecked Sendable {
     }
 
     /// How many requests wait for the next group of `key` (tests).
-    package func waitingCount(_ key: String) -> Int {
+    func waitingCount(_ key: String) -> Int {
         lock.lock()
         defer { lock.unlock() }
         return waiting[key]?.count ?? 0

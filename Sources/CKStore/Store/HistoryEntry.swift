@@ -105,7 +105,7 @@ extension ChangeHistory {
     }
 
     /// A zone history's entries (see `forEachLine`).
-    package func forEachEntry(after: Int64, through: Int64? = nil, skipCompacted: Bool = false, _ body: (HistoryEntry) throws -> Bool) throws {
+    func forEachEntry(after: Int64, through: Int64? = nil, skipCompacted: Bool = false, _ body: (HistoryEntry) throws -> Bool) throws {
         try forEach(HistoryEntry.self, after: after, through: through, skipCompacted: skipCompacted, body)
     }
 
@@ -115,7 +115,7 @@ extension ChangeHistory {
     }
 
     /// A database history's entries (see `forEachLine`).
-    package func forEachDatabaseEntry(after: Int64, through: Int64? = nil, _ body: (DatabaseHistoryEntry) throws -> Bool) throws {
+    func forEachDatabaseEntry(after: Int64, through: Int64? = nil, _ body: (DatabaseHistoryEntry) throws -> Bool) throws {
         try forEach(DatabaseHistoryEntry.self, after: after, through: through, body)
     }
 }

@@ -20,7 +20,7 @@ package struct IdentityStore {
         self.accounts = accounts
     }
 
-    package func permissionFile(container: String, user: UserAccount) -> String {
+    func permissionFile(container: String, user: UserAccount) -> String {
         paths.container(container) + "/users/" + PathEncoding.component(user.userRecordName) + ".json"
     }
 

@@ -17,7 +17,7 @@ import CKModel
 ///
 /// Cost: the entries the windows read — every entry is read by one page, but the one a window
 /// stops at, which the next window reads again — plus what `laterChanges` costs.
-package struct LatestChangesPage<Entry> {
+struct LatestChangesPage<Entry> {
     /// Each key's latest change, in history order; at most the page's limit.
     package var entries: [Entry]
     /// Where the page ends (its token's point): every entry up to here is returned or superseded.
@@ -31,7 +31,7 @@ extension ChangeHistory {
     /// One page after `start`, up to `head`, of at most `limit` keys (see LatestChangesPage).
     /// `laterChanges(candidates, windowEnd)` gives, for each candidate (each the last entry of
     /// its key up to `windowEnd`), the seq of a later change of its key, or nil when none.
-    package func latestChanges<E: HistoryLine>(_: E.Type, after start: Int64, through head: Int64, limit: Int, skipCompacted: Bool = false,
+    func latestChanges<E: HistoryLine>(_: E.Type, after start: Int64, through head: Int64, limit: Int, skipCompacted: Bool = false,
                                        laterChanges: (_ candidates: [E], _ windowEnd: Int64) throws -> [Int64?]) throws -> LatestChangesPage<E> {
         var page: [E] = []
         var end = start

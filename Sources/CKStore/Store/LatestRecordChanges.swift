@@ -13,7 +13,7 @@ extension ZoneSnapshot {
     ///   none made, a damaged file) is looked for in the history, from `windowEnd` on.
     /// A file may already show a commit after the head: that is a later change too, and the
     /// page then says moreComing, so the client fetches it.
-    package func laterChanges(of entries: [HistoryEntry], after windowEnd: Int64) throws -> [Int64?] {
+    func laterChanges(of entries: [HistoryEntry], after windowEnd: Int64) throws -> [Int64?] {
         var out: [Int64?] = []
         var undecided: [NameKey: Int] = [:]
         for (i, e) in entries.enumerated() {

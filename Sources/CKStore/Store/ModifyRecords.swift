@@ -191,7 +191,7 @@ extension Database {
     /// with its history, replaying the entries after the applied cursor: what a commit interrupted
     /// after its point of no return left undone. Idempotent. The caller holds the zone's lock.
     @discardableResult
-    package func finishInterruptedCommit(_ z: ZoneStore) throws -> Int64 {
+    func finishInterruptedCommit(_ z: ZoneStore) throws -> Int64 {
         let head = try z.history.head()
         let applied = try z.appliedSeq()
         guard applied < head else { return 0 }
@@ -207,7 +207,7 @@ extension Database {
     /// Syncs the record files commits published without syncing (ZoneStore.syncFilesIfDue),
     /// so a restart of the machine redoes none of them. The caller holds the zone's lock and
     /// has finished any interrupted commit.
-    package func makeRecordFilesDurable(_ z: ZoneStore) throws {
+    func makeRecordFilesDurable(_ z: ZoneStore) throws {
         let c = try z.appliedCursor()
         guard c.durable < c.seq else { return }
         z.syncFiles()
@@ -216,12 +216,12 @@ extension Database {
 }
 
 /// A group found its zone not on the disk (purged since): its requests make it, one by one.
-package struct ZoneToMake: Error {}
+struct ZoneToMake: Error {}
 
 /// The history entries of a range turned back into a transaction: the final state of each
 /// record changed, the reference-index changes, and each change with its before and after.
-package struct HistoryReplay {
-    package let transaction: Transaction
+struct HistoryReplay {
+    let transaction: Transaction
 
     package init(zone z: ZoneStore, after: Int64, through: Int64) throws {
         let tx = Transaction(zone: z, nextSeq: after + 1)

@@ -6,9 +6,9 @@ import Foundation
 /// shards are read and parsed a window at a time on worker threads, the next window while the
 /// caller takes the current one, so output order and memory (two windows of shards) do not
 /// depend on the zone's size, and the work of opening and parsing files is shared by the cores.
-package struct ParallelRecordReader {
+struct ParallelRecordReader {
     package let records: Directory
-    package let shards: [String]
+    let shards: [String]
     /// Work done for each record on the worker that read it (an export's output line), handed
     /// on with the record, so that it too is shared by the cores.
     package var prepare: ((Record) -> String)? = nil

@@ -2,9 +2,9 @@ import CKModel
 
 /// The temporary files of a commit's record files (`{schemaVersion, record}`, pretty JSON), made
 /// on every core when there are enough of them and no fault is armed. On failure none is left.
-package enum RecordFileWriter {
+enum RecordFileWriter {
     /// Records at which a commit's files are written on several threads.
-    package static let parallelFrom = 64
+    static let parallelFrom = 64
 
     /// Per record (nil: a delete, no file), its temporary file's name in `directories[i]`.
     package static func prepare(_ records: [Record?], in directories: [Directory]) throws -> [String?] {

@@ -21,7 +21,7 @@ package struct RecordWriter {
 
     /// The database the writer's errors name: a participant writes into the owner's private
     /// zone from their shared database.
-    package var shownScope: DatabaseScope { access == nil ? scope : .shared }
+    var shownScope: DatabaseScope { access == nil ? scope : .shared }
 
     package func apply(_ op: RecordOperation, in tx: Transaction) throws -> OperationResult {
         if let e = op.invalid { throw e }

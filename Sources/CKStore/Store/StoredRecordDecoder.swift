@@ -10,14 +10,14 @@ import CKModel
 /// missing or mistyped member, a share record, trailing bytes, …) gives nil, and the caller
 /// takes the general path — `JSONParser.parse` and `Record(stored:)` — which accepts the file
 /// or reports exactly what is wrong with it.
-package enum StoredRecordDecoder {
-    package static func recordFile(_ bytes: [UInt8]) -> Record? {
+enum StoredRecordDecoder {
+    static func recordFile(_ bytes: [UInt8]) -> Record? {
         var p = JSONParser(document: bytes)
         return try? p.decodeRecordFile()
     }
 
     /// Tags as ck stores them, each its FieldType (`FieldType(tag:)` also reads other spellings).
-    package static let storedTags: [String: FieldType] = {
+    static let storedTags: [String: FieldType] = {
         var out: [String: FieldType] = [:]
         for b in FieldType.Base.allCases {
             if b != .unknown { out[b.rawValue] = FieldType(b) }
@@ -127,7 +127,7 @@ extension JSONParser {
 extension Directory {
     /// The record in a record file; nil when there is no such file. A file that is not JSON, or
     /// holds no record, is corrupt (`shownAs` names it in the error).
-    package func readStoredRecord(_ name: String, shownAs path: @autoclosure () -> String) throws -> Record? {
+    func readStoredRecord(_ name: String, shownAs path: @autoclosure () -> String) throws -> Record? {
         guard let bytes = try read(name) else { return nil }
         return try StoredRecordDecoder.record(inFile: bytes, shownAs: path())
     }

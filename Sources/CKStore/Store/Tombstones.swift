@@ -13,20 +13,20 @@ import CKModel
 /// never removed: a name made again keeps its tombstone, which its record file outweighs, and a
 /// later deletion overwrites it. A commit that deletes nothing (an import) writes none.
 extension ZoneStore {
-    package static let deletedDirectoryName = "deleted"
+    static let deletedDirectoryName = "deleted"
 
-    package var deletedDirectory: String { directory + "/" + ZoneStore.deletedDirectoryName }
+    var deletedDirectory: String { directory + "/" + ZoneStore.deletedDirectoryName }
 
-    package func tombstonePath(_ name: String) -> String {
+    func tombstonePath(_ name: String) -> String {
         deletedDirectory + "/" + PathEncoding.shard(name) + "/" + PathEncoding.component(name) + ".json"
     }
 
-    package static func tombstoneJSON(recordName: String, seq: Int64) -> JSONValue {
+    static func tombstoneJSON(recordName: String, seq: Int64) -> JSONValue {
         ["schemaVersion": .int(FileFormat.schemaVersion), "recordName": .string(recordName), "seq": .int(seq)]
     }
 
     /// What a tombstone file holds: its name and the entry of the name's latest deletion.
-    package static func parseTombstone(_ j: JSONValue) -> (recordName: String, seq: Int64)? {
+    static func parseTombstone(_ j: JSONValue) -> (recordName: String, seq: Int64)? {
         guard let n = j["recordName"]?.stringValue, let s = j["seq"]?.int64Value else { return nil }
         return (n, s)
     }
@@ -35,7 +35,7 @@ extension ZoneStore {
     /// to trust — never deleted, deleted only by a ck that kept no tombstones, a damaged file,
     /// or a file holding another name (names that differ only in case on a case-insensitive
     /// file system). The caller then reads the history instead.
-    package func latestDeletion(of name: String) -> Int64? {
+    func latestDeletion(of name: String) -> Int64? {
         guard let j = (try? FileSystem.readJSON(tombstonePath(name))) ?? nil, let t = ZoneStore.parseTombstone(j),
               t.recordName.sameBytes(name) else { return nil }
         return t.seq

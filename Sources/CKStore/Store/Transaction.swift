@@ -49,7 +49,7 @@ package final class Transaction {
     /// Reads the stored records of a large batch's names on every core before its operations
     /// run (one after another, each looking its record up, they waited on one file at a time).
     /// The caller holds the zone's lock, so what is read stays true while the batch runs.
-    package func readAhead(_ names: [String]) {
+    func readAhead(_ names: [String]) {
         let names = knownAbsent.map { absent in names.filter { !absent(NameKey($0)) } } ?? names
         guard parent == nil, names.count >= RecordFileWriter.parallelFrom else { return }
         let zone = self.zone
@@ -57,13 +57,13 @@ package final class Transaction {
         for (i, n) in names.enumerated() { readAhead[NameKey(n)] = results[i] }
     }
 
-    package func referrers(_ target: String) throws -> [NameKey: [String]] {
+    func referrers(_ target: String) throws -> [NameKey: [String]] {
         if let r = refs[NameKey(target)] { return r }
         if let p = parent { return try p.referrers(target) }
         return try zone.referrers(of: target)
     }
 
-    package func takeSeq() -> Int64 {
+    func takeSeq() -> Int64 {
         defer { nextSeq += 1 }
         return nextSeq
     }
@@ -83,7 +83,7 @@ package final class Transaction {
 
     /// Moves `source` in the reference index from its old DELETE_SELF/VALIDATE targets to its
     /// new ones.
-    package func reindex(source: String, old: Record?, new: Record?) throws {
+    func reindex(source: String, old: Record?, new: Record?) throws {
         func targets(_ r: Record?) -> [NameKey: Set<String>] {
             var t: [NameKey: Set<String>] = [:]
             for (_, ref) in r?.references ?? [] where ref.action != .none {
@@ -118,5 +118,5 @@ package struct RecordChange {
 
 extension Transaction {
     /// Bytes this request brings for a checksum (this save's `@file`, or a downloadURL read).
-    package func pendingAsset(_ sum: String) -> [UInt8]? { assets[sum] ?? parent?.pendingAsset(sum) }
+    func pendingAsset(_ sum: String) -> [UInt8]? { assets[sum] ?? parent?.pendingAsset(sum) }
 }

@@ -30,8 +30,8 @@ package struct UploadArea {
     package static let lifetime: Int64 = 15 * 60 * 1000
 
     package var directory: String { paths.assetsDirectory + "/uploads" }
-    package var usedDirectory: String { directory + "/used" }
-    package var lockFile: String { directory + "/lock" }
+    var usedDirectory: String { directory + "/used" }
+    var lockFile: String { directory + "/lock" }
 
     private func markName(_ uploadToken: String) -> String { SHA256.hex(uploadToken.utf8) + ".json" }
 
@@ -72,7 +72,7 @@ package struct UploadArea {
 
     /// Moves uploaded bytes with this checksum into the asset store, for a record that saves
     /// them; their size, or nil when none wait.
-    package func adopt(checksum: String, into store: AssetStore) throws -> Int64? {
+    func adopt(checksum: String, into store: AssetStore) throws -> Int64? {
         guard let digest = Data(base64Encoded: checksum), digest.count == 32,
               let dir = try Directory.open(directory), dir.kind(of: Hex.string(Array(digest))) == .file else { return nil }
         let hex = Hex.string(Array(digest))
@@ -134,7 +134,7 @@ extension AssetStore {
     /// The size of the bytes with this checksum in the store — moved in from the upload area
     /// when they are waiting there (a record saving an upload's receipt takes its bytes); nil
     /// when neither has them.
-    package func sizeTakingUpload(checksum: String) throws -> Int64? {
+    func sizeTakingUpload(checksum: String) throws -> Int64? {
         if let n = try size(checksum: checksum) { return n }
         return try UploadArea(paths: paths, clock: .system).adopt(checksum: checksum, into: self)
     }

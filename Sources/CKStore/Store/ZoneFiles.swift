@@ -13,7 +13,7 @@ package struct PreparedFiles {
     }
     package var items: [Item] = []
     /// Shard directories this commit made, removed again if it is abandoned.
-    package var madeDirectories: [(parent: Directory, name: String)] = []
+    var madeDirectories: [(parent: Directory, name: String)] = []
 }
 
 extension ZoneStore {
@@ -107,7 +107,7 @@ extension ZoneStore {
     }
 
     /// Makes every file written since the last sync durable.
-    package func syncFiles() {
+    func syncFiles() {
         (try? Directory.open(directory))??.syncFileSystem()
     }
 }

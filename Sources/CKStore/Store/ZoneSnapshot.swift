@@ -43,7 +43,7 @@ package struct ZoneSnapshot {
     /// The last change (as of the snapshot) of a record the files may not show yet: one changed
     /// after the applied cursor. Nil for any other record: its files are up to date with every
     /// change up to the snapshot's head (and may show later ones).
-    package func unappliedChange(of name: NameKey) -> Int64? { recentChange[name] }
+    func unappliedChange(of name: NameKey) -> Int64? { recentChange[name] }
 
     /// One record as of the snapshot; nil when it does not exist then.
     package func record(named name: String) throws -> Record? {

@@ -31,10 +31,10 @@ package final class ZoneStore {
         self.history = ChangeHistory(directory: directory)
     }
 
-    package var zoneFile: String { directory + "/zone.json" }
-    package var recordsDirectory: String { directory + "/records" }
-    package var refsDirectory: String { directory + "/refs" }
-    package var appliedFile: String { directory + "/applied.json" }
+    var zoneFile: String { directory + "/zone.json" }
+    var recordsDirectory: String { directory + "/records" }
+    var refsDirectory: String { directory + "/refs" }
+    var appliedFile: String { directory + "/applied.json" }
 
     /// What is on disk where a zone of this name would be.
     package enum Presence {
@@ -70,11 +70,11 @@ package final class ZoneStore {
 
     // MARK: records
 
-    package func recordPath(_ name: String) -> String {
+    func recordPath(_ name: String) -> String {
         recordsDirectory + "/" + PathEncoding.shard(name) + "/" + PathEncoding.component(name) + ".json"
     }
 
-    package func refsPath(_ target: String) -> String {
+    func refsPath(_ target: String) -> String {
         refsDirectory + "/" + PathEncoding.shard(target) + "/" + PathEncoding.component(target) + ".json"
     }
 
@@ -86,7 +86,7 @@ package final class ZoneStore {
 
     /// The record a write of `name` replaces. A file holding another name's record is never
     /// overwritten: the write is refused instead.
-    package func recordForWrite(named name: String) throws -> Record? {
+    func recordForWrite(named name: String) throws -> Record? {
         guard let r = try fileRecord(named: name) else { return nil }
         guard r.recordName.sameBytes(name) else {
             throw CloudKitError(.badRequest, "record name '\(Names.describe(name))' collides with record '\(Names.describe(r.recordName))' on this file system (names that differ only in case on a case-insensitive file system); choose another name", recordName: name)
@@ -97,7 +97,7 @@ package final class ZoneStore {
     /// One record as a reader reads it: as `record(named:)`, through the zone's shard
     /// directories opened once per process (a query reads many records; walking every path from
     /// `/` for each was most of its cost). A shard not there yet is looked up again next time.
-    package func readRecord(named name: String) throws -> Record? {
+    func readRecord(named name: String) throws -> Record? {
         // A record file is replaced whole (renamed into place), never changed: while `lstat`
         // shows the same small file, the record read from it last time is the record.
         let read = { () throws -> Record? in
@@ -151,12 +151,12 @@ package final class ZoneStore {
     }
 
     /// Records referencing `target` with DELETE_SELF or VALIDATE: source name → actions.
-    package func referrers(of target: String) throws -> [NameKey: [String]] {
+    func referrers(of target: String) throws -> [NameKey: [String]] {
         guard let j = try FileSystem.readJSON(refsPath(target)) else { return [:] }
         return ZoneStore.parseReferrers(j)
     }
 
-    package static func parseReferrers(_ j: JSONValue) -> [NameKey: [String]] {
+    static func parseReferrers(_ j: JSONValue) -> [NameKey: [String]] {
         var out: [NameKey: [String]] = [:]
         for r in j["referrers"]?.arrayValue ?? [] {
             guard let n = r["recordName"]?.stringValue else { continue }
@@ -165,7 +165,7 @@ package final class ZoneStore {
         return out
     }
 
-    package static func referrersJSON(target: String, _ refs: [NameKey: [String]]) -> JSONValue {
+    static func referrersJSON(target: String, _ refs: [NameKey: [String]]) -> JSONValue {
         let list: [JSONValue] = refs.keys.sorted().map { k in
             ["recordName": .string(k.string), "actions": .array(refs[k]!.map(JSONValue.string))]
         }
@@ -178,12 +178,12 @@ package final class ZoneStore {
     /// Streams every record file, shard by shard, in a stable order (same state, same order),
     /// opening each directory once, read on every core (ParallelRecordReader). Readers go through `snapshot()`; writers, who hold the
     /// lock and have finished any interrupted commit, may read the files directly.
-    package func forEachRecordFile(_ body: (Record) throws -> Bool) throws {
+    func forEachRecordFile(_ body: (Record) throws -> Bool) throws {
         try forEachRecordFile(prepare: nil) { r, _ in try body(r) }
     }
 
     /// The same, with `prepare`'s result for each record computed on the thread that read it.
-    package func forEachRecordFile(prepare: ((Record) -> String)?, _ body: (Record, String?) throws -> Bool) throws {
+    func forEachRecordFile(prepare: ((Record) -> String)?, _ body: (Record, String?) throws -> Bool) throws {
         guard let records = try Directory.open(recordsDirectory) else { return }
         let shards = try records.entries().filter { !$0.hasPrefix(".") && records.kind(of: $0) == .directory }
         try ParallelRecordReader(records: records, shards: shards, prepare: prepare).forEach(body)
@@ -200,16 +200,16 @@ package final class ZoneStore {
     /// it; after a restart only `durable` does, and the entries after it are redone from the
     /// history (which is synced at every commit). A cursor without `boot` was written after a
     /// sync. A missing or unreadable cursor is 0: everything is redone, which is always correct.
-    package struct AppliedCursor {
+    struct AppliedCursor {
         package var seq: Int64 = 0
-        package var durable: Int64 = 0
-        package var boot: String?
+        var durable: Int64 = 0
+        var boot: String?
 
         /// How far the files can be relied on now.
         package var trusted: Int64 { boot == nil || boot == BootSession.id ? seq : durable }
     }
 
-    package func appliedCursor() throws -> AppliedCursor {
+    func appliedCursor() throws -> AppliedCursor {
         // Written whole and renamed into place (setApplied), so kept while it is the same file.
         // One that cannot be parsed counts as nothing applied: readers then take every entry
         // from the history, which is slower, never wrong.
@@ -220,13 +220,13 @@ package final class ZoneStore {
     }
 
     /// The last history entry whose derived files can be relied on (see AppliedCursor).
-    package func appliedSeq() throws -> Int64 { try appliedCursor().trusted }
+    func appliedSeq() throws -> Int64 { try appliedCursor().trusted }
 
     /// Moves the cursor to `seq`, the files being synced through `durable` (where the boot
     /// cannot be told, every commit syncs them: the cursor is written without `boot`, as
     /// synced). Not synced on its own: after a crash an older cursor only means redoing
     /// idempotent work. The caller holds the zone's lock.
-    package func setApplied(_ seq: Int64, durable: Int64) throws {
+    func setApplied(_ seq: Int64, durable: Int64) throws {
         var doc: [String: JSONValue] = ["schemaVersion": .int(FileFormat.schemaVersion), "seq": .int(seq)]
         if let boot = BootSession.id {
             doc["durable"] = .int(min(durable, seq))
@@ -245,7 +245,7 @@ package final class ZoneStore {
     /// synced then (for `setApplied`). `background` (a bulk load, whose process goes on
     /// committing): the sync is started on another thread instead, and a later commit of this
     /// process records what it covered.
-    package func syncFilesIfDue(through seq: Int64, background: Bool = false) -> Int64 {
+    func syncFilesIfDue(through seq: Int64, background: Bool = false) -> Int64 {
         let durable = min((try? knownDurable()) ?? 0, seq)
         guard BootSession.id == nil || seq - durable >= ZoneStore.unsyncedEntries else { return durable }
         if background && BootSession.id != nil {
@@ -258,7 +258,7 @@ package final class ZoneStore {
 
     /// How far the files are known synced: the cursor's `durable`, or further if a sync this
     /// process started in the background has finished since.
-    package func knownDurable() throws -> Int64 {
+    func knownDurable() throws -> Int64 {
         max(try appliedCursor().durable, BackgroundSyncs.shared.finished(self) ?? 0)
     }
 }

@@ -114,13 +114,13 @@ package struct AppendLog {
     }
 
     /// A commit readers can already see, but the disk would not confirm durable.
-    package struct CommittedButNotSynced: Error {
+    struct CommittedButNotSynced: Error {
         package var reason: String
     }
 
     /// Replaces the whole log with `entries`, atomically (a repair: `ck fsck` dropping damaged
     /// lines). Only for `wholeLines`, whose commit is the file itself.
-    package func rewrite(_ entries: [[UInt8]]) throws {
+    func rewrite(_ entries: [[UInt8]]) throws {
         precondition({ if case .wholeLines = commit { return true } else { return false } }())
         var bytes = [UInt8]()
         for e in entries { bytes += e; bytes.append(0x0A) }
@@ -130,9 +130,9 @@ package struct AppendLog {
     // MARK: the tail
 
     /// What `cutTail` found: bytes it cuts, or damage it can only report.
-    package struct TailFinding {
+    struct TailFinding {
         package var problem: String
-        package var repairable: Bool
+        var repairable: Bool
         /// How many bytes lie beyond the committed end.
         package var bytes: Int64 = 0
     }
@@ -140,7 +140,7 @@ package struct AppendLog {
     /// Finds what lies beyond the committed end — an append a crash or a full disk
     /// interrupted — and, with `repair`, cuts it.
     @discardableResult
-    package func cutTail(repair: Bool = true) throws -> [TailFinding] {
+    func cutTail(repair: Bool = true) throws -> [TailFinding] {
         guard let dir = try Directory.open(directory) else { return [] }
         let head = try head(dir)
         var found: [TailFinding] = []

@@ -11,17 +11,17 @@ import Darwin
 /// carries the commit bit, and entry `n`'s word is at `(n - 1) * 8`, so it is found without
 /// reading the ones before it.
 extension AppendLog {
-    package static let commitBit: UInt64 = 1 << 63
+    static let commitBit: UInt64 = 1 << 63
 
     private var indexName: String {
         guard case .index(let name, _) = commit else { preconditionFailure("\(path) has no index") }
         return name
     }
 
-    package var indexPath: String { directory + "/" + indexName }
+    var indexPath: String { directory + "/" + indexName }
 
     /// The 8 bytes of an index word: an entry ending at `end`, the last of its commit or not.
-    package static func indexWord(end: Int64, commits: Bool) -> [UInt8] {
+    static func indexWord(end: Int64, commits: Bool) -> [UInt8] {
         let word = UInt64(end) | (commits ? commitBit : 0)
         return stride(from: 56, through: 0, by: -8).map { UInt8((word >> UInt64($0)) & 0xff) }
     }
@@ -45,7 +45,7 @@ extension AppendLog {
     }
 
     /// `count` index words starting at entry index `first` (0-based), of the index open as `f`.
-    package func readIndex(_ f: Int32, from first: Int64, count: Int64) throws -> [UInt64] {
+    func readIndex(_ f: Int32, from first: Int64, count: Int64) throws -> [UInt64] {
         var bytes = [UInt8](repeating: 0, count: Int(count) * 8)
         var got = 0
         while got < bytes.count {
@@ -114,7 +114,7 @@ extension AppendLog {
     /// returns false to stop. Entries before `emptyBefore` may be empty slots (a word equal to
     /// the one before it: an entry compaction dropped), and are skipped; anywhere else an empty
     /// slot is `Damage`, and so is a word that points past the log or not at a line's end.
-    package func forEachIndexed(after: Int64, through: Int64?, emptyBefore: Int64 = 1,
+    func forEachIndexed(after: Int64, through: Int64?, emptyBefore: Int64 = 1,
                                 _ body: (Int64, ArraySlice<UInt8>) throws -> Bool) throws {
         guard let dir = try Directory.open(directory) else { return }
         let head = try indexedHead(dir)

@@ -12,7 +12,7 @@ extension AppendLog {
     /// oldest first: each one's bytes (without its newline) and the offset after it. `body`
     /// returns false to stop. Bytes after the last newline within the committed end are no
     /// entry, and are never passed.
-    package func forEachEntry(from offset: Int64 = 0, _ body: (ArraySlice<UInt8>, Int64) throws -> Bool) throws {
+    func forEachEntry(from offset: Int64 = 0, _ body: (ArraySlice<UInt8>, Int64) throws -> Bool) throws {
         guard let dir = try Directory.open(directory) else { return }
         // A whole-lines log is committed up to its last newline: read to the end of the file.
         let end: Int64

@@ -9,7 +9,7 @@ import Darwin
 /// at once, synced or not, until the machine stops: only a restart (a crash, a power cut) can
 /// lose unsynced writes. A mark written with the boot it was made in therefore tells a later
 /// reader whether writes made before it could have been lost since.
-package enum BootSession {
+enum BootSession {
     /// nil where the system does not say; then nothing may rely on unsynced writes.
     package static let id: String? = {
         #if os(Linux)

@@ -27,7 +27,7 @@ package enum CrashPoints {
 
     /// Whether a crash, a full disk or a trace is armed: then every operation runs on one
     /// thread, in order, so that "operation N" names the same operation on every run.
-    package static var isArmed: Bool { crashAtOperation != nil || noSpaceFromOperation != nil || trace != nil }
+    static var isArmed: Bool { crashAtOperation != nil || noSpaceFromOperation != nil || trace != nil }
 
     package static func reset() {
         operations = 0
@@ -36,7 +36,7 @@ package enum CrashPoints {
         trace = nil
     }
 
-    package static func needsSpace(_ what: String) -> Bool {
+    static func needsSpace(_ what: String) -> Bool {
         for p in ["mkdir ", "create ", "write ", "link ", "fsync "] where what.hasPrefix(p) { return true }
         return false
     }

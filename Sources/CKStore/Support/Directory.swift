@@ -25,9 +25,9 @@ package final class Directory {
 
     #if os(Linux)
     /// Linux's O_PATH: passing through a directory needs only search permission on it.
-    package static let passThrough: Int32 = 0o10000000
+    static let passThrough: Int32 = 0o10000000
     #else
-    package static let passThrough: Int32 = O_RDONLY
+    static let passThrough: Int32 = O_RDONLY
     #endif
 
     // MARK: opening
@@ -63,7 +63,7 @@ package final class Directory {
     }
 
     /// Whether an absolute path names at least one component and none is `.` or `..`.
-    package static func isPlain(_ path: String) -> Bool {
+    static func isPlain(_ path: String) -> Bool {
         var length = 0, allDots = true, any = false
         for b in path.utf8 {
             if b == UInt8(ascii: "/") {
@@ -134,7 +134,7 @@ package final class Directory {
     }
 
     /// A subdirectory, made (0700) if `create` and missing; nil if missing.
-    package func subdirectory(_ name: String, create: Bool = false) throws -> Directory? {
+    func subdirectory(_ name: String, create: Bool = false) throws -> Directory? {
         guard let n = try Directory.openChild(fd, path, name, create: create, readable: true) else { return nil }
         return Directory(path: path + "/" + name, fd: n)
     }
@@ -151,12 +151,12 @@ package final class Directory {
 
     /// Opens a regular file for reading; nil when absent; a link is an error, and so is
     /// anything that is not a regular file (a FIFO planted here would block the read forever).
-    package func openFile(_ name: String) throws -> Int32? {
+    func openFile(_ name: String) throws -> Int32? {
         try openFileWithStatus(name)?.fd
     }
 
     /// `openFile`, with the status it checked (its size: what a whole read expects).
-    package func openFileWithStatus(_ name: String) throws -> (fd: Int32, status: stat)? {
+    func openFileWithStatus(_ name: String) throws -> (fd: Int32, status: stat)? {
         while true {
             let f = openat(fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
             if f >= 0 { return try regularFile(f, name) }
@@ -192,7 +192,7 @@ package final class Directory {
         return try FileSystem.readAll(f, status: st, path: self.path + "/" + name)
     }
 
-    package func readJSON(_ name: String) throws -> JSONValue? {
+    func readJSON(_ name: String) throws -> JSONValue? {
         guard let bytes = try read(name) else { return nil }
         do { return try JSONParser.parse(bytes) } catch {
             throw CloudKitError.internalError("corrupt file '\(path)/\(name)': \(error)").with(.repairDataDirectory)
@@ -228,7 +228,7 @@ package final class Directory {
         if durable { sync() }
     }
 
-    package func writeJSON(_ name: String, _ value: JSONValue, durable: Bool = true) throws {
+    func writeJSON(_ name: String, _ value: JSONValue, durable: Bool = true) throws {
         try write(name, Array(JSONWriter.pretty(value).utf8), durable: durable)
     }
 
@@ -262,7 +262,7 @@ package final class Directory {
 
     /// Publishes a prepared file only if `name` does not exist yet (atomic create): true if it
     /// was published, false if `name` existed (the temporary file is then removed).
-    package func publishIfAbsent(_ tmp: String, as name: String) throws -> Bool {
+    func publishIfAbsent(_ tmp: String, as name: String) throws -> Bool {
         defer { unlinkat(fd, tmp, 0) }
         if CrashPoints.fails("link " + path + "/" + name) { throw FileSystem.failure("cannot create", path + "/" + name) }
         if linkat(fd, tmp, fd, name, 0) == 0 { return true }
@@ -273,7 +273,7 @@ package final class Directory {
     package func discard(_ tmp: String) { unlinkat(fd, tmp, 0) }
 
     /// Removes an empty subdirectory; anything else stays.
-    package func removeIfEmpty(_ name: String) { unlinkat(fd, name, AT_REMOVEDIR) }
+    func removeIfEmpty(_ name: String) { unlinkat(fd, name, AT_REMOVEDIR) }
 
     /// Removes a file or a link (never what a link points to); a missing one is not an error.
     package func remove(_ name: String) throws {
@@ -286,7 +286,7 @@ package final class Directory {
     }
 
     /// Removes a file, or a directory and everything in it, without following any link.
-    package func removeTree(_ name: String) throws {
+    func removeTree(_ name: String) throws {
         switch kind(of: name) {
         case nil: return
         case .directory:
@@ -309,7 +309,7 @@ package final class Directory {
     }
 
     /// Renames within this directory, replacing `target` (a rename needs no space).
-    package func rename(_ name: String, to target: String) throws {
+    func rename(_ name: String, to target: String) throws {
         if CrashPoints.fails("rename " + path + "/" + target) || renameat(fd, name, fd, target) != 0 {
             throw FileSystem.failure("cannot rename", path + "/" + name)
         }
@@ -323,7 +323,7 @@ package final class Directory {
     }
 
     /// Opens (creating, 0600) a file for appending or in-place writes; a link is an error.
-    package func openForWriting(_ name: String, create: Bool = true) throws -> Int32 {
+    func openForWriting(_ name: String, create: Bool = true) throws -> Int32 {
         while true {
             let f = openat(fd, name, O_RDWR | (create ? O_CREAT : 0) | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, FileSystem.filePermissions)
             if f >= 0 { return try regularFile(f, name).fd }
@@ -350,7 +350,7 @@ package final class Directory {
     }
 
     /// Cuts a file to `length` bytes and syncs it.
-    package func truncate(_ name: String, to length: Int64) throws {
+    func truncate(_ name: String, to length: Int64) throws {
         let f = try openForWriting(name, create: false)
         defer { close(f) }
         if CrashPoints.fails("truncate " + path + "/" + name) || ftruncate(f, off_t(length)) != 0 {
@@ -359,18 +359,18 @@ package final class Directory {
         try FileSystem.fsync(f, path: path + "/" + name)
     }
 
-    package func setMode(_ name: String, _ mode: mode_t) throws {
+    func setMode(_ name: String, _ mode: mode_t) throws {
         if CrashPoints.fails("chmod " + path + "/" + name) || fchmodat(fd, name, mode, 0) != 0 {
             throw FileSystem.failure("cannot change the mode of", path + "/" + name)
         }
     }
 
     /// Makes this directory's entries (renames, new files) durable.
-    package func sync() { _ = Glibc.fsync(fd) }
+    func sync() { _ = Glibc.fsync(fd) }
 
     /// Flushes every pending write of the file system holding this directory (Linux `syncfs`;
     /// a full `sync` elsewhere): one sync that makes a batch of non-durable writes durable.
-    package func syncFileSystem() {
+    func syncFileSystem() {
         #if os(Linux)
         _ = linuxSyncfs(fd)
         #else
@@ -387,7 +387,7 @@ private func linuxSyncfs(_ fd: Int32) -> Int32
 
 /// Opening a path below a directory in one call.
 extension Directory {
-    package enum BeneathOpen {
+    enum BeneathOpen {
         case opened(fd: Int32, status: stat)
         case absent
         /// Not done here: the caller opens each level itself (and reports what it finds).
@@ -399,7 +399,7 @@ extension Directory {
     /// file; `.absent` when some level is missing. Anything else — a link, a directory or a
     /// FIFO where the file should be, a kernel without `openat2` — is `.unsupported`, so the
     /// level-by-level path gives its usual answer and error.
-    package func openBeneath(_ relative: String) -> BeneathOpen {
+    func openBeneath(_ relative: String) -> BeneathOpen {
         #if os(Linux)
         guard Directory.hasOpenat2 else { return .unsupported }
         var how = OpenHow(flags: UInt64(O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK), mode: 0, resolve: 0x04 | 0x08)
@@ -425,7 +425,7 @@ extension Directory {
         #endif
     }
 
-    package enum WholeOpen {
+    enum WholeOpen {
         case opened(Int32)
         case absent
         /// Not done here: `open` walks the path a level at a time.
@@ -437,7 +437,7 @@ extension Directory {
     /// walk does with one `openat` per level. `.absent` when some level is missing; anything
     /// else — a link, a file where a directory should be, a permission refused, a kernel
     /// without `openat2` — is `.unsupported`, and the walk gives its usual answer and error.
-    package static func openWhole(_ path: String) -> WholeOpen {
+    static func openWhole(_ path: String) -> WholeOpen {
         #if os(Linux)
         guard hasOpenat2 else { return .unsupported }
         var how = OpenHow(flags: UInt64(O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), mode: 0, resolve: 0x04)

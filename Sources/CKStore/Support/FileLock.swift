@@ -17,7 +17,7 @@ package final class FileLock {
 
     /// Takes the lock at `path`, creating the file (0600) and, with `createDirectory`, its
     /// directory. Nil when the directory does not exist (and is not to be created).
-    package static func acquire(_ path: String, _ mode: Mode = .exclusive, createDirectory: Bool = true) throws -> FileLock? {
+    static func acquire(_ path: String, _ mode: Mode = .exclusive, createDirectory: Bool = true) throws -> FileLock? {
         while true {
             guard let (dir, leaf) = try Directory.parent(of: path, create: createDirectory) else { return nil }
             let fd = try dir.openForWriting(leaf)
@@ -41,13 +41,13 @@ package final class FileLock {
 
     /// Takes the lock only if its file exists (nil otherwise): for readers such as
     /// `ck fsck --dry-run`, which must not create anything.
-    package static func acquireExisting(_ path: String, _ mode: Mode = .exclusive) throws -> FileLock? {
+    static func acquireExisting(_ path: String, _ mode: Mode = .exclusive) throws -> FileLock? {
         guard let (dir, leaf) = try Directory.parent(of: path), dir.kind(of: leaf) == .file else { return nil }
         return try acquire(path, mode, createDirectory: false)
     }
 
     /// Takes an exclusive lock only if nobody holds it; nil otherwise.
-    package static func attempt(_ path: String) throws -> FileLock? {
+    static func attempt(_ path: String) throws -> FileLock? {
         guard let (dir, leaf) = try Directory.parent(of: path, create: true) else { return nil }
         let fd = try dir.openForWriting(leaf)
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {

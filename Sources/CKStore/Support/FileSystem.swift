@@ -15,8 +15,8 @@ import Darwin
 /// import file, a schema, an asset) are read with `readUserFile`, which follows links as any
 /// tool would.
 package enum FileSystem {
-    package static let filePermissions: mode_t = 0o600
-    package static let directoryPermissions: mode_t = 0o700
+    static let filePermissions: mode_t = 0o600
+    static let directoryPermissions: mode_t = 0o700
 
     // MARK: errors
 
@@ -29,7 +29,7 @@ package enum FileSystem {
         return CloudKitError.internalError("\(what) '\(path)': \(String(cString: strerror(e)))")
     }
 
-    package static func symlink(_ path: String) -> CloudKitError {
+    static func symlink(_ path: String) -> CloudKitError {
         CloudKitError.internalError("refusing to follow the symbolic link '\(path)': ck never follows links inside a data directory (remove the link)").with(.repairDataDirectory)
     }
 
@@ -44,7 +44,7 @@ package enum FileSystem {
         }
     }
 
-    package static func notRegular(_ path: String, mode: mode_t) -> CloudKitError {
+    static func notRegular(_ path: String, mode: mode_t) -> CloudKitError {
         CloudKitError.internalError("'\(path)' is \(kindName(mode: mode)), not a regular file: ck reads and writes only regular files inside a data directory (remove it)").with(.repairDataDirectory)
     }
 
@@ -59,7 +59,7 @@ package enum FileSystem {
         }
     }
 
-    package static func isDirectory(_ path: String) throws -> Bool {
+    static func isDirectory(_ path: String) throws -> Bool {
         guard let (d, leaf) = try Directory.parent(of: path) else { return false }
         switch d.kind(of: leaf) {
         case .directory?: return true
@@ -69,7 +69,7 @@ package enum FileSystem {
     }
 
     /// Creates a directory and its missing parents, each 0700.
-    package static func makeDirectories(_ path: String) throws { _ = try Directory.open(path, create: true) }
+    static func makeDirectories(_ path: String) throws { _ = try Directory.open(path, create: true) }
 
     /// Reads a whole file, or nil when it does not exist.
     package static func read(_ path: String) throws -> [UInt8]? {
@@ -77,22 +77,22 @@ package enum FileSystem {
         return try d.read(leaf)
     }
 
-    package static func readJSON(_ path: String) throws -> JSONValue? {
+    static func readJSON(_ path: String) throws -> JSONValue? {
         guard let (d, leaf) = try Directory.parent(of: path) else { return nil }
         return try d.readJSON(leaf)
     }
 
-    package static func writeAtomically(_ path: String, _ bytes: [UInt8], durable: Bool = true) throws {
+    static func writeAtomically(_ path: String, _ bytes: [UInt8], durable: Bool = true) throws {
         guard let (d, leaf) = try Directory.parent(of: path, create: true) else { return }
         try d.write(leaf, bytes, durable: durable)
     }
 
-    package static func writeJSON(_ path: String, _ value: JSONValue, durable: Bool = true) throws {
+    static func writeJSON(_ path: String, _ value: JSONValue, durable: Bool = true) throws {
         try writeAtomically(path, Array(JSONWriter.pretty(value).utf8), durable: durable)
     }
 
     /// Creates `path` with `bytes` only if it does not exist: true if created.
-    package static func createExclusively(_ path: String, _ bytes: [UInt8]) throws -> Bool {
+    static func createExclusively(_ path: String, _ bytes: [UInt8]) throws -> Bool {
         guard let (d, leaf) = try Directory.parent(of: path, create: true) else { return false }
         let tmp = try d.prepare(bytes, durable: true)
         let made = try d.publishIfAbsent(tmp, as: leaf)
@@ -107,7 +107,7 @@ package enum FileSystem {
     }
 
     /// Removes a directory tree without following links.
-    package static func removeTree(_ path: String) throws {
+    static func removeTree(_ path: String) throws {
         guard let (d, leaf) = try Directory.parent(of: path) else { return }
         try d.removeTree(leaf)
     }
@@ -122,7 +122,7 @@ package enum FileSystem {
         try d.append(leaf, bytes)
     }
 
-    package static func truncate(_ path: String, to length: Int64) throws {
+    static func truncate(_ path: String, to length: Int64) throws {
         guard let (d, leaf) = try Directory.parent(of: path) else { return }
         try d.truncate(leaf, to: length)
     }
@@ -134,7 +134,7 @@ package enum FileSystem {
         return Int64(st.st_size)
     }
 
-    package static func setMode(_ path: String, _ mode: mode_t) throws {
+    static func setMode(_ path: String, _ mode: mode_t) throws {
         guard let (d, leaf) = try Directory.parent(of: path) else { return }
         try d.setMode(leaf, mode)
     }
@@ -166,7 +166,7 @@ package enum FileSystem {
     /// read, and no more than `size` bytes (which the caller bounds) are ever held. A refusal
     /// is BAD_REQUEST whose reason is only what went wrong ("no such file"), for the caller to
     /// put in context.
-    package static func readRegularFile(_ directory: String, _ components: [String], size: Int64,
+    static func readRegularFile(_ directory: String, _ components: [String], size: Int64,
                                        chunk: (UnsafeRawBufferPointer) -> Void) throws -> [UInt8] {
         func refused(_ why: String) -> CloudKitError { CloudKitError.badRequest(why) }
         func why(_ e: Int32) -> String {
@@ -228,7 +228,7 @@ package enum FileSystem {
 
     // MARK: descriptors
 
-    package static func sysOpen(_ path: String, _ flags: Int32) -> Int32 {
+    static func sysOpen(_ path: String, _ flags: Int32) -> Int32 {
         #if canImport(Glibc)
         return Glibc.open(path, flags)
         #else
@@ -236,14 +236,14 @@ package enum FileSystem {
         #endif
     }
 
-    package static func readAll(_ fd: Int32, path: @autoclosure () -> String) throws -> [UInt8] {
+    static func readAll(_ fd: Int32, path: @autoclosure () -> String) throws -> [UInt8] {
         var st = stat()
         if fstat(fd, &st) != 0 { st = stat() }
         return try readAll(fd, status: st, path: path())
     }
 
     /// `status`: the file's, as `fstat` gave it after it was opened.
-    package static func readAll(_ fd: Int32, status st: stat, path: @autoclosure () -> String) throws -> [UInt8] {
+    static func readAll(_ fd: Int32, status st: stat, path: @autoclosure () -> String) throws -> [UInt8] {
         let size = max(Int(st.st_size), 0)
         let regular = st.st_mode & S_IFMT == S_IFREG
         // Straight into an array one byte longer than the file: once a regular file's size has
@@ -272,7 +272,7 @@ package enum FileSystem {
     }
 
     /// Writes all bytes at the descriptor's position.
-    package static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: @autoclosure () -> String) throws {
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: @autoclosure () -> String) throws {
         var off = 0
         while off < bytes.count {
             if CrashPoints.fails("write " + path()) {
@@ -288,7 +288,7 @@ package enum FileSystem {
     }
 
     /// Writes all bytes at `offset`; with `rollback`, a failure cuts the file back to `offset`.
-    package static func writeAt(_ fd: Int32, _ bytes: [UInt8], offset: Int64, path: String, rollback: Bool) throws {
+    static func writeAt(_ fd: Int32, _ bytes: [UInt8], offset: Int64, path: String, rollback: Bool) throws {
         var off = 0
         do {
             while off < bytes.count {
@@ -310,7 +310,7 @@ package enum FileSystem {
     /// `overwrite`: the data synced only overwrote bytes already on disk, so no space is needed,
     /// and nothing but those bytes has to reach the disk: `fdatasync`, which leaves the file's
     /// times to the file system's own schedule instead of forcing a journal commit for them.
-    package static func fsync(_ fd: Int32, path: String, overwrite: Bool = false) throws {
+    static func fsync(_ fd: Int32, path: String, overwrite: Bool = false) throws {
         if CrashPoints.fails((overwrite ? "resync " : "fsync ") + path) || (overwrite ? Glibc.fdatasync(fd) : Glibc.fsync(fd)) != 0 {
             throw failure("cannot fsync", path)
         }
@@ -327,7 +327,7 @@ package enum FileSystem {
 
     /// `.tmp-<pid>-<salt>-<n>`: no other process or thread uses the name, and `ck fsck` can
     /// tell from the pid whether the writer is gone.
-    package static func temporaryName() -> String {
+    static func temporaryName() -> String {
         tempLock.lock()
         defer { tempLock.unlock() }
         tempCounter += 1
@@ -337,10 +337,10 @@ package enum FileSystem {
     /// This process's pid, as temporary names carry it (ck never forks).
     private static let processID = String(getpid())
 
-    package static let temporaryPrefix = ".tmp-"
+    static let temporaryPrefix = ".tmp-"
 
     /// The pid that made a temporary file, from its name.
-    package static func temporaryOwner(_ name: String) -> Int32? {
+    static func temporaryOwner(_ name: String) -> Int32? {
         guard name.hasPrefix(temporaryPrefix) else { return nil }
         return Int32(name.dropFirst(temporaryPrefix.count).prefix { $0 != "-" })
     }

@@ -12,9 +12,9 @@ import CKModel
 /// A change that throws writes nothing; one that leaves the document as it was writes nothing
 /// either. `Value` is what the owner makes of the file (`decode` is given nil when it is
 /// absent); `encode` returning nil removes the file.
-package struct LockedDocument<Value> {
+struct LockedDocument<Value> {
     package let path: String
-    package let lockPath: String
+    let lockPath: String
     private let decode: (JSONValue?) throws -> Value
     private let encode: (Value) -> JSONValue?
     private let unreadable: (CloudKitError) -> Error
@@ -51,7 +51,7 @@ package struct LockedDocument<Value> {
 
     /// `update`, for a caller that holds the lock already.
     @discardableResult
-    package func updateHoldingLock<T>(_ change: (inout Value) throws -> T) throws -> T {
+    func updateHoldingLock<T>(_ change: (inout Value) throws -> T) throws -> T {
         let stored = try stored()
         var value = try decode(stored)
         let result = try change(&value)

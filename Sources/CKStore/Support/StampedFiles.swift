@@ -16,10 +16,10 @@ import Glibc
 /// (a few milliseconds), so a second change in the same tick could leave every part of the
 /// stamp as it was ("racy git"). Kept only once its change time is safely in the past, a file's
 /// next change always shows in its stamp.
-package final class StampedFiles: @unchecked Sendable {
+final class StampedFiles: @unchecked Sendable {
     package static let shared = StampedFiles()
 
-    package struct Stamp: Equatable {
+    struct Stamp: Equatable {
         package var device: UInt64, inode: UInt64, size: Int64
         package var modified: Int64, modifiedNanos: Int64, changed: Int64, changedNanos: Int64
     }
@@ -36,11 +36,11 @@ package final class StampedFiles: @unchecked Sendable {
     private let most = 4096
     /// Small record files read by lookups: at most `mostRecords` of at most `smallFile` bytes
     /// each (≤ 8 MiB in all), so the cache never costs a server more than that.
-    package static let smallFile: Int64 = 8192
+    static let smallFile: Int64 = 8192
     private let mostRecords = 1024
 
     /// How long after its last change a file is still read afresh (see above).
-    package static let racyWindowNanos: Int64 = 20_000_000
+    static let racyWindowNanos: Int64 = 20_000_000
 
     package static func stamp(_ path: String) -> Stamp? {
         var st = stat()
@@ -51,7 +51,7 @@ package final class StampedFiles: @unchecked Sendable {
     }
 
     /// Whether a file with `stamp` changed too recently to be kept (see above).
-    package static func isRacy(_ stamp: Stamp) -> Bool {
+    static func isRacy(_ stamp: Stamp) -> Bool {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         let nowNanos = Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
@@ -83,7 +83,7 @@ package final class StampedFiles: @unchecked Sendable {
     }
 
     /// The file's JSON, as `FileSystem.readJSON` reads it; nil when it does not exist.
-    package func readJSON(_ path: String) throws -> JSONValue? {
+    func readJSON(_ path: String) throws -> JSONValue? {
         guard let stamp = Self.stamp(path) else {
             // Absent (the commonest: no faults armed): nothing to read. Anything else is left
             // to the careful read, which says what is wrong.
@@ -111,7 +111,7 @@ package final class StampedFiles: @unchecked Sendable {
     /// word past it: the commit bit is set in place, so an index with an uncommitted tail can
     /// gain a commit without a new inode or size; one wholly committed cannot change but by
     /// growing, shrinking or being replaced. nil when there is no index file.
-    package func historyHead(_ indexPath: String, _ read: () throws -> Int64) rethrows -> Int64? {
+    func historyHead(_ indexPath: String, _ read: () throws -> Int64) rethrows -> Int64? {
         guard let stamp = Self.stamp(indexPath) else { return nil }
         return try cached(.historyHead, indexPath, stamp, keep: { $0 * 8 == stamp.size }, read)
     }
