@@ -1,0 +1,134 @@
+import CKJSON
+import CKModel
+
+/// A database's own changes — zones made, changed, deleted and purged — as its history records
+/// them: the intent written first, so that whoever takes the locks next finishes a change a
+/// crash interrupted; the database history's entry; the zone moved to the trash.
+struct DatabaseJournal {
+    let db: Database
+    private var directory: String { db.directory }
+    private var databaseHistory: ChangeHistory { db.databaseHistory }
+    var databaseLockFile: String { directory + "/lock" }
+    var intentsDirectory: String { directory + "/intents" }
+    var trashDirectory: String { directory + "/trash" }
+
+    func intentFile(_ zone: String) -> String { intentsDirectory + "/" + PathEncoding.component(zone) + ".json" }
+    func zoneLockFile(_ zone: String) -> String { directory + "/locks/" + PathEncoding.component(zone) + ".lock" }
+
+    /// Whether changes to this zone are entries of the database history: custom zones of the
+    /// private and shared databases, which are the ones with change feeds.
+    package func announces(_ zoneName: String) -> Bool { db.scope != .public && !zoneName.sameBytes(ZoneID.defaultZoneName) }
+
+    /// Takes a zone's lock (by name: it outlives the zone, so a zone deleted and made again is
+    /// guarded by the same lock), then finishes a database-level change a crash left for it.
+    func lockZone(_ name: String) throws -> FileLock {
+        let lock = try FileLock(path: zoneLockFile(name))
+        if try FileSystem.exists(intentFile(name)) {
+            try withDatabaseLock(holdingZone: name) {}
+        }
+        return lock
+    }
+
+    /// Runs `body` holding the database's lock, after finishing the intents crashed holders
+    /// left. Lock order: environment, zone, database, inbox.
+    func withDatabaseLock<T>(holdingZone: String?, _ body: () throws -> T) throws -> T {
+        let lock = try FileLock(path: databaseLockFile)
+        defer { lock.unlock() }
+        try finishIntents(holdingZone: holdingZone)
+        return try body()
+    }
+
+    /// Finishes every intent whose zone this process holds or can lock now; an intent of a zone
+    /// another process is writing is left to that process, which finishes it before its own.
+    func finishIntents(holdingZone: String?) throws {
+        for file in try FileSystem.list(intentsDirectory) where file.hasSuffix(".json") && !file.hasPrefix(".") {
+            guard let j = try? FileSystem.readJSON(intentsDirectory + "/" + file), let intent = DatabaseIntent(json: j) else {
+                // A torn intent was never acted on: nothing was changed after it.
+                try FileSystem.remove(intentsDirectory + "/" + file)
+                continue
+            }
+            if let h = holdingZone, intent.zoneName.sameBytes(h) {
+                try finish(intent)
+            } else if let l = try FileLock.attempt(zoneLockFile(intent.zoneName)) {
+                defer { l.unlock() }
+                try finish(intent)
+            }
+        }
+    }
+
+    /// An intent for a change about to be made. The caller holds the database lock.
+    func newIntent(_ op: DatabaseIntent.Op, zoneName: String, incarnation: String, zoneSeq: Int64? = nil) throws -> DatabaseIntent {
+        DatabaseIntent(op: op, zoneName: zoneName, incarnation: incarnation, zoneSeq: zoneSeq, after: try databaseHistory.head())
+    }
+
+    func writeIntent(_ i: DatabaseIntent) throws {
+        try FileSystem.writeJSON(intentFile(i.zoneName), i.json, durable: false)
+    }
+
+    /// Completes one intent (idempotently) and removes it. The caller holds the database lock
+    /// and the zone's lock.
+    package func finish(_ intent: DatabaseIntent) throws {
+        var zone: ZoneStore?
+        if case .present(let z) = try db.zonePresence(intent.zoneName), z.incarnation == intent.incarnation { zone = z }
+        switch intent.op {
+        case .create:
+            if zone != nil {
+                try db.notifications.deliverZoneEvent(intent.zoneName, entry: try recordInDatabaseHistory(intent))
+            } else if case .absent = try db.zonePresence(intent.zoneName) {
+                // Made part-way: a directory without its zone.json is no zone.
+                try FileSystem.removeTree(DataPaths.zone(database: directory, zoneName: intent.zoneName))
+            }
+        case .change:
+            if let z = zone, try z.history.head() >= intent.zoneSeq! { _ = try recordInDatabaseHistory(intent) }
+        case .delete, .purge:
+            if let z = zone {
+                // Its last commit's notifications go out before it goes.
+                try db.finishInterruptedCommit(z)
+                try moveToTrash(z, as: intent.trashName)
+            }
+            try db.notifications.deliverZoneEvent(intent.zoneName, entry: try recordInDatabaseHistory(intent))
+            try FileSystem.removeTree(trashDirectory + "/" + intent.trashName)
+        }
+        try FileSystem.remove(intentFile(intent.zoneName))
+    }
+
+    /// The database history entry recording the intent: found among the entries written since
+    /// the intent was (so it is recorded once, whoever finishes it), or appended. Returns its seq.
+    func recordInDatabaseHistory(_ intent: DatabaseIntent) throws -> Int64 {
+        var found: Int64?
+        try databaseHistory.forEachDatabaseEntry(after: intent.after) { e in
+            if intent.isRecorded(by: e) { found = e.seq; return false }
+            return true
+        }
+        if let f = found { return f }
+        return try appendDatabaseEntry(intent)
+    }
+
+    /// Appends an entry; a commit the disk would not confirm durable is still appended.
+    @discardableResult
+    func appendDatabaseEntry(_ i: DatabaseIntent) throws -> Int64 {
+        let h = databaseHistory
+        let seq = try h.head() + 1
+        let e = DatabaseHistoryEntry(seq: seq, timestamp: db.clock.now(), op: i.op, zoneName: i.zoneName, incarnation: i.incarnation, zoneSeq: i.zoneSeq)
+        do { try h.append([e.json]) } catch is ChangeHistory.CommittedButNotSynced {}
+        return seq
+    }
+
+    /// A zone leaves `zones/` in one rename: from then on it does not exist. `name`: the
+    /// intent's `trashName`.
+    func moveToTrash(_ z: ZoneStore, as name: String) throws {
+        guard let zones = try Directory.open(directory + "/zones"), let trash = try Directory.open(trashDirectory, create: true) else { return }
+        try trash.removeTree(name)
+        try zones.move(PathEncoding.component(z.zoneID.zoneName), to: trash, as: name)
+        zones.sync()
+    }
+}
+
+extension Database {
+    var databaseHistory: ChangeHistory { ChangeHistory(directory: directory) }
+    /// The database's own changes and their locks (DatabaseJournal).
+    var journal: DatabaseJournal { DatabaseJournal(db: self) }
+
+    /// Takes a zone's lock, finishing a database-level change a crash left for it.
+    func lockZone(_ name: String) throws -> FileLock { try journal.lockZone(name) }
+}
