@@ -151,7 +151,7 @@ package struct ChangeHistory {
         }
         // A large batch's lines (each holds a whole saved record) are encoded on every core.
         let lines = entries.count >= RecordFileWriter.parallelFrom ? Parallel.map(entries.count, chunk: 16, line) : entries.indices.map(line)
-        return try log.append(lines).seq
+        return try log.append(lines, in: dir).seq
     }
 
     // MARK: expiry

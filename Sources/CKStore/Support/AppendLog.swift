@@ -85,7 +85,13 @@ package struct AppendLog {
     /// for `index`, a failure after the commit point is `CommittedButNotSynced`.
     @discardableResult
     package func append(_ entries: [[UInt8]]) throws -> Head {
-        let dir = try Directory.open(directory, create: true)!
+        try append(entries, in: try Directory.open(directory, create: true)!)
+    }
+
+    /// `append` through the log's directory, already open (the owner looked at it first:
+    /// opening it again would cost a path walk a commit).
+    @discardableResult
+    package func append(_ entries: [[UInt8]], in dir: Directory) throws -> Head {
         if case .index = commit { return try appendIndexed(entries, dir) }
         var bytes = [UInt8]()
         bytes.reserveCapacity(entries.reduce(0) { $0 + $1.count + 1 })
