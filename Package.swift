@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "CKCore", targets: ["CKCore"]),
         .library(name: "CKCLI", targets: ["CKCLI"]),
         .library(name: "CKServe", targets: ["CKServe"]),
+        .library(name: "CKRemote", targets: ["CKRemote"]),
     ],
     // Targets are layers: each depends only on those below it, so a dependency that points
     // upward does not compile (Docs/architecture.md draws them).
@@ -38,8 +39,12 @@ let package = Package(
         // CloudKit Web Services over HTTP (`ck serve`): the routes that turn a request into an
         // API call and its body back, on the HTTP engine.
         .target(name: "CKServe", dependencies: ["CKCore", "CKModel", "CKHTTP", "CKJSON"]),
+        // A client of CloudKit Web Services (`ck remote`, clone, fetch, pull, push): requests
+        // with CloudKit's credentials and pacing over the HTTP engine's client; what it brings
+        // and sends goes through the API, like any other front end's.
+        .target(name: "CKRemote", dependencies: ["CKCore", "CKModel", "CKHTTP", "CKJSON", "CKCrypto"]),
         // The command line: one command table, argument scanner, output formats, exit codes.
-        .target(name: "CKCLI", dependencies: ["CKCore", "CKModel", "CKServe", "CKJSON"]),
+        .target(name: "CKCLI", dependencies: ["CKCore", "CKModel", "CKServe", "CKRemote", "CKJSON"]),
         // A thin entry point.
         .executableTarget(name: "ck", dependencies: ["CKCLI"]),
         // What the three test targets share: the sandboxes that run ck (the built binary, or
@@ -59,6 +64,9 @@ let package = Package(
         .testTarget(name: "CKHTTPTests", dependencies: ["CKHTTP", "CKTestSupport"]),
         // ck serve in-process: the routes, credentials and bodies of Web Services over HTTP.
         .testTarget(name: "CKServeTests", dependencies: ["CKServe", "CKHTTP", "CKCore", "CKStore", "CKModel", "CKJSON", "CKCrypto", "CKTestSupport"]),
+        // The remote client in-process against ck serve on loopback: two data directories,
+        // clone, fetch, pull, push, credentials, pacing and faults.
+        .testTarget(name: "CKRemoteTests", dependencies: ["CKRemote", "CKServe", "CKHTTP", "CKCore", "CKModel", "CKJSON", "CKCrypto", "CKTestSupport"]),
         // The built binary: pipes, signals, --follow, crashes and faults armed by the
         // environment, concurrent processes, install, the documentation's examples.
         .testTarget(name: "EndToEndTests", dependencies: ["ck", "CKTestSupport"]),

@@ -15,6 +15,9 @@ public enum ExitCode {
     public static let tokenExpired: Int32 = 7
     public static let limit: Int32 = 8
     public static let partialFailure: Int32 = 9
+    /// A remote session used its waiting budget (`--max-wait`) on throttles and retries: what
+    /// was fetched is saved, and the same command goes on from there.
+    public static let gaveUp: Int32 = 10
     /// stdout's reader went away: what a shell reports for a process killed by SIGPIPE.
     public static let brokenPipe: Int32 = 141
 

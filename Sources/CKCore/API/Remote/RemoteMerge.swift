@@ -1,0 +1,157 @@
+import CKJSON
+import CKModel
+import CKStore
+
+/// How a pull settles a record changed on both sides since their base.
+public enum MergeStrategy: String, Sendable {
+    /// List it and leave it as it is on both sides.
+    case none
+    /// Take the remote's version.
+    case theirs
+    /// Keep the local version; the next push sends it over the remote's.
+    case ours
+}
+
+/// What a merge did.
+public struct MergeReport: Sendable {
+    /// Records saved or deleted locally to take the remote's version.
+    public var saved: [String] = []
+    public var deleted: [String] = []
+    /// Records changed on both sides since the base, left as they are.
+    public var conflicts: [String] = []
+    /// Records the local store could not take (per-record errors), left for the next pull.
+    public var failures: [CloudKitError] = []
+}
+
+extension CloudKitAPI {
+    /// The device a remote's changes are recorded as coming from in the local history.
+    public static func remoteDevice(_ remote: String) -> String { "remote:" + remote }
+
+    /// Brings what was fetched of a remote zone into the local zone, record by record, by the
+    /// three-way rule: changed only remotely (local = base) → taken; the same on both sides →
+    /// agreed; changed on both sides → a conflict, left as it is unless `strategy` decides.
+    /// The local writes go through records/modify like any other, as the remote's device
+    /// (`remote:NAME`), so that `ck log` shows them; the base moves only for what was taken or
+    /// agreed, after the write commits. `assets`: bytes of remote assets by fileChecksum.
+    public func mergeRemote(_ z: RemoteZone, strategy: MergeStrategy = .none, fetchAsset: ((_ url: String, _ checksum: String) throws -> [UInt8])? = nil,
+                            as caller: Caller) throws -> MergeReport {
+        let (log, state) = try trackedState(z, caller)
+        var report = MergeReport()
+        let pending = Set(state.fetched.keys).union(state.base.keys)
+            .filter { state.fetched[$0]?["recordChangeTag"] != state.base[$0]?["recordChangeTag"] || (state.fetched[$0] == nil) != (state.base[$0] == nil) }
+            .sorted()
+        if pending.isEmpty { return report }
+        var writer = caller
+        writer.deviceID = Self.remoteDevice(z.remote)
+        if caller.scope == .private, !z.zoneName.sameBytes(ZoneID.defaultZoneName) {
+            _ = try modifyZones(ZonesModifyRequest(operations: [.init(.create, z.zoneName)], ifExists: true), as: writer)
+        }
+        let ctx = try preflight(nil, caller, need: .read)
+        let snapshot = try ctx.db.zone(z.zoneName).snapshot()
+        var ops: [JSONValue] = []
+        var agreed: [JSONValue] = [], agreedDeleted: [String] = []
+        for key in pending {
+            let fetched = state.fetched[key], base = state.base[key]
+            let local = try snapshot.record(named: key.string).flatMap { try ctx.gate.canRead($0) ? $0.json() : nil }
+            let takeRemote: Bool
+            if RemoteRecordContent.same(local, base) {
+                takeRemote = true
+            } else if RemoteRecordContent.same(local, fetched) {
+                if let f = fetched { agreed.append(f) } else { agreedDeleted.append(key.string) }
+                continue
+            } else {
+                switch strategy {
+                case .none: report.conflicts.append(key.string); continue
+                case .theirs: takeRemote = true
+                case .ours:
+                    if let f = fetched { agreed.append(f) } else { agreedDeleted.append(key.string) }
+                    continue
+                }
+            }
+            guard takeRemote else { continue }
+            if let f = fetched {
+                ops.append(.object(["operationType": "forceReplace", "record": .object(Self.localCopy(of: f)), "remote": f]))
+            } else if local != nil {
+                ops.append(.object(["operationType": "forceDelete", "record": .object(["recordName": .string(key.string)])]))
+            } else {
+                agreedDeleted.append(key.string)
+            }
+        }
+        if !agreed.isEmpty || !agreedDeleted.isEmpty {
+            try log.append(["base": .array(agreed), "baseDeleted": .array(agreedDeleted.map { .string($0) })])
+        }
+        var start = 0
+        while start < ops.count {
+            let batch = Array(ops[start..<min(start + Limits.operationsPerBatch, ops.count)])
+            start += batch.count
+            let uploaded = try fetchAsset.map { try Self.assetBytes(in: batch.map { .object(["record": .object(Self.rawFields(of: $0))]) }, fetch: $0) } ?? [:]
+            var request = try ModifyRequest.parse(.object(["operations": .array(batch.map(Self.withoutRemote)), "atomic": false, "zoneID": .object(["zoneName": .string(z.zoneName)])]))
+            request.uploadedAssets = uploaded
+            let response = try modifyRecords(request, as: writer)
+            var taken: [JSONValue] = [], gone: [String] = []
+            for (op, result) in zip(batch, response.results) {
+                let name = op["record"]?["recordName"]?.stringValue ?? ""
+                switch result {
+                case .saved: report.saved.append(name); if let f = state.fetched[NameKey(name)] { taken.append(f) }
+                case .deleted: report.deleted.append(name); gone.append(name)
+                case .failed(let e):
+                    if e.code == .notFound, op["operationType"]?.stringValue == "forceDelete" { gone.append(name) } else { report.failures.append(e) }
+                }
+            }
+            try log.append(["base": .array(taken), "baseDeleted": .array(gone.map { .string($0) })])
+        }
+        return report
+    }
+
+    /// The bytes of every asset of `ops` served over plain HTTP (a ck serve), checked against
+    /// their checksum, by checksum.
+    static func assetBytes(in ops: [JSONValue], fetch: (String, String) throws -> [UInt8]) throws -> [String: [UInt8]] {
+        var out: [String: [UInt8]] = [:]
+        func visit(_ v: JSONValue) throws {
+            if let a = v.arrayValue { for e in a { try visit(e) }; return }
+            guard let sum = v["fileChecksum"]?.stringValue, let url = v["downloadURL"]?.stringValue, !url.hasPrefix("https://"), out[sum] == nil else { return }
+            let bytes = try fetch(url, sum)
+            guard AssetValue.checksum(of: bytes) == sum else {
+                throw CloudKitError(.internalError, "an asset downloaded from the remote does not match its fileChecksum \(sum)")
+            }
+            out[sum] = bytes
+        }
+        for op in ops { for (_, f) in op["record"]?["fields"]?.objectValue ?? [:] { try visit(f["value"] ?? .null) } }
+        return out
+    }
+
+    static func withoutRemote(_ op: JSONValue) -> JSONValue {
+        var o = op.objectValue ?? [:]
+        o["remote"] = nil
+        return .object(o)
+    }
+
+    /// The remote record an operation was made from (its asset URLs intact).
+    static func rawFields(of op: JSONValue) -> [String: JSONValue] { op["remote"]?.objectValue ?? [:] }
+
+    /// A remote record as a records/modify record: its name, type, fields and parent; an asset
+    /// whose bytes come with the request loses its downloadURL (the bytes are stored here).
+    static func localCopy(of r: JSONValue) -> [String: JSONValue] {
+        var o: [String: JSONValue] = [:]
+        for k in ["recordName", "recordType", "parent"] { if let v = r[k] { o[k] = v } }
+        var fields: [String: JSONValue] = [:]
+        for (name, f) in r["fields"]?.objectValue ?? [:] {
+            var field = f.objectValue ?? [:]
+            // A list read back from CloudKit may be typed a bare LIST: let the schema say.
+            if field["type"]?.stringValue == "LIST" { field["type"] = nil }
+            if let v = field["value"] { field["value"] = localAsset(v) }
+            fields[name] = .object(field)
+        }
+        o["fields"] = .object(fields)
+        return o
+    }
+
+    /// An asset served over plain HTTP (a ck serve) is stored here by its bytes; one behind
+    /// https stays remote (its bytes on the service).
+    static func localAsset(_ v: JSONValue) -> JSONValue {
+        if let a = v.arrayValue { return .array(a.map(localAsset)) }
+        guard var o = v.objectValue, o["fileChecksum"] != nil, let url = o["downloadURL"]?.stringValue, !url.hasPrefix("https://") else { return v }
+        o["downloadURL"] = nil
+        return .object(o)
+    }
+}

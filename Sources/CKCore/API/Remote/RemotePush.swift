@@ -1,0 +1,121 @@
+import CKJSON
+import CKModel
+import CKStore
+
+/// The records/modify operations a push sends for a zone: what changed locally since the base.
+public struct PushPlan: Sendable {
+    /// Web Services operations: `create` for a record new here, `update` with the base's tag
+    /// for one changed here, `delete` with it for one deleted here (`forceUpdate` and
+    /// `forceDelete` under `force`).
+    public var operations: [JSONValue] = []
+    /// Records changed here whose remote version also moved since the base (as last fetched):
+    /// a push would overwrite a change it never saw, so they wait for a pull (or `--force`).
+    public var behind: [String] = []
+
+    public init() {}
+}
+
+/// What a push's answers did to the base.
+public struct PushOutcome: Sendable {
+    public var saved: [String] = []
+    public var deleted: [String] = []
+    /// Per-record CONFLICT, EXISTS and other failures, as the remote answered them.
+    public var failures: [CloudKitError] = []
+
+    public init() {}
+}
+
+extension CloudKitAPI {
+    public func pushPlan(_ z: RemoteZone, force: Bool = false, as caller: Caller) throws -> PushPlan {
+        let (_, state) = try trackedState(z, caller)
+        let ctx = try preflight(nil, caller, need: .read)
+        var plan = PushPlan()
+        var seen = Set<NameKey>()
+        let style = responseStyle(caller.scope)
+        func tag(_ r: JSONValue?) -> JSONValue? { r?["recordChangeTag"] }
+        let zone: ZoneStore
+        do { zone = try ctx.db.zone(z.zoneName) } catch let e as CloudKitError where e.code == .zoneNotFound {
+            return try deletionsOnly(state, force: force, into: &plan)
+        }
+        try zone.snapshot().forEachRecord { record in
+            guard try ctx.gate.canRead(record) else { return true }
+            let key = NameKey(record.recordName)
+            seen.insert(key)
+            let local = record.response(style, withZoneID: false)
+            let base = state.base[key], fetched = state.fetched[key]
+            if let base {
+                guard !RemoteRecordContent.same(local, base) else { return true }
+                if !force, tag(fetched) != tag(base) { plan.behind.append(record.recordName); return true }
+                plan.operations.append(Self.pushOperation(force ? "forceUpdate" : "update", local, tag: force ? nil : tag(base)))
+            } else if let fetched {
+                // There on both sides, never agreed: the same data is agreement, anything else waits.
+                if RemoteRecordContent.same(local, fetched) { return true }
+                if force { plan.operations.append(Self.pushOperation("forceReplace", local, tag: nil)) } else { plan.behind.append(record.recordName) }
+            } else {
+                plan.operations.append(Self.pushOperation(force ? "forceReplace" : "create", local, tag: nil))
+            }
+            return true
+        }
+        for (key, base) in state.base where !seen.contains(key) {
+            if !force, tag(state.fetched[key]) != tag(base) { if state.fetched[key] != nil { plan.behind.append(key.string) }; continue }
+            plan.operations.append(.object(["operationType": .string(force ? "forceDelete" : "delete"),
+                                            "record": .object(["recordName": .string(key.string), "recordChangeTag": tag(base) ?? .null].filter { !$0.value.isNull })]))
+        }
+        plan.operations.sort { ($0["record"]?["recordName"]?.stringValue ?? "").utf8.lexicographicallyPrecedes(($1["record"]?["recordName"]?.stringValue ?? "").utf8) }
+        plan.behind.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        return plan
+    }
+
+    /// A zone deleted here: every record of the base goes, with its tag.
+    private func deletionsOnly(_ state: TrackedZone, force: Bool, into plan: inout PushPlan) throws -> PushPlan {
+        for (key, base) in state.base.sorted(by: { $0.key < $1.key }) {
+            if !force, state.fetched[key]?["recordChangeTag"] != base["recordChangeTag"] { if state.fetched[key] != nil { plan.behind.append(key.string) }; continue }
+            var r: [String: JSONValue] = ["recordName": .string(key.string)]
+            if !force, let t = base["recordChangeTag"] { r["recordChangeTag"] = t }
+            plan.operations.append(.object(["operationType": .string(force ? "forceDelete" : "delete"), "record": .object(r)]))
+        }
+        return plan
+    }
+
+    static func pushOperation(_ type: String, _ local: JSONValue, tag: JSONValue?) -> JSONValue {
+        var r: [String: JSONValue] = [:]
+        for k in ["recordName", "recordType", "fields", "parent"] { if let v = local[k] { r[k] = v } }
+        if let t = tag { r["recordChangeTag"] = t }
+        return .object(["operationType": .string(type), "record": .object(r)])
+    }
+
+    /// Records what the remote answered a push: a saved record is the new base (and what was
+    /// fetched: the remote holds it now), a deletion removes both; failures change nothing.
+    /// `sent`: the operations the answers are for, in order (an answer that leaves out the
+    /// fields takes them from what was sent).
+    public func recordPushed(_ z: RemoteZone, sent: [JSONValue], answers: [JSONValue], as caller: Caller) throws -> PushOutcome {
+        let log = try trackingLog(z, caller)
+        var sentRecords: [NameKey: JSONValue] = [:]
+        for op in sent { if let r = op["record"], let n = r["recordName"]?.stringValue { sentRecords[NameKey(n)] = r } }
+        var out = PushOutcome()
+        var saved: [JSONValue] = [], deleted: [String] = []
+        for a in answers {
+            let name = a["recordName"]?.stringValue ?? ""
+            if let code = a["serverErrorCode"]?.stringValue {
+                var e = CloudKitError(ServerErrorCode(rawValue: code) ?? .internalError, a["reason"]?.stringValue ?? code)
+                e.recordName = name
+                out.failures.append(e)
+            } else if a["deleted"]?.boolValue == true {
+                deleted.append(name)
+                out.deleted.append(name)
+            } else if a["recordChangeTag"] != nil {
+                var record = a.objectValue ?? [:]
+                if record["fields"] == nil, let s = sentRecords[NameKey(name)] {
+                    for k in ["fields", "recordType", "parent"] where record[k] == nil { record[k] = s[k] }
+                }
+                saved.append(.object(record))
+                out.saved.append(name)
+            }
+        }
+        if !saved.isEmpty || !deleted.isEmpty {
+            let names = JSONValue.array(deleted.map { .string($0) })
+            try log.append(["fetched": .array(saved), "base": .array(saved), "fetchedDeleted": names, "baseDeleted": names])
+        }
+        return out
+    }
+}

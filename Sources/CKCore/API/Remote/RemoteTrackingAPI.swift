@@ -1,0 +1,128 @@
+import CKJSON
+import CKModel
+import CKStore
+
+/// A zone of a remote, as the tracking state names it. In the shared database a zone is named
+/// with its owner (`zone:_owner`), since two owners may share zones of one name.
+public struct RemoteZone: Sendable, Equatable {
+    public var remote: String
+    public var zoneName: String
+    public var ownerRecordName: String?
+
+    public init(remote: String, zoneName: String, ownerRecordName: String? = nil) {
+        self.remote = remote
+        self.zoneName = zoneName
+        self.ownerRecordName = ownerRecordName
+    }
+
+    var key: String { ownerRecordName.map { zoneName + ":" + $0 } ?? zoneName }
+}
+
+/// A page a fetch brought, saved with where to go on from in one append.
+public struct FetchedPage: Sendable {
+    /// Records as the remote answered them.
+    public var records: [JSONValue] = []
+    /// Names the remote reported deleted.
+    public var deleted: [String] = []
+    /// The feed's token after this page (nil: unchanged).
+    public var syncToken: String?
+    /// Per record type, the query's continuation marker after this page (null: that type is done).
+    public var cursor: [String: JSONValue] = [:]
+    /// Whether the fetch reached the end.
+    public var complete: Bool?
+    /// Forget what was fetched before (an expired token, a zone deleted remotely); the base
+    /// stays, so that what changed locally since is still known.
+    public var reset = false
+
+    public init(records: [JSONValue] = [], deleted: [String] = [], syncToken: String? = nil, cursor: [String: JSONValue] = [:], complete: Bool? = nil, reset: Bool = false) {
+        self.records = records
+        self.deleted = deleted
+        self.syncToken = syncToken
+        self.cursor = cursor
+        self.complete = complete
+        self.reset = reset
+    }
+}
+
+/// Where a zone's tracking state stands.
+public struct TrackingSummary: Sendable {
+    public var syncToken: String?
+    public var cursor: [String: JSONValue]
+    public var complete: Bool
+    /// Records the remote has, as last fetched.
+    public var fetched: Int
+    /// Records whose fetched version the local store has not taken yet (fetched ≠ base).
+    public var behind: Int
+    public var exists: Bool
+}
+
+extension CloudKitAPI {
+    /// The tracking log of a remote's zone in the caller's database. The remote must exist.
+    func trackingLog(_ z: RemoteZone, _ caller: Caller) throws -> RemoteTrackingLog {
+        _ = try remoteList.entry(z.remote)
+        let ctx = try preflight(nil, caller, need: .read)
+        return RemoteTrackingLog(database: ctx.db.directory, remote: z.remote, zoneName: z.key)
+    }
+
+    /// The database's own tracking: the `changes/database` token it reached.
+    public func remoteDatabaseToken(remote: String, as caller: Caller) throws -> String? {
+        _ = try remoteList.entry(remote)
+        let ctx = try preflight(nil, caller, need: .read)
+        return try RemoteTrackingLog(database: ctx.db.directory, remote: remote, zoneName: nil).read().syncToken
+    }
+
+    /// Saves the `changes/database` token, once every zone it reported is fetched.
+    public func saveRemoteDatabaseToken(_ token: String, remote: String, as caller: Caller) throws {
+        _ = try remoteList.entry(remote)
+        let ctx = try preflight(nil, caller, need: .read)
+        try RemoteTrackingLog(database: ctx.db.directory, remote: remote, zoneName: nil).append(["syncToken": .string(token)])
+    }
+
+    public func remoteTracking(_ z: RemoteZone, as caller: Caller) throws -> TrackingSummary {
+        let log = try trackingLog(z, caller)
+        let s = try log.read()
+        let behind = Set(s.fetched.keys).union(s.base.keys).filter { s.fetched[$0]?["recordChangeTag"] != s.base[$0]?["recordChangeTag"] }.count
+        return TrackingSummary(syncToken: s.syncToken, cursor: s.cursor, complete: s.complete, fetched: s.fetched.count, behind: behind, exists: log.exists)
+    }
+
+    /// Saves a fetched page and its cursor in one synced append: after a crash the fetch goes
+    /// on from the last page saved.
+    public func saveFetched(_ page: FetchedPage, for z: RemoteZone, as caller: Caller) throws {
+        var e: [String: JSONValue] = [:]
+        if page.reset { e["reset"] = true; e["keepBase"] = true }
+        if !page.records.isEmpty { e["fetched"] = .array(page.records) }
+        if !page.deleted.isEmpty { e["fetchedDeleted"] = .array(page.deleted.map { .string($0) }) }
+        if let t = page.syncToken { e["syncToken"] = .string(t) }
+        if !page.cursor.isEmpty { e["cursor"] = .object(page.cursor) }
+        if let c = page.complete { e["complete"] = .bool(c) }
+        try trackingLog(z, caller).append(e)
+    }
+
+    /// The zones of a remote this database tracks (by their tracking names).
+    public func trackedZones(remote: String, as caller: Caller) throws -> [RemoteZone] {
+        _ = try remoteList.entry(remote)
+        let ctx = try preflight(nil, caller, need: .read)
+        let dir = ctx.db.directory + "/remotes/" + PathEncoding.component(remote) + "/zones"
+        return try FileSystem.list(dir).filter { $0.hasSuffix(".log") }.compactMap { f in
+            guard let key = PathEncoding.decodeSimple(String(f.dropLast(4))) else { return nil }
+            if caller.scope == .shared, let colon = key.lastIndex(of: ":") {
+                return RemoteZone(remote: remote, zoneName: String(key[..<colon]), ownerRecordName: String(key[key.index(after: colon)...]))
+            }
+            return RemoteZone(remote: remote, zoneName: key)
+        }.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+    }
+
+    func trackedState(_ z: RemoteZone, _ caller: Caller) throws -> (RemoteTrackingLog, TrackedZone) {
+        let log = try trackingLog(z, caller)
+        return (log, try log.read())
+    }
+}
+
+extension CloudKitAPI {
+    /// The names of the caller's zones, default zone first: what a push looks through. (ck's
+    /// own: no endpoint, so no fault of zones/list fails a push.)
+    public func zoneNames(as caller: Caller) throws -> [String] {
+        let ctx = try preflight(nil, caller, need: .read)
+        return try ctx.db.listZones().map(\.zoneID.zoneName)
+    }
+}

@@ -1,0 +1,32 @@
+import CKCore
+import CKHTTP
+import CKModel
+
+/// Opens a session with a remote: its credentials (the file's, under the environment's), and a
+/// connection — plain TCP for `http://` (a ck serve), the `ck-remote-https` helper for
+/// `https://` (ck stays one static executable; the helper carries TLS: Docs/remote.md "HTTPS").
+public enum RemoteConnection {
+    public static func open(_ remote: RemoteEntry, env: [String: String], pacing: PacingPolicy,
+                            notice: @escaping (String) -> Void) throws -> WebServicesClient {
+        let store = try CredentialStore.standard(env: env)
+        let stored = try store.credentials(for: remote.url)
+        let credentials = stored.overridden(by: env)
+        // A token the environment gave is not the file's to replace: its rotations stay in memory.
+        let keeper = env["CLOUDKIT_WEB_AUTH_TOKEN"].map { $0.isEmpty } ?? true ? store : nil
+        return WebServicesClient(remote: remote, credentials: credentials, store: keeper, http: try httpClient(remote.url, env: env),
+                                 pacing: pacing, notice: notice)
+    }
+
+    /// An HTTP client for the remote's origin.
+    public static func httpClient(_ url: RemoteURL, env: [String: String]) throws -> HTTPClient {
+        let hostHeader = url.origin.split(separator: "/").last.map(String.init) ?? url.host
+        if url.scheme == "http" {
+            let (host, port) = (url.host, url.port)
+            return HTTPClient(connect: { try TCPStream.connect(host: host, port: port, timeout: 10) }, host: hostHeader)
+        }
+        guard let helper = HelperProcessStream.locate(environment: env) else {
+            throw CloudKitError(.networkFailure, "https needs ck-remote-https beside ck (make builds and installs it), or its path in CK_REMOTE_HTTPS")
+        }
+        return HTTPClient(connect: { try HelperProcessStream(executable: helper, environment: env) }, host: hostHeader)
+    }
+}

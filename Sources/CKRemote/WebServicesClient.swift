@@ -1,0 +1,234 @@
+import CKCore
+import CKCrypto
+import CKHTTP
+import CKJSON
+import CKModel
+import Foundation
+
+/// A session with one remote: CloudKit Web Services over HTTP, one request at a time, with the
+/// credentials CloudKit accepts, pacing, and CloudKit's errors as `CloudKitError`s that name
+/// the remote. It holds the only copy of a rotated web auth token and stores each new one
+/// before the next request goes (CloudKit answers every request with the token to use next).
+public final class WebServicesClient {
+    public let remote: RemoteEntry
+    public private(set) var credentials: Credentials
+    /// Where a rotated web auth token is stored (nil: a token from the environment, kept in memory).
+    let store: CredentialStore?
+    let http: HTTPClient
+    let pacer: Pacer
+    /// Where notices go ("throttled; retrying in N s"): stderr, in the CLI.
+    let notice: (String) -> Void
+    let clientID = UUID().uuidString.lowercased()
+    private var key: P256PrivateKey?
+
+    public init(remote: RemoteEntry, credentials: Credentials, store: CredentialStore?, http: HTTPClient,
+                pacing: PacingPolicy, notice: @escaping (String) -> Void = { _ in }) {
+        self.remote = remote
+        self.credentials = credentials
+        self.store = store
+        self.http = http
+        self.pacer = Pacer(pacing)
+        self.notice = notice
+    }
+
+    /// For tests: the sleeping and the clock of the pacing.
+    init(remote: RemoteEntry, credentials: Credentials, store: CredentialStore?, http: HTTPClient, pacer: Pacer, notice: @escaping (String) -> Void) {
+        self.remote = remote
+        self.credentials = credentials
+        self.store = store
+        self.http = http
+        self.pacer = pacer
+        self.notice = notice
+    }
+
+    public var waited: Double { pacer.waited }
+    /// The sign-in address the last 421 AUTHENTICATION_REQUIRED gave.
+    public private(set) var redirectURL: String?
+
+    public func close() { http.close() }
+
+    enum Auth { case webSession, apiTokenOnly, serverKey }
+
+    /// Which credential a request in `scope` goes with: a signed-in user's session reaches every
+    /// database; a server-to-server key the public one only; an API token alone what the
+    /// public database grants the world.
+    func auth(for scope: DatabaseScope, operation: String) throws -> Auth {
+        let haveKey = credentials.keyID != nil && credentials.privateKeyPath != nil
+        if scope == .public, haveKey, credentials.webAuthToken == nil || !operation.hasPrefix("users/") && credentials.apiToken == nil { return .serverKey }
+        if credentials.apiToken != nil, credentials.webAuthToken != nil { return .webSession }
+        if scope == .public, credentials.apiToken != nil { return .apiTokenOnly }
+        if haveKey {
+            throw CloudKitError(.authenticationRequired, "remote '\(remote.name)': a server-to-server key reaches the public database only; the \(scope.rawValue) database needs a signed-in user: ck remote login \(remote.name) --api-token TOKEN")
+        }
+        if credentials.apiToken != nil {
+            throw CloudKitError(.authenticationRequired, "remote '\(remote.name)': not signed in: ck remote login \(remote.name)")
+        }
+        throw CloudKitError(.authenticationRequired, "remote '\(remote.name)' has no credentials: ck remote login \(remote.name) --api-token TOKEN (a user), or ck remote key set \(remote.name) --key-id ID --private-key FILE (the public database)")
+    }
+
+    /// A Web Services call: `POST` with a JSON body, `GET` without one. Answers the body of a
+    /// 2xx; throws the CloudKit error of anything else, after the waits pacing allows.
+    public func call(_ scope: DatabaseScope, _ operation: String, body: JSONValue? = nil, zone: String? = nil) throws -> JSONValue {
+        let path = remote.url.path(scope, operation)
+        let bytes = body.map { Array(JSONWriter.compact($0).utf8) }
+        var attempt = 0
+        while true {
+            pacer.beforeRequest()
+            let response: HTTPClientResponse
+            do {
+                response = try http.send(try request(scope, operation, path: path, body: bytes))
+            } catch let e as HTTPClientError {
+                let failure = CloudKitError(.networkFailure, "remote '\(remote.name)': \(e.message)")
+                if e.kind == .transport, e.message.contains("certificate") { throw failure }
+                if attempt < pacer.policy.retries, pacer.wait(Pacer.backoff(attempt)) { attempt += 1; continue }
+                throw failure
+            }
+            let json = try? JSONParser.parse(response.body)
+            if (200..<300).contains(response.status) {
+                adoptRotatedToken(response)
+                guard let json else { throw CloudKitError(.internalError, "remote '\(remote.name)' answered \(operation) with a body that is not JSON") }
+                return json
+            }
+            var error = remoteError(response, json: json, operation: operation, zone: zone)
+            if let delay = retryDelay(response, error, raw: json?["serverErrorCode"]?.stringValue, attempt: attempt) {
+                let shown = delay < 10 ? String(format: "%.1f", delay) : String(Int(delay.rounded()))
+                guard pacer.wait(delay) else {
+                    error.reason += " (gave up after waiting \(Int(pacer.waited)) s of --max-wait \(Int(pacer.policy.maxWait)) s; what was fetched is saved: run the command again to go on)"
+                    throw RemoteGaveUp(error: error, waited: pacer.waited)
+                }
+                notice("\(error.code == .throttled ? "throttled" : error.code.rawValue); retrying in \(shown) s")
+                attempt += 1
+                continue
+            }
+            throw error
+        }
+    }
+
+    /// How long to wait before a failed request is sent again; nil: it is not retried.
+    func retryDelay(_ response: HTTPClientResponse, _ e: CloudKitError, raw: String?, attempt: Int) -> Double? {
+        if e.code == .throttled || response.status == 429 {
+            if let r = e.retryAfter { return Double(max(r, 0)) }
+            if let h = response.header("Retry-After"), let s = Double(h) { return s }
+            return attempt < pacer.policy.retries ? Pacer.backoff(attempt) : nil
+        }
+        if response.status == 503 || e.code == .tryAgainLater || e.code == .serviceUnavailable {
+            if let h = response.header("Retry-After"), let s = Double(h.trimmingCharacters(in: .whitespaces)) { return s }
+            if let r = e.retryAfter { return Double(r) }
+        }
+        if (500..<600).contains(response.status) || raw == "ZONE_BUSY" {
+            return attempt < pacer.policy.retries ? Pacer.backoff(attempt) : nil
+        }
+        return nil
+    }
+
+    func request(_ scope: DatabaseScope, _ operation: String, path: String, body: [UInt8]?) throws -> HTTPClientRequest {
+        var headers: [(name: String, value: String)] = [("Content-Type", "text/plain")]
+        var query = ""
+        switch try auth(for: scope, operation: operation) {
+        case .webSession:
+            query = "?ckAPIToken=" + Self.queryEncoded(credentials.apiToken!) + "&ckWebAuthToken=" + Self.queryEncoded(credentials.webAuthToken!)
+        case .apiTokenOnly:
+            query = "?ckAPIToken=" + Self.queryEncoded(credentials.apiToken!)
+        case .serverKey:
+            // Signed over date, body hash and the path with no query (Apple's example has none).
+            let key = try signingKey()
+            let date = Self.iso8601(Date())
+            let hash = Data(SHA256.digest(body ?? [])).base64EncodedString()
+            let signature = key.signature(for: Array((date + ":" + hash + ":" + path).utf8))
+            headers += [("X-Apple-CloudKit-Request-KeyID", credentials.keyID!), ("X-Apple-CloudKit-Request-ISO8601Date", date),
+                        ("X-Apple-CloudKit-Request-SignatureV1", Data(signature.der).base64EncodedString())]
+        }
+        let target = (remote.url.scheme == "https" ? remote.url.origin : "") + path + query
+        return HTTPClientRequest(method: body == nil ? "GET" : "POST", target: target, headers: headers, body: body ?? [])
+    }
+
+    func signingKey() throws -> P256PrivateKey {
+        if let k = key { return k }
+        let path = credentials.privateKeyPath!
+        guard let data = FileManager.default.contents(atPath: path), let pem = String(data: data, encoding: .utf8) else {
+            throw CloudKitError(.authenticationFailed, "remote '\(remote.name)': cannot read the private key \(path)")
+        }
+        do { key = try P256PrivateKey(pem: pem) } catch let e as P256Error {
+            throw CloudKitError(.authenticationFailed, "remote '\(remote.name)': \(path): \(e.message)")
+        }
+        return key!
+    }
+
+    /// Every 2xx carries the web auth token to use next; it is stored before the next request.
+    func adoptRotatedToken(_ r: HTTPClientResponse) {
+        guard credentials.webAuthToken != nil,
+              let t = r.header("X-Apple-CloudKit-Web-Auth-Token") ?? r.header("X-Apple-CloudKit-Session"), !t.isEmpty, t != credentials.webAuthToken else { return }
+        credentials.webAuthToken = t
+        try? store?.update(remote.url) { $0.webAuthToken = t }
+    }
+
+    /// The CloudKit error an answer carries, naming the remote (and the zone); AUTHENTICATION
+    /// errors say what to do.
+    func remoteError(_ r: HTTPClientResponse, json: JSONValue?, operation: String, zone: String?) -> CloudKitError {
+        let code = json?["serverErrorCode"]?.stringValue.flatMap(ServerErrorCode.init(rawValue:))
+            ?? (r.status == 421 ? .authenticationRequired : r.status == 401 ? .authenticationFailed : r.status == 403 ? .accessDenied
+                : r.status == 404 ? .notFound : r.status == 429 ? .throttled : r.status == 503 ? .serviceUnavailable : r.status >= 500 ? .internalError : .badRequest)
+        if code == .authenticationRequired { redirectURL = json?["redirectURL"]?.stringValue ?? json?["redirectUrl"]?.stringValue }
+        let reason = json?["reason"]?.stringValue ?? "HTTP \(r.status) \(r.reason)"
+        let at = "remote '\(remote.name)'" + (zone.map { " zone '\($0)'" } ?? "") + ", \(operation)"
+        var e = CloudKitError(code, "\(at): \(reason)")
+        if let ra = json?["retryAfter"]?.int64Value { e.retryAfter = Int(ra) }
+        if let z = json?["zoneID"]?["zoneName"]?.stringValue { e.zoneID = ZoneID(zoneName: z, ownerRecordName: json?["zoneID"]?["ownerRecordName"]?.stringValue ?? ZoneID.defaultOwner) }
+        switch code {
+        case .authenticationRequired:
+            e.reason += credentials.webAuthToken != nil
+                ? "; the session ended (signed out, or expired): ck remote login \(remote.name)"
+                : "; sign in: ck remote login \(remote.name)"
+        case .authenticationFailed:
+            if credentials.keyID != nil, let skew = clockSkew(r) { e.reason += "; " + skew }
+            e.reason += "; check the credentials: ck remote show \(remote.name)"
+        default: break
+        }
+        return e
+    }
+
+    /// How far this machine's clock is from the server's (`Date`), for a signature refused:
+    /// a signed request carries its time, and a server refuses one too far from its own.
+    func clockSkew(_ r: HTTPClientResponse) -> String? {
+        guard let d = r.header("Date") else { return "the server sent no Date to compare clocks with" }
+        let f = DateFormatter()
+        f.locale = Locale(identifier: "en_US_POSIX")
+        f.timeZone = TimeZone(identifier: "GMT")
+        f.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        guard let server = f.date(from: d) else { return nil }
+        let diff = Date().timeIntervalSince(server)
+        if abs(diff) < 2 { return "this machine's clock agrees with the server's (within 2 s)" }
+        return String(format: "this machine's clock is %.0f s %@ the server's", abs(diff), diff > 0 ? "ahead of" : "behind")
+    }
+
+    /// `2026-11-25T13:03:49Z`: ISO 8601 without fractions, as CloudKit's signatures take it.
+    static func iso8601(_ d: Date) -> String {
+        let f = DateFormatter()
+        f.locale = Locale(identifier: "en_US_POSIX")
+        f.timeZone = TimeZone(identifier: "UTC")
+        f.dateFormat = "yyyy-MM-dd'T'HH:mm:ss'Z'"
+        return f.string(from: d)
+    }
+
+    /// A query value as Web Services takes it: `+`, `/` and `=` of a token escaped, as every
+    /// character outside the unreserved set.
+    static func queryEncoded(_ s: String) -> String {
+        var out = ""
+        for b in s.utf8 {
+            switch b {
+            case 0x41...0x5A, 0x61...0x7A, 0x30...0x39, 0x2D, 0x2E, 0x5F, 0x7E: out.append(Character(UnicodeScalar(b)))
+            default: out += String(format: "%%%02X", b)
+            }
+        }
+        return out
+    }
+
+    /// GET of an absolute URL the remote handed out (an asset's downloadURL): its bytes.
+    public func download(_ url: String, limit: Int) throws -> [UInt8] {
+        pacer.beforeRequest()
+        let r = try http.send(HTTPClientRequest(method: "GET", target: url, headers: []))
+        guard r.status == 200 else { throw CloudKitError(.networkFailure, "remote '\(remote.name)': an asset download answered HTTP \(r.status)") }
+        guard r.body.count <= limit else { throw CloudKitError(.limitExceeded, "remote '\(remote.name)': an asset is larger than \(limit) bytes") }
+        return r.body
+    }
+}

@@ -1,0 +1,169 @@
+import CKJSON
+import CKModel
+import CKTestSupport
+import XCTest
+@testable import CKCore
+
+/// The tracking state of a remote and the three-way rules on it, in-process: pages saved with
+/// their cursor, a merge that takes only what changed remotely, conflicts left alone unless a
+/// strategy decides, a push plan with the base's tags, and the base moved by a push's answers.
+/// (The HTTP side, against a ck serve, is CKRemoteTests.)
+final class RemoteTrackingTests: XCTestCase {
+    let zone = RemoteZone(remote: "origin", zoneName: "Lists")
+
+    func setUpStore() throws -> (TempStore, APIClient) {
+        let t = TempStore()
+        try t.api.addRemote("origin", url: try RemoteURL("http://127.0.0.1:9/database/1/iCloud.com.example.test/development"))
+        return (t, t.client())
+    }
+
+    /// A record as a remote answers it.
+    func remoteRecord(_ name: String, tag: String, title: String) -> JSONValue {
+        .object(["recordName": .string(name), "recordType": "Item", "recordChangeTag": .string(tag),
+                 "fields": .object(["title": .object(["value": .string(title), "type": "STRING"])])])
+    }
+
+    func title(_ c: APIClient, _ name: String) throws -> String? {
+        try c.records(zone: "Lists")[name]?.fields["title"]?.value.stringValue
+    }
+
+    func testFetchedPagesMergeIntoTheLocalStoreAsTheRemotesDevice() throws {
+        let (t, c) = try setUpStore()
+        try t.api.saveFetched(FetchedPage(records: [remoteRecord("a", tag: "1", title: "A"), remoteRecord("b", tag: "1", title: "B")], syncToken: "t1", complete: false), for: zone, as: c.caller)
+        let s = try t.api.remoteTracking(zone, as: c.caller)
+        XCTAssertEqual(s.syncToken, "t1")
+        XCTAssertEqual(s.fetched, 2)
+        XCTAssertEqual(s.behind, 2)
+        XCTAssertThrowsError(try c.records(zone: "Lists"), "a fetch makes no local zone, writes no record")
+        let m = try t.api.mergeRemote(zone, as: c.caller)
+        XCTAssertEqual(m.saved.sorted(), ["a", "b"])
+        XCTAssertEqual(try title(c, "a"), "A")
+        XCTAssertEqual(try c.records(zone: "Lists")["a"]?.modified.deviceID, "remote:origin")
+        XCTAssertEqual(try t.api.remoteTracking(zone, as: c.caller).behind, 0, "the base moved to what was taken")
+        XCTAssertTrue(try t.api.mergeRemote(zone, as: c.caller).saved.isEmpty, "a second merge has nothing to take")
+    }
+
+    func testRemoteDeletionsAreAppliedAndARecordChangedOnBothSidesIsAConflict() throws {
+        let (t, c) = try setUpStore()
+        try t.api.saveFetched(FetchedPage(records: [remoteRecord("a", tag: "1", title: "A"), remoteRecord("b", tag: "1", title: "B")], syncToken: "t1"), for: zone, as: c.caller)
+        _ = try t.api.mergeRemote(zone, as: c.caller)
+        // Locally: b changed. Remotely: a deleted, b changed.
+        try c.modify(zone: "Lists", operations: [RecordOperation(type: .forceUpdate, recordName: "b", recordType: "Item", fields: ["title": RecordField(type: FieldType(.string), value: "B local")])])
+        try t.api.saveFetched(FetchedPage(records: [remoteRecord("b", tag: "2", title: "B remote")], deleted: ["a"], syncToken: "t2"), for: zone, as: c.caller)
+        let m = try t.api.mergeRemote(zone, as: c.caller)
+        XCTAssertEqual(m.deleted, ["a"])
+        XCTAssertEqual(m.conflicts, ["b"])
+        XCTAssertNil(try c.records(zone: "Lists")["a"])
+        XCTAssertEqual(try title(c, "b"), "B local", "a conflict is left as it is")
+        XCTAssertEqual(try t.api.mergeRemote(zone, as: c.caller).conflicts, ["b"], "and stays one")
+        let theirs = try t.api.mergeRemote(zone, strategy: .theirs, as: c.caller)
+        XCTAssertEqual(theirs.saved, ["b"])
+        XCTAssertEqual(try title(c, "b"), "B remote")
+    }
+
+    func testOursKeepsTheLocalVersionAndThePushSendsItOverTheRemotes() throws {
+        let (t, c) = try setUpStore()
+        try t.api.saveFetched(FetchedPage(records: [remoteRecord("b", tag: "1", title: "B")]), for: zone, as: c.caller)
+        _ = try t.api.mergeRemote(zone, as: c.caller)
+        try c.modify(zone: "Lists", operations: [RecordOperation(type: .forceUpdate, recordName: "b", recordType: "Item", fields: ["title": RecordField(type: FieldType(.string), value: "mine")])])
+        try t.api.saveFetched(FetchedPage(records: [remoteRecord("b", tag: "2", title: "theirs")]), for: zone, as: c.caller)
+        XCTAssertEqual(try t.api.pushPlan(zone, as: c.caller).behind, ["b"], "a push waits for the pull while the remote moved")
+        XCTAssertEqual(try t.api.mergeRemote(zone, strategy: .ours, as: c.caller).conflicts, [])
+        XCTAssertEqual(try title(c, "b"), "mine")
+        let plan = try t.api.pushPlan(zone, as: c.caller)
+        XCTAssertEqual(plan.behind, [])
+        XCTAssertEqual(plan.operations.count, 1)
+        XCTAssertEqual(plan.operations[0]["operationType"]?.stringValue, "update")
+        XCTAssertEqual(plan.operations[0]["record"]?["recordChangeTag"]?.stringValue, "2", "sent with the tag of the version it overwrites")
+    }
+
+    func testThePushPlanSendsCreatesUpdatesAndDeletesWithTheBaseTags() throws {
+        let (t, c) = try setUpStore()
+        try t.api.saveFetched(FetchedPage(records: [remoteRecord("keep", tag: "k1", title: "K"), remoteRecord("edit", tag: "e1", title: "E"),
+                                                    remoteRecord("gone", tag: "g1", title: "G")]), for: zone, as: c.caller)
+        _ = try t.api.mergeRemote(zone, as: c.caller)
+        XCTAssertTrue(try t.api.pushPlan(zone, as: c.caller).operations.isEmpty, "nothing changed here since the base")
+        try c.modify(zone: "Lists", operations: [
+            RecordOperation(type: .forceUpdate, recordName: "edit", recordType: "Item", fields: ["title": RecordField(type: FieldType(.string), value: "E2")]),
+            RecordOperation(type: .forceDelete, recordName: "gone"),
+            RecordOperation(type: .create, recordName: "new", recordType: "Item", fields: ["title": RecordField(type: FieldType(.string), value: "N")]),
+        ])
+        let ops = try t.api.pushPlan(zone, as: c.caller).operations
+        XCTAssertEqual(ops.map { $0["record"]?["recordName"]?.stringValue ?? "" }, ["edit", "gone", "new"])
+        XCTAssertEqual(ops.map { $0["operationType"]?.stringValue ?? "" }, ["update", "delete", "create"])
+        XCTAssertEqual(ops.map { $0["record"]?["recordChangeTag"]?.stringValue }, ["e1", "g1", nil])
+        XCTAssertEqual(ops[0]["record"]?["fields"]?["title"]?["value"]?.stringValue, "E2")
+        let forced = try t.api.pushPlan(zone, force: true, as: c.caller).operations
+        XCTAssertEqual(forced.map { $0["operationType"]?.stringValue ?? "" }, ["forceUpdate", "forceDelete", "forceReplace"])
+        // The remote's answers move the base: the next plan is empty.
+        let answers: [JSONValue] = [remoteRecord("edit", tag: "e2", title: "E2"), .object(["recordName": "gone", "deleted": true]),
+                                    .object(["recordName": "new", "recordType": "Item", "recordChangeTag": "n1"])]
+        let out = try t.api.recordPushed(zone, sent: ops, answers: answers, as: c.caller)
+        XCTAssertEqual(out.saved, ["edit", "new"])
+        XCTAssertEqual(out.deleted, ["gone"])
+        XCTAssertTrue(try t.api.pushPlan(zone, as: c.caller).operations.isEmpty, "an answer without fields takes the fields sent")
+    }
+
+    func testAPushAnswersConflictChangesNoBase() throws {
+        let (t, c) = try setUpStore()
+        try t.api.saveFetched(FetchedPage(records: [remoteRecord("a", tag: "1", title: "A")]), for: zone, as: c.caller)
+        _ = try t.api.mergeRemote(zone, as: c.caller)
+        try c.modify(zone: "Lists", operations: [RecordOperation(type: .forceUpdate, recordName: "a", recordType: "Item", fields: ["title": RecordField(type: FieldType(.string), value: "A2")])])
+        let ops = try t.api.pushPlan(zone, as: c.caller).operations
+        let out = try t.api.recordPushed(zone, sent: ops, answers: [.object(["recordName": "a", "serverErrorCode": "CONFLICT", "reason": "oplock error"])], as: c.caller)
+        XCTAssertEqual(out.failures.map(\.code), [.conflict])
+        XCTAssertEqual(out.failures.first?.recordName, "a")
+        XCTAssertEqual(try t.api.pushPlan(zone, as: c.caller).operations.count, 1, "still to send")
+    }
+
+    func testATornLastEntryIsNotState() throws {
+        let (t, c) = try setUpStore()
+        try t.api.saveFetched(FetchedPage(records: [remoteRecord("a", tag: "1", title: "A")], syncToken: "t1"), for: zone, as: c.caller)
+        let dir = try t.directory() + "/remotes/origin/zones"
+        let log = dir + "/Lists.log"
+        let h = try XCTUnwrap(FileHandle(forWritingAtPath: log))
+        h.seekToEndOfFile()
+        h.write(Data(#"{"syncToken":"t2","fetched":[{"recordName":"b""#.utf8))
+        h.closeFile()
+        let s = try t.api.remoteTracking(zone, as: c.caller)
+        XCTAssertEqual(s.syncToken, "t1", "a page whose line never ended was never saved")
+        XCTAssertEqual(s.fetched, 1)
+        try t.api.saveFetched(FetchedPage(syncToken: "t3"), for: zone, as: c.caller)
+        XCTAssertEqual(try t.api.remoteTracking(zone, as: c.caller).syncToken, "t3", "the next append cuts the torn tail")
+    }
+
+    func testAResetForgetsWhatWasFetchedButKeepsTheBase() throws {
+        let (t, c) = try setUpStore()
+        try t.api.saveFetched(FetchedPage(records: [remoteRecord("a", tag: "1", title: "A")], syncToken: "t1", complete: true), for: zone, as: c.caller)
+        _ = try t.api.mergeRemote(zone, as: c.caller)
+        try t.api.saveFetched(FetchedPage(reset: true), for: zone, as: c.caller)
+        var s = try t.api.remoteTracking(zone, as: c.caller)
+        XCTAssertNil(s.syncToken)
+        XCTAssertFalse(s.complete)
+        // Refetched from scratch: the same record again agrees with the base; nothing is written.
+        try t.api.saveFetched(FetchedPage(records: [remoteRecord("a", tag: "1", title: "A")], syncToken: "t9", complete: true), for: zone, as: c.caller)
+        s = try t.api.remoteTracking(zone, as: c.caller)
+        XCTAssertEqual(s.behind, 0)
+        XCTAssertTrue(try t.api.mergeRemote(zone, as: c.caller).saved.isEmpty)
+    }
+
+    func testRemotesAreNamedCheckedRenamedAndRemovedWithTheirTracking() throws {
+        let (t, c) = try setUpStore()
+        XCTAssertThrowsError(try t.api.addRemote("origin", url: try RemoteURL("http://127.0.0.1:9/database/1/iCloud.x/development"))) {
+            XCTAssertEqual(($0 as? CloudKitError)?.code, .exists)
+        }
+        for bad in ["", "-x", ".x", "a/b", "a b", String(repeating: "r", count: 65)] {
+            XCTAssertThrowsError(try t.api.addRemote(bad, url: try RemoteURL("http://127.0.0.1:9/database/1/iCloud.x/development")), bad)
+        }
+        try t.api.saveFetched(FetchedPage(syncToken: "t1"), for: zone, as: c.caller)
+        _ = try t.api.renameRemote("origin", to: "upstream")
+        XCTAssertEqual(try t.api.remotes().map(\.name), ["upstream"])
+        XCTAssertEqual(try t.api.remoteTracking(RemoteZone(remote: "upstream", zoneName: "Lists"), as: c.caller).syncToken, "t1")
+        _ = try t.api.removeRemote("upstream")
+        XCTAssertEqual(try t.api.remotes().count, 0)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: try t.directory() + "/remotes/upstream"))
+        XCTAssertThrowsError(try t.api.remoteTracking(RemoteZone(remote: "upstream", zoneName: "Lists"), as: c.caller)) {
+            XCTAssertEqual(($0 as? CloudKitError)?.code, .notFound)
+        }
+    }
+}
