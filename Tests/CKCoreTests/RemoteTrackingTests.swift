@@ -166,4 +166,28 @@ final class RemoteTrackingTests: XCTestCase {
             XCTAssertEqual(($0 as? CloudKitError)?.code, .notFound)
         }
     }
+
+    func testTheDiffComparesTheLocalZoneWithTheRemoteAsFetched() throws {
+        let (t, c) = try setUpStore()
+        try t.api.saveFetched(FetchedPage(records: [remoteRecord("same", tag: "1", title: "S"), remoteRecord("edit", tag: "1", title: "old"),
+                                                    remoteRecord("theirs", tag: "1", title: "T")]), for: zone, as: c.caller)
+        _ = try t.api.mergeRemote(zone, as: c.caller)
+        try c.modify(zone: "Lists", operations: [
+            RecordOperation(type: .forceUpdate, recordName: "edit", recordType: "Item", fields: ["title": RecordField(type: FieldType(.string), value: "new")]),
+            RecordOperation(type: .forceDelete, recordName: "theirs"),
+            RecordOperation(type: .create, recordName: "ours", recordType: "Item", fields: ["title": RecordField(type: FieldType(.string), value: "O")]),
+        ])
+        let d = try t.api.remoteDiff(zone, as: c.caller).document["changes"]?.arrayValue ?? []
+        XCTAssertEqual(d.map { $0["recordName"]?.stringValue ?? "" }, ["edit", "ours", "theirs"])
+        XCTAssertEqual(d.map { $0["status"]?.stringValue ?? "" }, ["changed", "added", "deleted"])
+        XCTAssertEqual(d[0]["fields"]?["title"]?["old"]?["value"]?.stringValue, "old")
+        XCTAssertEqual(d[0]["fields"]?["title"]?["new"]?["value"]?.stringValue, "new")
+        let stat = try t.api.remoteDiff(zone, output: .stat, as: c.caller).document
+        XCTAssertEqual(stat["changed"]?.int64Value, 1)
+        XCTAssertEqual(stat["added"]?.int64Value, 1)
+        XCTAssertEqual(stat["deleted"]?.int64Value, 1)
+        let three = try t.api.remoteDiff(zone, record: "edit", as: c.caller).document
+        XCTAssertEqual(three["base"]?["recordChangeTag"]?.stringValue, "1")
+        XCTAssertEqual(three["local"]?["fields"]?["title"]?["value"]?.stringValue, "new")
+    }
 }

@@ -1,0 +1,156 @@
+import CKCore
+import CKJSON
+import CKModel
+import Foundation
+import XCTest
+@testable import CKRemote
+
+/// Clone, pull and push between two data directories through a ck serve on loopback, each
+/// ending in an exact comparison of the two stores' records.
+final class RoundTripTests: XCTestCase {
+    func items(_ n: Int, prefix: String = "item") -> [(String, [String: JSONValue])] {
+        (0..<n).map { i in (String(format: "%@-%04d", prefix, i), ["title": .string("\(prefix) \(i)"), "n": .int(Int64(i))]) }
+    }
+
+    func testACloneOfPrivateZonesPagesThroughTheFeedsAndMatches() throws {
+        let f = try RemoteFixture()
+        try f.createZone(f.serverAPI, f.serverCaller(), "Lists")
+        try f.createZone(f.serverAPI, f.serverCaller(), "Other")
+        try f.save(f.serverAPI, f.serverCaller(), zone: "Lists", items(450))
+        try f.save(f.serverAPI, f.serverCaller(), zone: "Other", items(3, prefix: "o"))
+        let r = try f.pull()
+        XCTAssertEqual(r.fetch.records, 453)
+        XCTAssertGreaterThanOrEqual(r.fetch.pages, 4, "450 records come in pages of 200")
+        XCTAssertEqual(r.conflicts, 0)
+        try f.assertSame(zone: "Lists")
+        try f.assertSame(zone: "Other")
+        // Nothing changed: one request (changes/database), nothing fetched.
+        let again = try f.pull()
+        XCTAssertEqual(again.fetch.requests, 1)
+        XCTAssertEqual(again.fetch.records, 0)
+    }
+
+    func testAPullTakesRemoteChangesAndDeletionsAndAPushSendsLocalOnes() throws {
+        let f = try RemoteFixture()
+        try f.createZone(f.serverAPI, f.serverCaller(), "Lists")
+        try f.save(f.serverAPI, f.serverCaller(), zone: "Lists", items(10))
+        try f.pull()
+        // Remote: change item-0001, delete item-0002. Local: change item-0005, delete item-0006, add new-1.
+        try f.save(f.serverAPI, f.serverCaller(), zone: "Lists", [("item-0001", ["title": "remote edit", "n": 1])])
+        try f.delete(f.serverAPI, f.serverCaller(), zone: "Lists", ["item-0002"])
+        try f.save(f.localAPI, f.localCaller(), zone: "Lists", [("item-0005", ["title": "local edit", "n": 5]), ("new-1", ["title": "new", "n": 99])])
+        try f.delete(f.localAPI, f.localCaller(), zone: "Lists", ["item-0006"])
+        let pulled = try f.pull()
+        XCTAssertEqual(pulled.merges.first { $0.zone.zoneName == "Lists" }?.report.saved, ["item-0001"])
+        XCTAssertEqual(pulled.merges.first { $0.zone.zoneName == "Lists" }?.report.deleted, ["item-0002"])
+        let pushed = try f.push()
+        let z = try XCTUnwrap(pushed.zones.first { $0.zone.zoneName == "Lists" })
+        XCTAssertEqual(z.outcome.saved.sorted(), ["item-0005", "new-1"])
+        XCTAssertEqual(z.outcome.deleted, ["item-0006"])
+        XCTAssertTrue(z.outcome.failures.isEmpty, "\(z.outcome.failures)")
+        try f.assertSame(zone: "Lists")
+        XCTAssertTrue(try f.push().zones.isEmpty, "a second push has nothing to send")
+        // The pull's writes are the remote's device in the local history.
+        let local = try f.contents(f.localAPI, f.localCaller(), zone: "Lists")
+        XCTAssertEqual(local["item-0001"]?["fields"]?["title"]?.stringValue, "remote edit")
+    }
+
+    func testAPushOfARecordTheRemoteChangedUnseenIsAConflictNeverRetried() throws {
+        let f = try RemoteFixture()
+        try f.createZone(f.serverAPI, f.serverCaller(), "Lists")
+        try f.save(f.serverAPI, f.serverCaller(), zone: "Lists", items(2))
+        try f.pull()
+        try f.save(f.serverAPI, f.serverCaller(), zone: "Lists", [("item-0000", ["title": "theirs", "n": 0])])
+        try f.save(f.localAPI, f.localCaller(), zone: "Lists", [("item-0000", ["title": "ours", "n": 0])])
+        let pushed = try f.push()
+        let failures = pushed.zones.first?.outcome.failures ?? []
+        XCTAssertEqual(failures.map(\.code), [.conflict])
+        XCTAssertTrue(failures.first?.reason.contains("ck diff origin/Lists") == true, failures.first?.reason ?? "")
+        XCTAssertEqual(try f.contents(f.serverAPI, f.serverCaller(), zone: "Lists")["item-0000"]?["fields"]?["title"]?.stringValue, "theirs")
+        // Pull: a conflict, left alone; --theirs settles it.
+        XCTAssertEqual(try f.pull().conflicts, 1)
+        XCTAssertEqual(try f.contents(f.localAPI, f.localCaller(), zone: "Lists")["item-0000"]?["fields"]?["title"]?.stringValue, "ours")
+        try f.pull(strategy: .theirs)
+        try f.assertSame(zone: "Lists")
+    }
+
+    func testAnExpiredTokenRefetchesTheZoneWithANotice() throws {
+        let f = try RemoteFixture()
+        try f.createZone(f.serverAPI, f.serverCaller(), "Lists")
+        try f.save(f.serverAPI, f.serverCaller(), zone: "Lists", items(5))
+        try f.pull()
+        try f.save(f.serverAPI, f.serverCaller(), zone: "Lists", [("item-0003", ["title": "after", "n": 3])])
+        _ = try f.serverAPI.expireTokens(ExpireTokensRequest(zoneName: "Lists"), as: f.serverCaller())
+        let r = try f.pull()
+        XCTAssertEqual(r.fetch.refetched, ["Lists"])
+        XCTAssertTrue(f.notices.contains { $0.contains("expired") }, "\(f.notices)")
+        try f.assertSame(zone: "Lists")
+    }
+
+    func testAThrottleIsWaitedOutAsTheServerAsks() throws {
+        let f = try RemoteFixture()
+        try f.createZone(f.serverAPI, f.serverCaller(), "Lists")
+        try f.save(f.serverAPI, f.serverCaller(), zone: "Lists", items(3))
+        _ = try f.serverAPI.addFault(AddFaultRequest(op: .endpoint(.changesZone), error: .throttled, retryAfter: 1, times: 1))
+        let started = Date()
+        try f.pull()
+        XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(started), 1.0, "retryAfter is honoured")
+        XCTAssertTrue(f.notices.contains("throttled; retrying in 1.0 s"), "\(f.notices)")
+        try f.assertSame(zone: "Lists")
+    }
+
+    func testGivingUpAtTheBudgetKeepsWhatWasFetched() throws {
+        let f = try RemoteFixture()
+        try f.createZone(f.serverAPI, f.serverCaller(), "Lists")
+        try f.save(f.serverAPI, f.serverCaller(), zone: "Lists", items(3))
+        _ = try f.serverAPI.addFault(AddFaultRequest(op: .endpoint(.changesZone), error: .throttled, retryAfter: 60, times: 1))
+        let c = try f.client(pacing: PacingPolicy(rate: nil, maxWait: 5))
+        XCTAssertThrowsError(try f.pull(client: c)) { e in
+            XCTAssertEqual((e as? RemoteGaveUp)?.error.code, .throttled, "\(e)")
+        }
+        c.close()
+        try f.pull()
+        try f.assertSame(zone: "Lists")
+    }
+
+    func testANetworkFailureMidCloneThenAPullEndsAsAnUninterruptedClone() throws {
+        let f = try RemoteFixture()
+        try f.createZone(f.serverAPI, f.serverCaller(), "Lists")
+        try f.save(f.serverAPI, f.serverCaller(), zone: "Lists", items(450))
+        let c = try f.client(pacing: PacingPolicy(rate: nil, maxWait: 30, retries: 0))
+        var fetch = f.fetch(c)
+        var armed = false
+        let api = f.serverAPI
+        fetch.progress = { r in
+            if r.pages == 1, !armed { armed = true; _ = try? api.addFault(AddFaultRequest(op: .endpoint(.changesZone), error: .networkFailure, times: 1)) }
+        }
+        XCTAssertThrowsError(try RemotePull(fetch: fetch).run()) { e in
+            XCTAssertEqual((e as? CloudKitError)?.code, .networkFailure, "\(e)")
+        }
+        c.close()
+        let r = try f.pull()
+        XCTAssertEqual(r.fetch.records, 250, "the page saved before the failure is not fetched again")
+        try f.assertSame(zone: "Lists")
+    }
+
+    func testASessionEndedOnTheServerStopsWithTheLoginHint() throws {
+        let f = try RemoteFixture()
+        try f.createZone(f.serverAPI, f.serverCaller(), "Lists")
+        _ = try f.serverAPI.endWebSessions(nil, as: f.serverCaller())
+        XCTAssertThrowsError(try f.pull()) { e in
+            let ck = e as? CloudKitError
+            XCTAssertEqual(ck?.code, .authenticationRequired, "\(e)")
+            XCTAssertTrue(ck?.reason.contains("ck remote login origin") == true, ck?.reason ?? "")
+        }
+    }
+
+    func testARotatedTokenIsAdoptedFromTheHeader() throws {
+        let f = try RemoteFixture()
+        try f.createZone(f.serverAPI, f.serverCaller(), "Lists")
+        let c = try f.client()
+        let before = c.credentials.webAuthToken
+        try f.pull(client: c)
+        XCTAssertNotEqual(c.credentials.webAuthToken, before, "ck serve rotates the token on every answer, and the client takes it")
+        c.close()
+    }
+}
