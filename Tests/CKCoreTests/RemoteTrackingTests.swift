@@ -190,4 +190,17 @@ final class RemoteTrackingTests: XCTestCase {
         XCTAssertEqual(three["base"]?["recordChangeTag"]?.stringValue, "1")
         XCTAssertEqual(three["local"]?["fields"]?["title"]?["value"]?.stringValue, "new")
     }
+
+    func testStatusSaysHowFarEachZoneIsAheadOfAndBehindItsRemote() throws {
+        let (t, c) = try setUpStore()
+        try t.api.saveFetched(FetchedPage(records: [remoteRecord("a", tag: "1", title: "A"), remoteRecord("b", tag: "1", title: "B")]), for: zone, as: c.caller)
+        _ = try t.api.mergeRemote(zone, as: c.caller)
+        try c.modify(zone: "Lists", operations: [RecordOperation(type: .forceDelete, recordName: "a")])
+        try t.api.saveFetched(FetchedPage(records: [remoteRecord("b", tag: "2", title: "B2"), remoteRecord("c", tag: "1", title: "C")]), for: zone, as: c.caller)
+        let zones = try t.api.status(as: c.caller).document["zones"]?.arrayValue ?? []
+        let lists = try XCTUnwrap(zones.first { $0["zoneName"]?.stringValue == "Lists" })
+        XCTAssertEqual(lists["remotes"]?["origin"]?["ahead"]?.int64Value, 1)
+        XCTAssertEqual(lists["remotes"]?["origin"]?["behind"]?.int64Value, 2)
+        XCTAssertNil(zones.first { $0["zoneName"]?.stringValue == ZoneID.defaultZoneName }?["remotes"], "an untracked zone says nothing of remotes")
+    }
 }

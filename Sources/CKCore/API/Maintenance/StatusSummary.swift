@@ -38,9 +38,11 @@ extension CloudKitAPI {
             let db = try preflight(nil, caller, need: .read).db
             let feeds = caller.scope != .public
             var zones: [JSONValue] = []
+            let remotes = try remotes().filter { $0.url.container == caller.container && $0.url.environment == caller.environment }
             for z in try db.listZones() {
                 var entry: [String: JSONValue] = ["zoneName": .string(z.zoneID.zoneName)]
                 if feeds && !z.zoneID.isDefault { entry.merge(Self.lag(try db.bookmarks.lag(zone: z.zoneID.zoneName))) { $1 } }
+                if let r = try remoteStanding(remotes, zone: z.zoneID.zoneName, caller) { entry["remotes"] = r }
                 zones.append(.object(entry))
             }
             o["zones"] = .array(zones)
@@ -50,6 +52,21 @@ extension CloudKitAPI {
         }
         // NDJSON and tables show a zone a line, then the rest.
         return DocumentBody(o, listKey: o["zones"] == nil ? nil : "zones")
+    }
+
+    /// Per remote tracking the zone, as `git status` says of a branch: `ahead` counts the
+    /// records changed here since the base (what a push sends, or holds back), `behind` those
+    /// fetched that the local store has not taken (what a pull merges).
+    func remoteStanding(_ remotes: [RemoteEntry], zone: String, _ caller: Caller) throws -> JSONValue? {
+        var o: [String: JSONValue] = [:]
+        for r in remotes {
+            let z = RemoteZone(remote: r.name, zoneName: zone)
+            let s = try remoteTracking(z, as: caller)
+            guard s.exists else { continue }
+            let plan = try pushPlan(z, as: caller)
+            o[r.name] = .object(["ahead": .int(Int64(plan.operations.count + plan.behind.count)), "behind": .int(Int64(s.behind))])
+        }
+        return o.isEmpty ? nil : .object(o)
     }
 
     static func lag(_ lag: BookmarkLag) -> [String: JSONValue] {
