@@ -18,31 +18,12 @@ public struct RemoteURL: Equatable, Sendable, CustomStringConvertible {
         func bad(_ why: String) -> CloudKitError {
             CloudKitError.badRequest("'\(text)' is not a Web Services URL: \(why) (expected https://\(RemoteURL.appleHost)/database/1/CONTAINER/development|production)")
         }
-        var rest = Substring(text)
-        if rest.hasPrefix("https://") { scheme = "https"; rest = rest.dropFirst(8) } else if rest.hasPrefix("http://") { scheme = "http"; rest = rest.dropFirst(7) } else {
-            throw bad("it must start with https:// (or http:// for a ck serve)")
-        }
+        let a: Authority
+        do { a = try RemoteURL.authority(text) } catch let e as CloudKitError { throw bad(e.reason) }
+        (scheme, host, port) = (a.scheme, a.host, a.port)
         guard !text.contains("?"), !text.contains("#") else { throw bad("it must have no query or fragment") }
         guard !text.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value == 0x7F }) else { throw bad("it contains a space or a control character") }
-        let authority = rest.prefix { $0 != "/" }
-        rest = rest.dropFirst(authority.count)
-        guard !authority.contains("@") else { throw bad("credentials do not belong in the URL; use 'ck remote login' or 'ck remote key set'") }
-        var h = Substring(authority)
-        var p: Int? = nil
-        if h.hasPrefix("[") {
-            guard let close = h.firstIndex(of: "]") else { throw bad("an IPv6 address must end with ']'") }
-            let after = h[h.index(after: close)...]
-            if after.hasPrefix(":") { p = Int(after.dropFirst()); if p == nil { throw bad("the port is not a number") } } else if !after.isEmpty { throw bad("unexpected text after the IPv6 address") }
-            h = h[h.index(after: h.startIndex)..<close]
-        } else if let colon = h.lastIndex(of: ":") {
-            guard let n = Int(h[h.index(after: colon)...]) else { throw bad("the port is not a number") }
-            p = n
-            h = h[..<colon]
-        }
-        guard !h.isEmpty else { throw bad("it names no host") }
-        if let p, !(1...65535).contains(p) { throw bad("the port must be 1 to 65535") }
-        host = String(h).lowercased()
-        port = p ?? (scheme == "https" ? 443 : 80)
+        let rest = a.rest
         var parts = rest.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
         if parts.last == "" { parts = parts.dropLast() }
         guard let d = parts.firstIndex(of: "database"), parts.index(after: d) < parts.endIndex, parts[parts.index(after: d)] == "1" else {
@@ -62,11 +43,7 @@ public struct RemoteURL: Equatable, Sendable, CustomStringConvertible {
     }
 
     /// The origin: `https://host` with the port when it is not the scheme's.
-    public var origin: String {
-        let h = host.contains(":") ? "[" + host + "]" : host
-        let defaultPort = scheme == "https" ? 443 : 80
-        return scheme + "://" + h + (port == defaultPort ? "" : ":" + String(port))
-    }
+    public var origin: String { Authority(scheme: scheme, host: host, port: port, rest: "").origin }
 
     /// The path of an operation in a database: `/database/1/C/E/private/records/query`.
     public func path(_ scope: DatabaseScope, _ operation: String) -> String {
@@ -77,4 +54,44 @@ public struct RemoteURL: Equatable, Sendable, CustomStringConvertible {
     public var description: String { origin + mount + "/database/1/" + container + "/" + environment.rawValue }
 
     public var isProduction: Bool { environment == .production }
+
+    /// The scheme, host and port of an http(s) URL, and the rest after them.
+    public struct Authority: Sendable {
+        public var scheme: String
+        public var host: String
+        public var port: Int
+        public var rest: Substring
+        public var origin: String {
+            let h = host.contains(":") ? "[" + host + "]" : host
+            return scheme + "://" + h + (port == (scheme == "https" ? 443 : 80) ? "" : ":" + String(port))
+        }
+    }
+
+    /// An http(s) URL's scheme, host (lowercased, an IPv6 address without its brackets) and port.
+    public static func authority(_ text: String) throws -> Authority {
+        func bad(_ why: String) -> CloudKitError { CloudKitError.badRequest(why) }
+        var rest = Substring(text)
+        let scheme: String
+        if rest.hasPrefix("https://") { scheme = "https"; rest = rest.dropFirst(8) } else if rest.hasPrefix("http://") { scheme = "http"; rest = rest.dropFirst(7) } else {
+            throw bad("it must start with https:// (or http:// for a ck serve)")
+        }
+        let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        rest = rest.dropFirst(authority.count)
+        guard !authority.contains("@") else { throw bad("credentials do not belong in the URL; use 'ck remote login' or 'ck remote key set'") }
+        var h = Substring(authority)
+        var p: Int? = nil
+        if h.hasPrefix("[") {
+            guard let close = h.firstIndex(of: "]") else { throw bad("an IPv6 address must end with ']'") }
+            let after = h[h.index(after: close)...]
+            if after.hasPrefix(":") { p = Int(after.dropFirst()); if p == nil { throw bad("the port is not a number") } } else if !after.isEmpty { throw bad("unexpected text after the IPv6 address") }
+            h = h[h.index(after: h.startIndex)..<close]
+        } else if let colon = h.lastIndex(of: ":") {
+            guard let n = Int(h[h.index(after: colon)...]) else { throw bad("the port is not a number") }
+            p = n
+            h = h[..<colon]
+        }
+        guard !h.isEmpty else { throw bad("it names no host") }
+        if let p, !(1...65535).contains(p) { throw bad("the port must be 1 to 65535") }
+        return Authority(scheme: scheme, host: String(h).lowercased(), port: p ?? (scheme == "https" ? 443 : 80), rest: rest)
+    }
 }

@@ -17,13 +17,16 @@ public enum RemoteConnection {
                                  pacing: pacing, notice: notice)
     }
 
+    /// Plain HTTP/1.1 over TCP.
+    static func plainClient(host: String, port: Int) -> HTTPClient {
+        let shown = host.contains(":") ? "[\(host)]" : host
+        return HTTPClient(connect: { try TCPStream.connect(host: host, port: port, timeout: 10) }, host: port == 80 ? shown : "\(shown):\(port)")
+    }
+
     /// An HTTP client for the remote's origin.
     public static func httpClient(_ url: RemoteURL, env: [String: String]) throws -> HTTPClient {
         let hostHeader = url.origin.split(separator: "/").last.map(String.init) ?? url.host
-        if url.scheme == "http" {
-            let (host, port) = (url.host, url.port)
-            return HTTPClient(connect: { try TCPStream.connect(host: host, port: port, timeout: 10) }, host: hostHeader)
-        }
+        if url.scheme == "http" { return plainClient(host: url.host, port: url.port) }
         guard let helper = HelperProcessStream.locate(environment: env) else {
             throw CloudKitError(.networkFailure, "https needs ck-remote-https beside ck (make builds and installs it), or its path in CK_REMOTE_HTTPS")
         }

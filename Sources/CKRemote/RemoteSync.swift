@@ -109,7 +109,7 @@ public struct RemotePush {
                 }
                 var start = 0
                 while start < plan.operations.count {
-                    let batch = Array(plan.operations[start..<min(start + RemoteFetch.pageSize, plan.operations.count)])
+                    let batch = try uploadingAssets(Array(plan.operations[start..<min(start + RemoteFetch.pageSize, plan.operations.count)]), zone: z)
                     start += batch.count
                     var zoneID: [String: JSONValue] = ["zoneName": .string(z.zoneName)]
                     if let o = z.ownerRecordName { zoneID["ownerRecordName"] = .string(o) }
@@ -132,5 +132,53 @@ public struct RemotePush {
             if !plan.operations.isEmpty || !plan.behind.isEmpty { report.zones.append((z, plan, outcome)) }
         }
         return report
+    }
+
+    /// Asset fields held here go as CloudKit takes them: `assets/upload` for an upload URL per
+    /// field, the bytes posted there, and the upload's answer (`singleFile`, with its receipt)
+    /// as the field's value. An asset whose bytes are on the service already (a downloadURL
+    /// over https) goes as it is.
+    func uploadingAssets(_ ops: [JSONValue], zone z: RemoteZone) throws -> [JSONValue] {
+        var wanted: [(op: Int, field: String, name: String, type: String)] = []
+        for (i, op) in ops.enumerated() {
+            guard let r = op["record"], let name = r["recordName"]?.stringValue else { continue }
+            for (field, f) in r["fields"]?.objectValue ?? [:] where f["type"]?.stringValue == "ASSETID" {
+                if let url = f["value"]?["downloadURL"]?.stringValue, url.hasPrefix("https://") { continue }
+                wanted.append((i, field, name, r["recordType"]?.stringValue ?? ""))
+            }
+        }
+        if wanted.isEmpty { return ops }
+        var out = ops
+        var zoneID: [String: JSONValue] = ["zoneName": .string(z.zoneName)]
+        if let o = z.ownerRecordName { zoneID["ownerRecordName"] = .string(o) }
+        var start = 0
+        while start < wanted.count {
+            let chunk = Array(wanted[start..<min(start + RemoteFetch.pageSize, wanted.count)])
+            start += chunk.count
+            let answer = try client.call(caller.scope, "assets/upload", body: .object([
+                "zoneID": .object(zoneID),
+                "tokens": .array(chunk.map { .object(["recordName": .string($0.name), "recordType": .string($0.type), "fieldName": .string($0.field)]) }),
+            ]), zone: z.zoneName)
+            let tokens = answer["tokens"]?.arrayValue ?? []
+            guard tokens.count == chunk.count else {
+                throw CloudKitError(.internalError, "remote '\(client.remote.name)' answered assets/upload with \(tokens.count) upload URLs for \(chunk.count) assets")
+            }
+            for (w, token) in zip(chunk, tokens) {
+                guard let url = token["url"]?.stringValue else {
+                    throw CloudKitError(.internalError, "remote '\(client.remote.name)' gave no upload URL for field '\(w.field)' of record '\(w.name)'")
+                }
+                let bytes = try api.downloadAsset(AssetDownloadRequest(recordName: w.name, fieldName: w.field, zoneName: z.zoneName), as: caller)
+                let uploaded = try client.upload(url, bytes: bytes)
+                guard let file = uploaded["singleFile"] else {
+                    throw CloudKitError(.internalError, "remote '\(client.remote.name)' answered an upload without singleFile")
+                }
+                guard var op = out[w.op].objectValue, var r = op["record"]?.objectValue, var fields = r["fields"]?.objectValue else { continue }
+                fields[w.field] = .object(["type": "ASSETID", "value": file])
+                r["fields"] = .object(fields)
+                op["record"] = .object(r)
+                out[w.op] = .object(op)
+            }
+        }
+        return out
     }
 }

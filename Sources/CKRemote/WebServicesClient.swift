@@ -45,7 +45,10 @@ public final class WebServicesClient {
     /// The sign-in address the last 421 AUTHENTICATION_REQUIRED gave.
     public private(set) var redirectURL: String?
 
-    public func close() { http.close() }
+    public func close() {
+        http.close()
+        for c in others.values { c.close() }
+    }
 
     enum Auth { case webSession, apiTokenOnly, serverKey }
 
@@ -225,10 +228,38 @@ public final class WebServicesClient {
 
     /// GET of an absolute URL the remote handed out (an asset's downloadURL): its bytes.
     public func download(_ url: String, limit: Int) throws -> [UInt8] {
-        pacer.beforeRequest()
-        let r = try http.send(HTTPClientRequest(method: "GET", target: url, headers: []))
+        let r = try sendAbsolute("GET", url, body: nil)
         guard r.status == 200 else { throw CloudKitError(.networkFailure, "remote '\(remote.name)': an asset download answered HTTP \(r.status)") }
         guard r.body.count <= limit else { throw CloudKitError(.limitExceeded, "remote '\(remote.name)': an asset is larger than \(limit) bytes") }
         return r.body
+    }
+
+    /// POST of bytes to an upload URL `assets/upload` handed out: the answer's JSON.
+    public func upload(_ url: String, bytes: [UInt8]) throws -> JSONValue {
+        let r = try sendAbsolute("POST", url, body: bytes)
+        guard (200..<300).contains(r.status), let j = try? JSONParser.parse(r.body) else {
+            throw CloudKitError(.networkFailure, "remote '\(remote.name)': an asset upload answered HTTP \(r.status)")
+        }
+        return j
+    }
+
+    /// Other hosts' connections (an asset host): kept apart from the API's, as Apple's asset
+    /// hosts refuse requests on a connection shared with the API host.
+    private var others: [String: HTTPClient] = [:]
+
+    func sendAbsolute(_ method: String, _ url: String, body: [UInt8]?) throws -> HTTPClientResponse {
+        pacer.beforeRequest()
+        let request = { (target: String) in
+            HTTPClientRequest(method: method, target: target, headers: body == nil ? [] : [("Content-Type", "application/octet-stream")], body: body ?? [])
+        }
+        let origin = remote.url.origin
+        if remote.url.scheme == "http", url.hasPrefix(origin + "/") { return try http.send(request(String(url.dropFirst(origin.count)))) }
+        if url.hasPrefix("https://") { return try http.send(request(url)) }
+        guard url.hasPrefix("http://"), let other = try? RemoteURL.authority(url) else {
+            throw CloudKitError(.badRequest, "remote '\(remote.name)' handed out an address ck cannot use: \(Names.describe(url))")
+        }
+        let client = try others[other.origin] ?? RemoteConnection.plainClient(host: other.host, port: other.port)
+        others[other.origin] = client
+        return try client.send(request(String(url.dropFirst(other.origin.count))))
     }
 }

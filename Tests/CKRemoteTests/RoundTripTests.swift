@@ -153,4 +153,32 @@ final class RoundTripTests: XCTestCase {
         XCTAssertNotEqual(c.credentials.webAuthToken, before, "ck serve rotates the token on every answer, and the client takes it")
         c.close()
     }
+
+    func saveAsset(_ api: CloudKitAPI, _ caller: Caller, zone: String, name: String, bytes: [UInt8]) throws {
+        let sum = AssetValue.checksum(of: bytes)
+        var r = try ModifyRequest.parse(.object(["operations": .array([.object(["operationType": "forceReplace", "record": .object([
+            "recordName": .string(name), "recordType": "Photo",
+            "fields": .object(["image": .object(["type": "ASSETID", "value": .object(["fileChecksum": .string(sum), "size": .int(Int64(bytes.count))])])]),
+        ])])])]))
+        r.zoneName = zone
+        r.uploadedAssets = [sum: bytes]
+        if case .failed(let e) = try api.modifyRecords(r, as: caller).results[0] { throw e }
+    }
+
+    func testAssetsTravelBothWaysByTheirBytes() throws {
+        let f = try RemoteFixture()
+        try f.createZone(f.serverAPI, f.serverCaller(), "Photos")
+        let theirs: [UInt8] = [0xFF, 0x00, 0x80, 0x41] + Array(repeating: 7, count: 3000)
+        try saveAsset(f.serverAPI, f.serverCaller(), zone: "Photos", name: "p1", bytes: theirs)
+        try f.pull()
+        try f.assertSame(zone: "Photos")
+        XCTAssertEqual(try f.localAPI.downloadAsset(AssetDownloadRequest(recordName: "p1", fieldName: "image", zoneName: "Photos"), as: f.localCaller()), theirs)
+        let ours: [UInt8] = Array("local bytes \u{1F600}".utf8) + [0, 1, 2]
+        try saveAsset(f.localAPI, f.localCaller(), zone: "Photos", name: "p2", bytes: ours)
+        let pushed = try f.push()
+        XCTAssertEqual(pushed.zones.first?.outcome.saved, ["p2"], "\(pushed.zones.first?.outcome.failures ?? [])")
+        XCTAssertEqual(try f.serverAPI.downloadAsset(AssetDownloadRequest(recordName: "p2", fieldName: "image", zoneName: "Photos"), as: f.serverCaller()), ours)
+        try f.assertSame(zone: "Photos")
+        XCTAssertTrue(try f.push().zones.isEmpty, "an uploaded asset is the base now")
+    }
 }
