@@ -31,6 +31,8 @@ public struct RemoteFetch {
     public var zones: [String] = []
     /// Record types queried where there is no feed.
     public var types: [String] = []
+    /// After a whole query scan, records it did not see are taken as deleted remotely.
+    public var prune = false
     /// Called after each page (progress).
     public var progress: (FetchReport) -> Void = { _ in }
     public static let pageSize = 200
@@ -150,7 +152,7 @@ public struct RemoteFetch {
         if state.complete || state.cursor.isEmpty {
             var start: [String: JSONValue] = [:]
             for t in types { start[t] = "" }
-            try api.saveFetched(FetchedPage(cursor: start, complete: false), for: z, as: caller)
+            try api.saveFetched(FetchedPage(cursor: start, complete: false, startsScan: true), for: z, as: caller)
             state = try api.remoteTracking(z, as: caller)
         }
         for type in types {
@@ -183,6 +185,7 @@ public struct RemoteFetch {
             }
         }
         try api.saveFetched(FetchedPage(complete: true), for: z, as: caller)
+        if prune { report.deletions += try api.pruneUnseen(z, types: types, as: caller).count }
     }
 }
 

@@ -42,6 +42,8 @@ public final class WebServicesClient {
     }
 
     public var waited: Double { pacer.waited }
+    /// Bytes of answers received so far (progress).
+    public private(set) var bytesReceived = 0
     /// The sign-in address the last 421 AUTHENTICATION_REQUIRED gave.
     public private(set) var redirectURL: String?
 
@@ -86,6 +88,7 @@ public final class WebServicesClient {
                 if attempt < pacer.policy.retries, pacer.wait(Pacer.backoff(attempt)) { attempt += 1; continue }
                 throw failure
             }
+            bytesReceived += response.body.count
             let json = try? JSONParser.parse(response.body)
             if (200..<300).contains(response.status) {
                 adoptRotatedToken(response)

@@ -203,4 +203,21 @@ final class RemoteTrackingTests: XCTestCase {
         XCTAssertEqual(lists["remotes"]?["origin"]?["behind"]?.int64Value, 2)
         XCTAssertNil(zones.first { $0["zoneName"]?.stringValue == ZoneID.defaultZoneName }?["remotes"], "an untracked zone says nothing of remotes")
     }
+
+    func testPruningAfterAWholeScanDeletesWhatItDidNotSee() throws {
+        let (t, c) = try setUpStore()
+        let z = RemoteZone(remote: "origin", zoneName: ZoneID.defaultZoneName)
+        let other: JSONValue = .object(["recordName": "o", "recordType": "Other", "recordChangeTag": "1", "fields": .object([:])])
+        try t.api.saveFetched(FetchedPage(records: [remoteRecord("a", tag: "1", title: "A"), remoteRecord("b", tag: "1", title: "B"), other], cursor: ["Item": .null], startsScan: true), for: z, as: c.caller)
+        try t.api.saveFetched(FetchedPage(complete: true), for: z, as: c.caller)
+        _ = try t.api.mergeRemote(z, as: c.caller)
+        XCTAssertEqual(try t.api.pruneUnseen(z, types: ["Item"], as: c.caller), [], "the scan saw everything")
+        // The next scan sees only a.
+        try t.api.saveFetched(FetchedPage(records: [remoteRecord("a", tag: "1", title: "A")], cursor: ["Item": .null], complete: false, startsScan: true), for: z, as: c.caller)
+        XCTAssertEqual(try t.api.pruneUnseen(z, types: ["Item"], as: c.caller), [], "not before the scan is whole")
+        try t.api.saveFetched(FetchedPage(complete: true), for: z, as: c.caller)
+        XCTAssertEqual(try t.api.pruneUnseen(z, types: ["Item"], as: c.caller), ["b"], "o is of a type the scan did not query")
+        XCTAssertEqual(try t.api.mergeRemote(z, as: c.caller).deleted, ["b"])
+        XCTAssertEqual(try c.records(zone: ZoneID.defaultZoneName).keys.sorted(), ["a", "o"])
+    }
 }

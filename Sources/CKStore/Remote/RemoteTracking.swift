@@ -72,6 +72,10 @@ package struct TrackedZone {
     /// The fetch since the last reset reached the end of the feed (or of every query).
     package var complete = false
     package var entries = 0
+    /// Query scans begun (`scan`), and the scan each fetched record was last seen in: a record
+    /// a whole scan did not see is gone from the remote (a query reports no deletions).
+    package var scan = 0
+    package var seen: [NameKey: Int] = [:]
 
     package init() {}
 
@@ -84,8 +88,11 @@ package struct TrackedZone {
             complete = false
             if e["keepBase"]?.boolValue != true { base = [:] }
         }
-        for r in e["fetched"]?.arrayValue ?? [] { if let n = r["recordName"]?.stringValue { fetched[NameKey(n)] = r } }
-        for n in e["fetchedDeleted"]?.arrayValue ?? [] { if let n = n.stringValue { fetched[NameKey(n)] = nil } }
+        if e["scan"]?.boolValue == true { scan += 1 }
+        for r in e["fetched"]?.arrayValue ?? [] {
+            if let n = r["recordName"]?.stringValue { fetched[NameKey(n)] = r; seen[NameKey(n)] = scan }
+        }
+        for n in e["fetchedDeleted"]?.arrayValue ?? [] { if let n = n.stringValue { fetched[NameKey(n)] = nil; seen[NameKey(n)] = nil } }
         for r in e["base"]?.arrayValue ?? [] { if let n = r["recordName"]?.stringValue { base[NameKey(n)] = r } }
         for n in e["baseDeleted"]?.arrayValue ?? [] { if let n = n.stringValue { base[NameKey(n)] = nil } }
         if let t = e["syncToken"] { syncToken = t.stringValue }

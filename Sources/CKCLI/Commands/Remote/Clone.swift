@@ -71,7 +71,9 @@ extension RemoteCommands {
             var f = RemoteFetch(api: api, client: client, caller: caller)
             f.zones = inv.globals.zones
             f.types = types
+            f.progress = progress(inv, client)
             let r = try RemotePull(fetch: f).run()
+            endProgress(inv)
             var doc = r.json.objectValue ?? [:]
             doc["dataDirectory"] = .string(dir)
             doc["remote"] = remote.json

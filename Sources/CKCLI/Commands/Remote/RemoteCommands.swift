@@ -2,6 +2,7 @@ import CKCore
 import CKJSON
 import CKModel
 import CKRemote
+import Foundation
 
 /// `ck remote …`, `ck clone`, `ck fetch`, `ck pull`, `ck push`: ck as a client of CloudKit Web
 /// Services with git's verbs (Docs/remote.md). The remotes are the data directory's; their
@@ -47,6 +48,24 @@ enum RemoteCommands {
 
     static func open(_ inv: Invocation, _ remote: RemoteEntry) throws -> WebServicesClient {
         try RemoteConnection.open(remote, env: inv.io.environment, pacing: try pacing(inv, remote.url), notice: { inv.io.writeErr("ck: \($0)\n") })
+    }
+
+    /// Progress on stderr — pages, records, bytes and rate — on a terminal, or with --progress;
+    /// a line rewritten in place on a terminal, a line a page otherwise.
+    static func progress(_ inv: Invocation, _ client: WebServicesClient) -> (FetchReport) -> Void {
+        let live = inv.io.stderrIsTerminal()
+        guard live || inv.args.has("--progress"), !inv.globals.quiet else { return { _ in } }
+        let started = Date()
+        return { r in
+            let seconds = max(Date().timeIntervalSince(started), 0.001)
+            let line = "fetched \(r.pages) page\(r.pages == 1 ? "" : "s"), \(r.records) records, \(client.bytesReceived / 1024) KiB, \(Int(Double(r.records) / seconds)) records/s"
+            inv.io.writeErr(live ? "\r\u{1B}[K" + line : line + "\n")
+        }
+    }
+
+    /// Ends a live progress line.
+    static func endProgress(_ inv: Invocation) {
+        if inv.io.stderrIsTerminal(), !inv.globals.quiet { inv.io.writeErr("\r\u{1B}[K") }
     }
 
     /// Runs a remote operation: a session that gave up waiting exits 10, its state saved.

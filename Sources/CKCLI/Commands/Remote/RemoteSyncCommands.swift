@@ -5,9 +5,10 @@ import CKRemote
 
 extension RemoteCommands {
     static let typesOption = OptionSpec("--types", value: "T,…", help: "the record types to query where there is no change feed (the public database, the private default zone)")
+    static let pruneOption = OptionSpec("--prune", help: "where there is no change feed: a record a whole query scan did not see was deleted remotely (a query reports no deletions)")
 
     static let fetch: CommandSpec = CommandSpec(synopsis: "[NAME] [--zone Z]… [--types T,…]", summary: "Bring a remote's changes into the tracking state only",
-        options: [typesOption] + pacingOptions,
+        options: [typesOption, pruneOption] + pacingOptions,
         details: """
         Fetches what changed on the remote since the last fetch — changes/database, then
         changes/zone per zone, 200 records a page (private and shared); records/query per type
@@ -22,7 +23,10 @@ extension RemoteCommands {
             var f = RemoteFetch(api: inv.api, client: client, caller: try caller(inv, remote))
             f.zones = inv.globals.zones
             f.types = types(inv)
+            f.prune = inv.args.has("--prune")
+            f.progress = progress(inv, client)
             let r = try f.run()
+            endProgress(inv)
             inv.print(DocumentBody(PullReport(fetch: r).json.objectValue?.filter { $0.key == "fetched" } ?? [:]))
             return ExitCode.success
         }
@@ -32,7 +36,7 @@ extension RemoteCommands {
         options: [
             OptionSpec("--theirs", help: "a record changed on both sides takes the remote's version"),
             OptionSpec("--ours", help: "a record changed on both sides keeps the local version (the next push sends it)"),
-            typesOption,
+            typesOption, pruneOption,
         ] + pacingOptions,
         details: """
         Fetches (as 'ck fetch'), then merges each zone by the three-way rule against the base
@@ -51,9 +55,12 @@ extension RemoteCommands {
             var f = RemoteFetch(api: inv.api, client: client, caller: try caller(inv, remote))
             f.zones = inv.globals.zones
             f.types = types(inv)
+            f.prune = inv.args.has("--prune")
+            f.progress = progress(inv, client)
             var pull = RemotePull(fetch: f)
             pull.strategy = inv.args.has("--theirs") ? .theirs : inv.args.has("--ours") ? .ours : .none
             let r = try pull.run()
+            endProgress(inv)
             inv.print(DocumentBody(r.json.objectValue ?? [:]))
             if r.conflicts > 0 {
                 inv.io.writeErr("ck: \(r.conflicts) record\(r.conflicts == 1 ? "" : "s") changed on both sides; see 'ck diff \(remote.name)/ZONE', then 'ck pull --theirs' or 'ck pull --ours'\n")

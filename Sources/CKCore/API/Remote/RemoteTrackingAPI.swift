@@ -33,8 +33,12 @@ public struct FetchedPage: Sendable {
     /// Forget what was fetched before (an expired token, a zone deleted remotely); the base
     /// stays, so that what changed locally since is still known.
     public var reset = false
+    /// A query scan of every record type begins (what `pruneUnseen` measures against).
+    public var startsScan = false
 
-    public init(records: [JSONValue] = [], deleted: [String] = [], syncToken: String? = nil, cursor: [String: JSONValue] = [:], complete: Bool? = nil, reset: Bool = false) {
+    public init(records: [JSONValue] = [], deleted: [String] = [], syncToken: String? = nil, cursor: [String: JSONValue] = [:], complete: Bool? = nil, reset: Bool = false,
+                startsScan: Bool = false) {
+        self.startsScan = startsScan
         self.records = records
         self.deleted = deleted
         self.syncToken = syncToken
@@ -95,7 +99,20 @@ extension CloudKitAPI {
         if let t = page.syncToken { e["syncToken"] = .string(t) }
         if !page.cursor.isEmpty { e["cursor"] = .object(page.cursor) }
         if let c = page.complete { e["complete"] = .bool(c) }
+        if page.startsScan { e["scan"] = true }
         try trackingLog(z, caller).append(e)
+    }
+
+    /// After a whole query scan (`--prune`): the records of `types` it did not see are gone
+    /// from the remote, since a query reports no deletions. Answers their names.
+    public func pruneUnseen(_ z: RemoteZone, types: [String], as caller: Caller) throws -> [String] {
+        let (log, s) = try trackedState(z, caller)
+        guard s.complete else { return [] }
+        let gone = s.fetched.filter { key, r in
+            (s.seen[key] ?? 0) < s.scan && types.contains { $0 == r["recordType"]?.stringValue }
+        }.keys.sorted().map(\.string)
+        if !gone.isEmpty { try log.append(["fetchedDeleted": .array(gone.map { .string($0) })]) }
+        return gone
     }
 
     /// The zones of a remote this database tracks (by their tracking names).
