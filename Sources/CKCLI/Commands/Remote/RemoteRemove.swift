@@ -1,4 +1,5 @@
 import CKCore
+import CKModel
 
 extension RemoteCommands {
     static let remove: CommandSpec = CommandSpec(synopsis: "NAME", summary: "Forget a remote and its tracking state",
@@ -14,7 +15,9 @@ extension RemoteCommands {
     static let rename: CommandSpec = CommandSpec(synopsis: "OLD NEW", summary: "Rename a remote, its tracking state with it",
         details: "Prints the remote under its new name. EXISTS (exit 4) when NEW is taken.") { inv in
         let p = try inv.positionals(min: 2, max: 2, what: "old and new remote names")
-        inv.print(DocumentBody(try inv.api.renameRemote(p[0], to: p[1]).json.objectValue ?? [:]))
+        do { inv.print(DocumentBody(try inv.api.renameRemote(p[0], to: p[1]).json.objectValue ?? [:])) } catch let e as CloudKitError where e.code == .badRequest {
+            throw inv.usageError(e.reason)
+        }
         return ExitCode.success
     }
 }
