@@ -181,4 +181,18 @@ final class RoundTripTests: XCTestCase {
         try f.assertSame(zone: "Photos")
         XCTAssertTrue(try f.push().zones.isEmpty, "an uploaded asset is the base now")
     }
+
+    func testAZoneDeletedRemotelyTakesItsRecordsLocallyUnlessChangedHere() throws {
+        let f = try RemoteFixture()
+        try f.createZone(f.serverAPI, f.serverCaller(), "Lists")
+        try f.save(f.serverAPI, f.serverCaller(), zone: "Lists", items(4))
+        try f.pull()
+        try f.save(f.localAPI, f.localCaller(), zone: "Lists", [("item-0001", ["title": "kept here", "n": 1])])
+        _ = try f.serverAPI.modifyZones(ZonesModifyRequest(operations: [.init(.delete, "Lists")]), as: f.serverCaller())
+        let r = try f.pull()
+        XCTAssertEqual(r.fetch.deletedZones, ["Lists"])
+        let merge = try XCTUnwrap(r.merges.first { $0.zone.zoneName == "Lists" }?.report)
+        XCTAssertEqual(merge.deleted.sorted(), ["item-0000", "item-0002", "item-0003"])
+        XCTAssertEqual(merge.conflicts, ["item-0001"], "a record changed here is not deleted under it")
+    }
 }
