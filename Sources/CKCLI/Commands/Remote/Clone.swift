@@ -33,21 +33,25 @@ extension RemoteCommands {
             var base = p.count > 1 ? p[1] : String(url.container.split(separator: ".").last ?? "clone")
             if !base.hasPrefix("/") { base = inv.io.currentDirectory + "/" + base }
             let dir = base + "/.ck"
-            if FileManager.default.fileExists(atPath: dir) { throw inv.usageError("'\(dir)' already exists: clone into a new directory, or 'ck pull' there") }
+            // A clone cut short (killed before its first page) is taken up again; anything else there is refused.
+            let resuming = FileManager.default.fileExists(atPath: dir)
+            if resuming, (try? CloudKitAPI(dataDirectory: dir).remote(named: "origin").url) != url {
+                throw inv.usageError("'\(dir)' already exists: clone into a new directory, or 'ck pull' there")
+            }
             var schemaText: String?
             if let f = inv.args.value("--schema") {
                 let path = f.hasPrefix("/") ? f : inv.io.currentDirectory + "/" + f
                 guard let d = FileManager.default.contents(atPath: path), let t = String(data: d, encoding: .utf8) else { throw inv.usageError("cannot read the schema '\(f)'") }
                 schemaText = t
             }
-            _ = try CloudKitAPI.initialize(dataDirectory: dir, discovered: false)
+            if !resuming { _ = try CloudKitAPI.initialize(dataDirectory: dir, discovered: false) }
             let api = CloudKitAPI(dataDirectory: dir)
-            let remote = try api.addRemote("origin", url: url)
+            let remote = resuming ? try api.remote(named: "origin") : try api.addRemote("origin", url: url)
             _ = try api.setDefaultContainer(url.container)
             var caller = Caller(container: url.container, environment: url.environment, scope: inv.globals.scope, user: .device, deviceID: inv.globals.device)
             let client = try RemoteConnection.open(remote, env: inv.io.environment, pacing: try pacing(inv, url), notice: { inv.io.writeErr("ck: \($0)\n") })
             defer { client.close() }
-            if caller.scope != .public {
+            if caller.scope != .public, try api.accountSummary(as: caller).document["userRecordName"] == nil {
                 let me = try client.call(.public, "users/caller")
                 guard let user = me["userRecordName"]?.stringValue else { throw CloudKitError(.internalError, "remote '\(remote.name)' answered users/caller with no userRecordName") }
                 let appleID = inv.args.value("--apple-id") ?? me["lookupInfo"]?["emailAddress"]?.stringValue
