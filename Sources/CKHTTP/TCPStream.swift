@@ -129,6 +129,10 @@ public final class TCPStream: HTTPByteStream {
             }
             if code == 0 { return bytes }  // empty: the peer closed
             switch code {
+            // A reset is an end too: whether the peer's close came as FIN or RST is a race
+            // (unread bytes on its side), and the reader says what was missing either way.
+            case ECONNRESET:
+                return []
             case EINTR:
                 continue
             case EAGAIN, EWOULDBLOCK:
