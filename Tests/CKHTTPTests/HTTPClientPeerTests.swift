@@ -352,9 +352,7 @@ final class HTTPClientPeerTests: XCTestCase {
 
     // MARK: The TCP stream
 
-    func testAPeerGoneMidWriteFailsTheWriteInsteadOfRaisingSIGPIPE() throws {
-        let previous = signal(SIGPIPE, SIG_DFL)
-        defer { signal(SIGPIPE, previous) }
+    func testAPeerGoneMidUploadFailsTheRequest() throws {
         let peer = try scriptedPeer([{ c in
             // Closing with unread bytes resets the connection: the client's next writes fail.
             usleep(50_000)
@@ -362,6 +360,21 @@ final class HTTPClientPeerTests: XCTestCase {
         let client = httpClient(port: peer.port)
         let big = HTTPClientRequest(method: "PUT", target: "/asset", body: [UInt8](repeating: 7, count: 32 << 20))
         assertClientError(.closed) { try client.send(big) }
+    }
+
+    /// The first write after a reset fails with ECONNRESET; the next with EPIPE, which raises
+    /// SIGPIPE unless the write says MSG_NOSIGNAL — and SIGPIPE's default kills the process.
+    func testWritingToAResetConnectionFailsInsteadOfRaisingSIGPIPE() throws {
+        let previous = signal(SIGPIPE, SIG_DFL)
+        defer { signal(SIGPIPE, previous) }
+        let peer = try scriptedPeer([{ _ in }])
+        let stream = try TCPStream.connect(host: "127.0.0.1", port: Int(peer.port), timeout: 2)
+        try stream.write([1])  // taken by the kernel; the peer, closed, answers with a reset
+        usleep(100_000)
+        assertClientError(.closed) { try stream.write([2]) }
+        assertClientError(.closed) { try stream.write([3]) }
+        stream.close()
+        assertClientError(.closed) { try stream.read(maxCount: 1, timeout: 0) }
     }
 
     func testConnectingWhereNobodyListensFailsWithTheAddress() throws {
