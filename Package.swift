@@ -24,7 +24,7 @@ let package = Package(
         // SHA-256 (whole and streamed), HMAC, P-256 ECDSA verification, DER and PEM.
         .target(name: "CKCrypto"),
         // An HTTP/1.1 server on sockets and threads: heads, bodies (read or streamed), keep-alive,
-        // limits and timeouts. It calls a handler and knows no route.
+        // limits and timeouts. It calls a handler and knows no route. And a client of one origin.
         .target(name: "CKHTTP"),
         // The vocabulary every layer shares: records, fields, zone IDs, errors, endpoints,
         // subscriptions, names and their limits. Nothing in it refers to the store.

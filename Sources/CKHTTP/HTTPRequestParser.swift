@@ -21,7 +21,7 @@ func isTokenByte(_ b: UInt8) -> Bool {
 }
 
 /// Text of bytes that may hold obs-text: UTF-8 when it is, else one character per byte.
-private func text(_ bytes: ArraySlice<UInt8>) -> String {
+func fieldText(_ bytes: ArraySlice<UInt8>) -> String {
     if let s = String(validating: bytes, as: UTF8.self) { return s }
     return String(bytes.map { Character(Unicode.Scalar($0)) })
 }
@@ -103,28 +103,14 @@ struct HTTPHeadParser {
               (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(v[5]), (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(v[7])
         else { return .failure(bad("the request line does not end with an HTTP version")) }
         guard v[5] == UInt8(ascii: "1"), v[7] == UInt8(ascii: "0") || v[7] == UInt8(ascii: "1") else {
-            return .failure(HTTPRefusal(status: 505, reason: "HTTP version \(text(version[...])) is not supported; use HTTP/1.1"))
+            return .failure(HTTPRefusal(status: 505, reason: "HTTP version \(fieldText(version[...])) is not supported; use HTTP/1.1"))
         }
-        var headers = HTTPHeaders()
-        for line in lines.dropFirst() {
-            guard line.first != SP && line.first != HT else {
-                return .failure(bad("a header field is folded over lines (obs-fold)"))
-            }
-            guard let colon = line.firstIndex(of: COLON) else { return .failure(bad("a header field has no colon")) }
-            let name = line[line.startIndex..<colon]
-            guard !name.isEmpty, name.allSatisfy(isTokenByte) else {
-                return .failure(bad("a header field name is empty or not a token"))
-            }
-            var value = line[(colon + 1)...]
-            while let f = value.first, f == SP || f == HT { value = value.dropFirst() }
-            while let l = value.last, l == SP || l == HT { value = value.dropLast() }
-            // CTLs other than HTAB (NUL, a bare CR, …) and DEL are never part of a value.
-            guard value.allSatisfy({ $0 == HT || ($0 >= SP && $0 != 0x7F) }) else {
-                return .failure(bad("header field '\(text(name))' holds a control character"))
-            }
-            headers.add(text(name), text(value))
+        let headers: HTTPHeaders
+        switch headerFields(lines.dropFirst()) {
+        case .success(let fields): headers = fields
+        case .failure(let error): return .failure(bad(error.reason))
         }
-        let head = HTTPRequestHead(method: text(method), target: text(target), headers: headers, version: text(version))
+        let head = HTTPRequestHead(method: fieldText(method), target: fieldText(target), headers: headers, version: fieldText(version))
         if head.version == "HTTP/1.1" {
             let hosts = headers.values("Host")
             guard hosts.count == 1 else {
@@ -133,6 +119,38 @@ struct HTTPHeadParser {
         }
         return .success(head)
     }
+}
+
+/// Header field lines (without their line ends) as fields, for a request or a response: a
+/// field folded over lines, a name that is not a token and a value holding a control are
+/// refused, with what was wrong.
+func headerFields(_ lines: ArraySlice<ArraySlice<UInt8>>) -> Result<HTTPHeaders, HeaderFieldError> {
+    var headers = HTTPHeaders()
+    for line in lines {
+        guard line.first != SP && line.first != HT else {
+            return .failure(HeaderFieldError("a header field is folded over lines (obs-fold)"))
+        }
+        guard let colon = line.firstIndex(of: COLON) else { return .failure(HeaderFieldError("a header field has no colon")) }
+        let name = line[line.startIndex..<colon]
+        guard !name.isEmpty, name.allSatisfy(isTokenByte) else {
+            return .failure(HeaderFieldError("a header field name is empty or not a token"))
+        }
+        var value = line[(colon + 1)...]
+        while let f = value.first, f == SP || f == HT { value = value.dropFirst() }
+        while let l = value.last, l == SP || l == HT { value = value.dropLast() }
+        // CTLs other than HTAB (NUL, a bare CR, …) and DEL are never part of a value.
+        guard value.allSatisfy({ $0 == HT || ($0 >= SP && $0 != 0x7F) }) else {
+            return .failure(HeaderFieldError("header field '\(fieldText(name))' holds a control character"))
+        }
+        headers.add(fieldText(name), fieldText(value))
+    }
+    return .success(headers)
+}
+
+/// What is wrong with a header field line.
+struct HeaderFieldError: Error {
+    var reason: String
+    init(_ reason: String) { self.reason = reason }
 }
 
 private func bad(_ reason: String) -> HTTPRefusal { HTTPRefusal(status: 400, reason: reason) }
