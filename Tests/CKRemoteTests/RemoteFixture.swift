@@ -21,16 +21,22 @@ final class RemoteFixture {
     let apiToken: String
     var session: String
     var notices: [String] = []
+    /// The server's clock runs this many milliseconds ahead of the system's (`advance`).
+    final class Offset: @unchecked Sendable { var ms: Int64 = 0 }
+    let offset = Offset()
+    func advance(seconds: Int64) { offset.ms += seconds * 1000 }
 
-    init() throws {
+    init(rotation: WebTokenRotation = .live) throws {
         let base = NSTemporaryDirectory() + "ck-remote-" + UUID().uuidString
         serverRoot = base + "/server"
         localRoot = base + "/local"
-        let setup = CloudKitAPI(dataDirectory: serverRoot)
+        let o = offset
+        let clock = Clock { Clock.system.now() + o.ms }
+        let setup = CloudKitAPI(dataDirectory: serverRoot, clock: clock)
         _ = try setup.signIn(SignInRequest(appleID: "alice@example.com", givenName: "Alice"), as: Caller(container: Self.container))
-        server = WebServicesServer(dataDirectory: serverRoot, port: 0, allowedOrigins: [], pollSeconds: 1, clock: .system, webTokenRotation: .live) { _ in }
+        server = WebServicesServer(dataDirectory: serverRoot, port: 0, allowedOrigins: [], pollSeconds: 1, clock: clock, webTokenRotation: rotation) { _ in }
         let u = try server.start()
-        serverAPI = CloudKitAPI(dataDirectory: serverRoot, serverURL: u)
+        serverAPI = CloudKitAPI(dataDirectory: serverRoot, clock: clock, serverURL: u)
         apiToken = try serverAPI.createAPIToken(name: "tests", container: Self.container, environment: .development).document["apiToken"]!.stringValue!
         session = try serverAPI.createWebAuthToken(as: Caller(container: Self.container), keepSignedIn: true).document["ckWebAuthToken"]!.stringValue!
         url = try RemoteURL(u + "/database/1/\(Self.container)/development")

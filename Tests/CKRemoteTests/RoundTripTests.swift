@@ -117,12 +117,14 @@ final class RoundTripTests: XCTestCase {
         let f = try RemoteFixture()
         try f.createZone(f.serverAPI, f.serverCaller(), "Lists")
         try f.save(f.serverAPI, f.serverCaller(), zone: "Lists", items(450))
+        // No retries of ck's own; the HTTP client sends a request once more on a new connection
+        // when a kept-alive one drops before any answer (the fault drops two).
         let c = try f.client(pacing: PacingPolicy(rate: nil, maxWait: 30, retries: 0))
         var fetch = f.fetch(c)
         var armed = false
         let api = f.serverAPI
         fetch.progress = { r in
-            if r.pages == 1, !armed { armed = true; _ = try? api.addFault(AddFaultRequest(op: .endpoint(.changesZone), error: .networkFailure, times: 1)) }
+            if r.pages == 1, !armed { armed = true; _ = try? api.addFault(AddFaultRequest(op: .endpoint(.changesZone), error: .networkFailure, times: 2)) }
         }
         XCTAssertThrowsError(try RemotePull(fetch: fetch).run()) { e in
             XCTAssertEqual((e as? CloudKitError)?.code, .networkFailure, "\(e)")
@@ -144,14 +146,31 @@ final class RoundTripTests: XCTestCase {
         }
     }
 
-    func testARotatedTokenIsAdoptedFromTheHeader() throws {
-        let f = try RemoteFixture()
+    func testARotatedTokenIsAdoptedFromTheHeaderAndStored() throws {
+        // Apple's documented rule: a replaced token stops working (ck serve --strict-token-rotation).
+        let f = try RemoteFixture(rotation: .strict)
         try f.createZone(f.serverAPI, f.serverCaller(), "Lists")
-        let c = try f.client()
-        let before = c.credentials.webAuthToken
+        try f.save(f.serverAPI, f.serverCaller(), zone: "Lists", items(3))
+        let home = NSTemporaryDirectory() + "ck-rot-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        let store = try CredentialStore.standard(env: ["HOME": home])
+        try store.update(f.url) { $0.apiToken = f.apiToken; $0.webAuthToken = f.session }
+        let c = WebServicesClient(remote: f.remote, credentials: try store.credentials(for: f.url), store: store,
+                                  http: try RemoteConnection.httpClient(f.url, env: [:]), pacing: PacingPolicy(rate: nil))
+        defer { c.close() }
+        f.advance(seconds: 61)
         try f.pull(client: c)
-        XCTAssertNotEqual(c.credentials.webAuthToken, before, "ck serve rotates the token on every answer, and the client takes it")
-        c.close()
+        let rotated = try XCTUnwrap(c.credentials.webAuthToken)
+        XCTAssertNotEqual(rotated, f.session, "a token a minute old is replaced, and the client takes the replacement")
+        XCTAssertEqual(try store.credentials(for: f.url).webAuthToken, rotated, "stored before the next request")
+        f.advance(seconds: 180)
+        try f.save(f.serverAPI, f.serverCaller(), zone: "Lists", [("item-0009", ["title": "later", "n": 9])])
+        try f.pull(client: c)
+        try f.assertSame(zone: "Lists")
+        // The replaced token is refused now: only the adopted one could have made that pull.
+        let stale = try f.client(Credentials(apiToken: f.apiToken, webAuthToken: f.session))
+        defer { stale.close() }
+        XCTAssertThrowsError(try stale.call(.public, "users/caller"))
     }
 
     func saveAsset(_ api: CloudKitAPI, _ caller: Caller, zone: String, name: String, bytes: [UInt8]) throws {
