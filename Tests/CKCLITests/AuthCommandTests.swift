@@ -47,6 +47,39 @@ final class AuthCommandTests: XCTestCase {
         XCTAssertEqual((s.ck("api-token", "list").object["apiTokens"] as? [Any])?.count, 0)
     }
 
+    /// `--callback`: the token's sign-in callback (URL Redirect), kept with it and shown as
+    /// `signInCallback`; what is not an absolute http(s) URL without a fragment is refused, and
+    /// a file an older ck wrote (no callbacks) still loads.
+    func testAnAPITokensSignInCallbackIsKeptShownAndChecked() throws {
+        let s = CLISandbox()
+        let file = s.dir + "/containers/iCloud.com.example.app/development/api-tokens.json"
+        let old = String(repeating: "ab", count: 32)
+        try FileManager.default.createDirectory(atPath: (file as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try #"{"schemaVersion":1,"apiTokens":[{"apiToken":"\#(old)","name":"old","created":1}]}"#.write(toFile: file, atomically: true, encoding: .utf8)
+
+        let made = s.ck("api-token", "create", "--name", "cli", "--callback", "http://127.0.0.1:53821/callback?state=1")
+        XCTAssertEqual(made.status, 0, made.stderr)
+        XCTAssertEqual(made.object["signInCallback"] as? String, "http://127.0.0.1:53821/callback?state=1")
+        XCTAssertEqual(made.object["name"] as? String, "cli")
+        XCTAssertEqual(Set(made.object.keys), ["apiToken", "containerIdentifier", "environment", "name", "signInCallback", "created"])
+        let listed = try XCTUnwrap(s.ck("api-token", "list").object["apiTokens"] as? [[String: Any]])
+        XCTAssertEqual(listed.map { $0["apiToken"] as? String }, [old, made.object["apiToken"] as? String], "the old token loads, and stays")
+        XCTAssertEqual(listed.map { $0["signInCallback"] as? String }, [nil, "http://127.0.0.1:53821/callback?state=1"])
+        XCTAssertNil(s.ck("api-token", "create").object["signInCallback"], "none unless asked")
+        XCTAssertEqual(s.ck("api-token", "create", "--callback=https://App.example/cb").object["signInCallback"] as? String, "https://App.example/cb")
+
+        s.assertUnchanged("refused callbacks") {
+            for (url, words) in [("ftp://127.0.0.1/cb", "not an absolute http:// or https:// URL"), ("/callback", "not an absolute http"),
+                                 ("127.0.0.1:8080/cb", "not an absolute http"), ("http://127.0.0.1/cb#done", "has a fragment"),
+                                 ("http://", "names no host"), ("http:///cb", "names no host"), ("http://a b/cb", "a space (%20)"),
+                                 ("http://127.0.0.1:99999/cb", "port"), ("http://127.0.0.1:/cb", "port"), ("http://me@127.0.0.1/cb", "names a user"),
+                                 ("http://127.0.0.1/caf\u{e9}", "not ASCII"), ("", "must not be empty")] {
+                assertFailure(s.ck("api-token", "create", "--callback", url), exit: 6, contains: words)
+            }
+            assertFailure(s.ck("api-token", "create", "--callback"), exit: 2)
+        }
+    }
+
     func testServerKeysAreRegisteredFromAPEMFileAndRefusedWhenNotP256() throws {
         let s = CLISandbox()
         let pem = fixture("server-key-public.pem").path

@@ -17,16 +17,55 @@ import Foundation
 /// any `origin`, so the query is not trusted for more than it can do: the session is posted with
 /// that origin as `postMessage`'s target, which a browser delivers only to a window of that
 /// origin — a page of another site that opened the popup receives nothing.
+///
+/// An API token made with a sign-in callback (the Console's "URL Redirect") ends the sign-in
+/// the other way: the 421 of a request carrying it names the token (`?ckAPIToken=`), and
+/// signing in answers 302 to the callback with `?ckWebAuthToken=…&ckSession=…`. The callback
+/// is the one stored with the token: the query names only the token, and a token a hostile
+/// page names sends the session to that token's own callback, never to the page.
 struct SignInPage {
     let api: CloudKitAPI
     let container: String
     let environment: Environment
     let origins: AllowedOrigins
 
-    /// The page's URL, naming the origin of the page that will open it when that is an allowed one.
-    static func url(api: CloudKitAPI, container: String, environment: Environment, opener: String? = nil) -> String {
+    /// Where a sign-in's session goes.
+    private enum Destination {
+        /// The sign-in callback of the API token the page's URL names (URL Redirect).
+        case callback(String)
+        /// The allowed page that opened the popup (Post Message).
+        case opener(String)
+        /// Nobody: no session is made.
+        case nobody
+    }
+
+    /// The page's URL: naming the API token whose sign-in callback the session goes to
+    /// (`redirecting`), or else the origin of the page that will open it when that is an
+    /// allowed one.
+    static func url(api: CloudKitAPI, container: String, environment: Environment, opener: String? = nil, redirecting apiToken: String? = nil) -> String {
         let page = (api.serverURL ?? "") + "/signin/" + percentEncoded(container) + "/" + environment.rawValue
+        if let apiToken { return page + "?ckAPIToken=" + percentEncoded(apiToken) }
         return opener.map { page + "?origin=" + percentEncoded($0) } ?? page
+    }
+
+    /// The callback with the session appended to its query under both names Apple's sign-in
+    /// sets, percent-encoded: a `+`, `/` or `=` of a token would otherwise reach the client as
+    /// something else (a form decoder reads `+` as a space).
+    static func callbackLocation(_ callback: String, session: String) -> String {
+        let t = percentEncoded(session)
+        let joint = !callback.contains("?") ? "?" : callback.hasSuffix("?") || callback.hasSuffix("&") ? "" : "&"
+        return callback + joint + "ckWebAuthToken=" + t + "&ckSession=" + t
+    }
+
+    /// Where this page's sign-in sends the session: the callback of the API token its URL
+    /// names, when that token has one (looked up, never taken from the query); else the opener.
+    /// An unknown token is refused (AUTHENTICATION_FAILED), as a request carrying it would be.
+    private func destination(_ head: HTTPRequestHead) throws -> Destination {
+        if let token = QueryString(head.query ?? "")["ckAPIToken"],
+           let callback = try api.signInCallback(ofAPIToken: token, container: container, environment: environment) {
+            return .callback(callback)
+        }
+        return opener(head).map { .opener($0) } ?? .nobody
     }
 
     /// The origin the page may post a session to: the one its URL names, when it is shaped as
@@ -43,25 +82,34 @@ struct SignInPage {
             // Only this page's own form signs a user in: a page of another site posting to it
             // (its browser says so in Origin) would get the session handed to its window.
             if let origin = head.headers["Origin"], !origins.own.contains(origin) {
-                return html(403, page(error: "Sign-in was posted from \(origin), not from this page.", opener: nil))
+                return html(403, page(error: "Sign-in was posted from \(origin), not from this page.", to: .nobody))
             }
+            let to = try destination(head)
             let form = QueryString(String(decoding: request.body.map { $0 == UInt8(ascii: "+") ? UInt8(ascii: " ") : $0 }, as: UTF8.self))
             let typed = form["newAppleID"].map(trimmed) ?? ""
             guard let appleID = typed.isEmpty ? form["appleID"].map(trimmed) : typed, !appleID.isEmpty else {
-                return html(400, page(error: "Choose a user, or type an Apple ID.", opener: opener(head)))
+                return html(400, page(error: "Choose a user, or type an Apple ID.", to: to))
             }
             do {
                 // A new Apple ID becomes a user of the data directory; the device stays signed in as it is.
                 if !typed.isEmpty { _ = try api.addWebUser(appleID: typed) }
-                guard let target = opener(head) else {
+                switch to {
+                case .nobody:
                     // No page to hand a session to: none is made, and the answer holds no token.
                     try api.checkWebAuthToken(as: Caller(container: container, environment: environment, scope: .private, user: .appleID(appleID)))
                     return html(200, signedInWithoutOpener(appleID))
+                case .opener(let target):
+                    let token = try session(appleID: appleID, keepSignedIn: form["keepSignedIn"] != nil)
+                    return html(200, signedIn(token, postTo: target))
+                case .callback(let callback):
+                    let token = try session(appleID: appleID, keepSignedIn: form["keepSignedIn"] != nil)
+                    let location = Self.callbackLocation(callback, session: token)
+                    var r = html(302, redirected(to: location))
+                    r.headers.set("Location", location)
+                    return r
                 }
-                let token = try session(appleID: appleID, keepSignedIn: form["keepSignedIn"] != nil)
-                return html(200, signedIn(token, postTo: target))
             } catch let e as CloudKitError {
-                return html(e.code == .authenticationRequired ? 403 : 400, page(error: e.reason, opener: opener(head)))
+                return html(e.code == .authenticationRequired ? 403 : 400, page(error: e.reason, to: to))
             }
         }
         let query = QueryString(head.query ?? "")
@@ -76,7 +124,7 @@ struct SignInPage {
             h.add("Cache-Control", "no-store")
             return HTTPResponse(status: 200, headers: h, body: Array(JSONWriter.compact(["ckSession": .string(token)]).utf8))
         }
-        return html(200, page(error: nil, opener: opener(head)))
+        return html(200, page(error: nil, to: try destination(head)))
     }
 
     /// A web session for a user who signed in on this device (nil: the device's account).
@@ -101,7 +149,7 @@ struct SignInPage {
         return HTTPResponse(status: status, headers: h, body: Array(text.utf8))
     }
 
-    private func page(error: String?, opener: String?) -> String {
+    private func page(error: String?, to destination: Destination) -> String {
         let users = (try? api.webSignInUsers().document["users"]?.arrayValue) ?? []
         let choices = users.compactMap { u -> String? in
             guard let id = u["appleID"]?.stringValue else { return nil }
@@ -114,8 +162,7 @@ struct SignInPage {
         <style>body{font:15px system-ui,sans-serif;max-width:28em;margin:3em auto}li{list-style:none;margin:.4em 0}.error{color:#b00}</style></head>
         <body><h1>Sign in with Apple ID</h1>
         <p>ck serve, for \(escape(container)) (\(environment.rawValue)): choose a user who signed in on this device, or type another Apple ID.</p>
-        <p>\(opener.map { "The session goes to the page at <code>\(escape($0))</code> that opened this window." }
-            ?? "No allowed web page opened this window (its origin is not one <code>--allow-origin</code> allows), so no session will be handed over.")</p>
+        <p>\(goesTo(destination))</p>
         \(error.map { "<p class=\"error\">\(escape($0))</p>" } ?? "")
         <form method="post">
         <ul>
@@ -125,6 +172,26 @@ struct SignInPage {
         <p><label><input type="checkbox" name="keepSignedIn" value="true"> Keep me signed in</label></p>
         <p><button type="submit">Sign In</button></p>
         </form></body></html>
+        """
+    }
+
+    private func goesTo(_ destination: Destination) -> String {
+        switch destination {
+        case .callback(let url):
+            return "Signing in sends this browser, with your session, to <code>\(escape(url))</code>: the sign-in callback of the app's API token."
+        case .opener(let origin):
+            return "The session goes to the page at <code>\(escape(origin))</code> that opened this window."
+        case .nobody:
+            return "No allowed web page opened this window (its origin is not one <code>--allow-origin</code> allows), so no session will be handed over."
+        }
+    }
+
+    /// The body of the 302 to a sign-in callback, for a client that does not follow it.
+    private func redirected(to location: String) -> String {
+        """
+        <!doctype html>
+        <html><head><meta charset="utf-8"><title>Signed in — ck serve</title></head>
+        <body><p>Signed in. Continue to <a href="\(escape(location))">the app</a>.</p></body></html>
         """
     }
 

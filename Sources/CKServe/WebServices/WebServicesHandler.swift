@@ -360,9 +360,13 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
         if e.code == .networkFailure { return HTTPResponse(status: 0, dropConnection: true, logNote: "NETWORK_FAILURE: " + e.reason) }
         var envelope = e.envelope(for: .wire).objectValue ?? [:]
         if e.code == .authenticationRequired, let head, let (c, env) = route?.containerAndEnvironment {
-            // The page that asked (its browser's Origin) is the one the sign-in page may post to.
+            // The page that asked (its browser's Origin) is the one the sign-in page may post to;
+            // an API token with a sign-in callback has the page redirect to that instead.
             let opener = head.headers["Origin"].flatMap { origins.allows($0) && AllowedOrigins.isOrigin($0) ? $0 : nil }
-            envelope["redirectURL"] = .string(SignInPage.url(api: api, container: c, environment: env, opener: opener))
+            let redirecting = QueryString(head.query ?? "")["ckAPIToken"].flatMap { t in
+                (try? api.signInCallback(ofAPIToken: t, container: c, environment: env)) == nil ? nil : t
+            }
+            envelope["redirectURL"] = .string(SignInPage.url(api: api, container: c, environment: env, opener: opener, redirecting: redirecting))
         }
         var r = HTTPResponse(status: status ?? e.code.httpStatus ?? 500, headers: Self.jsonHeaders, body: Array(JSONWriter.compact(.object(envelope)).utf8),
                              logNote: e.code.rawValue + ": " + e.reason + (logHint(e, route).map { "; " + $0 } ?? ""))

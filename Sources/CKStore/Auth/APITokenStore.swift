@@ -3,7 +3,7 @@ import CKModel
 
 /// The API tokens of one container environment, as the CloudKit Console lists them:
 /// `containers/<c>/<environment>/api-tokens.json` — `{schemaVersion, apiTokens: [{apiToken,
-/// name?, created}]}`, oldest first. An API token identifies an app, not a user, and the Console
+/// name?, signInCallback?, created}]}`, oldest first. An API token identifies an app, not a user, and the Console
 /// shows it in full, so it is kept as it is (web auth tokens, which are a user's, are not).
 package struct APITokenStore {
     package let paths: DataPaths
@@ -13,17 +13,23 @@ package struct APITokenStore {
     package struct Token: Equatable {
         package var apiToken: String
         package var name: String?
+        /// The Console's "Sign In Callback" set to URL Redirect: where the sign-in page sends the
+        /// browser with the new session. nil: Post Message, the default (and every token an
+        /// older ck made).
+        package var signInCallback: String?
         package var created: Int64
 
         package var json: JSONValue {
             var o: [String: JSONValue] = ["apiToken": .string(apiToken), "created": .int(created)]
             if let n = name { o["name"] = .string(n) }
+            if let c = signInCallback { o["signInCallback"] = .string(c) }
             return .object(o)
         }
 
-        package init(apiToken: String, name: String?, created: Int64) {
+        package init(apiToken: String, name: String?, signInCallback: String? = nil, created: Int64) {
             self.apiToken = apiToken
             self.name = name
+            self.signInCallback = signInCallback
             self.created = created
         }
     }
@@ -64,7 +70,7 @@ package struct APITokenStore {
             guard let tok = t["apiToken"]?.stringValue, let created = t["created"]?.int64Value else {
                 throw CloudKitError.internalError("malformed \(file): an API token without apiToken or created").with(.repairDataDirectory)
             }
-            return Token(apiToken: tok, name: t["name"]?.stringValue, created: created)
+            return Token(apiToken: tok, name: t["name"]?.stringValue, signInCallback: t["signInCallback"]?.stringValue, created: created)
         }
     }
 
