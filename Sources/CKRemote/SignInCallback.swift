@@ -10,6 +10,7 @@ import Foundation
 public final class SignInCallback: HTTPHandler, @unchecked Sendable {
     private let lock = NSCondition()
     private var token: String?
+    private var pageShown = false
     private var server: HTTPServer?
 
     public init() {}
@@ -31,7 +32,15 @@ public final class SignInCallback: HTTPHandler, @unchecked Sendable {
         return token
     }
 
-    public func stop() { server?.stop(grace: 1) }
+    /// Stops listening once the browser has had its page (or after `grace` seconds): the
+    /// redirect that takes the token out of the address bar comes back here for it.
+    public func stop(grace: Double = 2) {
+        let deadline = Date().addingTimeInterval(grace)
+        lock.lock()
+        while token != nil, !pageShown, lock.wait(until: deadline) {}
+        lock.unlock()
+        server?.stop(grace: 1)
+    }
 
     /// The token a callback's query carries: `ckSession` first, then `ckWebAuthToken` (Apple's
     /// page sets both; either alone is taken), percent-decoded, a `+` restored where decoding
@@ -67,6 +76,10 @@ public final class SignInCallback: HTTPHandler, @unchecked Sendable {
             return HTTPResponse(status: 302, headers: h)
         }
         if head.method == "GET", head.path == "/signed-in" {
+            lock.lock()
+            pageShown = true
+            lock.broadcast()
+            lock.unlock()
             return page(200, "Signed in", "ck has the sign-in. You can close this window and go back to the terminal.")
         }
         return page(404, "Not a sign-in", "This address only takes the sign-in callback of ck remote login.")
