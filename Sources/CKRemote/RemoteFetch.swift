@@ -109,6 +109,9 @@ public struct RemoteFetch {
             guard let zone = answer["zones"]?.arrayValue?.first else {
                 throw CloudKitError(.internalError, "remote '\(remote)' answered changes/zone for '\(z.zoneName)' with no zone")
             }
+            if let answered = zone["zoneID"]?["zoneName"]?.stringValue, !answered.sameBytesAs(z.zoneName) {
+                throw CloudKitError(.internalError, "remote '\(remote)' answered changes/zone for '\(z.zoneName)' with zone '\(answered)'")
+            }
             if let code = zone["serverErrorCode"]?.stringValue {
                 if code == ServerErrorCode.changeTokenExpired.rawValue {
                     client.notice("remote '\(remote)' zone '\(z.zoneName)': the change token expired; fetching the zone again from the start")
