@@ -6,7 +6,8 @@
 /// else is retried here (pacing and retries belong to the caller).
 public final class HTTPClient {
     private let connect: () throws -> any HTTPByteStream
-    /// The `Host` field's value.
+    /// The `Host` field's value: the origin's authority (`127.0.0.1:8484`,
+    /// `api.apple-cloudkit.com`), the same as in an absolute-form target.
     public let host: String
     public let limits: HTTPClientLimits
     private var connection: HTTPClientConnection?

@@ -12,8 +12,6 @@ public final class HTTPClientConnection {
     private var isOpen = true
     /// Both sides agreed, so far, to carry another request.
     private var keepsAlive = true
-    /// Answers read whole on this connection.
-    private(set) var answered = 0
     /// Whether any byte of the last request's answer arrived. A request whose answer never
     /// began on a reused connection may be sent again on a new one: the server most likely
     /// closed the idle connection before it read the request.
@@ -46,7 +44,6 @@ public final class HTTPClientConnection {
         if connectionOptions(HTTPHeaders(request.headers)).contains("close") { keepsAlive = false }
         do {
             let response = try exchange(head: head, request: request)
-            answered += 1
             if !keepsAlive { close() }
             return response
         } catch {
@@ -141,7 +138,7 @@ public final class HTTPClientConnection {
     }
 
     private func readHead(limit: Int) throws -> (HTTPResponseHead, Int) {
-        var parser = HTTPResponseHeadParser(limit: limit)
+        var parser = HTTPResponseHeadParser(limit: limit, statedLimit: limits.headerBytes)
         while true {
             if !buffer.isEmpty {
                 switch parser.parse(buffer.bytes) {

@@ -42,11 +42,16 @@ enum ResponseHeadParseResult {
 struct HTTPResponseHeadParser {
     /// Bytes the head may take, empty lines before it included.
     let limit: Int
+    /// The limit an error names: all the heads of one answer share it (interim ones took part).
+    let statedLimit: Int
     private var scanned = 0
     private var lineStart = 0
     private var lines: [Range<Int>] = []  // without their CR LF
 
-    init(limit: Int) { self.limit = limit }
+    init(limit: Int, statedLimit: Int? = nil) {
+        self.limit = limit
+        self.statedLimit = statedLimit ?? limit
+    }
 
     /// `buffer` holds the answer from its first byte; call again with more of it.
     mutating func parse(_ buffer: ArraySlice<UInt8>) -> ResponseHeadParseResult {
@@ -84,7 +89,7 @@ struct HTTPResponseHeadParser {
     }
 
     private func tooLong() -> HTTPClientError {
-        HTTPClientError(.tooLarge, "the response's status line and header fields are longer than \(limit) bytes")
+        HTTPClientError(.tooLarge, "the response's status line and header fields are longer than \(statedLimit) bytes")
     }
 
     /// The head from its lines (status line first, no line ends).
