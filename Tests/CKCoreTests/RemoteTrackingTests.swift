@@ -130,6 +130,23 @@ final class RemoteTrackingTests: XCTestCase {
         XCTAssertEqual(s.fetched, 1)
         try t.api.saveFetched(FetchedPage(syncToken: "t3"), for: zone, as: c.caller)
         XCTAssertEqual(try t.api.remoteTracking(zone, as: c.caller).syncToken, "t3", "the next append cuts the torn tail")
+        XCTAssertEqual(try t.api.remoteTracking(zone, as: c.caller).fetched, 1)
+    }
+
+    func testWholeLinesOfAnAppendThatNeverCommittedAreNoState() throws {
+        let (t, c) = try setUpStore()
+        try t.api.saveFetched(FetchedPage(records: [remoteRecord("a", tag: "1", title: "A")], syncToken: "t1"), for: zone, as: c.caller)
+        let log = try t.directory() + "/remotes/origin/zones/Lists.log"
+        let h = try XCTUnwrap(FileHandle(forWritingAtPath: log))
+        h.seekToEndOfFile()
+        h.write(Data(("{\"begin\":true}\n{\"f\":" + JSONWriter.compact(remoteRecord("orphan", tag: "9", title: "O")) + "}\n").utf8))
+        h.closeFile()
+        XCTAssertEqual(try t.api.remoteTracking(zone, as: c.caller).fetched, 1, "no commit line: no state")
+        try t.api.saveFetched(FetchedPage(records: [remoteRecord("b", tag: "1", title: "B")], syncToken: "t2"), for: zone, as: c.caller)
+        let s = try t.api.remoteTracking(zone, as: c.caller)
+        XCTAssertEqual(s.fetched, 2, "the next append's begin drops what the failed one left")
+        XCTAssertEqual(s.syncToken, "t2")
+        XCTAssertTrue(try t.api.mergeRemote(zone, as: c.caller).saved.sorted() == ["a", "b"])
     }
 
     func testAResetForgetsWhatWasFetchedButKeepsTheBase() throws {

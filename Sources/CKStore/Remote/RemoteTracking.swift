@@ -1,5 +1,10 @@
 import CKJSON
 import CKModel
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Remote-tracking state, as git's `refs/remotes`: per remote, database and zone, what ck last
 /// saw of the remote zone (`fetched`: each record as the remote answered it, its change tag
@@ -7,16 +12,20 @@ import CKModel
 /// version the local store last agreed with (`base`): the base of a three-way merge and the
 /// precondition of every push. It holds no secret.
 ///
-/// It lives beside the database's zones, `<database>/remotes/<remote>/<zone>.log`: a
-/// whole-lines AppendLog, one entry per change to it, so that every page fetched is saved with
-/// its cursor in one append — after a crash the state is that of the last whole entry, and a
-/// pull goes on from its cursor without fetching a page twice. An entry holds any of:
-/// `reset` (forget what was seen: an expired token, a zone deleted remotely), `fetched` /
-/// `fetchedDeleted` (records, names), `base` / `baseDeleted`, `syncToken`, `cursor` (a query
-/// position per record type), `complete` (the fetch from the last reset reached the end).
+/// It lives beside the database's zones, `<database>/remotes/<remote>/zones/<zone>.log`, and
+/// the database's own token in `…/<remote>/database.log`: whole-lines AppendLogs. One change
+/// (a page fetched with its cursor, a merge's or a push's new base) is one append of lines
+/// that begins with a `begin` line and ends with a `commit` line, so it counts whole or not at
+/// all: lines a crash left of an append that never wrote its commit are no state, and the next
+/// append's `begin` drops them. Lines:
+/// - `{"begin":true,"reset":B,"keepBase":B,"scan":B}`: reset forgets what was fetched (and the
+///   base unless keepBase); scan: a query scan of every type begins;
+/// - `{"f":RECORD}` fetched, `{"fd":NAME}` fetched deleted, `{"b":RECORD}` base,
+///   `{"bd":NAME}` base gone — one record a line, so the state of a zone of any size is an
+///   index of names and offsets, and a record is read back when it is wanted;
+/// - `{"commit":true,"syncToken":…,"cursor":{TYPE: MARKER|null},"complete":B}`.
 package struct RemoteTrackingLog {
-    /// `<database>/remotes/<remote>`: its lock, `database.log` (the database's change token)
-    /// and `zones/<zone>.log`.
+    /// `<database>/remotes/<remote>`: its lock, `database.log` and `zones/<zone>.log`.
     package let remoteDirectory: String
     private let log: AppendLog
 
@@ -30,75 +39,156 @@ package struct RemoteTrackingLog {
         }
     }
 
-    /// Appends one entry under the remote's lock, synced before it returns.
-    package func append(_ entry: [String: JSONValue]) throws {
-        var e = entry
-        e["schemaVersion"] = .int(FileFormat.schemaVersion)
-        let bytes = Array(JSONWriter.compact(.object(e)).utf8)
+    /// One change to the state.
+    package struct Change {
+        package var reset = false
+        package var keepBase = false
+        package var scan = false
+        package var fetched: [JSONValue] = []
+        package var fetchedDeleted: [String] = []
+        package var base: [JSONValue] = []
+        package var baseDeleted: [String] = []
+        package var syncToken: String?
+        package var cursor: [String: JSONValue] = [:]
+        package var complete: Bool?
+        package init() {}
+    }
+
+    /// Appends one change under the remote's lock, synced before it returns.
+    package func append(_ c: Change) throws {
+        var lines: [[UInt8]] = []
+        func line(_ o: [String: JSONValue]) { lines.append(Array(JSONWriter.compact(.object(o)).utf8)) }
+        var begin: [String: JSONValue] = ["begin": true]
+        if c.reset { begin["reset"] = true; begin["keepBase"] = .bool(c.keepBase) }
+        if c.scan { begin["scan"] = true }
+        line(begin)
+        for r in c.fetched { line(["f": r]) }
+        for n in c.fetchedDeleted { line(["fd": .string(n)]) }
+        for r in c.base { line(["b": r]) }
+        for n in c.baseDeleted { line(["bd": .string(n)]) }
+        var commit: [String: JSONValue] = ["commit": true, "schemaVersion": .int(FileFormat.schemaVersion)]
+        if let t = c.syncToken { commit["syncToken"] = .string(t) }
+        if !c.cursor.isEmpty { commit["cursor"] = .object(c.cursor) }
+        if let x = c.complete { commit["complete"] = .bool(x) }
+        line(commit)
         _ = try Directory.open(log.directory, create: true)
         let lock = try FileLock(path: remoteDirectory + "/lock")
         defer { lock.unlock() }
-        try log.append([bytes])
+        try log.append(lines)
     }
 
     package var exists: Bool { (try? FileSystem.exists(log.path)) ?? false }
 
-    /// The state the entries add up to.
+    /// The state the committed changes add up to: names, tags and where each record's line is.
     package func read() throws -> TrackedZone {
-        var z = TrackedZone()
+        var z = TrackedZone(log: log)
+        var pending: [(JSONValue, Int64, Int)] = []
+        var at: Int64 = 0
         var line = 0
-        try log.forEachEntry { bytes, _ in
+        try log.forEachEntry { bytes, next in
             line += 1
             guard let e = try? JSONParser.parse(Array(bytes)), e.objectValue != nil else {
                 throw CloudKitError.internalError("\(log.path): line \(line) is not a tracking entry (run 'ck fsck')")
             }
-            z.apply(e)
+            if e["begin"]?.boolValue == true {
+                // What an append that never committed left before this one is dropped.
+                pending = [(e, at, bytes.count)]
+            } else if e["commit"]?.boolValue == true {
+                for (p, offset, length) in pending { z.apply(p, offset: offset, length: length) }
+                z.commit(e)
+                pending = []
+            } else {
+                pending.append((e, at, bytes.count))
+            }
+            at = next
             return true
         }
         return z
     }
 }
 
-/// What a zone's tracking entries add up to.
+/// Where a record's line is, and what the index keeps of it.
+package struct TrackedRecord: Sendable, Equatable {
+    package var tag: String?
+    package var recordType: String?
+    package var offset: Int64
+    package var length: Int
+}
+
+/// What a zone's committed changes add up to: an index of its records by name, each read back
+/// from its line when wanted.
 package struct TrackedZone {
-    /// Each record as the remote last answered it, by name.
-    package var fetched: [NameKey: JSONValue] = [:]
-    /// Each record's remote version the local store last agreed with (absent: none, the record
-    /// was not there when they last agreed).
-    package var base: [NameKey: JSONValue] = [:]
+    package var fetched: [NameKey: TrackedRecord] = [:]
+    package var base: [NameKey: TrackedRecord] = [:]
     package var syncToken: String?
     /// A query's position, per record type (the public database and default zones).
     package var cursor: [String: JSONValue] = [:]
     /// The fetch since the last reset reached the end of the feed (or of every query).
     package var complete = false
-    package var entries = 0
-    /// Query scans begun (`scan`), and the scan each fetched record was last seen in: a record
-    /// a whole scan did not see is gone from the remote (a query reports no deletions).
+    package var changes = 0
+    /// Query scans begun, and the scan each fetched record was last seen in: a record a whole
+    /// scan did not see is gone from the remote (a query reports no deletions).
     package var scan = 0
     package var seen: [NameKey: Int] = [:]
+    let log: AppendLog
 
-    package init() {}
+    init(log: AppendLog) { self.log = log }
 
-    mutating func apply(_ e: JSONValue) {
-        entries += 1
+    mutating func apply(_ e: JSONValue, offset: Int64, length: Int) {
+        func ref(_ r: JSONValue) -> (NameKey, TrackedRecord)? {
+            guard let n = r["recordName"]?.stringValue else { return nil }
+            return (NameKey(n), TrackedRecord(tag: r["recordChangeTag"]?.stringValue, recordType: r["recordType"]?.stringValue, offset: offset, length: length))
+        }
         if e["reset"]?.boolValue == true {
             fetched = [:]
+            seen = [:]
             syncToken = nil
             cursor = [:]
             complete = false
             if e["keepBase"]?.boolValue != true { base = [:] }
         }
         if e["scan"]?.boolValue == true { scan += 1 }
-        for r in e["fetched"]?.arrayValue ?? [] {
-            if let n = r["recordName"]?.stringValue { fetched[NameKey(n)] = r; seen[NameKey(n)] = scan }
-        }
-        for n in e["fetchedDeleted"]?.arrayValue ?? [] { if let n = n.stringValue { fetched[NameKey(n)] = nil; seen[NameKey(n)] = nil } }
-        for r in e["base"]?.arrayValue ?? [] { if let n = r["recordName"]?.stringValue { base[NameKey(n)] = r } }
-        for n in e["baseDeleted"]?.arrayValue ?? [] { if let n = n.stringValue { base[NameKey(n)] = nil } }
+        if let r = e["f"], let (k, t) = ref(r) { fetched[k] = t; seen[k] = scan }
+        if let n = e["fd"]?.stringValue { fetched[NameKey(n)] = nil; seen[NameKey(n)] = nil }
+        if let r = e["b"], let (k, t) = ref(r) { base[k] = t }
+        if let n = e["bd"]?.stringValue { base[NameKey(n)] = nil }
+    }
+
+    mutating func commit(_ e: JSONValue) {
+        changes += 1
         if let t = e["syncToken"] { syncToken = t.stringValue }
         if let c = e["cursor"]?.objectValue { for (k, v) in c { cursor[k] = v } }
         if let c = e["complete"]?.boolValue { complete = c }
     }
+
+    /// Whether the fetched version is not the base (a record the local store has not taken).
+    package func differs(_ k: NameKey) -> Bool {
+        let f = fetched[k], b = base[k]
+        return (f == nil) != (b == nil) || f?.tag != b?.tag
+    }
+
+    /// The record a line holds.
+    package func record(_ r: TrackedRecord?) throws -> JSONValue? {
+        guard let r else { return nil }
+        let fd = open(log.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else { throw FileSystem.failure("cannot open", log.path) }
+        defer { close(fd) }
+        var buf = [UInt8](repeating: 0, count: r.length)
+        var got = 0
+        while got < r.length {
+            let n = buf.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + got, r.length - got, off_t(r.offset) + off_t(got)) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { throw FileSystem.failure("cannot read", log.path) }
+            got += n
+        }
+        guard let e = try? JSONParser.parse(buf), let rec = e["f"] ?? e["b"] else {
+            throw CloudKitError.internalError("\(log.path): no record at byte \(r.offset) (run 'ck fsck')")
+        }
+        return rec
+    }
+
+    package func fetchedRecord(_ k: NameKey) throws -> JSONValue? { try record(fetched[k]) }
+    package func baseRecord(_ k: NameKey) throws -> JSONValue? { try record(base[k]) }
 }
 
 /// Every remote's tracking state in the data directory, for removing or renaming a remote.

@@ -20,7 +20,8 @@ extension CloudKitAPI {
         if let name = record {
             try Names.validateRecordName(name)
             let k = NameKey(name)
-            return DocumentBody(["recordName": .string(name), "base": state.base[k] ?? .null, "remote": state.fetched[k] ?? .null, "local": try local(name) ?? .null])
+            return DocumentBody(["recordName": .string(name), "base": try state.baseRecord(k) ?? .null, "remote": try state.fetchedRecord(k) ?? .null,
+                                 "local": try local(name) ?? .null])
         }
         var localNames: [NameKey: JSONValue] = [:]
         try snapshot?.forEachRecord { r in
@@ -31,7 +32,7 @@ extension CloudKitAPI {
         var items: [JSONValue] = []
         var counts = ["added": 0, "changed": 0, "deleted": 0]
         for key in Set(localNames.keys).union(state.fetched.keys).sorted() {
-            let theirs = state.fetched[key], ours = localNames[key]
+            let theirs = try state.fetchedRecord(key), ours = localNames[key]
             if RemoteRecordContent.same(theirs, ours) { continue }
             let status = theirs == nil ? "added" : ours == nil ? "deleted" : "changed"
             counts[status, default: 0] += 1

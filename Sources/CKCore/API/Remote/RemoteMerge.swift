@@ -37,9 +37,7 @@ extension CloudKitAPI {
                             as caller: Caller) throws -> MergeReport {
         let (log, state) = try trackedState(z, caller)
         var report = MergeReport()
-        let pending = Set(state.fetched.keys).union(state.base.keys)
-            .filter { state.fetched[$0]?["recordChangeTag"] != state.base[$0]?["recordChangeTag"] || (state.fetched[$0] == nil) != (state.base[$0] == nil) }
-            .sorted()
+        let pending = Set(state.fetched.keys).union(state.base.keys).filter(state.differs).sorted()
         if pending.isEmpty { return report }
         var writer = caller
         writer.deviceID = Self.remoteDevice(z.remote)
@@ -47,11 +45,24 @@ extension CloudKitAPI {
             _ = try modifyZones(ZonesModifyRequest(operations: [.init(.create, z.zoneName)], ifExists: true), as: writer)
         }
         let ctx = try preflight(nil, caller, need: .read)
+        // A chunk of names at a time: memory stays flat whatever the zone's size.
+        var at = 0
+        while at < pending.count {
+            let chunk = pending[at..<min(at + Limits.operationsPerBatch, pending.count)]
+            at += chunk.count
+            try mergeChunk(Array(chunk), state: state, log: log, strategy: strategy, fetchAsset: fetchAsset, zone: z, ctx: ctx, writer: writer, into: &report)
+        }
+        return report
+    }
+
+    private func mergeChunk(_ names: [NameKey], state: TrackedZone, log: RemoteTrackingLog, strategy: MergeStrategy,
+                            fetchAsset: ((String, String) throws -> [UInt8])?, zone z: RemoteZone, ctx: RequestContext, writer: Caller,
+                            into report: inout MergeReport) throws {
         let snapshot = try ctx.db.zone(z.zoneName).snapshot()
         var ops: [JSONValue] = []
         var agreed: [JSONValue] = [], agreedDeleted: [String] = []
-        for key in pending {
-            let fetched = state.fetched[key], base = state.base[key]
+        for key in names {
+            let fetched = try state.fetchedRecord(key), base = try state.baseRecord(key)
             let local = try snapshot.record(named: key.string).flatMap { try ctx.gate.canRead($0) ? $0.json() : nil }
             let takeRemote: Bool
             if RemoteRecordContent.same(local, base) {
@@ -77,30 +88,32 @@ extension CloudKitAPI {
                 agreedDeleted.append(key.string)
             }
         }
-        if !agreed.isEmpty || !agreedDeleted.isEmpty {
-            try log.append(["base": .array(agreed), "baseDeleted": .array(agreedDeleted.map { .string($0) })])
-        }
-        var start = 0
-        while start < ops.count {
-            let batch = Array(ops[start..<min(start + Limits.operationsPerBatch, ops.count)])
-            start += batch.count
-            let uploaded = try fetchAsset.map { try Self.assetBytes(in: batch.map { .object(["record": .object(Self.rawFields(of: $0))]) }, fetch: $0) } ?? [:]
-            var request = try ModifyRequest.parse(.object(["operations": .array(batch.map(Self.withoutRemote)), "atomic": false, "zoneID": .object(["zoneName": .string(z.zoneName)])]))
+        var taken: [JSONValue] = [], gone: [String] = []
+        if !ops.isEmpty {
+            let uploaded = try fetchAsset.map { try Self.assetBytes(in: ops.map { .object(["record": .object(Self.rawFields(of: $0))]) }, fetch: $0) } ?? [:]
+            var request = try ModifyRequest.parse(.object(["operations": .array(ops.map(Self.withoutRemote)), "atomic": false, "zoneID": .object(["zoneName": .string(z.zoneName)])]))
             request.uploadedAssets = uploaded
             let response = try modifyRecords(request, as: writer)
-            var taken: [JSONValue] = [], gone: [String] = []
-            for (op, result) in zip(batch, response.results) {
+            for (op, result) in zip(ops, response.results) {
                 let name = op["record"]?["recordName"]?.stringValue ?? ""
                 switch result {
-                case .saved: report.saved.append(name); if let f = state.fetched[NameKey(name)] { taken.append(f) }
+                case .saved:
+                    report.saved.append(name)
+                    let remote = Self.rawFields(of: op)
+                    if !remote.isEmpty { taken.append(.object(remote)) }
                 case .deleted: report.deleted.append(name); gone.append(name)
                 case .failed(let e):
                     if e.code == .notFound, op["operationType"]?.stringValue == "forceDelete" { gone.append(name) } else { report.failures.append(e) }
                 }
             }
-            try log.append(["base": .array(taken), "baseDeleted": .array(gone.map { .string($0) })])
         }
-        return report
+        // The base moves only after the local writes committed.
+        if !(agreed + taken).isEmpty || !(agreedDeleted + gone).isEmpty {
+            var c = RemoteTrackingLog.Change()
+            c.base = agreed + taken
+            c.baseDeleted = agreedDeleted + gone
+            try log.append(c)
+        }
     }
 
     /// The bytes of every asset of `ops` served over plain HTTP (a ck serve), checked against

@@ -42,7 +42,7 @@ extension CloudKitAPI {
             let key = NameKey(record.recordName)
             seen.insert(key)
             let local = record.response(style, withZoneID: false)
-            let base = state.base[key], fetched = state.fetched[key]
+            let base = try state.baseRecord(key), fetched = try state.fetchedRecord(key)
             if let base {
                 guard !RemoteRecordContent.same(local, base) else { return true }
                 if !force, tag(fetched) != tag(base) { plan.behind.append(record.recordName); return true }
@@ -57,9 +57,10 @@ extension CloudKitAPI {
             return true
         }
         for (key, base) in state.base where !seen.contains(key) {
-            if !force, tag(state.fetched[key]) != tag(base) { if state.fetched[key] != nil { plan.behind.append(key.string) }; continue }
-            plan.operations.append(.object(["operationType": .string(force ? "forceDelete" : "delete"),
-                                            "record": .object(["recordName": .string(key.string), "recordChangeTag": tag(base) ?? .null].filter { !$0.value.isNull })]))
+            if !force, state.fetched[key]?.tag != base.tag { if state.fetched[key] != nil { plan.behind.append(key.string) }; continue }
+            var r: [String: JSONValue] = ["recordName": .string(key.string)]
+            if !force, let t = base.tag { r["recordChangeTag"] = .string(t) }
+            plan.operations.append(.object(["operationType": .string(force ? "forceDelete" : "delete"), "record": .object(r)]))
         }
         plan.operations.sort { ($0["record"]?["recordName"]?.stringValue ?? "").utf8.lexicographicallyPrecedes(($1["record"]?["recordName"]?.stringValue ?? "").utf8) }
         plan.behind.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
@@ -69,9 +70,9 @@ extension CloudKitAPI {
     /// A zone deleted here: every record of the base goes, with its tag.
     private func deletionsOnly(_ state: TrackedZone, force: Bool, into plan: inout PushPlan) throws -> PushPlan {
         for (key, base) in state.base.sorted(by: { $0.key < $1.key }) {
-            if !force, state.fetched[key]?["recordChangeTag"] != base["recordChangeTag"] { if state.fetched[key] != nil { plan.behind.append(key.string) }; continue }
+            if !force, state.fetched[key]?.tag != base.tag { if state.fetched[key] != nil { plan.behind.append(key.string) }; continue }
             var r: [String: JSONValue] = ["recordName": .string(key.string)]
-            if !force, let t = base["recordChangeTag"] { r["recordChangeTag"] = t }
+            if !force, let t = base.tag { r["recordChangeTag"] = .string(t) }
             plan.operations.append(.object(["operationType": .string(force ? "forceDelete" : "delete"), "record": .object(r)]))
         }
         return plan
@@ -113,8 +114,9 @@ extension CloudKitAPI {
             }
         }
         if !saved.isEmpty || !deleted.isEmpty {
-            let names = JSONValue.array(deleted.map { .string($0) })
-            try log.append(["fetched": .array(saved), "base": .array(saved), "fetchedDeleted": names, "baseDeleted": names])
+            var c = RemoteTrackingLog.Change()
+            (c.fetched, c.base, c.fetchedDeleted, c.baseDeleted) = (saved, saved, deleted, deleted)
+            try log.append(c)
         }
         return out
     }

@@ -79,28 +79,26 @@ extension CloudKitAPI {
     public func saveRemoteDatabaseToken(_ token: String, remote: String, as caller: Caller) throws {
         _ = try remoteList.entry(remote)
         let ctx = try preflight(nil, caller, need: .read)
-        try RemoteTrackingLog(database: ctx.db.directory, remote: remote, zoneName: nil).append(["syncToken": .string(token)])
+        var c = RemoteTrackingLog.Change()
+        c.syncToken = token
+        try RemoteTrackingLog(database: ctx.db.directory, remote: remote, zoneName: nil).append(c)
     }
 
     public func remoteTracking(_ z: RemoteZone, as caller: Caller) throws -> TrackingSummary {
         let log = try trackingLog(z, caller)
         let s = try log.read()
-        let behind = Set(s.fetched.keys).union(s.base.keys).filter { s.fetched[$0]?["recordChangeTag"] != s.base[$0]?["recordChangeTag"] }.count
+        let behind = Set(s.fetched.keys).union(s.base.keys).filter(s.differs).count
         return TrackingSummary(syncToken: s.syncToken, cursor: s.cursor, complete: s.complete, fetched: s.fetched.count, behind: behind, exists: log.exists)
     }
 
     /// Saves a fetched page and its cursor in one synced append: after a crash the fetch goes
     /// on from the last page saved.
     public func saveFetched(_ page: FetchedPage, for z: RemoteZone, as caller: Caller) throws {
-        var e: [String: JSONValue] = [:]
-        if page.reset { e["reset"] = true; e["keepBase"] = true }
-        if !page.records.isEmpty { e["fetched"] = .array(page.records) }
-        if !page.deleted.isEmpty { e["fetchedDeleted"] = .array(page.deleted.map { .string($0) }) }
-        if let t = page.syncToken { e["syncToken"] = .string(t) }
-        if !page.cursor.isEmpty { e["cursor"] = .object(page.cursor) }
-        if let c = page.complete { e["complete"] = .bool(c) }
-        if page.startsScan { e["scan"] = true }
-        try trackingLog(z, caller).append(e)
+        var c = RemoteTrackingLog.Change()
+        (c.reset, c.keepBase, c.scan) = (page.reset, page.reset, page.startsScan)
+        (c.fetched, c.fetchedDeleted) = (page.records, page.deleted)
+        (c.syncToken, c.cursor, c.complete) = (page.syncToken, page.cursor, page.complete)
+        try trackingLog(z, caller).append(c)
     }
 
     /// After a whole query scan (`--prune`): the records of `types` it did not see are gone
@@ -109,9 +107,13 @@ extension CloudKitAPI {
         let (log, s) = try trackedState(z, caller)
         guard s.complete else { return [] }
         let gone = s.fetched.filter { key, r in
-            (s.seen[key] ?? 0) < s.scan && types.contains { $0 == r["recordType"]?.stringValue }
+            (s.seen[key] ?? 0) < s.scan && types.contains { $0 == r.recordType }
         }.keys.sorted().map(\.string)
-        if !gone.isEmpty { try log.append(["fetchedDeleted": .array(gone.map { .string($0) })]) }
+        if !gone.isEmpty {
+            var c = RemoteTrackingLog.Change()
+            c.fetchedDeleted = gone
+            try log.append(c)
+        }
         return gone
     }
 
