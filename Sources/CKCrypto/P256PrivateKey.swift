@@ -8,18 +8,22 @@
 ///   complete formulas of `P256ProjectivePoint`, and each window's multiple of G read by scanning
 ///   the whole table with masks. No branch and no memory address depends on the scalar's bits.
 /// - The field and scalar arithmetic under them (`Residue`'s product, sum and difference):
-///   written without branches (the final subtractions pick by mask), and the release build's
-///   machine code of the field product has no conditional jump.
+///   written without branches (the final subtractions pick by mask).
 /// - k⁻¹ mod n and Z⁻¹ mod p: Fermat, x^(m-2), whose squarings and products follow the bits of
 ///   the public exponent only.
 /// - RFC 6979's HMAC-SHA256 of d and the digest: SHA-256 has no data-dependent branch or table.
 ///
-/// Not constant-time: refusing a scalar that is 0 or ≥ n (`init(scalar:)`, the PEM parsers),
-/// the loops that skip a candidate nonce or generated scalar ≥ n and a signature with r or s = 0
-/// (each about 2^-32 likely, and revealing only that it happened), and the PEM and DER parsing
-/// and writing around the key. Nothing is zeroed: the scalar and the HMAC state live in ordinary
-/// Swift values and arrays, which may leave copies in freed memory. The compiler is trusted to
-/// keep branch-free source branch-free; only the field product's machine code was inspected.
+/// Not constant-time: refusing a scalar that is 0 or ≥ n (`init(scalar:)`, the PEM parsers);
+/// the loops that skip a candidate nonce or generated scalar ≥ n (about 2^-32 likely) or a
+/// signature with r or s = 0 (about 2^-256), each revealing only that it happened; the PEM,
+/// base64 and DER reading and writing around the key (base64 looks up a table by the key's bytes). Nothing is zeroed: the scalar and the HMAC state live in ordinary
+/// Swift values and arrays, which may leave copies in freed memory.
+///
+/// The compiler could turn branch-free source into branches. The release build's x86-64 code was
+/// read once: the field and scalar products, `init(reducing:)`, the point sum and
+/// double have no conditional jump; the table look-up's only one is its loop counter; the
+/// signing function's are its loop counters and the checks for r = 0, s = 0 and infinity. Not
+/// measured: timing itself, or other compilers and architectures.
 public struct P256PrivateKey: Sendable {
     /// d, in 1…n-1.
     let scalar: UInt256
