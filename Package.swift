@@ -21,7 +21,7 @@ let package = Package(
         // Leaves: they know nothing of CloudKit.
         // JSON values with integers kept apart from doubles; a parser and a sorted-key writer.
         .target(name: "CKJSON"),
-        // SHA-256 (whole and streamed), HMAC, P-256 ECDSA verification, DER and PEM.
+        // SHA-256 (whole and streamed), HMAC, P-256 ECDSA signing and verification, DER and PEM.
         .target(name: "CKCrypto"),
         // An HTTP/1.1 server on sockets and threads: heads, bodies (read or streamed), keep-alive,
         // limits and timeouts. It calls a handler and knows no route. And a client of one origin.

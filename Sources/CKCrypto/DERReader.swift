@@ -11,17 +11,25 @@ struct DERReader {
     enum Tag: UInt8, CustomStringConvertible {
         case integer = 0x02
         case bitString = 0x03
+        case octetString = 0x04
         case null = 0x05
         case objectIdentifier = 0x06
         case sequence = 0x30
+        /// `[0]` and `[1]`, explicit (constructed): SEC1's optional curve and public key, and
+        /// PKCS#8's attributes.
+        case context0 = 0xa0
+        case context1 = 0xa1
 
         var description: String {
             switch self {
             case .integer: return "INTEGER"
             case .bitString: return "BIT STRING"
+            case .octetString: return "OCTET STRING"
             case .null: return "NULL"
             case .objectIdentifier: return "OBJECT IDENTIFIER"
             case .sequence: return "SEQUENCE"
+            case .context0: return "[0]"
+            case .context1: return "[1]"
             }
         }
     }

@@ -17,8 +17,12 @@ protocol MontgomeryModulus {
 /// m). The types keep the two moduli of ECDSA apart: a coordinate mod p cannot be multiplied by
 /// a scalar mod n by mistake.
 ///
-/// Not constant-time: `inverse` and the reductions branch on the values. ck only verifies
-/// signatures, whose inputs (key, message, signature) are all public; never use this to sign.
+/// What signing (`P256PrivateKey`) relies on: the product, sum and difference and
+/// `init(reducing:)` have no branch on the values (the final subtractions pick by mask), and their
+/// release-build machine code on x86-64 has no conditional jump. `power` (so `inverse`) follows
+/// the bits of its exponent, which is public wherever it is used (p-2, n-2, (p+1)/4), not those
+/// of its base. `init(exactly:)`, `isZero` and `==` branch on the values: fine on public numbers
+/// only.
 struct Residue<M: MontgomeryModulus>: Equatable, Sendable {
     /// a·R mod m.
     var montgomery: UInt256

@@ -1,6 +1,6 @@
 /// The curve P-256 (FIPS 186-4 D.1.2.3; secp256r1, prime256v1): y² = x³ - 3x + b over the field of
 /// the prime p, with a base point G of prime order n (cofactor 1). Its constants and the two
-/// moduli, for ECDSA verification (`P256PublicKey`).
+/// moduli, for ECDSA (`P256PublicKey` verifies, `P256PrivateKey` signs).
 enum P256 {
     typealias FieldElement = Residue<P256Prime>
     typealias Scalar = Residue<P256Order>

@@ -161,3 +161,20 @@ public struct P256PublicKey: Equatable, Sendable {
         return names[dotted].map { "\($0) (\(dotted))" } ?? dotted
     }
 }
+
+extension P256PublicKey {
+    /// A point made by this module's arithmetic (a private key's d·G), on the curve by construction.
+    init(point: P256AffinePoint) { self.point = point }
+
+    /// The DER SubjectPublicKeyInfo: id-ecPublicKey, prime256v1, the uncompressed point.
+    public var der: [UInt8] {
+        DERWriter.sequence(
+            DERWriter.sequence(DERWriter.element(.objectIdentifier, P256PublicKey.idECPublicKey),
+                               DERWriter.element(.objectIdentifier, P256PublicKey.prime256v1)),
+            DERWriter.element(.bitString, [0] + x963))
+    }
+
+    /// The PEM "PUBLIC KEY" block, byte for byte what `openssl ec -pubout` writes: what the
+    /// CloudKit Console and `ck server-key add` take.
+    public var pem: String { PEM.armor(label: "PUBLIC KEY", der: der) }
+}

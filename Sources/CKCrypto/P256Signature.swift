@@ -21,6 +21,12 @@ public struct P256Signature: Equatable, Sendable {
         }
     }
 
+    /// For r and s already in 1…n-1 (the signer's).
+    init(r: UInt256, s: UInt256) {
+        self.r = r
+        self.s = s
+    }
+
     /// r‖s, 32 big-endian bytes each.
     public init(raw: [UInt8]) throws {
         guard raw.count == 64 else { throw P256Error("a raw P-256 signature is 64 bytes (r‖s), not \(raw.count)") }
@@ -38,6 +44,12 @@ public struct P256Signature: Equatable, Sendable {
 
     /// r‖s, 64 bytes.
     public var raw: [UInt8] { r.bigEndianBytes + s.bigEndianBytes }
+
+    /// `SEQUENCE { INTEGER r, INTEGER s }` with minimal integers: what openssl writes and
+    /// CloudKit's SignatureV1 header carries (in base64).
+    public var der: [UInt8] {
+        DERWriter.sequence(DERWriter.unsignedInteger(r.bigEndianBytes), DERWriter.unsignedInteger(s.bigEndianBytes))
+    }
 
     static func inRange(_ x: UInt256) -> Bool { !x.isZero && x < P256Order.modulus }
 }

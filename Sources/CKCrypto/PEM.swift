@@ -43,3 +43,12 @@ enum PEM {
         return found
     }
 }
+
+extension PEM {
+    /// DER in a PEM block as openssl writes it: base64 in lines of 64 characters, a newline after
+    /// every line.
+    static func armor(label: String, der: [UInt8]) -> String {
+        let body = Data(der).base64EncodedString(options: [.lineLength64Characters, .endLineWithLineFeed])
+        return "-----BEGIN \(label)-----\n\(body)\n-----END \(label)-----\n"
+    }
+}

@@ -1,4 +1,5 @@
 import CKCore
+import CKCrypto
 import CKModel
 import CKTestSupport
 import Foundation
@@ -70,6 +71,33 @@ final class ServerToServerTests: XCTestCase {
             XCTAssertEqual(a.status, 401, a.text)
             XCTAssertEqual((a.json as? [String: Any])?["serverErrorCode"] as? String, "AUTHENTICATION_FAILED")
         }
+    }
+
+    /// A request signed here by `P256PrivateKey`, as ck's own client signs them, under a key
+    /// registered from that key's `publicKey.pem`; the same request signed by another key is 401.
+    func testARequestSignedByP256PrivateKeyIsAcceptedAndAnotherKeysIsNot() throws {
+        let container = "iCloud.com.example.test"
+        let f = try ServeFixture(container: container)
+        let key = try P256PrivateKey.generate(), other = try P256PrivateKey.generate()
+        let keyID = "0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0"
+        _ = try f.api.addServerKey(keyID: keyID, publicKeyPEM: key.publicKey.pem, container: container, environment: .development,
+                                   as: Caller(container: container))
+        try f.api.defineQueryableType("Items", container: container)
+        let date = ISO8601DateFormatter().string(from: Date())
+        let body = #"{"zoneID":{"zoneName":"_defaultZone"},"query":{"recordType":"Items"}}"#
+        let target = "/database/1/\(container)/development/public/records/query?ckjsVersion=2.6.4"
+        func signatureV1(_ signer: P256PrivateKey) -> String {
+            let signed = date + ":" + Data(SHA256.digest(Array(body.utf8))).base64EncodedString() + ":" + target
+            return Data(signer.signature(for: Array(signed.utf8)).der).base64EncodedString()
+        }
+        let request = Signed(body: body, date: date, signature: signatureV1(key), target: target)
+
+        let accepted = try send(f, request, keyID: keyID)
+        XCTAssertEqual(accepted.status, 200, accepted.text)
+        XCTAssertNotNil((accepted.json as? [String: Any])?["records"] as? [Any], accepted.text)
+        let refused = try send(f, request, keyID: keyID, signature: signatureV1(other))
+        XCTAssertEqual(refused.status, 401, refused.text)
+        XCTAssertEqual((refused.json as? [String: Any])?["serverErrorCode"] as? String, "AUTHENTICATION_FAILED")
     }
 
     func testASignedRequestOutsideTheClockWindowIsRefused() throws {
