@@ -1,4 +1,5 @@
 import CKCore
+import CKCrypto
 import CKJSON
 import CKModel
 import Foundation
@@ -213,5 +214,69 @@ final class RoundTripTests: XCTestCase {
         let merge = try XCTUnwrap(r.merges.first { $0.zone.zoneName == "Lists" }?.report)
         XCTAssertEqual(merge.deleted.sorted(), ["item-0000", "item-0002", "item-0003"])
         XCTAssertEqual(merge.conflicts, ["item-0001"], "a record changed here is not deleted under it")
+    }
+
+    static let feedSchema = """
+    DEFINE SCHEMA
+        RECORD TYPE Feed (
+            "___createTime" TIMESTAMP,
+            "___createdBy"  REFERENCE,
+            "___etag"       STRING,
+            "___modTime"    TIMESTAMP,
+            "___modifiedBy" REFERENCE,
+            "___recordID"   REFERENCE QUERYABLE,
+            title           STRING QUERYABLE SEARCHABLE SORTABLE,
+            n               INT64 QUERYABLE SORTABLE,
+            GRANT WRITE TO "_creator",
+            GRANT CREATE TO "_icloud",
+            GRANT READ TO "_world"
+        );
+    """
+
+    func keyFile(_ key: P256PrivateKey) throws -> String {
+        let path = NSTemporaryDirectory() + "ck-key-" + UUID().uuidString + ".pem"
+        try key.pem.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    func testThePublicDatabaseClonesWithAServerKeyByQueryingEachType() throws {
+        let f = try RemoteFixture()
+        _ = try f.serverAPI.importSchema(SchemaImportRequest(text: Self.feedSchema), as: f.serverCaller(.public))
+        try f.save(f.serverAPI, f.serverCaller(.public), zone: ZoneID.defaultZoneName, items(450, prefix: "feed"), type: "Feed")
+        let key = try P256PrivateKey.generate()
+        _ = try f.serverAPI.addServerKey(keyID: "k1", publicKeyPEM: key.publicKey.pem, container: RemoteFixture.container, environment: .development, as: f.serverCaller())
+        let path = try keyFile(key)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let c = try f.client(Credentials(keyID: "k1", privateKeyPath: path))
+        let r = try f.pull(.public, types: ["Feed"], client: c)
+        c.close()
+        XCTAssertEqual(r.fetch.records, 450)
+        XCTAssertGreaterThanOrEqual(r.fetch.pages, 3)
+        try f.assertSame(zone: ZoneID.defaultZoneName, .public)
+        // A deletion shows only to a whole scan with --prune.
+        try f.delete(f.serverAPI, f.serverCaller(.public), zone: ZoneID.defaultZoneName, ["feed-0007"])
+        let c2 = try f.client(Credentials(keyID: "k1", privateKeyPath: path))
+        var fetch = f.fetch(c2, .public, types: ["Feed"])
+        fetch.prune = true
+        let pruned = try RemotePull(fetch: fetch).run()
+        c2.close()
+        XCTAssertEqual(pruned.merges.first?.report.deleted, ["feed-0007"])
+        try f.assertSame(zone: ZoneID.defaultZoneName, .public)
+    }
+
+    func testAKeyTheServerDoesNotKnowIs401WithTheClockCompared() throws {
+        let f = try RemoteFixture()
+        let path = try keyFile(try P256PrivateKey.generate())
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let c = try f.client(Credentials(keyID: "unknown", privateKeyPath: path))
+        defer { c.close() }
+        XCTAssertThrowsError(try c.call(.public, "records/query", body: .object(["query": .object(["recordType": "Feed"])]))) { e in
+            let ck = e as? CloudKitError
+            XCTAssertEqual(ck?.code, .authenticationFailed)
+            XCTAssertTrue(ck?.reason.contains("clock") == true, ck?.reason ?? "")
+        }
+        XCTAssertThrowsError(try c.call(.private, "zones/list")) { e in
+            XCTAssertTrue((e as? CloudKitError)?.reason.contains("public database only") == true, "\(e)")
+        }
     }
 }
