@@ -1,3 +1,4 @@
+import CKCrypto
 import CKJSON
 import CKModel
 import Foundation
@@ -167,6 +168,29 @@ public struct CredentialStore: Sendable {
         }
         var st = stat()
         guard lstat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR else { throw failure("not a directory:", path) }
+    }
+
+    /// A new server-to-server key pair for a remote: the private key written under keys/
+    /// (0600) and filed under the remote's URL (its key ID unknown until the Console shows
+    /// it); answers the file and the public key's PEM, to register in the Console.
+    public func createKey(for url: RemoteURL) throws -> (path: String, publicKeyPEM: String) {
+        let key = try P256PrivateKey.generate()
+        var rng = SystemRandomNumberGenerator()
+        let suffix = String(UInt32.random(in: 0...UInt32.max, using: &rng), radix: 16)
+        let safe = String(url.container.unicodeScalars.map { c -> Character in
+            let v = c.value
+            return (v >= 0x30 && v <= 0x39) || (v >= 0x41 && v <= 0x5A) || (v >= 0x61 && v <= 0x7A) || c == "." || c == "-" || c == "_" ? Character(c) : "_"
+        })
+        let path = try writeKey(key.pem, named: "\(safe)-\(url.environment.rawValue)-\(suffix).pem")
+        try update(url) { $0.privateKeyPath = path; $0.keyID = nil }
+        return (path, key.publicKey.pem)
+    }
+
+    /// Checks that a file holds a P-256 private key ck can sign with; the reason when not.
+    public static func checkKey(at path: String) -> String? {
+        guard let data = FileManager.default.contents(atPath: path), let pem = String(data: data, encoding: .utf8) else { return "cannot read it" }
+        do { _ = try P256PrivateKey(pem: pem) } catch let e as P256Error { return e.message } catch { return "\(error)" }
+        return nil
     }
 
     /// Writes a new private key file (0600, never over an existing file) under keys/.

@@ -167,7 +167,7 @@ public struct RemotePush {
                 guard let url = token["url"]?.stringValue else {
                     throw CloudKitError(.internalError, "remote '\(client.remote.name)' gave no upload URL for field '\(w.field)' of record '\(w.name)'")
                 }
-                let bytes = try api.downloadAsset(AssetDownloadRequest(recordName: w.name, fieldName: w.field, zoneName: z.zoneName), as: caller)
+                let bytes = try api.assetBytesForPush(recordName: w.name, fieldName: w.field, zoneName: z.zoneName, as: caller)
                 let uploaded = try client.upload(url, bytes: bytes)
                 guard let file = uploaded["singleFile"] else {
                     throw CloudKitError(.internalError, "remote '\(client.remote.name)' answered an upload without singleFile")

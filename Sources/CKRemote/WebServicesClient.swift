@@ -165,7 +165,10 @@ public final class WebServicesClient {
         guard credentials.webAuthToken != nil,
               let t = r.header("X-Apple-CloudKit-Web-Auth-Token") ?? r.header("X-Apple-CloudKit-Session"), !t.isEmpty, t != credentials.webAuthToken else { return }
         credentials.webAuthToken = t
-        try? store?.update(remote.url) { $0.webAuthToken = t }
+        do { try store?.update(remote.url) { $0.webAuthToken = t } } catch {
+            // The session goes on with the token in memory; the next command may need a login.
+            notice("could not store the rotated web auth token (\(error)); this command goes on with it")
+        }
     }
 
     /// The CloudKit error an answer carries, naming the remote (and the zone); AUTHENTICATION
@@ -261,7 +264,7 @@ public final class WebServicesClient {
         guard url.hasPrefix("http://"), let other = try? RemoteURL.authority(url) else {
             throw CloudKitError(.badRequest, "remote '\(remote.name)' handed out an address ck cannot use: \(Names.describe(url))")
         }
-        let client = try others[other.origin] ?? RemoteConnection.plainClient(host: other.host, port: other.port)
+        let client = others[other.origin] ?? RemoteConnection.plainClient(host: other.host, port: other.port)
         others[other.origin] = client
         return try client.send(request(String(url.dropFirst(other.origin.count))))
     }

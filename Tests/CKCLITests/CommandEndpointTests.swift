@@ -39,15 +39,20 @@ final class CommandEndpointTests: XCTestCase {
         let guid = shared.record["shortGUID"] as? String ?? ""
         precondition(s.run(["--as", "bob@example.com", "share", "accept", guid]).status == 0)
         let token = s.run(["api-token", "create"]).object["apiToken"] as? String ?? ""
+        precondition(s.run(["remote", "add", "origin", "http://127.0.0.1:9/database/1/iCloud.com.example.app/development"]).status == 0)
         return World(sandbox: s, shortGUID: guid, apiToken: token)
     }
 
     private static let publicKey = try! String(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Fixtures/auth/server-key-public.pem"), encoding: .utf8)
 
+    private static let privateKeyFile = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Fixtures/auth/server-key-private.pem").path
+
     /// Commands that do not run here: `serve` answers until it is stopped (its own tests,
-    /// CKServeTests and EndToEndTests, fault it by endpoint).
-    private static let notRunHere: Set<String> = ["serve"]
+    /// CKServeTests and EndToEndTests, fault it by endpoint); the commands that talk to a remote
+    /// need one (CKRemoteTests: faults armed on the server fail them, faults armed here never do).
+    private static let notRunHere: Set<String> = ["serve", "remote login", "clone", "fetch", "pull", "push"]
 
     /// One invocation of each command, and its stdin.
     private func example(_ command: String, _ w: World) -> (args: [String], stdin: String?)? {
@@ -134,6 +139,13 @@ final class CommandEndpointTests: XCTestCase {
         case "version": return (["version"], nil)
         case "completion": return (["completion", "bash"], nil)
         case "man": return (["man"], nil)
+        case "remote add": return (["remote", "add", "upstream", "http://127.0.0.1:9/database/1/iCloud.com.example.app/development"], nil)
+        case "remote list": return (["remote", "list"], nil)
+        case "remote show": return (["remote", "show", "origin"], nil)
+        case "remote remove": return (["remote", "remove", "origin"], nil)
+        case "remote rename": return (["remote", "rename", "origin", "upstream"], nil)
+        case "remote key create": return (["remote", "key", "create", "origin"], nil)
+        case "remote key set": return (["remote", "key", "set", "origin", "--key-id", "k1", "--private-key", Self.privateKeyFile], nil)
         default: return nil
         }
     }

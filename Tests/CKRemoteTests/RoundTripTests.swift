@@ -279,4 +279,20 @@ final class RoundTripTests: XCTestCase {
             XCTAssertTrue((e as? CloudKitError)?.reason.contains("public database only") == true, "\(e)")
         }
     }
+
+    func testFaultsArmedInTheLocalStoreNeverFailAPullOrAPush() throws {
+        let f = try RemoteFixture()
+        try f.createZone(f.serverAPI, f.serverCaller(), "Lists")
+        try f.save(f.serverAPI, f.serverCaller(), zone: "Lists", items(3))
+        try saveAsset(f.serverAPI, f.serverCaller(), zone: "Lists", name: "pic", bytes: Array("bytes".utf8))
+        // Faults stand for the service failing a client's request; a pull's and a push's local
+        // reads and writes are ck's own.
+        _ = try f.localAPI.addFault(AddFaultRequest(op: .all, error: .zoneBusy))
+        try f.pull()
+        _ = try f.localAPI.clearFaults(ClearFaultsRequest())
+        try f.assertSame(zone: "Lists")
+        try saveAsset(f.localAPI, f.localCaller(), zone: "Lists", name: "pic2", bytes: Array("more".utf8))
+        _ = try f.localAPI.addFault(AddFaultRequest(op: .all, error: .zoneBusy))
+        XCTAssertEqual(try f.push().zones.first?.outcome.saved, ["pic2"])
+    }
 }

@@ -13,6 +13,7 @@ enum Help {
         ("Sharing", ["share"]),
         ("Schema", ["schema", "role"]),
         ("History", ["log", "show", "diff", "blame", "tag", "restore", "revert", "gc"]),
+        ("Remotes", ["remote", "clone", "fetch", "pull", "push"]),
         ("Serve, faults", ["serve", "api-token", "server-key", "fault"]),
         ("Tools", ["fsck", "help", "completion", "man"]),
     ]
@@ -53,8 +54,8 @@ enum Help {
         s += """
 
         Exit codes: 0 ok, 1 internal, 2 usage, 3 not found, 4 conflict/exists, 5 not signed in or
-        not permitted, 6 invalid request or data, 7 change token expired, 8 limit exceeded or
-        throttled, 9 partial failure in a batch, 141 reader went away.
+        not permitted, 6 invalid request or data, 7 change token expired, 8 limit or throttled,
+        9 partial failure in a batch, 10 a remote's waiting ran out, 141 reader went away.
 
         'ck help <command>' (or 'ck <command> --help') for one command; 'ck help --all' for every
         command and option.

@@ -84,6 +84,7 @@ enum ManPage {
         (ExitCode.tokenExpired, "Change token expired (CHANGE_TOKEN_EXPIRED)."),
         (ExitCode.limit, "Limit exceeded or throttled (LIMIT_EXCEEDED, QUOTA_EXCEEDED, THROTTLED, TRY_AGAIN_LATER)."),
         (ExitCode.partialFailure, "Partial failure: some items of a batch failed."),
+        (ExitCode.gaveUp, "A remote's throttles and retries used the waiting budget (--max-wait); what was fetched is saved."),
         (ExitCode.brokenPipe, "stdout's reader went away (as a process killed by SIGPIPE)."),
     ]
 

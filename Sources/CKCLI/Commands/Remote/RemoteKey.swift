@@ -1,5 +1,4 @@
 import CKCore
-import CKCrypto
 import CKJSON
 import CKModel
 import CKRemote
@@ -17,14 +16,9 @@ extension RemoteCommands {
         """) { inv in
         let remote = try keyRemote(inv)
         let store = try CredentialStore.standard(env: inv.io.environment)
-        let key = try P256PrivateKey.generate()
-        var rng = SystemRandomNumberGenerator()
-        let suffix = String(UInt32.random(in: 0...UInt32.max, using: &rng), radix: 16)
-        let file = "\(PathNames.safe(remote.url.container))-\(remote.url.environment.rawValue)-\(suffix).pem"
-        let path = try store.writeKey(key.pem, named: file)
-        try store.update(remote.url) { $0.privateKeyPath = path; $0.keyID = nil }
+        let (path, publicKey) = try store.createKey(for: remote.url)
         inv.print(DocumentBody([
-            "privateKeyPath": .string(path), "publicKey": .string(key.publicKey.pem),
+            "privateKeyPath": .string(path), "publicKey": .string(publicKey),
             "steps": .array([
                 .string("Open the CloudKit Console, container \(remote.url.container), Tokens & Keys, Server-to-Server Keys, and add a key."),
                 .string("Paste publicKey (the whole PEM, BEGIN and END lines included) and save."),
@@ -52,10 +46,7 @@ extension RemoteCommands {
         var path = inv.args.value("--private-key")
         if let p = path {
             let absolute = p.hasPrefix("/") ? p : inv.io.currentDirectory + "/" + p
-            guard let data = FileManager.default.contents(atPath: absolute), let pem = String(data: data, encoding: .utf8) else {
-                throw inv.usageError("cannot read the private key '\(p)'")
-            }
-            do { _ = try P256PrivateKey(pem: pem) } catch let e as P256Error { throw inv.usageError("'\(p)': \(e.message)") }
+            if let why = CredentialStore.checkKey(at: absolute) { throw inv.usageError(why == "cannot read it" ? "cannot read the private key '\(p)'" : "'\(p)': \(why)") }
             path = absolute
         } else if try store.credentials(for: remote.url).privateKeyPath == nil {
             throw inv.usageError("no private key is filed for \(remote.url): --private-key FILE, or ck remote key create \(remote.name)")
@@ -72,15 +63,5 @@ extension RemoteCommands {
         let target = try inv.positionals(min: 1, max: 1, what: "remote name or URL")[0]
         if let url = try? RemoteURL(target) { return RemoteEntry(name: url.container, url: url, added: 0) }
         return try inv.api.remote(named: target)
-    }
-}
-
-/// A name made safe for a file name: what is not a letter, digit, '.', '-' or '_' becomes '_'.
-enum PathNames {
-    static func safe(_ s: String) -> String {
-        String(s.unicodeScalars.map { c -> Character in
-            let v = c.value
-            return (v >= 0x30 && v <= 0x39) || (v >= 0x41 && v <= 0x5A) || (v >= 0x61 && v <= 0x7A) || c == "." || c == "-" || c == "_" ? Character(c) : "_"
-        })
     }
 }

@@ -78,6 +78,19 @@ extension CloudKitAPI {
         return plan
     }
 
+    /// The bytes of a record's asset field, for a push's upload: ck's own read (no endpoint, so
+    /// no fault), through the permission gate.
+    public func assetBytesForPush(recordName: String, fieldName: String, zoneName: String, as caller: Caller) throws -> [UInt8] {
+        let ctx = try preflight(nil, caller, need: .read)
+        guard let r = try ctx.db.zone(zoneName).snapshot().record(named: recordName), try ctx.gate.canRead(r) else {
+            throw CloudKitError(.notFound, "record '\(Names.describe(recordName))' is not in zone '\(zoneName)'")
+        }
+        guard let f = r.fields[fieldName], let sum = f.value["fileChecksum"]?.stringValue, let bytes = try store.assets.read(checksum: sum) else {
+            throw CloudKitError(.notFound, "the bytes of asset field '\(fieldName)' of record '\(Names.describe(recordName))' are not in this data directory")
+        }
+        return bytes
+    }
+
     static func pushOperation(_ type: String, _ local: JSONValue, tag: JSONValue?) -> JSONValue {
         var r: [String: JSONValue] = [:]
         for k in ["recordName", "recordType", "fields", "parent"] { if let v = local[k] { r[k] = v } }
