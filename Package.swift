@@ -6,6 +6,7 @@ let package = Package(
     name: "ck",
     products: [
         .executable(name: "ck", targets: ["ck"]),
+        .executable(name: "ck-remote-https", targets: ["ck-remote-https"]),
         .library(name: "CKJSON", targets: ["CKJSON"]),
         .library(name: "CKCrypto", targets: ["CKCrypto"]),
         .library(name: "CKHTTP", targets: ["CKHTTP"]),
@@ -42,6 +43,16 @@ let package = Package(
         .target(name: "CKCLI", dependencies: ["CKCore", "CKModel", "CKServe", "CKJSON"]),
         // A thin entry point.
         .executableTarget(name: "ck", dependencies: ["CKCLI"]),
+        // The helper ck starts to speak HTTPS, as git has git-remote-https: HTTP/1.1 on its
+        // stdin and stdout, URLSession (the system's libcurl and TLS) to the server. Apart from
+        // ck, so ck stays one static executable (Docs/remote.md, "HTTPS").
+        // Exporting curl_easy_init lets its wrapper stand in for libcurl's when Foundation is
+        // a shared library too (the debug build); the release build links Foundation in.
+        .executableTarget(name: "ck-remote-https", dependencies: ["CKCurlTrust"],
+                          linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=curl_easy_init"], .when(platforms: [.linux]))]),
+        // The helper's one piece of C: which CA file libcurl trusts (URLSession on Linux has no
+        // setting for it).
+        .target(name: "CKCurlTrust"),
         // What the three test targets share: the sandboxes that run ck (the built binary, or
         // CLI.run in-process), the result type and its assertions, names(_:), the store's
         // promises, the wire fixtures.
@@ -59,8 +70,9 @@ let package = Package(
         .testTarget(name: "CKHTTPTests", dependencies: ["CKHTTP", "CKTestSupport"]),
         // ck serve in-process: the routes, credentials and bodies of Web Services over HTTP.
         .testTarget(name: "CKServeTests", dependencies: ["CKServe", "CKHTTP", "CKCore", "CKStore", "CKModel", "CKJSON", "CKCrypto", "CKTestSupport"]),
-        // The built binary: pipes, signals, --follow, crashes and faults armed by the
-        // environment, concurrent processes, install, the documentation's examples.
-        .testTarget(name: "EndToEndTests", dependencies: ["ck", "CKTestSupport"]),
+        // The built binaries: pipes, signals, --follow, crashes and faults armed by the
+        // environment, concurrent processes, install, the documentation's examples; HTTPS
+        // through ck-remote-https to nginx on loopback.
+        .testTarget(name: "EndToEndTests", dependencies: ["ck", "ck-remote-https", "CKHTTP", "CKTestSupport"]),
     ]
 )
