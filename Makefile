@@ -35,7 +35,7 @@ HELPER_BIN = .build/$(CONFIG)/ck-remote-https
 # Debian ships libcurl.so (the name the linker asks for) only in libcurl4-openssl-dev; a
 # one-line linker script of that name points at the runtime library every Swift install has.
 CURL_LINK = $(abspath .build/curl-link)
-HELPER_FLAGS ?= $(if $(filter Linux,$(shell uname -s)),-Xswiftc -static-stdlib -Xlinker -L$(CURL_LINK),)
+HELPER_FLAGS ?= $(if $(filter Linux,$(shell uname -s)),-Xswiftc -static-stdlib -Xswiftc -use-ld=lld -Xlinker -L$(CURL_LINK),)
 # What the built ck generates, laid out as it is installed under $(PREFIX)/share.
 GEN = .build/share
 MAN = $(GEN)/man/man1/ck.1

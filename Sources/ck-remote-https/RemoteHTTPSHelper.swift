@@ -16,8 +16,13 @@ struct RemoteHTTPSHelper {
     let environment: [String: String]
 
     /// The variables that name the only CA file to trust instead of the system's store, the
-    /// first set winning: ck's own, then OpenSSL's.
+    /// first set winning: ck's own, then OpenSSL's. Elsewhere than Linux URLSession does not
+    /// run on OpenSSL, whose variable is then left to the programs that use it.
+    #if os(Linux)
     static let trustVariables = ["CK_CA_FILE", "SSL_CERT_FILE"]
+    #else
+    static let trustVariables = ["CK_CA_FILE"]
+    #endif
     /// Seconds a request may take in all (URLSession's timer covers the whole transfer).
     static let timeoutVariable = "CK_REMOTE_HTTPS_TIMEOUT"
     static let defaultTimeout: TimeInterval = 300
