@@ -38,8 +38,13 @@ public final class HelperProcessStream: HTTPByteStream {
         }
         func closeAll() { for fd in input + output { _ = Self.closeDescriptor(fd) } }
 
+        #if canImport(Darwin)
+        var actions: posix_spawn_file_actions_t? = nil
+        var attributes: posix_spawnattr_t? = nil
+        #else
         var actions = posix_spawn_file_actions_t()
         var attributes = posix_spawnattr_t()
+        #endif
         posix_spawn_file_actions_init(&actions)
         posix_spawnattr_init(&attributes)
         defer { posix_spawn_file_actions_destroy(&actions); posix_spawnattr_destroy(&attributes) }
