@@ -1,7 +1,7 @@
-# A thin layer over swift. `make` builds the release binary, and from it the man page and the
-# shell completions; `make install` copies them (it never builds: `sudo make install` after
-# `make` runs no compiler as root); `make test` runs every test but the long durability loops,
-# which `make stress` runs (CI runs both: .ci/run).
+# A thin layer over swift. `make` builds the release binary and its HTTPS helper, and from ck
+# the man page and the shell completions; `make install` copies them (it never builds: `sudo
+# make install` after `make` runs no compiler as root); `make test` runs every test but the
+# long durability loops, which `make stress` runs (CI runs both: .ci/run).
 PREFIX ?= /usr/local
 DESTDIR ?=
 SWIFT ?= swift
@@ -24,6 +24,18 @@ FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
 STATIC ?= $(if $(filter Linux,$(shell uname -s)),-Xswiftc -static-executable -Xswiftc -use-ld=lld,)
 
 BIN = .build/$(CONFIG)/ck
+
+# ck-remote-https, the helper ck speaks HTTPS through (Docs/remote.md, "HTTPS"): ck has no TLS
+# of its own, and Debian's libcurl cannot be linked into a static executable. The helper links
+# the Swift runtime and Foundation statically and the system's libcurl (and its TLS) dynamically.
+# It has its own build directory: its flags differ from ck's, and switching flags in one
+# directory would rebuild ck every time. Copied beside ck, where ck looks for it.
+HELPER_BUILD = .build/remote-https
+HELPER_BIN = .build/$(CONFIG)/ck-remote-https
+# Debian ships libcurl.so (the name the linker asks for) only in libcurl4-openssl-dev; a
+# one-line linker script of that name points at the runtime library every Swift install has.
+CURL_LINK = $(abspath .build/curl-link)
+HELPER_FLAGS ?= $(if $(filter Linux,$(shell uname -s)),-Xswiftc -static-stdlib -Xswiftc -use-ld=lld -Xlinker -L$(CURL_LINK),)
 # What the built ck generates, laid out as it is installed under $(PREFIX)/share.
 GEN = .build/share
 MAN = $(GEN)/man/man1/ck.1
@@ -35,13 +47,19 @@ GENERATED = $(MAN) $(BASHCOMP) $(ZSHCOMP) $(FISHCOMP)
 # environment (no CK_* variable, no data directory it could touch).
 CK_GEN = env -i CK_DATA_DIR=/nonexistent/ck-generate $(BIN)
 
-.PHONY: all build generate debug test bench stress install uninstall clean
+.PHONY: all build helper generate debug test bench stress install uninstall clean
 
 all: build
 
 build:
 	$(SWIFT) build -c $(CONFIG) $(STATIC) --product ck
+	@$(MAKE) --no-print-directory helper
 	@$(MAKE) --no-print-directory generate
+
+helper:
+	@mkdir -p $(CURL_LINK) && echo 'INPUT(libcurl.so.4)' > $(CURL_LINK)/libcurl.so
+	$(SWIFT) build -c $(CONFIG) --scratch-path $(HELPER_BUILD) $(HELPER_FLAGS) --product ck-remote-https
+	@mkdir -p $(dir $(HELPER_BIN)) && cp -f $(HELPER_BUILD)/$(CONFIG)/ck-remote-https $(HELPER_BIN).tmp && mv $(HELPER_BIN).tmp $(HELPER_BIN)
 
 # Written to a temporary file first, so a failure leaves no half file to install.
 generate:
@@ -83,19 +101,20 @@ stress: build
 
 # Copies what `make` built; builds nothing.
 install:
-	@for f in $(BIN) $(GENERATED); do \
+	@for f in $(BIN) $(HELPER_BIN) $(GENERATED); do \
 	  if [ ! -f $$f ]; then echo "make install: $$f is missing: run make first" >&2; exit 1; fi; \
 	  if [ $(BIN) -nt $$f ]; then echo "make install: $$f is older than $(BIN): run make first" >&2; exit 1; fi; \
 	done
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
 	install -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/ck
+	install -m 0755 $(HELPER_BIN) $(DESTDIR)$(BINDIR)/ck-remote-https
 	install -m 0644 $(MAN) $(DESTDIR)$(MANDIR)/man1/ck.1
 	install -m 0644 $(BASHCOMP) $(DESTDIR)$(BASHCOMPDIR)/ck
 	install -m 0644 $(ZSHCOMP) $(DESTDIR)$(ZSHCOMPDIR)/_ck
 	install -m 0644 $(FISHCOMP) $(DESTDIR)$(FISHCOMPDIR)/ck.fish
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/ck $(DESTDIR)$(MANDIR)/man1/ck.1 $(DESTDIR)$(BASHCOMPDIR)/ck \
+	rm -f $(DESTDIR)$(BINDIR)/ck $(DESTDIR)$(BINDIR)/ck-remote-https $(DESTDIR)$(MANDIR)/man1/ck.1 $(DESTDIR)$(BASHCOMPDIR)/ck \
 	  $(DESTDIR)$(ZSHCOMPDIR)/_ck $(DESTDIR)$(FISHCOMPDIR)/ck.fish
 
 clean:

@@ -6,6 +6,7 @@ let package = Package(
     name: "ck",
     products: [
         .executable(name: "ck", targets: ["ck"]),
+        .executable(name: "ck-remote-https", targets: ["ck-remote-https"]),
         .library(name: "CKJSON", targets: ["CKJSON"]),
         .library(name: "CKCrypto", targets: ["CKCrypto"]),
         .library(name: "CKHTTP", targets: ["CKHTTP"]),
@@ -47,6 +48,13 @@ let package = Package(
         .target(name: "CKCLI", dependencies: ["CKCore", "CKModel", "CKServe", "CKRemote", "CKJSON"]),
         // A thin entry point.
         .executableTarget(name: "ck", dependencies: ["CKCLI"]),
+        // The helper ck starts to speak HTTPS, as git has git-remote-https: HTTP/1.1 on its
+        // stdin and stdout, URLSession (the system's libcurl and TLS) to the server. Apart from
+        // ck, so ck stays one static executable (Docs/remote.md, "HTTPS").
+        // Exporting curl_easy_init lets its wrapper stand in for libcurl's when Foundation is
+        // a shared library too (the debug build); the release build links Foundation in.
+        .executableTarget(name: "ck-remote-https",
+                          linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=curl_easy_init"], .when(platforms: [.linux]))]),
         // What the three test targets share: the sandboxes that run ck (the built binary, or
         // CLI.run in-process), the result type and its assertions, names(_:), the store's
         // promises, the wire fixtures.
@@ -67,8 +75,9 @@ let package = Package(
         // The remote client in-process against ck serve on loopback: two data directories,
         // clone, fetch, pull, push, credentials, pacing and faults.
         .testTarget(name: "CKRemoteTests", dependencies: ["CKRemote", "CKServe", "CKHTTP", "CKCore", "CKModel", "CKJSON", "CKCrypto", "CKTestSupport"]),
-        // The built binary: pipes, signals, --follow, crashes and faults armed by the
-        // environment, concurrent processes, install, the documentation's examples.
-        .testTarget(name: "EndToEndTests", dependencies: ["ck", "CKTestSupport"]),
+        // The built binaries: pipes, signals, --follow, crashes and faults armed by the
+        // environment, concurrent processes, install, the documentation's examples; HTTPS
+        // through ck-remote-https to nginx on loopback.
+        .testTarget(name: "EndToEndTests", dependencies: ["ck", "ck-remote-https", "CKHTTP", "CKTestSupport"]),
     ]
 )

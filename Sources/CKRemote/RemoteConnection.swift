@@ -27,9 +27,11 @@ public enum RemoteConnection {
     public static func httpClient(_ url: RemoteURL, env: [String: String]) throws -> HTTPClient {
         let hostHeader = url.origin.split(separator: "/").last.map(String.init) ?? url.host
         if url.scheme == "http" { return plainClient(host: url.host, port: url.port) }
-        guard let helper = HelperProcessStream.locate(environment: env) else {
-            throw CloudKitError(.networkFailure, "https needs ck-remote-https beside ck (make builds and installs it), or its path in CK_REMOTE_HTTPS")
+        let named = env[HelperProcessStream.pathVariable].flatMap { $0.isEmpty ? nil : $0 }
+        guard let helper = named ?? HelperProcessStream.locate() else {
+            throw CloudKitError(.networkFailure, "https needs \(HelperProcessStream.helperName) beside ck (make builds it, make install installs it), or its path in \(HelperProcessStream.pathVariable)")
         }
+        // The helper sees the command's environment: CK_CA_FILE, SSL_CERT_FILE.
         return HTTPClient(connect: { try HelperProcessStream(executable: helper, environment: env) }, host: hostHeader)
     }
 }

@@ -172,7 +172,7 @@ final class InstallTests: XCTestCase {
 
     // MARK: make install
 
-    /// `make install` copies the binary, the man page and the completions under
+    /// `make install` copies the binary, its HTTPS helper, the man page and the completions under
     /// DESTDIR/PREFIX, and builds nothing: with SWIFT=false any swift invocation would fail.
     func testMakeInstallCopiesWithoutBuilding() throws {
         let make = try XCTUnwrap(Self.tool("make"), "make is needed")
@@ -185,9 +185,12 @@ final class InstallTests: XCTestCase {
         let bin = s.root.appendingPathComponent("build/ck")
         try FileManager.default.createDirectory(at: bin.deletingLastPathComponent(), withIntermediateDirectories: true)
         try FileManager.default.copyItem(at: Sandbox.binary, to: bin)
+        // And a file for the HTTPS helper `make` builds beside it.
+        let helper = s.root.appendingPathComponent("build/ck-remote-https")
+        try Data("#!/bin/sh\n".utf8).write(to: helper)
         let gen = s.root.appendingPathComponent("share")
         let dest = s.root.appendingPathComponent("dest")
-        let vars = ["BIN=\(bin.path)", "GEN=\(gen.path)", "DESTDIR=\(dest.path)", "PREFIX=/usr", "SWIFT=false"]
+        let vars = ["BIN=\(bin.path)", "HELPER_BIN=\(helper.path)", "GEN=\(gen.path)", "DESTDIR=\(dest.path)", "PREFIX=/usr", "SWIFT=false"]
         func runMake(_ target: String, _ extra: [String] = []) -> CKResult {
             Self.exec(make, ["-s", "-C", repo.path, target] + vars + extra, sandbox: s)
         }
@@ -202,7 +205,7 @@ final class InstallTests: XCTestCase {
         XCTAssertEqual(r.status, 0, r.stderr)
         r = runMake("install")
         XCTAssertEqual(r.status, 0, r.stderr)
-        let installed: [(String, Int)] = [("usr/bin/ck", 0o755), ("usr/share/man/man1/ck.1", 0o644),
+        let installed: [(String, Int)] = [("usr/bin/ck", 0o755), ("usr/bin/ck-remote-https", 0o755), ("usr/share/man/man1/ck.1", 0o644),
                                           ("usr/share/bash-completion/completions/ck", 0o644),
                                           ("usr/share/zsh/site-functions/_ck", 0o644),
                                           ("usr/share/fish/vendor_completions.d/ck.fish", 0o644)]
@@ -212,6 +215,7 @@ final class InstallTests: XCTestCase {
         }
         func installedText(_ path: String) -> String { (try? String(contentsOf: dest.appendingPathComponent(path), encoding: .utf8)) ?? "" }
         XCTAssertEqual(FileManager.default.contents(atPath: dest.appendingPathComponent("usr/bin/ck").path), FileManager.default.contents(atPath: bin.path))
+        XCTAssertEqual(FileManager.default.contents(atPath: dest.appendingPathComponent("usr/bin/ck-remote-https").path), FileManager.default.contents(atPath: helper.path))
         XCTAssertEqual(installedText("usr/share/man/man1/ck.1"), s.run(["man"]).stdout)
         XCTAssertEqual(installedText("usr/share/bash-completion/completions/ck"), s.run(["completion", "bash"]).stdout)
         XCTAssertEqual(installedText("usr/share/zsh/site-functions/_ck"), s.run(["completion", "zsh"]).stdout)
