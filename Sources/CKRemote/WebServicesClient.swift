@@ -89,6 +89,15 @@ public final class WebServicesClient {
                 throw failure
             }
             bytesReceived += response.body.count
+            // The HTTPS helper's own answer: the request never reached the server.
+            if let kind = response.header("X-CK-Transport-Error") {
+                let why = String(decoding: response.body.prefix(500), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                let failure = CloudKitError(.networkFailure, "remote '\(remote.name)': \(why.isEmpty ? kind : why)")
+                // A certificate or TLS refusal is not cured by waiting.
+                if kind == "certificate" || kind == "tls" || kind == "other" { throw failure }
+                if attempt < pacer.policy.retries, pacer.wait(Pacer.backoff(attempt)) { attempt += 1; continue }
+                throw failure
+            }
             let json = try? JSONParser.parse(response.body)
             if (200..<300).contains(response.status) {
                 adoptRotatedToken(response)

@@ -44,7 +44,16 @@ extension RemoteCommands {
                 guard let d = FileManager.default.contents(atPath: path), let t = String(data: d, encoding: .utf8) else { throw inv.usageError("cannot read the schema '\(f)'") }
                 schemaText = t
             }
+            let baseExisted = FileManager.default.fileExists(atPath: base)
             if !resuming { _ = try CloudKitAPI.initialize(dataDirectory: dir, discovered: false) }
+            // A clone refused before its first page leaves nothing behind, as git's does.
+            var fetchedAny = false
+            defer {
+                if !resuming, !fetchedAny {
+                    try? FileManager.default.removeItem(atPath: dir)
+                    if !baseExisted { try? FileManager.default.removeItem(atPath: base) }
+                }
+            }
             let api = CloudKitAPI(dataDirectory: dir)
             let remote = resuming ? try api.remote(named: "origin") : try api.addRemote("origin", url: url)
             _ = try api.setDefaultContainer(url.container)
@@ -75,8 +84,10 @@ extension RemoteCommands {
             var f = RemoteFetch(api: api, client: client, caller: caller)
             f.zones = inv.globals.zones
             f.types = types
-            f.progress = progress(inv, client)
+            let shown = progress(inv, client)
+            f.progress = { r in fetchedAny = true; shown(r) }
             let r = try RemotePull(fetch: f).run()
+            fetchedAny = true
             endProgress(inv)
             var doc = r.json.objectValue ?? [:]
             doc["dataDirectory"] = .string(dir)
