@@ -60,11 +60,18 @@ extension RemoteCommands {
             var caller = Caller(container: url.container, environment: url.environment, scope: inv.globals.scope, user: .device, deviceID: inv.globals.device)
             let client = try RemoteConnection.open(remote, env: inv.io.environment, pacing: try pacing(inv, url), notice: { inv.io.writeErr("ck: \($0)\n") })
             defer { client.close() }
-            if caller.scope != .public, try api.accountSummary(as: caller).document["userRecordName"] == nil {
-                let me = try client.call(.public, "users/caller")
-                guard let user = me["userRecordName"]?.stringValue else { throw CloudKitError(.internalError, "remote '\(remote.name)' answered users/caller with no userRecordName") }
-                let appleID = inv.args.value("--apple-id") ?? me["lookupInfo"]?["emailAddress"]?.stringValue
-                    ?? String(user.drop { $0 == "_" }) + "@users." + url.host
+            // The local device signs in as the remote's user: the private and shared databases
+            // are theirs, and writing even the public one needs an account. A server-to-server
+            // key may not answer users/caller: then --apple-id, or a name made from the host.
+            if try api.accountSummary(as: caller).document["userRecordName"] == nil {
+                var me: JSONValue?
+                do { me = try client.call(.public, "users/caller") } catch let e as CloudKitError where caller.scope == .public && e.code != .networkFailure {
+                    me = nil
+                }
+                let user = me?["userRecordName"]?.stringValue
+                if caller.scope != .public, user == nil { throw CloudKitError(.internalError, "remote '\(remote.name)' answered users/caller with no userRecordName") }
+                let appleID = inv.args.value("--apple-id") ?? me?["lookupInfo"]?["emailAddress"]?.stringValue
+                    ?? user.map { String($0.drop { $0 == "_" }) + "@users." + url.host } ?? "clone@users." + url.host
                 _ = try api.signIn(SignInRequest(appleID: appleID), as: caller)
             }
             var types = types(inv)
