@@ -295,4 +295,72 @@ final class RoundTripTests: XCTestCase {
         _ = try f.localAPI.addFault(AddFaultRequest(op: .all, error: .zoneBusy))
         XCTAssertEqual(try f.push().zones.first?.outcome.saved, ["pic2"])
     }
+
+    /// A record of every field type, a reference of each action and a parent, both ways.
+    func everyType(_ name: String, parent: String?, target: String) -> JSONValue {
+        var r: [String: JSONValue] = ["recordName": .string(name), "recordType": "Kitchen", "fields": .object([
+            "s": .object(["value": "text ✓", "type": "STRING"]),
+            "i": .object(["value": .int(-42), "type": "INT64"]),
+            "d": .object(["value": .double(2.5), "type": "DOUBLE"]),
+            "t": .object(["value": .int(1_572_220_800_000), "type": "TIMESTAMP"]),
+            "b": .object(["value": "AAEC/w==", "type": "BYTES"]),
+            "e": .object(["value": "c2VjcmV0", "type": "ENCRYPTED_BYTES"]),
+            "loc": .object(["value": .object(["latitude": .double(37.33), "longitude": .double(-122.03)]), "type": "LOCATION"]),
+            "ref": .object(["value": .object(["recordName": .string(target), "action": "NONE"]), "type": "REFERENCE"]),
+            "owner": .object(["value": .object(["recordName": .string(target), "action": "DELETE_SELF"]), "type": "REFERENCE"]),
+            "sl": .object(["value": .array(["a", "b"]), "type": "STRING_LIST"]),
+            "il": .object(["value": .array([.int(1), .int(2)]), "type": "INT64_LIST"]),
+            "tl": .object(["value": .array([.int(1000)]), "type": "TIMESTAMP_LIST"]),
+            "rl": .object(["value": .array([.object(["recordName": .string(target), "action": "NONE"])]), "type": "REFERENCE_LIST"]),
+        ])]
+        if let p = parent { r["parent"] = .object(["recordName": .string(p)]) }
+        return .object(r)
+    }
+
+    func modify(_ api: CloudKitAPI, _ caller: Caller, zone: String, _ records: [JSONValue]) throws {
+        var r = try ModifyRequest.parse(.object(["operations": .array(records.map { .object(["operationType": "forceReplace", "record": $0]) }), "atomic": true]))
+        r.zoneName = zone
+        for case .failed(let e) in try api.modifyRecords(r, as: caller).results { throw e }
+    }
+
+    func testEveryFieldTypeReferenceAndParentTravelsBothWays() throws {
+        let f = try RemoteFixture()
+        try f.createZone(f.serverAPI, f.serverCaller(), "Kitchen")
+        try modify(f.serverAPI, f.serverCaller(), zone: "Kitchen", [
+            .object(["recordName": "target", "recordType": "Kitchen", "fields": .object(["s": .object(["value": "target"])])]),
+            everyType("theirs", parent: "target", target: "target"),
+        ])
+        try f.pull()
+        try f.assertSame(zone: "Kitchen")
+        let local = try f.contents(f.localAPI, f.localCaller(), zone: "Kitchen")
+        XCTAssertEqual(local["theirs"]?["fields"]?["loc"]?["latitude"]?.doubleValue, 37.33)
+        XCTAssertEqual(local["theirs"]?["fields"]?["owner"]?["action"]?.stringValue, "DELETE_SELF")
+        var parents: [String: String] = [:]
+        try f.localAPI.listRecords(ListRecordsRequest(zoneName: "Kitchen"), as: f.localCaller()) { b in
+            for r in b.records { if let p = r.parent { parents[r.recordName] = p } }
+            return true
+        }
+        XCTAssertEqual(parents, ["theirs": "target"])
+        try modify(f.localAPI, f.localCaller(), zone: "Kitchen", [everyType("ours", parent: "theirs", target: "theirs")])
+        XCTAssertTrue(try f.push().zones.first?.outcome.failures.isEmpty ?? false)
+        try f.assertSame(zone: "Kitchen")
+        // The DELETE_SELF reference holds on the server too: deleting its target there takes it.
+        try f.delete(f.serverAPI, f.serverCaller(), zone: "Kitchen", ["theirs"])
+        XCTAssertNil(try f.contents(f.serverAPI, f.serverCaller(), zone: "Kitchen")["ours"])
+        try f.pull()
+        try f.assertSame(zone: "Kitchen")
+    }
+
+    func testThePrivateDefaultZoneIsQueriedByType() throws {
+        let f = try RemoteFixture()
+        _ = try f.serverAPI.importSchema(SchemaImportRequest(text: Self.feedSchema), as: f.serverCaller())
+        try f.save(f.serverAPI, f.serverCaller(), zone: ZoneID.defaultZoneName, items(250, prefix: "d"), type: "Feed")
+        let r = try f.pull(types: ["Feed"])
+        XCTAssertEqual(r.fetch.records, 250)
+        try f.assertSame(zone: ZoneID.defaultZoneName)
+        try f.save(f.localAPI, f.localCaller(), zone: ZoneID.defaultZoneName, [("d-0001", ["title": "edited here", "n": 1])], type: "Feed")
+        let pushed = try f.push()
+        XCTAssertEqual(pushed.zones.first?.outcome.saved, ["d-0001"], "the default zone goes non-atomic, with the base tag")
+        try f.assertSame(zone: ZoneID.defaultZoneName)
+    }
 }
