@@ -66,6 +66,7 @@ public struct RemoteFetch {
     /// `changes/database`, then each zone it names.
     func fetchFeeds(_ report: inout FetchReport) throws {
         var token = try api.remoteDatabaseToken(remote: remote, as: caller)
+        var fromScratch = token == nil
         var changed: [RemoteZone] = []
         var deleted: [RemoteZone] = []
         while true {
@@ -74,8 +75,14 @@ public struct RemoteFetch {
             let answer: JSONValue
             do {
                 answer = try client.call(caller.scope, "changes/database", body: .object(body))
-            } catch let e as CloudKitError where e.code == .changeTokenExpired && token != nil {
+            } catch let e as CloudKitError where token != nil && (e.code == .changeTokenExpired || (e.code == .badRequest && e.reason.contains("token"))) {
+                // An expired token, or one the database no longer knows (a reset): list every
+                // zone again; a tracked zone the listing lacks is gone.
+                client.notice("remote '\(remote)': the database's change token is no longer valid (\(e.code.rawValue)); listing its zones again")
                 token = nil
+                fromScratch = true
+                changed = []
+                deleted = []
                 continue
             }
             report.requests += 1
@@ -88,9 +95,16 @@ public struct RemoteFetch {
             token = answer["syncToken"]?.stringValue ?? token
             if answer["moreComing"]?.boolValue != true { break }
         }
-        // Zones tracked but never completed (a fetch interrupted before the database token was saved) go on too.
-        for z in try api.trackedZones(remote: remote, as: caller) where !changed.contains(z) && !deleted.contains(z) {
-            if try !api.remoteTracking(z, as: caller).complete, wantsZone(z.zoneName) { changed.append(z) }
+        for z in try api.trackedZones(remote: remote, as: caller) where !changed.contains(z) && !deleted.contains(z) && wantsZone(z.zoneName) {
+            if fromScratch {
+                // A whole listing without the zone: it is gone from the remote (the private
+                // default zone has no feed, and is never listed as changed).
+                if !z.zoneName.sameBytesAs(ZoneID.defaultZoneName), try api.remoteTracking(z, as: caller).fetched > 0 || (try api.remoteTracking(z, as: caller).complete) { deleted.append(z) }
+            } else if try !api.remoteTracking(z, as: caller).complete {
+                // Zones tracked but never completed (a fetch interrupted before the database
+                // token was saved) go on too.
+                changed.append(z)
+            }
         }
         for z in deleted {
             try api.saveFetched(FetchedPage(complete: true, reset: true), for: z, as: caller)

@@ -102,20 +102,27 @@ public struct RemotePush {
             var outcome = PushOutcome()
             if !dryRun, !plan.operations.isEmpty {
                 let custom = !z.zoneName.sameBytesAs(ZoneID.defaultZoneName)
-                if custom, caller.scope == .private, try !api.remoteTracking(z, as: caller).exists {
+                let createZone = {
                     _ = try client.call(caller.scope, "zones/modify", body: .object(["operations": .array([.object([
                         "operationType": "create", "zone": .object(["zoneID": .object(["zoneName": .string(z.zoneName)])]),
                     ])])]), zone: z.zoneName)
                 }
+                if custom, caller.scope == .private, try !api.remoteTracking(z, as: caller).exists { try createZone() }
                 var start = 0
                 while start < plan.operations.count {
                     let batch = try uploadingAssets(Array(plan.operations[start..<min(start + RemoteFetch.pageSize, plan.operations.count)]), zone: z)
                     start += batch.count
                     var zoneID: [String: JSONValue] = ["zoneName": .string(z.zoneName)]
                     if let o = z.ownerRecordName { zoneID["ownerRecordName"] = .string(o) }
-                    let answer = try client.call(caller.scope, "records/modify", body: .object([
-                        "operations": .array(batch), "zoneID": .object(zoneID), "atomic": .bool(custom),
-                    ]), zone: z.zoneName)
+                    let body: JSONValue = .object(["operations": .array(batch), "zoneID": .object(zoneID), "atomic": .bool(custom)])
+                    let answer: JSONValue
+                    do {
+                        answer = try client.call(caller.scope, "records/modify", body: body, zone: z.zoneName)
+                    } catch let e as CloudKitError where e.code == .zoneNotFound && custom && caller.scope == .private {
+                        // The zone went from the remote (deleted, or the environment reset): made anew.
+                        try createZone()
+                        answer = try client.call(caller.scope, "records/modify", body: body, zone: z.zoneName)
+                    }
                     let done = try api.recordPushed(z, sent: batch, answers: answer["records"]?.arrayValue ?? [], as: caller)
                     outcome.saved += done.saved
                     outcome.deleted += done.deleted

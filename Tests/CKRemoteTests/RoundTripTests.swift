@@ -363,4 +363,21 @@ final class RoundTripTests: XCTestCase {
         XCTAssertEqual(pushed.zones.first?.outcome.saved, ["d-0001"], "the default zone goes non-atomic, with the base tag")
         try f.assertSame(zone: ZoneID.defaultZoneName)
     }
+
+    func testARemoteResetTakesItsDataAwayLocallyAndAPushPutsItBack() throws {
+        let f = try RemoteFixture()
+        try f.createZone(f.serverAPI, f.serverCaller(), "Lists")
+        try f.save(f.serverAPI, f.serverCaller(), zone: "Lists", items(5))
+        try f.pull()
+        // The development environment reset on the server (the Console's Reset, cktool reset-schema).
+        _ = try f.serverAPI.resetSchema(as: f.serverCaller())
+        let r = try f.pull()
+        XCTAssertEqual(r.merges.first { $0.zone.zoneName == "Lists" }?.report.deleted.count, 5, "\(r.json)")
+        XCTAssertEqual(try f.contents(f.localAPI, f.localCaller(), zone: "Lists").count, 0)
+        // Seeding it again from here: the zone is made anew and every record created.
+        try f.save(f.localAPI, f.localCaller(), zone: "Lists", items(3, prefix: "seed"))
+        let pushed = try f.push()
+        XCTAssertEqual(pushed.zones.first?.outcome.saved.count, 3, "\(pushed.json(dryRun: false))")
+        try f.assertSame(zone: "Lists")
+    }
 }
