@@ -167,12 +167,21 @@ package struct TrackedZone {
         return (f == nil) != (b == nil) || f?.tag != b?.tag
     }
 
+    /// The log, open for reading records back (one descriptor for all of them).
+    private let reader = LogReader()
+    final class LogReader {
+        var fd: Int32 = -1
+        deinit { if fd >= 0 { close(fd) } }
+    }
+
     /// The record a line holds.
     package func record(_ r: TrackedRecord?) throws -> JSONValue? {
         guard let r else { return nil }
-        let fd = open(log.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-        guard fd >= 0 else { throw FileSystem.failure("cannot open", log.path) }
-        defer { close(fd) }
+        if reader.fd < 0 {
+            reader.fd = open(log.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+            guard reader.fd >= 0 else { throw FileSystem.failure("cannot open", log.path) }
+        }
+        let fd = reader.fd
         var buf = [UInt8](repeating: 0, count: r.length)
         var got = 0
         while got < r.length {

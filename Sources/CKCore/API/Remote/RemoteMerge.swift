@@ -44,18 +44,26 @@ extension CloudKitAPI {
         // ck's own writes, not a client's request: no fault armed for an endpoint fails them.
         let ctx = try preflight(nil, writer, zones: [z.zoneName], need: .write)
         if caller.scope == .private, !z.zoneName.sameBytes(ZoneID.defaultZoneName) { _ = try ZoneLifecycle(ctx.db).create(z.zoneName) }
-        // A chunk of names at a time: memory stays flat whatever the zone's size.
+        // A chunk of names at a time, each its own commit, as a bulk load (`ck import`'s): the
+        // indexes are made once at the end, and a zone nobody else writes meanwhile is not read
+        // back. Memory stays flat whatever the zone's size.
+        ctx.db.defersIndexMaintenance = true
+        let load = BulkLoad(zone: z.zoneName)
+        let before = try ctx.db.zone(z.zoneName).history.head()
+        defer {
+            if ((try? ctx.db.zone(z.zoneName).history.head()) ?? before) > before { try? ctx.db.finishBulkLoad(load) } else { load.discard() }
+        }
         var at = 0
         while at < pending.count {
             let chunk = pending[at..<min(at + Limits.operationsPerBatch, pending.count)]
             at += chunk.count
-            try mergeChunk(Array(chunk), state: state, log: log, strategy: strategy, fetchAsset: fetchAsset, zone: z, ctx: ctx, into: &report)
+            try mergeChunk(Array(chunk), state: state, log: log, strategy: strategy, fetchAsset: fetchAsset, zone: z, ctx: ctx, load: load, into: &report)
         }
         return report
     }
 
     private func mergeChunk(_ names: [NameKey], state: TrackedZone, log: RemoteTrackingLog, strategy: MergeStrategy,
-                            fetchAsset: ((String, String) throws -> [UInt8])?, zone z: RemoteZone, ctx: RequestContext,
+                            fetchAsset: ((String, String) throws -> [UInt8])?, zone z: RemoteZone, ctx: RequestContext, load: BulkLoad,
                             into report: inout MergeReport) throws {
         let snapshot = try ctx.db.zone(z.zoneName).snapshot()
         var ops: [JSONValue] = []
@@ -92,7 +100,7 @@ extension CloudKitAPI {
             let uploaded = try fetchAsset.map { try Self.assetBytes(in: ops.map { .object(["record": .object(Self.rawFields(of: $0))]) }, fetch: $0) } ?? [:]
             let request = try ModifyRequest.parse(.object(["operations": .array(ops.map(Self.withoutRemote)), "atomic": false, "zoneID": .object(["zoneName": .string(z.zoneName)])]))
             try ensureUserRecords(request.operations.filter { $0.type != .create }.compactMap(\.recordName), zone: z.zoneName, caller: ctx.caller)
-            let outcome = try ctx.db.modify(zone: z.zoneName, ModifyBatch(request.operations, atomic: false, assets: uploaded, options: ctx.options))
+            let outcome = try ctx.db.modify(zone: z.zoneName, ModifyBatch(request.operations, atomic: false, assets: uploaded, bulk: load, options: ctx.options))
             let results = try outcome.results.map { try ctx.gate.admitWritten($0) }
             for (op, result) in zip(ops, results) {
                 let name = op["record"]?["recordName"]?.stringValue ?? ""
