@@ -4,9 +4,9 @@ import CKModel
 extension RemoteCommands {
     static let add: CommandSpec = CommandSpec(synopsis: "NAME URL", summary: "Name a CloudKit Web Services container and environment as a remote",
         details: """
-        URL is a Web Services prefix with its container and environment:
-        https://api.apple-cloudkit.com/database/1/iCloud.com.example.App/development, or
-        http://127.0.0.1:8484/database/1/iCloud.com.example.App/development for a 'ck serve'. The
+        URL is a Web Services prefix with its container and environment,
+        https://api.apple-cloudkit.com/database/1/CONTAINER/ENV (ENV: development or
+        production), or http://127.0.0.1:8484/database/1/CONTAINER/ENV for a 'ck serve'. The
         database is chosen per command (--db), never by the remote. Prints the remote as
         'ck remote show' does; a production remote is marked "production": true, and every
         write to it needs --yes. Credentials: 'ck remote login NAME' or 'ck remote key set NAME'.
