@@ -81,7 +81,7 @@ package struct AppendLog {
     // MARK: appending
 
     /// Appends `entries` (each the bytes of one line, without its newline) as one commit, and
-    /// returns the new head. For `recorded`, the owner commits it by recording `head.end`;
+    /// returns the new head (for `wholeLines`, its `seq` counts only the lines appended). For `recorded`, the owner commits it by recording `head.end`;
     /// for `index`, a failure after the commit point is `CommittedButNotSynced`.
     @discardableResult
     package func append(_ entries: [[UInt8]]) throws -> Head {
@@ -100,13 +100,16 @@ package struct AppendLog {
         defer { close(f) }
         let committed: Head
         switch commit {
+        case .index: preconditionFailure("an indexed log is appended by appendIndexed")
         case .recorded(let end):
             committed = Head(seq: 0, end: end)
             if ftruncate(f, off_t(end)) != 0 { throw FileSystem.failure("cannot truncate", path) }
             try FileSystem.writeAt(f, bytes, offset: end, path: path, rollback: true)
             try FileSystem.fsync(f, path: path)
-        default:
-            committed = try head(dir)
+        case .wholeLines:
+            // Only where the last whole line ends matters here: found from the end, so an
+            // append costs the same whatever the log's length (`seq` is not counted).
+            committed = Head(seq: 0, end: try wholeLinesEnd(dir))
             var st = stat()
             guard fstat(f, &st) == 0 else { throw FileSystem.failure("cannot stat", path) }
             if Int64(st.st_size) > committed.end { try dir.truncate(name, to: committed.end) }

@@ -45,6 +45,28 @@ extension AppendLog {
         }
     }
 
+    /// Where a whole-lines log's last whole line ends, read from the end backwards: what an
+    /// append needs, at the cost of the torn tail (if any) and the last line, not of the log.
+    func wholeLinesEnd(_ dir: Directory) throws -> Int64 {
+        guard let f = try dir.openFile(name) else { return 0 }
+        defer { close(f) }
+        var st = stat()
+        guard fstat(f, &st) == 0 else { throw FileSystem.failure("cannot stat", path) }
+        var end = Int64(st.st_size)
+        let chunk = 65536
+        var buffer = [UInt8](repeating: 0, count: chunk)
+        while end > 0 {
+            let start = max(0, end - Int64(chunk))
+            let want = Int(end - start)
+            let n = buffer.withUnsafeMutableBytes { pread(f, $0.baseAddress, want, off_t(start)) }
+            if n < 0 { if errno == EINTR { continue }; throw FileSystem.failure("cannot read", path) }
+            guard n == want else { throw FileSystem.failure("short read of", path, errno: EIO) }
+            if let nl = buffer[0..<want].lastIndex(of: 0x0A) { return start + Int64(nl) + 1 }
+            end = start
+        }
+        return 0
+    }
+
     /// A whole-lines log's head: its whole lines, and where the last one ends.
     func wholeLinesHead(_ dir: Directory) throws -> Head {
         guard let bytes = try dir.read(name) else { return Head(seq: 0, end: 0) }
