@@ -271,7 +271,7 @@ public final class WebServicesClient {
         if remote.url.scheme == "http", url.hasPrefix(origin + "/") { return try http.send(request(String(url.dropFirst(origin.count)))) }
         if url.hasPrefix("https://") { return try http.send(request(url)) }
         guard url.hasPrefix("http://"), let other = try? RemoteURL.authority(url) else {
-            throw CloudKitError(.badRequest, "remote '\(remote.name)' handed out an address ck cannot use: \(Names.describe(url))")
+            throw CloudKitError(.badRequest, "remote '\(remote.name)' handed out an address that is neither http:// nor https:// (not shown: it may carry a token)")
         }
         let client = others[other.origin] ?? RemoteConnection.plainClient(host: other.host, port: other.port)
         others[other.origin] = client
