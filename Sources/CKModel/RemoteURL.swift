@@ -16,7 +16,7 @@ public struct RemoteURL: Equatable, Sendable, CustomStringConvertible {
 
     public init(_ text: String) throws {
         func bad(_ why: String) -> CloudKitError {
-            CloudKitError.badRequest("'\(text)' is not a Web Services URL: \(why) (expected https://\(RemoteURL.appleHost)/database/1/CONTAINER/development|production)")
+            CloudKitError.badRequest("'\(RemoteURL.shown(text))' is not a Web Services URL: \(why) (expected https://\(RemoteURL.appleHost)/database/1/CONTAINER/development|production)")
         }
         let a: Authority
         do { a = try RemoteURL.authority(text) } catch let e as CloudKitError { throw bad(e.reason) }
@@ -54,6 +54,19 @@ public struct RemoteURL: Equatable, Sendable, CustomStringConvertible {
     public var description: String { origin + mount + "/database/1/" + container + "/" + environment.rawValue }
 
     public var isProduction: Bool { environment == .production }
+
+    /// A URL as a message may show it: no user information, query or fragment, which is where
+    /// a token typed by mistake would be.
+    public static func shown(_ text: String) -> String {
+        var s = Substring(text)
+        var cut = false
+        if let q = s.firstIndex(where: { $0 == "?" || $0 == "#" }) { s = s[..<q]; cut = true }
+        if let scheme = s.range(of: "://"), let at = s[scheme.upperBound...].prefix(while: { $0 != "/" }).lastIndex(of: "@") {
+            s = s[..<scheme.upperBound] + "…" + s[at...]
+            cut = true
+        }
+        return Names.describe(String(s)) + (cut ? "…" : "")
+    }
 
     /// The scheme, host and port of an http(s) URL, and the rest after them.
     public struct Authority: Sendable {

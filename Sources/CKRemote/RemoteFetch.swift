@@ -75,7 +75,7 @@ public struct RemoteFetch {
             let answer: JSONValue
             do {
                 answer = try client.call(caller.scope, "changes/database", body: .object(body))
-            } catch let e as CloudKitError where token != nil && (e.code == .changeTokenExpired || (e.code == .badRequest && e.reason.contains("token"))) {
+            } catch let e as CloudKitError where token != nil && (e.code == .changeTokenExpired || (e.code == .badRequest && client.lastServerReason?.contains("token") == true)) {
                 // An expired token, or one the database no longer knows (a reset): list every
                 // zone again; a tracked zone the listing lacks is gone.
                 client.notice("remote '\(remote)': the database's change token is no longer valid (\(e.code.rawValue)); listing its zones again")
@@ -190,7 +190,7 @@ public struct RemoteFetch {
                 let answer: JSONValue
                 do {
                     answer = try client.call(caller.scope, "records/query", body: .object(body), zone: z.zoneName)
-                } catch var e as CloudKitError where e.code == .badRequest && e.reason.contains("queryable") {
+                } catch var e as CloudKitError where e.code == .badRequest && client.lastServerReason?.contains("queryable") == true {
                     e.reason += "; add to the schema: RECORD TYPE \(type) ( \"___recordID\" REFERENCE QUERYABLE, … ) — an unfiltered query needs recordName queryable"
                     throw e
                 }

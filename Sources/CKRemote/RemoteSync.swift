@@ -90,6 +90,9 @@ public struct RemotePush {
     }
 
     public func run(localZones: [String]) throws -> PushReport {
+        if caller.scope == .shared {
+            throw CloudKitError.badRequest("remote '\(client.remote.name)': the shared database cannot be pushed from a local store yet; push the private or public database (--db)")
+        }
         var report = PushReport()
         let remote = client.remote.name
         var targets = try api.trackedZones(remote: remote, as: caller)

@@ -44,6 +44,17 @@ public final class WebServicesClient {
     public var waited: Double { pacer.waited }
     /// Bytes of answers received so far (progress).
     public private(set) var bytesReceived = 0
+    /// The `reason` of the last error answer, as the server wrote it.
+    public private(set) var lastServerReason: String?
+
+    /// A write whose request may have reached the server before the failure: whether it was
+    /// applied is not known.
+    func unknownOutcome(_ e: CloudKitError) -> CloudKitError {
+        var e = e
+        e.reason += "; the request may have been applied: run 'ck pull', then 'ck push' again"
+        return e
+    }
+
     /// The sign-in address the last 421 AUTHENTICATION_REQUIRED gave.
     public private(set) var redirectURL: String?
 
@@ -75,6 +86,9 @@ public final class WebServicesClient {
     /// 2xx; throws the CloudKit error of anything else, after the waits pacing allows.
     public func call(_ scope: DatabaseScope, _ operation: String, body: JSONValue? = nil, zone: String? = nil) throws -> JSONValue {
         let path = remote.url.path(scope, operation)
+        // A write that may have reached the server is not sent again on a failure that does
+        // not say it was refused (a dropped connection, a 5xx): it may have been applied.
+        let idempotent = !["records/modify", "zones/modify", "assets/upload", "subscriptions/modify"].contains(operation)
         let bytes = body.map { Array(JSONWriter.compact($0).utf8) }
         var attempt = 0
         while true {
@@ -85,8 +99,8 @@ public final class WebServicesClient {
             } catch let e as HTTPClientError {
                 let failure = CloudKitError(.networkFailure, "remote '\(remote.name)': \(e.message)")
                 if e.kind == .transport, e.message.contains("certificate") { throw failure }
-                if attempt < pacer.policy.retries, pacer.wait(Pacer.backoff(attempt)) { attempt += 1; continue }
-                throw failure
+                if idempotent, attempt < pacer.policy.retries, pacer.wait(Pacer.backoff(attempt)) { attempt += 1; continue }
+                throw idempotent ? failure : unknownOutcome(failure)
             }
             bytesReceived += response.body.count
             // The HTTPS helper's own answer: the request never reached the server.
@@ -95,8 +109,8 @@ public final class WebServicesClient {
                 let failure = CloudKitError(.networkFailure, "remote '\(remote.name)': \(why.isEmpty ? kind : why)")
                 // A certificate or TLS refusal is not cured by waiting.
                 if kind == "certificate" || kind == "tls" || kind == "other" { throw failure }
-                if attempt < pacer.policy.retries, pacer.wait(Pacer.backoff(attempt)) { attempt += 1; continue }
-                throw failure
+                if idempotent || kind == "dns" || kind == "connect", attempt < pacer.policy.retries, pacer.wait(Pacer.backoff(attempt)) { attempt += 1; continue }
+                throw idempotent ? failure : unknownOutcome(failure)
             }
             let json = try? JSONParser.parse(response.body)
             if (200..<300).contains(response.status) {
@@ -105,6 +119,9 @@ public final class WebServicesClient {
                 return json
             }
             var error = remoteError(response, json: json, operation: operation, zone: zone)
+            lastServerReason = json?["reason"]?.stringValue
+            let refused = error.code == .throttled || response.status == 429 || response.status == 503 || error.code == .tryAgainLater
+            if !idempotent, !refused, (500..<600).contains(response.status) { throw unknownOutcome(error) }
             if let delay = retryDelay(response, error, raw: json?["serverErrorCode"]?.stringValue, attempt: attempt) {
                 let shown = delay < 10 ? String(format: "%.1f", delay) : String(Int(delay.rounded()))
                 guard pacer.wait(delay) else {
@@ -121,14 +138,20 @@ public final class WebServicesClient {
 
     /// How long to wait before a failed request is sent again; nil: it is not retried.
     func retryDelay(_ response: HTTPClientResponse, _ e: CloudKitError, raw: String?, attempt: Int) -> Double? {
+        // A wait the server asks for is honoured, but never below the backoff (a 0 would spin)
+        // nor past a bounded number of attempts; what is not a finite, non-negative number of
+        // seconds is no wait.
+        func asked(_ s: Double?) -> Double? {
+            guard let s, s.isFinite, s >= 0, attempt < pacer.policy.retries * 4 else { return nil }
+            return max(s, Pacer.backoff(attempt, jitter: 0))
+        }
+        let header = response.header("Retry-After").flatMap { Double($0.trimmingCharacters(in: .whitespaces)) }
         if e.code == .throttled || response.status == 429 {
-            if let r = e.retryAfter { return Double(max(r, 0)) }
-            if let h = response.header("Retry-After"), let s = Double(h) { return s }
+            if let s = asked(e.retryAfter.map(Double.init) ?? header) { return s }
             return attempt < pacer.policy.retries ? Pacer.backoff(attempt) : nil
         }
         if response.status == 503 || e.code == .tryAgainLater || e.code == .serviceUnavailable {
-            if let h = response.header("Retry-After"), let s = Double(h.trimmingCharacters(in: .whitespaces)) { return s }
-            if let r = e.retryAfter { return Double(r) }
+            if let s = asked(header ?? e.retryAfter.map(Double.init)) { return s }
         }
         if (500..<600).contains(response.status) || raw == "ZONE_BUSY" {
             return attempt < pacer.policy.retries ? Pacer.backoff(attempt) : nil

@@ -237,4 +237,26 @@ final class RemoteTrackingTests: XCTestCase {
         XCTAssertEqual(try t.api.mergeRemote(z, as: c.caller).deleted, ["b"])
         XCTAssertEqual(try c.records(zone: ZoneID.defaultZoneName).keys.sorted(), ["a", "o"])
     }
+
+    func testGarbageAfterTheLastCommitIsNoStateButInsideAChangeIsDamageNamed() throws {
+        let (t, c) = try setUpStore()
+        try t.api.saveFetched(FetchedPage(records: [remoteRecord("a", tag: "1", title: "A")], syncToken: "t1"), for: zone, as: c.caller)
+        let log = try t.directory() + "/remotes/origin/zones/Lists.log"
+        func add(_ text: String) throws {
+            let h = try XCTUnwrap(FileHandle(forWritingAtPath: log))
+            h.seekToEndOfFile()
+            h.write(Data(text.utf8))
+            h.closeFile()
+        }
+        // What a crash with delayed allocation leaves: whole lines of zeros.
+        try add(String(repeating: "\u{0}", count: 40) + "\n")
+        XCTAssertEqual(try t.api.remoteTracking(zone, as: c.caller).syncToken, "t1")
+        try t.api.saveFetched(FetchedPage(syncToken: "t2"), for: zone, as: c.caller)
+        XCTAssertEqual(try t.api.remoteTracking(zone, as: c.caller).syncToken, "t2", "the next begin drops it")
+        // A damaged line inside a committed change is named, with what to do.
+        try add("{\"begin\":true}\nnot json\n{\"commit\":true,\"syncToken\":\"t3\"}\n")
+        XCTAssertThrowsError(try t.api.remoteTracking(zone, as: c.caller)) { e in
+            XCTAssertTrue((e as? CloudKitError)?.reason.contains("ck fetch") == true, "\(e)")
+        }
+    }
 }

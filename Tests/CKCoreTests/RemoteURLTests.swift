@@ -40,4 +40,16 @@ final class RemoteURLTests: XCTestCase {
             }
         }
     }
+
+    func testAnErrorNeverEchoesWhatMayBeASecret() {
+        for url in ["https://api.apple-cloudkit.com/database/1/iCloud.x/development?ckWebAuthToken=SECRET-TOKEN",
+                    "https://me:SECRET-TOKEN@api.apple-cloudkit.com/database/1/iCloud.x/development",
+                    "https://api.apple-cloudkit.com/database/1/iCloud.x/staging#SECRET-TOKEN"] {
+            XCTAssertThrowsError(try RemoteURL(url)) { e in
+                let reason = (e as? CloudKitError)?.reason ?? ""
+                XCTAssertFalse(reason.contains("SECRET"), reason)
+                XCTAssertTrue(reason.contains("api.apple-cloudkit.com"), reason)
+            }
+        }
+    }
 }

@@ -84,4 +84,23 @@ final class WireReplayTests: XCTestCase {
             XCTAssertTrue((e as? CloudKitError)?.reason.contains(#""___recordID" REFERENCE QUERYABLE"#) == true, "\(e)")
         }
     }
+
+    func testAskedForWaitsAreBoundedAndAWriteIsNeverSentTwiceAfterA5xx() throws {
+        let f = try RemoteFixture()
+        let zero = Array(#"{"serverErrorCode":"THROTTLED","reason":"slow down","retryAfter":0}"#.utf8)
+        let throttled = ScriptedStream(Array(repeating: (429, zero), count: 50))
+        let c = WebServicesClient(remote: f.remote, credentials: Credentials(apiToken: "t", webAuthToken: "w"), store: nil,
+                                  http: HTTPClient(connect: { throttled }, host: "h"),
+                                  pacer: Pacer(PacingPolicy(rate: nil, maxWait: 1000, retries: 2), sleep: { _ in }, now: { 0 }), notice: { _ in })
+        XCTAssertThrowsError(try c.call(.private, "zones/list")) { e in XCTAssertEqual((e as? CloudKitError)?.code, .throttled) }
+        XCTAssertLessThanOrEqual(throttled.requests.count, 9, "a retryAfter of 0 does not spin")
+        XCTAssertGreaterThan(c.waited, 0, "and is waited as the backoff at least")
+
+        let failing = ScriptedStream(Array(repeating: (500, Array(#"{"serverErrorCode":"INTERNAL_ERROR","reason":"oops"}"#.utf8)), count: 5))
+        let w = client(f, failing)
+        XCTAssertThrowsError(try w.call(.private, "records/modify", body: .object(["operations": .array([])]))) { e in
+            XCTAssertTrue((e as? CloudKitError)?.reason.contains("may have been applied") == true, "\(e)")
+        }
+        XCTAssertEqual(failing.requests.count, 1, "a write that may have been applied is not sent again")
+    }
 }

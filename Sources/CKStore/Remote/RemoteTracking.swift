@@ -85,10 +85,20 @@ package struct RemoteTrackingLog {
         var pending: [(JSONValue, Int64, Int)] = []
         var at: Int64 = 0
         var line = 0
+        // A line that is no entry is damage only if a commit line follows it; after the last
+        // commit it is what a crash left of an append, and no state.
+        var damaged: Int?
         try log.forEachEntry { bytes, next in
             line += 1
             guard let e = try? JSONParser.parse(Array(bytes)), e.objectValue != nil else {
-                throw CloudKitError.internalError("\(log.path): line \(line) is not a tracking entry (run 'ck fsck')")
+                damaged = damaged ?? line
+                at = next
+                return true
+            }
+            if let d = damaged, e["commit"]?.boolValue == true || e["begin"]?.boolValue == true {
+                if e["begin"]?.boolValue == true { damaged = nil } else {
+                    throw CloudKitError.internalError("\(log.path): line \(d) is not a tracking entry; remove the file and run 'ck fetch' to fetch the zone again")
+                }
             }
             if e["begin"]?.boolValue == true {
                 // What an append that never committed left before this one is dropped.
@@ -125,7 +135,6 @@ package struct TrackedZone {
     package var cursor: [String: JSONValue] = [:]
     /// The fetch since the last reset reached the end of the feed (or of every query).
     package var complete = false
-    package var changes = 0
     /// Query scans begun, and the scan each fetched record was last seen in: a record a whole
     /// scan did not see is gone from the remote (a query reports no deletions).
     package var scan = 0
@@ -155,7 +164,6 @@ package struct TrackedZone {
     }
 
     mutating func commit(_ e: JSONValue) {
-        changes += 1
         if let t = e["syncToken"] { syncToken = t.stringValue }
         if let c = e["cursor"]?.objectValue { for (k, v) in c { cursor[k] = v } }
         if let c = e["complete"]?.boolValue { complete = c }
@@ -191,7 +199,7 @@ package struct TrackedZone {
             got += n
         }
         guard let e = try? JSONParser.parse(buf), let rec = e["f"] ?? e["b"] else {
-            throw CloudKitError.internalError("\(log.path): no record at byte \(r.offset) (run 'ck fsck')")
+            throw CloudKitError.internalError("\(log.path): no record at byte \(r.offset); remove the file and run 'ck fetch' to fetch the zone again")
         }
         return rec
     }

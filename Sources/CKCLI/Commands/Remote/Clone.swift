@@ -26,9 +26,8 @@ extension RemoteCommands {
         try running(inv) {
             let p = try inv.positionals(min: 1, max: 2, what: "URL or remote name, and a directory")
             let url: RemoteURL
-            if let u = try? RemoteURL(p[0]) { url = u } else if p[0].contains("://") {
-                do { _ = try RemoteURL(p[0]) } catch let e as CloudKitError { throw inv.usageError(e.reason) }
-                throw inv.usageError("'\(p[0])' is not a Web Services URL")
+            if p[0].contains("://") {
+                do { url = try RemoteURL(p[0]) } catch let e as CloudKitError { throw inv.usageError(e.reason) }
             } else { url = try inv.api.remote(named: p[0]).url }
             var base = p.count > 1 ? p[1] : String(url.container.split(separator: ".").last ?? "clone")
             if !base.hasPrefix("/") { base = inv.io.currentDirectory + "/" + base }

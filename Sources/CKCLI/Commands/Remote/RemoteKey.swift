@@ -61,7 +61,9 @@ extension RemoteCommands {
 
     static func keyRemote(_ inv: Invocation) throws -> RemoteEntry {
         let target = try inv.positionals(min: 1, max: 1, what: "remote name or URL")[0]
-        if let url = try? RemoteURL(target) { return RemoteEntry(name: url.container, url: url, added: 0) }
+        if target.contains("://") {
+            do { let url = try RemoteURL(target); return RemoteEntry(name: url.container, url: url, added: 0) } catch let e as CloudKitError { throw inv.usageError(e.reason) }
+        }
         return try inv.api.remote(named: target)
     }
 }

@@ -29,7 +29,11 @@ extension RemoteCommands {
         """) { inv in
         let target = try inv.positionals(min: 1, max: 1, what: "remote name or URL")[0]
         let remote: RemoteEntry
-        if let url = try? RemoteURL(target) { remote = RemoteEntry(name: url.container, url: url, added: 0) } else { remote = try inv.api.remote(named: target) }
+        if target.contains("://") {
+            let url: RemoteURL
+            do { url = try RemoteURL(target) } catch let e as CloudKitError { throw inv.usageError(e.reason) }
+            remote = RemoteEntry(name: url.container, url: url, added: 0)
+        } else { remote = try inv.api.remote(named: target) }
         let env = inv.io.environment
         let store = try CredentialStore.standard(env: env)
         let stored = try store.credentials(for: remote.url)
@@ -59,6 +63,11 @@ extension RemoteCommands {
                                       pacing: PacingPolicy(rate: nil, maxWait: 30), notice: { inv.io.writeErr("ck: \($0)\n") })
         let me = try check.call(.public, "users/caller")
         let user = me["userRecordName"]?.stringValue ?? me["users"]?.arrayValue?.first?["userRecordName"]?.stringValue
+        // A callback on loopback is open to any local page or process while ck waits: a session
+        // that is not the user's own would send their pushes elsewhere. Said, never silent.
+        if let before = stored.userRecordName, let now = user, before != now {
+            inv.io.writeErr("ck: warning: this sign-in is user \(now), not \(before) as before; if you did not mean to switch users, sign in again\n")
+        }
         try store.update(remote.url) { c in
             c.apiToken = apiToken
             c.webAuthToken = check.credentials.webAuthToken

@@ -70,7 +70,11 @@ extension CloudKitAPI {
         var agreed: [JSONValue] = [], agreedDeleted: [String] = []
         for key in names {
             let fetched = try state.fetchedRecord(key), base = try state.baseRecord(key)
-            let local = try snapshot.record(named: key.string).flatMap { try ctx.gate.canRead($0) ? $0.json() : nil }
+            let stored = try snapshot.record(named: key.string)
+            // A record here the caller may not read is not theirs to replace: a conflict.
+            if let r = stored, try !ctx.gate.canRead(r) { report.conflicts.append(key.string); continue }
+            let local = stored?.json()
+            let localTag = stored?.recordChangeTag
             let takeRemote: Bool
             if RemoteRecordContent.same(local, base) {
                 takeRemote = true
@@ -87,10 +91,14 @@ extension CloudKitAPI {
                 }
             }
             guard takeRemote else { continue }
+            // Written on the condition that the record is still as the merge saw it (its tag, or
+            // absent): a change made here meanwhile is a conflict, never overwritten.
             if let f = fetched {
-                ops.append(.object(["operationType": "forceReplace", "record": .object(Self.localCopy(of: f)), "remote": f]))
-            } else if local != nil {
-                ops.append(.object(["operationType": "forceDelete", "record": .object(["recordName": .string(key.string)])]))
+                var r = Self.localCopy(of: f)
+                if let t = localTag { r["recordChangeTag"] = .string(t) }
+                ops.append(.object(["operationType": .string(localTag == nil ? "create" : "replace"), "record": .object(r), "remote": f]))
+            } else if let t = localTag {
+                ops.append(.object(["operationType": "delete", "record": .object(["recordName": .string(key.string), "recordChangeTag": .string(t)])]))
             } else {
                 agreedDeleted.append(key.string)
             }
@@ -110,8 +118,10 @@ extension CloudKitAPI {
                     let remote = Self.rawFields(of: op)
                     if !remote.isEmpty { taken.append(.object(remote)) }
                 case .deleted: report.deleted.append(name); gone.append(name)
+                case .failed(let e) where e.code == .conflict || e.code == .exists:
+                    report.conflicts.append(name)
                 case .failed(let e):
-                    if e.code == .notFound, op["operationType"]?.stringValue == "forceDelete" { gone.append(name) } else { report.failures.append(e) }
+                    if e.code == .notFound, op["operationType"]?.stringValue == "delete" { gone.append(name) } else { report.failures.append(e) }
                 }
             }
         }

@@ -38,9 +38,10 @@ extension CloudKitAPI {
             return try deletionsOnly(state, force: force, into: &plan)
         }
         try zone.snapshot().forEachRecord { record in
-            guard try ctx.gate.canRead(record) else { return true }
             let key = NameKey(record.recordName)
+            // Seen even when the caller may not read it: a record here is never a deletion.
             seen.insert(key)
+            guard try ctx.gate.canRead(record) else { return true }
             let local = record.response(style, withZoneID: false)
             let base = try state.baseRecord(key), fetched = try state.fetchedRecord(key)
             if let base {
