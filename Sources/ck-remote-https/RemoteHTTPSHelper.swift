@@ -87,7 +87,8 @@ struct RemoteHTTPSHelper {
         switch sessions.perform(urlRequest) {
         case .answered(let response, let body):
             var headers: [(name: String, value: String)] = []
-            for (name, value) in response.allHeaderFields {
+            // The server's own X-CK-Transport-Error would pass for the helper's: never relayed.
+            for (name, value) in response.allHeaderFields where "\(name)".lowercased() != "x-ck-transport-error" {
                 headers.append(("\(name)", "\(value)"))
             }
             headers.sort { $0.name.lowercased() < $1.name.lowercased() }
