@@ -96,11 +96,13 @@ public struct RemoteFetch {
             if answer["moreComing"]?.boolValue != true { break }
         }
         for z in try api.trackedZones(remote: remote, as: caller) where !changed.contains(z) && !deleted.contains(z) && wantsZone(z.zoneName) {
+            // The private default zone has no feed: it is never listed as changed.
+            if z.zoneName.sameBytesAs(ZoneID.defaultZoneName) { continue }
+            let tracked = try api.remoteTracking(z, as: caller)
             if fromScratch {
-                // A whole listing without the zone: it is gone from the remote (the private
-                // default zone has no feed, and is never listed as changed).
-                if !z.zoneName.sameBytesAs(ZoneID.defaultZoneName), try api.remoteTracking(z, as: caller).fetched > 0 || (try api.remoteTracking(z, as: caller).complete) { deleted.append(z) }
-            } else if try !api.remoteTracking(z, as: caller).complete {
+                // A whole listing without the zone: it is gone from the remote.
+                if tracked.fetched > 0 || tracked.complete { deleted.append(z) }
+            } else if !tracked.complete {
                 // Zones tracked but never completed (a fetch interrupted before the database
                 // token was saved) go on too.
                 changed.append(z)

@@ -20,11 +20,7 @@ extension RemoteCommands {
             let remote = try RemoteCommands.remote(inv, try inv.positionals(max: 1, what: "remote name").first)
             let client = try open(inv, remote)
             defer { client.close() }
-            var f = RemoteFetch(api: inv.api, client: client, caller: try caller(inv, remote))
-            f.zones = inv.globals.zones
-            f.types = types(inv)
-            f.prune = inv.args.has("--prune")
-            f.progress = progress(inv, client)
+            let f = try fetch(inv, client, remote)
             let r = try f.run()
             endProgress(inv)
             inv.print(DocumentBody(PullReport(fetch: r).json.objectValue?.filter { $0.key == "fetched" } ?? [:]))
@@ -52,11 +48,7 @@ extension RemoteCommands {
             let remote = try RemoteCommands.remote(inv, try inv.positionals(max: 1, what: "remote name").first)
             let client = try open(inv, remote)
             defer { client.close() }
-            var f = RemoteFetch(api: inv.api, client: client, caller: try caller(inv, remote))
-            f.zones = inv.globals.zones
-            f.types = types(inv)
-            f.prune = inv.args.has("--prune")
-            f.progress = progress(inv, client)
+            let f = try fetch(inv, client, remote)
             var pull = RemotePull(fetch: f)
             pull.strategy = inv.args.has("--theirs") ? .theirs : inv.args.has("--ours") ? .ours : .none
             let r = try pull.run()
@@ -103,6 +95,17 @@ extension RemoteCommands {
             }
             return r.failures > 0 ? ExitCode.partialFailure : ExitCode.success
         }
+    }
+
+    /// The fetch `ck fetch` and `ck pull` make: the zones (--zone), record types (--types),
+    /// --prune and progress the command line gives.
+    static func fetch(_ inv: Invocation, _ client: WebServicesClient, _ remote: RemoteEntry) throws -> RemoteFetch {
+        var f = RemoteFetch(api: inv.api, client: client, caller: try caller(inv, remote))
+        f.zones = inv.globals.zones
+        f.types = types(inv)
+        f.prune = inv.args.has("--prune")
+        f.progress = progress(inv, client)
+        return f
     }
 
     static func types(_ inv: Invocation) -> [String] {
