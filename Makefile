@@ -76,13 +76,16 @@ debug:
 # a full disk at every one, kill -9 at random moments (KillLoopTests, a bulk import's), links
 # planted at every level of a store, each attacked by every kind of command, and the index and
 # paging answers compared with scans over thousands of records (IndexTests, QueryAllTests).
-# `make test` skips them; `make stress` runs them on the release build.
+# `make test` skips them; `make stress` runs them on the debug binary `make test` tested (CI's
+# clean build is then one build, not two); `make && make stress STRESS_CK=.build/release/ck` runs
+# them on the release binary.
 STRESS_TESTS = EndToEndTests\.(CrashRecoveryTests|FullDiskTests|KillLoopTests|IndexTests|QueryAllTests)|EndToEndTests\.PurgeAndDropTests/testAPurgeInterruptedByACrashIsFinishedOnce|EndToEndTests\.BulkImportTests/testAKilledImportThenAnotherWriteLosesNothingItReported|EndToEndTests\.HostilePathTests/testPlantedLinks
-# Loops `make test` runs once that `make stress` also runs, on the release build.
+# Loops `make test` runs once that `make stress` runs again, longer.
 SCALED_TESTS = EndToEndTests\.(ConcurrentReaderTests|ConcurrencyTests|HostilePathTests)
 # How much longer `make stress` runs the random loops than once (`make stress SCALE=1`: once,
 # as CI does).
 SCALE ?= 10
+STRESS_CK ?= .build/debug/ck
 
 # Builds the debug binary first: the end-to-end tests run it. The in-process tests run two at
 # a time (--parallel: each in a process of its own, in its own temporary directory; ck serve's
@@ -96,8 +99,8 @@ test: debug
 bench: build
 	bash bench/run.sh
 
-stress: build
-	SCALE=$(SCALE) STRESS_TESTS='$(STRESS_TESTS)|$(SCALED_TESTS)' bash bench/stress.sh
+stress: debug
+	CK=$(abspath $(STRESS_CK)) SCALE=$(SCALE) STRESS_TESTS='$(STRESS_TESTS)|$(SCALED_TESTS)' bash bench/stress.sh
 
 # Copies what `make` built; builds nothing.
 install:

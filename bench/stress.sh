@@ -4,13 +4,14 @@
 # operation, a full disk at every one, planted links, index and paging answers against scans —
 # and the loops it also runs, on this ck. Prints what it checks, writes the figures to bench/out/stress.txt, and
 # exits non-zero on the first broken promise.
-# Environment: CK=path/to/ck (default .build/release/ck), STRESS_TESTS (the XCTest suites to
+# Environment: CK=path/to/ck (default .build/debug/ck, the binary `make test`
+# ran), STRESS_TESTS (the XCTest suites to
 # run, a --filter expression: the Makefile's STRESS_TESTS and SCALED_TESTS), SCALE=10 (how many
 # times longer the random loops run than once, and the concurrent writes than 900; 1 in CI),
 # WRITERS=8, PER_WRITER=100*SCALE, UPDATERS=4, PER_UPDATER=25*SCALE.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-CK=${CK:-$PWD/.build/release/ck}
+CK=${CK:-$PWD/.build/debug/ck}
 SCALE=${SCALE:-10}
 TESTS=${STRESS_TESTS:?"which XCTest suites to run: run this with 'make stress'"}
 WRITERS=${WRITERS:-8}; PER_WRITER=${PER_WRITER:-$((100 * SCALE))}
@@ -19,7 +20,7 @@ OUT=$PWD/bench/out; mkdir -p "$OUT"; LOG=$OUT/stress.txt; : > "$LOG"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/ck-stress.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 export CK_DATA_DIR=$WORK/data
-[ -x "$CK" ] || { echo "stress: no ck binary at $CK (run 'make build')" >&2; exit 1; }
+[ -x "$CK" ] || { echo "stress: no ck binary at $CK (run 'make debug')" >&2; exit 1; }
 
 say() { echo "$*" | tee -a "$LOG"; }
 fail() { say "FAIL: $*"; exit 1; }
