@@ -46,11 +46,6 @@ public struct RemoteFetch {
     var remote: String { client.remote.name }
 
     public func run() throws -> FetchReport {
-        // Locally, a shared zone belongs to its owner's private database, and the owner is not
-        // a user of this data directory: not modelled yet (Docs/remote.md, "Not yet").
-        if caller.scope == .shared {
-            throw CloudKitError.badRequest("remote '\(remote)': the shared database cannot be fetched into a local store yet; clone the private or public database (--db)")
-        }
         var report = FetchReport()
         if caller.scope != .public {
             try fetchFeeds(&report)

@@ -45,7 +45,7 @@ public struct RemotePull {
         for z in zones {
             let m = try fetch.api.mergeRemote(z, strategy: strategy, fetchAsset: { url, _ in
                 try client.download(url, limit: Int(Limits.assetBytes))
-            }, as: fetch.caller)
+            }, remoteUser: { try client.callerRecordName() }, as: fetch.caller)
             report.merges.append((z, m))
         }
         return report
@@ -90,13 +90,11 @@ public struct RemotePush {
     }
 
     public func run(localZones: [String]) throws -> PushReport {
-        if caller.scope == .shared {
-            throw CloudKitError.badRequest("remote '\(client.remote.name)': the shared database cannot be pushed from a local store yet; push the private or public database (--db)")
-        }
         var report = PushReport()
         let remote = client.remote.name
         var targets = try api.trackedZones(remote: remote, as: caller)
-        for z in localZones where !targets.contains(where: { $0.zoneName.sameBytesAs(z) && $0.ownerRecordName == nil }) {
+        // A participant makes no zones: in the shared database only the zones fetched go back.
+        for z in localZones where caller.scope != .shared && !targets.contains(where: { $0.zoneName.sameBytesAs(z) && $0.ownerRecordName == nil }) {
             targets.append(RemoteZone(remote: remote, zoneName: z))
         }
         if !zones.isEmpty { targets = targets.filter { t in zones.contains { $0.sameBytesAs(t.zoneName) } } }

@@ -47,6 +47,17 @@ public final class WebServicesClient {
     /// The `reason` of the last error answer, as the server wrote it.
     public private(set) var lastServerReason: String?
 
+    private var callerName: String??
+
+    /// Who the credentials sign in as on the remote (`users/caller`), asked once per session;
+    /// nil when they name nobody (a server-to-server key).
+    public func callerRecordName() throws -> String? {
+        if let known = callerName { return known }
+        let me = try call(.public, "users/caller")["userRecordName"]?.stringValue
+        callerName = .some(me)
+        return me
+    }
+
     /// A write whose request may have reached the server before the failure: whether it was
     /// applied is not known.
     func unknownOutcome(_ e: CloudKitError) -> CloudKitError {

@@ -27,6 +27,23 @@ final class RemoteTrackingTests: XCTestCase {
         try c.records(zone: "Lists")[name]?.fields["title"]?.value.stringValue
     }
 
+    /// A remote's shared zone names its owner; a name that is no user record name (a path, a
+    /// forged value) makes no user and writes nothing.
+    func testASharedZoneOwnedByNoUserRecordNameIsRefusedAndChangesNothing() throws {
+        let (t, c) = try setUpStore()
+        var shared = c.caller
+        shared.scope = .shared
+        for owner in ["../../../etc", "_ABC", "_" + String(repeating: "0", count: 32) + "/x"] {
+            let z = RemoteZone(remote: "origin", zoneName: "Trip", ownerRecordName: owner)
+            try t.api.saveFetched(FetchedPage(records: [remoteRecord("a", tag: "1", title: "A")], complete: true), for: z, as: shared)
+            let users = try FileManager.default.contentsOfDirectory(atPath: t.root + "/users").sorted()
+            XCTAssertThrowsError(try t.api.mergeRemote(z, as: shared), owner) { e in
+                XCTAssertEqual((e as? CloudKitError)?.code, .badRequest, "\(e)")
+            }
+            XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: t.root + "/users").sorted(), users, "no user made for \(owner)")
+        }
+    }
+
     func testFetchedPagesMergeIntoTheLocalStoreAsTheRemotesDevice() throws {
         let (t, c) = try setUpStore()
         try t.api.saveFetched(FetchedPage(records: [remoteRecord("a", tag: "1", title: "A"), remoteRecord("b", tag: "1", title: "B")], syncToken: "t1", complete: false), for: zone, as: c.caller)

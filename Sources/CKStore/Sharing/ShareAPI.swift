@@ -22,18 +22,20 @@ package struct Shares {
     }
 
     /// Shares `record` (a hierarchy share) or, with no record, the whole zone, from a custom
-    /// zone of the caller's private database.
+    /// zone of the caller's private database. `name`: the share record's (a remote's share
+    /// mirrored here keeps its name); nil: a new one.
     package func createShare(zone: String, record: String?, participants: [ShareParticipantRequest], publicPermission: SharePermission,
-                     title: String?, options: RequestOptions = RequestOptions()) throws -> ShareLocation {
+                     title: String?, name: String? = nil, options: RequestOptions = RequestOptions()) throws -> ShareLocation {
         try Names.validateZoneName(zone)
         if let r = record { try Names.validateRecordName(r) }
+        if let n = name { try Names.validateRecordName(n) }
         guard db.scope == .private else {
             throw CloudKitError(.badRequest, "shares are made by their owner in the private database, not the \(db.scope.rawValue) database", zoneID: db.zoneID(zone))
         }
         if zone == ZoneID.defaultZoneName {
             throw CloudKitError(.badRequest, "records in the default zone cannot be shared; CloudKit shares records of custom zones", zoneID: db.zoneID(zone))
         }
-        var op = RecordOperation(type: .create, recordName: record == nil ? ShareInfo.zoneWideName : Identifiers.newRecordName(), recordType: ShareInfo.recordType)
+        var op = RecordOperation(type: .create, recordName: record == nil ? ShareInfo.zoneWideName : name ?? Identifiers.newRecordName(), recordType: ShareInfo.recordType)
         op.share = .create(forRecord: record, forRecordTag: nil, publicPermission: publicPermission, participants: participants, title: title)
         let share = try savedRecord(try db.modify(zone: zone, ModifyBatch([op], options: options)).results[0])
         guard let state = try ShareState(share) else { throw CloudKitError.internalError("share '\(share.recordName)' lost its share keys") }

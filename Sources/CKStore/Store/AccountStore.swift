@@ -131,6 +131,28 @@ package final class AccountStore {
         }
     }
 
+    /// A user of a remote, known here by the user record name the remote gave them (the owner
+    /// of a zone shared with a clone's user, another participant of its share): made on first
+    /// use, under `appleID` if it is free here, else under one made from the name; the device's
+    /// account is left as it is.
+    @discardableResult
+    package func registerRemoteUser(userRecordName: String, appleID: String?) throws -> UserAccount {
+        guard Identifiers.isUserRecordName(userRecordName) else {
+            throw CloudKitError.badRequest("'\(Names.describe(userRecordName))' is not a user record name (an underscore and 32 hexadecimal digits)")
+        }
+        return try withLock {
+            if let existing = try user(recordName: userRecordName) { return existing }
+            var id = String(userRecordName.dropFirst()) + "@users.remote.invalid"
+            if let a = appleID, (try? Validation.appleID(a)) != nil, try user(appleID: a) == nil { id = a }
+            guard try user(appleID: id) == nil else {
+                throw CloudKitError.badRequest("Apple ID '\(id)' is another user's here; user \(userRecordName) of the remote cannot be made")
+            }
+            let u = UserAccount(appleID: id, userRecordName: userRecordName)
+            try FileSystem.writeJSON(paths.userFile(appleID: id), u.stored)
+            return u
+        }
+    }
+
     /// A user not yet written, with a user record name no other user has.
     private func newUser(appleID: String) throws -> UserAccount {
         var name = Identifiers.newUserRecordName()

@@ -42,7 +42,7 @@ extension CloudKitAPI {
             for z in try db.listZones() {
                 var entry: [String: JSONValue] = ["zoneName": .string(z.zoneID.zoneName)]
                 if feeds && !z.zoneID.isDefault { entry.merge(Self.lag(try db.bookmarks.lag(zone: z.zoneID.zoneName))) { $1 } }
-                if let r = try remoteStanding(remotes, zone: z.zoneID.zoneName, caller) { entry["remotes"] = r }
+                if let r = try remoteStanding(remotes, zone: z.zoneID, caller) { entry["remotes"] = r }
                 zones.append(.object(entry))
             }
             o["zones"] = .array(zones)
@@ -57,10 +57,11 @@ extension CloudKitAPI {
     /// Per remote tracking the zone, as `git status` says of a branch: `ahead` counts the
     /// records changed here since the base (what a push sends, or holds back), `behind` those
     /// fetched that the local store has not taken (what a pull merges).
-    func remoteStanding(_ remotes: [RemoteEntry], zone: String, _ caller: Caller) throws -> JSONValue? {
+    /// (A shared zone is tracked with its owner, whose user record name is the remote's.)
+    func remoteStanding(_ remotes: [RemoteEntry], zone: ZoneID, _ caller: Caller) throws -> JSONValue? {
         var o: [String: JSONValue] = [:]
         for r in remotes {
-            let z = RemoteZone(remote: r.name, zoneName: zone)
+            let z = RemoteZone(remote: r.name, zoneName: zone.zoneName, ownerRecordName: caller.scope == .shared ? zone.ownerRecordName : nil)
             let s = try remoteTracking(z, as: caller)
             guard s.exists else { continue }
             let plan = try pushPlan(z, as: caller)

@@ -21,6 +21,8 @@ public struct MergeReport: Sendable {
     public var conflicts: [String] = []
     /// Records the local store could not take (per-record errors), left for the next pull.
     public var failures: [CloudKitError] = []
+    /// Records written or agreed whose remote version roots a share (RemoteShareMirror).
+    var shareRoots: [JSONValue] = []
 }
 
 extension CloudKitAPI {
@@ -32,18 +34,33 @@ extension CloudKitAPI {
     /// agreed; changed on both sides → a conflict, left as it is unless `strategy` decides.
     /// The local writes go through records/modify like any other, as the remote's device
     /// (`remote:NAME`), so that `ck log` shows them; the base moves only for what was taken or
-    /// agreed, after the write commits. `assets`: bytes of remote assets by fileChecksum.
+    /// agreed, after the write commits. `fetchAsset`: the bytes of a remote asset; `remoteUser`:
+    /// the caller's user record name on the remote (`users/caller`), asked only when a share
+    /// changed and its record does not say it.
     public func mergeRemote(_ z: RemoteZone, strategy: MergeStrategy = .none, fetchAsset: ((_ url: String, _ checksum: String) throws -> [UInt8])? = nil,
-                            as caller: Caller) throws -> MergeReport {
+                            remoteUser: (() throws -> String?)? = nil, as caller: Caller) throws -> MergeReport {
         let (log, state) = try trackedState(z, caller)
         var report = MergeReport()
         let pending = Set(state.fetched.keys).union(state.base.keys).filter(state.differs).sorted()
         if pending.isEmpty { return report }
-        var writer = caller
-        writer.deviceID = Self.remoteDevice(z.remote)
+        // Shares are made by share operations, after the records they share (the owner's, in
+        // their private database: in the shared database, the zone's owner).
+        let shares = try RemoteShareMirror(api: self, zone: z, state: state, pending: pending, caller: caller, device: Self.remoteDevice(z.remote),
+                                           remoteUser: remoteUser)
+        let shareKeys = Set(shares.pendingShares)
+        try mergeRecords(pending.filter { !shareKeys.contains($0) }, z, state: state, log: log, strategy: strategy, fetchAsset: fetchAsset,
+                         writer: shares.owner, into: &report)
+        if !shareKeys.isEmpty { try shares.apply(changed: report.shareRoots, log: log, into: &report) }
+        report.shareRoots = []
+        return report
+    }
+
+    private func mergeRecords(_ pending: [NameKey], _ z: RemoteZone, state: TrackedZone, log: RemoteTrackingLog, strategy: MergeStrategy,
+                              fetchAsset: ((String, String) throws -> [UInt8])?, writer: Caller, into report: inout MergeReport) throws {
+        if pending.isEmpty { return }
         // ck's own writes, not a client's request: no fault armed for an endpoint fails them.
         let ctx = try preflight(nil, writer, zones: [z.zoneName], need: .write)
-        if caller.scope == .private, !z.zoneName.sameBytes(ZoneID.defaultZoneName) { _ = try ZoneLifecycle(ctx.db).create(z.zoneName) }
+        if writer.scope == .private, !z.zoneName.sameBytes(ZoneID.defaultZoneName) { _ = try ZoneLifecycle(ctx.db).create(z.zoneName) }
         // A chunk of names at a time, each its own commit, as a bulk load (`ck import`'s): the
         // indexes are made once at the end, and a zone nobody else writes meanwhile is not read
         // back. Memory stays flat whatever the zone's size.
@@ -59,7 +76,6 @@ extension CloudKitAPI {
             at += chunk.count
             try mergeChunk(Array(chunk), state: state, log: log, strategy: strategy, fetchAsset: fetchAsset, zone: z, ctx: ctx, load: load, into: &report)
         }
-        return report
     }
 
     private func mergeChunk(_ names: [NameKey], state: TrackedZone, log: RemoteTrackingLog, strategy: MergeStrategy,
@@ -125,6 +141,7 @@ extension CloudKitAPI {
                 }
             }
         }
+        report.shareRoots += (agreed + taken).filter { $0["share"]?["recordName"] != nil }
         // The base moves only after the local writes committed.
         if !(agreed + taken).isEmpty || !(agreedDeleted + gone).isEmpty {
             var c = RemoteTrackingLog.Change()

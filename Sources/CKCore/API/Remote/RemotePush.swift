@@ -41,7 +41,8 @@ extension CloudKitAPI {
             let key = NameKey(record.recordName)
             // Seen even when the caller may not read it: a record here is never a deletion.
             seen.insert(key)
-            guard try ctx.gate.canRead(record) else { return true }
+            // Shares change through share operations, never as records (Docs/remote.md).
+            guard record.recordType != ShareInfo.recordType, try ctx.gate.canRead(record) else { return true }
             let local = record.response(style, withZoneID: false)
             let base = try state.baseRecord(key), fetched = try state.fetchedRecord(key)
             if let base {
@@ -57,7 +58,7 @@ extension CloudKitAPI {
             }
             return true
         }
-        for (key, base) in state.base where !seen.contains(key) {
+        for (key, base) in state.base where !seen.contains(key) && base.recordType != ShareInfo.recordType {
             if !force, state.fetched[key]?.tag != base.tag { if state.fetched[key] != nil { plan.behind.append(key.string) }; continue }
             var r: [String: JSONValue] = ["recordName": .string(key.string)]
             if !force, let t = base.tag { r["recordChangeTag"] = .string(t) }
@@ -70,7 +71,7 @@ extension CloudKitAPI {
 
     /// A zone deleted here: every record of the base goes, with its tag.
     private func deletionsOnly(_ state: TrackedZone, force: Bool, into plan: inout PushPlan) throws -> PushPlan {
-        for (key, base) in state.base.sorted(by: { $0.key < $1.key }) {
+        for (key, base) in state.base.sorted(by: { $0.key < $1.key }) where base.recordType != ShareInfo.recordType {
             if !force, state.fetched[key]?.tag != base.tag { if state.fetched[key] != nil { plan.behind.append(key.string) }; continue }
             var r: [String: JSONValue] = ["recordName": .string(key.string)]
             if !force, let t = base.tag { r["recordChangeTag"] = .string(t) }
