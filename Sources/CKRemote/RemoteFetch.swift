@@ -46,6 +46,13 @@ public struct RemoteFetch {
     var remote: String { client.remote.name }
 
     public func run() throws -> FetchReport {
+        try api.withRemoteOperation(remote, as: caller, waiting: waiting) { try runHoldingLock() }
+    }
+
+    func waiting() { client.notice("remote '\(remote)': waiting for another fetch, pull or push of it to finish") }
+
+    /// `run`, for a command that holds the remote's operation lock already.
+    func runHoldingLock() throws -> FetchReport {
         var report = FetchReport()
         if caller.scope != .public {
             try fetchFeeds(&report)

@@ -37,7 +37,11 @@ public struct RemotePull {
     public init(fetch: RemoteFetch) { self.fetch = fetch }
 
     public func run() throws -> PullReport {
-        let fetched = try fetch.run()
+        try fetch.api.withRemoteOperation(fetch.remote, as: fetch.caller, waiting: fetch.waiting) { try runHoldingLock() }
+    }
+
+    func runHoldingLock() throws -> PullReport {
+        let fetched = try fetch.runHoldingLock()
         var report = PullReport(fetch: fetched)
         let client = fetch.client
         var zones = try fetch.api.trackedZones(remote: client.remote.name, as: fetch.caller).filter { fetch.wantsZone($0.zoneName) }
@@ -90,6 +94,12 @@ public struct RemotePush {
     }
 
     public func run(localZones: [String]) throws -> PushReport {
+        try api.withRemoteOperation(client.remote.name, as: caller, waiting: {
+            client.notice("remote '\(client.remote.name)': waiting for another fetch, pull or push of it to finish")
+        }) { try runHoldingLock(localZones: localZones) }
+    }
+
+    func runHoldingLock(localZones: [String]) throws -> PushReport {
         var report = PushReport()
         let remote = client.remote.name
         var targets = try api.trackedZones(remote: remote, as: caller)

@@ -145,3 +145,15 @@ extension CloudKitAPI {
         return try ctx.db.listZones().map(\.zoneID.zoneName)
     }
 }
+
+extension CloudKitAPI {
+    /// Runs a fetch, pull or push of `remote` into the caller's database holding its operation
+    /// lock (RemoteOperationLock); `waiting` is told when another command holds it.
+    public func withRemoteOperation<T>(_ remote: String, as caller: Caller, waiting: () -> Void, _ body: () throws -> T) throws -> T {
+        _ = try remoteList.entry(remote)
+        let ctx = try preflight(nil, caller, need: .read)
+        let lock = try RemoteOperationLock.hold(database: ctx.db.directory, remote: remote, waiting: waiting)
+        defer { lock.unlock() }
+        return try body()
+    }
+}

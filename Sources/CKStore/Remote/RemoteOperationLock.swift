@@ -1,0 +1,14 @@
+import CKModel
+
+/// One fetch, pull or push of a remote into a database at a time: held for the whole command
+/// (`<database>/remotes/<remote>/operation.lock`), so that two never interleave their pages
+/// and merges, nor a push send what a pull is about to change. A second command waits for the
+/// first, and says so.
+package enum RemoteOperationLock {
+    package static func hold(database: String, remote: String, waiting: () -> Void) throws -> FileLock {
+        let path = database + "/remotes/" + PathEncoding.component(remote) + "/operation.lock"
+        if let held = try FileLock.attempt(path) { return held }
+        waiting()
+        return try FileLock(path: path)
+    }
+}
