@@ -78,28 +78,80 @@ public struct Credentials: Equatable, Sendable {
 /// (else `~/.config/ck/`), mode 0600 in a 0700 directory, filed by remote URL (a container and
 /// environment), so that two data directories with a remote of the same URL share a sign-in.
 /// Written whole, atomically, under a lock: a rotated web auth token is never half-written.
+/// With a Keychain (macOS), the API and web auth tokens go there instead and the file keeps the
+/// rest; a file that still holds a secret is read as before, and its next update moves it.
 public struct CredentialStore: Sendable {
     public let directory: String
+    /// Where the secrets go; nil keeps them in the file.
+    let keychain: SecurityToolKeychain?
 
-    public init(directory: String) { self.directory = directory }
+    /// A store that keeps everything in the file under `directory`.
+    public init(directory: String) { self.init(directory: directory, keychain: nil) }
 
-    /// The directory the environment says: XDG_CONFIG_HOME/ck, or HOME/.config/ck.
+    init(directory: String, keychain: SecurityToolKeychain?) {
+        self.directory = directory
+        self.keychain = keychain
+    }
+
+    /// Whether the API and web auth tokens go to the Keychain rather than the file.
+    public var keepsSecretsInKeychain: Bool { keychain != nil }
+
+    /// The variable that chooses where secrets go: `file`, or `keychain` (the default where
+    /// there is one).
+    public static let backendVariable = "CK_CREDENTIALS"
+    /// The variable that names a `security` tool to use as the Keychain, on any system.
+    public static let securityToolVariable = "CK_SECURITY_TOOL"
+
+    /// The store the environment says: the directory XDG_CONFIG_HOME/ck, or HOME/.config/ck;
+    /// the secrets in the Keychain on macOS (when /usr/bin/security is there) or wherever
+    /// CK_SECURITY_TOOL names a `security` tool, unless CK_CREDENTIALS is `file`.
     public static func standard(env: [String: String]) throws -> CredentialStore {
-        if let x = env["XDG_CONFIG_HOME"], x.hasPrefix("/") { return CredentialStore(directory: x + "/ck") }
-        guard let h = env["HOME"], h.hasPrefix("/") else {
-            throw CloudKitError.badRequest("cannot tell where credentials go: set HOME or XDG_CONFIG_HOME")
+        let directory: String
+        if let x = env["XDG_CONFIG_HOME"], x.hasPrefix("/") { directory = x + "/ck" } else {
+            guard let h = env["HOME"], h.hasPrefix("/") else {
+                throw CloudKitError.badRequest("cannot tell where credentials go: set HOME or XDG_CONFIG_HOME")
+            }
+            directory = h + "/.config/ck"
         }
-        return CredentialStore(directory: h + "/.config/ck")
+        let choice = env[backendVariable] ?? ""
+        switch choice {
+        case "file": return CredentialStore(directory: directory)
+        case "", "keychain": break
+        default: throw CloudKitError.badRequest("\(backendVariable) is '\(choice)': it takes 'file' or 'keychain'")
+        }
+        if let tool = env[securityToolVariable], !tool.isEmpty {
+            guard tool.hasPrefix("/") else { throw CloudKitError.badRequest("\(securityToolVariable) is '\(tool)': it takes an absolute path") }
+            return CredentialStore(directory: directory, keychain: SecurityToolKeychain(tool: tool))
+        }
+        #if os(macOS)
+        if access(SecurityToolKeychain.systemTool, X_OK) == 0 {
+            return CredentialStore(directory: directory, keychain: SecurityToolKeychain(tool: SecurityToolKeychain.systemTool))
+        }
+        #endif
+        if choice == "keychain" {
+            throw CloudKitError.badRequest("\(backendVariable) is 'keychain' but there is no Keychain here (no \(SecurityToolKeychain.systemTool)); name a tool with \(securityToolVariable), or leave \(backendVariable) unset")
+        }
+        return CredentialStore(directory: directory)
     }
 
     var file: String { directory + "/credentials.json" }
     public var keysDirectory: String { directory + "/keys" }
 
     public func credentials(for url: RemoteURL) throws -> Credentials {
-        Credentials(json: try readAll()[url.description] ?? .object([:]))
+        var c = Credentials(json: try readAll()[url.description] ?? .object([:]))
+        if let keychain {
+            // A secret still in the file (from before the Keychain, or written with
+            // CK_CREDENTIALS=file since) is the newer one: the Keychain is asked for the rest.
+            for s in SecurityToolKeychain.Secret.allCases where s.value(in: c) == nil {
+                s.set(try keychain.read(s, for: url), in: &c)
+            }
+        }
+        return c
     }
 
-    /// Changes one remote's credentials under the lock; returns the new value.
+    /// Changes one remote's credentials under the lock; returns the new value. With a
+    /// Keychain, a secret set goes there (over the one there), a secret cleared is deleted
+    /// there, and the file keeps no secret of the remote after.
     @discardableResult
     public func update(_ url: RemoteURL, _ change: (inout Credentials) throws -> Void) throws -> Credentials {
         try makeDirectory(directory)
@@ -108,10 +160,31 @@ public struct CredentialStore: Sendable {
         defer { close(lockFD) }
         guard flock(lockFD, LOCK_EX) == 0 else { throw failure("cannot lock", directory + "/credentials.lock") }
         var all = try readAll()
-        var c = Credentials(json: all[url.description] ?? .object([:]))
+        let inFile = Credentials(json: all[url.description] ?? .object([:]))
+        var c = inFile
+        // What the Keychain holds, for each secret the file does not.
+        var inKeychain: [SecurityToolKeychain.Secret: String?] = [:]
+        if let keychain {
+            for s in SecurityToolKeychain.Secret.allCases where s.value(in: inFile) == nil {
+                let v = try keychain.read(s, for: url)
+                inKeychain[s] = .some(v)
+                s.set(v, in: &c)
+            }
+        }
         try change(&c)
-        let j = c.json
-        all[url.description] = j.objectValue?.isEmpty == true ? nil : j
+        var kept = c
+        if let keychain {
+            // The Keychain first: if it refuses, the file (and any secret still in it) stays.
+            for s in SecurityToolKeychain.Secret.allCases {
+                let new = s.value(in: c)
+                if let known = inKeychain[s], known == new { continue }
+                if let new { try keychain.write(new, as: s, for: url) } else { try keychain.delete(s, for: url) }
+            }
+            for s in SecurityToolKeychain.Secret.allCases { s.set(nil, in: &kept) }
+        }
+        let j = kept.json
+        // Not `all[key] = nil`: JSONValue takes the nil literal, as JSON's null.
+        if j.objectValue?.isEmpty == true { all.removeValue(forKey: url.description) } else { all[url.description] = j }
         try write(.object(["schemaVersion": .int(FileFormat.schemaVersion), "remotes": .object(all)]))
         return c
     }
