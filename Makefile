@@ -93,7 +93,7 @@ STRESS_CK ?= .build/debug/ck
 # end-to-end ones one at a time, as some time what the binary does (a reader gone within a
 # second, a --follow stopped) and two at once on 2 cores would make that a matter of luck.
 test: debug
-	$(SWIFT) test --disable-swift-testing --parallel --filter 'CKJSONTests|CKCryptoTests|CKHTTPTests|CKCoreTests|CKCLITests|CKServeTests'
+	$(SWIFT) test --disable-swift-testing --parallel --filter 'CKJSONTests|CKCryptoTests|CKHTTPTests|CKCoreTests|CKCLITests|CKServeTests|CKRemoteTests'
 	$(SWIFT) test --disable-swift-testing --filter EndToEndTests --skip '$(STRESS_TESTS)'
 
 bench: build

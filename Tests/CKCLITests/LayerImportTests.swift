@@ -43,3 +43,22 @@ final class LayerImportTests: XCTestCase {
         XCTAssertGreaterThan(checked, 300, "the sources were not found")
     }
 }
+
+/// `make test` runs every test target: a target its filters leave out would never run, in CI
+/// or anywhere (CKRemoteTests once went unrun so).
+final class MakeTestCoverageTests: XCTestCase {
+    func testMakeTestRunsEveryTestTarget() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let manifest = try String(contentsOf: root.appendingPathComponent("Package.swift"), encoding: .utf8)
+        let makefile = try String(contentsOf: root.appendingPathComponent("Makefile"), encoding: .utf8)
+        let targetPattern = try NSRegularExpression(pattern: #"\.testTarget\(name: "(\w+)""#)
+        let targets = targetPattern.matches(in: manifest, range: NSRange(manifest.startIndex..., in: manifest)).map { String(manifest[Range($0.range(at: 1), in: manifest)!]) }
+        XCTAssertGreaterThan(targets.count, 5, "the manifest was not read as expected")
+        // The test recipe's filters: its lines from `test:` to the next blank line.
+        let recipe = makefile.components(separatedBy: "\ntest:")[1].components(separatedBy: "\n\n")[0]
+        for t in targets where t != "CKTestSupport" {
+            XCTAssertTrue(recipe.contains("--filter '\(t)") || recipe.contains("|\(t)'") || recipe.contains("|\(t)|") || recipe.contains("--filter \(t)"),
+                          "make test runs no test of \(t): add it to the Makefile's test filters")
+        }
+    }
+}

@@ -20,6 +20,7 @@ final class RemoteCommandTests: XCTestCase {
         let shown = s.run("remote", "show", "origin")
         XCTAssertEqual(shown.status, 0, shown.stderr)
         XCTAssertEqual((shown.object["zones"] as? [Any])?.count, 0)
+        XCTAssertEqual(shown.object["secretsIn"] as? String, "file", "on Linux the tokens are in the 0600 file")
         XCTAssertEqual(s.run("remote", "rename", "origin", "upstream").object["name"] as? String, "upstream")
         assertFailure(s.run("remote", "show", "origin"), exit: 3, contains: "no remote named 'origin'")
         XCTAssertEqual(s.run("remote", "remove", "upstream").status, 0)

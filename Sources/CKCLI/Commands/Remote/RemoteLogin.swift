@@ -25,7 +25,7 @@ extension RemoteCommands {
         http://127.0.0.1:53821/ in the CloudKit Console (Docs/remote.md). --paste and
         --with-token take a token obtained elsewhere. The token is checked with users/caller and
         stored (mode 0600) in the credentials file under the remote's URL; every answer's
-        rotated token replaces it. Prints {remote, url, userRecordName, credentialsFile}.
+        rotated token replaces it. Prints {remote, url, userRecordName, credentialsFile, secretsIn}.
         """) { inv in
         let target = try inv.positionals(min: 1, max: 1, what: "remote name or URL")[0]
         let remote: RemoteEntry
@@ -75,6 +75,8 @@ extension RemoteCommands {
         }
         var doc: [String: JSONValue] = ["remote": .string(remote.name), "url": .string(remote.url.description), "credentialsFile": .string(store.directory + "/credentials.json")]
         if let u = user { doc["userRecordName"] = .string(u) }
+        // Where the tokens went: the macOS Keychain, or the file beside the rest.
+        doc["secretsIn"] = .string(store.keepsSecretsInKeychain ? "keychain" : "file")
         inv.print(DocumentBody(doc))
         return ExitCode.success
     }

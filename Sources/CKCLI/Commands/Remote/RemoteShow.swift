@@ -17,6 +17,7 @@ extension RemoteCommands {
         let store = try CredentialStore.standard(env: inv.io.environment)
         doc["credentials"] = try store.credentials(for: remote.url).overridden(by: inv.io.environment).shown
         doc["credentialsFile"] = .string(store.directory + "/credentials.json")
+        doc["secretsIn"] = .string(store.keepsSecretsInKeychain ? "keychain" : "file")
         let caller = try RemoteCommands.caller(inv, remote)
         var zones: [JSONValue] = []
         // A database the device cannot read (signed out) has nothing tracked to show.
