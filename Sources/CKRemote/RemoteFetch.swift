@@ -100,7 +100,7 @@ public struct RemoteFetch {
         for z in try api.trackedZones(remote: remote, as: caller) where !changed.contains(z) && !deleted.contains(z) && wantsZone(z.zoneName) {
             // The private default zone has no feed: it is never listed as changed.
             if z.zoneName.sameBytesAs(ZoneID.defaultZoneName) { continue }
-            let tracked = try api.remoteTracking(z, as: caller)
+            let tracked = try api.remoteTracking(z, remember: true, as: caller)
             if fromScratch {
                 // A whole listing without the zone: it is gone from the remote.
                 if tracked.fetched > 0 || tracked.complete { deleted.append(z) }

@@ -1,3 +1,4 @@
+import Foundation
 import CKJSON
 import CKModel
 import CKTestSupport
@@ -42,6 +43,32 @@ final class RemoteTrackingTests: XCTestCase {
             }
             XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: t.root + "/users").sorted(), users, "no user made for \(owner)")
         }
+    }
+
+    /// The summary kept beside a zone's log answers only for the log it was made from: an
+    /// append after it (a page fetched since) is read from the log, never missed.
+    func testTheSummaryBesideALogIsUsedOnlyWhileTheLogIsUnchanged() throws {
+        let (t, c) = try setUpStore()
+        try t.api.saveFetched(FetchedPage(records: [remoteRecord("a", tag: "1", title: "A")], syncToken: "t1", complete: true), for: zone, as: c.caller)
+        _ = try t.api.mergeRemote(zone, as: c.caller)
+        let settled = try t.api.remoteTracking(zone, remember: true, as: c.caller)
+        XCTAssertEqual(settled.behind, 0)
+        let log = try XCTUnwrap(FileManager.default.enumerator(atPath: t.root)?.compactMap { $0 as? String }.first { $0.hasSuffix("Lists.log") })
+        let summaryPath = t.root + "/" + log + ".summary"
+        XCTAssertTrue(FileManager.default.fileExists(atPath: summaryPath), "a fetch keeps the summary")
+        // A page fetched since: the summary no longer answers; the merge takes the page.
+        try t.api.saveFetched(FetchedPage(records: [remoteRecord("a", tag: "2", title: "A2")], syncToken: "t2", complete: true), for: zone, as: c.caller)
+        XCTAssertEqual(try t.api.remoteTracking(zone, as: c.caller).syncToken, "t2")
+        XCTAssertEqual(try t.api.mergeRemote(zone, as: c.caller).saved, ["a"])
+        XCTAssertEqual(try title(c, "a"), "A2")
+        // A summary planted with another log's stamp is no summary.
+        try t.api.saveFetched(FetchedPage(records: [remoteRecord("a", tag: "3", title: "A3")], syncToken: "t3", complete: true), for: zone, as: c.caller)
+        var planted = try XCTUnwrap(try JSONParser.parse(Array(Data(contentsOf: URL(fileURLWithPath: summaryPath)))).objectValue)
+        planted["state"] = .object(["cursor": .object([:]), "complete": true, "fetched": 1, "behind": 0, "syncToken": "t2"])
+        try Data(JSONWriter.compact(.object(planted)).utf8).write(to: URL(fileURLWithPath: summaryPath))
+        XCTAssertEqual(try t.api.remoteTracking(zone, as: c.caller).behind, 1)
+        XCTAssertEqual(try t.api.mergeRemote(zone, as: c.caller).saved, ["a"])
+        XCTAssertEqual(try title(c, "a"), "A3")
     }
 
     func testFetchedPagesMergeIntoTheLocalStoreAsTheRemotesDevice() throws {

@@ -79,6 +79,39 @@ package struct RemoteTrackingLog {
 
     package var exists: Bool { (try? FileSystem.exists(log.path)) ?? false }
 
+    // MARK: the summary kept beside the log
+
+    /// Where the summary of a zone's state is kept: `zones/<zone>.log.summary`, a cache of what
+    /// the whole log adds up to (counts, token, cursor), stamped with the log's inode, size and
+    /// modification time. A pull of a remote where nothing changed reads it instead of every
+    /// tracked zone's log; any append (or repair) changes the stamp, and the log is read again.
+    private var summaryPath: String { log.path + ".summary" }
+
+    private func stamp() -> JSONValue? {
+        var st = stat()
+        guard lstat(log.path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return nil }
+        #if canImport(Darwin)
+        let mtime = Int64(st.st_mtimespec.tv_sec) * 1_000_000_000 + Int64(st.st_mtimespec.tv_nsec)
+        #else
+        let mtime = Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec)
+        #endif
+        return .object(["inode": .int(Int64(st.st_ino)), "size": .int(Int64(st.st_size)), "mtime": .int(mtime)])
+    }
+
+    /// The summary, if the log is as it was when it was made; nil otherwise.
+    package func summary() -> JSONValue? {
+        guard let now = stamp(), let kept = try? FileSystem.readJSON(summaryPath), kept["log"] == now,
+              kept["schemaVersion"]?.int64Value == Int64(FileFormat.schemaVersion) else { return nil }
+        return kept["state"]
+    }
+
+    /// Keeps `state` as the summary of the log as it is now. A cache: not synced, and a
+    /// failure to write it changes nothing.
+    package func saveSummary(_ state: JSONValue) {
+        guard let now = stamp() else { return }
+        try? FileSystem.writeJSON(summaryPath, .object(["schemaVersion": .int(FileFormat.schemaVersion), "log": now, "state": state]), durable: false)
+    }
+
     /// The state the committed changes add up to: names, tags and where each record's line is.
     package func read() throws -> TrackedZone {
         var z = TrackedZone(log: log)

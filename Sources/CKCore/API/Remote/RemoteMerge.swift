@@ -39,8 +39,11 @@ extension CloudKitAPI {
     /// changed and its record does not say it.
     public func mergeRemote(_ z: RemoteZone, strategy: MergeStrategy = .none, fetchAsset: ((_ url: String, _ checksum: String) throws -> [UInt8])? = nil,
                             remoteUser: (() throws -> String?)? = nil, as caller: Caller) throws -> MergeReport {
-        let (log, state) = try trackedState(z, caller)
         var report = MergeReport()
+        // Nothing fetched that the local store has not taken, as the summary kept beside an
+        // unchanged log says: nothing to read, nothing to do.
+        if let kept = try trackingLog(z, caller).summary().flatMap(TrackingSummary.init(kept:)), kept.behind == 0 { return report }
+        let (log, state) = try trackedState(z, caller)
         let pending = Set(state.fetched.keys).union(state.base.keys).filter(state.differs).sorted()
         if pending.isEmpty { return report }
         // Shares are made by share operations, after the records they share (the owner's, in

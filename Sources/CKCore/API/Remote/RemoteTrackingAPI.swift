@@ -58,6 +58,23 @@ public struct TrackingSummary: Sendable {
     /// Records whose fetched version the local store has not taken yet (fetched ≠ base).
     public var behind: Int
     public var exists: Bool
+
+    /// As kept beside the log (RemoteTrackingLog.saveSummary).
+    var kept: JSONValue {
+        var o: [String: JSONValue] = ["cursor": .object(cursor), "complete": .bool(complete), "fetched": .int(Int64(fetched)), "behind": .int(Int64(behind))]
+        if let t = syncToken { o["syncToken"] = .string(t) }
+        return .object(o)
+    }
+
+    init(syncToken: String?, cursor: [String: JSONValue], complete: Bool, fetched: Int, behind: Int, exists: Bool) {
+        (self.syncToken, self.cursor, self.complete, self.fetched, self.behind, self.exists) = (syncToken, cursor, complete, fetched, behind, exists)
+    }
+
+    init?(kept j: JSONValue) {
+        guard let cursor = j["cursor"]?.objectValue, let complete = j["complete"]?.boolValue, let fetched = j["fetched"]?.int64Value,
+              let behind = j["behind"]?.int64Value else { return nil }
+        self.init(syncToken: j["syncToken"]?.stringValue, cursor: cursor, complete: complete, fetched: Int(fetched), behind: Int(behind), exists: true)
+    }
 }
 
 extension CloudKitAPI {
@@ -84,11 +101,17 @@ extension CloudKitAPI {
         try RemoteTrackingLog(database: ctx.db.directory, remote: remote, zoneName: nil).append(c)
     }
 
-    public func remoteTracking(_ z: RemoteZone, as caller: Caller) throws -> TrackingSummary {
+    /// Where a zone's tracking stands: from the summary kept beside its log when the log is
+    /// unchanged since, else from the whole log — and then, with `remember` (a command that
+    /// writes the tracking state anyway: fetch, pull), kept as the new summary.
+    public func remoteTracking(_ z: RemoteZone, remember: Bool = false, as caller: Caller) throws -> TrackingSummary {
         let log = try trackingLog(z, caller)
+        if let kept = log.summary().flatMap(TrackingSummary.init(kept:)) { return kept }
         let s = try log.read()
         let behind = Set(s.fetched.keys).union(s.base.keys).filter(s.differs).count
-        return TrackingSummary(syncToken: s.syncToken, cursor: s.cursor, complete: s.complete, fetched: s.fetched.count, behind: behind, exists: log.exists)
+        let summary = TrackingSummary(syncToken: s.syncToken, cursor: s.cursor, complete: s.complete, fetched: s.fetched.count, behind: behind, exists: log.exists)
+        if remember, summary.exists { log.saveSummary(summary.kept) }
+        return summary
     }
 
     /// Saves a fetched page and its cursor in one synced append: after a crash the fetch goes
