@@ -121,7 +121,8 @@ public struct RemotePush {
                 if custom, caller.scope == .private, try !api.remoteTracking(z, as: caller).exists { try createZone() }
                 var start = 0
                 while start < plan.operations.count {
-                    let batch = try uploadingAssets(Array(plan.operations[start..<min(start + RemoteFetch.pageSize, plan.operations.count)]), zone: z)
+                    let planned = Array(plan.operations[start..<min(start + RemoteFetch.pageSize, plan.operations.count)])
+                    let batch = try uploadingAssets(planned, zone: z)
                     start += batch.count
                     var zoneID: [String: JSONValue] = ["zoneName": .string(z.zoneName)]
                     if let o = z.ownerRecordName { zoneID["ownerRecordName"] = .string(o) }
@@ -134,7 +135,7 @@ public struct RemotePush {
                         try createZone()
                         answer = try client.call(caller.scope, "records/modify", body: body, zone: z.zoneName)
                     }
-                    let done = try api.recordPushed(z, sent: batch, answers: answer["records"]?.arrayValue ?? [], as: caller)
+                    let done = try api.recordPushed(z, sent: batch, answers: answer["records"]?.arrayValue ?? [], planned: planned, as: caller)
                     outcome.saved += done.saved
                     outcome.deleted += done.deleted
                     outcome.failures += done.failures.map { e in

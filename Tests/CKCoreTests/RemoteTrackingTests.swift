@@ -148,6 +148,34 @@ final class RemoteTrackingTests: XCTestCase {
         XCTAssertTrue(try t.api.pushPlan(zone, as: c.caller).operations.isEmpty, "an answer without fields takes the fields sent")
     }
 
+    /// CloudKit names uploaded bytes by a checksum of its own: after a push, the base keeps the
+    /// asset as it is here, so the asset does not look changed and is not sent again.
+    func testAnAssetPushedIsNotSentAgainWhenTheServiceAnswersWithItsOwnChecksum() throws {
+        let (t, c) = try setUpStore()
+        _ = try t.api.modifyZones(ZonesModifyRequest(operations: [.init(.create, "Lists")]), as: c.caller)
+        let bytes = Array("photo bytes".utf8)
+        let sum = AssetValue.checksum(of: bytes)
+        var save = ModifyRequest(operations: [RecordOperation(type: .create, recordName: "doc", recordType: "Doc", fields: [
+            "file": RecordField(type: FieldType(.asset), value: ["fileChecksum": .string(sum), "size": .int(Int64(bytes.count))]),
+        ])], zoneName: "Lists")
+        save.uploadedAssets[sum] = bytes
+        for case .failed(let e) in try t.api.modifyRecords(save, as: c.caller).results { throw e }
+        let planned = try t.api.pushPlan(zone, as: c.caller).operations
+        XCTAssertEqual(planned.count, 1)
+        // What went out after the upload, and what the service answered: its own checksum.
+        let receipt: JSONValue = .object(["fileChecksum": "AppleChecksumOfTheBytes", "size": .int(Int64(bytes.count)), "receipt": "r1"])
+        var sentRecord = try XCTUnwrap(planned[0]["record"]?.objectValue)
+        sentRecord["fields"] = .object(["file": .object(["type": "ASSETID", "value": receipt])])
+        let answer: JSONValue = .object(["recordName": "doc", "recordType": "Doc", "recordChangeTag": "d1",
+                                         "fields": .object(["file": .object(["type": "ASSETID", "value": .object([
+                                             "fileChecksum": "AppleChecksumOfTheBytes", "size": .int(Int64(bytes.count)),
+                                             "downloadURL": "https://cvws.icloud-content.com/B/x/${f}"])])])])
+        let out = try t.api.recordPushed(zone, sent: [.object(["operationType": "create", "record": .object(sentRecord)])], answers: [answer], planned: planned, as: c.caller)
+        XCTAssertEqual(out.saved, ["doc"])
+        XCTAssertTrue(try t.api.pushPlan(zone, as: c.caller).operations.isEmpty, "the asset pushed looks changed: it would be sent again")
+        XCTAssertEqual(try t.api.remoteTracking(zone, as: c.caller).behind, 0, "nothing to merge back either")
+    }
+
     func testAPushAnswersConflictChangesNoBase() throws {
         let (t, c) = try setUpStore()
         try t.api.saveFetched(FetchedPage(records: [remoteRecord("a", tag: "1", title: "A")]), for: zone, as: c.caller)

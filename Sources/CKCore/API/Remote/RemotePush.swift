@@ -93,6 +93,17 @@ extension CloudKitAPI {
         return bytes
     }
 
+    /// A record as the remote answered a push, with the asset fields of the record as planned
+    /// here (their checksum ck's own).
+    static func withLocalAssets(_ answered: [String: JSONValue], _ planned: JSONValue?) -> [String: JSONValue] {
+        guard let local = planned?["fields"]?.objectValue, var fields = answered["fields"]?.objectValue else { return answered }
+        func isAsset(_ v: JSONValue) -> Bool { v["fileChecksum"] != nil || (v.arrayValue?.first?["fileChecksum"] != nil) }
+        for (name, f) in local where isAsset(f["value"] ?? .null) { fields[name] = f }
+        var r = answered
+        r["fields"] = .object(fields)
+        return r
+    }
+
     static func pushOperation(_ type: String, _ local: JSONValue, tag: JSONValue?) -> JSONValue {
         var r: [String: JSONValue] = [:]
         for k in ["recordName", "recordType", "fields", "parent"] { if let v = local[k] { r[k] = v } }
@@ -103,13 +114,17 @@ extension CloudKitAPI {
     /// Records what the remote answered a push: a saved record is the new base (and what was
     /// fetched: the remote holds it now), a deletion removes both; failures change nothing.
     /// `sent`: the operations the answers are for, in order (an answer that leaves out the
-    /// fields takes them from what was sent).
-    public func recordPushed(_ z: RemoteZone, sent: [JSONValue], answers: [JSONValue], as caller: Caller) throws -> PushOutcome {
+    /// fields takes them from what was sent). `planned`: the same operations as the plan made
+    /// them, before their assets were uploaded: the base keeps the local asset values, since
+    /// the service names uploaded bytes by a checksum of its own (the asset is the same, and
+    /// must not look changed here after the push).
+    public func recordPushed(_ z: RemoteZone, sent: [JSONValue], answers: [JSONValue], planned: [JSONValue]? = nil, as caller: Caller) throws -> PushOutcome {
         let log = try trackingLog(z, caller)
-        var sentRecords: [NameKey: JSONValue] = [:]
+        var sentRecords: [NameKey: JSONValue] = [:], plannedRecords: [NameKey: JSONValue] = [:]
         for op in sent { if let r = op["record"], let n = r["recordName"]?.stringValue { sentRecords[NameKey(n)] = r } }
+        for op in planned ?? [] { if let r = op["record"], let n = r["recordName"]?.stringValue { plannedRecords[NameKey(n)] = r } }
         var out = PushOutcome()
-        var saved: [JSONValue] = [], deleted: [String] = []
+        var saved: [JSONValue] = [], base: [JSONValue] = [], deleted: [String] = []
         for a in answers {
             let name = a["recordName"]?.stringValue ?? ""
             if let code = a["serverErrorCode"]?.stringValue {
@@ -125,12 +140,13 @@ extension CloudKitAPI {
                     for k in ["fields", "recordType", "parent"] where record[k] == nil { record[k] = s[k] }
                 }
                 saved.append(.object(record))
+                base.append(.object(Self.withLocalAssets(record, plannedRecords[NameKey(name)])))
                 out.saved.append(name)
             }
         }
         if !saved.isEmpty || !deleted.isEmpty {
             var c = RemoteTrackingLog.Change()
-            (c.fetched, c.base, c.fetchedDeleted, c.baseDeleted) = (saved, saved, deleted, deleted)
+            (c.fetched, c.base, c.fetchedDeleted, c.baseDeleted) = (saved, base, deleted, deleted)
             try log.append(c)
         }
         return out
