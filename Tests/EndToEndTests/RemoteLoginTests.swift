@@ -85,4 +85,80 @@ final class RemoteLoginTests: XCTestCase {
         let pull = client.run(["--data-dir", dir + "/.ck", "pull"])
         assertFailure(pull, exit: 5, contains: "ck remote login origin")
     }
+
+    /// Runs ck on a pseudo-terminal of its own (its controlling terminal, so /dev/tty is it):
+    /// waits for `prompt`, types `typed`, and reports everything the terminal showed, the exit
+    /// status, and whether echo was on once ck had ended. Nil without python3.
+    func onTerminal(_ args: [String], env: [String: String], prompt: String, typed: [UInt8]) throws -> (shown: String, status: Int, echoAfter: Bool)? {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/python3") else { return nil }
+        let script = """
+        import fcntl, json, os, pty, select, subprocess, sys, termios, time
+        args, env, prompt, typed = json.loads(sys.argv[1])
+        master, slave = pty.openpty()
+        def own_terminal():
+            os.setsid()
+            fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+        p = subprocess.Popen(args, env=env, stdin=slave, stdout=slave, stderr=slave, preexec_fn=own_terminal)
+        shown = b""
+        def drain(until=None, seconds=20):
+            global shown
+            end = time.time() + seconds
+            while time.time() < end:
+                if until is not None and until in shown: return
+                r, _, _ = select.select([master], [], [], 0.1)
+                if r:
+                    try: chunk = os.read(master, 4096)
+                    except OSError: return
+                    if not chunk: return
+                    shown += chunk
+                elif until is None and p.poll() is not None: return
+        drain(prompt.encode())
+        time.sleep(0.2)
+        os.write(master, bytes(typed))
+        drain()
+        status = p.wait(timeout=20)
+        echo = bool(termios.tcgetattr(slave)[3] & termios.ECHO)
+        print(json.dumps({"shown": shown.decode("utf-8", "replace"), "status": status, "echo": echo}))
+        """
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        let input = try JSONSerialization.data(withJSONObject: [[Sandbox.binary.path] + args, env, prompt, typed.map(Int.init)])
+        p.arguments = ["-c", script, String(decoding: input, as: UTF8.self)]
+        let out = Pipe()
+        p.standardOutput = out
+        try p.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        let o = try XCTUnwrap(try JSONSerialization.jsonObject(with: data) as? [String: Any], String(decoding: data, as: UTF8.self))
+        return (o["shown"] as? String ?? "", o["status"] as? Int ?? -999, o["echo"] as? Bool ?? false)
+    }
+
+    /// `--paste` reads the token from the terminal with echo off, and puts echo back — also when
+    /// Ctrl-C ends it midway.
+    func testPasteReadsTheTokenFromTheTerminalUnshownAndLeavesEchoOn() throws {
+        let server = Sandbox()
+        server.signIn()
+        let token = try XCTUnwrap(server.ck("api-token", "create").object["apiToken"] as? String)
+        let session = try XCTUnwrap(server.ck("account", "web-auth-token").object["ckWebAuthToken"] as? String)
+        let serve = try ServeProcess(server)
+        defer { _ = serve.stop() }
+        let url = serve.url + "/database/1/iCloud.com.example.app/development"
+        let client = Sandbox()
+        let args = ["remote", "login", url, "--api-token", token, "--paste"]
+        guard let typed = try onTerminal(args, env: client.environment, prompt: "Web auth token", typed: Array((session + "\n").utf8)) else {
+            throw XCTSkip("python3 is not installed")
+        }
+        XCTAssertEqual(typed.status, 0, typed.shown)
+        XCTAssertTrue(typed.shown.contains("userRecordName"), typed.shown)
+        XCTAssertFalse(typed.shown.contains(session), "the token typed was shown: \(typed.shown)")
+        XCTAssertTrue(typed.echoAfter, "echo is back on")
+        let creds = try String(contentsOfFile: client.root.appendingPathComponent(".config/ck/credentials.json").path, encoding: .utf8)
+        XCTAssertTrue(creds.contains(session), "the session typed is stored")
+        // Ctrl-C at the prompt: ck ends by the signal, and the terminal echoes again.
+        let other = Sandbox()
+        let interrupted = try XCTUnwrap(try onTerminal(args, env: other.environment, prompt: "Web auth token", typed: [0x03]))
+        XCTAssertNotEqual(interrupted.status, 0, interrupted.shown)
+        XCTAssertTrue(interrupted.echoAfter, "Ctrl-C left the terminal without echo")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: other.root.appendingPathComponent(".config/ck/credentials.json").path), "nothing stored")
+    }
 }

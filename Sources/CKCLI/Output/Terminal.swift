@@ -17,15 +17,50 @@ enum Terminal {
         var quiet = saved
         quiet.c_lflag &= ~tcflag_t(ECHO)
         _ = prompt.withCString { write(fd, $0, strlen($0)) }
-        guard tcsetattr(fd, TCSAFLUSH, &quiet) == 0 else { return nil }
+        // Ctrl-C, Ctrl-\ or a hang-up while echo is off must not leave the terminal silent:
+        // the handler puts the settings back, then the signal does what it would have.
+        EchoRestore.arm(fd: fd, saved: saved)
+        guard tcsetattr(fd, TCSAFLUSH, &quiet) == 0 else { EchoRestore.disarm(); return nil }
         defer {
             _ = tcsetattr(fd, TCSAFLUSH, &saved)
+            EchoRestore.disarm()
             _ = write(fd, "\n", 1)
         }
         var bytes: [UInt8] = []
         var b: UInt8 = 0
         while read(fd, &b, 1) == 1, b != 0x0A, b != 0x0D, bytes.count < 65536 { bytes.append(b) }
         return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+/// The terminal settings to put back if a signal ends ck while a secret is read with echo off.
+/// Kept in globals: a signal handler may touch nothing else (tcsetattr, signal and raise are
+/// async-signal-safe).
+nonisolated(unsafe) private var restoreFD: Int32 = -1
+nonisolated(unsafe) private var restoreSettings = termios()
+
+nonisolated(unsafe) private var previousHandlers: [Int32: (@convention(c) (Int32) -> Void)?] = [:]
+
+private enum EchoRestore {
+    // Not SIGTSTP: a shell puts a stopped job's terminal settings back when it resumes it.
+    static let signals: [Int32] = [SIGINT, SIGQUIT, SIGTERM, SIGHUP]
+
+    static func arm(fd: Int32, saved: termios) {
+        restoreSettings = saved
+        restoreFD = fd
+        for s in signals {
+            previousHandlers[s] = signal(s) { sig in
+                if restoreFD >= 0 { _ = tcsetattr(restoreFD, TCSAFLUSH, &restoreSettings) }
+                signal(sig, SIG_DFL)
+                raise(sig)
+            }
+        }
+    }
+
+    static func disarm() {
+        restoreFD = -1
+        for s in signals { signal(s, previousHandlers[s].flatMap { $0 } ?? SIG_DFL) }
+        previousHandlers = [:]
     }
 }
 
