@@ -45,6 +45,23 @@ final class RemoteTrackingTests: XCTestCase {
         }
     }
 
+    /// CloudKit never shows a user's own zone in their shared database: a remote that names the
+    /// caller (here) as the owner of a zone of the shared database writes nothing into the
+    /// caller's private database.
+    func testASharedZoneOwnedByTheCallerIsRefusedAndWritesNothingIntoTheirPrivateDatabase() throws {
+        let (t, c) = try setUpStore()
+        _ = try t.api.modifyZones(ZonesModifyRequest(operations: [.init(.create, "Trip")]), as: c.caller)
+        let me = try XCTUnwrap(try t.api.principal(c.caller).user?.userRecordName)
+        var shared = c.caller
+        shared.scope = .shared
+        let z = RemoteZone(remote: "origin", zoneName: "Trip", ownerRecordName: me)
+        try t.api.saveFetched(FetchedPage(records: [remoteRecord("planted", tag: "1", title: "from the remote")], complete: true), for: z, as: shared)
+        XCTAssertThrowsError(try t.api.mergeRemote(z, as: shared)) { e in
+            XCTAssertEqual((e as? CloudKitError)?.code, .badRequest, "\(e)")
+        }
+        XCTAssertNil(try c.records(zone: "Trip")["planted"], "the caller's own private zone took a record of their shared database")
+    }
+
     /// The summary kept beside a zone's log answers only for the log it was made from: an
     /// append after it (a page fetched since) is read from the log, never missed.
     func testTheSummaryBesideALogIsUsedOnlyWhileTheLogIsUnchanged() throws {

@@ -58,7 +58,12 @@ struct RemoteShareMirror {
             guard let me else {
                 throw CloudKitError(.authenticationRequired, "the shared database is this device's user's: sign in (ck account signin)")
             }
+            // CloudKit shows a user's own zones in their private database, never in their
+            // shared one: a remote that says otherwise must not write the caller's own zones.
             let user = name == remoteMe ? me : try api.localUser(remote: name, email: ownerEmail)
+            guard user != me else {
+                throw CloudKitError(.badRequest, "remote '\(z.remote)' zone '\(Names.describe(z.zoneName))' of the shared database is owned by the caller; a user's own zones are in their private database")
+            }
             o = Caller(container: caller.container, environment: caller.environment, scope: .private, user: .userRecordName(user), deviceID: device)
         }
         owner = o
