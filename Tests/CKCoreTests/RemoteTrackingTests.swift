@@ -62,6 +62,17 @@ final class RemoteTrackingTests: XCTestCase {
         XCTAssertNil(try c.records(zone: "Trip")["planted"], "the caller's own private zone took a record of their shared database")
     }
 
+    /// A zone whose name is long (or long once encoded for a file name: 23 CJK characters)
+    /// is tracked like any other: fetched, it is among the zones a pull merges and a push sends.
+    func testAZoneWithALongNameIsStillTracked() throws {
+        let (t, c) = try setUpStore()
+        for name in [String(repeating: "z", count: 230), String(repeating: "旅", count: 23)] {
+            let z = RemoteZone(remote: "origin", zoneName: name)
+            try t.api.saveFetched(FetchedPage(records: [remoteRecord("a", tag: "1", title: "A")], complete: true), for: z, as: c.caller)
+            XCTAssertTrue(try t.api.trackedZones(remote: "origin", as: c.caller).contains { $0.zoneName == name }, "zone of \(name.utf8.count) bytes is not tracked")
+        }
+    }
+
     /// The summary kept beside a zone's log answers only for the log it was made from: an
     /// append after it (a page fetched since) is read from the log, never missed.
     func testTheSummaryBesideALogIsUsedOnlyWhileTheLogIsUnchanged() throws {

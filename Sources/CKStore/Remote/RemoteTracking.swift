@@ -28,14 +28,19 @@ package struct RemoteTrackingLog {
     /// `<database>/remotes/<remote>`: its lock, `database.log` and `zones/<zone>.log`.
     package let remoteDirectory: String
     private let log: AppendLog
+    /// Where the zone's name is kept when its file name cannot spell it out (a hashed one).
+    private let zoneNameFile: (path: String, zoneName: String)?
 
     /// A zone's log; `zoneName` nil: the database's own (its `changes/database` token).
     package init(database: String, remote: String, zoneName: String?) {
         remoteDirectory = database + "/remotes/" + PathEncoding.component(remote)
         if let z = zoneName {
-            log = AppendLog(directory: remoteDirectory + "/zones", name: PathEncoding.component(z) + ".log", commit: .wholeLines, noun: "remote-tracking log")
+            let file = PathEncoding.component(z)
+            log = AppendLog(directory: remoteDirectory + "/zones", name: file + ".log", commit: .wholeLines, noun: "remote-tracking log")
+            zoneNameFile = PathEncoding.decodeSimple(file) == z ? nil : (remoteDirectory + "/zones/" + file + ".zone", z)
         } else {
             log = AppendLog(directory: remoteDirectory, name: "database.log", commit: .wholeLines, noun: "remote-tracking log")
+            zoneNameFile = nil
         }
     }
 
@@ -74,7 +79,21 @@ package struct RemoteTrackingLog {
         _ = try Directory.open(log.directory, create: true)
         let lock = try FileLock(path: remoteDirectory + "/lock")
         defer { lock.unlock() }
+        // Before the log: a log is never there without the name of its zone.
+        if let f = zoneNameFile, try !FileSystem.exists(f.path) { try FileSystem.writeJSON(f.path, .object(["zoneName": .string(f.zoneName)])) }
         try log.append(lines)
+    }
+
+    /// The zone names (tracking keys) of the logs in `<database>/remotes/<remote>/zones`: from
+    /// each file name, or, where the name was too long to spell out, from the `.zone` file
+    /// beside the log.
+    package static func zoneNames(database: String, remote: String) throws -> [String] {
+        let dir = database + "/remotes/" + PathEncoding.component(remote) + "/zones"
+        return try FileSystem.list(dir).filter { $0.hasSuffix(".log") }.compactMap { f in
+            let file = String(f.dropLast(4))
+            if let name = PathEncoding.decodeSimple(file) { return name }
+            return try FileSystem.readJSON(dir + "/" + file + ".zone")?["zoneName"]?.stringValue
+        }
     }
 
     package var exists: Bool { (try? FileSystem.exists(log.path)) ?? false }

@@ -144,9 +144,7 @@ extension CloudKitAPI {
     public func trackedZones(remote: String, as caller: Caller) throws -> [RemoteZone] {
         _ = try remoteList.entry(remote)
         let ctx = try preflight(nil, caller, need: .read)
-        let dir = ctx.db.directory + "/remotes/" + PathEncoding.component(remote) + "/zones"
-        return try FileSystem.list(dir).filter { $0.hasSuffix(".log") }.compactMap { f in
-            guard let key = PathEncoding.decodeSimple(String(f.dropLast(4))) else { return nil }
+        return try RemoteTrackingLog.zoneNames(database: ctx.db.directory, remote: remote).map { key in
             if caller.scope == .shared, let colon = key.lastIndex(of: ":") {
                 return RemoteZone(remote: remote, zoneName: String(key[..<colon]), ownerRecordName: String(key[key.index(after: colon)...]))
             }
