@@ -83,6 +83,8 @@ public enum Limits {
     /// A request's body, assets excluded (reference §6: 2 MB per request): what `ck serve`
     /// admits and what a command reads from stdin for one request.
     public static let requestBytes = 2_000_000
+    /// Participants of one share, its owner included (CKShare: "up to 100 participants").
+    public static let participantsPerShare = 100
 }
 
 extension RecordOperation {

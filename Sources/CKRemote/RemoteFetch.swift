@@ -111,7 +111,9 @@ public struct RemoteFetch {
             }
         }
         for z in deleted {
-            try api.saveFetched(FetchedPage(complete: true, reset: true), for: z, as: caller)
+            if caller.scope == .shared { try api.leaveRemoteSharedZone(z, as: caller) } else {
+                try api.saveFetched(FetchedPage(complete: true, reset: true), for: z, as: caller)
+            }
             report.deletedZones.append(z.zoneName)
         }
         for z in changed { try fetchZone(z, &report) }
@@ -144,7 +146,9 @@ public struct RemoteFetch {
                     continue
                 }
                 if code == ServerErrorCode.zoneNotFound.rawValue {
-                    try api.saveFetched(FetchedPage(complete: true, reset: true), for: z, as: caller)
+                    if caller.scope == .shared { try api.leaveRemoteSharedZone(z, as: caller) } else {
+                        try api.saveFetched(FetchedPage(complete: true, reset: true), for: z, as: caller)
+                    }
                     report.deletedZones.append(z.zoneName)
                     return
                 }

@@ -138,6 +138,24 @@ final class APISharingTests: XCTestCase {
 
     // MARK: share get, list: a share the caller may not see does not exist for them
 
+    /// A share has at most 100 participants, its owner included (CKShare's limit): the 100th
+    /// invitation is taken, the 101st refused with LIMIT_EXCEEDED and the share left as it was;
+    /// a removed participant makes room.
+    func testAShareTakesAtMostAHundredParticipants() throws {
+        let w = try world()
+        for i in 0..<97 { try w.t.store.accounts.register(appleID: "guest\(i)@example.com") }
+        let invite = { (emails: [String]) in
+            try w.api.updateShare(ShareUpdateRequest(reference: w.guid, update: .addParticipants(emails.map {
+                ShareParticipantRequest(user: .email($0), permission: .readOnly) })), as: caller("alice"))
+        }
+        // alice, bob, carol and 97 guests: 100.
+        XCTAssertEqual(emails(try invite((0..<97).map { "guest\($0)@example.com" }).results.first?.value).count, 100)
+        XCTAssertEqual(error { try invite(["dave@example.com"]) }?.code, .limitExceeded)
+        XCTAssertFalse(emails(try invite([]).results.first?.value).contains("dave@example.com"), "the refused invitation changed nothing")
+        _ = try w.api.updateShare(ShareUpdateRequest(reference: w.guid, update: .removeParticipant(appleID: "guest0@example.com")), as: caller("alice"))
+        XCTAssertTrue(emails(try invite(["dave@example.com"]).results.first?.value).contains("dave@example.com"))
+    }
+
     func testAShareANeverInvitedUserAsksForIsNotFoundAsAnUnknownShortGUID() throws {
         let w = try world()
         let before = w.t.snapshot()

@@ -179,6 +179,10 @@ extension RecordWriter {
             if p.type == .publicUser { p.type = .user }
             state.set(p)
         }
+        let taking = state.participants.filter { $0.acceptanceStatus != .removed }.count
+        if taking > Limits.participantsPerShare {
+            throw CloudKitError(.limitExceeded, "a share has at most \(Limits.participantsPerShare) participants, its owner included; this one would have \(taking)", recordName: name)
+        }
     }
 
     private func applyShare(_ change: ShareChange, op: RecordOperation, name: String, existing: Record?, in tx: Transaction) throws -> OperationResult {

@@ -127,7 +127,12 @@ struct RemoteShareMirror {
     private func make(_ share: JSONValue, name: String, changed: [JSONValue]) throws {
         let publicPermission = share["publicPermission"]?.stringValue.flatMap(SharePermission.init(rawValue:)) ?? .none
         var wanted: [Wanted] = []
-        for p in share["participants"]?.arrayValue ?? [] {
+        let participants = share["participants"]?.arrayValue ?? []
+        // Checked before any user is made for them: a share CloudKit could not hold makes nothing.
+        guard participants.count <= Limits.participantsPerShare else {
+            throw CloudKitError(.limitExceeded, "it names \(participants.count) participants; a share has at most \(Limits.participantsPerShare)")
+        }
+        for p in participants {
             guard p["type"]?.stringValue != ShareParticipantType.owner.rawValue, p["acceptanceStatus"]?.stringValue != ShareAcceptance.removed.rawValue,
                   let remote = p["userIdentity"]?["userRecordName"]?.stringValue,
                   let perm = p["permission"]?.stringValue.flatMap(SharePermission.init(rawValue:)), perm != .none else { continue }
@@ -193,5 +198,28 @@ extension CloudKitAPI {
     /// (and its Apple ID, when the remote told it and no user here has it).
     func localUser(remote name: String, email: String?) throws -> String {
         try store.accounts.registerRemoteUser(userRecordName: name, appleID: email).userRecordName
+    }
+}
+
+extension CloudKitAPI {
+    /// A zone gone from the caller's shared database on the remote: its owner stopped sharing
+    /// it with them, or deleted it. Neither is a deletion of the owner's records here — another
+    /// user of this data directory may still share the zone (it is one zone here, the owner's)
+    /// — so the caller leaves its shares here, as they are no longer a participant there, and
+    /// their tracking of the zone starts from nothing (no base: nothing of it is theirs to push).
+    public func leaveRemoteSharedZone(_ z: RemoteZone, as caller: Caller) throws {
+        precondition(caller.scope == .shared)
+        var c = RemoteTrackingLog.Change()
+        (c.reset, c.keepBase, c.complete) = (true, false, true)
+        let log = try trackingLog(z, caller)
+        guard let owner = z.ownerRecordName else { try log.append(c); return }
+        var participant = caller
+        participant.deviceID = Self.remoteDevice(z.remote)
+        let ctx = try preflight(nil, participant, need: .write)
+        for loc in try Shares(ctx.db).listShares(zone: z.zoneName) where loc.owner == owner {
+            _ = try Shares(ctx.db).updateShare(loc, .leave)
+        }
+        ctx.db.sharedDatabase?.forgetSharedZones()
+        try log.append(c)
     }
 }
