@@ -23,7 +23,10 @@ FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
 # localhost needs nothing).
 STATIC ?= $(if $(filter Linux,$(shell uname -s)),-Xswiftc -static-executable -Xswiftc -use-ld=lld,)
 
-BIN = .build/$(CONFIG)/ck
+# Where the release build goes (CI builds it beside the tests, in a directory of its own: two
+# SwiftPM builds never share one).
+SCRATCH ?= .build
+BIN = $(SCRATCH)/$(CONFIG)/ck
 
 # ck-remote-https, the helper ck speaks HTTPS through (Docs/remote.md, "HTTPS"): ck has no TLS
 # of its own, and Debian's libcurl cannot be linked into a static executable. The helper links
@@ -31,7 +34,7 @@ BIN = .build/$(CONFIG)/ck
 # It has its own build directory: its flags differ from ck's, and switching flags in one
 # directory would rebuild ck every time. Copied beside ck, where ck looks for it.
 HELPER_BUILD = .build/remote-https
-HELPER_BIN = .build/$(CONFIG)/ck-remote-https
+HELPER_BIN = $(SCRATCH)/$(CONFIG)/ck-remote-https
 # Debian ships libcurl.so (the name the linker asks for) only in libcurl4-openssl-dev; a
 # one-line linker script of that name points at the runtime library every Swift install has.
 CURL_LINK = $(abspath .build/curl-link)
@@ -52,7 +55,7 @@ CK_GEN = env -i CK_DATA_DIR=/nonexistent/ck-generate $(BIN)
 all: build
 
 build:
-	$(SWIFT) build -c $(CONFIG) $(STATIC) --product ck
+	$(SWIFT) build -c $(CONFIG) $(STATIC) --scratch-path $(SCRATCH) --product ck
 	@$(MAKE) --no-print-directory helper
 	@$(MAKE) --no-print-directory generate
 
