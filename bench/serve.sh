@@ -9,9 +9,10 @@
 # 2. records/modify creating one new record a request, 16 connections, one zone: commits/s,
 #    against 16 processes each committing one-row transactions to one SQLite file (WAL,
 #    synchronous=FULL; bench/sqlite_writers.c, or the sqlite3 shell when it cannot be built),
-#    run once just before and once just after ck, the ratio against their mean.
-#    Then the commit floor (bench/commit_floor.c): ck's commit protocol alone, in groups of 16,
-#    over SQLite's rate — the most the commit ratio can be on this disk.
+#    run once just before and once just after ck, the ratio against their mean. Then every
+#    acknowledged record checked in the store, and the same creates again under strace -c
+#    (file-system calls and syncs per acknowledged create), and with the kernel's share of its
+#    CPU time (and, with perf, where the samples fall).
 # 3. ck serve's VmRSS and VmHWM after both.
 
 SERVE_CONNECTIONS=16
@@ -68,19 +69,20 @@ function setup(thread)
   thread:set("id", counter); counter = counter + 1
   table.insert(threads, thread)
 end
-function init(args) n = 0; errors = 0 end
+function init(args) n = 0; errors = 0; acked = 0 end
 function request()
   n = n + 1
   return wrk.format("POST", nil, {["Content-Type"] = "text/plain"},
     string.format('{"operations":[{"operationType":"create","record":{"recordType":"Item","recordName":"%s-%d-%d","fields":{"n":{"value":1}}}}],"zoneID":{"zoneName":"Bench"}}', prefix, id, n))
 end
 function response(status, headers, body)
-  if status ~= 200 or body:find("serverErrorCode", 1, true) then errors = errors + 1 end
+  if status ~= 200 or body:find("serverErrorCode", 1, true) then errors = errors + 1 else acked = acked + 1 end
 end
 function done(summary, latency, requests)
-  local e = 0
-  for _, t in ipairs(threads) do e = e + t:get("errors") end
+  local e, a = 0, 0
+  for _, t in ipairs(threads) do e = e + t:get("errors"); a = a + t:get("acked") end
   io.write(string.format("modify errors: %d\n", e))
+  io.write(string.format("modify acknowledged: %d\n", a))
 end
 EOF
 }
@@ -263,21 +265,57 @@ bench_serve() {
     report "serve: commit ratio ck serve/sqlite3 (mean of the two) (target >= 1.0)" "$(ratio "$ck_cps" "$mean")"
   fi
 
-  # The floor under the creates: ck's commit protocol alone (bench/commit_floor.c: the record
-  # files, both histories' six syncs and the applied cursor of each group of 16, with no HTTP,
-  # JSON or checks), right after SQLite. Its ratio to SQLite bounds what ck serve's can reach.
-  if command -v cc >/dev/null && cc -O2 -o "$dir/commit_floor" bench/commit_floor.c 2>/dev/null; then
-    local floor creates groups took
-    floor=$("$dir/commit_floor" "$dir/floor" "$c" "$secs") || floor=""
-    read -r creates groups took <<< "$floor"
-    if [ -n "$took" ]; then
-      local floor_rate
-      floor_rate=$(awk -v n="$creates" -v s="$took" 'BEGIN { printf "%.1f", n / s }')
-      report "serve: commit floor, ck's commit protocol alone, groups of $c (creates/s, groups/s)" "$floor_rate, $(awk -v n="$groups" -v s="$took" 'BEGIN { printf "%.1f", n / s }')"
-      [ -n "${mean:-}" ] && report "serve: commit floor / sqlite3 (bounds the commit ratio)" "$(ratio "$floor_rate" "$mean")"
+  # Every acknowledged record is in the store: wrk's answers without an error are the creates
+  # ck acknowledged; the zone must hold at least that many (a request in flight when wrk stopped
+  # may have committed unanswered), besides lookup-me and sample.
+  local acked held
+  acked=$(sed -n 's/^modify acknowledged: \([0-9]*\)$/\1/p' "$dir/wrk-modify.txt")
+  held=$(CK_DATA_DIR=$data "$CK" --zone Bench record list --format ndjson | grep -c '"recordName":"bench' || true)
+  report "serve: acknowledged creates / bench records in the zone after the run (every one kept)" "$acked / $held"
+  if [ -z "$acked" ] || [ "$held" -lt "$acked" ]; then
+    echo "bench: ck serve acknowledged $acked creates and the zone holds $held of them" >&2; stop_pid "$pid"; return 1
+  fi
+
+  # Where the creates' time goes: the same run again, shorter, with strace counting the server's
+  # system calls (it slows the server; the counts per acknowledged record are what to read), and
+  # perf sampling where its CPU time is spent (user or kernel), where they are installed.
+  if command -v strace >/dev/null; then
+    serve_modify_lua "trace$$x$RANDOM" > "$dir/trace.lua"
+    strace -c -f -o "$dir/strace.txt" -p "$pid" 2>/dev/null & local spid=$!
+    sleep 1
+    wrk -t "$threads" -c "$c" -d 3s -s "$dir/trace.lua" "$url$db/modify?$query" > "$dir/wrk-trace.txt"
+    kill -INT "$spid" 2>/dev/null; wait "$spid" 2>/dev/null || true
+    local n
+    n=$(sed -n 's/^modify acknowledged: \([0-9]*\)$/\1/p' "$dir/wrk-trace.txt")
+    if [ -n "$n" ] && [ "$n" -gt 0 ] && [ -s "$dir/strace.txt" ]; then
+      cp "$dir/strace.txt" "$OUT/serve-strace.txt" 2>/dev/null || true
+      # File-system calls: opens, stats, reads and writes of files, renames, links, syncs,
+      # directories made and removed (not the sockets' reads, writes and polls).
+      local fs syncs
+      fs=$(awk -v n="$n" '$NF ~ /^(openat|openat2|newfstatat|fstat|statx|lstat|stat|pread64|pwrite64|renameat|renameat2|rename|linkat|unlinkat|unlink|mkdirat|fsync|fdatasync|syncfs|ftruncate|fallocate|getdents64|flock|close)$/ { c += ($4 ~ /^[0-9]+$/ ? $4 : $3) } END { printf "%.1f", c / n }' "$dir/strace.txt")
+      syncs=$(awk -v n="$n" '$NF ~ /^(fsync|fdatasync|syncfs)$/ { c += ($4 ~ /^[0-9]+$/ ? $4 : $3) } END { printf "%.2f", c / n }' "$dir/strace.txt")
+      report "serve: file-system system calls per acknowledged create, strace -c (target <= 4)" "$fs ($n creates; bench/out/serve-strace.txt)"
+      report "serve: syncs per acknowledged create" "$syncs"
     fi
-  else
-    echo "bench: cc is missing; no commit floor" >&2
+  fi
+  # Kernel share from /proc (utime and stime, fields 14 and 15) over another 3 s of creates; with
+  # perf, where those samples fall (by library, and the kernel's own functions).
+  serve_modify_lua "cpu$$x$RANDOM" > "$dir/cpu.lua"
+  local before after
+  before=$(awk '{ print $14, $15 }' "/proc/$pid/stat" 2>/dev/null || true)
+  if command -v perf >/dev/null; then perf record -q -g -o "$dir/perf.data" -p "$pid" -- sleep 3 >/dev/null 2>&1 & local ppid=$!; fi
+  wrk -t "$threads" -c "$c" -d 3s -s "$dir/cpu.lua" "$url$db/modify?$query" > /dev/null
+  after=$(awk '{ print $14, $15 }' "/proc/$pid/stat" 2>/dev/null || true)
+  if [ -n "$before" ] && [ -n "$after" ]; then
+    report "serve: ck serve's CPU time in the kernel during creates, /proc utime and stime (%)" \
+      "$(awk -v b="$before" -v a="$after" 'BEGIN { split(b, x, " "); split(a, y, " "); u = y[1] - x[1]; s = y[2] - x[2]; printf "%.0f", (u + s) ? 100 * s / (u + s) : 0 }')"
+  fi
+  if [ -n "${ppid:-}" ]; then
+    wait "$ppid" 2>/dev/null || true
+    { perf report -i "$dir/perf.data" --stdio --sort dso --no-children -g none 2>/dev/null | grep -v '^#' | grep -v '^$' | head -8
+      echo; perf report -i "$dir/perf.data" --stdio --sort sym --no-children -g none 2>/dev/null | grep -v '^#' | grep -v '^$' | head -25
+    } > "$OUT/serve-perf.txt" || true
+    [ -s "$OUT/serve-perf.txt" ] && report "serve: perf samples of the creates, by library and symbol" "bench/out/serve-perf.txt"
   fi
 
   # 3. Memory after both runs, then a clean stop.
