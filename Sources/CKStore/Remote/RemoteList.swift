@@ -71,7 +71,9 @@ package struct RemoteList {
 
     /// Removes the remote and, under the same lock, its tracking state in every database.
     package func remove(_ name: String) throws -> Entry {
-        try document.update { list in
+        let held = try RemoteTrackingTree(paths: paths).holdOperations(remote: name)
+        defer { held.forEach { $0.unlock() } }
+        return try document.update { list in
             guard let i = list.firstIndex(where: { $0.name == name }) else { throw RemoteList.noSuchRemote(name) }
             try RemoteTrackingTree(paths: paths).removeAll(remote: name)
             return list.remove(at: i)
@@ -80,6 +82,8 @@ package struct RemoteList {
 
     package func rename(_ old: String, to new: String) throws -> Entry {
         try RemoteList.validate(new)
+        let held = try RemoteTrackingTree(paths: paths).holdOperations(remote: old)
+        defer { held.forEach { $0.unlock() } }
         return try document.update { list in
             guard let i = list.firstIndex(where: { $0.name == old }) else { throw RemoteList.noSuchRemote(old) }
             if list.contains(where: { $0.name == new }) { throw CloudKitError(.exists, "remote '\(new)' already exists") }

@@ -279,6 +279,22 @@ struct RemoteTrackingTree {
         return out
     }
 
+    /// The operation lock of `remote` in every database that tracks it, taken only if free:
+    /// a remote is removed or renamed only while no fetch, pull or push of it runs (TRY_AGAIN_LATER
+    /// otherwise). Held until the list of remotes no longer names it.
+    func holdOperations(remote: String) throws -> [FileLock] {
+        let name = PathEncoding.component(remote)
+        var held: [FileLock] = []
+        for d in try remoteDirectories() where try FileSystem.exists(d + "/" + name) {
+            guard let l = try FileLock.attempt(d + "/" + name + "/operation.lock") else {
+                held.forEach { $0.unlock() }
+                throw CloudKitError(.tryAgainLater, "a fetch, pull or push of remote '\(remote)' is running; try again when it has finished")
+            }
+            held.append(l)
+        }
+        return held
+    }
+
     func removeAll(remote: String) throws {
         let name = PathEncoding.component(remote)
         for d in try remoteDirectories() where try FileSystem.exists(d + "/" + name) { try FileSystem.removeTree(d + "/" + name) }

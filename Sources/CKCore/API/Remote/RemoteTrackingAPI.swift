@@ -175,6 +175,8 @@ extension CloudKitAPI {
         let ctx = try preflight(nil, caller, need: .read)
         let lock = try RemoteOperationLock.hold(database: ctx.db.directory, remote: remote, waiting: waiting)
         defer { lock.unlock() }
+        // Removed or renamed while this waited (they hold the lock while they do it).
+        _ = try remoteList.entry(remote)
         return try body()
     }
 }
