@@ -1,3 +1,5 @@
+import Foundation
+import CKJSON
 import CKModel
 import CKTestSupport
 import XCTest
@@ -117,6 +119,47 @@ final class FsckDerivedFilesTests: XCTestCase {
         XCTAssertEqual(try z.appliedSeq(), try z.history.head())
         XCTAssertNil(try t.client().modify(zone: "Z", operations: [op(.create, "after")])[0].error)
         try assertSecondRunClean(a)
+    }
+
+    /// Each commit overwrites the cursor in place (issue 38: no file made and no inode freed
+    /// per commit): the same file, one line of 160 bytes with its checksum.
+    func testEachCommitOverwritesTheAppliedCursorInPlace() throws {
+        let (t, _, z) = try zoneWithRecords()
+        let inode = { () -> UInt64 in var st = stat(); XCTAssertEqual(lstat(z.appliedFile, &st), 0); return UInt64(st.st_ino) }
+        let first = inode()
+        _ = try t.client().modify(zone: "Z", operations: [op(.create, "r9")])
+        XCTAssertEqual(inode(), first, "written in place, not replaced")
+        let bytes = try XCTUnwrap(FileManager.default.contents(atPath: z.appliedFile))
+        XCTAssertEqual(bytes.count, ZoneStore.AppliedCursor.fileLength)
+        let j = try JSONParser.parse(Array(bytes))
+        XCTAssertEqual(j["seq"]?.int64Value, 5)
+        XCTAssertNotNil(j["check"]?.stringValue)
+        XCTAssertEqual(try z.appliedCursor().seq, 5)
+    }
+
+    /// A cursor torn by a full disk or a power loss — here a digit changed under its checksum —
+    /// is no cursor: readers take everything from the history (still right), fsck reports and
+    /// rebuilds it, and an old cursor without a checksum (written whole, by rename) is taken.
+    func testATornAppliedCursorIsNoCursorAndFsckRebuildsIt() throws {
+        let (t, a, z) = try zoneWithRecords()
+        var text = try XCTUnwrap(String(data: try XCTUnwrap(FileManager.default.contents(atPath: z.appliedFile)), encoding: .utf8))
+        text = text.replacingOccurrences(of: "\"seq\":4", with: "\"seq\":3")
+        try Data(text.utf8).write(to: URL(fileURLWithPath: z.appliedFile))
+        XCTAssertEqual(try z.appliedCursor().seq, 0, "a checksum that does not match: nothing applied")
+        XCTAssertEqual(try t.client().records(zone: "Z").count, 4, "readers still see every record")
+        let before = t.snapshot()
+        let dry = try a.fsck(FsckRequest(repair: false))
+        XCTAssertTrue(dry.report.problems.contains { $0.path.hasSuffix("zones/Z/applied.json") && $0.problem.contains("damaged") && !$0.repaired }, "\(dry.report.problems)")
+        XCTAssertEqual(t.snapshot(), before, "a dry run changes nothing")
+        XCTAssertFalse(try a.fsck(FsckRequest()).problemsRemain)
+        XCTAssertEqual(try z.appliedCursor().seq, 4)
+        try assertSecondRunClean(a)
+        // The form before checksums: taken as it is; the next commit writes the new form.
+        try FileSystem.writeJSON(z.appliedFile, ["schemaVersion": .int(FileFormat.schemaVersion), "seq": 4])
+        XCTAssertEqual(try z.appliedCursor().seq, 4)
+        _ = try t.client().modify(zone: "Z", operations: [op(.create, "r9")])
+        XCTAssertEqual(FileManager.default.contents(atPath: z.appliedFile)?.count, ZoneStore.AppliedCursor.fileLength)
+        XCTAssertEqual(try z.appliedCursor().seq, 5)
     }
 
     /// A cursor ahead of the history would make readers trust files for entries that do not

@@ -75,8 +75,8 @@ extension Fsck {
         }
     }
 
-    /// The applied cursor (`applied.json`) is derived: a cursor that is no regular file, or
-    /// that names entries past the history's head (readers would trust files for entries that
+    /// The applied cursor (`applied.json`) is derived: a cursor that is no regular file, that
+    /// is damaged (its checksum wrong: a torn write), or that names entries past the history's head (readers would trust files for entries that
     /// do not exist, and a commit a crash left unapplied would stay hidden), is removed. A
     /// missing cursor means nothing is applied: the interrupted-commit repair that follows
     /// replays the history into the files (idempotent; notifications are delivered once per
@@ -87,6 +87,11 @@ extension Fsck {
         if kind != .file {
             if repair { try kind == .directory ? parent.removeTree(name) : parent.remove(name) }
             note(z.appliedFile, "the applied cursor is not a regular file (\(kind == .directory ? "a directory" : "a special file")); it is rebuilt from the history", repaired: repair)
+            return
+        }
+        if try z.appliedCursorIsDamaged() {
+            if repair { try parent.remove(name) }
+            note(z.appliedFile, "the applied cursor is damaged (a torn write); it is rebuilt from the history", repaired: repair)
             return
         }
         let cursor = try z.appliedCursor(), head = try z.history.head()

@@ -207,16 +207,76 @@ package final class ZoneStore {
 
         /// How far the files can be relied on now.
         package var trusted: Int64 { boot == nil || boot == BootSession.id ? seq : durable }
+
+        init(seq: Int64 = 0, durable: Int64 = 0, boot: String? = nil) {
+            (self.seq, self.durable, self.boot) = (seq, durable, boot)
+        }
+
+        /// The fields a checksum covers, in the order they are written.
+        private var fields: [String: JSONValue] {
+            var o: [String: JSONValue] = ["schemaVersion": .int(FileFormat.schemaVersion), "seq": .int(seq)]
+            if let b = boot { (o["durable"], o["boot"]) = (.int(durable), .string(b)) }
+            return o
+        }
+
+        /// The file: one line of JSON with its checksum (`check`: FNV-1a of the line without
+        /// it), padded with spaces to a fixed length, so that each version overwrites the one
+        /// before in place, byte for byte.
+        var fileBytes: [UInt8] {
+            var o = fields
+            o["check"] = .string(Self.check(fields))
+            var line = Array(JSONWriter.compact(.object(o)).utf8)
+            if line.count < Self.fileLength - 1 { line += [UInt8](repeating: 0x20, count: Self.fileLength - 1 - line.count) }
+            return line + [0x0A]
+        }
+
+        static let fileLength = 160
+
+        /// A cursor as read; nil when its checksum does not match (a torn write, or one read
+        /// while it was written). A cursor without one (ck before issue 38 wrote it whole, by
+        /// rename, and so never torn) is taken as it is.
+        init?(json j: JSONValue) {
+            guard let seq = j["seq"]?.int64Value else { return nil }
+            self.init(seq: seq, durable: min(j["durable"]?.int64Value ?? seq, seq), boot: j["boot"]?.stringValue)
+            if let c = j["check"] {
+                var o = j.objectValue ?? [:]
+                o["check"] = nil
+                guard c.stringValue == Self.check(o) else { return nil }
+            }
+        }
+
+        static func check(_ o: [String: JSONValue]) -> String {
+            var h: UInt64 = 0xcbf2_9ce4_8422_2325
+            for b in JSONWriter.compact(.object(o)).utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
+            return String(h, radix: 16)
+        }
     }
 
     func appliedCursor() throws -> AppliedCursor {
-        // Written whole and renamed into place (setApplied), so kept while it is the same file.
-        // One that cannot be parsed counts as nothing applied: readers then take every entry
-        // from the history, which is slower, never wrong.
+        // Written in place (setApplied), each version with a checksum of its own. A version
+        // read while a writer rewrites it may be torn: the checksum says so, and it is read
+        // again. One that cannot be parsed, or stays torn, counts as nothing applied: readers
+        // then take every entry from the history, which is slower, never wrong. Kept while the
+        // file's stamp is the same (a stamp that recent is never kept: StampedFiles).
+        for attempt in 0..<3 {
+            let read: JSONValue?
+            do {
+                read = attempt == 0 ? try StampedFiles.shared.readJSON(appliedFile) : try FileSystem.readJSON(appliedFile)
+            } catch let e as CloudKitError where e.code == .internalError { read = nil }
+            guard let j = read else { return AppliedCursor() }
+            guard let cursor = AppliedCursor(json: j) else { continue }
+            return cursor
+        }
+        return AppliedCursor()
+    }
+
+    /// Whether the cursor's file is there but not a cursor: unparseable, or its checksum
+    /// wrong (a write torn by a crash or a full disk). Counted as nothing applied meanwhile.
+    func appliedCursorIsDamaged() throws -> Bool {
         let read: JSONValue?
-        do { read = try StampedFiles.shared.readJSON(appliedFile) } catch let e as CloudKitError where e.code == .internalError { read = nil }
-        guard let j = read, let seq = j["seq"]?.int64Value else { return AppliedCursor() }
-        return AppliedCursor(seq: seq, durable: min(j["durable"]?.int64Value ?? seq, seq), boot: j["boot"]?.stringValue)
+        do { read = try FileSystem.readJSON(appliedFile) } catch let e as CloudKitError where e.code == .internalError { return true }
+        guard let j = read else { return false }
+        return AppliedCursor(json: j) == nil
     }
 
     /// The last history entry whose derived files can be relied on (see AppliedCursor).
@@ -227,12 +287,21 @@ package final class ZoneStore {
     /// synced). Not synced on its own: after a crash an older cursor only means redoing
     /// idempotent work. The caller holds the zone's lock.
     func setApplied(_ seq: Int64, durable: Int64) throws {
-        var doc: [String: JSONValue] = ["schemaVersion": .int(FileFormat.schemaVersion), "seq": .int(seq)]
-        if let boot = BootSession.id {
-            doc["durable"] = .int(min(durable, seq))
-            doc["boot"] = .string(boot)
+        var c = AppliedCursor(seq: seq, durable: seq, boot: nil)
+        if let boot = BootSession.id { (c.durable, c.boot) = (min(durable, seq), boot) }
+        let bytes = c.fileBytes
+        // Over a cursor of this form: written in place — no new file, no rename, no inode
+        // freed on every commit (issue 38). The first one, or one of the old form, is written
+        // whole and renamed into place. (A cursor only moves forward: a repair that finds one
+        // ahead of the history removes it first, FsckZone.)
+        if let (dir, leaf) = try Directory.parent(of: appliedFile), let st = dir.status(of: leaf), (st.st_mode & S_IFMT) == S_IFREG,
+           st.st_size == off_t(bytes.count) {
+            let fd = try dir.openForWriting(leaf, create: false)
+            defer { close(fd) }
+            try FileSystem.overwrite(fd, bytes, offset: 0, path: appliedFile)
+            return
         }
-        try FileSystem.writeJSON(appliedFile, .object(doc), durable: false)
+        try FileSystem.writeAtomically(appliedFile, bytes, durable: false)
     }
 
     /// Published entries a commit leaves unsynced at most: past them it syncs the files. What
