@@ -31,65 +31,19 @@ public final class HelperProcessStream: HTTPByteStream {
         // A helper that exits mid-request must fail the write, not kill ck.
         signal(SIGPIPE, SIG_IGN)
         var input: [Int32] = [-1, -1], output: [Int32] = [-1, -1]
-        guard Self.makePipe(&input) else { throw HTTPClientError(.connect, "cannot start \(executable): pipe: \(Self.lastError())") }
-        guard Self.makePipe(&output) else {
+        guard ChildProcess.makePipe(&input) else { throw HTTPClientError(.connect, "cannot start \(executable): pipe: \(Self.lastError())") }
+        guard ChildProcess.makePipe(&output) else {
             _ = Self.closeDescriptor(input[0]); _ = Self.closeDescriptor(input[1])
             throw HTTPClientError(.connect, "cannot start \(executable): pipe: \(Self.lastError())")
         }
-        func closeAll() { for fd in input + output { _ = Self.closeDescriptor(fd) } }
-
-        #if canImport(Darwin)
-        var actions: posix_spawn_file_actions_t? = nil
-        var attributes: posix_spawnattr_t? = nil
-        #else
-        var actions = posix_spawn_file_actions_t()
-        var attributes = posix_spawnattr_t()
-        #endif
-        posix_spawn_file_actions_init(&actions)
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawn_file_actions_destroy(&actions); posix_spawnattr_destroy(&attributes) }
-        // dup2 clears close-on-exec on 0 and 1; every pipe end has it set.
-        posix_spawn_file_actions_adddup2(&actions, input[0], 0)
-        posix_spawn_file_actions_adddup2(&actions, output[1], 1)
-        var flags = Int32(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK)
-        #if os(Linux)
-        // Descriptors opened elsewhere in ck without close-on-exec stay out of the helper too
-        // (glibc's closefrom action is hidden from Swift; a close of one gone meanwhile is
-        // ignored by posix_spawn).
-        for fd in Self.openDescriptors() where fd > 2 { posix_spawn_file_actions_addclose(&actions, fd) }
-        #elseif canImport(Darwin)
-        flags |= Int32(POSIX_SPAWN_CLOEXEC_DEFAULT)
-        posix_spawn_file_actions_addinherit_np(&actions, 2)
-        #endif
-        // ck ignores SIGPIPE; the helper starts with every signal as a fresh process has it.
-        var defaults = sigset_t(), empty = sigset_t()
-        sigemptyset(&empty)
-        sigemptyset(&defaults)
-        sigaddset(&defaults, SIGPIPE)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        posix_spawnattr_setflags(&attributes, Int16(flags))
-
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        let env = environment.map { $0.map { strdup("\($0.key)=\($0.value)") } + [nil] }
-        defer {
-            argv.forEach { free($0) }
-            env?.forEach { free($0) }
-        }
-        var pid: pid_t = 0
-        let status: Int32
-        if let env {
-            status = posix_spawn(&pid, executable, &actions, &attributes, argv, env)
-        } else {
-            status = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
-        }
-        guard status == 0 else {
-            closeAll()
-            throw HTTPClientError(.connect, "cannot start \(executable): \(String(cString: strerror(status)))")
+        do {
+            processIdentifier = try ChildProcess.spawn(executable, arguments, environment: environment, stdin: input[0], stdout: output[1])
+        } catch {
+            for fd in input + output { _ = Self.closeDescriptor(fd) }
+            throw HTTPClientError(.connect, "cannot start \(executable): \(error.message)")
         }
         _ = Self.closeDescriptor(input[0])
         _ = Self.closeDescriptor(output[1])
-        processIdentifier = pid
         toHelper = input[1]
         fromHelper = output[0]
     }
@@ -159,7 +113,7 @@ public final class HelperProcessStream: HTTPByteStream {
         var status: Int32 = 0
         while true {
             let r = waitpid(processIdentifier, &status, WNOHANG)
-            if r == processIdentifier { exitStatus = Self.shellStatus(status); return }
+            if r == processIdentifier { exitStatus = ChildProcess.shellStatus(status); return }
             if r < 0 && errno != EINTR { return }
             if now() >= deadline { break }
             usleep(2_000)
@@ -167,15 +121,9 @@ public final class HelperProcessStream: HTTPByteStream {
         kill(processIdentifier, SIGKILL)
         while true {
             let r = waitpid(processIdentifier, &status, 0)
-            if r == processIdentifier { exitStatus = Self.shellStatus(status); return }
+            if r == processIdentifier { exitStatus = ChildProcess.shellStatus(status); return }
             if r < 0 && errno != EINTR { return }
         }
-    }
-
-    /// waitpid's status as a shell reports it (WIFEXITED and friends are macros Swift lacks).
-    private static func shellStatus(_ status: Int32) -> Int32 {
-        let signal = status & 0x7F
-        return signal == 0 ? (status >> 8) & 0xFF : 128 + signal
     }
 
     /// The helper's path: `CK_REMOTE_HTTPS` when set, else `ck-remote-https` beside the running
@@ -213,31 +161,6 @@ public final class HelperProcessStream: HTTPByteStream {
         return nil
         #endif
     }
-
-    /// A pipe whose ends close on exec, so no other child of ck holds them (which would keep
-    /// the helper from seeing the end of its stdin). pipe2 is hidden from Swift: a process
-    /// spawned by another thread in between could still inherit them.
-    private static func makePipe(_ fds: inout [Int32]) -> Bool {
-        guard pipe(&fds) == 0 else { return false }
-        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-        return true
-    }
-
-    #if os(Linux)
-    /// This process's open descriptors, from /proc (none when it is not mounted).
-    static func openDescriptors() -> [Int32] {
-        guard let dir = opendir("/proc/self/fd") else { return [] }
-        defer { closedir(dir) }
-        var fds: [Int32] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if let fd = Int32(name) { fds.append(fd) }
-        }
-        return fds
-    }
-    #endif
 
     private static func closeDescriptor(_ fd: Int32) -> Int32 {
         #if canImport(Glibc)

@@ -1,3 +1,4 @@
+import CKHTTP
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -25,7 +26,7 @@ enum ToolProcess {
         guard input.count <= maxInput else { throw ToolStartFailure("its input is \(input.count) bytes, more than \(maxInput)") }
         var stdinPipe: [Int32] = [-1, -1], stdoutPipe: [Int32] = [-1, -1], stderrPipe: [Int32] = [-1, -1]
         func closeAll() { for fd in stdinPipe + stdoutPipe + stderrPipe where fd >= 0 { _ = close(fd) } }
-        guard makePipe(&stdinPipe), makePipe(&stdoutPipe), makePipe(&stderrPipe) else {
+        guard ChildProcess.makePipe(&stdinPipe), ChildProcess.makePipe(&stdoutPipe), ChildProcess.makePipe(&stderrPipe) else {
             let why = lastError()
             closeAll()
             throw ToolStartFailure("pipe: \(why)")
@@ -42,42 +43,12 @@ enum ToolProcess {
         }
         _ = close(stdinPipe[1]); stdinPipe[1] = -1
 
-        #if canImport(Darwin)
-        var actions: posix_spawn_file_actions_t? = nil
-        var attributes: posix_spawnattr_t? = nil
-        #else
-        var actions = posix_spawn_file_actions_t()
-        var attributes = posix_spawnattr_t()
-        #endif
-        posix_spawn_file_actions_init(&actions)
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawn_file_actions_destroy(&actions); posix_spawnattr_destroy(&attributes) }
-        posix_spawn_file_actions_adddup2(&actions, stdinPipe[0], 0)
-        posix_spawn_file_actions_adddup2(&actions, stdoutPipe[1], 1)
-        posix_spawn_file_actions_adddup2(&actions, stderrPipe[1], 2)
-        var flags = Int32(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK)
-        #if os(Linux)
-        // Descriptors ck opened without close-on-exec stay out of the tool.
-        for fd in openDescriptors() where fd > 2 { posix_spawn_file_actions_addclose(&actions, fd) }
-        #elseif canImport(Darwin)
-        flags |= Int32(POSIX_SPAWN_CLOEXEC_DEFAULT)
-        #endif
-        // The tool starts with every signal as a fresh process has it (ck may ignore SIGPIPE).
-        var defaults = sigset_t(), empty = sigset_t()
-        sigemptyset(&empty)
-        sigemptyset(&defaults)
-        sigaddset(&defaults, SIGPIPE)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        posix_spawnattr_setflags(&attributes, Int16(flags))
-
-        let argv = ([tool] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, tool, &actions, &attributes, argv, environ)
-        guard spawned == 0 else {
+        let pid: pid_t
+        do {
+            pid = try ChildProcess.spawn(tool, arguments, stdin: stdinPipe[0], stdout: stdoutPipe[1], stderr: stderrPipe[1])
+        } catch {
             closeAll()
-            throw ToolStartFailure(String(cString: strerror(spawned)))
+            throw ToolStartFailure(error.message)
         }
         _ = close(stdinPipe[0]); stdinPipe[0] = -1
         _ = close(stdoutPipe[1]); stdoutPipe[1] = -1
@@ -105,28 +76,8 @@ enum ToolProcess {
         for fd in open where fd >= 0 { _ = close(fd) }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        let signal = status & 0x7F
-        return ToolRun(status: signal == 0 ? (status >> 8) & 0xFF : 128 + signal, output: output, errorOutput: errorOutput)
+        return ToolRun(status: ChildProcess.shellStatus(status), output: output, errorOutput: errorOutput)
     }
-
-    private static func makePipe(_ fds: inout [Int32]) -> Bool {
-        guard pipe(&fds) == 0 else { return false }
-        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-        return true
-    }
-
-    #if os(Linux)
-    private static func openDescriptors() -> [Int32] {
-        guard let dir = opendir("/proc/self/fd") else { return [] }
-        defer { closedir(dir) }
-        var fds: [Int32] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
-            if let fd = Int32(name) { fds.append(fd) }
-        }
-        return fds
-    }
-    #endif
 
     private static func lastError() -> String { String(cString: strerror(errno)) }
 }
