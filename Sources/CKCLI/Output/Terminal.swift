@@ -16,11 +16,13 @@ enum Terminal {
         guard tcgetattr(fd, &saved) == 0 else { return nil }
         var quiet = saved
         quiet.c_lflag &= ~tcflag_t(ECHO)
-        _ = prompt.withCString { write(fd, $0, strlen($0)) }
         // Ctrl-C, Ctrl-\ or a hang-up while echo is off must not leave the terminal silent:
         // the handler puts the settings back, then the signal does what it would have.
         EchoRestore.arm(fd: fd, saved: saved)
         guard tcsetattr(fd, TCSAFLUSH, &quiet) == 0 else { EchoRestore.disarm(); return nil }
+        // The prompt once echo is off (as getpass does): what is typed after it is never
+        // echoed, nor thrown away by the flush that turning echo off makes.
+        _ = prompt.withCString { write(fd, $0, strlen($0)) }
         defer {
             _ = tcsetattr(fd, TCSAFLUSH, &saved)
             EchoRestore.disarm()

@@ -208,7 +208,7 @@ extension CloudKitAPI {
     /// — so the caller leaves its shares here, as they are no longer a participant there, and
     /// their tracking of the zone starts from nothing (no base: nothing of it is theirs to push).
     public func leaveRemoteSharedZone(_ z: RemoteZone, as caller: Caller) throws {
-        precondition(caller.scope == .shared)
+        guard caller.scope == .shared else { throw CloudKitError.internalError("only a zone of the shared database is left") }
         var c = RemoteTrackingLog.Change()
         (c.reset, c.keepBase, c.complete) = (true, false, true)
         let log = try trackingLog(z, caller)
