@@ -6,22 +6,28 @@ import XCTest
 
 /// One fetch, pull or push of a remote into a database at a time: a second waits, and says so.
 final class RemoteOperationLockTests: XCTestCase {
-    func testAPullWaitsForAnotherCommandOfTheSameRemoteAndSaysSo() throws {
-        let f = try RemoteFixture()
-        try f.createZone(f.serverAPI, f.serverCaller(), "Lists")
-        try f.save(f.serverAPI, f.serverCaller(), zone: "Lists", [("a", ["n": 1])])
+    /// Another command of `origin` in the local private database, as another process would run
+    /// it, holding the remote until the semaphore is signalled.
+    func holdRemote(_ f: RemoteFixture) throws -> DispatchSemaphore {
         let held = expectation(description: "another command holds the remote")
         let release = DispatchSemaphore(value: 0)
         let other = CloudKitAPI(dataDirectory: f.localRoot)
         let caller = f.localCaller()
-        let thread = Thread {
+        Thread {
             _ = try? other.withRemoteOperation("origin", as: caller, waiting: {}) {
                 held.fulfill()
                 release.wait()
             }
-        }
-        thread.start()
+        }.start()
         wait(for: [held], timeout: 10)
+        return release
+    }
+
+    func testAPullWaitsForAnotherCommandOfTheSameRemoteAndSaysSo() throws {
+        let f = try RemoteFixture()
+        try f.createZone(f.serverAPI, f.serverCaller(), "Lists")
+        try f.save(f.serverAPI, f.serverCaller(), zone: "Lists", [("a", ["n": 1])])
+        let release = try holdRemote(f)
         DispatchQueue.global().asyncAfter(deadline: .now() + 1) { release.signal() }
         let start = Date()
         let r = try f.pull()
@@ -41,18 +47,7 @@ final class RemoteOperationLockTests: XCTestCase {
         try f.createZone(f.serverAPI, f.serverCaller(), "Lists")
         try f.save(f.serverAPI, f.serverCaller(), zone: "Lists", [("a", ["n": 1])])
         try f.pull()
-        let held = expectation(description: "a pull holds the remote")
-        let release = DispatchSemaphore(value: 0)
-        let other = CloudKitAPI(dataDirectory: f.localRoot)
-        let caller = f.localCaller()
-        let thread = Thread {
-            _ = try? other.withRemoteOperation("origin", as: caller, waiting: {}) {
-                held.fulfill()
-                release.wait()
-            }
-        }
-        thread.start()
-        wait(for: [held], timeout: 10)
+        let release = try holdRemote(f)
         XCTAssertEqual((try? f.localAPI.removeRemote("origin")).map { _ in "removed" } ?? "refused", "refused")
         XCTAssertThrowsError(try f.localAPI.renameRemote("origin", to: "upstream")) { e in
             XCTAssertEqual((e as? CloudKitError)?.code, .tryAgainLater, "\(e)")

@@ -2,6 +2,7 @@ import CKCore
 import CKCrypto
 import CKJSON
 import CKModel
+import CKTestSupport
 import Foundation
 import XCTest
 @testable import CKRemote
@@ -216,22 +217,6 @@ final class RoundTripTests: XCTestCase {
         XCTAssertEqual(merge.conflicts, ["item-0001"], "a record changed here is not deleted under it")
     }
 
-    static let feedSchema = """
-    DEFINE SCHEMA
-        RECORD TYPE Feed (
-            "___createTime" TIMESTAMP,
-            "___createdBy"  REFERENCE,
-            "___etag"       STRING,
-            "___modTime"    TIMESTAMP,
-            "___modifiedBy" REFERENCE,
-            "___recordID"   REFERENCE QUERYABLE,
-            title           STRING QUERYABLE SEARCHABLE SORTABLE,
-            n               INT64 QUERYABLE SORTABLE,
-            GRANT WRITE TO "_creator",
-            GRANT CREATE TO "_icloud",
-            GRANT READ TO "_world"
-        );
-    """
 
     func keyFile(_ key: P256PrivateKey) throws -> String {
         let path = NSTemporaryDirectory() + "ck-key-" + UUID().uuidString + ".pem"
@@ -241,7 +226,7 @@ final class RoundTripTests: XCTestCase {
 
     func testThePublicDatabaseClonesWithAServerKeyByQueryingEachType() throws {
         let f = try RemoteFixture()
-        _ = try f.serverAPI.importSchema(SchemaImportRequest(text: Self.feedSchema), as: f.serverCaller(.public))
+        _ = try f.serverAPI.importSchema(SchemaImportRequest(text: TestSchemas.publicFeed), as: f.serverCaller(.public))
         try f.save(f.serverAPI, f.serverCaller(.public), zone: ZoneID.defaultZoneName, items(450, prefix: "feed"), type: "Feed")
         let key = try P256PrivateKey.generate()
         _ = try f.serverAPI.addServerKey(keyID: "k1", publicKeyPEM: key.publicKey.pem, container: RemoteFixture.container, environment: .development, as: f.serverCaller())
@@ -353,7 +338,7 @@ final class RoundTripTests: XCTestCase {
 
     func testThePrivateDefaultZoneIsQueriedByType() throws {
         let f = try RemoteFixture()
-        _ = try f.serverAPI.importSchema(SchemaImportRequest(text: Self.feedSchema), as: f.serverCaller())
+        _ = try f.serverAPI.importSchema(SchemaImportRequest(text: TestSchemas.publicFeed), as: f.serverCaller())
         try f.save(f.serverAPI, f.serverCaller(), zone: ZoneID.defaultZoneName, items(250, prefix: "d"), type: "Feed")
         let r = try f.pull(types: ["Feed"])
         XCTAssertEqual(r.fetch.records, 250)

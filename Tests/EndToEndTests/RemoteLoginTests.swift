@@ -67,14 +67,19 @@ final class RemoteLoginTests: XCTestCase {
         XCTAssertFalse(clone.stdout.contains(token) || clone.stderr.contains(token), "no secret in the output")
     }
 
-    func testASignedOutSessionSaysToLogInAgain() throws {
+    /// A served data directory with alice signed in, an API token and a web auth token of hers.
+    func servedWithSession() throws -> (server: Sandbox, serve: ServeProcess, apiToken: String, session: String) {
         let server = Sandbox()
         server.signIn()
-        XCTAssertEqual(server.ck("zone", "create", "Lists").status, 0)
         let token = try XCTUnwrap(server.ck("api-token", "create").object["apiToken"] as? String)
         let session = try XCTUnwrap(server.ck("account", "web-auth-token").object["ckWebAuthToken"] as? String)
-        let serve = try ServeProcess(server)
+        return (server, try ServeProcess(server), token, session)
+    }
+
+    func testASignedOutSessionSaysToLogInAgain() throws {
+        let (server, serve, token, session) = try servedWithSession()
         defer { _ = serve.stop() }
+        XCTAssertEqual(server.ck("zone", "create", "Lists").status, 0)
         let url = serve.url + "/database/1/iCloud.com.example.app/development"
         let client = Sandbox()
         let login = client.run(["remote", "login", url, "--api-token", token, "--with-token"], stdin: session)
@@ -136,12 +141,9 @@ final class RemoteLoginTests: XCTestCase {
     /// `--paste` reads the token from the terminal with echo off, and puts echo back — also when
     /// Ctrl-C ends it midway.
     func testPasteReadsTheTokenFromTheTerminalUnshownAndLeavesEchoOn() throws {
-        let server = Sandbox()
-        server.signIn()
-        let token = try XCTUnwrap(server.ck("api-token", "create").object["apiToken"] as? String)
-        let session = try XCTUnwrap(server.ck("account", "web-auth-token").object["ckWebAuthToken"] as? String)
-        let serve = try ServeProcess(server)
-        defer { _ = serve.stop() }
+        let (server, serve, token, session) = try servedWithSession()
+        // The server's sandbox (its data directory) lives as long as its ck serve.
+        defer { withExtendedLifetime(server) { _ = serve.stop() } }
         let url = serve.url + "/database/1/iCloud.com.example.app/development"
         let client = Sandbox()
         let args = ["remote", "login", url, "--api-token", token, "--paste"]

@@ -7,26 +7,10 @@ import XCTest
 /// querying the schema's types; a type without a queryable ___recordID stops the clone with
 /// the line to add.
 final class RemotePublicCloneTests: XCTestCase {
-    static let schema = """
-    DEFINE SCHEMA
-        RECORD TYPE Feed (
-            "___createTime" TIMESTAMP,
-            "___createdBy"  REFERENCE,
-            "___etag"       STRING,
-            "___modTime"    TIMESTAMP,
-            "___modifiedBy" REFERENCE,
-            "___recordID"   REFERENCE QUERYABLE,
-            title           STRING QUERYABLE SEARCHABLE SORTABLE,
-            GRANT WRITE TO "_creator",
-            GRANT CREATE TO "_icloud",
-            GRANT READ TO "_world"
-        );
-    """
-
     func testAPublicCloneWithAKeyAndTheSchema() throws {
         let server = Sandbox()
         server.signIn()
-        XCTAssertEqual(server.run(["schema", "import", "-"], stdin: Self.schema).status, 0)
+        XCTAssertEqual(server.run(["schema", "import", "-"], stdin: TestSchemas.publicFeed).status, 0)
         for i in 0..<5 { XCTAssertEqual(server.ck("--db", "public", "record", "save", "--type", "Feed", "--name", "f\(i)", "title=item \(i)").status, 0) }
         let serve = try ServeProcess(server)
         defer { _ = serve.stop() }
@@ -41,7 +25,7 @@ final class RemotePublicCloneTests: XCTestCase {
         XCTAssertEqual(registered.status, 0, registered.stderr)
         XCTAssertEqual(client.ck("remote", "key", "set", url, "--key-id", "client-key").status, 0)
         let schemaFile = client.root.appendingPathComponent("schema.ckdb").path
-        try Self.schema.write(toFile: schemaFile, atomically: true, encoding: .utf8)
+        try TestSchemas.publicFeed.write(toFile: schemaFile, atomically: true, encoding: .utf8)
         let dir = client.root.appendingPathComponent("Feeds").path
         let clone = client.run(["clone", url, dir, "--db", "public", "--schema", schemaFile])
         XCTAssertEqual(clone.status, 0, clone.stderr)
@@ -50,7 +34,7 @@ final class RemotePublicCloneTests: XCTestCase {
         XCTAssertTrue(client.run(["--data-dir", dir + "/.ck", "schema", "export"]).stdout.contains("RECORD TYPE Feed"), "the schema came with --schema")
 
         // A type with no queryable ___recordID: the clone names the line to add.
-        let bare = Self.schema.replacingOccurrences(of: "\"___recordID\"   REFERENCE QUERYABLE", with: "\"___recordID\"   REFERENCE")
+        let bare = TestSchemas.publicFeed.replacingOccurrences(of: "\"___recordID\"   REFERENCE QUERYABLE", with: "\"___recordID\"   REFERENCE")
         try bare.write(toFile: schemaFile, atomically: true, encoding: .utf8)
         let refused = client.run(["clone", url, dir + "2", "--db", "public", "--schema", schemaFile])
         assertFailure(refused, exit: 6, contains: #""___recordID" REFERENCE QUERYABLE"#)
