@@ -5,8 +5,12 @@ import CKModel
 /// and merges, nor a push send what a pull is about to change. A second command waits for the
 /// first, and says so.
 package enum RemoteOperationLock {
+    static func path(database: String, remote: String) -> String {
+        database + "/remotes/" + PathEncoding.component(remote) + "/operation.lock"
+    }
+
     package static func hold(database: String, remote: String, waiting: () -> Void) throws -> FileLock {
-        let path = database + "/remotes/" + PathEncoding.component(remote) + "/operation.lock"
+        let path = path(database: database, remote: remote)
         if let held = try FileLock.attempt(path) { return held }
         waiting()
         return try FileLock(path: path)

@@ -264,8 +264,8 @@ package struct TrackedZone {
 struct RemoteTrackingTree {
     let paths: DataPaths
 
-    /// `<database>/remotes` of every database that has one.
-    private func remoteDirectories() throws -> [String] {
+    /// Every database that tracks a remote (has `remotes/`).
+    private func trackingDatabases() throws -> [String] {
         var out: [String] = []
         let containers = paths.root + "/containers"
         for c in try FileSystem.list(containers) {
@@ -273,7 +273,7 @@ struct RemoteTrackingTree {
                 let e = containers + "/" + c + "/" + env
                 var dbs = [e + "/public"]
                 for scope in ["private", "shared"] { dbs += try FileSystem.list(e + "/" + scope).map { e + "/" + scope + "/" + $0 } }
-                for db in dbs where try FileSystem.exists(db + "/remotes") { out.append(db + "/remotes") }
+                for db in dbs where try FileSystem.exists(db + "/remotes") { out.append(db) }
             }
         }
         return out
@@ -285,8 +285,8 @@ struct RemoteTrackingTree {
     func holdOperations(remote: String) throws -> [FileLock] {
         let name = PathEncoding.component(remote)
         var held: [FileLock] = []
-        for d in try remoteDirectories() where try FileSystem.exists(d + "/" + name) {
-            guard let l = try FileLock.attempt(d + "/" + name + "/operation.lock") else {
+        for db in try trackingDatabases() where try FileSystem.exists(db + "/remotes/" + name) {
+            guard let l = try FileLock.attempt(RemoteOperationLock.path(database: db, remote: remote)) else {
                 held.forEach { $0.unlock() }
                 throw CloudKitError(.tryAgainLater, "a fetch, pull or push of remote '\(remote)' is running; try again when it has finished")
             }
@@ -297,13 +297,13 @@ struct RemoteTrackingTree {
 
     func removeAll(remote: String) throws {
         let name = PathEncoding.component(remote)
-        for d in try remoteDirectories() where try FileSystem.exists(d + "/" + name) { try FileSystem.removeTree(d + "/" + name) }
+        for db in try trackingDatabases() where try FileSystem.exists(db + "/remotes/" + name) { try FileSystem.removeTree(db + "/remotes/" + name) }
     }
 
     func renameAll(remote old: String, to new: String) throws {
         let (o, n) = (PathEncoding.component(old), PathEncoding.component(new))
-        for d in try remoteDirectories() where try FileSystem.exists(d + "/" + o) {
-            guard let dir = try Directory.open(d) else { continue }
+        for db in try trackingDatabases() where try FileSystem.exists(db + "/remotes/" + o) {
+            guard let dir = try Directory.open(db + "/remotes") else { continue }
             try dir.rename(o, to: n)
         }
     }
