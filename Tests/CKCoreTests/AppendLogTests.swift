@@ -35,12 +35,22 @@ final class AppendLogTests: XCTestCase {
     private func read(_ log: AppendLog, from offset: Int64 = 0) throws -> [String] {
         var out: [String] = []
         if case .index = log.commit {
-            try log.forEachIndexed(after: 0, through: nil) { _, b in out.append(String(decoding: b, as: UTF8.self)); return true }
+            try log.forEachIndexed(after: 0, through: nil) { _, b in out.append(unframed(b)); return true }
         } else {
             try log.forEachEntry(from: offset) { b, _ in out.append(String(decoding: b, as: UTF8.self)); return true }
         }
         return out
     }
+
+    /// An indexed log's line as its entry was given (its checksum and commit mark taken off).
+    private func unframed(_ line: ArraySlice<UInt8>) -> String {
+        var body = line.dropFirst(AppendLogFraming.prefixLength)
+        if body.starts(with: AppendLogFraming.commitMember) { body = body.dropFirst(AppendLogFraming.commitMember.count) }
+        return line.starts(with: Array("{\"check\"".utf8)) ? "{" + String(decoding: body, as: UTF8.self) : String(decoding: line, as: UTF8.self)
+    }
+
+    /// The line an indexed log writes for `entry`, with its newline.
+    private func framed(_ e: [UInt8], commits: Bool) -> [UInt8] { AppendLogFraming.frame(e, commits: commits) + [0x0A] }
 
     private func bytes(_ name: String) -> [UInt8] { Array(FileManager.default.contents(atPath: directory + "/" + name) ?? Data()) }
 
@@ -55,12 +65,17 @@ final class AppendLogTests: XCTestCase {
 
     func testIndexedAppendsAreReadBySequenceWithTheirCommits() throws {
         let log = indexed()
-        XCTAssertEqual(try log.append([entry(1), entry(2)]), AppendLog.Head(seq: 2, end: 20))
+        let one = framed(entry(1), commits: false), two = framed(entry(2), commits: true), three = framed(entry(3), commits: true)
+        XCTAssertEqual(try log.append([entry(1), entry(2)]), AppendLog.Head(seq: 2, end: Int64(one.count + two.count)))
         XCTAssertEqual(try log.append([entry(3)]).seq, 3)
-        XCTAssertEqual(String(decoding: bytes("history.log"), as: UTF8.self), "{\"seq\":1}\n{\"seq\":2}\n{\"seq\":3}\n")
+        // Each line: its checksum first, the last of each commit marked; still one JSON object.
+        XCTAssertEqual(bytes("history.log"), one + two + three)
+        XCTAssertEqual(String(decoding: two, as: UTF8.self), "{\"check\":\"\(String(AppendLogFraming.checksum(Array("\"commit\":true,\"seq\":2}".utf8)[...]), radix: 16))\",\"commit\":true,\"seq\":2}\n")
+        XCTAssertEqual(try read(log), ["{\"seq\":1}", "{\"seq\":2}", "{\"seq\":3}"])
         // 8 bytes a word, the commit bit on the last of each commit.
-        XCTAssertEqual(bytes("history.idx"), AppendLog.indexWord(end: 10, commits: false) + AppendLog.indexWord(end: 20, commits: true)
-                                                 + AppendLog.indexWord(end: 30, commits: true))
+        XCTAssertEqual(bytes("history.idx"), AppendLog.indexWord(end: Int64(one.count), commits: false)
+                                                 + AppendLog.indexWord(end: Int64(one.count + two.count), commits: true)
+                                                 + AppendLog.indexWord(end: Int64(one.count + two.count + three.count), commits: true))
         var seen: [Int64] = []
         try log.forEachIndexed(after: 1, through: nil) { seq, _ in seen.append(seq); return true }
         XCTAssertEqual(seen, [2, 3])
@@ -68,25 +83,73 @@ final class AppendLogTests: XCTestCase {
         XCTAssertEqual(try log.commitBounds(of: 3).before, 2)
     }
 
+    func testALineSaysWhetherItIsWhole() {
+        let line = AppendLogFraming.frame(entry(7), commits: true)
+        XCTAssertEqual(AppendLogFraming.verdict(line[...]), .whole(commits: true))
+        XCTAssertEqual(AppendLogFraming.verdict(AppendLogFraming.frame(entry(7), commits: false)[...]), .whole(commits: false))
+        XCTAssertEqual(AppendLogFraming.verdict(entry(7)[...]), .unframed, "a line written before checksums")
+        XCTAssertEqual(AppendLogFraming.verdict(line.dropLast()), .torn, "cut short")
+        var flipped = line
+        flipped[flipped.count - 3] ^= 1
+        XCTAssertEqual(AppendLogFraming.verdict(flipped[...]), .torn, "a byte changed")
+        var zeroed = line
+        for i in 40..<zeroed.count { zeroed[i] = 0 }
+        XCTAssertEqual(AppendLogFraming.verdict(zeroed[...]), .torn, "a power loss's zeros")
+    }
+
     func testAnInterruptedIndexedAppendIsNeverReadAndIsCut() throws {
         let log = indexed()
         try log.append([entry(1)])
-        // A crash after the log bytes and the index words, before the commit bit.
-        appendRaw("history.log", entry(2) + [0x0A])
-        appendRaw("history.idx", AppendLog.indexWord(end: 20, commits: false))
+        let committedEnd = Int64(bytes("history.log").count)
+        // A crash part-way through writing a commit's lines (the second never whole), and index
+        // bytes a crash left past the last committed word.
+        appendRaw("history.log", framed(entry(2), commits: false) + Array(framed(entry(3), commits: true).prefix(12)))
+        appendRaw("history.idx", AppendLog.indexWord(end: 99, commits: false))
         XCTAssertEqual(try log.head().seq, 1)
         XCTAssertEqual(try read(log), ["{\"seq\":1}"])
         let found = try log.cutTail(repair: false)
         XCTAssertEqual(found.map(\.problem), ["history index holds 8 bytes after its last committed entry (a commit that never completed)",
-                                              "history log holds 10 bytes after its last committed entry (a commit that never completed)"])
-        XCTAssertEqual(bytes("history.log").count, 20, "a dry run cuts nothing")
+                                              "history log holds \(bytes("history.log").count - Int(committedEnd)) bytes after its last committed entry (a commit that never completed)"])
+        XCTAssertEqual(bytes("history.idx").count, 16, "a dry run cuts nothing")
         try log.cutTail()
-        XCTAssertEqual(bytes("history.log").count, 10)
+        XCTAssertEqual(Int64(bytes("history.log").count), committedEnd)
         XCTAssertEqual(bytes("history.idx").count, 8)
         XCTAssertTrue(try log.cutTail(repair: false).isEmpty)
         // The next append carries on from the committed head.
         XCTAssertEqual(try log.append([Array("{\"seq\":2,\"again\":1}".utf8)]).seq, 2)
         XCTAssertEqual(try read(log), ["{\"seq\":1}", "{\"seq\":2,\"again\":1}"])
+    }
+
+    func testACommitSyncedBeforeItsIndexWordsIsIndexedByTheNextWriter() throws {
+        let log = indexed()
+        try log.append([entry(1)])
+        // A crash after the log's sync, before the index words: two whole commits, then a third
+        // cut short. Readers go by the index: the commits are not seen yet.
+        appendRaw("history.log", framed(entry(2), commits: false) + framed(entry(3), commits: true) + framed(entry(4), commits: true)
+                                 + Array(framed(entry(5), commits: true).dropLast(3)))
+        XCTAssertEqual(try log.head().seq, 1)
+        XCTAssertEqual(try log.cutTail(repair: false).map(\.problem).first,
+                       "history log holds 3 committed entries its index does not cover yet (a crash after their commit)")
+        XCTAssertEqual(try log.head().seq, 1, "a dry run indexes nothing")
+        // The next writer indexes them, cuts the torn line, and appends after them.
+        XCTAssertEqual(try log.append([entry(5)]).seq, 5)
+        XCTAssertEqual(try read(log), ["{\"seq\":1}", "{\"seq\":2}", "{\"seq\":3}", "{\"seq\":4}", "{\"seq\":5}"])
+        XCTAssertEqual(try log.commitBounds(of: 2).after, 3, "2 and 3 are one commit, as written")
+        XCTAssertTrue(try log.cutTail(repair: false).isEmpty)
+    }
+
+    func testLinesPastTheIndexThatAreNotWholeCommitsAreCutNotIndexed() throws {
+        let log = indexed()
+        try log.append([entry(1)])
+        let committed = bytes("history.log")
+        // Whole lines of a commit whose last line never came; a line out of sequence; a line
+        // without a checksum (an earlier ck's, never committed).
+        for tail in [framed(entry(2), commits: false), framed(entry(3), commits: true), entry(2) + [0x0A]] {
+            appendRaw("history.log", tail)
+            try log.cutTail()
+            XCTAssertEqual(bytes("history.log"), committed)
+            XCTAssertEqual(try log.head().seq, 1)
+        }
     }
 
     func testALogShorterThanItsIndexIsDamageNoCutRepairs() throws {
@@ -138,7 +201,7 @@ final class AppendLogTests: XCTestCase {
             let before = files.map(bytes)
             // Every operation that needs space fails, a write after writing half its bytes.
             CrashPoints.noSpaceFromOperation = 1
-            let big = Array(repeating: UInt8(ascii: "x"), count: 4096)
+            let big = Array("{\"seq\":3,\"x\":\"\(String(repeating: "x", count: 4096))\"}".utf8)
             XCTAssertThrowsError(try (log.commit.isRecorded ? recorded(head.end) : log).append([entry(2), big]), "\(files)")
             CrashPoints.reset()
             XCTAssertEqual(files.map(bytes), before, "\(files): a failed append leaves nothing behind")

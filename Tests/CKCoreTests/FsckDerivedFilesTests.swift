@@ -197,4 +197,52 @@ final class FsckDerivedFilesTests: XCTestCase {
         XCTAssertEqual(changes.zones.map { "\($0.zoneID.zoneName) deleted:\($0.deleted)" }, ["Z deleted:true"])
         try assertSecondRunClean(a)
     }
+
+    /// The history index is derived from the log (a commit syncs the log only): a word a power
+    /// loss lost in the middle (written back out of order) is found by readers as damage, and
+    /// `ck fsck` makes the index again from the log; a dry run only says so.
+    func testHistoryIndexWordsLostInTheMiddleAreMadeAgainFromTheLog() throws {
+        let (t, a, z) = try zoneWithRecords()
+        let good = try XCTUnwrap(FileSystem.read(z.history.indexFile))
+        var holed = good
+        for i in 8..<16 { holed[i] = 0 }
+        try FileSystem.writeAtomically(z.history.indexFile, holed)
+        XCTAssertThrowsError(try z.history.lines(after: 0), "a reader meets the hole")
+        let before = t.snapshot()
+        let dry = try a.fsck(FsckRequest(repair: false))
+        XCTAssertTrue(dry.report.problems.contains { $0.path.hasSuffix("/history.idx") && $0.problem.contains("made again from the log") && !$0.repaired },
+                      "\(dry.report.problems)")
+        XCTAssertEqual(t.snapshot(), before, "a dry run changes nothing")
+        let fixed = try a.fsck(FsckRequest())
+        XCTAssertFalse(fixed.problemsRemain, "\(fixed.report.problems)")
+        XCTAssertEqual(try FileSystem.read(z.history.indexFile), good, "the index the commits wrote")
+        XCTAssertEqual(try z.history.lines(after: 0).map { $0["recordName"] }, ["r0", "r1", "r2", "r3"])
+        try assertSecondRunClean(a)
+    }
+
+    /// A history whose log itself is damaged in the middle (a whole commit after a broken line)
+    /// is not "repaired" by cutting the commits after the damage.
+    func testALogDamagedInTheMiddleIsNotCutToMakeAnIndex() throws {
+        let (t, a, z) = try zoneWithRecords()
+        defer { withExtendedLifetime(t) {} }
+        var log = try XCTUnwrap(FileSystem.read(z.history.logFile))
+        let secondLine = try XCTUnwrap(log.firstIndex(of: 0x0A)) + 1
+        log[secondLine + 40] ^= 0x01
+        try FileSystem.writeAtomically(z.history.logFile, log)
+        let fixed = try a.fsck(FsckRequest())
+        XCTAssertTrue(fixed.problemsRemain)
+        XCTAssertEqual(try FileSystem.read(z.history.logFile), log, "nothing acknowledged is cut")
+    }
+
+    /// A crash after a commit's log was synced, before its index words: readers do not see the
+    /// commit yet (it was never answered); the zone's next writer indexes it, and it is kept.
+    func testACommitItsIndexNeverCoveredIsKeptByTheNextWriter() throws {
+        let (t, _, z) = try zoneWithRecords()
+        let idx = try XCTUnwrap(FileSystem.read(z.history.indexFile))
+        try FileSystem.writeAtomically(z.history.indexFile, Array(idx.prefix(idx.count - 8)))
+        XCTAssertEqual(try z.history.head(), 3)
+        XCTAssertNil(try t.client().modify(zone: "Z", operations: [op(.create, "next")])[0].error)
+        XCTAssertEqual(try z.history.lines(after: 0).map { $0["recordName"] }, ["r0", "r1", "r2", "r3", "next"])
+        XCTAssertEqual(try z.record(named: "r3")?.fields["n"]?.value, 3)
+    }
 }

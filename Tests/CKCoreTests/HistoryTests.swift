@@ -67,22 +67,33 @@ final class HistoryTests: XCTestCase {
         XCTAssertEqual(try FileSystem.size(z.history.indexFile), 24)
     }
 
-    /// A commit is visible whole or not at all: index words of a batch without the commit bit
-    /// on the last one are not entries, even if the log holds all of it.
-    func testABatchIsVisibleOnlyWhenItsLastWordCarriesTheCommitBit() throws {
+    /// A commit is visible whole or not at all, and the log, not the index, says what was
+    /// committed: index words of a batch without the commit bit on the last one are not read,
+    /// and the next writer indexes the batch again from the log, where each line proves itself
+    /// whole; a batch whose last line is torn is cut instead.
+    func testABatchIsVisibleOnlyWhenItsLastWordCarriesTheCommitBitAndTheLogRestoresIt() throws {
         let dir = NSTemporaryDirectory() + "ck-history-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let h = ChangeHistory(directory: dir)
         try h.append([["seq": 1, "recordName": "a"], ["seq": 2, "recordName": "b"], ["seq": 3, "recordName": "c"]])
         XCTAssertEqual(try h.head(), 3)
-        // Clear the commit bit of the last word: the whole batch disappears.
+        // Clear the commit bit of the last word: readers no longer see the batch.
         var idx = try FileSystem.read(h.indexFile)!
         idx[16] &= 0x7F
         try FileSystem.writeAtomically(h.indexFile, idx)
         XCTAssertEqual(try h.head(), 0)
         XCTAssertEqual(try h.lines(after: 0).count, 0)
-        XCTAssertEqual(try h.append([["seq": 1, "recordName": "x"]]), 1)
-        XCTAssertEqual(try h.lines(after: 0).map { $0["recordName"] }, ["x"])
+        // The log holds it whole: the next writer indexes it before its own entry.
+        XCTAssertEqual(try h.append([["seq": 4, "recordName": "d"]]), 4)
+        XCTAssertEqual(try h.lines(after: 0).map { $0["recordName"] }, ["a", "b", "c", "d"])
+        // A last line torn (a power loss before the sync finished): that batch is cut whole.
+        try h.append([["seq": 5, "recordName": "e"], ["seq": 6, "recordName": "f"]])
+        let idx6 = try FileSystem.read(h.indexFile)!
+        try FileSystem.writeAtomically(h.indexFile, Array(idx6.prefix(32)))
+        let log = try FileSystem.read(h.logFile)!
+        try FileSystem.writeAtomically(h.logFile, Array(log.dropLast(5)) + [0, 0, 0, 0, 0x0A])
+        XCTAssertEqual(try h.append([["seq": 5, "recordName": "g"]]), 5)
+        XCTAssertEqual(try h.lines(after: 0).map { $0["recordName"] }, ["a", "b", "c", "d", "g"])
     }
 
     /// An index pointing where the log does not hold its entry is damage, named, not data.

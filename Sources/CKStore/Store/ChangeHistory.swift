@@ -134,13 +134,22 @@ package struct ChangeHistory {
     /// sync leaves the commit in place and is `CommittedButNotSynced`. Returns the new head.
     /// The caller holds the history's lock.
     @discardableResult
-    package func append(_ entries: [JSONValue]) throws -> Int64 { try appendLines(entries) }
+    package func append(_ entries: [JSONValue]) throws -> Int64 { try appendLines(entries, firstSeq: entries.first?["seq"]?.int64Value) }
 
     /// `append` of a commit's record entries, each encoded straight to its line.
     @discardableResult
-    package func append(_ entries: [HistoryEntry]) throws -> Int64 { try appendLines(entries) }
+    package func append(_ entries: [HistoryEntry]) throws -> Int64 { try appendLines(entries, firstSeq: entries.first?.seq) }
 
-    private func appendLines(_ entries: [some JSONEncodable]) throws -> Int64 {
+    /// Brings the head up to what the log holds — a commit a crash left unindexed is indexed,
+    /// an unfinished one cut (AppendLog.indexTail) — and returns it: what a writer numbers its
+    /// entries from. The caller holds the history's lock.
+    @discardableResult
+    package func recoverHead() throws -> Int64 {
+        guard let dir = try Directory.open(directory) else { return 0 }
+        return try log.indexTail(dir, repair: true).head.seq
+    }
+
+    private func appendLines(_ entries: [some JSONEncodable], firstSeq: Int64?) throws -> Int64 {
         guard !entries.isEmpty else { return try head() }
         let dir = try Directory.open(directory, create: true)!
         _ = try HistoryCompaction.finishInterrupted(self, dir, repair: true)
@@ -151,7 +160,7 @@ package struct ChangeHistory {
         }
         // A large batch's lines (each holds a whole saved record) are encoded on every core.
         let lines = entries.count >= RecordFileWriter.parallelFrom ? Parallel.map(entries.count, chunk: 16, line) : entries.indices.map(line)
-        return try log.append(lines, in: dir).seq
+        return try log.append(lines, in: dir, firstSeq: firstSeq).seq
     }
 
     // MARK: expiry

@@ -108,7 +108,7 @@ struct DatabaseJournal {
     @discardableResult
     func appendDatabaseEntry(_ i: DatabaseIntent) throws -> Int64 {
         let h = databaseHistory
-        let seq = try h.head() + 1
+        let seq = try h.recoverHead() + 1
         let e = DatabaseHistoryEntry(seq: seq, timestamp: db.clock.now(), op: i.op, zoneName: i.zoneName, incarnation: i.incarnation, zoneSeq: i.zoneSeq)
         do { try h.append([e.json]) } catch is ChangeHistory.CommittedButNotSynced {}
         return seq

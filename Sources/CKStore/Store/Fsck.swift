@@ -236,11 +236,20 @@ package final class Fsck {
             note(h.logFile, "\(what): \(found.problem)", repaired: repair && found.repairable)
             if !found.repairable { whole = false }
         }
-        do {
+        func count() throws {
             var n: Int64 = 0
             try h.forEachLine(after: 0) { _ in n += 1; return true }
             report.historyEntries += n
-        } catch let e as CloudKitError {
+        }
+        do { try count() } catch let e as CloudKitError {
+            // The index is derived from the log (commits sync the log only): index words a
+            // power loss lost, or wrote back out of order, are made again from the log.
+            if let dir = try Directory.open(h.directory), let rebuilt = try h.log.indexFromLog(dir),
+               rebuilt != (try dir.read(ChangeHistory.indexName) ?? []) {
+                note(h.indexFile, "\(what): the index disagrees with the log (index words lost to a power loss): made again from the log", repaired: repair)
+                guard repair else { return false }
+                if try h.log.rebuildIndex(), (try? count()) != nil { return whole }
+            }
             note(h.logFile, "\(what) is damaged: \(e.reason); nothing derived from it is repaired until it is restored (from a backup)", repaired: false)
             whole = false
         }

@@ -192,7 +192,8 @@ extension Database {
     /// after its point of no return left undone. Idempotent. The caller holds the zone's lock.
     @discardableResult
     func finishInterruptedCommit(_ z: ZoneStore) throws -> Int64 {
-        let head = try z.history.head()
+        // A commit a crash left synced but unindexed is part of the history from here on.
+        let head = try z.history.recoverHead()
         let applied = try z.appliedSeq()
         guard applied < head else { return 0 }
         let replay = try HistoryReplay(zone: z, after: applied, through: head)

@@ -90,9 +90,12 @@ package struct AppendLog {
 
     /// `append` through the log's directory, already open (the owner looked at it first:
     /// opening it again would cost a path walk a commit).
+    /// `firstSeq`: for an indexed log, the number the first entry carries; an append whose
+    /// entries were numbered from a head that is not the log's (a crash's commit indexed since)
+    /// is refused before anything is written.
     @discardableResult
-    package func append(_ entries: [[UInt8]], in dir: Directory) throws -> Head {
-        if case .index = commit { return try appendIndexed(entries, dir) }
+    package func append(_ entries: [[UInt8]], in dir: Directory, firstSeq: Int64? = nil) throws -> Head {
+        if case .index = commit { return try appendIndexed(entries, dir, firstSeq: firstSeq) }
         var bytes = [UInt8]()
         bytes.reserveCapacity(entries.reduce(0) { $0 + $1.count + 1 })
         for e in entries { bytes += e; bytes.append(0x0A) }
@@ -151,28 +154,20 @@ package struct AppendLog {
     @discardableResult
     func cutTail(repair: Bool = true) throws -> [TailFinding] {
         guard let dir = try Directory.open(directory) else { return [] }
+        if case .index = commit { return try indexTail(dir, repair: repair).findings }
         let head = try head(dir)
         var found: [TailFinding] = []
-        if case .index(let index, let indexNoun) = commit {
-            let idxSize = Int64(dir.status(of: index)?.st_size ?? 0)
-            if idxSize > head.seq * 8 {
-                found.append(.init(problem: "\(indexNoun) holds \(idxSize - head.seq * 8) bytes after its last committed entry (a commit that never completed)", repairable: true, bytes: idxSize - head.seq * 8))
-                if repair { try dir.truncate(index, to: head.seq * 8) }
-            }
-        }
         let size = Int64(dir.status(of: name)?.st_size ?? 0)
         let beyond = size - head.end
         if beyond > 0 {
             let problem: String
             switch commit {
-            case .index: problem = "\(noun) holds \(beyond) bytes after its last committed entry (a commit that never completed)"
+            case .index: preconditionFailure("an indexed log's tail is found by indexTail")
             case .recorded: problem = "\(noun) holds \(beyond) bytes after its committed end (a delivery that never completed)"
             case .wholeLines: problem = "\(noun) ends in a torn line (\(beyond) bytes of an interrupted append)"
             }
             found.append(.init(problem: problem, repairable: true, bytes: beyond))
             if repair { try dir.truncate(name, to: head.end) }
-        } else if beyond < 0, case .index = commit {
-            found.append(.init(problem: "\(noun) is shorter (\(size) bytes) than its committed entries (\(head.end) bytes): entries are lost", repairable: false))
         }
         return found
     }

@@ -1,3 +1,4 @@
+import CKJSON
 import CKModel
 #if canImport(Glibc)
 import Glibc
@@ -59,48 +60,132 @@ extension AppendLog {
         }
     }
 
-    /// Appends entries as one commit:
-    /// 1. the log bytes, then fsync;
-    /// 2. the index words, without the commit bit, then fsync;
-    /// 3. the commit bit, set by a one-byte write in the last word — the point of no return: from
-    ///    here readers see the commit, so it is never taken back — then fsync.
-    /// A failure before 3 (a full disk, an I/O error) cuts both files back: nothing changed. A
-    /// failure of the last fsync leaves the commit in place and is `CommittedButNotSynced`.
-    func appendIndexed(_ entries: [[UInt8]], _ dir: Directory) throws -> Head {
-        try cutTail()
-        let head = try indexedHead(dir)
+    /// Appends entries as one commit, with one sync:
+    /// 1. the log bytes, each line framed with its checksum and the last marked as ending the
+    ///    commit (AppendLogFraming), then `fdatasync` of the log — the commit is durable;
+    /// 2. the index words, the commit bit on the last, written and not synced: the index is
+    ///    derived from the log, and readers find entries through it, so they see the commit from
+    ///    here on, never before it is durable.
+    /// A failure in 1 cuts the log back: nothing changed. A failure in 2 (a full disk growing
+    /// the index) takes the entries back too (cut, then synced), so a failed append is never
+    /// found committed later. A crash between 1 and 2 leaves a durable commit the index does not
+    /// cover yet: the next writer indexes it (`cutTail`), and readers see it from then on.
+    func appendIndexed(_ entries: [[UInt8]], _ dir: Directory, firstSeq: Int64? = nil) throws -> Head {
+        let head = try indexTail(dir, repair: true).head
         guard !entries.isEmpty else { return head }
+        if let first = firstSeq, first != head.seq + 1 {
+            throw CloudKitError.internalError("entries numbered from \(first) cannot follow entry \(head.seq) of '\(path)' (its head moved: take it again under the lock)")
+        }
         var log = [UInt8]()
-        log.reserveCapacity(entries.reduce(0) { $0 + $1.count + 1 })
+        log.reserveCapacity(entries.reduce(0) { $0 + $1.count + AppendLogFraming.prefixLength + AppendLogFraming.commitMember.count + 1 })
         var idx = [UInt8]()
         idx.reserveCapacity(entries.count * 8)
-        for e in entries {
-            log += e
+        for (i, e) in entries.enumerated() {
+            let last = i == entries.count - 1
+            log += AppendLogFraming.frame(e, commits: last)
             log.append(0x0A)
-            idx += AppendLog.indexWord(end: head.end + Int64(log.count), commits: false)
+            idx += AppendLog.indexWord(end: head.end + Int64(log.count), commits: last)
         }
         let lf = try dir.openForWriting(name)
         defer { close(lf) }
-        let xf = try dir.openForWriting(indexName)
-        defer { close(xf) }
-        let lastWord = (head.seq + Int64(entries.count) - 1) * 8
         do {
             try FileSystem.writeAt(lf, log, offset: head.end, path: path, rollback: false)
-            try FileSystem.fsync(lf, path: path)
-            try FileSystem.writeAt(xf, idx, offset: head.seq * 8, path: indexPath, rollback: false)
-            try FileSystem.fsync(xf, path: indexPath)
-            // The commit: one byte, the top of the last word (big-endian), which no disk writes
-            // half of.
-            try FileSystem.overwrite(xf, [idx[idx.count - 8] | 0x80], offset: lastWord, path: indexPath)
+            try FileSystem.datasync(lf, path: path)
         } catch {
-            _ = ftruncate(xf, off_t(head.seq * 8))
             _ = ftruncate(lf, off_t(head.end))
             throw error
         }
-        do { try FileSystem.fsync(xf, path: indexPath, overwrite: true) } catch let e as CloudKitError {
-            throw CommittedButNotSynced(reason: e.reason)
+        do {
+            let xf = try dir.openForWriting(indexName)
+            defer { close(xf) }
+            do { try FileSystem.writeAt(xf, idx, offset: head.seq * 8, path: indexPath, rollback: false) } catch {
+                _ = ftruncate(xf, off_t(head.seq * 8))
+                throw error
+            }
+        } catch {
+            _ = ftruncate(lf, off_t(head.end))
+            _ = fdatasync(lf)
+            throw error
         }
         return Head(seq: head.seq + Int64(entries.count), end: head.end + Int64(log.count))
+    }
+
+    /// What lies beyond the index's committed end, and the head once it is dealt with.
+    struct Tail {
+        var head: Head
+        var findings: [TailFinding] = []
+    }
+
+    /// The index's committed head, then what lies beyond it: index bytes past the last committed
+    /// word (a crash while it was written) are cut; log lines past the head are indexed if they
+    /// are whole commits (each line's checksum right, `seq` continuing, the last marked as
+    /// ending its commit: a crash after the log's sync, before its index words), after syncing
+    /// them again (a crash may have come before their sync finished); whatever follows the last
+    /// whole commit is cut. Without `repair`, only says what it would do. The caller holds the
+    /// log's lock.
+    func indexTail(_ dir: Directory, repair: Bool) throws -> Tail {
+        var head = try indexedHead(dir)
+        var tail = Tail(head: head)
+        let idxSize = Int64(dir.status(of: indexName)?.st_size ?? 0)
+        if idxSize > head.seq * 8 {
+            tail.findings.append(.init(problem: "\(indexNoun) holds \(idxSize - head.seq * 8) bytes after its last committed entry (a commit that never completed)", repairable: true, bytes: idxSize - head.seq * 8))
+            if repair { try dir.truncate(indexName, to: head.seq * 8) }
+        }
+        let size = Int64(dir.status(of: name)?.st_size ?? 0)
+        guard size > head.end, let f = try dir.openFile(name) else {
+            if size < head.end {
+                tail.findings.append(.init(problem: "\(noun) is shorter (\(size) bytes) than its committed entries (\(head.end) bytes): entries are lost", repairable: false))
+            }
+            return tail
+        }
+        defer { close(f) }
+        var bytes = [UInt8](repeating: 0, count: Int(size - head.end))
+        var got = 0
+        while got < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { pread(f, $0.baseAddress! + got, $0.count - got, off_t(head.end) + off_t(got)) }
+            if n < 0 { if errno == EINTR { continue }; throw FileSystem.failure("cannot read", path) }
+            if n == 0 { break }
+            got += n
+        }
+        // Whole commits first.
+        var words = [UInt8](), pending = [UInt8]()
+        var at = 0, seq = head.seq, committedAt = 0, committedSeq = head.seq
+        while let nl = bytes[at..<got].firstIndex(of: 0x0A) {
+            let line = bytes[at..<nl]
+            guard case .whole(let commits) = AppendLogFraming.verdict(line),
+                  (try? JSONParser.parse(Array(line)))?["seq"]?.int64Value == seq + 1 else { break }
+            seq += 1
+            at = nl + 1
+            pending += AppendLog.indexWord(end: head.end + Int64(at), commits: commits)
+            if commits {
+                words += pending
+                pending = []
+                committedAt = at
+                committedSeq = seq
+            }
+        }
+        if committedSeq > head.seq {
+            tail.findings.append(.init(problem: "\(noun) holds \(committedSeq - head.seq) committed entries its index does not cover yet (a crash after their commit)", repairable: true))
+            if repair {
+                try FileSystem.datasync(f, path: path)
+                let xf = try dir.openForWriting(indexName)
+                defer { close(xf) }
+                try FileSystem.writeAt(xf, words, offset: head.seq * 8, path: indexPath, rollback: true)
+            }
+            head = Head(seq: committedSeq, end: head.end + Int64(committedAt))
+            if repair { tail.head = head }
+        }
+        let beyond = size - head.end
+        if beyond > 0 {
+            tail.findings.append(.init(problem: "\(noun) holds \(beyond) bytes after its last committed entry (a commit that never completed)", repairable: true, bytes: beyond))
+            if repair { try dir.truncate(name, to: head.end) }
+        }
+        return tail
+    }
+
+    private var indexNoun: String {
+        guard case .index(_, let noun) = commit else { preconditionFailure("\(path) has no index") }
+        return noun
     }
 
     /// What a read found where the index and the log disagree.

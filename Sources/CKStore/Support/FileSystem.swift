@@ -316,6 +316,13 @@ package enum FileSystem {
         }
     }
 
+    /// `fdatasync` of bytes appended (a log's commit): the data and the file's new length reach
+    /// the disk, its times on the file system's own schedule (one journal commit fewer than
+    /// `fsync` when only the length changed).
+    static func datasync(_ fd: Int32, path: String) throws {
+        if CrashPoints.fails("fsync " + path) || Glibc.fdatasync(fd) != 0 { throw failure("cannot fsync", path) }
+    }
+
     /// Overwrites bytes in place (no space needed: they exist already).
     package static func overwrite(_ fd: Int32, _ bytes: [UInt8], offset: Int64, path: String) throws {
         if CrashPoints.fails("overwrite " + path) { throw failure("cannot write", path) }
