@@ -237,10 +237,16 @@ final class FsckDerivedFilesTests: XCTestCase {
     /// A crash after a commit's log was synced, before its index words: readers do not see the
     /// commit yet (it was never answered); the zone's next writer indexes it, and it is kept.
     func testACommitItsIndexNeverCoveredIsKeptByTheNextWriter() throws {
-        let (t, _, z) = try zoneWithRecords()
+        let (t, a, z) = try zoneWithRecords()
         let idx = try XCTUnwrap(FileSystem.read(z.history.indexFile))
         try FileSystem.writeAtomically(z.history.indexFile, Array(idx.prefix(idx.count - 8)))
         XCTAssertEqual(try z.history.head(), 3)
+        XCTAssertNil(try z.snapshot().record(named: "r3"), "readers see it once it is indexed")
+        let before = t.snapshot()
+        let dry = try a.fsck(FsckRequest(repair: false))
+        XCTAssertTrue(dry.report.problems.contains { $0.problem.contains("1 committed entries its index does not cover yet") && !$0.repaired },
+                      "\(dry.report.problems)")
+        XCTAssertEqual(t.snapshot(), before, "a dry run changes nothing")
         XCTAssertNil(try t.client().modify(zone: "Z", operations: [op(.create, "next")])[0].error)
         XCTAssertEqual(try z.history.lines(after: 0).map { $0["recordName"] }, ["r0", "r1", "r2", "r3", "next"])
         XCTAssertEqual(try z.record(named: "r3")?.fields["n"]?.value, 3)

@@ -51,7 +51,9 @@ package enum HistoryCompaction {
     }
 
     /// Finishes (or clears away) a compaction a crash interrupted. The caller holds the lock.
-    static func finishInterrupted(_ h: ChangeHistory, _ dir: Directory, repair: Bool) throws -> ChangeHistory.TailFinding? {
+    /// `sweep`: also remove the new files of a compaction interrupted before its marker (which
+    /// nothing reads: every commit skips that look, `ck fsck` and the next compaction take them).
+    static func finishInterrupted(_ h: ChangeHistory, _ dir: Directory, repair: Bool, sweep: Bool = true) throws -> ChangeHistory.TailFinding? {
         if dir.kind(of: markerName) != nil {
             if repair {
                 if dir.kind(of: newIndex) != nil { try dir.rename(newIndex, to: ChangeHistory.indexName) }
@@ -62,7 +64,7 @@ package enum HistoryCompaction {
             }
             return .init(problem: "a history compaction (gc) was interrupted while switching files (finished)", repairable: true)
         }
-        if dir.kind(of: newIndex) != nil || dir.kind(of: newLog) != nil {
+        if sweep, dir.kind(of: newIndex) != nil || dir.kind(of: newLog) != nil {
             if repair {
                 try dir.remove(newIndex)
                 try dir.remove(newLog)

@@ -152,7 +152,7 @@ package struct ChangeHistory {
     private func appendLines(_ entries: [some JSONEncodable], firstSeq: Int64?) throws -> Int64 {
         guard !entries.isEmpty else { return try head() }
         let dir = try Directory.open(directory, create: true)!
-        _ = try HistoryCompaction.finishInterrupted(self, dir, repair: true)
+        _ = try HistoryCompaction.finishInterrupted(self, dir, repair: true, sweep: false)
         func line(_ i: Int) -> [UInt8] {
             var line = [UInt8]()
             entries[i].encodeJSON(into: &line, indent: 0, pretty: false)

@@ -58,7 +58,7 @@ struct DatabaseJournal {
 
     /// An intent for a change about to be made. The caller holds the database lock.
     func newIntent(_ op: DatabaseIntent.Op, zoneName: String, incarnation: String, zoneSeq: Int64? = nil) throws -> DatabaseIntent {
-        DatabaseIntent(op: op, zoneName: zoneName, incarnation: incarnation, zoneSeq: zoneSeq, after: try databaseHistory.head())
+        DatabaseIntent(op: op, zoneName: zoneName, incarnation: incarnation, zoneSeq: zoneSeq, after: try databaseHistory.recoverHead())
     }
 
     func writeIntent(_ i: DatabaseIntent) throws {
@@ -105,10 +105,12 @@ struct DatabaseJournal {
     }
 
     /// Appends an entry; a commit the disk would not confirm durable is still appended.
+    /// `seq`: the entry's number when the caller knows it (it made the intent, under the lock
+    /// it still holds: `intent.after + 1`), saving a look at the head.
     @discardableResult
-    func appendDatabaseEntry(_ i: DatabaseIntent) throws -> Int64 {
+    func appendDatabaseEntry(_ i: DatabaseIntent, seq known: Int64? = nil) throws -> Int64 {
         let h = databaseHistory
-        let seq = try h.recoverHead() + 1
+        let seq = try known ?? (h.recoverHead() + 1)
         let e = DatabaseHistoryEntry(seq: seq, timestamp: db.clock.now(), op: i.op, zoneName: i.zoneName, incarnation: i.incarnation, zoneSeq: i.zoneSeq)
         do { try h.append([e.json]) } catch is ChangeHistory.CommittedButNotSynced {}
         return seq

@@ -70,9 +70,9 @@ extension Database {
             madeZone = true
         }
         do {
-            try finishInterruptedCommit(z)
+            let head = try finishInterruptedCommitToHead(z).head
             application.knownAbsent = try batch.bulk.flatMap { $0.zoneName.sameBytes(name) ? try $0.knownAbsent(in: z) : nil }
-            let (tx, results) = try application.apply(to: z, nextSeq: try z.history.head() + 1)
+            let (tx, results) = try application.apply(to: z, nextSeq: head + 1)
             if tx.entries.isEmpty {
                 if madeZone { try? FileSystem.removeTree(z.directory) }
                 return outcome(results)
@@ -109,8 +109,7 @@ extension Database {
             defer { lock.unlock() }
             let z = try zone(name)
             guard !z.incarnation.isEmpty else { return jobs.map { _ in .failure(ZoneToMake()) } }
-            try finishInterruptedCommit(z)
-            let group = Transaction(zone: z, nextSeq: try z.history.head() + 1)
+            let group = Transaction(zone: z, nextSeq: try finishInterruptedCommitToHead(z).head + 1)
             var outcomes: [Result<[OperationResult], Error>] = []
             var wrote: [Bool] = []
             for job in jobs {
@@ -163,7 +162,9 @@ extension Database {
                         throw error
                     }
                     // Committed. Should recording it fail, the intent stays and is finished later.
-                    if (try? journal.recordInDatabaseHistory(intent)) != nil { try? FileSystem.remove(journal.intentFile(intent.zoneName)) }
+                    // The database lock has been held since the intent was made, so nothing
+                    // can have recorded it meanwhile: its entry follows the intent's head.
+                    if (try? journal.appendDatabaseEntry(intent, seq: intent.after + 1)) != nil { try? FileSystem.remove(journal.intentFile(intent.zoneName)) }
                 }
             } else {
                 try append()
@@ -192,17 +193,23 @@ extension Database {
     /// after its point of no return left undone. Idempotent. The caller holds the zone's lock.
     @discardableResult
     func finishInterruptedCommit(_ z: ZoneStore) throws -> Int64 {
+        try finishInterruptedCommitToHead(z).replayed
+    }
+
+    /// `finishInterruptedCommit`, also returning the history's head: what the caller's entries
+    /// are numbered from (it holds the lock, so the head stays).
+    func finishInterruptedCommitToHead(_ z: ZoneStore) throws -> (replayed: Int64, head: Int64) {
         // A commit a crash left synced but unindexed is part of the history from here on.
         let head = try z.history.recoverHead()
         let applied = try z.appliedSeq()
-        guard applied < head else { return 0 }
+        guard applied < head else { return (0, head) }
         let replay = try HistoryReplay(zone: z, after: applied, through: head)
         let prepared = try z.prepare(records: replay.transaction.records, refs: replay.transaction.refs, tombstones: replay.transaction.deletions)
         try z.publish(prepared)
         z.syncFiles()
         try notifications.deliver(zone: z, changes: replay.transaction.changes, through: head)
         try z.setApplied(head, durable: head)
-        return head - applied
+        return (head - applied, head)
     }
 
     /// Syncs the record files commits published without syncing (ZoneStore.syncFilesIfDue),

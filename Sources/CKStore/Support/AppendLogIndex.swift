@@ -28,11 +28,14 @@ extension AppendLog {
     }
 
     func indexedHead(_ dir: Directory) throws -> Head {
-        guard let f = try dir.openFile(indexName) else { return Head(seq: 0, end: 0) }
+        guard let (f, st) = try dir.openFileWithStatus(indexName) else { return Head(seq: 0, end: 0) }
         defer { close(f) }
-        var st = stat()
-        guard fstat(f, &st) == 0 else { throw FileSystem.failure("cannot stat", indexPath) }
-        var n = Int64(st.st_size) / 8
+        return try indexedHead(f, size: Int64(st.st_size))
+    }
+
+    /// The head of the index open as `f`, `size` bytes long.
+    func indexedHead(_ f: Int32, size: Int64) throws -> Head {
+        var n = size / 8
         // Look back from the end for the last entry carrying the commit bit.
         while n > 0 {
             let count = min(n, 512)
@@ -71,7 +74,16 @@ extension AppendLog {
     /// found committed later. A crash between 1 and 2 leaves a durable commit the index does not
     /// cover yet: the next writer indexes it (`cutTail`), and readers see it from then on.
     func appendIndexed(_ entries: [[UInt8]], _ dir: Directory, firstSeq: Int64? = nil) throws -> Head {
-        let head = try indexTail(dir, repair: true).head
+        // The index and the log, open for the append; their sizes say whether anything lies
+        // beyond the committed head (rarely: a crash's), which is dealt with first.
+        let (xf, xst) = try dir.openForWritingWithStatus(indexName)
+        defer { close(xf) }
+        var head = try indexedHead(xf, size: Int64(xst.st_size))
+        let (lf, lst) = try dir.openForWritingWithStatus(name)
+        defer { close(lf) }
+        if Int64(xst.st_size) != head.seq * 8 || Int64(lst.st_size) != head.end {
+            head = try indexTail(dir, repair: true).head
+        }
         guard !entries.isEmpty else { return head }
         if let first = firstSeq, first != head.seq + 1 {
             throw CloudKitError.internalError("entries numbered from \(first) cannot follow entry \(head.seq) of '\(path)' (its head moved: take it again under the lock)")
@@ -86,8 +98,6 @@ extension AppendLog {
             log.append(0x0A)
             idx += AppendLog.indexWord(end: head.end + Int64(log.count), commits: last)
         }
-        let lf = try dir.openForWriting(name)
-        defer { close(lf) }
         do {
             try FileSystem.writeAt(lf, log, offset: head.end, path: path, rollback: false)
             try FileSystem.datasync(lf, path: path)
@@ -95,14 +105,8 @@ extension AppendLog {
             _ = ftruncate(lf, off_t(head.end))
             throw error
         }
-        do {
-            let xf = try dir.openForWriting(indexName)
-            defer { close(xf) }
-            do { try FileSystem.writeAt(xf, idx, offset: head.seq * 8, path: indexPath, rollback: false) } catch {
-                _ = ftruncate(xf, off_t(head.seq * 8))
-                throw error
-            }
-        } catch {
+        do { try FileSystem.writeAt(xf, idx, offset: head.seq * 8, path: indexPath, rollback: false) } catch {
+            _ = ftruncate(xf, off_t(head.seq * 8))
             _ = ftruncate(lf, off_t(head.end))
             _ = fdatasync(lf)
             throw error
@@ -124,9 +128,14 @@ extension AppendLog {
     /// whole commit is cut. Without `repair`, only says what it would do. The caller holds the
     /// log's lock.
     func indexTail(_ dir: Directory, repair: Bool) throws -> Tail {
-        var head = try indexedHead(dir)
+        var idxSize: Int64 = 0
+        var head = Head(seq: 0, end: 0)
+        if let (f, st) = try dir.openFileWithStatus(indexName) {
+            defer { close(f) }
+            idxSize = Int64(st.st_size)
+            head = try indexedHead(f, size: idxSize)
+        }
         var tail = Tail(head: head)
-        let idxSize = Int64(dir.status(of: indexName)?.st_size ?? 0)
         if idxSize > head.seq * 8 {
             tail.findings.append(.init(problem: "\(indexNoun) holds \(idxSize - head.seq * 8) bytes after its last committed entry (a commit that never completed)", repairable: true, bytes: idxSize - head.seq * 8))
             if repair { try dir.truncate(indexName, to: head.seq * 8) }

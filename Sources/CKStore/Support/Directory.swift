@@ -324,9 +324,14 @@ package final class Directory {
 
     /// Opens (creating, 0600) a file for appending or in-place writes; a link is an error.
     func openForWriting(_ name: String, create: Bool = true) throws -> Int32 {
+        try openForWritingWithStatus(name, create: create).fd
+    }
+
+    /// `openForWriting`, with the status it checked (its size: where an append goes).
+    func openForWritingWithStatus(_ name: String, create: Bool = true) throws -> (fd: Int32, status: stat) {
         while true {
             let f = openat(fd, name, O_RDWR | (create ? O_CREAT : 0) | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, FileSystem.filePermissions)
-            if f >= 0 { return try regularFile(f, name).fd }
+            if f >= 0 { return try regularFile(f, name) }
             if errno == EINTR { continue }
             if errno == ELOOP || errno == EMLINK { throw FileSystem.symlink(path + "/" + name) }
             throw FileSystem.failure("cannot open", path + "/" + name)
