@@ -79,7 +79,8 @@ struct DatabaseJournal {
                 try FileSystem.removeTree(DataPaths.zone(database: directory, zoneName: intent.zoneName))
             }
         case .change:
-            if let z = zone, try z.history.head() >= intent.zoneSeq! { _ = try recordInDatabaseHistory(intent) }
+            // The zone's head as the log has it: a commit synced before the crash counts.
+            if let z = zone, try z.history.recoverHead() >= intent.zoneSeq! { _ = try recordInDatabaseHistory(intent) }
         case .delete, .purge:
             if let z = zone {
                 // Its last commit's notifications go out before it goes.
@@ -95,6 +96,9 @@ struct DatabaseJournal {
     /// The database history entry recording the intent: found among the entries written since
     /// the intent was (so it is recorded once, whoever finishes it), or appended. Returns its seq.
     func recordInDatabaseHistory(_ intent: DatabaseIntent) throws -> Int64 {
+        // An entry a crash left synced but unindexed is among those looked at (else it would be
+        // indexed by the append below, and the intent recorded twice).
+        try databaseHistory.recoverHead()
         var found: Int64?
         try databaseHistory.forEachDatabaseEntry(after: intent.after) { e in
             if intent.isRecorded(by: e) { found = e.seq; return false }

@@ -1,0 +1,76 @@
+import CKJSON
+import CKModel
+import Foundation
+import XCTest
+@testable import CKCore
+@testable import CKStore
+
+/// A commit syncs its history's log and only then writes the index words, unsynced (issue 38).
+/// A crash between the two leaves a durable commit the index does not cover: whoever holds the
+/// lock next must count it before deciding anything from the history — numbering entries,
+/// finding whether an intent was recorded — or it would number over it or record it twice.
+final class HistoryRecoveryTests: XCTestCase {
+    /// Drops the last `n` words of a history's index: what a crash after the log's sync, before
+    /// the index words, leaves.
+    private func unindexLast(_ h: ChangeHistory, _ n: Int = 1) throws {
+        let idx = try XCTUnwrap(FileSystem.read(h.indexFile))
+        try FileSystem.writeAtomically(h.indexFile, Array(idx.prefix(idx.count - 8 * n)))
+    }
+
+    private func databaseEntries(_ db: Database) throws -> [String] {
+        try db.databaseHistory.lines(after: 0).map { "\($0["op"]?.stringValue ?? "")/\($0["zoneName"]?.stringValue ?? "")/\($0["zoneSeq"].map(JSONWriter.compact) ?? "-")" }
+    }
+
+    func testAnIntentWhoseEntryACrashLeftUnindexedIsRecordedOnce() throws {
+        let t = TempStore()
+        let db = try t.db()
+        try t.client().createZone("A")
+        _ = try db.modify(zone: "A", operations: [op(.create, "a1")])
+        let z = try db.zone("A")
+        // The next commit's intent, its zone entries and its database entry all synced, then the
+        // crash: the database entry's index word never written, the intent still there.
+        let after = try db.databaseHistory.head()
+        _ = try db.modify(zone: "A", operations: [op(.create, "a2")])
+        try unindexLast(db.databaseHistory)
+        let intent = DatabaseIntent(op: .change, zoneName: "A", incarnation: z.incarnation, zoneSeq: try z.history.head(), after: after)
+        try db.journal.writeIntent(intent)
+        XCTAssertEqual(try databaseEntries(db), ["create/A/-", "change/A/1"], "readers go by the index")
+
+        try db.journal.withDatabaseLock(holdingZone: nil) {}
+        XCTAssertEqual(try databaseEntries(db), ["create/A/-", "change/A/1", "change/A/2"], "recorded once, from the log")
+        XCTAssertFalse(try FileSystem.exists(db.journal.intentFile("A")))
+    }
+
+    func testAZoneCommitACrashLeftUnindexedCountsForItsIntent() throws {
+        let t = TempStore()
+        let db = try t.db()
+        try t.client().createZone("A")
+        let z = try db.zone("A")
+        let after = try db.databaseHistory.head()
+        // The zone's commit synced, its index word not written, no database entry yet.
+        _ = try db.modify(zone: "A", operations: [op(.create, "a1")])
+        try unindexLast(db.databaseHistory)
+        try unindexLast(z.history)
+        let intent = DatabaseIntent(op: .change, zoneName: "A", incarnation: z.incarnation, zoneSeq: 1, after: after)
+        try db.journal.writeIntent(intent)
+        XCTAssertEqual(try z.history.head(), 0)
+
+        try db.journal.withDatabaseLock(holdingZone: nil) {}
+        XCTAssertEqual(try z.history.head(), 1, "the zone's commit is indexed")
+        XCTAssertEqual(try databaseEntries(db), ["create/A/-", "change/A/1"], "and announced")
+    }
+
+    func testTheNextCommitNumbersItsEntriesAfterACommitACrashLeftUnindexed() throws {
+        let t = TempStore()
+        let db = try t.db()
+        try t.client().createZone("A")
+        _ = try db.modify(zone: "A", operations: [op(.create, "a1"), op(.create, "a2")])
+        let z = try db.zone("A")
+        try unindexLast(z.history, 2)
+        XCTAssertEqual(try z.history.head(), 0)
+        _ = try db.modify(zone: "A", operations: [op(.create, "a3")])
+        XCTAssertEqual(try z.history.lines(after: 0).map { "\($0["seq"]?.int64Value ?? 0):\($0["recordName"]?.stringValue ?? "")" },
+                       ["1:a1", "2:a2", "3:a3"])
+        XCTAssertEqual(try z.history.commitBounds(of: 1).after, 2, "a1 and a2 stay one commit")
+    }
+}
