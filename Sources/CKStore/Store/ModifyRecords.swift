@@ -1,5 +1,6 @@
 import CKCrypto
 import CKModel
+import Dispatch
 
 /// `records/modify`: applying record operations to a zone and committing them.
 ///
@@ -126,7 +127,7 @@ extension Database {
             guard !group.entries.isEmpty else { return outcomes }
             do {
                 if scope == .private { try ShareRegistry.noteShares(of: group, in: z, database: directory) }
-                try commit(group, in: z)
+                try commit(group, in: z, overlapsFiles: true)
             } catch {
                 return zip(outcomes, wrote).map { o, w in w ? .failure(error) : o }
             }
@@ -138,9 +139,16 @@ extension Database {
 
     /// Commits a transaction (steps 3–5 above). The caller holds the zone's lock.
     /// `syncsInBackground`: a bulk load's commit (ZoneStore.syncFilesIfDue).
-    package func commit(_ tx: Transaction, in z: ZoneStore, syncsInBackground: Bool = false) throws {
+    package func commit(_ tx: Transaction, in z: ZoneStore, syncsInBackground: Bool = false, overlapsFiles: Bool = false) throws {
         guard let last = tx.entries.last?.seq else { return }
         var prepared = PreparedFiles()
+        // A group's record files are prepared on another thread while its history is appended
+        // and synced (the sync leaves the core idle); never when a fault is armed, so that the
+        // crash points stay in order. They are then prepared after the point of no return too:
+        // should that fail, the commit stands, and its files are published by the zone's next
+        // writer (or `ck fsck`) from the history, as after a crash.
+        let overlapping = overlapsFiles && !CrashPoints.isArmed && !tx.records.isEmpty
+        let preparing = overlapping ? BackgroundPreparation(z, tx) : nil
         var notSynced: String?
         /// The history append: a commit the disk would not confirm durable is still a commit.
         func append() throws {
@@ -152,7 +160,7 @@ extension Database {
             for (sum, bytes) in tx.assets.sorted(by: { $0.key < $1.key }) where !(try assets.contains(checksum: sum)) {
                 _ = try assets.put(bytes)
             }
-            prepared = try z.prepare(records: tx.records, refs: tx.refs, tombstones: tx.deletions)
+            if !overlapping { prepared = try z.prepare(records: tx.records, refs: tx.refs, tombstones: tx.deletions) }
             if journal.announces(z.zoneID.zoneName) {
                 try journal.withDatabaseLock(holdingZone: z.zoneID.zoneName) {
                     let intent = try journal.newIntent(.change, zoneName: z.zoneID.zoneName, incarnation: z.incarnation, zoneSeq: last)
@@ -171,7 +179,12 @@ extension Database {
             }
         } catch {
             z.discard(prepared)
+            if let p = preparing?.wait(), case .success(let files) = p { z.discard(files) }
             throw error
+        }
+        if let p = preparing?.wait() {
+            guard case .success(let files) = p else { return }
+            prepared = files
         }
         // Committed: readers see it (ZoneSnapshot reads what the files do not hold yet from the
         // history). What follows brings the derived files up to date; if it stops part-way, the
@@ -247,5 +260,27 @@ struct HistoryReplay {
             return true
         }
         transaction = tx
+    }
+}
+
+/// A transaction's record files prepared on a thread of their own (`commit`'s `overlapsFiles`).
+private final class BackgroundPreparation: @unchecked Sendable {
+    private var result: Result<PreparedFiles, Error>?
+    private let done = DispatchSemaphore(value: 0)
+
+    init(_ z: ZoneStore, _ tx: Transaction) {
+        let (records, refs, tombstones) = (tx.records, tx.refs, tx.deletions)
+        nonisolated(unsafe) let zone = z
+        DispatchQueue.global().async {
+            self.result = Result { try zone.prepare(records: records, refs: refs, tombstones: tombstones) }
+            self.done.signal()
+        }
+    }
+
+    /// The prepared files, once they are.
+    func wait() -> Result<PreparedFiles, Error> {
+        done.wait()
+        done.signal()
+        return result!
     }
 }
