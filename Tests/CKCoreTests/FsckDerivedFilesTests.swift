@@ -223,15 +223,22 @@ final class FsckDerivedFilesTests: XCTestCase {
     /// A history whose log itself is damaged in the middle (a whole commit after a broken line)
     /// is not "repaired" by cutting the commits after the damage.
     func testALogDamagedInTheMiddleIsNotCutToMakeAnIndex() throws {
-        let (t, a, z) = try zoneWithRecords()
-        defer { withExtendedLifetime(t) {} }
-        var log = try XCTUnwrap(FileSystem.read(z.history.logFile))
-        let secondLine = try XCTUnwrap(log.firstIndex(of: 0x0A)) + 1
-        log[secondLine + 40] ^= 0x01
-        try FileSystem.writeAtomically(z.history.logFile, log)
-        let fixed = try a.fsck(FsckRequest())
-        XCTAssertTrue(fixed.problemsRemain)
-        XCTAssertEqual(try FileSystem.read(z.history.logFile), log, "nothing acknowledged is cut")
+        // A line in the middle, and the last line of the last commit (which the index covers:
+        // acknowledged), each spoiled by one bit.
+        for last in [false, true] {
+            let (t, a, z) = try zoneWithRecords()
+            defer { withExtendedLifetime(t) {} }
+            var log = try XCTUnwrap(FileSystem.read(z.history.logFile))
+            let at = last ? log.count - 20 : try XCTUnwrap(log.firstIndex(of: 0x0A)) + 41
+            log[at] ^= 0x01
+            try FileSystem.writeAtomically(z.history.logFile, log)
+            var idx = try XCTUnwrap(FileSystem.read(z.history.indexFile))
+            for i in 8..<16 { idx[i] = 0 }
+            try FileSystem.writeAtomically(z.history.indexFile, idx)
+            let fixed = try a.fsck(FsckRequest())
+            XCTAssertTrue(fixed.problemsRemain, "last line: \(last)")
+            XCTAssertEqual(try FileSystem.read(z.history.logFile), log, "nothing acknowledged is cut (last line: \(last))")
+        }
     }
 
     /// A crash after a commit's log was synced, before its index words: readers do not see the
@@ -240,8 +247,6 @@ final class FsckDerivedFilesTests: XCTestCase {
         let (t, a, z) = try zoneWithRecords()
         let idx = try XCTUnwrap(FileSystem.read(z.history.indexFile))
         try FileSystem.writeAtomically(z.history.indexFile, Array(idx.prefix(idx.count - 8)))
-        XCTAssertEqual(try z.history.head(), 3)
-        XCTAssertNil(try z.snapshot().record(named: "r3"), "readers see it once it is indexed")
         let before = t.snapshot()
         let dry = try a.fsck(FsckRequest(repair: false))
         XCTAssertTrue(dry.report.problems.contains { $0.problem.contains("1 committed entries its index does not cover yet") && !$0.repaired },
@@ -250,5 +255,25 @@ final class FsckDerivedFilesTests: XCTestCase {
         XCTAssertNil(try t.client().modify(zone: "Z", operations: [op(.create, "next")])[0].error)
         XCTAssertEqual(try z.history.lines(after: 0).map { $0["recordName"] }, ["r0", "r1", "r2", "r3", "next"])
         XCTAssertEqual(try z.record(named: "r3")?.fields["n"]?.value, 3)
+    }
+
+    /// A compacted history (`ck gc` keeps lines but drops others, leaving empty slots, and the
+    /// last commit a deletion whose entry it dropped) has its index made again exactly.
+    func testTheIndexOfACompactedHistoryIsMadeAgainExactly() throws {
+        let (t, a, z) = try zoneWithRecords()
+        defer { withExtendedLifetime(t) {} }
+        let db = try t.db()
+        _ = try db.modify(zone: "Z", operations: [op(.forceUpdate, "r0", ["n": .int(9)])])
+        _ = try db.modify(zone: "Z", operations: [op(.forceDelete, "r3", type: nil)])
+        let lock = try FileLock(path: db.journal.zoneLockFile("Z"))
+        _ = try HistoryCompaction.compact(z.history, retainFrom: try z.history.head() + 1)
+        lock.unlock()
+        let good = try XCTUnwrap(FileSystem.read(z.history.indexFile))
+        var holed = good
+        for i in 8..<16 { holed[i] = 0 }
+        try FileSystem.writeAtomically(z.history.indexFile, holed)
+        XCTAssertTrue(try a.fsck(FsckRequest()).report.problems.contains { $0.problem.contains("made again from the log") })
+        XCTAssertEqual(try FileSystem.read(z.history.indexFile), good)
+        try assertSecondRunClean(a)
     }
 }

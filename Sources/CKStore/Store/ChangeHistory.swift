@@ -16,11 +16,25 @@ import Darwin
 /// index, and `history.json` says from where the history is retained), and the expiry epoch.
 package struct ChangeHistory {
     package let directory: String
+    /// The lock its writers hold (the zone's, the database's): a reader that finds a commit a
+    /// crash left unindexed takes it, if free, to index that commit (`head`).
+    let lockFile: String?
     static let logName = "history.log"
     static let indexName = "history.idx"
     static let metaName = "history.json"
 
-    package init(directory: String) { self.directory = directory }
+    package init(directory: String, lockFile: String? = nil) {
+        self.directory = directory
+        self.lockFile = lockFile
+    }
+
+    /// A zone's history (`<database>/zones/<zone>`), with its zone's lock
+    /// (`<database>/locks/<zone>.lock`).
+    static func ofZone(_ directory: String) -> ChangeHistory {
+        guard let cut = directory.lastIndex(of: "/"), directory[..<cut].hasSuffix("/zones") else { return ChangeHistory(directory: directory) }
+        let database = directory[..<cut].dropLast("/zones".count)
+        return ChangeHistory(directory: directory, lockFile: database + "/locks/" + directory[directory.index(after: cut)...] + ".lock")
+    }
 
     var logFile: String { directory + "/" + ChangeHistory.logName }
     var indexFile: String { directory + "/" + ChangeHistory.indexName }
@@ -36,7 +50,17 @@ package struct ChangeHistory {
     package func head() throws -> Int64 {
         func read() throws -> Int64 {
             guard let dir = try Directory.open(directory) else { return 0 }
-            return try committedHead(dir).seq
+            let head = try committedHead(dir)
+            // A log longer than its index's head holds a commit in flight (its writer holds the
+            // lock) or one a crash left unindexed: a process killed between the log's sync and
+            // the index words, or a machine stopped before the words reached the disk, when
+            // the commit had been answered. The latter is indexed here, under the lock, so that
+            // no reader goes on without what a client was told (a read-only data directory, or
+            // a lock held, leaves it to the next writer).
+            guard let lockFile, Int64(dir.status(of: ChangeHistory.logName)?.st_size ?? 0) > head.end,
+                  let lock = try? FileLock.attempt(lockFile) else { return head.seq }
+            defer { lock.unlock() }
+            return (try? recoverHead()) ?? head.seq
         }
         // Every read of a zone asks this; a quiet history's answer is kept (StampedFiles).
         return try StampedFiles.shared.historyHead(indexFile, read) ?? read()
@@ -138,7 +162,9 @@ package struct ChangeHistory {
 
     /// `append` of a commit's record entries, each encoded straight to its line.
     @discardableResult
-    package func append(_ entries: [HistoryEntry]) throws -> Int64 { try appendLines(entries, firstSeq: entries.first?.seq) }
+    package func append(_ entries: [HistoryEntry], beforeIndexing: (() throws -> Void)? = nil) throws -> Int64 {
+        try appendLines(entries, firstSeq: entries.first?.seq, beforeIndexing: beforeIndexing)
+    }
 
     /// Brings the head up to what the log holds — a commit a crash left unindexed is indexed,
     /// an unfinished one cut (AppendLog.indexTail) — and returns it: what a writer numbers its
@@ -146,10 +172,13 @@ package struct ChangeHistory {
     @discardableResult
     package func recoverHead() throws -> Int64 {
         guard let dir = try Directory.open(directory) else { return 0 }
+        // A compaction's switch a crash interrupted first: the tail is judged against the
+        // files it left in place.
+        _ = try HistoryCompaction.finishInterrupted(self, dir, repair: true, sweep: false)
         return try log.indexTail(dir, repair: true).head.seq
     }
 
-    private func appendLines(_ entries: [some JSONEncodable], firstSeq: Int64?) throws -> Int64 {
+    private func appendLines(_ entries: [some JSONEncodable], firstSeq: Int64?, beforeIndexing: (() throws -> Void)? = nil) throws -> Int64 {
         guard !entries.isEmpty else { return try head() }
         let dir = try Directory.open(directory, create: true)!
         _ = try HistoryCompaction.finishInterrupted(self, dir, repair: true, sweep: false)
@@ -160,7 +189,7 @@ package struct ChangeHistory {
         }
         // A large batch's lines (each holds a whole saved record) are encoded on every core.
         let lines = entries.count >= RecordFileWriter.parallelFrom ? Parallel.map(entries.count, chunk: 16, line) : entries.indices.map(line)
-        return try log.append(lines, in: dir, firstSeq: firstSeq).seq
+        return try log.append(lines, in: dir, firstSeq: firstSeq, beforeIndexing: beforeIndexing).seq
     }
 
     // MARK: expiry

@@ -131,7 +131,7 @@ struct DatabaseJournal {
 }
 
 extension Database {
-    var databaseHistory: ChangeHistory { ChangeHistory(directory: directory) }
+    var databaseHistory: ChangeHistory { ChangeHistory(directory: directory, lockFile: directory + "/lock") }
     /// The database's own changes and their locks (DatabaseJournal).
     var journal: DatabaseJournal { DatabaseJournal(db: self) }
 

@@ -144,15 +144,17 @@ extension Database {
         var prepared = PreparedFiles()
         // A group's record files are prepared on another thread while its history is appended
         // and synced (the sync leaves the core idle); never when a fault is armed, so that the
-        // crash points stay in order. They are then prepared after the point of no return too:
-        // should that fail, the commit stands, and its files are published by the zone's next
-        // writer (or `ck fsck`) from the history, as after a crash.
+        // crash points stay in order. The history's index words wait for them: a commit whose
+        // files could not be prepared is taken back before anyone sees it.
         let overlapping = overlapsFiles && !CrashPoints.isArmed && !tx.records.isEmpty
         let preparing = overlapping ? BackgroundPreparation(z, tx) : nil
         var notSynced: String?
         /// The history append: a commit the disk would not confirm durable is still a commit.
         func append() throws {
-            do { try z.history.append(tx.entries) } catch let c as ChangeHistory.CommittedButNotSynced { notSynced = c.reason }
+            // Files prepared meanwhile must be ready before the commit is seen: if they could
+            // not be made, the commit is taken back and fails as a full disk does (step 3).
+            let ready: (() throws -> Void)? = preparing.map { p in { if case .failure(let e) = p.wait() { throw e } } }
+            do { try z.history.append(tx.entries, beforeIndexing: ready) } catch let c as ChangeHistory.CommittedButNotSynced { notSynced = c.reason }
         }
         do {
             // Asset files are content-addressed and may be shared with a concurrent commit of
@@ -182,10 +184,7 @@ extension Database {
             if let p = preparing?.wait(), case .success(let files) = p { z.discard(files) }
             throw error
         }
-        if let p = preparing?.wait() {
-            guard case .success(let files) = p else { return }
-            prepared = files
-        }
+        if let p = preparing?.wait(), case .success(let files) = p { prepared = files }
         // Committed: readers see it (ZoneSnapshot reads what the files do not hold yet from the
         // history). What follows brings the derived files up to date; if it stops part-way, the
         // next writer of the zone, or ck fsck, finishes it.

@@ -28,7 +28,7 @@ package final class ZoneStore {
         self.directory = directory
         self.zoneID = zoneID
         self.incarnation = incarnation
-        self.history = ChangeHistory(directory: directory)
+        self.history = ChangeHistory.ofZone(directory)
     }
 
     var zoneFile: String { directory + "/zone.json" }

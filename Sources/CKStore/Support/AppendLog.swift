@@ -34,8 +34,9 @@ package struct AppendLog {
     package enum Commit {
         /// An index file beside the log (`history.idx`): per entry, 8 bytes big-endian, its end
         /// offset in the log, with the top bit set on the last entry of each commit. An append
-        /// is committed by setting that bit, one byte written in place. The index also finds
-        /// entry `n` without reading those before it.
+        /// is committed by its lines, each with its checksum, the last marked, synced; the index
+        /// words follow, unsynced, and say what readers see (AppendLogIndex). The index also
+        /// finds entry `n` without reading those before it.
         case index(name: String, noun: String)
         /// The owner records the committed length itself (an inbox's `state.json`), and commits
         /// an append by recording the end `append` returns; this is the length it recorded.
@@ -93,9 +94,11 @@ package struct AppendLog {
     /// `firstSeq`: for an indexed log, the number the first entry carries; an append whose
     /// entries were numbered from a head that is not the log's (a crash's commit indexed since)
     /// is refused before anything is written.
+    /// `beforeIndexing` (indexed logs): run once the entries are durable, before readers can
+    /// see them; if it throws, the entries are taken back and the append fails.
     @discardableResult
-    package func append(_ entries: [[UInt8]], in dir: Directory, firstSeq: Int64? = nil) throws -> Head {
-        if case .index = commit { return try appendIndexed(entries, dir, firstSeq: firstSeq) }
+    package func append(_ entries: [[UInt8]], in dir: Directory, firstSeq: Int64? = nil, beforeIndexing: (() throws -> Void)? = nil) throws -> Head {
+        if case .index = commit { return try appendIndexed(entries, dir, firstSeq: firstSeq, beforeIndexing: beforeIndexing) }
         var bytes = [UInt8]()
         bytes.reserveCapacity(entries.reduce(0) { $0 + $1.count + 1 })
         for e in entries { bytes += e; bytes.append(0x0A) }

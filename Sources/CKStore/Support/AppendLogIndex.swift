@@ -72,8 +72,8 @@ extension AppendLog {
     /// A failure in 1 cuts the log back: nothing changed. A failure in 2 (a full disk growing
     /// the index) takes the entries back too (cut, then synced), so a failed append is never
     /// found committed later. A crash between 1 and 2 leaves a durable commit the index does not
-    /// cover yet: the next writer indexes it (`cutTail`), and readers see it from then on.
-    func appendIndexed(_ entries: [[UInt8]], _ dir: Directory, firstSeq: Int64? = nil) throws -> Head {
+    /// cover yet: the next writer indexes it (`indexTail`), and readers see it from then on.
+    func appendIndexed(_ entries: [[UInt8]], _ dir: Directory, firstSeq: Int64? = nil, beforeIndexing: (() throws -> Void)? = nil) throws -> Head {
         // The index and the log, open for the append; their sizes say whether anything lies
         // beyond the committed head (rarely: a crash's), which is dealt with first.
         let (xf, xst) = try dir.openForWritingWithStatus(indexName)
@@ -103,6 +103,12 @@ extension AppendLog {
             try FileSystem.datasync(lf, path: path)
         } catch {
             _ = ftruncate(lf, off_t(head.end))
+            throw error
+        }
+        do { try beforeIndexing?() } catch {
+            // Durable but not yet seen by anyone: taken back (cut, and the cut synced).
+            _ = ftruncate(lf, off_t(head.end))
+            _ = fdatasync(lf)
             throw error
         }
         do { try FileSystem.writeAt(xf, idx, offset: head.seq * 8, path: indexPath, rollback: false) } catch {

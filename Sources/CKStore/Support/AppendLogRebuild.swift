@@ -12,56 +12,65 @@ import Darwin
 /// back out of order, in the middle: a word of zeros among good ones. Readers then find an
 /// entry where its word says none ends, and report damage; `ck fsck` rebuilds the index here.
 extension AppendLog {
-    /// The index the log implies: per entry its end, the commit bit where its line is marked as
-    /// ending a commit. Lines written before checksums (no mark) keep the bit their old word
-    /// had, if it points where they end, and are their own commit otherwise. Entries a
-    /// compaction dropped (a jump in `seq`) are empty slots, as compaction writes them. Nil when
-    /// the log itself is damaged: a line that is torn, not JSON, or out of sequence before its end.
+    /// The index the log implies for what the index says is committed — every entry up to its
+    /// head (the last word carrying the commit bit, which was written after its lines were
+    /// synced): per entry its end, the commit bit where the line is marked as ending a commit or
+    /// the old word, pointing where the line ends, carried the bit (a compaction drops marked
+    /// lines but keeps the bits). Lines written before checksums keep their old word's bit, and
+    /// are their own commit where that word is lost. Entries a compaction dropped are empty
+    /// slots (a word equal to the one before), at a jump in `seq` and up to the old head. Nil
+    /// when the log does not hold those entries whole and in order: then it is damaged itself,
+    /// and nothing acknowledged may be cut to make an index. What lies past the head is left to
+    /// `indexTail`.
     func indexFromLog(_ dir: Directory) throws -> [UInt8]? {
-        guard let f = try dir.openFile(name) else { return [] }
+        let old = try indexedHead(dir)
+        guard let f = try dir.openFile(name) else { return old.seq == 0 ? [] : nil }
         defer { close(f) }
         let oldIndex = try dir.openFile(indexNameForRebuild)
         defer { if let x = oldIndex { close(x) } }
         var words = [UInt8]()
         var seq: Int64 = 0
         var lastEnd: Int64 = 0
-        // Set at the first line that is not a whole entry in sequence: from there on only a
-        // commit's torn tail may follow; a whole commit line after it is damage.
-        var brokenAt: Int64?
         var damaged = false
-        try forEachRawLine(f) { line, lineEnd in
-            if brokenAt != nil {
-                if case .whole(true) = AppendLogFraming.verdict(line) { damaged = true; return false }
-                return true
+        if old.end > 0 {
+            try forEachRawLine(f) { line, lineEnd in
+                let verdict = AppendLogFraming.verdict(line)
+                guard lineEnd <= old.end, verdict != .torn, let entry = try? JSONParser.parse(Array(line)),
+                      let s = entry["seq"]?.int64Value, s > seq, s <= old.seq else {
+                    damaged = true
+                    return false
+                }
+                var oldWord: UInt64?
+                if let x = oldIndex, let w = try readIndex(x, from: s - 1, count: 1).first, Int64(w & ~AppendLog.commitBit) == lineEnd { oldWord = w }
+                let commits: Bool
+                switch verdict {
+                case .whole(let marked): commits = marked || (oldWord.map { $0 & AppendLog.commitBit != 0 } ?? false)
+                default: commits = oldWord.map { $0 & AppendLog.commitBit != 0 } ?? true
+                }
+                while seq < s - 1 {
+                    words += try emptySlot(seq + 1, end: lastEnd, oldIndex)
+                    seq += 1
+                }
+                words += AppendLog.indexWord(end: lineEnd, commits: commits)
+                seq = s
+                lastEnd = lineEnd
+                return lineEnd < old.end
             }
-            var commits: Bool
-            switch AppendLogFraming.verdict(line) {
-            case .torn: brokenAt = lastEnd; return true
-            case .whole(let c): commits = c
-            case .unframed: commits = true
-            }
-            guard let entry = try? JSONParser.parse(Array(line)), let s = entry["seq"]?.int64Value, s > seq else {
-                brokenAt = lastEnd
-                return true
-            }
-            if case .unframed = AppendLogFraming.verdict(line), let x = oldIndex,
-               let w = try readIndex(x, from: s - 1, count: 1).first, Int64(w & ~AppendLog.commitBit) == lineEnd {
-                commits = w & AppendLog.commitBit != 0
-            }
-            while seq < s - 1 {
-                words += AppendLog.indexWord(end: lastEnd, commits: false)
-                seq += 1
-            }
-            words += AppendLog.indexWord(end: lineEnd, commits: commits)
-            seq = s
-            lastEnd = lineEnd
-            return true
         }
-        guard !damaged else { return nil }
-        // What follows the last whole line (a torn tail) is no entry; whole lines of an
-        // unfinished commit are not either.
-        while words.count >= 8, words[words.count - 8] & 0x80 == 0 { words.removeLast(8) }
+        guard !damaged, lastEnd == old.end else { return nil }
+        while seq < old.seq {
+            words += try emptySlot(seq + 1, end: lastEnd, oldIndex)
+            seq += 1
+        }
+        if !words.isEmpty { words[words.count - 8] |= 0x80 }
         return words
+    }
+
+    /// The word of entry `seq`, an empty slot ending where the entry before it does: with the
+    /// commit bit its old word carried, if that word is this slot's.
+    private func emptySlot(_ seq: Int64, end: Int64, _ oldIndex: Int32?) throws -> [UInt8] {
+        let w = try oldIndex.flatMap { try readIndex($0, from: seq - 1, count: 1).first }
+        return AppendLog.indexWord(end: end, commits: w.map { Int64($0 & ~AppendLog.commitBit) == end && $0 & AppendLog.commitBit != 0 } ?? false)
     }
 
     private var indexNameForRebuild: String {
@@ -69,17 +78,14 @@ extension AppendLog {
         return name
     }
 
-    /// Replaces the index with the one the log implies, and cuts the log after the last commit
-    /// it holds whole. Returns false (and changes nothing) when the log is damaged itself. The
-    /// caller holds the log's lock.
+    /// Replaces the index with the one the log implies up to its head, then deals with what lies
+    /// past it (`indexTail`). Returns false (and changes nothing) when the log is damaged itself.
+    /// The caller holds the log's lock.
     func rebuildIndex() throws -> Bool {
         guard let dir = try Directory.open(directory), let words = try indexFromLog(dir) else { return false }
-        var end: Int64 = 0
-        if words.count >= 8 {
-            end = Int64(words[(words.count - 8)...].reduce(UInt64(0)) { $0 << 8 | UInt64($1) } & ~AppendLog.commitBit)
-        }
         try dir.write(indexNameForRebuild, words)
-        if Int64(dir.status(of: name)?.st_size ?? 0) > end { try dir.truncate(name, to: end) }
+        // Past the head: whole commits indexed, the rest cut, as after any crash.
+        _ = try indexTail(dir, repair: true)
         return true
     }
 
