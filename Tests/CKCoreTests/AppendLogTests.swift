@@ -138,6 +138,20 @@ final class AppendLogTests: XCTestCase {
         XCTAssertTrue(try log.cutTail(repair: false).isEmpty)
     }
 
+    func testATailLongerThanOneReadIsIndexedWhole() throws {
+        let log = indexed()
+        try log.append([entry(1)])
+        // 300 commits of ~1 KiB each past the index: lines cross every 64 KiB read.
+        var tail = [UInt8]()
+        for seq in 2...301 {
+            tail += framed(Array("{\"pad\":\"\(String(repeating: "x", count: 1000 + seq))\",\"seq\":\(seq)}".utf8), commits: seq % 3 == 1)
+        }
+        appendRaw("history.log", tail + Array(framed(entry(302), commits: true).prefix(7)))
+        XCTAssertEqual(try log.append([entry(302)]).seq, 302, "the whole commits before the torn line, then the append")
+        XCTAssertEqual(try read(log).count, 302)
+        XCTAssertEqual(try log.commitBounds(of: 2).after, 4, "commits as they were marked")
+    }
+
     func testLinesPastTheIndexThatAreNotWholeCommitsAreCutNotIndexed() throws {
         let log = indexed()
         try log.append([entry(1)])

@@ -154,30 +154,37 @@ extension AppendLog {
             return tail
         }
         defer { close(f) }
-        var bytes = [UInt8](repeating: 0, count: Int(size - head.end))
-        var got = 0
-        while got < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { pread(f, $0.baseAddress! + got, $0.count - got, off_t(head.end) + off_t(got)) }
+        // Whole commits first, read a chunk at a time (a stopped machine may leave thousands of
+        // entries unindexed, each a whole record): only the words are kept.
+        var words = [UInt8](), pending = [UInt8]()
+        var seq = head.seq, committedSeq = head.seq
+        var committedAt: Int64 = 0, lineStart: Int64 = 0
+        var buffer = [UInt8]()
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        var read: Int64 = 0
+        scan: while head.end + read < size {
+            let n = chunk.withUnsafeMutableBytes { pread(f, $0.baseAddress, $0.count, off_t(head.end + read)) }
             if n < 0 { if errno == EINTR { continue }; throw FileSystem.failure("cannot read", path) }
             if n == 0 { break }
-            got += n
-        }
-        // Whole commits first.
-        var words = [UInt8](), pending = [UInt8]()
-        var at = 0, seq = head.seq, committedAt = 0, committedSeq = head.seq
-        while let nl = bytes[at..<got].firstIndex(of: 0x0A) {
-            let line = bytes[at..<nl]
-            guard case .whole(let commits) = AppendLogFraming.verdict(line),
-                  (try? JSONParser.parse(Array(line)))?["seq"]?.int64Value == seq + 1 else { break }
-            seq += 1
-            at = nl + 1
-            pending += AppendLog.indexWord(end: head.end + Int64(at), commits: commits)
-            if commits {
-                words += pending
-                pending = []
-                committedAt = at
-                committedSeq = seq
+            read += Int64(n)
+            buffer += chunk[0..<n]
+            var start = 0
+            while let nl = buffer[start...].firstIndex(of: 0x0A) {
+                let line = buffer[start..<nl]
+                guard case .whole(let commits) = AppendLogFraming.verdict(line),
+                      (try? JSONParser.parse(Array(line)))?["seq"]?.int64Value == seq + 1 else { break scan }
+                seq += 1
+                lineStart += Int64(nl + 1 - start)
+                start = nl + 1
+                pending += AppendLog.indexWord(end: head.end + lineStart, commits: commits)
+                if commits {
+                    words += pending
+                    pending = []
+                    committedAt = lineStart
+                    committedSeq = seq
+                }
             }
+            buffer.removeFirst(start)
         }
         if committedSeq > head.seq {
             tail.findings.append(.init(problem: "\(noun) holds \(committedSeq - head.seq) committed entries its index does not cover yet (a crash after their commit)", repairable: true))
@@ -187,7 +194,7 @@ extension AppendLog {
                 defer { close(xf) }
                 try FileSystem.writeAt(xf, words, offset: head.seq * 8, path: indexPath, rollback: true)
             }
-            head = Head(seq: committedSeq, end: head.end + Int64(committedAt))
+            head = Head(seq: committedSeq, end: head.end + committedAt)
             if repair { tail.head = head }
         }
         let beyond = size - head.end
