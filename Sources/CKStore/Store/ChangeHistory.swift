@@ -140,7 +140,6 @@ package struct ChangeHistory {
     // MARK: writing (the caller holds the lock)
 
     typealias TailFinding = AppendLog.TailFinding
-    typealias CommittedButNotSynced = AppendLog.CommittedButNotSynced
 
     /// Finishes a compaction a crash interrupted, then cuts what lies beyond the committed
     /// history — a commit a crash or a full disk interrupted — and says what it found. The
@@ -154,8 +153,7 @@ package struct ChangeHistory {
     }
 
     /// Appends entries (their `seq` continuing from the head) as one commit (AppendLog's
-    /// `index` commit): a failure before the commit changes nothing; a failure of the last
-    /// sync leaves the commit in place and is `CommittedButNotSynced`. Returns the new head.
+    /// `index` commit): a failure changes nothing readers can see. Returns the new head.
     /// The caller holds the history's lock.
     @discardableResult
     package func append(_ entries: [JSONValue]) throws -> Int64 { try appendLines(entries, firstSeq: entries.first?["seq"]?.int64Value) }

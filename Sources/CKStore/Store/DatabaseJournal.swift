@@ -108,7 +108,7 @@ struct DatabaseJournal {
         return try appendDatabaseEntry(intent)
     }
 
-    /// Appends an entry; a commit the disk would not confirm durable is still appended.
+    /// Appends an entry.
     /// `seq`: the entry's number when the caller knows it (it made the intent, under the lock
     /// it still holds: `intent.after + 1`), saving a look at the head.
     @discardableResult
@@ -116,7 +116,7 @@ struct DatabaseJournal {
         let h = databaseHistory
         let seq = try known ?? (h.recoverHead() + 1)
         let e = DatabaseHistoryEntry(seq: seq, timestamp: db.clock.now(), op: i.op, zoneName: i.zoneName, incarnation: i.incarnation, zoneSeq: i.zoneSeq)
-        do { try h.append([e.json]) } catch is ChangeHistory.CommittedButNotSynced {}
+        try h.append([e.json])
         return seq
     }
 

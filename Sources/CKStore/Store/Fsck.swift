@@ -248,7 +248,8 @@ package final class Fsck {
                rebuilt != (try dir.read(ChangeHistory.indexName) ?? []) {
                 note(h.indexFile, "\(what): the index disagrees with the log (index words lost to a power loss): made again from the log", repaired: repair)
                 guard repair else { return false }
-                if try h.log.rebuildIndex(), (try? count()) != nil { return whole }
+                try h.log.rebuildIndex(rebuilt, in: dir)
+                if (try? count()) != nil { return whole }
             }
             note(h.logFile, "\(what) is damaged: \(e.reason); nothing derived from it is repaired until it is restored (from a backup)", repaired: false)
             whole = false

@@ -148,13 +148,11 @@ extension Database {
         // files could not be prepared is taken back before anyone sees it.
         let overlapping = overlapsFiles && !CrashPoints.isArmed && !tx.records.isEmpty
         let preparing = overlapping ? BackgroundPreparation(z, tx) : nil
-        var notSynced: String?
-        /// The history append: a commit the disk would not confirm durable is still a commit.
         func append() throws {
             // Files prepared meanwhile must be ready before the commit is seen: if they could
             // not be made, the commit is taken back and fails as a full disk does (step 3).
             let ready: (() throws -> Void)? = preparing.map { p in { if case .failure(let e) = p.wait() { throw e } } }
-            do { try z.history.append(tx.entries, beforeIndexing: ready) } catch let c as ChangeHistory.CommittedButNotSynced { notSynced = c.reason }
+            try z.history.append(tx.entries, beforeIndexing: ready)
         }
         do {
             // Asset files are content-addressed and may be shared with a concurrent commit of
@@ -194,9 +192,6 @@ extension Database {
                 try? z.setApplied(last, durable: durable)
                 maintainIndexes(z, through: last)
             }
-        }
-        if let why = notSynced {
-            throw CloudKitError.internalError("the change was committed (readers see it), but the disk did not confirm it durable: \(why)")
         }
     }
 

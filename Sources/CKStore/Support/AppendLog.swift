@@ -83,7 +83,7 @@ package struct AppendLog {
 
     /// Appends `entries` (each the bytes of one line, without its newline) as one commit, and
     /// returns the new head (for `wholeLines`, its `seq` counts only the lines appended). For `recorded`, the owner commits it by recording `head.end`;
-    /// for `index`, a failure after the commit point is `CommittedButNotSynced`.
+    /// for `index`, a failure leaves nothing readers can see (AppendLogIndex).
     @discardableResult
     package func append(_ entries: [[UInt8]]) throws -> Head {
         try append(entries, in: try Directory.open(directory, create: true)!)
@@ -126,11 +126,6 @@ package struct AppendLog {
             }
         }
         return Head(seq: committed.seq + Int64(entries.count), end: committed.end + Int64(bytes.count))
-    }
-
-    /// A commit readers can already see, but the disk would not confirm durable.
-    struct CommittedButNotSynced: Error {
-        package var reason: String
     }
 
     /// Replaces the whole log with `entries`, atomically (a repair: `ck fsck` dropping damaged

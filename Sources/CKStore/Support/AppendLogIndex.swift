@@ -14,7 +14,7 @@ import Darwin
 extension AppendLog {
     static let commitBit: UInt64 = 1 << 63
 
-    private var indexName: String {
+    var indexName: String {
         guard case .index(let name, _) = commit else { preconditionFailure("\(path) has no index") }
         return name
     }
@@ -105,13 +105,11 @@ extension AppendLog {
             _ = ftruncate(lf, off_t(head.end))
             throw error
         }
-        do { try beforeIndexing?() } catch {
+        do {
+            try beforeIndexing?()
+            try FileSystem.writeAt(xf, idx, offset: head.seq * 8, path: indexPath, rollback: false)
+        } catch {
             // Durable but not yet seen by anyone: taken back (cut, and the cut synced).
-            _ = ftruncate(lf, off_t(head.end))
-            _ = fdatasync(lf)
-            throw error
-        }
-        do { try FileSystem.writeAt(xf, idx, offset: head.seq * 8, path: indexPath, rollback: false) } catch {
             _ = ftruncate(xf, off_t(head.seq * 8))
             _ = ftruncate(lf, off_t(head.end))
             _ = fdatasync(lf)
@@ -157,34 +155,19 @@ extension AppendLog {
         // Whole commits first, read a chunk at a time (a stopped machine may leave thousands of
         // entries unindexed, each a whole record): only the words are kept.
         var words = [UInt8](), pending = [UInt8]()
-        var seq = head.seq, committedSeq = head.seq
-        var committedAt: Int64 = 0, lineStart: Int64 = 0
-        var buffer = [UInt8]()
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        var read: Int64 = 0
-        scan: while head.end + read < size {
-            let n = chunk.withUnsafeMutableBytes { pread(f, $0.baseAddress, $0.count, off_t(head.end + read)) }
-            if n < 0 { if errno == EINTR { continue }; throw FileSystem.failure("cannot read", path) }
-            if n == 0 { break }
-            read += Int64(n)
-            buffer += chunk[0..<n]
-            var start = 0
-            while let nl = buffer[start...].firstIndex(of: 0x0A) {
-                let line = buffer[start..<nl]
-                guard case .whole(let commits) = AppendLogFraming.verdict(line),
-                      (try? JSONParser.parse(Array(line)))?["seq"]?.int64Value == seq + 1 else { break scan }
-                seq += 1
-                lineStart += Int64(nl + 1 - start)
-                start = nl + 1
-                pending += AppendLog.indexWord(end: head.end + lineStart, commits: commits)
-                if commits {
-                    words += pending
-                    pending = []
-                    committedAt = lineStart
-                    committedSeq = seq
-                }
+        var seq = head.seq, committedSeq = head.seq, committedEnd = head.end
+        try forEachLine(f, from: head.end) { line, lineEnd in
+            guard case .whole(let commits) = AppendLogFraming.verdict(line),
+                  (try? JSONParser.parse(Array(line)))?["seq"]?.int64Value == seq + 1 else { return false }
+            seq += 1
+            pending += AppendLog.indexWord(end: lineEnd, commits: commits)
+            if commits {
+                words += pending
+                pending = []
+                committedEnd = lineEnd
+                committedSeq = seq
             }
-            buffer.removeFirst(start)
+            return true
         }
         if committedSeq > head.seq {
             tail.findings.append(.init(problem: "\(noun) holds \(committedSeq - head.seq) committed entries its index does not cover yet (a crash after their commit)", repairable: true))
@@ -194,7 +177,7 @@ extension AppendLog {
                 defer { close(xf) }
                 try FileSystem.writeAt(xf, words, offset: head.seq * 8, path: indexPath, rollback: true)
             }
-            head = Head(seq: committedSeq, end: head.end + committedAt)
+            head = Head(seq: committedSeq, end: committedEnd)
             if repair { tail.head = head }
         }
         let beyond = size - head.end

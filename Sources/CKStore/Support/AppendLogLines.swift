@@ -23,6 +23,13 @@ extension AppendLog {
         }
         guard end > offset, let f = try dir.openFile(name) else { return }
         defer { close(f) }
+        try forEachLine(f, from: offset, to: end, body)
+    }
+
+    /// The lines of the log open as `f` from byte offset `offset` (where a line starts) up to
+    /// `end` (or the file's end), each passed with the offset after it; bytes after the last
+    /// newline are not. Read a chunk at a time: memory holds a chunk and the longest line.
+    func forEachLine(_ f: Int32, from offset: Int64, to end: Int64 = .max, _ body: (ArraySlice<UInt8>, Int64) throws -> Bool) throws {
         // buffer[start...] holds the log from offset `at + start` on.
         var buffer = [UInt8]()
         var start = 0

@@ -26,14 +26,14 @@ extension AppendLog {
         let old = try indexedHead(dir)
         guard let f = try dir.openFile(name) else { return old.seq == 0 ? [] : nil }
         defer { close(f) }
-        let oldIndex = try dir.openFile(indexNameForRebuild)
+        let oldIndex = try dir.openFile(indexName)
         defer { if let x = oldIndex { close(x) } }
         var words = [UInt8]()
         var seq: Int64 = 0
         var lastEnd: Int64 = 0
         var damaged = false
         if old.end > 0 {
-            try forEachRawLine(f) { line, lineEnd in
+            try forEachLine(f, from: 0, to: old.end) { line, lineEnd in
                 let verdict = AppendLogFraming.verdict(line)
                 guard lineEnd <= old.end, verdict != .torn, let entry = try? JSONParser.parse(Array(line)),
                       let s = entry["seq"]?.int64Value, s > seq, s <= old.seq else {
@@ -73,40 +73,11 @@ extension AppendLog {
         return AppendLog.indexWord(end: end, commits: w.map { Int64($0 & ~AppendLog.commitBit) == end && $0 & AppendLog.commitBit != 0 } ?? false)
     }
 
-    private var indexNameForRebuild: String {
-        guard case .index(let name, _) = commit else { preconditionFailure("\(path) has no index") }
-        return name
-    }
-
-    /// Replaces the index with the one the log implies up to its head, then deals with what lies
-    /// past it (`indexTail`). Returns false (and changes nothing) when the log is damaged itself.
-    /// The caller holds the log's lock.
-    func rebuildIndex() throws -> Bool {
-        guard let dir = try Directory.open(directory), let words = try indexFromLog(dir) else { return false }
-        try dir.write(indexNameForRebuild, words)
+    /// Replaces the index with `words` (what `indexFromLog` made), then deals with what lies past
+    /// its head (`indexTail`). The caller holds the log's lock.
+    func rebuildIndex(_ words: [UInt8], in dir: Directory) throws {
+        try dir.write(indexName, words)
         // Past the head: whole commits indexed, the rest cut, as after any crash.
         _ = try indexTail(dir, repair: true)
-        return true
-    }
-
-    /// Each line of the log (without its newline) and the offset after it, from the start;
-    /// bytes after the last newline are not passed.
-    private func forEachRawLine(_ f: Int32, _ body: (ArraySlice<UInt8>, Int64) throws -> Bool) throws {
-        var buffer = [UInt8]()
-        var at: Int64 = 0
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { pread(f, $0.baseAddress, $0.count, off_t(at) + off_t(buffer.count)) }
-            if n < 0 { if errno == EINTR { continue }; throw FileSystem.failure("cannot read", path) }
-            if n == 0 { return }
-            buffer += chunk[0..<n]
-            var start = 0
-            while let nl = buffer[start...].firstIndex(of: 0x0A) {
-                if try !body(buffer[start..<nl], at + Int64(nl) + 1) { return }
-                start = nl + 1
-            }
-            buffer.removeFirst(start)
-            at += Int64(start)
-        }
     }
 }
