@@ -75,14 +75,20 @@ public final class WebServicesServer: @unchecked Sendable {
         return url
     }
 
-    /// Stops accepting, ends long-polls, lets the requests in flight finish (within `grace`).
+    /// Stops accepting, ends long-polls, lets the requests in flight finish (within `grace`),
+    /// then publishes what the answered commits left to publish.
     public func stop(grace: TimeInterval = 4.5) {
         sweeper?.cancel()
         handler?.stop()
         http?.stop(grace: grace)
+        handler?.api.finishPublishing()
     }
 
-    public func waitUntilStopped() { http?.waitUntilStopped() }
+    /// Returns once the server has stopped and its answered commits are published.
+    public func waitUntilStopped() {
+        http?.waitUntilStopped()
+        handler?.api.finishPublishing()
+    }
 
     private static func hostName() -> String {
         var buf = [CChar](repeating: 0, count: 256)

@@ -163,6 +163,8 @@ final class APIAssetsTokensTests: XCTestCase {
 
         // A change from another device (the CLI's, say) reaches the web client.
         _ = try a.modifyRecords(ModifyRequest(operations: [op(.create, "todo-1")], zoneName: "Lists"), as: caller(device: "phone"))
+        // A server publishes a commit's notifications after its answer; a poll waits for them.
+        a.finishPublishing()
         let push = try XCTUnwrap(try a.nextWebPush(container: Self.container, environment: .development, apnsToken: apns))
         let ck = push.body.document["ck"]
         XCTAssertEqual(ck?["cid"]?.stringValue, Self.container)
@@ -187,6 +189,7 @@ final class APIAssetsTokensTests: XCTestCase {
 
         // A deletion: fo 3.
         _ = try a.modifyRecords(ModifyRequest(operations: [op(.forceDelete, "todo-1", type: nil)], zoneName: "Lists"), as: caller(device: "phone"))
+        a.finishPublishing()
         let deleted = try XCTUnwrap(try a.nextWebPush(container: Self.container, environment: .development, apnsToken: apns))
         XCTAssertEqual(deleted.body.document["ck"]?["qry"]?["fo"]?.int64Value, 3)
     }
@@ -220,14 +223,17 @@ final class APIAssetsTokensTests: XCTestCase {
         }
 
         _ = try a.modifyRecords(ModifyRequest(operations: [op(.create, "from-a")], zoneName: "Lists"), as: pageA)
+        a.finishPublishing()
         XCTAssertNil(try next(apns), "page a's own change")
         XCTAssertEqual(try next(bound), "from-a")
         XCTAssertEqual(try next(unnamed), "from-a")
         _ = try a.modifyRecords(ModifyRequest(operations: [op(.create, "from-b")], zoneName: "Lists"), as: pageB)
+        a.finishPublishing()
         XCTAssertNil(try next(bound), "page b's own change")
         XCTAssertEqual(try next(apns), "from-b")
         XCTAssertEqual(try next(unnamed), "from-b")
         _ = try a.modifyRecords(ModifyRequest(operations: [op(.create, "from-phone")], zoneName: "Lists"), as: caller(device: "phone"))
+        a.finishPublishing()
         for token in [apns, bound, unnamed] { XCTAssertEqual(try next(token), "from-phone") }
     }
 

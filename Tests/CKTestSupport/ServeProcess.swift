@@ -78,7 +78,8 @@ public struct ServedSandbox {
     public let apiToken: String
     public let session: String
 
-    public init(container: String, _ extra: [String] = []) throws {
+    /// `serveEnvironment`: variables the server alone gets (a test hook), not the CLI after it.
+    public init(container: String, _ extra: [String] = [], serveEnvironment: [String: String] = [:]) throws {
         let s = Sandbox()
         s.environment["CK_CONTAINER"] = container
         s.signIn()
@@ -86,6 +87,9 @@ public struct ServedSandbox {
         self.container = container
         apiToken = try XCTUnwrap(s.ck("api-token", "create", "--name", "tests").object["apiToken"] as? String)
         session = try XCTUnwrap(s.ck("account", "web-auth-token").object["ckWebAuthToken"] as? String)
+        let plain = s.environment
+        s.environment.merge(serveEnvironment) { _, new in new }
+        defer { s.environment = plain }
         serve = try ServeProcess(s, extra)
     }
 

@@ -137,6 +137,44 @@ final class ServeProcessTests: XCTestCase {
         XCTAssertTrue(present.contains("after-kill"))
     }
 
+    /// The server answers a commit once its history is synced and publishes the record files
+    /// after (issue 38); here it is held in between (`CK_DEBUG_PUBLISH_DELAY_MS`). Meanwhile
+    /// another process reads the answered records; a writer of another zone goes on; then
+    /// kill -9, another write to the zone, fsck: every answered record is there, files included.
+    func testKillNineWhileAnsweredCommitsAreUnpublishedThenAnotherWriteThenFsck() throws {
+        let s = try ServedSandbox(container: Self.container, serveEnvironment: ["CK_DEBUG_PUBLISH_DELAY_MS": "60000"])
+        XCTAssertEqual(s.sandbox.ck("zone", "create", "Z").status, 0)
+        for i in 0..<3 {
+            let a = try s.post("private", "records/modify", #"{"zoneID":{"zoneName":"Z"},"operations":[{"operationType":"create","record":{"recordType":"Item","recordName":"r\#(i)","fields":{"n":{"value":\#(i)}}}}]}"#)
+            XCTAssertEqual(a.status, 200, a.text)
+            XCTAssertFalse(a.text.contains("serverErrorCode"), a.text)
+        }
+        func recordFiles() -> [String] {
+            let root = s.sandbox.root.path
+            return (FileManager.default.enumerator(atPath: root)?.allObjects as? [String] ?? [])
+                .filter { $0.contains("/zones/Z/records/") && $0.hasSuffix(".json") }.map { ($0 as NSString).lastPathComponent }.sorted()
+        }
+        XCTAssertEqual(recordFiles(), [], "answered, not yet published")
+        // Another process reads them from the history.
+        let looked = s.sandbox.ck("record", "get", "--zone", "Z", "r0", "r1", "r2")
+        XCTAssertEqual(looked.status, 0, looked.stderr)
+        XCTAssertEqual(((looked.object["records"] as? [[String: Any]]) ?? []).compactMap { $0["recordName"] as? String }, ["r0", "r1", "r2"])
+        // The server's other zones are not held.
+        XCTAssertEqual(s.sandbox.ck("record", "save", "--type", "Item", "--name", "elsewhere", "n=1").status, 0)
+
+        XCTAssertEqual(s.serve.stop(SIGKILL).status, SIGKILL)
+        XCTAssertEqual(s.sandbox.ck("record", "save", "--zone", "Z", "--type", "Item", "--name", "after-kill", "n=9").status, 0)
+        XCTAssertEqual(recordFiles(), ["after-kill.json", "r0.json", "r1.json", "r2.json"], "the next writer published them from the history")
+        // The first fsck removes the files the kill left half made; the second finds nothing.
+        let first = s.sandbox.ck("fsck")
+        XCTAssertEqual(first.status, 0, first.stdout + first.stderr)
+        XCTAssertEqual(((first.object["problems"] as? [[String: Any]]) ?? []).filter { ($0["problem"] as? String)?.hasPrefix("half-written temporary file") != true }.count, 0, first.stdout)
+        let second = s.sandbox.ck("fsck")
+        XCTAssertEqual(second.object["clean"] as? Bool, true, second.stdout)
+        let listed = s.sandbox.ck("record", "list", "--zone", "Z")
+        XCTAssertEqual(((listed.object["records"] as? [[String: Any]]) ?? []).compactMap { $0["recordName"] as? String }.sorted(), ["after-kill", "r0", "r1", "r2"], listed.stdout)
+    }
+
     /// The server keeps nothing the store does not have: after a restart the API token, the
     /// session and the web client's push token still work, and a notification that came while
     /// it was down is delivered.

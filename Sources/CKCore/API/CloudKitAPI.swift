@@ -24,7 +24,8 @@ public final class CloudKitAPI {
     let assetURLSecret: SecretCache
 
     public init(dataDirectory: String, clock: Clock = .system, serverURL: String? = nil, webTokenRotation: WebTokenRotation = .live) {
-        store = CloudKitStore(root: dataDirectory, clock: clock)
+        // A server's writes publish their files after the answer; a command's, before it returns.
+        store = CloudKitStore(root: dataDirectory, clock: clock, publishesAfterAnswer: serverURL != nil)
         self.serverURL = serverURL
         self.webTokenRotation = webTokenRotation
         self.assetBaseURL = serverURL.map { $0 + "/assets/" } ?? store.assets.baseURL
@@ -43,6 +44,10 @@ public final class CloudKitAPI {
     public var dataDirectory: String { store.paths.root }
 
     var clock: Clock { store.clock }
+
+    /// Waits until every commit this process answered has its files published (a server
+    /// stopping).
+    public func finishPublishing() { store.finishPublishing() }
 }
 
 /// What the preflight made of a request: who it acts as, the database it reads and writes,

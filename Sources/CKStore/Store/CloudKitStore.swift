@@ -5,11 +5,16 @@ package final class CloudKitStore {
     package let paths: DataPaths
     package let clock: Clock
     package let accounts: AccountStore
+    /// Whether commits that come in groups publish their derived files after the answer: a
+    /// long-lived server, whose next group commits meanwhile (GroupCommit). A command that
+    /// returns has published what it did.
+    package let publishesAfterAnswer: Bool
 
-    package init(root: String, clock: Clock = .system) {
+    package init(root: String, clock: Clock = .system, publishesAfterAnswer: Bool = false) {
         self.paths = DataPaths(root: root)
         self.clock = clock
         self.accounts = AccountStore(paths: paths, clock: clock)
+        self.publishesAfterAnswer = publishesAfterAnswer
     }
 
     /// Opens a database as the device's account, or as `actingAs` (an Apple ID that signed in here).
@@ -20,12 +25,16 @@ package final class CloudKitStore {
     /// Opens a database as a resolved principal (the API's preflight resolves callers).
     package func database(_ address: DatabaseAddress, principal: Principal) throws -> Database {
         let db = try Database(address: address, caller: principal, paths: paths, clock: clock)
+        db.publishesAfterAnswer = publishesAfterAnswer
         if address.scope == .shared { db.shared = SharedDatabase(participant: db) }
         try db.environmentGuard.checkForInterruptedReset()
         return db
     }
 
     package var assets: AssetStore { AssetStore(paths: paths) }
+
+    /// Waits until every commit of this process has its files published (GroupCommit).
+    package func finishPublishing() { GroupCommit.shared.finishPublishing() }
     package var identities: IdentityStore { IdentityStore(paths: paths, accounts: accounts) }
 
     /// Makes the data directory (0700) with its marker file; harmless when it exists.

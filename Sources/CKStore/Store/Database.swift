@@ -45,6 +45,9 @@ package final class Database {
     package var scope: DatabaseScope { address.scope }
 
     private var cachedSchema: Schema?
+    /// Whether commits that come in groups publish their files after the answer (`ck serve`;
+    /// GroupCommit).
+    package var publishesAfterAnswer = false
     /// Set by a bulk load (`ck import`), which brings the indexes forward once at its end.
     package var defersIndexMaintenance = false
     private var cachedRoles: Set<String>?
@@ -201,9 +204,20 @@ package final class Database {
     /// Another user's private database, opened for the caller as a participant of its shares.
     func ownerView(owner: String) throws -> Database {
         let me = try caller.requireUser(for: "using a share")
-        return try Database(address: DatabaseAddress(container: address.container, environment: address.environment, scope: .private),
-                            caller: caller, paths: paths, clock: clock, owner: owner,
-                            shareAccess: owner == me.userRecordName ? nil : ShareAccess(participant: me.userRecordName))
+        let db = try Database(address: DatabaseAddress(container: address.container, environment: address.environment, scope: .private),
+                              caller: caller, paths: paths, clock: clock, owner: owner,
+                              shareAccess: owner == me.userRecordName ? nil : ShareAccess(participant: me.userRecordName))
+        db.publishesAfterAnswer = publishesAfterAnswer
+        return db
+    }
+
+    /// This database as another thread uses it (a zone's publisher): the same caller and
+    /// address, caches of its own.
+    func detached() throws -> Database {
+        let db = try Database(address: address, caller: caller, paths: paths, clock: clock, owner: owner, shareAccess: shareAccess)
+        db.shared = shared
+        db.publishesAfterAnswer = publishesAfterAnswer
+        return db
     }
 
     /// The caller's user record name, if anyone is signed in.

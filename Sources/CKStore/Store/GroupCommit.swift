@@ -12,6 +12,9 @@ import Foundation
 /// waiting at that moment, commits them together and hands each its results. Requests that
 /// arrive meanwhile wait; when the leader is done, the first of them leads the next group.
 /// Another process (the CLI) still takes the zone's lock as before.
+///
+/// Where the database `publishesAfterAnswer` (`ck serve`), a group's derived files are published after its
+/// requests are answered, while the next group commits (UnpublishedCommits).
 final class GroupCommit: @unchecked Sendable {
     package static let shared = GroupCommit()
 
@@ -31,6 +34,27 @@ final class GroupCommit: @unchecked Sendable {
     private var waiting: [String: [Job]] = [:]
     /// Zones with a group being committed.
     private var busy: Set<String> = []
+    /// Each zone's locks and unpublished commits, kept between its groups.
+    private var zones: [String: UnpublishedCommits] = [:]
+
+    /// The zone `key` as this process keeps it between groups.
+    func unpublished(_ key: String) -> UnpublishedCommits {
+        lock.lock()
+        defer { lock.unlock() }
+        if let u = zones[key] { return u }
+        let u = UnpublishedCommits()
+        zones[key] = u
+        return u
+    }
+
+    /// Waits until every zone's commits are published and their locks let go (a server
+    /// stopping; tests).
+    func finishPublishing() {
+        lock.lock()
+        let all = Array(zones.values)
+        lock.unlock()
+        for u in all { u.finish() }
+    }
 
     /// Runs `job` in a group of the zone `key`; `commitGroup` commits a group (called on the
     /// leader's thread) and returns each job's outcome, in order.
@@ -46,7 +70,7 @@ final class GroupCommit: @unchecked Sendable {
         return try outcome.get()
     }
 
-    /// How many requests wait for the next group of `key` (tests).
+    /// How many requests wait for the next group of `key`.
     func waitingCount(_ key: String) -> Int {
         lock.lock()
         defer { lock.unlock() }

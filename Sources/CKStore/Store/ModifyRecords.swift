@@ -48,7 +48,8 @@ extension Database {
                 return (tx, results)
             }
             do {
-                return outcome(try GroupCommit.shared.run(job, key: z.directory) { jobs in commitGroup(zone: name, jobs) })
+                let key = z.directory
+                return outcome(try GroupCommit.shared.run(job, key: key) { jobs in commitGroup(zone: name, key: key, jobs) })
             } catch is ZoneToMake {
                 // The zone is gone from the disk since (a purge): made again below, alone.
             }
@@ -102,45 +103,89 @@ extension Database {
     /// Commits a group of requests to zone `name` (GroupCommit) as one: each runs in turn
     /// into the group's transaction, which is committed once. A request whose operations all
     /// failed keeps its results; if the commit fails, every request that wrote gets its error.
-    private func commitGroup(zone name: String, _ jobs: [GroupCommit.Job]) -> [Result<[OperationResult], Error>] {
+    /// The zone's locks and its unpublished commits are kept between groups (UnpublishedCommits):
+    /// where groups publish after the answer, the requests are answered once the commit is
+    /// durable and its files are published while the next group commits.
+    private func commitGroup(zone name: String, key: String, _ jobs: [GroupCommit.Job]) -> [Result<[OperationResult], Error>] {
+        let kept = GroupCommit.shared.unpublished(key)
+        let start: UnpublishedCommits.Start
         do {
-            let env = try environmentGuard.lockForWriting()
-            defer { env.unlock() }
-            let lock = try lockZone(name)
-            defer { lock.unlock() }
-            let z = try zone(name)
-            guard !z.incarnation.isEmpty else { return jobs.map { _ in .failure(ZoneToMake()) } }
-            let group = Transaction(zone: z, nextSeq: try finishInterruptedCommitToHead(z).head + 1)
-            var outcomes: [Result<[OperationResult], Error>] = []
-            var wrote: [Bool] = []
-            for job in jobs {
+            start = try kept.begin(lock: {
+                let env = try environmentGuard.lockForWriting()
                 do {
-                    let (tx, results) = try job.apply(z, group)
-                    if !tx.entries.isEmpty { group.merge(tx) }
-                    outcomes.append(.success(results))
-                    wrote.append(!tx.entries.isEmpty)
+                    let lock = try lockZone(name)
+                    do {
+                        let z = try zone(name)
+                        guard !z.incarnation.isEmpty else { throw ZoneToMake() }
+                        return ([env, lock], z, try finishInterruptedCommitToHead(z).head)
+                    } catch {
+                        lock.unlock()
+                        throw error
+                    }
                 } catch {
-                    outcomes.append(.failure(error))
-                    wrote.append(false)
+                    env.unlock()
+                    throw error
                 }
-            }
-            guard !group.entries.isEmpty else { return outcomes }
-            do {
-                if scope == .private { try ShareRegistry.noteShares(of: group, in: z, database: directory) }
-                try commit(group, in: z, overlapsFiles: true)
-            } catch {
-                return zip(outcomes, wrote).map { o, w in w ? .failure(error) : o }
-            }
-            return outcomes
+            })
         } catch {
             return jobs.map { _ in .failure(error) }
         }
+        let z = start.zone
+        let group = Transaction(zone: z, nextSeq: start.head + 1, unpublished: start.unpublished)
+        var outcomes: [Result<[OperationResult], Error>] = []
+        var wrote: [Bool] = []
+        for job in jobs {
+            do {
+                let (tx, results) = try job.apply(z, group)
+                if !tx.entries.isEmpty { group.merge(tx) }
+                outcomes.append(.success(results))
+                wrote.append(!tx.entries.isEmpty)
+            } catch {
+                outcomes.append(.failure(error))
+                wrote.append(false)
+            }
+        }
+        guard let last = group.entries.last?.seq else {
+            kept.end(committed: nil, head: nil, afterAnswer: publishesAfterAnswer)
+            return outcomes
+        }
+        do {
+            if scope == .private { try ShareRegistry.noteShares(of: group, in: z, database: directory) }
+            let publication = try commitDurably(group, in: z, overlapsFiles: true)
+            let publisher = publishesAfterAnswer ? try detached() : self
+            kept.end(committed: UnpublishedCommits.Publication(
+                changes: UnpublishedCommits.Overlay(records: group.records, refs: group.refs),
+                publish: { publisher.publish(publication, in: z) },
+                abandon: { z.discard(publication.files) }), head: last, afterAnswer: publishesAfterAnswer,
+                     handsOver: GroupCommit.shared.waitingCount(key) > 0)
+        } catch {
+            // Not committed; a commit whose history is written but whose database entry could not
+            // be recorded is finished from its intent by the next holder of the database's lock.
+            kept.end(committed: nil, head: try? z.history.head(), afterAnswer: publishesAfterAnswer)
+            return zip(outcomes, wrote).map { o, w in w ? .failure(error) : o }
+        }
+        return outcomes
     }
 
     /// Commits a transaction (steps 3–5 above). The caller holds the zone's lock.
     /// `syncsInBackground`: a bulk load's commit (ZoneStore.syncFilesIfDue).
-    package func commit(_ tx: Transaction, in z: ZoneStore, syncsInBackground: Bool = false, overlapsFiles: Bool = false) throws {
-        guard let last = tx.entries.last?.seq else { return }
+    package func commit(_ tx: Transaction, in z: ZoneStore, syncsInBackground: Bool = false) throws {
+        let publication = try commitDurably(tx, in: z, syncsInBackground: syncsInBackground)
+        publish(publication, in: z)
+    }
+
+    /// What a durable commit leaves to publish (step 5).
+    struct CommittedFiles {
+        var files: PreparedFiles
+        let changes: [RecordChange]
+        let last: Int64
+        let syncsInBackground: Bool
+    }
+
+    /// Steps 3–4 of a commit: when this returns, the commit is durable. `overlapsFiles`: the
+    /// record files are prepared on another thread while the history syncs (a group's).
+    func commitDurably(_ tx: Transaction, in z: ZoneStore, syncsInBackground: Bool = false, overlapsFiles: Bool = false) throws -> CommittedFiles {
+        guard let last = tx.entries.last?.seq else { return CommittedFiles(files: PreparedFiles(), changes: [], last: 0, syncsInBackground: false) }
         var prepared = PreparedFiles()
         // A group's record files are prepared on another thread while its history is appended
         // and synced (the sync leaves the core idle); never when a fault is armed, so that the
@@ -183,16 +228,21 @@ extension Database {
             throw error
         }
         if let p = preparing?.wait(), case .success(let files) = p { prepared = files }
-        // Committed: readers see it (ZoneSnapshot reads what the files do not hold yet from the
-        // history). What follows brings the derived files up to date; if it stops part-way, the
-        // next writer of the zone, or ck fsck, finishes it.
-        if (try? z.publish(prepared)) != nil {
-            let durable = z.syncFilesIfDue(through: last, background: syncsInBackground)
-            if (try? notifications.deliver(zone: z, changes: tx.changes, through: last)) != nil {
-                try? z.setApplied(last, durable: durable)
-                maintainIndexes(z, through: last)
-            }
-        }
+        return CommittedFiles(files: prepared, changes: tx.changes, last: last, syncsInBackground: syncsInBackground)
+    }
+
+    /// Step 5 of a commit: brings the derived files up to date with it. Readers see the commit
+    /// before (ZoneSnapshot reads what the files do not hold yet from the history); if this
+    /// stops part-way, the next writer of the zone, or ck fsck, finishes it. The caller holds the
+    /// zone's lock. Whether everything was published.
+    @discardableResult
+    func publish(_ c: CommittedFiles, in z: ZoneStore) -> Bool {
+        guard c.last > 0 else { return true }
+        guard (try? z.publish(c.files)) != nil else { return false }
+        let durable = z.syncFilesIfDue(through: c.last, background: c.syncsInBackground)
+        guard (try? notifications.deliver(zone: z, changes: c.changes, through: c.last)) != nil, (try? z.setApplied(c.last, durable: durable)) != nil else { return false }
+        maintainIndexes(z, through: c.last)
+        return true
     }
 
     /// Brings a zone's record files, reference index, tombstones and notifications up to date

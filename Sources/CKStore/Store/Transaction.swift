@@ -17,12 +17,16 @@ package final class Transaction {
     private(set) var nextSeq: Int64
     /// Names known to have no stored record (a bulk load's, BulkLoad): not looked up on disk.
     private let knownAbsent: ((NameKey) -> Bool)?
+    /// Commits of this process whose files are not published yet (UnpublishedCommits): what
+    /// the zone holds, over what its files say.
+    private let unpublished: UnpublishedCommits.Overlay?
 
-    package init(zone: ZoneStore, nextSeq: Int64, knownAbsent: ((NameKey) -> Bool)? = nil) {
+    package init(zone: ZoneStore, nextSeq: Int64, knownAbsent: ((NameKey) -> Bool)? = nil, unpublished: UnpublishedCommits.Overlay? = nil) {
         self.zone = zone
         self.parent = nil
         self.nextSeq = nextSeq
         self.knownAbsent = knownAbsent
+        self.unpublished = unpublished.flatMap { $0.isEmpty ? nil : $0 }
     }
 
     private init(parent: Transaction) {
@@ -30,6 +34,7 @@ package final class Transaction {
         self.parent = parent
         self.nextSeq = parent.nextSeq
         self.knownAbsent = nil
+        self.unpublished = nil
     }
 
     package func child() -> Transaction { Transaction(parent: self) }
@@ -37,6 +42,7 @@ package final class Transaction {
     package func record(_ name: String) throws -> Record? {
         if let r = records[NameKey(name)] { return r }
         if let p = parent { return try p.record(name) }
+        if let r = unpublished?.records[NameKey(name)] { return r }
         if let r = readAhead[NameKey(name)] { return try r.get() }
         if let absent = knownAbsent, absent(NameKey(name)) { return nil }
         return try zone.recordForWrite(named: name)
@@ -50,7 +56,8 @@ package final class Transaction {
     /// run (one after another, each looking its record up, they waited on one file at a time).
     /// The caller holds the zone's lock, so what is read stays true while the batch runs.
     func readAhead(_ names: [String]) {
-        let names = knownAbsent.map { absent in names.filter { !absent(NameKey($0)) } } ?? names
+        var names = knownAbsent.map { absent in names.filter { !absent(NameKey($0)) } } ?? names
+        if let u = unpublished { names = names.filter { u.records[NameKey($0)] == nil } }
         guard parent == nil, names.count >= RecordFileWriter.parallelFrom else { return }
         let zone = self.zone
         let results = Parallel.map(names.count, chunk: 16) { i in Result { try zone.recordForWrite(named: names[i]) } }
@@ -60,6 +67,7 @@ package final class Transaction {
     func referrers(_ target: String) throws -> [NameKey: [String]] {
         if let r = refs[NameKey(target)] { return r }
         if let p = parent { return try p.referrers(target) }
+        if let r = unpublished?.refs[NameKey(target)] { return r }
         return try zone.referrers(of: target)
     }
 

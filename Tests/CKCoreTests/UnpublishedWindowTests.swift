@@ -1,0 +1,130 @@
+import CKJSON
+import CKModel
+import Foundation
+import XCTest
+@testable import CKCore
+@testable import CKStore
+
+/// A server answers a group's requests once its history is synced and publishes the derived
+/// files after, while the next group commits (issue 38, UnpublishedCommits). In that window —
+/// held open here by the publisher's test hook — readers, the server's next writers and other
+/// processes must all see the zone as committed, and a publication that fails must be redone.
+final class UnpublishedWindowTests: XCTestCase {
+    /// The publisher waits at `gate` before each publication until the test lets it go.
+    private let gate = DispatchSemaphore(value: 0)
+
+    override func setUp() {
+        let gate = self.gate
+        UnpublishedCommits.willPublish = { gate.wait() }
+    }
+
+    override func tearDown() {
+        UnpublishedCommits.willPublish = nil
+        for _ in 0..<64 { gate.signal() }
+        GroupCommit.shared.finishPublishing()
+        CrashPoints.reset()
+    }
+
+    /// The private database as `ck serve` opens it: its groups publish after the answer.
+    private func served(_ t: TempStore) throws -> Database {
+        let store = CloudKitStore(root: t.root, clock: t.store.clock, publishesAfterAnswer: true)
+        return try store.database(DatabaseAddress(container: "iCloud.com.example.test", environment: .development, scope: .private))
+    }
+
+    private func ref(_ name: String) -> JSONValue { ["recordName": .string(name), "action": "DELETE_SELF"] }
+
+    /// Lets the publisher publish everything waiting, and waits for it.
+    private func publishAll() {
+        UnpublishedCommits.willPublish = nil
+        for _ in 0..<64 { gate.signal() }
+        GroupCommit.shared.finishPublishing()
+    }
+
+    func testAnAnsweredCommitIsReadBeforeItsFilesArePublishedAndTheZoneStaysLocked() throws {
+        let t = TempStore()
+        try t.client().createZone("A")
+        let db = try served(t)
+        let saved = try XCTUnwrap(db.modify(zone: "A", operations: [op(.create, "a1", ["n": 1])]).first?.record)
+        let z = try t.zoneStore("A")
+
+        XCTAssertFalse(try FileSystem.exists(z.recordPath("a1")), "answered before its file is published")
+        XCTAssertEqual(try z.appliedSeq(), 0)
+        // Readers — the API's lookup, the zone's feed, a query — take it from the history.
+        XCTAssertEqual(try t.client().lookup(zone: "A", recordNames: ["a1"]).first?.record?.recordChangeTag, saved.recordChangeTag)
+        XCTAssertEqual(try t.client().allZoneChanges(zone: "A", since: nil).changes.compactMap { c -> String? in
+            if case .record(let r) = c { return r.recordName }
+            return nil
+        }, ["a1"])
+        XCTAssertEqual(try t.client().records(zone: "A").keys.sorted(), ["a1"])
+        // Another process — a writer, ck fsck, a reset — waits for the zone until it is published.
+        XCTAssertNil(try FileLock.attempt(db.journal.zoneLockFile("A")), "the zone's lock is kept while its files are unpublished")
+
+        publishAll()
+        XCTAssertTrue(try FileSystem.exists(z.recordPath("a1")))
+        XCTAssertEqual(try z.appliedSeq(), try z.history.head())
+        let free = try XCTUnwrap(FileLock.attempt(db.journal.zoneLockFile("A")), "let go once published")
+        free.unlock()
+        XCTAssertFalse(try t.api.fsck(FsckRequest()).problemsRemain)
+    }
+
+    func testTheNextGroupsWriteOverRecordsAndReferencesNotYetPublished() throws {
+        let t = TempStore()
+        try t.client().createZone("A")
+        let db = try served(t)
+        let a1 = try XCTUnwrap(db.modify(zone: "A", operations: [op(.create, "a1", ["n": 1])]).first?.record)
+        _ = try db.modify(zone: "A", operations: [op(.create, "list"), op(.create, "item", ["l": ref("list")])])
+        XCTAssertFalse(try FileSystem.exists(t.zoneStore("A").recordPath("item")), "still unpublished")
+
+        // An update with the unpublished tag succeeds; a create of an unpublished name is refused.
+        let updated = try db.modify(zone: "A", operations: [op(.update, "a1", tag: a1.recordChangeTag, ["n": 2])])
+        XCTAssertNotNil(updated.first?.record, "\(updated)")
+        let again = try db.modify(zone: "A", operations: [op(.create, "a1", ["n": 3])])
+        guard case .failed(let e)? = again.first else { return XCTFail("created over an unpublished record: \(again)") }
+        XCTAssertEqual(e.code, .exists)
+        // Deleting the unpublished list deletes its unpublished item: the reference index is read
+        // from the unpublished commits too.
+        let deleted = try db.modify(zone: "A", operations: [op(.forceDelete, "list", type: nil)])
+        guard case .deleted(_, _, let cascaded)? = deleted.first else { return XCTFail("\(deleted)") }
+        XCTAssertEqual(cascaded, ["item"])
+
+        publishAll()
+        XCTAssertEqual(try t.client().records(zone: "A").mapValues { $0.fields["n"]?.value }, ["a1": .int(2)])
+        let z = try t.zoneStore("A")
+        XCTAssertEqual(try z.appliedSeq(), try z.history.head())
+        XCTAssertFalse(try t.api.fsck(FsckRequest()).problemsRemain, "the files published in commit order")
+    }
+
+    func testAPublicationThatFailsIsRedoneByTheNextGroup() throws {
+        let t = TempStore()
+        try t.client().createZone("A")
+        let db = try served(t)
+        // The first publication meets a full disk once its files are renamed into place: its
+        // cursor cannot be written.
+        UnpublishedCommits.willPublish = { CrashPoints.noSpaceFromOperation = CrashPoints.operations + 1 }
+        _ = try db.modify(zone: "A", operations: [op(.create, "a1", ["n": 1])])
+        GroupCommit.shared.finishPublishing()
+        CrashPoints.reset()
+        UnpublishedCommits.willPublish = nil
+        let z = try t.zoneStore("A")
+        XCTAssertEqual(try z.appliedSeq(), 0, "the failed publication left its cursor")
+
+        let next = try db.modify(zone: "A", operations: [op(.create, "a2", ["n": 2])])
+        XCTAssertNotNil(next.first?.record, "\(next)")
+        GroupCommit.shared.finishPublishing()
+        XCTAssertEqual(try z.appliedSeq(), try z.history.head(), "redone from the history")
+        XCTAssertTrue(try FileSystem.exists(z.recordPath("a1")))
+        XCTAssertTrue(try FileSystem.exists(z.recordPath("a2")))
+        XCTAssertFalse(try t.api.fsck(FsckRequest()).problemsRemain)
+    }
+
+    func testACommandPublishesBeforeItReturns() throws {
+        let t = TempStore()
+        try t.client().createZone("A")
+        _ = try t.db().modify(zone: "A", operations: [op(.create, "a1")])
+        let z = try t.zoneStore("A")
+        XCTAssertTrue(try FileSystem.exists(z.recordPath("a1")), "a lone command's files are there when it returns")
+        XCTAssertEqual(try z.appliedSeq(), 1)
+        let free = try XCTUnwrap(FileLock.attempt(t.db().journal.zoneLockFile("A")))
+        free.unlock()
+    }
+}
