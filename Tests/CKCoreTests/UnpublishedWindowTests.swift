@@ -117,6 +117,39 @@ final class UnpublishedWindowTests: XCTestCase {
         XCTAssertFalse(try t.api.fsck(FsckRequest()).problemsRemain)
     }
 
+    func testSharesMadeWhileEarlierOnesAreUnpublishedAreAllRegistered() throws {
+        let t = TempStore()
+        try t.client().createZone("A")
+        let served = APIClient(api: CloudKitAPI(dataDirectory: t.root, clock: t.store.clock, serverURL: "http://127.0.0.1:9"), caller: t.client().caller, keeps: t)
+        try served.modify(zone: "A", operations: [op(.create, "r1"), op(.create, "r2")])
+        let first = try served.createShare(zone: "A", record: "r1", participants: [])
+        let second = try served.createShare(zone: "A", record: "r2", participants: [])
+        XCTAssertFalse(try FileSystem.exists(t.zoneStore("A").recordPath(first.recordName)), "the first share is not published yet")
+        // The second share's commit keeps the first in the zone's registry: it is committed.
+        XCTAssertEqual(Set(try ShareRegistry(zone: t.zoneStore("A")).shareNames()), [first.recordName, second.recordName])
+
+        publishAll()
+        XCTAssertFalse(try t.api.fsck(FsckRequest()).problemsRemain)
+    }
+
+    func testAnIdleServerLetsTheZoneGoByItself() throws {
+        let t = TempStore()
+        try t.client().createZone("A")
+        let db = try served(t)
+        UnpublishedCommits.willPublish = nil
+        _ = try db.modify(zone: "A", operations: [op(.create, "a1")])
+        // No finishPublishing: the publisher's end lets the locks go once no group follows.
+        let deadline = Date().addingTimeInterval(5)
+        var free: FileLock?
+        while free == nil, Date() < deadline {
+            free = try FileLock.attempt(db.journal.zoneLockFile("A"))
+            if free == nil { usleep(1_000) }
+        }
+        XCTAssertNotNil(free, "an idle server keeps a zone locked")
+        free?.unlock()
+        XCTAssertTrue(try FileSystem.exists(t.zoneStore("A").recordPath("a1")))
+    }
+
     func testACommandPublishesBeforeItReturns() throws {
         let t = TempStore()
         try t.client().createZone("A")

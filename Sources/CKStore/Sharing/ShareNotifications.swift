@@ -20,7 +20,8 @@ struct ShareNotifier {
         guard db.scope == .private, !z.zoneID.isDefault else { return }
         let names = try ShareRegistry(zone: z).shareNames()
         guard !names.isEmpty else { return }
-        let snapshot = try z.snapshot()
+        // The shares as this commit left them, whatever later commits did since.
+        let snapshot = try ZoneSnapshot(z, at: seq)
         var cache: [NameKey: Record?] = [:]
         let lookup: (String) throws -> Record? = { n in
             if let r = cache[NameKey(n)] { return r }

@@ -212,10 +212,10 @@ package final class Database {
     }
 
     /// This database as another thread uses it (a zone's publisher): the same caller and
-    /// address, caches of its own.
+    /// address, caches of its own. (Never a shared database's view: groups commit into the
+    /// owner's private database.)
     func detached() throws -> Database {
         let db = try Database(address: address, caller: caller, paths: paths, clock: clock, owner: owner, shareAccess: shareAccess)
-        db.shared = shared
         db.publishesAfterAnswer = publishesAfterAnswer
         return db
     }

@@ -232,7 +232,7 @@ extension Fsck {
         let seq = try z.history.head() + 1
         var rec = found
         rec.recordChangeTag = ChangeTag.tag(for: seq)
-        let prev = try z.record(named: rec.recordName).flatMap { ChangeTag.seq(ofTag: $0.recordChangeTag) }
+        let prev = try z.readRecord(named: rec.recordName).flatMap { ChangeTag.seq(ofTag: $0.recordChangeTag) }
         try z.history.append([HistoryEntry(seq: seq, timestamp: rec.modified.timestamp, op: .save, recordName: rec.recordName,
                                            userRecordName: rec.modified.userRecordName, deviceID: rec.modified.deviceID, record: rec, prev: prev)])
         try FileSystem.writeJSON(z.recordPath(rec.recordName), ["schemaVersion": .int(FileFormat.schemaVersion), "record": rec.json()])

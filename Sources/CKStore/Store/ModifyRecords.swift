@@ -151,13 +151,16 @@ extension Database {
         }
         do {
             if scope == .private { try ShareRegistry.noteShares(of: group, in: z, database: directory) }
-            let publication = try commitDurably(group, in: z, overlapsFiles: true)
+            // Made before the commit: nothing may fail between a durable commit and its publication.
             let publisher = publishesAfterAnswer ? try detached() : self
+            let publication = try commitDurably(group, in: z, overlapsFiles: true)
             kept.end(committed: UnpublishedCommits.Publication(
                 changes: UnpublishedCommits.Overlay(records: group.records, refs: group.refs),
+                directories: publication.files.directoryCount,
                 publish: { publisher.publish(publication, in: z) },
-                abandon: { z.discard(publication.files) }), head: last, afterAnswer: publishesAfterAnswer,
-                     handsOver: GroupCommit.shared.waitingCount(key) > 0)
+                // Its temporary files only: a shard directory it made may be the next group's too.
+                abandon: { z.discard(PreparedFiles(items: publication.files.items, madeDirectories: [])) }),
+                     head: last, afterAnswer: publishesAfterAnswer, handsOver: GroupCommit.shared.waitingCount(key) > 0)
         } catch {
             // Not committed; a commit whose history is written but whose database entry could not
             // be recorded is finished from its intent by the next holder of the database's lock.

@@ -10,8 +10,9 @@ import Foundation
 /// the zone's own publishes each group's files, in commit order, while the next group commits.
 /// Until they are published:
 /// - the process keeps the zone's locks, so no other process — writer, `ck fsck`, a reset —
-///   ever finds the zone part-way; it lets them go once everything is published (and at least
-///   every `lockTurn`, so another process waiting for the zone gets its turn);
+///   ever finds the zone part-way; it lets them go once everything is published and no group
+///   has begun for `linger` (and at least every `lockTurn`, so another process waiting for the
+///   zone gets its turn);
 /// - its next groups read the unpublished records from here (`Overlay`, over the files);
 /// - readers take from the history what the files do not hold yet, as they do after a crash;
 /// - a crash leaves what a crash after any commit's point of no return leaves: the next
@@ -31,6 +32,8 @@ package final class UnpublishedCommits: @unchecked Sendable {
     /// One committed group's derived files, ready to publish.
     struct Publication {
         let changes: Overlay
+        /// Directories its prepared files hold open until it is published.
+        let directories: Int
         /// Publishes the files; false if it could not (the replay redoes it).
         let publish: () -> Bool
         /// Gives the prepared files up: a publication before it failed.
@@ -48,8 +51,10 @@ package final class UnpublishedCommits: @unchecked Sendable {
     /// between the answer and the files open (`CK_DEBUG_PUBLISH_DELAY_MS`, the tests).
     package nonisolated(unsafe) static var willPublish: (() -> Void)?
 
-    /// Publications waiting at most; a group waits for the publisher past it (memory).
+    /// Publications waiting at most, and the directories they may hold open: a group waits
+    /// for the publisher past either (memory; file descriptors, whose limit is 1,024 by default).
     static let queueLimit = 8
+    static let openDirectoryLimit = 256
     /// How long the process keeps a busy zone's locks before it lets them go once.
     static let lockTurn: UInt64 = 250_000_000
 
@@ -65,6 +70,7 @@ package final class UnpublishedCommits: @unchecked Sendable {
     /// those given up.
     private var pending: [Publication] = []
     private var waiting = 0
+    private var waitingDirectories = 0
     private var publishing = false
     private var failed = false
 
@@ -74,8 +80,9 @@ package final class UnpublishedCommits: @unchecked Sendable {
         state.lock()
         defer { state.unlock() }
         leading = true
+        begun &+= 1
         do {
-            while waiting >= UnpublishedCommits.queueLimit { state.wait() }
+            while waiting >= UnpublishedCommits.queueLimit || (waiting > 0 && waitingDirectories >= UnpublishedCommits.openDirectoryLimit) { state.wait() }
             if !locks.isEmpty, DispatchTime.now().uptimeNanoseconds - lockedAt > UnpublishedCommits.lockTurn {
                 // Another process's turn: everything published, the locks let go — for a moment,
                 // so that one blocked on them is woken and takes them first — and taken again.
@@ -115,7 +122,9 @@ package final class UnpublishedCommits: @unchecked Sendable {
         if let h = newHead { head = h }
         if let p = publication {
             if !afterAnswer {
-                // Nothing can be pending without publishing after the answer.
+                // After what a server's database of this process left to publish (a process
+                // that serves and commands at once: tests, an embedding), never before it.
+                while publishing || waiting > 0 { state.wait() }
                 if !p.publish() { failed = true }
             } else if failed {
                 // Published from the history by the zone's next lock holder.
@@ -124,6 +133,7 @@ package final class UnpublishedCommits: @unchecked Sendable {
             } else {
                 pending.append(p)
                 waiting += 1
+                waitingDirectories += p.directories
                 if !publishing {
                     publishing = true
                     DispatchQueue.global().async { self.drain() }
@@ -131,7 +141,8 @@ package final class UnpublishedCommits: @unchecked Sendable {
             }
         }
         leading = false
-        if !publishing && waiting == 0 && !(handsOver && afterAnswer && !failed) { release() }
+        guard !publishing && waiting == 0 && !(handsOver && afterAnswer && !failed) else { return }
+        if afterAnswer && !failed { releaseSoon() } else { release() }
     }
 
     /// The publisher: publishes what waits, in order, then lets the locks go if no group is
@@ -146,18 +157,20 @@ package final class UnpublishedCommits: @unchecked Sendable {
             let published = next.publish()
             state.lock()
             waiting -= 1
+            waitingDirectories -= next.directories
             if published {
                 pending.removeFirst()
             } else {
                 failed = true
                 for p in pending.suffix(waiting) { p.abandon() }
                 waiting = 0
+                waitingDirectories = 0
             }
             state.broadcast()
         }
         publishing = false
         state.broadcast()
-        if !leading { release() }
+        if !leading { if failed { release() } else { releaseSoon() } }
     }
 
     /// Waits until everything committed is published and the locks are let go (a server
@@ -166,6 +179,24 @@ package final class UnpublishedCommits: @unchecked Sendable {
         state.lock()
         defer { state.unlock() }
         while publishing || leading { state.wait() }
+        release()
+    }
+
+    /// How long an idle zone's locks are kept for a next group: a busy server's groups follow
+    /// each other closer than that, and taking the locks again costs each group a dozen system
+    /// calls; another process waits that much longer at most.
+    static let linger: DispatchTimeInterval = .milliseconds(2)
+    /// Counts the groups begun: a release due after `linger` is off if another began meanwhile.
+    private var begun: UInt64 = 0
+
+    /// Lets the locks go after `linger`, unless a group begins meanwhile. Called holding `state`.
+    private func releaseSoon() {
+        let mark = begun
+        DispatchQueue.global().asyncAfter(deadline: .now() + UnpublishedCommits.linger) {
+            self.state.lock()
+            defer { self.state.unlock() }
+            if self.begun == mark && !self.leading && !self.publishing && self.waiting == 0 { self.release() }
+        }
     }
 
     /// Lets the locks go. Whatever is unpublished then (after a failure) is the next lock

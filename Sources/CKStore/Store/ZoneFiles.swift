@@ -14,6 +14,9 @@ package struct PreparedFiles {
     package var items: [Item] = []
     /// Shard directories this commit made, removed again if it is abandoned.
     var madeDirectories: [(parent: Directory, name: String)] = []
+
+    /// The directories it holds open until published (each item's shard).
+    var directoryCount: Int { Set(items.map { ObjectIdentifier($0.directory) }).count }
 }
 
 extension ZoneStore {

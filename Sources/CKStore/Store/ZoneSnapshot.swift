@@ -23,10 +23,13 @@ package struct ZoneSnapshot {
     /// Records changed in `A+1…H`: their last change then.
     private let recentChange: [NameKey: Int64]
 
-    package init(_ z: ZoneStore) throws {
+    /// `at`: as of that entry, when it is before the head (a commit's notifications, worked out
+    /// after later commits: UnpublishedCommits).
+    package init(_ z: ZoneStore, at limit: Int64? = nil) throws {
         zone = z
         let applied = try z.appliedSeq()
-        head = try z.history.head()
+        let committed = try z.history.head()
+        head = limit.map { min($0, committed) } ?? committed
         var recent: [NameKey: Record?] = [:]
         var recentChange: [NameKey: Int64] = [:]
         if applied < head {

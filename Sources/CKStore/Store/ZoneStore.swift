@@ -78,10 +78,13 @@ package final class ZoneStore {
         refsDirectory + "/" + PathEncoding.shard(target) + "/" + PathEncoding.component(target) + ".json"
     }
 
-    /// Reads one record: one file, whatever the zone's size. Nil when absent — or when the file
-    /// holds a record of another name (case-insensitive file systems, hashed long names).
+    /// Reads one record as of the history's head, as readers do (ZoneSnapshot): its file, or
+    /// the history's version while the file is not published yet (a server publishes after
+    /// the answer; a crash may leave a commit unpublished). One file, whatever the zone's size.
+    /// Nil when absent — or when the file holds a record of another name (case-insensitive file
+    /// systems, hashed long names).
     package func record(named name: String) throws -> Record? {
-        try readRecord(named: name)
+        try snapshot().record(named: name)
     }
 
     /// The record a write of `name` replaces. A file holding another name's record is never
