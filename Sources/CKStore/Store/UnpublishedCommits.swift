@@ -125,7 +125,9 @@ package final class UnpublishedCommits: @unchecked Sendable {
                 // After what a server's database of this process left to publish (a process
                 // that serves and commands at once: tests, an embedding), never before it.
                 while publishing || waiting > 0 { state.wait() }
-                if !p.publish() { failed = true }
+                // Never past commits a failed publication gave up: their redo, from the
+                // history, is the next lock holder's, and this one's with them.
+                if failed { p.abandon() } else if !p.publish() { failed = true }
             } else if failed {
                 // Published from the history by the zone's next lock holder.
                 p.abandon()
