@@ -140,4 +140,55 @@ final class GroupCommitTests: XCTestCase {
         let now = try api.lookupRecords(LookupRecordsRequest(recordNames: ["counter", "other", "new-one"], zoneName: "Lists"), as: me)
         XCTAssertEqual(now.results.map { $0.record?.fields["n"]?.value }, [1, 0, 3])
     }
+    /// A group's database entry is synced beside its zone entries (the two syncs overlap); when
+    /// the zone's commit fails — here the deletion's tombstone cannot be prepared — the database
+    /// entry is taken back with it: no reader ever sees a database change without its commit.
+    func testADatabaseEntrySyncedBesideAFailedZoneCommitIsTakenBack() throws {
+        let t = TempStore()
+        try t.client().createZone("A")
+        let db = try t.db()
+        _ = try db.modify(zone: "A", operations: [op(.create, "victim")])
+        let z = try db.zone("A")
+        let (dbHead, zoneHead) = (try db.databaseHistory.head(), try z.history.head())
+        // A file where the tombstone's shard directory must be: the deletion's files cannot be
+        // prepared (nothing reads that directory before).
+        try FileSystem.makeDirectories(z.directory + "/" + ZoneStore.deletedDirectoryName)
+        let shard = z.directory + "/" + ZoneStore.deletedDirectoryName + "/" + PathEncoding.shard("victim")
+        XCTAssertTrue(FileManager.default.createFile(atPath: shard, contents: Data("x".utf8)))
+        XCTAssertThrowsError(try db.modify(zone: "A", operations: [op(.forceDelete, "victim", type: nil)]))
+        XCTAssertEqual(try db.databaseHistory.head(), dbHead, "the database entry was taken back")
+        XCTAssertEqual(try z.history.head(), zoneHead)
+        XCTAssertFalse(try FileSystem.exists(db.journal.intentFile("A")))
+
+        try FileManager.default.removeItem(atPath: shard)
+        _ = try db.modify(zone: "A", operations: [op(.forceDelete, "victim", type: nil)])
+        XCTAssertEqual(try db.databaseHistory.head(), dbHead + 1)
+        XCTAssertEqual(try t.client().databaseChanges(since: nil).zones.count, 1)
+        XCTAssertFalse(try t.api.fsck(FsckRequest()).problemsRemain)
+    }
+    /// What a crash between the two overlapped syncs may leave: the database's entry of a zone
+    /// commit that was lost (never answered). It names a zone change with no record change: fsck
+    /// leaves it, the zone's feed shows nothing new, and the zone's next commit is recorded after it.
+    func testADatabaseEntryWhoseZoneCommitWasLostIsHarmless() throws {
+        let t = TempStore()
+        let c = t.client()
+        try c.createZone("A")
+        let db = try t.db()
+        _ = try db.modify(zone: "A", operations: [op(.create, "a1")])
+        let z = try db.zone("A")
+        let zoneToken = try c.allZoneChanges(zone: "A", since: nil).syncToken
+        let dbToken = try c.databaseChanges(since: nil).syncToken
+        // The entry of zone commit 2, which the crash lost.
+        try db.journal.withDatabaseLock(holdingZone: "A") {
+            _ = try db.journal.appendDatabaseEntry(DatabaseIntent(op: .change, zoneName: "A", incarnation: z.incarnation, zoneSeq: try z.history.head() + 1))
+        }
+        XCTAssertFalse(try t.api.fsck(FsckRequest()).problemsRemain)
+        XCTAssertEqual(try c.databaseChanges(since: dbToken).zones.map(\.zoneID.zoneName), ["A"])
+        XCTAssertTrue(try c.allZoneChanges(zone: "A", since: zoneToken).changes.isEmpty)
+
+        _ = try db.modify(zone: "A", operations: [op(.create, "a2")])
+        XCTAssertEqual(try c.databaseChanges(since: dbToken).zones.map(\.zoneID.zoneName), ["A"])
+        XCTAssertEqual(try c.allZoneChanges(zone: "A", since: zoneToken).changes.count, 1)
+        XCTAssertFalse(try t.api.fsck(FsckRequest()).problemsRemain)
+    }
 }

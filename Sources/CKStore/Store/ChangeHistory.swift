@@ -156,7 +156,9 @@ package struct ChangeHistory {
     /// `index` commit): a failure changes nothing readers can see. Returns the new head.
     /// The caller holds the history's lock.
     @discardableResult
-    package func append(_ entries: [JSONValue]) throws -> Int64 { try appendLines(entries, firstSeq: entries.first?["seq"]?.int64Value) }
+    package func append(_ entries: [JSONValue], beforeIndexing: (() throws -> Void)? = nil) throws -> Int64 {
+        try appendLines(entries, firstSeq: entries.first?["seq"]?.int64Value, beforeIndexing: beforeIndexing)
+    }
 
     /// `append` of a commit's record entries, each encoded straight to its line.
     @discardableResult

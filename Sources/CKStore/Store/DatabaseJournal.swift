@@ -111,12 +111,14 @@ struct DatabaseJournal {
     /// Appends an entry.
     /// `seq`: the entry's number when the caller knows it (it made the intent, under the lock
     /// it still holds: `intent.after + 1`), saving a look at the head.
+    /// `beforeIndexing`: runs once the entry is synced, before readers can see it (a group
+    /// commit's zone entries, synced beside it: `Database.commitDurably`).
     @discardableResult
-    func appendDatabaseEntry(_ i: DatabaseIntent, seq known: Int64? = nil) throws -> Int64 {
+    func appendDatabaseEntry(_ i: DatabaseIntent, seq known: Int64? = nil, beforeIndexing: (() throws -> Void)? = nil) throws -> Int64 {
         let h = databaseHistory
         let seq = try known ?? (h.recoverHead() + 1)
         let e = DatabaseHistoryEntry(seq: seq, timestamp: db.clock.now(), op: i.op, zoneName: i.zoneName, incarnation: i.incarnation, zoneSeq: i.zoneSeq)
-        try h.append([e.json])
+        try h.append([e.json], beforeIndexing: beforeIndexing)
         return seq
     }
 

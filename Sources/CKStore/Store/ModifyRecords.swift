@@ -213,14 +213,27 @@ extension Database {
                 try journal.withDatabaseLock(holdingZone: z.zoneID.zoneName) {
                     let intent = try journal.newIntent(.change, zoneName: z.zoneID.zoneName, incarnation: z.incarnation, zoneSeq: last)
                     try journal.writeIntent(intent)
+                    // The database lock has been held since the intent was made, so nothing can
+                    // have recorded it meanwhile: its entry follows the intent's head.
+                    // A group's database entry is written and synced on another thread beside the
+                    // zone's entries, so the two syncs overlap; its index words wait until the
+                    // zone's commit is durable and indexed, so no reader sees it first, and it is
+                    // taken back if that commit fails. (A power loss may then keep the entry of a
+                    // commit never answered: a database change with no record change behind it.)
+                    let zoneCommitted = Background<Void>.Gate()
+                    let recording = overlapping ? Background { [journal] in
+                        try journal.appendDatabaseEntry(intent, seq: intent.after + 1, beforeIndexing: { try zoneCommitted.wait() })
+                    } : nil
                     do { try append() } catch {
+                        zoneCommitted.open(.failure(error))
+                        _ = recording?.wait()
                         try? FileSystem.remove(journal.intentFile(intent.zoneName))
                         throw error
                     }
+                    zoneCommitted.open(.success(()))
                     // Committed. Should recording it fail, the intent stays and is finished later.
-                    // The database lock has been held since the intent was made, so nothing
-                    // can have recorded it meanwhile: its entry follows the intent's head.
-                    if (try? journal.appendDatabaseEntry(intent, seq: intent.after + 1)) != nil { try? FileSystem.remove(journal.intentFile(intent.zoneName)) }
+                    let recorded = recording.map { r in (try? r.wait().get()) != nil } ?? ((try? journal.appendDatabaseEntry(intent, seq: intent.after + 1)) != nil)
+                    if recorded { try? FileSystem.remove(journal.intentFile(intent.zoneName)) }
                 }
             } else {
                 try append()
@@ -310,24 +323,48 @@ struct HistoryReplay {
     }
 }
 
-/// A transaction's record files prepared on a thread of their own (`commit`'s `overlapsFiles`).
-private final class BackgroundPreparation: @unchecked Sendable {
-    private var result: Result<PreparedFiles, Error>?
+/// Work done on a thread of its own while the caller goes on (a group's record files prepared,
+/// its database entry recorded, while the history syncs); `wait` gives its result.
+final class Background<T>: @unchecked Sendable {
+    private var result: Result<T, Error>?
     private let done = DispatchSemaphore(value: 0)
 
-    init(_ z: ZoneStore, _ tx: Transaction) {
-        let (records, refs, tombstones) = (tx.records, tx.refs, tx.deletions)
-        nonisolated(unsafe) let zone = z
+    init(_ work: @escaping () throws -> T) {
+        nonisolated(unsafe) let work = work
         DispatchQueue.global().async {
-            self.result = Result { try zone.prepare(records: records, refs: refs, tombstones: tombstones) }
+            self.result = Result { try work() }
             self.done.signal()
         }
     }
 
-    /// The prepared files, once they are.
-    func wait() -> Result<PreparedFiles, Error> {
+    /// The result, once there is one (any number of times).
+    func wait() -> Result<T, Error> {
         done.wait()
         done.signal()
         return result!
     }
+
+    /// A result another thread waits for until it is given.
+    final class Gate: @unchecked Sendable {
+        private var result: Result<T, Error>?
+        private let done = DispatchSemaphore(value: 0)
+
+        func open(_ r: Result<T, Error>) {
+            result = r
+            done.signal()
+        }
+
+        func wait() throws -> T {
+            done.wait()
+            done.signal()
+            return try result!.get()
+        }
+    }
+}
+
+/// A transaction's record files prepared on a thread of their own (`commit`'s `overlapsFiles`).
+private func BackgroundPreparation(_ z: ZoneStore, _ tx: Transaction) -> Background<PreparedFiles> {
+    let (records, refs, tombstones) = (tx.records, tx.refs, tx.deletions)
+    nonisolated(unsafe) let zone = z
+    return Background { try zone.prepare(records: records, refs: refs, tombstones: tombstones) }
 }
