@@ -70,7 +70,7 @@ final class GroupCommit: @unchecked Sendable {
         return try outcome.get()
     }
 
-    /// How many requests wait for the next group of `key`.
+    /// How many requests wait for the next group of `key` (tests).
     func waitingCount(_ key: String) -> Int {
         lock.lock()
         defer { lock.unlock() }

@@ -111,19 +111,14 @@ extension Database {
         let start: UnpublishedCommits.Start
         do {
             start = try kept.begin(lock: {
-                let env = try environmentGuard.lockForWriting()
+                var held = [try environmentGuard.lockForWriting()]
                 do {
-                    let lock = try lockZone(name)
-                    do {
-                        let z = try zone(name)
-                        guard !z.incarnation.isEmpty else { throw ZoneToMake() }
-                        return ([env, lock], z, try finishInterruptedCommitToHead(z).head)
-                    } catch {
-                        lock.unlock()
-                        throw error
-                    }
+                    held.append(try lockZone(name))
+                    let z = try zone(name)
+                    guard !z.incarnation.isEmpty else { throw ZoneToMake() }
+                    return (held, z, try finishInterruptedCommitToHead(z).head)
                 } catch {
-                    env.unlock()
+                    for l in held.reversed() { l.unlock() }
                     throw error
                 }
             })
@@ -160,7 +155,7 @@ extension Database {
                 publish: { publisher.publish(publication, in: z) },
                 // Its temporary files only: a shard directory it made may be the next group's too.
                 abandon: { z.discard(PreparedFiles(items: publication.files.items, madeDirectories: [])) }),
-                     head: last, afterAnswer: publishesAfterAnswer, handsOver: GroupCommit.shared.waitingCount(key) > 0)
+                     head: last, afterAnswer: publishesAfterAnswer)
         } catch {
             // Not committed; a commit whose history is written but whose database entry could not
             // be recorded is finished from its intent by the next holder of the database's lock.

@@ -115,8 +115,8 @@ package final class UnpublishedCommits: @unchecked Sendable {
 
     /// Ends a group: its publication (if it committed) is published — on the zone's publisher
     /// thread when `afterAnswer`, else here, before the answer — and the locks are let go once
-    /// nothing is left to publish, unless `handsOver`: the next group waits already.
-    func end(committed publication: Publication?, head newHead: Int64?, afterAnswer: Bool, handsOver: Bool = false) {
+    /// nothing is left to publish (after `linger`, for a server's next group).
+    func end(committed publication: Publication?, head newHead: Int64?, afterAnswer: Bool) {
         state.lock()
         defer { state.unlock() }
         if let h = newHead { head = h }
@@ -143,7 +143,7 @@ package final class UnpublishedCommits: @unchecked Sendable {
             }
         }
         leading = false
-        guard !publishing && waiting == 0 && !(handsOver && afterAnswer && !failed) else { return }
+        guard !publishing && waiting == 0 else { return }
         if afterAnswer && !failed { releaseSoon() } else { release() }
     }
 
