@@ -111,6 +111,17 @@ enum IndexKey {
         return line[(sp + 1)...]
     }
 
+    /// The name a line is about, still in hex: a tombstone's too.
+    static func nameKey(ofLine line: ArraySlice<UInt8>, fieldRun: Bool) -> ArraySlice<UInt8> {
+        var body = line
+        if body.first == tombstone {
+            body = body.dropFirst()
+            if fieldRun, body.first == space { body = body.dropFirst() }
+            return body
+        }
+        return hexName(ofLine: body, fieldRun: fieldRun)
+    }
+
     /// The key part of a field-run line (before its space).
     static func keyPart(_ line: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
         guard let sp = line.firstIndex(of: space) else { return line }

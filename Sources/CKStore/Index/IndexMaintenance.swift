@@ -10,8 +10,11 @@ import Darwin
 /// the record files are current through `head`):
 /// - fewer than `IndexPolicy.deltaEntries` history entries since the runs: nothing to do (readers
 ///   bring the runs forward from the history themselves);
-/// - else each type's delta is rewritten with the changes since (O(delta));
-/// - a delta grown past an eighth of its base is merged into a new base (one streaming pass).
+/// - else each type's changes since become a new delta on top of its runs — merged with the
+///   deltas below it while they are no more than `levelRatio` times its size, and into a new
+///   base when that reaches the base's eighth. Like a log-structured merge tree's levels: each
+///   change is rewritten once per level, and there are log₄ of the zone's size levels, so a
+///   commit's share of the upkeep grows with the logarithm of the zone, never with the zone.
 /// A type whose runs are missing or stale in shape (a field indexed since), and a zone without
 /// a catalog, are built again from the record files. Every run is a new file renamed into place.
 enum IndexPolicy {
@@ -19,8 +22,24 @@ enum IndexPolicy {
     static let deltaEntries: Int64 = 256
     /// Past this many entries to bring forward, the record files are read instead.
     static let replayLimit: Int64 = 20_000
+    /// A delta is merged into the one below it once it holds a quarter of that one's lines.
+    static let levelRatio: Int64 = 4
 
     static func mergesIntoBase(delta: Int64, base: Int64) -> Bool { delta > max(64, base / 8) }
+
+    /// Which levels a new delta of `changes` lines replaces, given the deltas' line counts
+    /// (oldest first): it is written at the returned level (1-based; `deltas.count + 1` when
+    /// on top of them all), taking in every delta from that level up; 0 when everything is
+    /// merged into a new base.
+    static func level(changes: Int64, deltas: [Int64], base: Int64) -> Int {
+        var at = deltas.count
+        var lines = changes
+        while at > 0 && lines * levelRatio >= deltas[at - 1] {
+            at -= 1
+            lines += deltas[at]
+        }
+        return at == 0 && mergesIntoBase(delta: lines, base: base) ? 0 : at + 1
+    }
 }
 
 extension ZoneIndex {
@@ -73,7 +92,7 @@ extension ZoneIndex {
                 continue
             }
             guard let names = TypeRuns.open(self, type: t, field: nil), names.coveredThrough == catalog.seq,
-                  fields.allSatisfy({ f in TypeRuns.open(self, type: t, field: f).map { $0.coveredThrough == catalog.seq && $0.base.header.seq == names.base.header.seq } ?? false })
+                  fields.allSatisfy({ f in TypeRuns.open(self, type: t, field: f).map { $0.seqs == names.seqs } ?? false })
             else { rebuild.append(t); continue }
             try advance(type: t, fields: fields, names: names, changed: changed, head: head)
         }
@@ -119,53 +138,75 @@ extension ZoneIndex {
             let sorted = lines(changed, field: field).filter { !IndexKey.isTombstone($0[...]) }.sorted { $0.lexicographicallyPrecedes($1) }
             let w = try IndexRunWriter(in: dir)
             for l in sorted { try w.add(l[...]) }
-            try w.publish(as: ZoneIndex.runName(field: field, delta: false),
+            try w.publish(as: ZoneIndex.runName(field: field, level: 0),
                           header: .init(recordType: type, field: field, seq: seq, base: nil, incarnation: zone.incarnation, count: 0, bytes: 0))
-            try dir.remove(ZoneIndex.runName(field: field, delta: true))
+            try removeDeltas(in: dir, field: field, from: 1)
         }
     }
 
-    /// One type's runs brought to `head`: a new delta, or a new base when the delta has grown.
-    private func advance(type: String, fields: [String], names: TypeRuns, changed: [NameKey: Record?], head: Int64) throws {
-        // The names the delta will hold: its own, less those changed again, plus the changes.
-        var deltaNames = Set<[UInt8]>()
-        names.delta?.forEachLine { l in
-            if let n = IndexKey.name(ofLine: l, fieldRun: false), changed[NameKey(n)] == nil { deltaNames.insert(Array(n.utf8)) }
-            return true
+    /// Removes a field's deltas from `level` up (those above the run just written: a reader
+    /// would stop at the first anyway, its `base` being the run replaced).
+    private func removeDeltas(in dir: Directory, field: String?, from level: Int) throws {
+        for l in level...ZoneIndex.mostLevels {
+            let name = ZoneIndex.runName(field: field, level: l)
+            guard dir.kind(of: name) != nil else { break }
+            try dir.remove(name)
         }
-        let deltaCount = Int64(deltaNames.count + changed.count)
-        let merge = IndexPolicy.mergesIntoBase(delta: deltaCount, base: names.base.header.count)
-        var dropped = deltaNames
-        for k in changed.keys { dropped.insert(k.bytes) }
+    }
+
+    /// One type's runs brought to `head`: the changes written as a new delta, merged with the
+    /// deltas above the level IndexPolicy picks (and with the base, at level 0). A record's line
+    /// in a newer run (or among the changes) hides its lines in older ones; a tombstone stays
+    /// while there are runs below it to hide lines in.
+    private func advance(type: String, fields: [String], names: TypeRuns, changed: [NameKey: Record?], head: Int64) throws {
+        let level = IndexPolicy.level(changes: Int64(changed.count), deltas: names.deltas.map(\.header.count),
+                                      base: names.base.header.count)
         for field in [nil] + fields.map(Optional.some) {
+            let fieldRun = field != nil
             let runs = field == nil ? names : TypeRuns.open(self, type: type, field: field)!
             let dir = try (field == nil ? typeDirectory(type) : fieldsDirectory(type))!
-            var newLines = lines(changed, field: field)
-            runs.delta?.forEachLine { l in
-                if let n = IndexKey.name(ofLine: l, fieldRun: field != nil), changed[NameKey(n)] == nil { newLines.append(Array(l)) }
-                return true
-            }
-            newLines.sort { $0.lexicographicallyPrecedes($1) }
-            let w = try IndexRunWriter(in: dir)
-            if merge {
-                // base − every name in the delta or changed now, merged with the delta's lines.
-                var pending = newLines.filter { !IndexKey.isTombstone($0[...]) }[...]
-                try runs.base.forEachLine { l in
-                    if let n = IndexKey.name(ofLine: l, fieldRun: field != nil), dropped.contains(Array(n.utf8)) { return true }
-                    while let p = pending.first, p.lexicographicallyPrecedes(l) { try w.add(p[...]); pending = pending.dropFirst() }
-                    try w.add(l)
+            // Oldest first: the runs the new one takes in, then the changes.
+            let merged: [IndexRun] = level == 0 ? runs.runs : Array(runs.deltas[(level - 1)...])
+            var changes = lines(changed, field: field)
+            changes.sort { $0.lexicographicallyPrecedes($1) }
+            // Each name's newest source (the changes are newest of all); the base is not read
+            // for this, its lines only ever being hidden.
+            var newest: [ArraySlice<UInt8>: Int] = [:]
+            for k in changed.keys { newest[IndexKey.hex(k.string)[...]] = merged.count }
+            for (i, run) in merged.enumerated().reversed() where !(level == 0 && i == 0) {
+                run.forEachLine { l in
+                    let n = IndexKey.nameKey(ofLine: l, fieldRun: fieldRun)
+                    if newest[n] == nil { newest[n] = i }
                     return true
                 }
-                for p in pending { try w.add(p[...]) }
-                try w.publish(as: ZoneIndex.runName(field: field, delta: false),
-                              header: .init(recordType: type, field: field, seq: head, base: nil, incarnation: zone.incarnation, count: 0, bytes: 0))
-                try dir.remove(ZoneIndex.runName(field: field, delta: true))
-            } else {
-                for l in newLines { try w.add(l[...]) }
-                try w.publish(as: ZoneIndex.runName(field: field, delta: true),
-                              header: .init(recordType: type, field: field, seq: head, base: names.base.header.seq,
-                                            incarnation: zone.incarnation, count: 0, bytes: 0))
             }
+            func kept(_ l: ArraySlice<UInt8>, from source: Int) -> Bool {
+                if level == 0 && IndexKey.isTombstone(l) { return false }
+                return (newest[IndexKey.nameKey(ofLine: l, fieldRun: fieldRun)] ?? 0) == source
+            }
+            let w = try IndexRunWriter(in: dir)
+            // Every source is sorted: merge them, taking the least line each time.
+            var at = merged.map(\.start)
+            var next = 0
+            while true {
+                var least: ArraySlice<UInt8>?
+                var from = -1
+                for (i, run) in merged.enumerated() where at[i] < run.end {
+                    let (l, _) = run.line(at: at[i])
+                    if least == nil || l.lexicographicallyPrecedes(least!) { least = l; from = i }
+                }
+                if next < changes.count, least == nil || changes[next].lexicographicallyPrecedes(least!) {
+                    least = changes[next][...]; from = merged.count
+                }
+                guard let line = least else { break }
+                if from == merged.count { next += 1 } else { at[from] = merged[from].nextLine(after: at[from]) }
+                if kept(line, from: from) { try w.add(line) }
+            }
+            let header = IndexRun.Header(recordType: type, field: field, seq: head,
+                                         base: level == 0 ? nil : (level == 1 ? runs.base.header.seq : runs.deltas[level - 2].header.seq),
+                                         incarnation: zone.incarnation, count: 0, bytes: 0)
+            try w.publish(as: ZoneIndex.runName(field: field, level: level), header: header)
+            try removeDeltas(in: dir, field: field, from: level + 1)
         }
     }
 
@@ -173,8 +214,8 @@ extension ZoneIndex {
     private func removeRunsOfDroppedFields(schema: Schema, types: [String]) throws {
         for t in types {
             guard let dir = try fieldsDirectory(t) else { continue }
-            let keep = Set(ZoneIndex.indexedFields(schema.types[t]).flatMap { [ZoneIndex.runName(field: $0, delta: false), ZoneIndex.runName(field: $0, delta: true)] })
-            for e in try dir.entries() where !keep.contains(e) && !e.hasPrefix(".") { try dir.remove(e) }
+            let indexed = ZoneIndex.indexedFields(schema.types[t])
+            for e in try dir.entries() where !e.hasPrefix(".") && !indexed.contains(where: { ZoneIndex.isRun(e, of: $0) }) { try dir.remove(e) }
         }
     }
 
@@ -212,9 +253,9 @@ extension ZoneIndex {
                 let dir = try (field == nil ? typeDirectory(t, create: true) : fieldsDirectory(t, create: true))!
                 let w = try IndexRunWriter(in: dir)
                 try spills.sortedLines(type: t, field: field) { try w.add($0) }
-                try w.publish(as: ZoneIndex.runName(field: field, delta: false),
+                try w.publish(as: ZoneIndex.runName(field: field, level: 0),
                               header: .init(recordType: t, field: field, seq: head, base: nil, incarnation: zone.incarnation, count: 0, bytes: 0))
-                try dir.remove(ZoneIndex.runName(field: field, delta: true))
+                try removeDeltas(in: dir, field: field, from: 1)
             }
         }
         if only == nil {

@@ -3,7 +3,7 @@ import CKModel
 /// A zone's query indexes (`zones/<Z>/indexes/`), derived from its records and never the truth:
 /// per record type `<type>/names.base` (its record names) and `<type>/fields/<field>.base`
 /// (every record's key for a QUERYABLE or SORTABLE field of the schema, see IndexKey), each
-/// with an optional `.delta` run: the records changed since the base was made. A run's header
+/// with deltas (`.delta`, `.delta2`, …): the records changed since the run below was made. A run's header
 /// says which history entry it is as of; a reader brings the runs up to its snapshot with the
 /// history entries after that, and checks every candidate against the record itself, so a
 /// stale, lost or damaged index costs time, never a wrong answer.
@@ -33,9 +33,33 @@ package struct ZoneIndex {
         return out.sorted()
     }
 
-    static func runName(field: String?, delta: Bool) -> String {
-        (field.map { PathEncoding.component($0) } ?? "names") + (delta ? ".delta" : ".base")
+    /// A run's file: level 0 is the base, 1 the first delta (`.delta`), n the n-th (`.delta<n>`).
+    static func runName(field: String?, level: Int) -> String {
+        let stem = field.map { PathEncoding.component($0) } ?? "names"
+        switch level {
+        case 0: return stem + ".base"
+        case 1: return stem + ".delta"
+        default: return stem + ".delta\(level)"
+        }
     }
+
+    /// Whether a directory entry is a run (of any level).
+    static func isRun(_ entry: String) -> Bool {
+        if entry.hasSuffix(".base") || entry.hasSuffix(".delta") { return true }
+        guard let dot = entry.lastIndex(of: ".") else { return false }
+        let tail = entry[entry.index(after: dot)...]
+        return tail.hasPrefix("delta") && tail.count > 5 && tail.dropFirst(5).allSatisfy { $0.isASCII && $0.isNumber }
+    }
+
+    /// The runs a field (nil: names) has in `dir`, every level.
+    static func isRun(_ entry: String, of field: String?) -> Bool {
+        let stem = (field.map { PathEncoding.component($0) } ?? "names") + "."
+        return entry.hasPrefix(stem) && !entry.dropFirst(stem.count).contains(".") && isRun(entry)
+    }
+
+    /// Deltas past this many levels are not read (each is a quarter of the one below, so a
+    /// zone never has more than a dozen).
+    static let mostLevels = 32
 
     func typeDirectory(_ type: String, create: Bool = false) throws -> Directory? {
         guard let root = try Directory.open(directory, create: create) else { return nil }
@@ -47,28 +71,38 @@ package struct ZoneIndex {
     }
 }
 
-/// The runs of one record type as a reader maps them: a base and, when it extends that base,
-/// a delta; `coveredThrough` is the history entry both are as of.
+/// The runs of one record type as a reader maps them: a base and the deltas that extend it,
+/// each the records changed after the one below it; `coveredThrough` is the history entry the
+/// newest is as of.
 struct TypeRuns {
     package let recordType: String
     package let base: IndexRun
-    package let delta: IndexRun?
-    var coveredThrough: Int64 { delta?.header.seq ?? base.header.seq }
-    package var count: Int64 { base.header.count + (delta?.header.count ?? 0) }
+    /// Oldest first: each one's header names the `seq` of the run below it as its `base`.
+    package let deltas: [IndexRun]
+    var coveredThrough: Int64 { deltas.last?.header.seq ?? base.header.seq }
+    package var count: Int64 { deltas.reduce(base.header.count) { $0 + $1.header.count } }
+    /// What the runs are as of, level by level (every field's runs of a type match its names').
+    var seqs: [Int64] { [base.header.seq] + deltas.map(\.header.seq) }
 
     /// The runs of a type's names (field nil) or of one field; nil when there is no usable run.
+    /// The deltas are read up the chain while each extends the one below: a delta left from
+    /// before a merge (its `base` a run since replaced) ends it.
     static func open(_ index: ZoneIndex, type: String, field: String?) -> TypeRuns? {
         guard let dir = try? (field == nil ? index.typeDirectory(type) : index.fieldsDirectory(type)) else { return nil }
-        guard let base = IndexRun.open(dir, ZoneIndex.runName(field: field, delta: false)),
+        guard let base = IndexRun.open(dir, ZoneIndex.runName(field: field, level: 0)),
               base.header.incarnation == index.zone.incarnation, base.header.recordType.sameBytes(type),
               base.header.field == field, base.header.base == nil else { return nil }
-        var delta = IndexRun.open(dir, ZoneIndex.runName(field: field, delta: true))
-        if let d = delta, d.header.base != base.header.seq || d.header.incarnation != index.zone.incarnation || d.header.field != field
-            || !d.header.recordType.sameBytes(type) || d.header.seq < base.header.seq {
-            delta = nil
+        var deltas: [IndexRun] = []
+        var below = base.header.seq
+        for level in 1...ZoneIndex.mostLevels {
+            guard let d = IndexRun.open(dir, ZoneIndex.runName(field: field, level: level)), d.header.base == below,
+                  d.header.incarnation == index.zone.incarnation, d.header.field == field,
+                  d.header.recordType.sameBytes(type), d.header.seq >= below else { break }
+            deltas.append(d)
+            below = d.header.seq
         }
-        return TypeRuns(recordType: type, base: base, delta: delta)
+        return TypeRuns(recordType: type, base: base, deltas: deltas)
     }
 
-    package var runs: [IndexRun] { [base] + (delta.map { [$0] } ?? []) }
+    package var runs: [IndexRun] { [base] + deltas }
 }

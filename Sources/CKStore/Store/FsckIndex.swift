@@ -16,9 +16,9 @@ extension Fsck {
         if let root = try Directory.open(index.directory) {
             for t in try root.entries() where !t.hasPrefix(".") && root.kind(of: t) == .directory {
                 guard let tdir = try root.subdirectory(t) else { continue }
-                var runs: [(Directory, String, String)] = try tdir.entries().filter { $0.hasSuffix(".base") || $0.hasSuffix(".delta") }.map { (tdir, $0, t + "/" + $0) }
+                var runs: [(Directory, String, String)] = try tdir.entries().filter(ZoneIndex.isRun).map { (tdir, $0, t + "/" + $0) }
                 if let fdir = try tdir.subdirectory("fields") {
-                    runs += try fdir.entries().filter { $0.hasSuffix(".base") || $0.hasSuffix(".delta") }.map { (fdir, $0, t + "/fields/" + $0) }
+                    runs += try fdir.entries().filter(ZoneIndex.isRun).map { (fdir, $0, t + "/fields/" + $0) }
                 }
                 for (dir, name, shown) in runs where IndexRun.open(dir, name) == nil { damaged.append(index.directory + "/" + shown) }
             }
