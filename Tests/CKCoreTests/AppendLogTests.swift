@@ -224,6 +224,41 @@ final class AppendLogTests: XCTestCase {
     }
 }
 
+extension AppendLogTests {
+    /// An append whose sync fails is cut back, and the cut is synced: the failed sync may have
+    /// written the commit all the same, and a power loss must not bring it back whole.
+    func testAnAppendWhoseSyncFailedIsCutAndTheCutSynced() throws {
+        for (log, file) in [(indexed(), "history.log"), (wholeLines(), "events.ndjson")] {
+            try log.append([entry(1)])
+            let before = bytes(file)
+            // The operations of an append, to find its sync.
+            var ops: [(Int, String)] = []
+            CrashPoints.trace = { ops.append(($0, $1)) }
+            try log.append([entry(2)])
+            CrashPoints.reset()
+            let path = directory + "/" + file
+            let sync = try XCTUnwrap(ops.first { $0.1 == "fsync " + path }?.0, "\(ops)")
+            try log.cutUncommittedTailForTests(before: before.count, file: file)
+            // The same append again, failing at its sync (operations counted afresh).
+            var after: [String] = []
+            CrashPoints.trace = { n, what in if n >= sync { after.append(what) } }
+            CrashPoints.noSpaceFromOperation = sync
+            XCTAssertThrowsError(try log.append([entry(2)]))
+            CrashPoints.reset()
+            XCTAssertEqual(after, ["fsync " + path, "truncate " + path, "fsync " + path], "\(file): the cut, then its sync")
+            XCTAssertEqual(bytes(file), before)
+        }
+    }
+}
+
+private extension AppendLog {
+    /// Puts a log back to its first `before` bytes (and an indexed one's index to its one entry).
+    func cutUncommittedTailForTests(before: Int, file: String) throws {
+        _ = truncate(directory + "/" + file, off_t(before))
+        if case .index(let idx, _) = commit { _ = truncate(directory + "/" + idx, 8) }
+    }
+}
+
 private extension AppendLog.Commit {
     var isRecorded: Bool { if case .recorded = self { return true } else { return false } }
 }

@@ -121,7 +121,7 @@ package struct AppendLog {
             if Int64(st.st_size) > committed.end { try dir.truncate(name, to: committed.end) }
             try FileSystem.writeAt(f, bytes, offset: committed.end, path: path, rollback: true)
             do { try FileSystem.fsync(f, path: path) } catch {
-                _ = ftruncate(f, off_t(committed.end))
+                FileSystem.takeBack(f, to: committed.end, path: path)
                 throw error
             }
         }

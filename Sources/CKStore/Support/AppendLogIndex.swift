@@ -69,7 +69,8 @@ extension AppendLog {
     /// 2. the index words, the commit bit on the last, written and not synced: the index is
     ///    derived from the log, and readers find entries through it, so they see the commit from
     ///    here on, never before it is durable.
-    /// A failure in 1 cuts the log back: nothing changed. A failure in 2 (a full disk growing
+    /// A failure in 1 cuts the log back, the cut synced (a failed sync may have written the
+    /// commit all the same): nothing changed. A failure in 2 (a full disk growing
     /// the index) takes the entries back too (cut, then synced), so a failed append is never
     /// found committed later. A crash between 1 and 2 leaves a durable commit the index does not
     /// cover yet: the next writer indexes it (`indexTail`), and readers see it from then on.
@@ -102,7 +103,7 @@ extension AppendLog {
             try FileSystem.writeAt(lf, log, offset: head.end, path: path, rollback: false)
             try FileSystem.datasync(lf, path: path)
         } catch {
-            _ = ftruncate(lf, off_t(head.end))
+            FileSystem.takeBack(lf, to: head.end, path: path)
             throw error
         }
         do {
@@ -111,8 +112,7 @@ extension AppendLog {
         } catch {
             // Durable but not yet seen by anyone: taken back (cut, and the cut synced).
             _ = ftruncate(xf, off_t(head.seq * 8))
-            _ = ftruncate(lf, off_t(head.end))
-            _ = fdatasync(lf)
+            FileSystem.takeBack(lf, to: head.end, path: path)
             throw error
         }
         return Head(seq: head.seq + Int64(entries.count), end: head.end + Int64(log.count))

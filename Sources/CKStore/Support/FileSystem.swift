@@ -323,6 +323,17 @@ package enum FileSystem {
         if CrashPoints.fails("fsync " + path) || Glibc.fdatasync(fd) != 0 { throw failure("cannot fsync", path) }
     }
 
+    /// Takes back bytes appended past `length` whose sync failed: cut, and the cut synced (as
+    /// far as the disk still allows). A sync that failed may have written them all the same, and
+    /// a power loss must not bring back — whole, checksummed, committed — what was reported
+    /// failed; the cut's own sync makes the shorter length the one on disk.
+    static func takeBack(_ fd: Int32, to length: Int64, path: String) {
+        if CrashPoints.fails("truncate " + path) { return }
+        _ = ftruncate(fd, off_t(length))
+        if CrashPoints.fails("fsync " + path) { return }
+        _ = Glibc.fdatasync(fd)
+    }
+
     /// Overwrites bytes in place (no space needed: they exist already).
     package static func overwrite(_ fd: Int32, _ bytes: [UInt8], offset: Int64, path: String) throws {
         if CrashPoints.fails("overwrite " + path) { throw failure("cannot write", path) }
