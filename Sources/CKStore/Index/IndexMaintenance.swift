@@ -38,7 +38,8 @@ enum IndexPolicy {
             at -= 1
             lines += deltas[at]
         }
-        return at == 0 && mergesIntoBase(delta: lines, base: base) ? 0 : at + 1
+        // Never past the deltas a reader reads (4^29 lines away: a bound, not a case).
+        return at == 0 && mergesIntoBase(delta: lines, base: base) ? 0 : min(at + 1, ZoneIndex.mostLevels)
     }
 }
 
@@ -145,12 +146,14 @@ extension ZoneIndex {
     }
 
     /// Removes a field's deltas from `level` up (those above the run just written: a reader
-    /// would stop at the first anyway, its `base` being the run replaced).
+    /// would stop at the first anyway, its `base` being the run replaced) — every one, even past
+    /// a gap a crash in the middle of this left.
     private func removeDeltas(in dir: Directory, field: String?, from level: Int) throws {
-        for l in level...ZoneIndex.mostLevels {
-            let name = ZoneIndex.runName(field: field, level: l)
-            guard dir.kind(of: name) != nil else { break }
-            try dir.remove(name)
+        let stem = (field.map { PathEncoding.component($0) } ?? "names") + ".delta"
+        for e in try dir.entries() where e.hasPrefix(stem) {
+            let tail = e.dropFirst(stem.count)
+            guard let l = tail.isEmpty ? 1 : Int(tail), l >= level, ZoneIndex.runName(field: field, level: l) == e else { continue }
+            try dir.remove(e)
         }
     }
 
