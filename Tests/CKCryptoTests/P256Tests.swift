@@ -518,18 +518,6 @@ final class P256Tests: XCTestCase {
 
         """
 
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        init(seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9e37_79b9_7f4a_7c15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
-            z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
-            return z ^ (z >> 31)
-        }
-    }
-
     func randomUInt256(_ rng: inout SplitMix) -> UInt256 {
         UInt256(w0: rng.next(), w1: rng.next(), w2: rng.next(), w3: rng.next())
     }

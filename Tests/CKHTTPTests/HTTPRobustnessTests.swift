@@ -174,7 +174,7 @@ final class HTTPRobustnessTests: XCTestCase {
     /// well-formed response or closes, and still serves a normal request after.
     func testNoInputCrashesOrHangsTheServer() throws {
         let (server, _) = try startEngineServer { $0.headerTimeout = 0.5; $0.bodyIdleTimeout = 0.5; $0.headerLimit = 4096 }
-        var generator = SeededGenerator(seed: 29)
+        var generator = SplitMix(seed: 29)
         let valid = Array("POST /echo HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n".utf8)
         var inputs: [[UInt8]] = [
             Array("GET / HTTP/1.1\r\nHost: h\r\nX: \(String(repeating: "y", count: 100_000))\r\n\r\n".utf8),
@@ -243,18 +243,5 @@ final class HTTPRobustnessTests: XCTestCase {
     private func waitUntil(_ condition: () -> Bool, timeout: TimeInterval = 3) {
         let deadline = Date(timeIntervalSinceNow: timeout)
         while !condition() && Date() < deadline { usleep(5_000) }
-    }
-
-    /// SplitMix64: the fuzz inputs are the same on every run.
-    private struct SeededGenerator: RandomNumberGenerator {
-        private var state: UInt64
-        init(seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
     }
 }

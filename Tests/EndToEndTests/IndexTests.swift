@@ -10,8 +10,8 @@ import XCTest
 final class IndexTests: XCTestCase {
     /// The same records and queries on every run (KillLoopTests' splitmix64).
     struct RNG {
-        var generator: KillLoopTests.SplitMix
-        init(state: UInt64) { generator = KillLoopTests.SplitMix(state: state) }
+        var generator: SplitMix
+        init(state: UInt64) { generator = SplitMix(seed: state) }
         mutating func next() -> UInt64 { generator.next() }
         mutating func int(_ n: Int) -> Int { Int(next() % UInt64(n)) }
         mutating func chance(_ p: Double) -> Bool { Double(next() % 10_000) / 10_000 < p }

@@ -8,18 +8,6 @@ import XCTest
 /// database history and the notifications agree with the records, a second fsck is clean.
 /// (`make stress` runs it, not `make test`: SCALE times 40 rounds, bench/stress.sh.)
 final class KillLoopTests: XCTestCase {
-    /// A deterministic random source, so a failing run can be replayed (the seed is printed).
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// Starts ck, kills it after `delay` seconds (unless it finished), returns its stdout and
     /// whether it completed.
     private func killed(_ s: Sandbox, _ args: [String], stdin: String?, after delay: Double) -> (stdout: String, completed: Bool) {
@@ -33,7 +21,7 @@ final class KillLoopTests: XCTestCase {
     func testRandomKillsFollowedByAnotherWriteLoseNothing() {
         let seed = UInt64(ProcessInfo.processInfo.environment["CK_KILL_SEED"] ?? "") ?? UInt64.random(in: 1...UInt64.max / 2)
         print("KillLoopTests seed \(seed) (CK_KILL_SEED=\(seed) replays it)")
-        var rng = SplitMix(state: seed)
+        var rng = SplitMix(seed: seed)
         let s = Sandbox()
         s.signIn()
         XCTAssertEqual(s.ck("zone", "create", "Z").status, 0)
