@@ -1,4 +1,5 @@
 import CKJSON
+import CKTestSupport
 import CKModel
 import XCTest
 @testable import CKCore
@@ -48,15 +49,15 @@ final class IndexLevelsTests: XCTestCase {
         return Set(newest.values.filter { !IndexKey.isTombstone($0[...]) })
     }
 
-    /// The same changes on every run (splitmix64), so a failure can be replayed.
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
+    func testARunsFileNameSaysItsFieldAndLevel() {
+        for (field, level) in [(nil, 0), (nil, 1), ("priority", 2), ("priority", 12)] as [(String?, Int)] {
+            let name = ZoneIndex.runName(field: field, level: level)
+            XCTAssertEqual(ZoneIndex.run(named: name)?.level, level, name)
+            XCTAssertTrue(ZoneIndex.isRun(name, of: field), name)
+            XCTAssertFalse(ZoneIndex.isRun(name, of: "other"), name)
+        }
+        for other in ["names.delta1", "names.delta02", "names.delta-3", ".tmp-1-x-2", "catalog.json", ".base"] {
+            XCTAssertFalse(ZoneIndex.isRun(other), other)
         }
     }
 
@@ -70,8 +71,8 @@ final class IndexLevelsTests: XCTestCase {
         let index = ZoneIndex(zone: z)
         try index.buildFromRecordFiles(schema: try db.schema(), head: try z.history.head())
         let dir = z.directory + "/indexes/Item"
-        FileManager.default.createFile(atPath: dir + "/names.delta3", contents: Data("not a run".utf8))
-        FileManager.default.createFile(atPath: dir + "/fields/n.delta2", contents: Data("not a run".utf8))
+        XCTAssertTrue(FileManager.default.createFile(atPath: dir + "/names.delta3", contents: Data("not a run".utf8)))
+        XCTAssertTrue(FileManager.default.createFile(atPath: dir + "/fields/n.delta2", contents: Data("not a run".utf8)))
         try index.buildFromRecordFiles(schema: try db.schema(), head: try z.history.head())
         XCTAssertFalse(FileManager.default.fileExists(atPath: dir + "/names.delta3"))
         XCTAssertFalse(FileManager.default.fileExists(atPath: dir + "/fields/n.delta2"))
@@ -92,7 +93,7 @@ final class IndexLevelsTests: XCTestCase {
         let z = try db.zone("Z")
         let index = ZoneIndex(zone: z)
         XCTAssertEqual(ZoneIndex.indexedFields(try db.schema().types["Item"]), ["n"])
-        var rng = SplitMix(state: 38)
+        var rng = SplitMix(seed: 38)
         var mostDeltas = 0
         var next = count
         for round in 0..<12 {

@@ -149,10 +149,7 @@ extension ZoneIndex {
     /// would stop at the first anyway, its `base` being the run replaced) — every one, even past
     /// a gap a crash in the middle of this left.
     private func removeDeltas(in dir: Directory, field: String?, from level: Int) throws {
-        let stem = (field.map { PathEncoding.component($0) } ?? "names") + ".delta"
-        for e in try dir.entries() where e.hasPrefix(stem) {
-            let tail = e.dropFirst(stem.count)
-            guard let l = tail.isEmpty ? 1 : Int(tail), l >= level, ZoneIndex.runName(field: field, level: l) == e else { continue }
+        for e in try dir.entries() where ZoneIndex.isRun(e, of: field) && ZoneIndex.run(named: e)!.level >= max(1, level) {
             try dir.remove(e)
         }
     }
@@ -188,25 +185,12 @@ extension ZoneIndex {
                 return (newest[IndexKey.nameKey(ofLine: l, fieldRun: fieldRun)] ?? 0) == source
             }
             let w = try IndexRunWriter(in: dir)
-            // Every source is sorted: merge them, taking the least line each time.
-            var at = merged.map(\.start)
-            var next = 0
-            while true {
-                var least: ArraySlice<UInt8>?
-                var from = -1
-                for (i, run) in merged.enumerated() where at[i] < run.end {
-                    let (l, _) = run.line(at: at[i])
-                    if least == nil || l.lexicographicallyPrecedes(least!) { least = l; from = i }
-                }
-                if next < changes.count, least == nil || changes[next].lexicographicallyPrecedes(least!) {
-                    least = changes[next][...]; from = merged.count
-                }
-                guard let line = least else { break }
-                if from == merged.count { next += 1 } else { at[from] = merged[from].nextLine(after: at[from]) }
+            try MergedRuns(runs: merged, overlay: changes, fieldRun: fieldRun).forEachSourced { line, from in
                 if kept(line, from: from) { try w.add(line) }
+                return true
             }
             let header = IndexRun.Header(recordType: type, field: field, seq: head,
-                                         base: level == 0 ? nil : (level == 1 ? runs.base.header.seq : runs.deltas[level - 2].header.seq),
+                                         base: level == 0 ? nil : runs.seqs[level - 1],
                                          incarnation: zone.incarnation, count: 0, bytes: 0)
             try w.publish(as: ZoneIndex.runName(field: field, level: level), header: header)
             try removeDeltas(in: dir, field: field, from: level + 1)

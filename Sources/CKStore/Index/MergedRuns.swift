@@ -13,9 +13,22 @@ struct MergedRuns {
     /// Lines from the first ≥ `lower` up to (not including) the first ≥ `upper`, ascending;
     /// `body` returns false to stop. Tombstones are skipped.
     package func forEach(from lower: [UInt8], to upper: [UInt8]?, _ body: (ArraySlice<UInt8>) throws -> Bool) throws {
+        var last: [UInt8]?
+        try forEachSourced(from: lower) { line, _ in
+            if let u = upper, !line.lexicographicallyPrecedes(u) { return false }
+            if let l = last, l[...] == line { return true }
+            last = Array(line)
+            if IndexKey.isTombstone(line) { return true }
+            return try body(line)
+        }
+    }
+
+    /// Every line from the first ≥ `lower`, ascending, repeats and tombstones included, with
+    /// where it comes from: the index of its run, or `runs.count` for the overlay. What a merge
+    /// of runs into a new one reads (IndexMaintenance); `body` returns false to stop.
+    func forEachSourced(from lower: [UInt8] = [], _ body: (ArraySlice<UInt8>, Int) throws -> Bool) rethrows {
         var pos = runs.map { $0.lowerBound(lower) }
         var ov = lowerBound(overlay, lower)
-        var last: [UInt8]?
         while true {
             var best: ArraySlice<UInt8>?
             var from = -1
@@ -26,11 +39,7 @@ struct MergedRuns {
             if ov < overlay.count, best == nil || overlay[ov].lexicographicallyPrecedes(best!) { best = overlay[ov][...]; from = runs.count }
             guard let line = best else { return }
             if from == runs.count { ov += 1 } else { pos[from] = runs[from].nextLine(after: pos[from]) }
-            if let u = upper, !line.lexicographicallyPrecedes(u) { return }
-            if let l = last, l[...] == line { continue }
-            last = Array(line)
-            if IndexKey.isTombstone(line) { continue }
-            if try !body(line) { return }
+            if try !body(line, from) { return }
         }
     }
 

@@ -43,18 +43,25 @@ package struct ZoneIndex {
         }
     }
 
-    /// Whether a directory entry is a run (of any level).
-    static func isRun(_ entry: String) -> Bool {
-        if entry.hasSuffix(".base") || entry.hasSuffix(".delta") { return true }
-        guard let dot = entry.lastIndex(of: ".") else { return false }
-        let tail = entry[entry.index(after: dot)...]
-        return tail.hasPrefix("delta") && tail.count > 5 && tail.dropFirst(5).allSatisfy { $0.isASCII && $0.isNumber }
+    /// The field stem and level of a run's file name (`priority.delta2`: `priority`, 2); nil for
+    /// any other entry. The inverse of `runName`.
+    static func run(named entry: String) -> (stem: Substring, level: Int)? {
+        guard let dot = entry.lastIndex(of: "."), dot != entry.startIndex else { return nil }
+        let stem = entry[..<dot], kind = entry[entry.index(after: dot)...]
+        if kind == "base" { return (stem, 0) }
+        guard kind.hasPrefix("delta") else { return nil }
+        let number = kind.dropFirst(5)
+        if number.isEmpty { return (stem, 1) }
+        guard let level = Int(number), level >= 2, "\(level)" == number else { return nil }
+        return (stem, level)
     }
 
-    /// The runs a field (nil: names) has in `dir`, every level.
+    /// Whether a directory entry is a run (of any field and level).
+    static func isRun(_ entry: String) -> Bool { run(named: entry) != nil }
+
+    /// Whether a directory entry is one of a field's runs (nil: names), of any level.
     static func isRun(_ entry: String, of field: String?) -> Bool {
-        let stem = (field.map { PathEncoding.component($0) } ?? "names") + "."
-        return entry.hasPrefix(stem) && !entry.dropFirst(stem.count).contains(".") && isRun(entry)
+        run(named: entry)?.stem == (field.map { PathEncoding.component($0) } ?? "names")[...]
     }
 
     /// Deltas past this many levels are not read (each is a quarter of the one below, so a
