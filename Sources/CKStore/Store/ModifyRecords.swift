@@ -190,7 +190,7 @@ extension Database {
         // crash points stay in order. The history's index words wait for them: a commit whose
         // files could not be prepared is taken back before anyone sees it.
         let overlapping = overlapsFiles && !CrashPoints.isArmed && !tx.records.isEmpty
-        let preparing = overlapping ? BackgroundPreparation(z, tx) : nil
+        let preparing = overlapping ? prepareInBackground(z, tx) : nil
         func append() throws {
             // Files prepared meanwhile must be ready before the commit is seen: if they could
             // not be made, the commit is taken back and fails as a full disk does (step 3).
@@ -321,44 +321,40 @@ struct HistoryReplay {
 /// Work done on a thread of its own while the caller goes on (a group's record files prepared,
 /// its database entry recorded, while the history syncs); `wait` gives its result.
 final class Background<T>: @unchecked Sendable {
-    private var result: Result<T, Error>?
-    private let done = DispatchSemaphore(value: 0)
+    private let finished = Gate()
 
     init(_ work: @escaping () throws -> T) {
         nonisolated(unsafe) let work = work
-        DispatchQueue.global().async {
-            self.result = Result { try work() }
-            self.done.signal()
-        }
+        let finished = self.finished
+        DispatchQueue.global().async { finished.open(Result { try work() }) }
     }
 
     /// The result, once there is one (any number of times).
-    func wait() -> Result<T, Error> {
-        done.wait()
-        done.signal()
-        return result!
-    }
+    func wait() -> Result<T, Error> { finished.result() }
 
     /// A result another thread waits for until it is given.
     final class Gate: @unchecked Sendable {
-        private var result: Result<T, Error>?
+        private var given: Result<T, Error>?
         private let done = DispatchSemaphore(value: 0)
 
         func open(_ r: Result<T, Error>) {
-            result = r
+            given = r
             done.signal()
         }
 
-        func wait() throws -> T {
+        /// The result, once given (any number of times, on any thread).
+        func result() -> Result<T, Error> {
             done.wait()
             done.signal()
-            return try result!.get()
+            return given!
         }
+
+        func wait() throws -> T { try result().get() }
     }
 }
 
 /// A transaction's record files prepared on a thread of their own (`commit`'s `overlapsFiles`).
-private func BackgroundPreparation(_ z: ZoneStore, _ tx: Transaction) -> Background<PreparedFiles> {
+private func prepareInBackground(_ z: ZoneStore, _ tx: Transaction) -> Background<PreparedFiles> {
     let (records, refs, tombstones) = (tx.records, tx.refs, tx.deletions)
     nonisolated(unsafe) let zone = z
     return Background { try zone.prepare(records: records, refs: refs, tombstones: tombstones) }
