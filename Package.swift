@@ -39,7 +39,10 @@ let package = Package(
         .target(name: "CKCore", dependencies: ["CKStore", "CKModel", "CKJSON", "CKCrypto"]),
         // CloudKit Web Services over HTTP (`ck serve`): the routes that turn a request into an
         // API call and its body back, on the HTTP engine.
-        .target(name: "CKServe", dependencies: ["CKCore", "CKModel", "CKHTTP", "CKJSON"]),
+        // The console's page, script and style are compiled in (embedInCode): ck stays one file.
+        .target(name: "CKServe", dependencies: ["CKCore", "CKModel", "CKHTTP", "CKJSON"],
+                resources: [.embedInCode("Console/Resources/console.html"), .embedInCode("Console/Resources/console.js"),
+                            .embedInCode("Console/Resources/console.css")]),
         // A client of CloudKit Web Services (`ck remote`, clone, fetch, pull, push): requests
         // with CloudKit's credentials and pacing over the HTTP engine's client; what it brings
         // and sends goes through the API, like any other front end's.

@@ -56,6 +56,7 @@ public struct CommandTable {
         Command(["export"],                      nil,                  ExportCommand.command),
         Command(["import"],                      .recordsModify,       ImportCommand.command),
         Command(["serve"],                       nil,                  ServeCommand.command),
+        Command(["console"],                     nil,                  ConsoleCommand.command),
         Command(["remote", "add"],               nil,                  RemoteCommands.add),
         Command(["remote", "list"],              nil,                  RemoteCommands.list),
         Command(["remote", "show"],              nil,                  RemoteCommands.show),

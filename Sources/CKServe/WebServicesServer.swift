@@ -19,6 +19,11 @@ public final class WebServicesServer: @unchecked Sendable {
     private var http: HTTPServer?
     private var handler: WebServicesHandler?
     private var sweeper: DispatchSourceTimer?
+    /// The console's secret, new each start (ConsoleSecret).
+    private let consoleSecret = ConsoleSecret()
+    /// The console's URL with its secret (`http://127.0.0.1:8484/console/?token=…`), once
+    /// started: whoever opens it acts on the data directory, so it is printed, never logged.
+    public private(set) var consoleURL: String?
     /// How often uploads no record took are looked for (`CloudKitAPI.sweepExpiredUploads`).
     static let uploadSweepSeconds = 60
 
@@ -63,7 +68,8 @@ public final class WebServicesServer: @unchecked Sendable {
         if !Self.isLoopback(host) { names.insert(Self.hostName()) }
         // Waiting long-polls may hold half the connections: the other half stays for requests.
         let handler = WebServicesHandler(api: api, allowedOrigins: allowedOrigins, hostNames: names, pollSeconds: pollSeconds,
-                                         maxWaitingPolls: configuration.maxConnections / 2, log: log)
+                                         maxWaitingPolls: configuration.maxConnections / 2, consoleSecret: consoleSecret, log: log)
+        consoleURL = url + "/console/?token=" + consoleSecret.value
         front.install(handler)
         self.http = server
         self.handler = handler

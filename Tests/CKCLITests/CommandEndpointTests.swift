@@ -52,7 +52,7 @@ final class CommandEndpointTests: XCTestCase {
     /// Commands that do not run here: `serve` answers until it is stopped (its own tests,
     /// CKServeTests and EndToEndTests, fault it by endpoint); the commands that talk to a remote
     /// need one (CKRemoteTests: faults armed on the server fail them, faults armed here never do).
-    private static let notRunHere: Set<String> = ["serve", "remote login", "clone", "fetch", "pull", "push"]
+    private static let notRunHere: Set<String> = ["serve", "console", "remote login", "clone", "fetch", "pull", "push"]
 
     /// One invocation of each command, and its stdin.
     private func example(_ command: String, _ w: World) -> (args: [String], stdin: String?)? {

@@ -1,4 +1,5 @@
 import CKCore
+@testable import CKCLI
 import CKTestSupport
 import Foundation
 import XCTest
@@ -14,6 +15,20 @@ final class ServeOptionTests: XCTestCase {
             assertFailure(s.ck("serve", "--port", "http"), exit: 2, contains: "--port")
             assertFailure(s.ck("serve", "--ephemeral", "extra"), exit: 2, contains: "unexpected argument")
             assertFailure(s.ck("serve", "--snippet=yes"), exit: 2)
+            assertFailure(s.ck("console", "--port", "http"), exit: 2, contains: "--port")
+            assertFailure(s.ck("console", "--ephemeral"), exit: 2, contains: "--ephemeral")
+            assertFailure(s.ck("console", "extra"), exit: 2, contains: "unexpected argument")
+            assertFailure(s.ck("serve", "--no-browser"), exit: 2, contains: "--no-browser")
         }
+    }
+
+    /// `$BROWSER` as Python's webbrowser reads it: a `:`-separated list, the first that exists.
+    func testTheBrowserIsTheFirstOfBROWSERThatExists() {
+        XCTAssertEqual(BrowserOpener.find("sh", path: "/nonexistent:/bin"), "/bin/sh")
+        XCTAssertNil(BrowserOpener.find("/nonexistent/browser", path: "/bin"))
+        XCTAssertNil(BrowserOpener.open("http://127.0.0.1:1/console/", environment: ["BROWSER": "/nonexistent/browser:/bin/true"]))
+        XCTAssertEqual(BrowserOpener.open("http://127.0.0.1:1/console/", environment: ["BROWSER": "/nonexistent/browser"]),
+                       "no browser to open ($BROWSER=/nonexistent/browser is not a program)")
+        XCTAssertNotNil(BrowserOpener.open("http://127.0.0.1:1/console/", environment: ["PATH": "/nonexistent"]))
     }
 }

@@ -14,11 +14,13 @@ public final class ServeProcess {
     private let errDone = DispatchSemaphore(value: 0)
 
     /// Starts the server and waits (up to 10 s) for the line saying where it listens.
-    public init(_ sandbox: Sandbox, _ extra: [String] = []) throws {
+    /// `command`: `ck serve --port 0` unless another (`ck console`, which takes a free port
+    /// itself); `environment` over the sandbox's.
+    public init(_ sandbox: Sandbox, _ extra: [String] = [], command: [String] = ["serve", "--port", "0"], environment: [String: String] = [:]) throws {
         process = Process()
         process.executableURL = Sandbox.binary
-        process.arguments = ["serve", "--port", "0"] + extra
-        process.environment = sandbox.environment
+        process.arguments = command + extra
+        process.environment = sandbox.environment.merging(environment) { _, new in new }
         process.currentDirectoryURL = sandbox.root
         out = Pipe()
         err = Pipe()

@@ -51,12 +51,13 @@ final class DocExamplesTests: XCTestCase {
     func testArchitecture() throws { try DocRun.check("Docs/architecture.md") }
     func testServe() throws { try DocRun.check("Docs/serve.md") }
     func testRemote() throws { try DocRun.check("Docs/remote.md") }
+    func testConsole() throws { try DocRun.check("Docs/console.md") }
 
     /// A new page gets a test above, or its examples would go unchecked.
     func testEveryDocumentIsChecked() throws {
         let checked: Set<String> = ["README.md", "Docs/ck.md", "Docs/records.md", "Docs/account.md", "Docs/changes.md",
                                     "Docs/schema.md", "Docs/storage.md", "Docs/wire.md", "Docs/reliability.md", "Docs/benchmarks.md", "Docs/faults.md",
-                                    "Docs/history.md", "Docs/sharing.md", "Docs/architecture.md", "Docs/serve.md", "Docs/remote.md"]
+                                    "Docs/history.md", "Docs/sharing.md", "Docs/architecture.md", "Docs/serve.md", "Docs/remote.md", "Docs/console.md"]
         let docs = try FileManager.default.contentsOfDirectory(atPath: DocRun.repo.appendingPathComponent("Docs").path)
             .filter { $0.hasSuffix(".md") }.map { "Docs/" + $0 }
         XCTAssertEqual(Set(docs + ["README.md"]).subtracting(checked), [], "add a test method for these pages")

@@ -26,7 +26,9 @@ enum ServeCommand {
         create') or a server-to-server signature ('ck server-key add'); user-bound requests a
         ckWebAuthToken ('ck account web-auth-token', or the sign-in page an
         AUTHENTICATION_REQUIRED answer's redirectURL names).
-        When listening, prints one JSON line on stdout: {"dataDirectory", "pid", "url"}; then
+        When listening, prints one JSON line on stdout: {"console", "dataDirectory", "pid",
+        "url"} ("console": the browser console's URL with its key, new each start: 'ck
+        console', Docs/console.md); then
         one line per request on stderr (method, path without its tokens, status, milliseconds;
         for a refusal its serverErrorCode and reason, for a page CORS refuses the --allow-origin
         that would allow it).
@@ -38,11 +40,15 @@ enum ServeCommand {
         --seed loaded); the directory is removed when the server stops.
         SIGINT, SIGTERM or SIGHUP: stops accepting, finishes the requests in flight, exits 0. A
         port in use is exit 4 (EXISTS), one the system refuses this user exit 5 (ACCESS_DENIED).
-        """) { inv in
+        """) { inv in try run(inv, defaultPort: 8484, browser: false) }
+
+    /// `ck serve`, and `ck console` (another default port, and the console opened in a
+    /// browser unless `--no-browser`).
+    static func run(_ inv: Invocation, defaultPort: UInt16, browser: Bool) throws -> Int32 {
         _ = try inv.positionals(max: 0, what: "")
         let host = inv.args.value("--host") ?? "127.0.0.1"
         guard !host.isEmpty, host.utf8.count <= 255, !host.contains("/") else { throw inv.usageError("--host must be an address, not '\(host)'") }
-        var port: UInt16 = 8484
+        var port = defaultPort
         if let p = inv.args.value("--port") {
             guard let n = UInt16(p) else { throw inv.usageError("--port must be a number from 0 to 65535, not '\(p)'") }
             port = n
@@ -101,9 +107,15 @@ enum ServeCommand {
         announcement["url"] = .string(url)
         announcement["pid"] = .int(Int64(getpid()))
         announcement["dataDirectory"] = .string(dataDirectory)
+        if let console = server.consoleURL { announcement["console"] = .string(console) }
         // One line, whatever --format says: a script reads it with `head -1`.
         io.writeOut(JSONWriter.compact(.object(announcement)) + "\n")
         _ = io.flush()
+        if browser, let console = server.consoleURL, !inv.args.has("--no-browser") {
+            if let failure = BrowserOpener.open(console, environment: io.environment) {
+                inv.warn(failure + "; open the \"console\" URL of the line above in a browser")
+            }
+        }
         server.waitUntilStopped()
         return ExitCode.success
     }

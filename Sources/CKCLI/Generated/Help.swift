@@ -14,7 +14,7 @@ enum Help {
         ("Schema", ["schema", "role"]),
         ("History", ["log", "show", "diff", "blame", "tag", "restore", "revert", "gc"]),
         ("Remotes", ["remote", "clone", "fetch", "pull", "push"]),
-        ("Serve, faults", ["serve", "api-token", "server-key", "fault"]),
+        ("Serve, faults", ["serve", "console", "api-token", "server-key", "fault"]),
         ("Tools", ["fsck", "help", "completion", "man"]),
     ]
 

@@ -22,9 +22,12 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
     let log: (String) -> Void
     /// The long-polls waiting, and their caps.
     let polls: LongPolls
+    /// The console's paths and their gate; nil for a handler made without a secret (tests of
+    /// Web Services alone), which answers `/console` NOT_FOUND.
+    let console: ConsoleRoutes?
 
     public init(api: CloudKitAPI, allowedOrigins: [String], hostNames: Set<String>, pollSeconds: Double = 30,
-                maxWaitingPolls: Int = 128, log: @escaping (String) -> Void) {
+                maxWaitingPolls: Int = 128, consoleSecret: ConsoleSecret? = nil, log: @escaping (String) -> Void) {
         self.api = api
         // The server's own pages (the sign-in form) are not cross-origin, whatever the list says.
         self.origins = AllowedOrigins(allowedOrigins, serverURL: api.serverURL)
@@ -32,6 +35,8 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
         self.pollSeconds = pollSeconds
         self.polls = LongPolls(LongPolls.Limits(total: maxWaitingPolls))
         self.log = log
+        let port = api.serverURL.flatMap { $0.split(separator: ":").last.flatMap { UInt16($0) } } ?? 0
+        self.console = consoleSecret.map { ConsoleRoutes(gate: ConsoleGate(secret: $0, hostNames: hostNames, port: port)) }
     }
 
     /// Ends waiting long-polls (the server is stopping): they answer at once.
@@ -40,11 +45,21 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
     // MARK: HTTPHandler
 
     public func admit(_ head: HTTPRequestHead) -> HTTPAdmission {
+        let toConsole = Self.isConsolePath(head.path)
         if var refused = refuseHost(head) {
-            origins.decorate(&refused, head)
+            // The console never answers another origin's page, not even with an error it can read.
+            if toConsole { ConsoleGate.secure(&refused) } else { origins.decorate(&refused, head) }
             return .answer(refused)
         }
-        if head.method == "OPTIONS" { return .answer(origins.preflight(head)) }
+        if head.method == "OPTIONS" {
+            // No preflight lets another origin's page call the console.
+            if toConsole {
+                var r = HTTPResponse(status: 403)
+                ConsoleGate.secure(&r)
+                return .answer(r)
+            }
+            return .answer(origins.preflight(head))
+        }
         let route: WebServicesRoute
         do { route = try WebServicesRoute.parse(head.path) } catch { return refuse(error, head, route: nil) }
         // What is resolved here travels with the request to `respond`, not resolved again.
@@ -71,8 +86,19 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
             // No credential in the head, and no use for a body: an anonymous client may not
             // make the server hold megabytes of one.
             return read(Self.smallBodyLimit)
+        case .console(let rest):
+            guard let console else { return refuse(CloudKitError(.notFound, "this server has no console"), head, route: route) }
+            // The gate before the body: a page without the secret is not read a byte of.
+            let call = ConsoleRoutes.isCall(rest)
+            switch console.gate.check(head, needsConsoleHeader: call) {
+            case .failure(let r): return .answer(console.refusal(r, head, handler: self))
+            case .success: return read(call ? Self.requestBodyLimit : Self.smallBodyLimit)
+            }
         }
     }
+
+    /// Whether a path is the console's (`/console`, `/console/…`).
+    static func isConsolePath(_ path: String) -> Bool { path == "/console" || path.hasPrefix("/console/") }
 
     /// A refusal before the body: with CORS too, so a browser page reads the envelope, not a
     /// network error.
@@ -137,11 +163,14 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
                 var h = HTTPHeaders([("Content-Type", "text/javascript; charset=utf-8")])
                 h.add("Cache-Control", "no-cache")
                 response = HTTPResponse(status: 200, headers: h, body: Array(CloudKitConfigScript.source(serverURL: api.serverURL ?? "").utf8))
+            case .console(let rest):
+                guard let console else { throw CloudKitError(.notFound, "this server has no console") }
+                response = try console.respond(request, rest: rest, handler: self)
             }
         } catch {
             response = errorResponse(error, head, route: admitted.route)
         }
-        origins.decorate(&response, head)
+        if case .console = admitted.route { ConsoleGate.secure(&response) } else { origins.decorate(&response, head) }
         return response
     }
 
@@ -177,7 +206,7 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
         var text = String(note.prefix(600)).replacingOccurrences(of: "\n", with: " ").replacingOccurrences(of: "\r", with: " ")
         guard let head else { return text }
         let query = QueryString(head.query ?? "")
-        var secrets = [query["ckAPIToken"], query["ckWebAuthToken"], head.headers["X-Apple-CloudKit-Request-SignatureV1"]].compactMap { $0 }
+        var secrets = [query["ckAPIToken"], query["ckWebAuthToken"], query["token"], head.headers["X-Apple-CloudKit-Request-SignatureV1"]].compactMap { $0 }
         // The token segments of capability URLs, by position: a mistyped URL (`/upload/T/x`)
         // still holds a good token, and a wrong path's reason shows the path whole.
         let parts = head.path.split(separator: "/")

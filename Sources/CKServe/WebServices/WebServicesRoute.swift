@@ -18,6 +18,8 @@ enum WebServicesRoute: Equatable, Sendable {
     case signIn(container: String, environment: Environment)
     /// `/ck/cloudkit-config.js`: the script that points CloudKit JS at this server.
     case configScript
+    /// `/console` and what is under it (ConsoleRoutes): `rest` is the path after `/console`.
+    case console(rest: String)
 
     /// A path CloudKit answers with 405 Method Not Allowed rather than 404: the token
     /// endpoints where Apple's reference documents them, under `/database/1/…`.
@@ -29,6 +31,7 @@ enum WebServicesRoute: Equatable, Sendable {
     /// the NOT_FOUND error naming what is wrong with it.
     static func parse(_ path: String) throws -> WebServicesRoute {
         guard path.hasPrefix("/") else { throw notFound(path, "a path starts with '/'") }
+        if path == "/console" || path.hasPrefix("/console/") { return .console(rest: String(path.dropFirst(8))) }
         // Split on the bytes: asked of every request.
         var parts: [String] = []
         var start = path.utf8.index(after: path.utf8.startIndex)
@@ -77,7 +80,7 @@ enum WebServicesRoute: Equatable, Sendable {
         case "ck" where parts.count == 2 && parts[1] == "cloudkit-config.js":
             return .configScript
         default:
-            throw notFound(path, "ck serve answers /database/1/…, /device/1/…, the upload, asset, web courier and sign-in URLs it hands out, and /ck/cloudkit-config.js")
+            throw notFound(path, "ck serve answers /database/1/…, /device/1/…, the upload, asset, web courier and sign-in URLs it hands out, /ck/cloudkit-config.js, and its console at /console/")
         }
     }
 
@@ -100,7 +103,7 @@ enum WebServicesRoute: Equatable, Sendable {
     var containerAndEnvironment: (String, Environment)? {
         switch self {
         case .database(let c, let e, _, _), .device(let c, let e, _), .webCourier(let c, let e, _), .signIn(let c, let e): return (c, e)
-        case .upload, .asset, .configScript: return nil
+        case .upload, .asset, .configScript, .console: return nil
         }
     }
 }

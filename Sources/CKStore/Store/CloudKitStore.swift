@@ -57,3 +57,19 @@ package final class CloudKitStore {
         try FileSystem.writeJSON(paths.configFile, ["schemaVersion": .int(FileFormat.schemaVersion), "container": .string(id)])
     }
 }
+
+extension CloudKitStore {
+    /// The containers that have a directory here, each with the environments that hold one,
+    /// sorted by identifier. A directory whose name decodes to no identifier is fsck's to
+    /// report, and left out.
+    package func containers() throws -> [(id: String, environments: [Environment])] {
+        let root = paths.root + "/containers"
+        var out: [(id: String, environments: [Environment])] = []
+        for entry in try FileSystem.list(root) where !entry.hasPrefix(".") {
+            guard let id = PathEncoding.decodeSimple(entry), (try? Names.validateContainerID(id)) != nil else { continue }
+            let envs = try Environment.allCases.filter { try FileSystem.isDirectory(root + "/" + entry + "/" + $0.rawValue) }
+            out.append((id, envs))
+        }
+        return out.sorted { $0.id.utf8.lexicographicallyPrecedes($1.id.utf8) }
+    }
+}

@@ -1,0 +1,35 @@
+import CKJSON
+import CKModel
+import CKStore
+
+/// What the console's navigator starts from, which Web Services has no endpoint for: the
+/// data directory's containers and their environments, the users a console may act as (those
+/// who signed in on this device, as `--as` takes them), and the device's own account.
+extension CloudKitAPI {
+    /// `{containers: [{containerIdentifier, environments: ["development", …]}],
+    /// defaultContainer?, device: {status, appleID?, userRecordName?}, users: [{appleID,
+    /// userRecordName, name?}]}`. Reads directory names and the account files only: a store of
+    /// any size answers at once.
+    public func consoleOverview() throws -> DocumentBody {
+        let containers: [JSONValue] = try store.containers().map { c in
+            ["containerIdentifier": .string(c.id), "environments": .array(c.environments.map { .string($0.rawValue) })]
+        }
+        var o: [String: JSONValue] = ["containers": .array(containers)]
+        if let d = try defaultContainer() { o["defaultContainer"] = .string(d) }
+        o["device"] = .object(statusBody(try principal(.device, deviceID: Caller.consoleDevice)).document)
+        o["users"] = try webSignInUsers().document["users"] ?? .array([])
+        return DocumentBody(o, listKey: "containers")
+    }
+}
+
+extension Caller {
+    /// The device the console's writes are recorded as coming from (`modified.deviceID`), so
+    /// the history says a change was made in the console.
+    public static let consoleDevice = "console"
+
+    /// The console acting in a database as the device's account, or as a user who signed in
+    /// here (`appleID`): the same caller `--as` makes, so the same permission gate applies.
+    public static func console(container: String, environment: Environment, scope: DatabaseScope, appleID: String?) -> Caller {
+        Caller(container: container, environment: environment, scope: scope, user: appleID.map { .appleID($0) } ?? .device, deviceID: consoleDevice)
+    }
+}

@@ -1,0 +1,136 @@
+import CKCore
+import CKHTTP
+import CKJSON
+import CKModel
+
+/// The console's paths under `/console` (Docs/console.md): its page, script and style, compiled
+/// into the binary; the Web Services endpoints at `/console/ws/database/1/…`, answered by the
+/// same API call as `/database/1/…` for the console's caller (the device's account, or `?as=`
+/// a user who signed in here, as `--as`); and the console API at `/console/api/…` for what
+/// Web Services has no endpoint for. Each is one API call. The gate (ConsoleGate) has let the
+/// request in before it comes here.
+struct ConsoleRoutes: Sendable {
+    let gate: ConsoleGate
+
+    /// A path under `/console` that needs the console header: everything but the page and its
+    /// files, which a browser loads without one.
+    static func isCall(_ rest: String) -> Bool { rest.hasPrefix("/api/") || rest.hasPrefix("/ws/") }
+
+    func respond(_ request: HTTPRequest, rest: String, handler: WebServicesHandler) throws -> HTTPResponse {
+        let head = request.head
+        let query = QueryString(head.query ?? "")
+        switch rest {
+        case "", "/":
+            try require(head, ["GET"])
+            // The secret leaves the URL at once: the page is loaded again without it.
+            if query["token"] != nil || rest.isEmpty {
+                var r = HTTPResponse(status: 303, headers: HTTPHeaders([("Location", "/console/"), ("Content-Type", "text/plain; charset=utf-8")]),
+                                     body: Array("See /console/\n".utf8))
+                if query["token"] != nil { r.headers.add("Set-Cookie", gate.setCookie) }
+                return r
+            }
+            return file(ConsolePage.html, type: "text/html; charset=utf-8")
+        case "/console.js":
+            try require(head, ["GET"])
+            return file(ConsolePage.script, type: "text/javascript; charset=utf-8")
+        case "/console.css":
+            try require(head, ["GET"])
+            return file(ConsolePage.style, type: "text/css; charset=utf-8")
+        case "/api/overview":
+            try require(head, ["GET"])
+            return handler.json(200, try handler.api.consoleOverview())
+        case "/api/schema":
+            try require(head, ["GET"])
+            let (container, environment) = try containerAndEnvironment(query)
+            return handler.json(200, try handler.api.exportSchemaJSON(as: .console(container: container, environment: environment, scope: .private, appleID: query["as"])))
+        case "/api/schema/index":
+            try require(head, ["POST"])
+            let body = try json(request)
+            let (container, environment) = try containerAndEnvironment(body)
+            let index = body["index"]?.stringValue ?? ""
+            guard let kind = SchemaIndex(rawValue: index) else { throw CloudKitError.badRequest("index is QUERYABLE, SORTABLE or SEARCHABLE, not '\(Names.describe(index))'") }
+            guard let type = body["recordType"]?.stringValue, let field = body["fieldName"]?.stringValue else {
+                throw CloudKitError.badRequest("an index needs recordType and fieldName")
+            }
+            let caller = Caller.console(container: container, environment: environment, scope: .private, appleID: body["as"]?.stringValue)
+            return handler.json(200, try handler.api.addSchemaIndexes(SchemaIndexRequest(recordType: type, fieldName: field, indexes: [kind]), as: caller))
+        default:
+            if rest.hasPrefix("/ws/") { return try webServices(request, path: String(rest.dropFirst(3)), handler: handler) }
+            throw CloudKitError(.notFound, "no such console path '\(Names.describe(String(rest.prefix(200))))'")
+        }
+    }
+
+    /// A Web Services endpoint for the console's caller: the same request type, API call and
+    /// body as over `/database/1/…`.
+    private func webServices(_ request: HTTPRequest, path: String, handler: WebServicesHandler) throws -> HTTPResponse {
+        let head = request.head
+        guard case .database(let container, let environment, let scope, let endpoint) = try WebServicesRoute.parse(path) else {
+            throw CloudKitError(.notFound, "the console's Web Services are /console/ws/database/1/{container}/{environment}/{database}/{endpoint}")
+        }
+        guard EndpointCall.allows(head.method, endpoint) else {
+            throw CloudKitError.badRequest("\(endpoint.path) is sent as \(endpoint.isGET ? "GET (or POST)" : "POST"), not \(Names.describe(head.method))")
+        }
+        let appleID = QueryString(head.query ?? "")["as"].flatMap { $0.isEmpty ? nil : $0 }
+        let caller = Caller.console(container: container, environment: environment, scope: scope, appleID: appleID)
+        var body: JSONValue = .null
+        if head.method == "POST", !endpoint.isGET || endpoint == .usersDiscover {
+            guard !request.body.isEmpty else { throw CloudKitError.badRequest("\(endpoint.path) needs a JSON body") }
+            do { body = try JSONParser.parse(request.body) } catch { throw CloudKitError.badRequest("the request body is not JSON: \(error)") }
+        }
+        do {
+            return handler.json(200, try EndpointCall.answer(endpoint, body: body, api: handler.api, caller: caller))
+        } catch let e as CloudKitError {
+            // The envelope is CloudKit's; the index a refused query needs goes beside it, so the
+            // console can offer to add it (ck prints it to the log as the command that does).
+            var r = handler.errorResponse(e, head)
+            if case .addIndex(let type, let field, let index, _)? = e.nextStep { r.headers.set("X-CK-Index-Needed", "\(type) \(field) \(index)") }
+            return r
+        }
+    }
+
+    /// A console API body: a JSON object.
+    private func json(_ request: HTTPRequest) throws -> [String: JSONValue] {
+        guard let o = (try? JSONParser.parse(request.body))?.objectValue else { throw CloudKitError.badRequest("the console API takes a JSON object") }
+        return o
+    }
+
+    private func containerAndEnvironment(_ query: QueryString) throws -> (String, Environment) {
+        try containerAndEnvironment(container: query["container"], environment: query["environment"])
+    }
+
+    private func containerAndEnvironment(_ body: [String: JSONValue]) throws -> (String, Environment) {
+        try containerAndEnvironment(container: body["container"]?.stringValue, environment: body["environment"]?.stringValue)
+    }
+
+    private func containerAndEnvironment(container: String?, environment: String?) throws -> (String, Environment) {
+        guard let c = container else { throw CloudKitError.badRequest("the console's schema calls name a container") }
+        try Names.validateContainerID(c)
+        let raw = environment ?? "development"
+        guard let e = Environment(rawValue: raw) else { throw CloudKitError.badRequest("the environment is development or production, not '\(Names.describe(raw))'") }
+        return (c, e)
+    }
+
+    private func file(_ text: String, type: String) -> HTTPResponse {
+        HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", type)]), body: Array(text.utf8))
+    }
+
+    private func require(_ head: HTTPRequestHead, _ methods: [String]) throws {
+        guard methods.contains(head.method) || (head.method == "HEAD" && methods.contains("GET")) else {
+            throw CloudKitError.badRequest("this console URL takes \(methods.joined(separator: " or ")), not \(Names.describe(head.method))")
+        }
+    }
+
+    /// A refusal: a page for a browser's address bar, the JSON envelope for the console's script.
+    func refusal(_ r: ConsoleGate.Refusal, _ head: HTTPRequestHead, handler: WebServicesHandler) -> HTTPResponse {
+        var out: HTTPResponse
+        let code: ServerErrorCode = r.status == 400 ? .badRequest : .accessDenied
+        if (head.headers["Accept"] ?? "").contains("text/html") {
+            out = HTTPResponse(status: r.status, headers: HTTPHeaders([("Content-Type", "text/html; charset=utf-8")]),
+                               body: Array(ConsolePage.refused(r.reason).utf8), logNote: code.rawValue + ": " + r.reason)
+        } else {
+            out = handler.errorResponse(CloudKitError(code, r.reason), head, status: r.status)
+        }
+        ConsoleGate.secure(&out)
+        return out
+    }
+}

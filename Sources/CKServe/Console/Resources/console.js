@@ -1,0 +1,483 @@
+'use strict';
+// ck console: one page over ck serve's Web Services (/console/ws/…) and the console API
+// (/console/api/…). Everything a record holds is put on the page as text (textContent), never
+// as HTML. Docs/console.md describes each view and the ck command behind it.
+
+const PAGE_SIZE = 50;
+const state = { as: sessionStorage.getItem('ck-as') || '', overview: null, schemas: new Map(), pages: new Map() };
+
+// MARK: DOM
+
+function h(tag, attrs, ...kids) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v == null || v === false) continue;
+    if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+    else if (k === 'class') e.className = v;
+    else e.setAttribute(k, v === true ? '' : String(v));
+  }
+  for (const k of kids.flat(Infinity)) {
+    if (k == null || k === false) continue;
+    e.append(k instanceof Node ? k : String(k));
+  }
+  return e;
+}
+const main = () => document.getElementById('main');
+function show(...nodes) {
+  main().replaceChildren(...nodes.flat(Infinity).filter(n => n != null && n !== false));
+}
+function errorBox(err, extra) {
+  return h('div', { class: 'error', role: 'alert' },
+    h('strong', {}, err.code || ('HTTP ' + (err.status || ''))), ' ', err.message || String(err), extra || null);
+}
+function note(text) { return h('p', { class: 'note', role: 'status' }, text); }
+
+// MARK: calls
+
+class CallError extends Error {
+  constructor(status, body, headers) {
+    super((body && body.reason) || ('the server answered ' + status));
+    this.status = status; this.body = body; this.code = body && body.serverErrorCode; this.headers = headers;
+  }
+}
+async function call(url, method, body) {
+  const headers = { 'X-CK-Console': '1' };
+  const init = { method: method || 'GET', credentials: 'same-origin', headers, cache: 'no-store' };
+  if (body !== undefined) { headers['Content-Type'] = 'application/json'; init.body = JSON.stringify(body); init.method = 'POST'; }
+  const r = await fetch(url, init);
+  let parsed = null;
+  try { parsed = await r.json(); } catch (e) { parsed = null; }
+  if (!r.ok) throw new CallError(r.status, parsed, r.headers);
+  return parsed;
+}
+const consoleAPI = (path, body) => call('/console/api/' + path, body === undefined ? 'GET' : 'POST', body);
+function ws(db, endpoint, body) {
+  const q = state.as ? '?as=' + encodeURIComponent(state.as) : '';
+  return call('/console/ws/database/1/' + db.c + '/' + db.e + '/' + db.s + '/' + endpoint + q, body === undefined ? 'GET' : 'POST', body);
+}
+async function schemaOf(db) {
+  const key = db.c + '/' + db.e + '/' + state.as;
+  if (!state.schemas.has(key)) {
+    const q = 'container=' + encodeURIComponent(db.c) + '&environment=' + db.e + (state.as ? '&as=' + encodeURIComponent(state.as) : '');
+    state.schemas.set(key, await consoleAPI('schema?' + q));
+  }
+  return state.schemas.get(key);
+}
+
+// MARK: routes: #/, #/db/C/E/S, #/zone/C/E/S/Z, #/record/C/E/S/Z/NAME, #/new/C/E/S/Z
+
+function parseHash() {
+  const raw = location.hash.replace(/^#/, '') || '/';
+  const i = raw.indexOf('?');
+  const path = i < 0 ? raw : raw.slice(0, i);
+  const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
+  return { parts, q: new URLSearchParams(i < 0 ? '' : raw.slice(i + 1)) };
+}
+function link(parts, q) {
+  let s = '#/' + parts.map(encodeURIComponent).join('/');
+  const p = new URLSearchParams();
+  for (const [k, v] of Object.entries(q || {})) if (v != null && v !== '') p.set(k, v);
+  const t = p.toString();
+  return t ? s + '?' + t : s;
+}
+function zoneID(z) { return z.owner ? { zoneName: z.zone, ownerRecordName: z.owner } : { zoneName: z.zone }; }
+function dbParts(db) { return [db.c, db.e, db.s]; }
+
+function crumbs(items) {
+  const nav = document.getElementById('crumbs');
+  nav.replaceChildren(...items.map((it, i) => i === items.length - 1
+    ? h('span', { 'aria-current': 'page' }, it[0])
+    : h('a', { href: it[1] }, it[0])));
+  document.title = items.map(i => i[0]).reverse().join(' · ') + ' — ck console';
+}
+function dbCrumbs(db, zone) {
+  const items = [['ck', '#/'], [db.c + ' · ' + db.e + ' · ' + db.s, link(['db', ...dbParts(db)])]];
+  if (zone) items.push([zone.zone, link(['zone', ...dbParts(db), zone.zone], { owner: zone.owner })]);
+  return items;
+}
+
+async function render() {
+  const { parts, q } = parseHash();
+  const [view, c, e, s, zone, name] = parts;
+  const db = { c, e, s };
+  const z = { zone, owner: q.get('owner') || '' };
+  try {
+    if (!state.overview) await loadOverview();
+    switch (view) {
+      case undefined: return renderOverview();
+      case 'db': return await renderDatabase(db);
+      case 'zone': return await renderZone(db, z, q);
+      case 'record': return await renderRecord(db, z, name, q);
+      case 'new': return await renderEditor(db, z, null, q.get('type') || '');
+      default: crumbs([['ck', '#/'], ['not found']]); return show(errorBox({ code: 'NOT_FOUND', message: 'no such view: ' + location.hash }));
+    }
+  } catch (err) {
+    show(errorBox(err));
+  } finally {
+    main().setAttribute('aria-busy', 'false');
+  }
+}
+
+// MARK: who the console acts as
+
+async function loadOverview() {
+  state.overview = await consoleAPI('overview');
+  const select = document.getElementById('actor');
+  const d = state.overview.device;
+  const options = [h('option', { value: '' }, 'This device' + (d.appleID ? ' (' + d.appleID + ', ' + d.status + ')' : ' (' + d.status + ')'))];
+  for (const u of state.overview.users) options.push(h('option', { value: u.appleID }, u.appleID + (u.name ? ' — ' + u.name : '')));
+  select.replaceChildren(...options);
+  select.value = state.as;
+  if (select.value !== state.as) { state.as = ''; select.value = ''; }
+}
+function switchActor(ev) {
+  state.as = ev.target.value;
+  sessionStorage.setItem('ck-as', state.as);
+  state.pages.clear();
+  render();
+}
+
+// MARK: navigator
+
+function renderOverview() {
+  crumbs([['ck', '#/']]);
+  const o = state.overview;
+  if (!o.containers.length) {
+    return show(h('h1', {}, 'No containers yet'), note('A container appears here once something is saved in it: ck record save, ck zone create, or a request to ck serve.'));
+  }
+  const list = h('ul', { class: 'containers' }, o.containers.map(c => h('li', {},
+    h('h2', {}, c.containerIdentifier, c.containerIdentifier === o.defaultContainer ? h('span', { class: 'badge' }, 'default') : null),
+    h('ul', { class: 'environments' }, c.environments.map(e => h('li', {}, h('span', { class: 'env' }, e), ' ',
+      ['public', 'private', 'shared'].map(s => h('a', { class: 'db', href: link(['db', c.containerIdentifier, e, s]) }, s))))))));
+  show(h('h1', {}, 'Containers'), list);
+}
+
+async function renderDatabase(db) {
+  crumbs(dbCrumbs(db));
+  const answer = await ws(db, 'zones/list');
+  const zones = answer.zones || [];
+  const rows = zones.map(z => {
+    const zid = z.zoneID || {};
+    const owner = db.s === 'shared' ? (zid.ownerRecordName || '') : '';
+    return h('tr', {},
+      h('td', {}, h('a', { href: link(['zone', ...dbParts(db), zid.zoneName], { owner }) }, zid.zoneName)),
+      h('td', {}, zid.ownerRecordName || ''),
+      h('td', {}, z.syncToken ? 'has changes feed' : ''));
+  });
+  show(h('h1', {}, 'Zones of the ' + db.s + ' database'),
+    h('p', { class: 'command' }, h('code', {}, ckCommand(db, null, ['zone', 'list']))),
+    rows.length ? h('table', {}, h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Zone'), h('th', { scope: 'col' }, 'Owner'), h('th', { scope: 'col' }, ''))), h('tbody', {}, rows))
+      : note('No zones to show in this database for this user.'));
+}
+
+// MARK: records table
+
+function shellWord(s) { return /^[A-Za-z0-9_\-./:@%+,=]+$/.test(s) ? s : "'" + s.replace(/'/g, "'\\''") + "'"; }
+function ckCommand(db, zone, words) {
+  const g = ['ck', '--container', db.c];
+  if (db.e !== 'development') g.push('--env', db.e);
+  if (db.s !== 'private') g.push('--db', db.s);
+  if (zone && zone.zone !== '_defaultZone') g.push('--zone', zone.zone);
+  if (state.as) g.push('--as', state.as);
+  return g.concat(words).map(shellWord).join(' ');
+}
+function userFields(type) { return (type ? type.fields : []).filter(f => !f.name.startsWith('___')); }
+
+async function renderZone(db, z, q) {
+  crumbs(dbCrumbs(db, z));
+  const schema = await schemaOf(db);
+  const types = (schema.recordTypes || []).filter(t => !(t.name === 'Users' && db.s !== 'public'));
+  const typeName = q.get('type') || (types[0] && types[0].name) || '';
+  const type = types.find(t => t.name === typeName);
+  const sort = q.get('sort') || '';
+  const pageKey = [db.c, db.e, db.s, z.zone, z.owner, typeName, sort, state.as].join('\u0000');
+  const markers = state.pages.get(pageKey) || [null];
+  const page = Math.min(Math.max(0, parseInt(q.get('page') || '0', 10) || 0), markers.length - 1);
+  const tabs = h('div', { class: 'tabs', role: 'tablist', 'aria-label': 'Record types' }, types.map(t =>
+    h('a', { role: 'tab', 'aria-selected': t.name === typeName ? 'true' : 'false', href: link(['zone', ...dbParts(db), z.zone], { owner: z.owner, type: t.name }) }, t.name)));
+  const newLink = h('a', { class: 'button', href: link(['new', ...dbParts(db), z.zone], { owner: z.owner, type: typeName }) }, 'New record');
+  if (!typeName) return show(h('h1', {}, 'Zone ' + z.zone), note('The schema of ' + db.e + ' has no record types yet.'), newLink);
+
+  const fields = userFields(type);
+  const [sortField, sortDir] = sort.split(':');
+  const query = { recordType: typeName };
+  if (sortField) query.sortBy = [{ fieldName: sortField, ascending: sortDir !== 'desc' }];
+  const body = { zoneID: zoneID(z), resultsLimit: PAGE_SIZE, query };
+  if (markers[page]) body.continuationMarker = markers[page];
+  const words = ['record', 'query', '--type', typeName];
+  if (sortField) words.push('--sort', sortField + (sortDir === 'desc' ? ':desc' : ''));
+  words.push('--limit', String(PAGE_SIZE));
+  const command = h('p', { class: 'command' }, h('span', { class: 'label' }, 'Same as '), h('code', {}, ckCommand(db, z, words) + (page ? ' --continue MARKER' : '')));
+  const heading = h('h1', {}, typeName, h('span', { class: 'sub' }, ' in ' + z.zone));
+
+  let answer;
+  try {
+    answer = await ws(db, 'records/query', body);
+  } catch (err) {
+    return show(heading, tabs, command, errorBox(err, indexFix(err, db)), newLink);
+  }
+  const records = answer.records || [];
+  if (answer.continuationMarker) { markers[page + 1] = answer.continuationMarker; markers.length = page + 2; } else markers.length = page + 1;
+  state.pages.set(pageKey, markers);
+
+  const sortLink = (name, label) => {
+    const next = sortField === name ? (sortDir === 'desc' ? '' : name + ':desc') : name;
+    const dir = sortField === name ? (sortDir === 'desc' ? 'descending' : 'ascending') : 'none';
+    return h('th', { scope: 'col', 'aria-sort': dir }, h('a', { href: link(['zone', ...dbParts(db), z.zone], { owner: z.owner, type: typeName, sort: next }), title: 'Sort by ' + label }, label, dir === 'ascending' ? ' ▲' : dir === 'descending' ? ' ▼' : ''));
+  };
+  const head = h('tr', {}, h('th', { scope: 'col' }, 'recordName'), fields.map(f => f.sortable ? sortLink(f.name, f.name) : h('th', { scope: 'col', title: f.name + ' is not SORTABLE' }, f.name)), sortLink('___modTime', 'modified'));
+  const rows = records.map(r => h('tr', {},
+    h('td', {}, r.serverErrorCode ? r.recordName + ' (' + r.serverErrorCode + ')' : h('a', { href: link(['record', ...dbParts(db), z.zone, r.recordName], { owner: z.owner }) }, r.recordName)),
+    fields.map(f => h('td', {}, brief(r.fields && r.fields[f.name]))),
+    h('td', {}, r.modified ? when(r.modified.timestamp) : '')));
+  const pager = h('nav', { class: 'pager', 'aria-label': 'Pages' },
+    page > 0 ? h('a', { class: 'button', href: link(['zone', ...dbParts(db), z.zone], { owner: z.owner, type: typeName, sort, page: page - 1 }) }, '← Previous') : null,
+    h('span', {}, 'Page ' + (page + 1) + ' · ' + records.length + ' record' + (records.length === 1 ? '' : 's')),
+    answer.continuationMarker ? h('a', { class: 'button', rel: 'next', href: link(['zone', ...dbParts(db), z.zone], { owner: z.owner, type: typeName, sort, page: page + 1 }) }, 'Next →') : null);
+  show(heading, tabs, command,
+    h('div', { class: 'toolbar' }, newLink),
+    records.length ? h('div', { class: 'scroll' }, h('table', { class: 'records' }, h('thead', {}, head), h('tbody', {}, rows))) : note('No ' + typeName + ' records in this zone.'),
+    pager);
+}
+
+// A query CloudKit refuses for want of an index: the index named, and a button that adds it to
+// the development schema (what ticking the box in Apple's console does).
+function indexFix(err, db) {
+  const need = err.headers && err.headers.get('X-CK-Index-Needed');
+  if (!need) return null;
+  const [recordType, fieldName, index] = need.split(' ');
+  if (db.e !== 'development') return h('p', {}, 'Add the ' + index + ' index in development, then deploy the schema.');
+  return h('p', {}, h('button', { type: 'button', onclick: async ev => {
+    ev.target.disabled = true;
+    try {
+      await consoleAPI('schema/index', { container: db.c, environment: db.e, recordType, fieldName, index });
+      state.schemas.clear();
+      render();
+    } catch (e2) { ev.target.after(errorBox(e2)); }
+  } }, 'Add ' + index + ' index on ' + recordType + '.' + fieldName), ' (same as ', h('code', {}, ckCommand(db, null, ['schema', 'index', 'add', recordType, fieldName, index])), ')');
+}
+
+// MARK: values
+
+function when(ms) { return typeof ms === 'number' ? new Date(ms).toISOString().replace('.000Z', 'Z') : String(ms); }
+function brief(field) {
+  if (!field) return '';
+  const v = field.value, t = field.type || '';
+  if (v == null) return '—';
+  if (t.endsWith('_LIST') || Array.isArray(v)) return '[' + (Array.isArray(v) ? v.length : '?') + ' items]';
+  switch (t) {
+    case 'TIMESTAMP': return when(v);
+    case 'REFERENCE': return '→ ' + v.recordName;
+    case 'ASSET': return 'asset, ' + size(v.size);
+    case 'LOCATION': return v.latitude + ', ' + v.longitude;
+    case 'BYTES': return (v.length * 3 / 4 | 0) + ' bytes';
+    default: { const s = typeof v === 'object' ? JSON.stringify(v) : String(v); return s.length > 80 ? s.slice(0, 79) + '…' : s; }
+  }
+}
+function size(n) { return n == null ? '? bytes' : n < 1024 ? n + ' bytes' : n < 1048576 ? (n / 1024).toFixed(1) + ' KB' : (n / 1048576).toFixed(1) + ' MB'; }
+function valueView(db, z, field) {
+  const v = field.value, t = field.type || '';
+  if (v == null) return h('span', { class: 'null' }, 'null');
+  if (t.endsWith('_LIST') && Array.isArray(v)) {
+    const item = t.slice(0, -5);
+    return h('ol', { class: 'list' }, v.map(x => h('li', {}, valueView(db, z, { type: item, value: x }))));
+  }
+  switch (t) {
+    case 'TIMESTAMP': return h('time', { datetime: new Date(v).toISOString() }, when(v));
+    case 'REFERENCE': return h('span', {}, h('a', { href: link(['record', ...dbParts(db), (v.zoneID && v.zoneID.zoneName) || z.zone, v.recordName], { owner: z.owner }) }, v.recordName), v.action ? h('span', { class: 'sub' }, ' (' + v.action + ')') : null);
+    case 'ASSET': return assetView(v);
+    case 'LOCATION': return h('span', {}, v.latitude + ', ' + v.longitude);
+    default: return h('span', { class: 'value' }, typeof v === 'object' ? JSON.stringify(v) : String(v));
+  }
+}
+function assetView(v) {
+  const facts = h('span', { class: 'sub' }, size(v.size) + (v.fileChecksum ? ' · checksum ' + v.fileChecksum : ''));
+  if (!v.downloadURL) return h('span', {}, 'asset ', facts);
+  const download = h('a', { href: v.downloadURL, download: '' }, 'Download');
+  const img = h('img', { src: v.downloadURL, alt: 'asset preview', class: 'asset', loading: 'lazy' });
+  img.addEventListener('error', () => img.remove());
+  return h('div', { class: 'asset' }, img, h('div', {}, download, ' ', facts));
+}
+
+// MARK: a record
+
+async function lookup(db, z, name) {
+  const answer = await ws(db, 'records/lookup', { zoneID: zoneID(z), records: [{ recordName: name }] });
+  return (answer.records || [])[0];
+}
+
+async function renderRecord(db, z, name, q) {
+  crumbs(dbCrumbs(db, z).concat([[name]]));
+  const r = await lookup(db, z, name);
+  if (!r || r.serverErrorCode) return show(h('h1', {}, name), errorBox({ code: r && r.serverErrorCode, message: (r && r.reason) || 'not found' }));
+  show(recordView(db, z, r, q.get('saved') ? note('Saved: change tag ' + r.recordChangeTag + '.') : null));
+}
+
+function recordView(db, z, r, status) {
+  const fields = Object.keys(r.fields || {}).sort();
+  const system = [['recordType', r.recordType], ['recordChangeTag', r.recordChangeTag],
+    ['created', r.created && (when(r.created.timestamp) + ' by ' + (r.created.userRecordName || '?') + (r.created.deviceID ? ' on ' + r.created.deviceID : ''))],
+    ['modified', r.modified && (when(r.modified.timestamp) + ' by ' + (r.modified.userRecordName || '?') + (r.modified.deviceID ? ' on ' + r.modified.deviceID : ''))]];
+  const del = h('button', { type: 'button', class: 'danger', onclick: () => confirmDelete(db, z, r) }, 'Delete');
+  return [
+    h('h1', {}, r.recordName, h('span', { class: 'sub' }, ' ' + r.recordType)),
+    status,
+    h('div', { class: 'toolbar' }, h('button', { type: 'button', onclick: () => renderEditor(db, z, r, r.recordType) }, 'Edit'), del),
+    h('p', { class: 'command' }, h('span', { class: 'label' }, 'Same as '), h('code', {}, ckCommand(db, z, ['record', 'get', r.recordName]))),
+    h('h2', {}, 'Fields'),
+    fields.length ? h('table', { class: 'fields' }, h('tbody', {}, fields.map(n => h('tr', {},
+      h('th', { scope: 'row' }, n), h('td', { class: 'type' }, r.fields[n].type || ''), h('td', {}, valueView(db, z, r.fields[n])))))) : note('No fields.'),
+    h('h2', {}, 'System fields'),
+    h('table', { class: 'fields' }, h('tbody', {},
+      system.filter(x => x[1]).map(([k, v]) => h('tr', {}, h('th', { scope: 'row' }, k), h('td', {}, v))),
+      r.parent ? h('tr', {}, h('th', { scope: 'row' }, 'parent'), h('td', {}, h('a', { href: link(['record', ...dbParts(db), z.zone, r.parent.recordName], { owner: z.owner }) }, r.parent.recordName))) : null,
+      r.share ? h('tr', {}, h('th', { scope: 'row' }, 'share'), h('td', {}, h('a', { href: link(['record', ...dbParts(db), z.zone, r.share.recordName], { owner: z.owner }) }, r.share.recordName))) : null)),
+  ];
+}
+
+function confirmDelete(db, z, r) {
+  const dialog = h('div', { class: 'confirm', role: 'alertdialog', 'aria-label': 'Delete ' + r.recordName },
+    h('p', {}, 'Delete ' + r.recordName + ' (change tag ' + r.recordChangeTag + ')?'),
+    h('button', { type: 'button', class: 'danger', onclick: async () => {
+      try {
+        const answer = await ws(db, 'records/modify', { zoneID: zoneID(z), operations: [{ operationType: 'delete', record: { recordName: r.recordName, recordChangeTag: r.recordChangeTag } }] });
+        const out = (answer.records || [])[0] || {};
+        if (out.serverErrorCode === 'CONFLICT') return showConflict(db, z, r, null, out);
+        if (out.serverErrorCode) throw new CallError(200, out);
+        location.hash = link(['zone', ...dbParts(db), z.zone], { owner: z.owner, type: r.recordType });
+      } catch (err) { dialog.append(errorBox(err)); }
+    } }, 'Delete'),
+    h('button', { type: 'button', onclick: () => dialog.remove() }, 'Cancel'));
+  main().querySelector('.toolbar').after(dialog);
+  dialog.querySelector('button').focus();
+}
+
+// MARK: editing
+
+const TYPES = ['STRING', 'INT64', 'DOUBLE', 'TIMESTAMP', 'REFERENCE', 'LOCATION', 'BYTES', 'ASSET', 'STRING_LIST', 'INT64_LIST', 'DOUBLE_LIST', 'TIMESTAMP_LIST', 'REFERENCE_LIST'];
+let fieldSerial = 0;
+
+function textOf(type, value) {
+  if (value == null) return '';
+  switch (type) {
+    case 'STRING': case 'INT64': case 'DOUBLE': return String(value);
+    case 'TIMESTAMP': return new Date(value).toISOString();
+    case 'REFERENCE': return value.recordName;
+    default: return JSON.stringify(value);
+  }
+}
+function valueOf(name, type, text, before) {
+  const bad = why => { throw new Error('field ' + name + ': ' + why); };
+  switch (type) {
+    case 'STRING': return text;
+    case 'INT64': if (!/^-?\d+$/.test(text.trim())) bad('an INT64 is a whole number, not "' + text + '"'); return Number(text.trim());
+    case 'DOUBLE': { const d = Number(text.trim()); if (text.trim() === '' || !isFinite(d)) bad('a DOUBLE is a number, not "' + text + '"'); return d; }
+    case 'TIMESTAMP': { const t = Date.parse(text.trim()); if (isNaN(t)) bad('a TIMESTAMP is a date such as 2026-01-31T12:00:00Z, not "' + text + '"'); return t; }
+    case 'REFERENCE': if (!text.trim()) bad('a REFERENCE names a record'); return { recordName: text.trim(), action: (before && before.action) || 'NONE' };
+    default: try { return JSON.parse(text); } catch (e) { return bad('a ' + type + ' is written as JSON here: ' + e.message); }
+  }
+}
+function fieldRow(name, type, value, fixed) {
+  const id = 'field-' + (++fieldSerial);
+  const big = !['STRING', 'INT64', 'DOUBLE', 'TIMESTAMP', 'REFERENCE'].includes(type);
+  const input = big ? h('textarea', { id, rows: 3, 'data-field': name, 'data-type': type }) : h('input', { id, type: 'text', 'data-field': name, 'data-type': type, inputmode: type === 'INT64' ? 'numeric' : type === 'DOUBLE' ? 'decimal' : null });
+  input.value = textOf(type, value);
+  input._before = value;
+  const remove = h('button', { type: 'button', class: 'small', 'aria-label': 'Remove field ' + name, onclick: () => row.remove() }, 'Remove');
+  const row = h('div', { class: 'field-row' }, h('label', { for: id }, name, h('span', { class: 'type' }, ' ' + type)), input, fixed ? null : remove);
+  return row;
+}
+
+async function renderEditor(db, z, record, typeName) {
+  crumbs(dbCrumbs(db, z).concat([[record ? 'Edit ' + record.recordName : 'New record']]));
+  const schema = await schemaOf(db);
+  const type = (schema.recordTypes || []).find(t => t.name === typeName);
+  const rows = h('div', { class: 'field-rows' });
+  const seen = new Set();
+  if (record) for (const n of Object.keys(record.fields || {}).sort()) { seen.add(n); rows.append(fieldRow(n, record.fields[n].type || 'STRING', record.fields[n].value)); }
+  for (const f of userFields(type)) if (!seen.has(f.name)) rows.append(fieldRow(f.name, f.type.replace(/^LIST<(.*)>$/, '$1_LIST'), null));
+  const addName = h('input', { id: 'add-name', type: 'text', placeholder: 'fieldName' });
+  const addType = h('select', { id: 'add-type' }, TYPES.map(t => h('option', { value: t }, t)));
+  const typeInput = h('input', { id: 'record-type', type: 'text', value: typeName || '', required: true });
+  const nameInput = h('input', { id: 'record-name', type: 'text', placeholder: 'made for you when empty' });
+  const status = h('div', { class: 'status' });
+  const form = h('form', { class: 'editor', onsubmit: async ev => {
+    ev.preventDefault();
+    status.replaceChildren();
+    let fields;
+    try { fields = collect(rows); } catch (err) { return status.append(errorBox({ code: 'BAD_REQUEST', message: err.message })); }
+    const rec = record
+      ? { recordName: record.recordName, recordType: record.recordType, recordChangeTag: record.recordChangeTag, fields }
+      : { recordName: nameInput.value.trim() || crypto.randomUUID().toUpperCase(), recordType: typeInput.value.trim(), fields };
+    if (record && record.parent) rec.parent = record.parent;
+    await save(db, z, record, rec, record ? 'replace' : 'create', status);
+  } },
+    record ? null : h('div', { class: 'field-row' }, h('label', { for: 'record-type' }, 'recordType'), typeInput),
+    record ? h('p', {}, 'Editing ', h('strong', {}, record.recordName), ' at change tag ', h('code', { id: 'editing-tag' }, record.recordChangeTag), '. A save replaces its fields; if it changed meanwhile, CloudKit answers CONFLICT.')
+      : h('div', { class: 'field-row' }, h('label', { for: 'record-name' }, 'recordName'), nameInput),
+    rows,
+    h('fieldset', { class: 'add' }, h('legend', {}, 'Add a field'),
+      h('label', { for: 'add-name' }, 'Name'), addName, h('label', { for: 'add-type' }, 'Type'), addType,
+      h('button', { type: 'button', onclick: () => {
+        const n = addName.value.trim();
+        if (!/^[A-Za-z][A-Za-z0-9_]*$/.test(n)) { status.replaceChildren(errorBox({ code: 'BAD_REQUEST', message: 'a field name starts with a letter, then letters, digits and _' })); return; }
+        rows.append(fieldRow(n, addType.value, null));
+        addName.value = '';
+        rows.lastChild.querySelector('input, textarea').focus();
+      } }, 'Add field')),
+    h('div', { class: 'toolbar' }, h('button', { type: 'submit', class: 'primary' }, record ? 'Save' : 'Create'),
+      h('a', { class: 'button', href: record ? link(['record', ...dbParts(db), z.zone, record.recordName], { owner: z.owner }) : link(['zone', ...dbParts(db), z.zone], { owner: z.owner, type: typeName }) }, 'Cancel')),
+    status);
+  show(h('h1', {}, record ? 'Edit ' + record.recordName : 'New record'), form);
+  const first = form.querySelector('input, textarea');
+  if (first) first.focus();
+}
+
+function collect(rows) {
+  const fields = {};
+  for (const input of rows.querySelectorAll('[data-field]')) {
+    const name = input.dataset.field, type = input.dataset.type;
+    if (input.value === '' && type !== 'STRING') continue;
+    fields[name] = { value: valueOf(name, type, input.value, input._before), type };
+  }
+  return fields;
+}
+
+async function save(db, z, before, rec, operationType, status) {
+  try {
+    const answer = await ws(db, 'records/modify', { zoneID: zoneID(z), operations: [{ operationType, record: rec }] });
+    const out = (answer.records || [])[0] || {};
+    if (out.serverErrorCode === 'CONFLICT') return showConflict(db, z, before, rec, out);
+    if (out.serverErrorCode) throw new CallError(200, out);
+    location.hash = link(['record', ...dbParts(db), z.zone, out.recordName], { owner: z.owner, saved: out.recordChangeTag });
+  } catch (err) {
+    status.replaceChildren(errorBox(err));
+  }
+}
+
+// CloudKit's CONFLICT: the record changed since it was read. Both versions side by side, and
+// the choice CloudKit leaves to the app: keep mine (saved again over the server's tag) or the
+// server's.
+async function showConflict(db, z, before, mine, out) {
+  const server = await lookup(db, z, (mine || before).recordName);
+  const names = [...new Set([...Object.keys((mine && mine.fields) || {}), ...Object.keys((server && server.fields) || {})])].sort();
+  const cell = (f) => f ? brief(f) : '—';
+  const same = (a, b) => JSON.stringify(a && a.value) === JSON.stringify(b && b.value);
+  const gone = !server || server.serverErrorCode;
+  const table = h('table', { class: 'conflict' },
+    h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Field'), h('th', { scope: 'col' }, 'Yours'), h('th', { scope: 'col' }, gone ? 'Server: deleted' : "Server's (tag " + server.recordChangeTag + ')'))),
+    h('tbody', {}, names.map(n => h('tr', { class: same(mine && mine.fields[n], server && server.fields && server.fields[n]) ? '' : 'differs' },
+      h('th', { scope: 'row' }, n), h('td', {}, cell(mine && mine.fields[n])), h('td', {}, cell(server && server.fields && server.fields[n]))))));
+  const status = h('div', { class: 'status' });
+  const keepMine = mine && !gone ? h('button', { type: 'button', class: 'primary', onclick: () => save(db, z, server, Object.assign({}, mine, { recordChangeTag: server.recordChangeTag }), 'replace', status) }, 'Keep mine') : null;
+  const keepServer = h('a', { class: 'button', href: gone ? link(['zone', ...dbParts(db), z.zone], { owner: z.owner }) : link(['record', ...dbParts(db), z.zone, server.recordName], { owner: z.owner, t: Date.now() }) }, "Keep the server's");
+  show(h('h1', {}, 'Conflict on ' + (mine || before).recordName),
+    h('div', { class: 'error', role: 'alert' }, h('strong', {}, 'CONFLICT'), ' ', out.reason || 'the record changed on the server since you read it'),
+    table, h('div', { class: 'toolbar' }, keepMine, keepServer), status);
+}
+
+// MARK: start
+
+document.getElementById('actor').addEventListener('change', switchActor);
+window.addEventListener('hashchange', render);
+render();

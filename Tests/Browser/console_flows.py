@@ -1,0 +1,248 @@
+"""ck's console in headless Chromium: what a person does in it, asserted on what the page shows.
+Arguments: the console URL ck serve printed (with its token), the ck binary, the data directory,
+the container, and the folder for screenshots. Prints a JSON line per flow, {page, ok, detail};
+exits 0 when every flow passed (77: no browser, the Swift test skips)."""
+import json, os, subprocess, sys, time
+
+from browser_env import headless_chromium, By
+from selenium.webdriver.support.ui import Select
+
+console_url, ck, data_dir, container, shots = sys.argv[1:6]
+base = console_url.split('/console/')[0]
+os.makedirs(shots, exist_ok=True)
+for old in os.listdir(shots):  # this run's screens only
+    if old.endswith('.png'):
+        os.remove(os.path.join(shots, old))
+failed = 0
+
+
+def report(page, ok, detail=''):
+    global failed
+    if not ok:
+        failed += 1
+    print(json.dumps({'page': page, 'ok': bool(ok), 'detail': detail}), flush=True)
+
+
+def cli(*args):
+    env = dict(os.environ, CK_DATA_DIR=data_dir)
+    out = subprocess.run([ck, '--container', container] + list(args), env=env, capture_output=True, text=True, timeout=60)
+    if out.returncode != 0:
+        raise RuntimeError('ck %s: %s' % (' '.join(args), out.stderr))
+    return json.loads(out.stdout) if out.stdout.strip() else None
+
+
+def wait_for(driver, what, seconds=10):
+    """Polls `what(driver)` until it is truthy (a value, or an element found)."""
+    end = time.time() + seconds
+    last = None
+    while time.time() < end:
+        try:
+            v = what(driver)
+            if v:
+                return v
+        except Exception as e:  # an element not there yet
+            last = e
+        time.sleep(0.1)
+    raise TimeoutError('gave up waiting (%s)' % last)
+
+
+def main_text(d):
+    return d.find_element(By.ID, 'main').text
+
+
+def shows(d, text, seconds=10):
+    return wait_for(d, lambda d: text in main_text(d), seconds)
+
+
+def shot(d, name):
+    d.save_screenshot(os.path.join(shots, name + '.png'))
+
+
+def flow(name):
+    def wrap(f):
+        try:
+            detail = f()
+            report(name, True, detail or '')
+        except Exception as e:
+            try:
+                shot(d, 'failed-' + name)
+                text = main_text(d)[:600]
+            except Exception:
+                text = ''
+            report(name, False, '%s: %s | page: %s' % (type(e).__name__, e, text))
+        return f
+    return wrap
+
+
+d = headless_chromium()
+d.set_window_size(1280, 800)
+zone = '#/zone/%s/development/private/Lists' % container
+
+
+@flow('refused without the token')
+def _():
+    d.get(base + '/console/')
+    wait_for(d, lambda d: 'refused' in d.find_element(By.TAG_NAME, 'h1').text)
+    assert 'ck console' in d.find_element(By.TAG_NAME, 'body').text
+    d.get(base + '/console/?token=' + '0' * 64)
+    wait_for(d, lambda d: 'not the server' in d.find_element(By.ID, 'reason').text)
+    shot(d, 'refused')
+
+
+@flow('opens with the token, which leaves the address bar')
+def _():
+    d.get(console_url)
+    shows(d, container)
+    assert 'token' not in d.current_url, d.current_url
+    assert d.execute_script('return document.cookie') == '', 'the cookie is HttpOnly'
+    shot(d, 'overview')
+
+
+@flow('navigates to a zone and adds the index its query needs')
+def _():
+    d.find_element(By.CSS_SELECTOR, 'a.db[href$="/development/private"]').click()
+    shows(d, 'Lists')
+    d.find_element(By.LINK_TEXT, 'Lists').click()
+    shows(d, "Field 'recordName' is not marked queryable")
+    d.find_element(By.XPATH, "//button[contains(., 'Add QUERYABLE index')]").click()
+    shows(d, 'todo-3')
+    rows = d.find_elements(By.CSS_SELECTOR, 'table.records tbody tr')
+    assert len(rows) == 3, len(rows)
+    assert 'record query --type ToDo' in main_text(d)
+    shot(d, 'records')
+
+
+@flow('sorts by a SORTABLE column')
+def _():
+    d.find_element(By.XPATH, "//th/a[contains(., 'priority')]").click()
+    wait_for(d, lambda d: 'ascending' == d.find_element(By.XPATH, "//th[a[contains(., 'priority')]]").get_attribute('aria-sort'))
+    d.find_element(By.XPATH, "//th/a[contains(., 'priority')]").click()
+    wait_for(d, lambda d: d.find_element(By.CSS_SELECTOR, 'table.records tbody tr td').text == 'todo-3')
+    assert '--sort priority:desc' in main_text(d)
+
+
+@flow('opens a record')
+def _():
+    d.get(base + '/console/' + zone)
+    shows(d, 'todo-1')
+    d.find_element(By.LINK_TEXT, 'todo-1').click()
+    shows(d, 'Item 1')
+    assert 'recordChangeTag' in main_text(d)
+    shot(d, 'record')
+
+
+@flow('edits a record and the store has it')
+def _():
+    d.find_element(By.XPATH, "//button[.='Edit']").click()
+    box = wait_for(d, lambda d: d.find_element(By.CSS_SELECTOR, 'input[data-field="title"]'))
+    box.clear()
+    box.send_keys('Edited in the console')
+    shot(d, 'edit')
+    d.find_element(By.XPATH, "//button[.='Save']").click()
+    shows(d, 'Saved')
+    shows(d, 'Edited in the console')
+    got = cli('--zone', 'Lists', 'record', 'get', 'todo-1')['records'][0]
+    assert got['fields']['title']['value'] == 'Edited in the console', got
+    assert got['modified']['deviceID'] == 'console', got['modified']
+
+
+@flow('a concurrent CLI write is a CONFLICT, and keeping mine wins')
+def _():
+    d.get(base + '/console/#/record/%s/development/private/Lists/todo-2' % container)
+    shows(d, 'Item 2')
+    d.find_element(By.XPATH, "//button[.='Edit']").click()
+    box = wait_for(d, lambda d: d.find_element(By.CSS_SELECTOR, 'input[data-field="title"]'))
+    cli('--zone', 'Lists', 'record', 'save', '--name', 'todo-2', '--force', 'title=Changed by the CLI')
+    box.clear()
+    box.send_keys('Mine')
+    d.find_element(By.XPATH, "//button[.='Save']").click()
+    shows(d, 'CONFLICT')
+    text = main_text(d)
+    assert 'Changed by the CLI' in text and 'Mine' in text, text
+    shot(d, 'conflict')
+    d.find_element(By.XPATH, "//button[.='Keep mine']").click()
+    shows(d, 'Saved')
+    got = cli('--zone', 'Lists', 'record', 'get', 'todo-2')['records'][0]
+    assert got['fields']['title']['value'] == 'Mine', got
+
+
+@flow("a conflict resolved with the server's version keeps it")
+def _():
+    d.find_element(By.XPATH, "//button[.='Edit']").click()
+    box = wait_for(d, lambda d: d.find_element(By.CSS_SELECTOR, 'input[data-field="title"]'))
+    cli('--zone', 'Lists', 'record', 'save', '--name', 'todo-2', '--force', 'title=The CLI again')
+    box.clear()
+    box.send_keys('Lost')
+    d.find_element(By.XPATH, "//button[.='Save']").click()
+    shows(d, 'CONFLICT')
+    d.find_element(By.LINK_TEXT, "Keep the server's").click()
+    shows(d, 'The CLI again')
+    got = cli('--zone', 'Lists', 'record', 'get', 'todo-2')['records'][0]
+    assert got['fields']['title']['value'] == 'The CLI again', got
+
+
+@flow('creates a record with a new field')
+def _():
+    d.get(base + '/console/' + zone + '?type=ToDo')
+    shows(d, 'todo-1')
+    d.find_element(By.LINK_TEXT, 'New record').click()
+    name = wait_for(d, lambda d: d.find_element(By.ID, 'record-name'))
+    name.send_keys('todo-new')
+    d.find_element(By.CSS_SELECTOR, 'input[data-field="title"]').send_keys('Made in the console')
+    d.find_element(By.CSS_SELECTOR, 'input[data-field="priority"]').send_keys('7')
+    d.find_element(By.ID, 'add-name').send_keys('due')
+    d.find_element(By.ID, 'add-type').send_keys('TIMESTAMP')
+    d.find_element(By.XPATH, "//button[.='Add field']").click()
+    d.find_element(By.CSS_SELECTOR, 'input[data-field="due"]').send_keys('2026-12-24T18:00:00Z')
+    d.find_element(By.XPATH, "//button[.='Create']").click()
+    shows(d, 'Made in the console')
+    shows(d, '2026-12-24T18:00:00Z')
+    got = cli('--zone', 'Lists', 'record', 'get', 'todo-new')['records'][0]
+    assert got['fields']['priority']['value'] == 7 and got['fields']['due']['type'] == 'TIMESTAMP', got
+
+
+@flow('a value of the wrong type is refused on the page')
+def _():
+    d.find_element(By.XPATH, "//button[.='Edit']").click()
+    box = wait_for(d, lambda d: d.find_element(By.CSS_SELECTOR, 'input[data-field="priority"]'))
+    box.clear()
+    box.send_keys('seven')
+    d.find_element(By.XPATH, "//button[.='Save']").click()
+    shows(d, 'an INT64 is a whole number')
+
+
+@flow('deletes a record')
+def _():
+    d.get(base + '/console/#/record/%s/development/private/Lists/todo-new' % container)
+    shows(d, 'Made in the console')
+    d.find_element(By.XPATH, "//div[@class='toolbar']/button[.='Delete']").click()
+    d.find_element(By.XPATH, "//div[@role='alertdialog']/button[.='Delete']").click()
+    wait_for(d, lambda d: 'todo-1' in main_text(d) and 'todo-new' not in main_text(d))
+
+
+@flow('another user sees none of this private database')
+def _():
+    d.get(base + '/console/#/db/%s/development/private' % container)
+    shows(d, 'Lists')
+    Select(d.find_element(By.ID, 'actor')).select_by_value('bob@example.com')
+    wait_for(d, lambda d: 'Lists' not in main_text(d) and 'Zones of the private database' in main_text(d))
+    shot(d, 'as-another-user')
+    d.get(base + '/console/' + zone)
+    shows(d, 'ZONE_NOT_FOUND')
+    Select(d.find_element(By.ID, 'actor')).select_by_value('')
+    shows(d, 'todo-1')
+
+
+@flow('fits a phone')
+def _():
+    d.set_window_size(390, 844)
+    d.get(base + '/console/#/record/%s/development/private/Lists/todo-1' % container)
+    shows(d, 'Edited in the console')
+    width = d.execute_script('return document.documentElement.scrollWidth')
+    assert width <= 390, 'the page is %d px wide' % width
+    shot(d, 'record-narrow')
+    d.set_window_size(1280, 800)
+
+
+d.quit()
+sys.exit(1 if failed else 0)

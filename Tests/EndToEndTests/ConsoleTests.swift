@@ -1,0 +1,83 @@
+import CKTestSupport
+import Foundation
+import XCTest
+
+/// `ck console` and the console of `ck serve` as processes: the URL in the JSON line, the
+/// browser started with it, and the console driven in headless Chromium
+/// (Tests/Browser/console_flows.py), which saves its screenshots under
+/// `.build/console-screenshots/` (Docs/console.md shows them).
+final class ConsoleTests: XCTestCase {
+    static let container = "iCloud.com.example.console"
+
+    func testConsoleNoBrowserPrintsTheURLAndServesTheConsole() throws {
+        let s = Sandbox()
+        _ = s.ck("account", "signin", "alice@example.com")
+        let serve = try ServeProcess(s, ["--no-browser"], command: ["console"])
+        let console = try XCTUnwrap(serve.announcement["console"] as? String)
+        XCTAssertTrue(console.hasPrefix(serve.url + "/console/?token="), console)
+        let r = try serve.client().request("GET", String(console.dropFirst(serve.url.count)))
+        XCTAssertEqual(r.status, 303)
+        XCTAssertNotNil(r.header("Set-Cookie"))
+        let stopped = serve.stop()
+        XCTAssertEqual(stopped.status, 0, stopped.stderr)
+        XCTAssertFalse(stopped.stderr.contains(String(console.split(separator: "=").last!)), "the token is never logged: \(stopped.stderr)")
+    }
+
+    func testConsoleOpensTheURLInTheBrowserBROWSERNames() throws {
+        let s = Sandbox()
+        let opened = s.root.appendingPathComponent("opened.txt").path
+        let browser = s.root.appendingPathComponent("fake-browser").path
+        try "#!/bin/sh\nprintf '%s' \"$1\" > '\(opened)'\n".write(toFile: browser, atomically: true, encoding: .utf8)
+        chmod(browser, 0o755)
+        let serve = try ServeProcess(s, [], command: ["console"], environment: ["BROWSER": browser])
+        let console = try XCTUnwrap(serve.announcement["console"] as? String)
+        let deadline = Date().addingTimeInterval(10)
+        while !FileManager.default.fileExists(atPath: opened), Date() < deadline { usleep(20_000) }
+        usleep(100_000)
+        XCTAssertEqual(try? String(contentsOfFile: opened, encoding: .utf8), console)
+        XCTAssertEqual(serve.stop().status, 0)
+    }
+
+    func testConsoleWithoutABrowserToOpenWarnsAndKeepsServing() throws {
+        let s = Sandbox()
+        let serve = try ServeProcess(s, [], command: ["console"], environment: ["BROWSER": "/nonexistent/browser"])
+        XCTAssertNotNil(serve.announcement["console"] as? String)
+        XCTAssertEqual(try serve.client().request("GET", "/console/").status, 403)
+        let stopped = serve.stop()
+        XCTAssertEqual(stopped.status, 0)
+        XCTAssertTrue(stopped.stderr.contains("no browser to open"), stopped.stderr)
+    }
+
+    func testServeAnnouncesTheConsole() throws {
+        let s = Sandbox()
+        let serve = try ServeProcess(s)
+        XCTAssertTrue((serve.announcement["console"] as? String)?.hasPrefix(serve.url + "/console/?token=") == true, "\(serve.announcement)")
+        XCTAssertEqual(serve.stop().status, 0)
+    }
+
+    /// The flows a person goes through, in Chromium: refused without the key; opened with it;
+    /// to a zone, its missing index added, sorted; a record read, edited, created, deleted;
+    /// a conflict with a CLI write resolved both ways; another user's view; a phone's width.
+    func testTheConsoleInABrowser() throws {
+        _ = try BrowserTests.browser()
+        let s = Sandbox()
+        let c = ["--container", Self.container]
+        XCTAssertEqual(s.ck("account", "signin", "bob@example.com").status, 0)
+        XCTAssertEqual(s.ck("account", "signin", "alice@example.com").status, 0)
+        XCTAssertEqual(s.run(c + ["zone", "create", "Lists"]).status, 0)
+        for i in 1...3 {
+            let r = s.run(c + ["--zone", "Lists", "record", "save", "--type", "ToDo", "--name", "todo-\(i)", "title=Item \(i)", "priority=\(i)"])
+            XCTAssertEqual(r.status, 0, r.stderr)
+        }
+        let serve = try ServeProcess(s)
+        let console = try XCTUnwrap(serve.announcement["console"] as? String)
+        let shots = BrowserTests.repo.appendingPathComponent(".build/console-screenshots").path
+        let result = try BrowserTests.run("console_flows.py", [console, Sandbox.binary.path, s.dataDir.path, Self.container, shots])
+        let stopped = serve.stop()
+        if result.status == 77 { throw XCTSkip("needs Chromium, chromedriver and python3's selenium") }
+        XCTAssertEqual(result.status, 0, result.output)
+        XCTAssertEqual(result.pages.filter { ($0["ok"] as? Bool) != true }.count, 0, result.output)
+        XCTAssertGreaterThanOrEqual(result.pages.count, 13, result.output)
+        XCTAssertFalse(stopped.stderr.contains(String(console.split(separator: "=").last!)), "the token is never logged")
+    }
+}
