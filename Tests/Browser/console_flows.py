@@ -233,6 +233,58 @@ def _():
     shows(d, 'todo-1')
 
 
+@flow('reads a change as a diff, and a blame')
+def _():
+    d.get(base + '/console/#/record/%s/development/private/Lists/todo-1' % container)
+    shows(d, 'Edited in the console')
+    d.find_element(By.LINK_TEXT, 'History').click()
+    shows(d, 'History of todo-1')
+    assert 'log todo-1' in main_text(d)
+    d.find_element(By.CSS_SELECTOR, 'table.log tbody tr td a').click()
+    shows(d, 'Before')
+    old = d.find_element(By.CSS_SELECTOR, 'table.diff td.old').text
+    new = d.find_element(By.CSS_SELECTOR, 'table.diff td.new').text
+    assert old == 'Item 1' and new == 'Edited in the console', (old, new)
+    shot(d, 'change')
+    d.find_element(By.LINK_TEXT, 'Blame at this change').click()
+    shows(d, 'Blame todo-1')
+    rows = {r.find_element(By.TAG_NAME, 'th').text: r.text for r in d.find_elements(By.CSS_SELECTOR, 'table.blame tbody tr')}
+    assert 'Edited in the console' in rows['title'] and 'on console' in rows['title'], rows
+    assert 'on default' in rows['priority'], rows
+    shot(d, 'blame')
+
+
+@flow('views the zone at a tag, read-only')
+def _():
+    d.get(base + '/console/' + zone + '?type=ToDo')
+    shows(d, 'todo-1')
+    box = d.find_element(By.ID, 'view-at')
+    box.send_keys('v1')
+    d.find_element(By.XPATH, "//form[@class='inline']/button[.='Go']").click()
+    shows(d, 'Read-only: the zone as it was at v1')
+    first = d.find_element(By.XPATH, "//table[@class='records']//tr[td/a[.='todo-1']]").text
+    assert 'Item 1' in first and 'Edited' not in first, first
+    assert not d.find_elements(By.LINK_TEXT, 'New record')
+    assert '--at v1' in main_text(d)
+    shot(d, 'view-at-tag')
+    d.find_element(By.LINK_TEXT, 'todo-1').click()
+    shows(d, 'Read-only: the record as it was at v1')
+    assert 'Item 1' in main_text(d)
+    assert not d.find_elements(By.XPATH, "//button[.='Edit']")
+
+
+@flow('compares the tag with now')
+def _():
+    d.get(base + '/console/#/history/%s/development/private/Lists' % container)
+    shows(d, 'History of Lists')
+    d.find_element(By.ID, 'diff-from').send_keys('v1')
+    d.find_element(By.XPATH, "//button[.='Diff']").click()
+    shows(d, 'From v1 to now')
+    text = main_text(d)
+    assert 'todo-1' in text and 'Edited in the console' in text and 'Item 1' in text, text
+    assert 'todo-new' not in text, 'made and deleted since: no difference'
+
+
 @flow('fits a phone')
 def _():
     d.set_window_size(390, 844)

@@ -57,7 +57,8 @@ final class ConsoleTests: XCTestCase {
 
     /// The flows a person goes through, in Chromium: refused without the key; opened with it;
     /// to a zone, its missing index added, sorted; a record read, edited, created, deleted;
-    /// a conflict with a CLI write resolved both ways; another user's view; a phone's width.
+    /// a conflict with a CLI write resolved both ways; another user's view; a change's diff, a
+    /// blame, the zone at a tag and a diff with it; a phone's width.
     func testTheConsoleInABrowser() throws {
         _ = try BrowserTests.browser()
         let s = Sandbox()
@@ -69,6 +70,7 @@ final class ConsoleTests: XCTestCase {
             let r = s.run(c + ["--zone", "Lists", "record", "save", "--type", "ToDo", "--name", "todo-\(i)", "title=Item \(i)", "priority=\(i)"])
             XCTAssertEqual(r.status, 0, r.stderr)
         }
+        XCTAssertEqual(s.run(c + ["tag", "create", "v1"]).status, 0)
         let serve = try ServeProcess(s)
         let console = try XCTUnwrap(serve.announcement["console"] as? String)
         let shots = BrowserTests.repo.appendingPathComponent(".build/console-screenshots").path
@@ -77,7 +79,7 @@ final class ConsoleTests: XCTestCase {
         if result.status == 77 { throw XCTSkip("needs Chromium, chromedriver and python3's selenium") }
         XCTAssertEqual(result.status, 0, result.output)
         XCTAssertEqual(result.pages.filter { ($0["ok"] as? Bool) != true }.count, 0, result.output)
-        XCTAssertGreaterThanOrEqual(result.pages.count, 13, result.output)
+        XCTAssertGreaterThanOrEqual(result.pages.count, 16, result.output)
         XCTAssertFalse(stopped.stderr.contains(String(console.split(separator: "=").last!)), "the token is never logged")
     }
 }

@@ -55,6 +55,10 @@ struct ConsoleRoutes: Sendable {
             let caller = Caller.console(container: container, environment: environment, scope: .private, appleID: body["as"]?.stringValue)
             return handler.json(200, try handler.api.addSchemaIndexes(SchemaIndexRequest(recordType: type, fieldName: field, indexes: [kind]), as: caller))
         default:
+            if rest.hasPrefix("/api/history/") {
+                try require(head, ["POST"])
+                return handler.json(200, try ConsoleHistory(api: handler.api).answer(String(rest.dropFirst(13)), try json(request)))
+            }
             if rest.hasPrefix("/ws/") { return try webServices(request, path: String(rest.dropFirst(3)), handler: handler) }
             throw CloudKitError(.notFound, "no such console path '\(Names.describe(String(rest.prefix(200))))'")
         }
@@ -78,6 +82,22 @@ struct ConsoleRoutes: Sendable {
             do { body = try JSONParser.parse(request.body) } catch { throw CloudKitError.badRequest("the request body is not JSON: \(error)") }
         }
         do {
+            // `?at=REF`: the zone as it was (ck's --at), for the two reads that take it.
+            if let at = QueryString(head.query ?? "")["at"], !at.isEmpty {
+                let ref = try handler.api.historyReference(at)
+                switch endpoint {
+                case .recordsQuery:
+                    var r = try QueryRecordsRequest(json: body)
+                    r.at = ref
+                    return handler.json(200, try handler.api.queryRecords(r, as: caller))
+                case .recordsLookup:
+                    var r = try LookupRecordsRequest(json: body)
+                    r.at = ref
+                    return handler.json(200, try handler.api.lookupRecords(r, as: caller))
+                default:
+                    throw CloudKitError.badRequest("at= reads records/query and records/lookup as of a point of history; \(endpoint.path) has no past")
+                }
+            }
             return handler.json(200, try EndpointCall.answer(endpoint, body: body, api: handler.api, caller: caller))
         } catch let e as CloudKitError {
             // The envelope is CloudKit's; the index a refused query needs goes beside it, so the

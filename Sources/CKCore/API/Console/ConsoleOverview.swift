@@ -1,4 +1,5 @@
 import CKJSON
+import Foundation
 import CKModel
 import CKStore
 
@@ -31,5 +32,13 @@ extension Caller {
     /// here (`appleID`): the same caller `--as` makes, so the same permission gate applies.
     public static func console(container: String, environment: Environment, scope: DatabaseScope, appleID: String?) -> Caller {
         Caller(container: container, environment: environment, scope: scope, user: appleID.map { .appleID($0) } ?? .device, deviceID: consoleDevice)
+    }
+}
+
+extension CloudKitAPI {
+    /// A point of history as a front end without a shell's `TZ` gives it (the console): read
+    /// with this API's clock and the server's local time zone.
+    public func historyReference(_ raw: String) throws -> HistoryReference {
+        try HistoryReference.parse(raw, now: clock.now(), timeZone: TimeZone.current)
     }
 }

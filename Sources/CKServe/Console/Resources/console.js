@@ -51,9 +51,15 @@ async function call(url, method, body) {
   return parsed;
 }
 const consoleAPI = (path, body) => call('/console/api/' + path, body === undefined ? 'GET' : 'POST', body);
-function ws(db, endpoint, body) {
-  const q = state.as ? '?as=' + encodeURIComponent(state.as) : '';
+function ws(db, endpoint, body, at) {
+  const p = new URLSearchParams();
+  if (state.as) p.set('as', state.as);
+  if (at) p.set('at', at);
+  const q = p.toString() ? '?' + p.toString() : '';
   return call('/console/ws/database/1/' + db.c + '/' + db.e + '/' + db.s + '/' + endpoint + q, body === undefined ? 'GET' : 'POST', body);
+}
+function history(db, z, call, body) {
+  return consoleAPI('history/' + call, Object.assign({ container: db.c, environment: db.e, database: db.s, as: state.as, zoneName: z.zone }, body || {}));
 }
 async function schemaOf(db) {
   const key = db.c + '/' + db.e + '/' + state.as;
@@ -109,6 +115,10 @@ async function render() {
       case 'zone': return await renderZone(db, z, q);
       case 'record': return await renderRecord(db, z, name, q);
       case 'new': return await renderEditor(db, z, null, q.get('type') || '');
+      case 'history': return await renderHistory(db, z, q);
+      case 'change': return await renderChange(db, z, name);
+      case 'blame': return await renderBlame(db, z, name, q.get('at') || '');
+      case 'diff': return await renderDiff(db, z, q.get('from') || '', q.get('to') || '');
       default: crumbs([['ck', '#/'], ['not found']]); return show(errorBox({ code: 'NOT_FOUND', message: 'no such view: ' + location.hash }));
     }
   } catch (err) {
@@ -190,13 +200,21 @@ async function renderZone(db, z, q) {
   const typeName = q.get('type') || (types[0] && types[0].name) || '';
   const type = types.find(t => t.name === typeName);
   const sort = q.get('sort') || '';
-  const pageKey = [db.c, db.e, db.s, z.zone, z.owner, typeName, sort, state.as].join('\u0000');
+  const at = q.get('at') || '';
+  const pageKey = [db.c, db.e, db.s, z.zone, z.owner, typeName, sort, state.as, at].join('\u0000');
   const markers = state.pages.get(pageKey) || [null];
   const page = Math.min(Math.max(0, parseInt(q.get('page') || '0', 10) || 0), markers.length - 1);
   const tabs = h('div', { class: 'tabs', role: 'tablist', 'aria-label': 'Record types' }, types.map(t =>
-    h('a', { role: 'tab', 'aria-selected': t.name === typeName ? 'true' : 'false', href: link(['zone', ...dbParts(db), z.zone], { owner: z.owner, type: t.name }) }, t.name)));
-  const newLink = h('a', { class: 'button', href: link(['new', ...dbParts(db), z.zone], { owner: z.owner, type: typeName }) }, 'New record');
-  if (!typeName) return show(h('h1', {}, 'Zone ' + z.zone), note('The schema of ' + db.e + ' has no record types yet.'), newLink);
+    h('a', { role: 'tab', 'aria-selected': t.name === typeName ? 'true' : 'false', href: link(['zone', ...dbParts(db), z.zone], { owner: z.owner, type: t.name, at }) }, t.name)));
+  const newLink = at ? null : h('a', { class: 'button', href: link(['new', ...dbParts(db), z.zone], { owner: z.owner, type: typeName }) }, 'New record');
+  const atInput = h('input', { id: 'view-at', type: 'text', placeholder: 'tag, ' + z.zone + '@SEQ, 2h ago…', value: at });
+  const tools = h('div', { class: 'toolbar' }, newLink,
+    h('a', { class: 'button', href: link(['history', ...dbParts(db), z.zone], { owner: z.owner }) }, 'History'),
+    h('form', { class: 'inline', onsubmit: ev => { ev.preventDefault(); location.hash = link(['zone', ...dbParts(db), z.zone], { owner: z.owner, type: typeName, at: atInput.value.trim() }); } },
+      h('label', { for: 'view-at' }, 'View at'), atInput, h('button', { type: 'submit' }, 'Go')),
+    at ? h('a', { class: 'button', href: link(['zone', ...dbParts(db), z.zone], { owner: z.owner, type: typeName }) }, 'Back to now') : null);
+  const pastBanner = at ? h('p', { class: 'past', role: 'status' }, 'Read-only: the zone as it was at ' + at + '.') : null;
+  if (!typeName) return show(h('h1', {}, 'Zone ' + z.zone), note('The schema of ' + db.e + ' has no record types yet.'), tools);
 
   const fields = userFields(type);
   const [sortField, sortDir] = sort.split(':');
@@ -207,14 +225,15 @@ async function renderZone(db, z, q) {
   const words = ['record', 'query', '--type', typeName];
   if (sortField) words.push('--sort', sortField + (sortDir === 'desc' ? ':desc' : ''));
   words.push('--limit', String(PAGE_SIZE));
+  if (at) words.push('--at', at);
   const command = h('p', { class: 'command' }, h('span', { class: 'label' }, 'Same as '), h('code', {}, ckCommand(db, z, words) + (page ? ' --continue MARKER' : '')));
   const heading = h('h1', {}, typeName, h('span', { class: 'sub' }, ' in ' + z.zone));
 
   let answer;
   try {
-    answer = await ws(db, 'records/query', body);
+    answer = await ws(db, 'records/query', body, at);
   } catch (err) {
-    return show(heading, tabs, command, errorBox(err, indexFix(err, db)), newLink);
+    return show(heading, pastBanner, tabs, command, errorBox(err, indexFix(err, db)), tools);
   }
   const records = answer.records || [];
   if (answer.continuationMarker) { markers[page + 1] = answer.continuationMarker; markers.length = page + 2; } else markers.length = page + 1;
@@ -223,19 +242,18 @@ async function renderZone(db, z, q) {
   const sortLink = (name, label) => {
     const next = sortField === name ? (sortDir === 'desc' ? '' : name + ':desc') : name;
     const dir = sortField === name ? (sortDir === 'desc' ? 'descending' : 'ascending') : 'none';
-    return h('th', { scope: 'col', 'aria-sort': dir }, h('a', { href: link(['zone', ...dbParts(db), z.zone], { owner: z.owner, type: typeName, sort: next }), title: 'Sort by ' + label }, label, dir === 'ascending' ? ' ▲' : dir === 'descending' ? ' ▼' : ''));
+    return h('th', { scope: 'col', 'aria-sort': dir }, h('a', { href: link(['zone', ...dbParts(db), z.zone], { owner: z.owner, type: typeName, sort: next, at }), title: 'Sort by ' + label }, label, dir === 'ascending' ? ' ▲' : dir === 'descending' ? ' ▼' : ''));
   };
   const head = h('tr', {}, h('th', { scope: 'col' }, 'recordName'), fields.map(f => f.sortable ? sortLink(f.name, f.name) : h('th', { scope: 'col', title: f.name + ' is not SORTABLE' }, f.name)), sortLink('___modTime', 'modified'));
   const rows = records.map(r => h('tr', {},
-    h('td', {}, r.serverErrorCode ? r.recordName + ' (' + r.serverErrorCode + ')' : h('a', { href: link(['record', ...dbParts(db), z.zone, r.recordName], { owner: z.owner }) }, r.recordName)),
+    h('td', {}, r.serverErrorCode ? r.recordName + ' (' + r.serverErrorCode + ')' : h('a', { href: link(['record', ...dbParts(db), z.zone, r.recordName], { owner: z.owner, at }) }, r.recordName)),
     fields.map(f => h('td', {}, brief(r.fields && r.fields[f.name]))),
     h('td', {}, r.modified ? when(r.modified.timestamp) : '')));
   const pager = h('nav', { class: 'pager', 'aria-label': 'Pages' },
-    page > 0 ? h('a', { class: 'button', href: link(['zone', ...dbParts(db), z.zone], { owner: z.owner, type: typeName, sort, page: page - 1 }) }, '← Previous') : null,
+    page > 0 ? h('a', { class: 'button', href: link(['zone', ...dbParts(db), z.zone], { owner: z.owner, type: typeName, sort, at, page: page - 1 }) }, '← Previous') : null,
     h('span', {}, 'Page ' + (page + 1) + ' · ' + records.length + ' record' + (records.length === 1 ? '' : 's')),
-    answer.continuationMarker ? h('a', { class: 'button', rel: 'next', href: link(['zone', ...dbParts(db), z.zone], { owner: z.owner, type: typeName, sort, page: page + 1 }) }, 'Next →') : null);
-  show(heading, tabs, command,
-    h('div', { class: 'toolbar' }, newLink),
+    answer.continuationMarker ? h('a', { class: 'button', rel: 'next', href: link(['zone', ...dbParts(db), z.zone], { owner: z.owner, type: typeName, sort, at, page: page + 1 }) }, 'Next →') : null);
+  show(heading, pastBanner, tabs, command, tools,
     records.length ? h('div', { class: 'scroll' }, h('table', { class: 'records' }, h('thead', {}, head), h('tbody', {}, rows))) : note('No ' + typeName + ' records in this zone.'),
     pager);
 }
@@ -301,19 +319,20 @@ function assetView(v) {
 
 // MARK: a record
 
-async function lookup(db, z, name) {
-  const answer = await ws(db, 'records/lookup', { zoneID: zoneID(z), records: [{ recordName: name }] });
+async function lookup(db, z, name, at) {
+  const answer = await ws(db, 'records/lookup', { zoneID: zoneID(z), records: [{ recordName: name }] }, at);
   return (answer.records || [])[0];
 }
 
 async function renderRecord(db, z, name, q) {
   crumbs(dbCrumbs(db, z).concat([[name]]));
-  const r = await lookup(db, z, name);
+  const at = q.get('at') || '';
+  const r = await lookup(db, z, name, at);
   if (!r || r.serverErrorCode) return show(h('h1', {}, name), errorBox({ code: r && r.serverErrorCode, message: (r && r.reason) || 'not found' }));
-  show(recordView(db, z, r, q.get('saved') ? note('Saved: change tag ' + r.recordChangeTag + '.') : null));
+  show(recordView(db, z, r, q.get('saved') ? note('Saved: change tag ' + r.recordChangeTag + '.') : null, at));
 }
 
-function recordView(db, z, r, status) {
+function recordView(db, z, r, status, at) {
   const fields = Object.keys(r.fields || {}).sort();
   const system = [['recordType', r.recordType], ['recordChangeTag', r.recordChangeTag],
     ['created', r.created && (when(r.created.timestamp) + ' by ' + (r.created.userRecordName || '?') + (r.created.deviceID ? ' on ' + r.created.deviceID : ''))],
@@ -322,8 +341,11 @@ function recordView(db, z, r, status) {
   return [
     h('h1', {}, r.recordName, h('span', { class: 'sub' }, ' ' + r.recordType)),
     status,
-    h('div', { class: 'toolbar' }, h('button', { type: 'button', onclick: () => renderEditor(db, z, r, r.recordType) }, 'Edit'), del),
-    h('p', { class: 'command' }, h('span', { class: 'label' }, 'Same as '), h('code', {}, ckCommand(db, z, ['record', 'get', r.recordName]))),
+    at ? h('p', { class: 'past', role: 'status' }, 'Read-only: the record as it was at ' + at + '.') : null,
+    h('div', { class: 'toolbar' }, at ? null : h('button', { type: 'button', onclick: () => renderEditor(db, z, r, r.recordType) }, 'Edit'), at ? null : del,
+      h('a', { class: 'button', href: link(['blame', ...dbParts(db), z.zone, r.recordName], { owner: z.owner, at }) }, 'Blame'),
+      h('a', { class: 'button', href: link(['history', ...dbParts(db), z.zone], { owner: z.owner, record: r.recordName }) }, 'History')),
+    h('p', { class: 'command' }, h('span', { class: 'label' }, 'Same as '), h('code', {}, ckCommand(db, z, ['record', 'get', r.recordName].concat(at ? ['--at', at] : [])))),
     h('h2', {}, 'Fields'),
     fields.length ? h('table', { class: 'fields' }, h('tbody', {}, fields.map(n => h('tr', {},
       h('th', { scope: 'row' }, n), h('td', { class: 'type' }, r.fields[n].type || ''), h('td', {}, valueView(db, z, r.fields[n])))))) : note('No fields.'),
@@ -474,6 +496,93 @@ async function showConflict(db, z, before, mine, out) {
   show(h('h1', {}, 'Conflict on ' + (mine || before).recordName),
     h('div', { class: 'error', role: 'alert' }, h('strong', {}, 'CONFLICT'), ' ', out.reason || 'the record changed on the server since you read it'),
     table, h('div', { class: 'toolbar' }, keepMine, keepServer), status);
+}
+
+// MARK: history
+
+function who(c) { return (c.userRecordName || '?') + (c.deviceID ? ' on ' + c.deviceID : ''); }
+
+async function renderHistory(db, z, q) {
+  const record = q.get('record') || '';
+  const until = q.get('until') || '';
+  crumbs(dbCrumbs(db, z).concat([[record ? 'History of ' + record : 'History']]));
+  const answer = await history(db, z, 'log', { recordName: record || null, until: until || null, limit: PAGE_SIZE });
+  const changes = answer.changes || [];
+  const words = ['log'].concat(record ? [record] : []).concat(until ? ['--until', until] : []).concat(['--limit', String(PAGE_SIZE), '--patch']);
+  const rows = changes.map(c => h('tr', {},
+    h('td', {}, h('a', { href: link(['change', ...dbParts(db), z.zone, String(c.seq)], { owner: z.owner }), title: 'Show change ' + c.seq }, z.zone + '@' + c.seq)),
+    h('td', {}, when(c.timestamp)),
+    h('td', {}, who(c)),
+    h('td', {}, c.operation),
+    h('td', {}, h('a', { href: link(['record', ...dbParts(db), z.zone, c.recordName], { owner: z.owner }) }, c.recordName)),
+    h('td', {}, Object.keys(c.fields || {}).sort().join(', '))));
+  const last = changes[changes.length - 1];
+  const compareFrom = h('input', { id: 'diff-from', type: 'text', placeholder: z.zone + '@1, a tag, 2h ago' });
+  const compareTo = h('input', { id: 'diff-to', type: 'text', placeholder: 'HEAD' });
+  show(h('h1', {}, record ? 'History of ' + record : 'History of ' + z.zone),
+    h('p', { class: 'command' }, h('span', { class: 'label' }, 'Same as '), h('code', {}, ckCommand(db, z, words))),
+    h('form', { class: 'inline toolbar', onsubmit: ev => { ev.preventDefault(); location.hash = link(['diff', ...dbParts(db), z.zone], { owner: z.owner, from: compareFrom.value.trim(), to: compareTo.value.trim() }); } },
+      h('label', { for: 'diff-from' }, 'Compare'), compareFrom, h('label', { for: 'diff-to' }, 'with'), compareTo, h('button', { type: 'submit' }, 'Diff')),
+    changes.length ? h('div', { class: 'scroll' }, h('table', { class: 'log' },
+      h('thead', {}, h('tr', {}, ['Change', 'When', 'Who', 'Operation', 'Record', 'Fields'].map(t => h('th', { scope: 'col' }, t)))), h('tbody', {}, rows)))
+      : note('No changes.'),
+    h('nav', { class: 'pager', 'aria-label': 'Pages' },
+      until ? h('a', { class: 'button', href: link(['history', ...dbParts(db), z.zone], { owner: z.owner, record }) }, '← Newest') : null,
+      last && last.seq > 1 && changes.length === PAGE_SIZE ? h('a', { class: 'button', href: link(['history', ...dbParts(db), z.zone], { owner: z.owner, record, until: z.zone + '@' + (last.seq - 1) }) }, 'Older →') : null));
+}
+
+// One change: the record before and after, each field side by side.
+async function renderChange(db, z, seq) {
+  crumbs(dbCrumbs(db, z).concat([['History', link(['history', ...dbParts(db), z.zone], { owner: z.owner })], [z.zone + '@' + seq]]));
+  const ref = z.zone + '@' + seq;
+  const answer = await history(db, z, 'show', { ref });
+  const c = answer.change;
+  show(h('h1', {}, 'Change ' + ref, h('span', { class: 'sub' }, ' ' + c.operation + ' ' + c.recordName)),
+    h('p', {}, when(c.timestamp) + ' by ' + who(c) + (c.recordChangeTag ? ' · change tag ' + c.recordChangeTag : '')),
+    h('p', { class: 'command' }, h('span', { class: 'label' }, 'Same as '), h('code', {}, ckCommand(db, z, ['show', ref]))),
+    h('div', { class: 'toolbar' },
+      h('a', { class: 'button', href: link(['zone', ...dbParts(db), z.zone], { owner: z.owner, type: c.recordType || '', at: ref }) }, 'View the zone at this change'),
+      c.operation !== 'delete' ? h('a', { class: 'button', href: link(['blame', ...dbParts(db), z.zone, c.recordName], { owner: z.owner, at: ref }) }, 'Blame at this change') : null),
+    fieldDiff(db, z, answer.fields || {}, answer.before, answer.after));
+}
+
+function fieldDiff(db, z, fields, before, after) {
+  const names = Object.keys(fields).sort();
+  if (!names.length) return note(before && !after ? 'The record was deleted.' : 'No field changed.');
+  return h('table', { class: 'diff' },
+    h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Field'), h('th', { scope: 'col' }, 'Before'), h('th', { scope: 'col' }, 'After'))),
+    h('tbody', {}, names.map(n => h('tr', {},
+      h('th', { scope: 'row' }, n),
+      h('td', { class: 'old' }, fields[n].old ? valueView(db, z, fields[n].old) : h('span', { class: 'null' }, 'absent')),
+      h('td', { class: 'new' }, fields[n].new ? valueView(db, z, fields[n].new) : h('span', { class: 'null' }, 'absent'))))));
+}
+
+async function renderDiff(db, z, from, to) {
+  crumbs(dbCrumbs(db, z).concat([['History', link(['history', ...dbParts(db), z.zone], { owner: z.owner })], ['Diff']]));
+  if (!from) return show(h('h1', {}, 'Diff'), errorBox({ code: 'BAD_REQUEST', message: 'name the point to compare from: ' + z.zone + '@SEQ, a tag or a time' }));
+  const answer = await history(db, z, 'diff', { from, to: to || null });
+  const changes = answer.changes || [];
+  show(h('h1', {}, 'From ' + from + ' to ' + (to || 'now')),
+    h('p', { class: 'command' }, h('span', { class: 'label' }, 'Same as '), h('code', {}, ckCommand(db, z, ['diff', from].concat(to ? [to] : [])))),
+    changes.length ? changes.map(c => h('section', { class: 'diff-record' },
+      h('h2', {}, h('span', { class: 'change-status ' + c.status }, c.status), ' ', c.status === 'deleted' ? c.recordName : h('a', { href: link(['record', ...dbParts(db), z.zone, c.recordName], { owner: z.owner }) }, c.recordName), h('span', { class: 'sub' }, ' ' + (c.recordType || ''))),
+      fieldDiff(db, z, c.fields || {}, c.status !== 'added', c.status !== 'deleted'))) : note('Nothing changed between these points.'));
+}
+
+// Which change last set each field of a record.
+async function renderBlame(db, z, name, at) {
+  crumbs(dbCrumbs(db, z).concat([[name, link(['record', ...dbParts(db), z.zone, name], { owner: z.owner, at })], ['Blame']]));
+  const answer = await history(db, z, 'blame', { recordName: name, at: at || null });
+  show(h('h1', {}, 'Blame ' + name, h('span', { class: 'sub' }, ' ' + answer.recordType + (at ? ' at ' + at : ''))),
+    h('p', { class: 'command' }, h('span', { class: 'label' }, 'Same as '), h('code', {}, ckCommand(db, z, ['blame', name].concat(at ? ['--at', at] : [])))),
+    h('table', { class: 'blame' },
+      h('thead', {}, h('tr', {}, ['Field', 'Value', 'Set by change', 'When', 'Who'].map(t => h('th', { scope: 'col' }, t)))),
+      h('tbody', {}, (answer.fields || []).map(f => h('tr', {},
+        h('th', { scope: 'row' }, f.field),
+        h('td', {}, valueView(db, z, { type: f.type, value: f.value })),
+        h('td', {}, h('a', { href: link(['change', ...dbParts(db), z.zone, String(f.seq)], { owner: z.owner }) }, z.zone + '@' + f.seq), ' (tag ' + f.recordChangeTag + ')'),
+        h('td', {}, when(f.timestamp)),
+        h('td', {}, who(f)))))));
 }
 
 // MARK: start

@@ -1,0 +1,115 @@
+import CKCore
+import CKJSON
+import CKModel
+import CKTestSupport
+import Foundation
+import XCTest
+@testable import CKServe
+
+/// The console API past its gate: each call answers what its ck command answers, and bad
+/// bodies are BAD_REQUEST naming the problem with nothing changed.
+final class ConsoleAPITests: XCTestCase {
+    var f: ServeFixture!
+    var headers: [(String, String)] = []
+    let container = ServeFixture.container
+
+    override func setUpWithError() throws {
+        f = try ServeFixture()
+        let token = String(try XCTUnwrap(f.server.consoleURL).split(separator: "=").last!)
+        headers = [("Cookie", "ck-console-\(f.port)=\(token)"), ("X-CK-Console", "1")]
+        let caller = Caller(container: container)
+        _ = try f.api.modifyZones(ZonesModifyRequest(json: ["operations": [["operationType": "create", "zone": ["zoneID": ["zoneName": "Lists"]]]]]), as: caller)
+        for (name, title) in [("a", "one"), ("b", "two")] {
+            _ = try f.api.modifyRecords(try ModifyRequest.parse(["zoneID": ["zoneName": "Lists"], "operations": [["operationType": "create", "record": ["recordName": .string(name), "recordType": "T", "fields": ["title": ["value": .string(title)]]]]]]), as: caller)
+        }
+        _ = try f.api.createTag(CreateTagRequest(name: "v1"), as: caller)
+        _ = try f.api.modifyRecords(try ModifyRequest.parse(["zoneID": ["zoneName": "Lists"], "operations": [["operationType": "forceUpdate", "record": ["recordName": "a", "recordType": "T", "fields": ["title": ["value": "ONE"]]]]]]), as: caller)
+    }
+
+    func post(_ path: String, _ json: String) throws -> HTTPTestClient.Answer {
+        try f.client().request("POST", path, json: json, headers: headers)
+    }
+
+    func history(_ call: String, _ extra: String) throws -> HTTPTestClient.Answer {
+        try post("/console/api/history/" + call, #"{"container":"\#(container)","environment":"development","database":"private","zoneName":"Lists"\#(extra)}"#)
+    }
+
+    func testHistoryCallsAnswerAsTheirCommands() throws {
+        let log = try history("log", #","limit":2"#)
+        XCTAssertEqual(log.status, 200, log.text)
+        let changes = try XCTUnwrap((log.json as? [String: Any])?["changes"] as? [[String: Any]])
+        XCTAssertEqual(changes.map { $0["seq"] as? Int }, [3, 2])
+        XCTAssertEqual((changes.first?["fields"] as? [String: Any])?.keys.sorted(), ["title"], "a change says what it set")
+        let older = try history("log", #","until":"Lists@2""#)
+        XCTAssertEqual(((older.json as? [String: Any])?["changes"] as? [[String: Any]])?.map { $0["seq"] as? Int }, [2, 1])
+
+        let show = try history("show", #","ref":"Lists@3""#)
+        let title = ((show.json as? [String: Any])?["fields"] as? [String: Any])?["title"] as? [String: Any]
+        XCTAssertEqual((title?["old"] as? [String: Any])?["value"] as? String, "one")
+        XCTAssertEqual((title?["new"] as? [String: Any])?["value"] as? String, "ONE")
+
+        let diff = try history("diff", #","from":"v1""#)
+        let diffed = (diff.json as? [String: Any])?["changes"] as? [[String: Any]]
+        XCTAssertEqual(diffed?.map { $0["recordName"] as? String }, ["a"], diff.text)
+
+        let blame = try history("blame", #","recordName":"a","at":"v1""#)
+        let fields = (blame.json as? [String: Any])?["fields"] as? [[String: Any]]
+        XCTAssertEqual(fields?.first?["value"] as? String, "one")
+        XCTAssertEqual(fields?.first?["seq"] as? Int, 1)
+
+        let tags = try history("tags", "")
+        XCTAssertEqual(((tags.json as? [String: Any])?["tags"] as? [[String: Any]])?.first?["name"] as? String, "v1")
+    }
+
+    func testRecordsReadAtAPointOfHistory() throws {
+        let base = "/console/ws/database/1/\(container)/development/private/"
+        let lookup = try post(base + "records/lookup?at=v1", #"{"zoneID":{"zoneName":"Lists"},"records":[{"recordName":"a"}]}"#)
+        XCTAssertTrue(lookup.text.contains(#""value":"one""#), lookup.text)
+        let now = try post(base + "records/lookup", #"{"zoneID":{"zoneName":"Lists"},"records":[{"recordName":"a"}]}"#)
+        XCTAssertTrue(now.text.contains(#""value":"ONE""#), now.text)
+        // Only reads have a past.
+        let write = try post(base + "records/modify?at=v1", #"{"zoneID":{"zoneName":"Lists"},"operations":[{"operationType":"forceDelete","record":{"recordName":"a"}}]}"#)
+        XCTAssertEqual(write.status, 400, write.text)
+        XCTAssertTrue(now.text.contains("ONE"))
+        XCTAssertEqual(try post(base + "records/lookup?at=nosuchtag", #"{"zoneID":{"zoneName":"Lists"},"records":[{"recordName":"a"}]}"#).status, 404)
+    }
+
+    func testBadBodiesAreRefusedNamingTheProblemAndChangeNothing() throws {
+        let before = try snapshot()
+        let cases: [(String, String, String)] = [
+            ("/console/api/history/log", "not json", "JSON object"),
+            ("/console/api/history/log", "[1,2]", "JSON object"),
+            ("/console/api/history/log", #"{"environment":"development","zoneName":"Lists"}"#, "container"),
+            ("/console/api/history/log", #"{"container":"\#(container)","zoneName":"Lists","limit":"ten"}"#, "limit"),
+            ("/console/api/history/log", #"{"container":"\#(container)","zoneName":"Lists","limit":100000}"#, "limit"),
+            ("/console/api/history/log", #"{"container":"\#(container)","zoneName":7}"#, "zoneName"),
+            ("/console/api/history/log", #"{"container":"\#(container)","zoneName":"Lists","database":"secret"}"#, "database"),
+            ("/console/api/history/show", #"{"container":"\#(container)","zoneName":"Lists","ref":"Lists@999999999999999999999"}"#, "too large"),
+            ("/console/api/history/show", #"{"container":"\#(container)","zoneName":"Lists"}"#, "ref"),
+            ("/console/api/history/nothing", #"{"container":"\#(container)","zoneName":"Lists"}"#, "log, show"),
+            ("/console/api/schema/index", #"{"container":"\#(container)","recordType":"T","fieldName":"title","index":"FAST"}"#, "QUERYABLE"),
+            ("/console/api/history/log", #"{"container":"../../etc","zoneName":"Lists"}"#, "container"),
+        ]
+        for (path, body, names) in cases {
+            let r = try post(path, body)
+            XCTAssertTrue((400...404).contains(r.status), "\(path) \(body): \(r.status) \(r.text)")
+            XCTAssertTrue(r.text.contains(names), "\(path) \(body): \(r.text)")
+        }
+        XCTAssertEqual(try f.client().request("GET", "/console/api/history/log", headers: headers).status, 400, "history calls are POSTs")
+        XCTAssertEqual(try snapshot(), before)
+    }
+
+    /// Every file of the data directory with its bytes.
+    func snapshot() throws -> [String: Data] {
+        // The fixture's API is a server's: its commits publish their files after the answer.
+        f.api.finishPublishing()
+        var out: [String: Data] = [:]
+        let e = FileManager.default.enumerator(atPath: f.root)!
+        while let rel = e.nextObject() as? String {
+            var dir: ObjCBool = false
+            let path = f.root + "/" + rel
+            if FileManager.default.fileExists(atPath: path, isDirectory: &dir), !dir.boolValue { out[rel] = FileManager.default.contents(atPath: path) }
+        }
+        return out
+    }
+}
