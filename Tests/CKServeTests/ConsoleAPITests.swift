@@ -2,6 +2,7 @@ import CKCore
 import CKJSON
 import CKModel
 import CKTestSupport
+import CKHTTP
 import Foundation
 import XCTest
 @testable import CKServe
@@ -97,6 +98,40 @@ final class ConsoleAPITests: XCTestCase {
         }
         XCTAssertEqual(try f.client().request("GET", "/console/api/history/log", headers: headers).status, 400, "history calls are POSTs")
         XCTAssertEqual(try snapshot(), before)
+    }
+
+    func testTheRequestLogShowsAppsRequestsWithoutTheirSecrets() throws {
+        _ = try f.post("private", "zones/list", "{}")
+        _ = try f.client().request("POST", "/device/1/\(container)/development/tokens/create?ckAPIToken=\(f.apiToken)&ckWebAuthToken=\(f.session)",
+                                   json: #"{"apnsEnvironment":"development"}"#)
+        _ = try f.client().request("GET", "/console/api/overview", headers: headers)
+        let list = try f.client().request("GET", "/console/api/requests", headers: headers)
+        let entries = try XCTUnwrap((list.json as? [String: Any])?["requests"] as? [[String: Any]])
+        XCTAssertEqual(entries.compactMap { $0["path"] as? String }.map { $0.hasSuffix("tokens/create") || $0.hasSuffix("zones/list") }, [true, true],
+                       "the apps' requests, newest first; the console's own API is not logged: \(entries)")
+        XCTAssertEqual(entries.last?["caller"] as? String, "API token, web session")
+        XCTAssertFalse(list.text.contains(f.apiToken) || list.text.contains(f.session), list.text)
+        let id = try XCTUnwrap(entries.first?["id"] as? Int)
+        let one = try f.client().request("GET", "/console/api/requests/\(id)", headers: headers)
+        let response = try XCTUnwrap((one.json as? [String: Any])?["responseBody"] as? String)
+        XCTAssertTrue(response.contains(#""apnsToken":"…""#), response)
+        XCTAssertFalse(one.text.contains(f.apiToken) || one.text.contains(f.session), one.text)
+        let after = try f.client().request("GET", "/console/api/requests?after=\(id)", headers: headers)
+        XCTAssertEqual(((after.json as? [String: Any])?["requests"] as? [Any])?.count, 0)
+        XCTAssertEqual(try f.client().request("GET", "/console/api/requests/999999", headers: headers).status, 404)
+    }
+
+    func testTheRequestLogKeepsTheNewestAndCutsBodies() {
+        let log = RequestLog(capacity: 3, bodyLimit: 10)
+        let head = HTTPRequestHead(method: "POST", target: "/database/1/c/development/private/records/modify", headers: HTTPHeaders())
+        for n in 1...5 {
+            log.add(head, path: head.path, caller: "API token", request: Array("{\"n\":\(n),\"ckWebAuthToken\":\"secret\"}".utf8),
+                    response: HTTPResponse(status: 200, body: Array(String(repeating: "x", count: 40).utf8)), milliseconds: 1, binaryBodies: false)
+        }
+        XCTAssertEqual(log.list(after: 0).map(\.id), [5, 4, 3])
+        XCTAssertEqual(log.entry(5)?.requestBody, #"{"ckWebAuthToken":"…","n":5}"#.prefix(10) + "… (33 bytes in all)")
+        XCTAssertTrue(log.entry(5)?.responseBody.hasPrefix("xxxxxxxxxx…") == true)
+        XCTAssertNil(log.entry(1))
     }
 
     /// Every file of the data directory with its bytes.

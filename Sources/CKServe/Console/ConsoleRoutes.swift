@@ -11,6 +11,8 @@ import CKModel
 /// request in before it comes here.
 struct ConsoleRoutes: Sendable {
     let gate: ConsoleGate
+    /// The server's recent requests, for the live view.
+    let requests = RequestLog()
 
     /// A path under `/console` that needs the console header: everything but the page and its
     /// files, which a browser loads without one.
@@ -43,6 +45,17 @@ struct ConsoleRoutes: Sendable {
             try require(head, ["GET"])
             let (container, environment) = try containerAndEnvironment(query)
             return handler.json(200, try handler.api.exportSchemaJSON(as: .console(container: container, environment: environment, scope: .private, appleID: query["as"])))
+        case "/api/requests":
+            try require(head, ["GET"])
+            let after = query["after"].flatMap { Int($0) } ?? 0
+            return handler.json(200, DocumentBody(["requests": .array(requests.list(after: after).map { requests.json($0, bodies: false) })], listKey: "requests"))
+        case "/api/faults":
+            if head.method == "POST" { return handler.json(200, try handler.api.addFault(try AddFaultRequest(json: .object(try json(request))))) }
+            try require(head, ["GET"])
+            return handler.json(200, try handler.api.faults())
+        case "/api/faults/clear":
+            try require(head, ["POST"])
+            return handler.json(200, try handler.api.clearFaults(ClearFaultsRequest(id: try ConsoleHistory.optionalString(try json(request), "id"))))
         case "/api/schema/index":
             try require(head, ["POST"])
             let body = try json(request)
@@ -55,6 +68,13 @@ struct ConsoleRoutes: Sendable {
             let caller = Caller.console(container: container, environment: environment, scope: .private, appleID: body["as"]?.stringValue)
             return handler.json(200, try handler.api.addSchemaIndexes(SchemaIndexRequest(recordType: type, fieldName: field, indexes: [kind]), as: caller))
         default:
+            if rest.hasPrefix("/api/requests/") {
+                try require(head, ["GET"])
+                guard let id = Int(rest.dropFirst(14)), let e = requests.entry(id) else {
+                    throw CloudKitError(.notFound, "no request \(Names.describe(String(rest.dropFirst(14).prefix(40)))) in the log (it keeps the newest \(requests.capacity))")
+                }
+                return handler.json(200, DocumentBody(requests.json(e, bodies: true).objectValue ?? [:]))
+            }
             if rest.hasPrefix("/api/history/") {
                 try require(head, ["POST"])
                 return handler.json(200, try ConsoleHistory(api: handler.api).answer(String(rest.dropFirst(13)), try json(request)))

@@ -129,6 +129,40 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
     static let smallBodyLimit = 64 * 1024
 
     public func respond(to request: HTTPRequest) -> HTTPResponse {
+        let started = DispatchTime.now().uptimeNanoseconds
+        var response = answer(request)
+        if let console, let route = (request.context as? AdmittedRequest)?.route, let caller = Self.consoleLogCaller(route, request.head) {
+            let ms = Double(DispatchTime.now().uptimeNanoseconds - started) / 1_000_000
+            var opaque = false
+            switch route {
+            case .upload, .asset, .signIn, .configScript: opaque = true
+            default: break
+            }
+            console.requests.add(request.head, path: Self.loggedPath(request.head.path), caller: caller, request: request.body, response: response,
+                                 milliseconds: ms, binaryBodies: opaque)
+        }
+        return response
+    }
+
+    /// Who the console's request log says a request came from, by the credential it carried
+    /// (never the credential itself); nil for the console's own page and API, which it does
+    /// not log.
+    static func consoleLogCaller(_ route: WebServicesRoute, _ head: HTTPRequestHead) -> String? {
+        let query = QueryString(head.query ?? "")
+        switch route {
+        case .console(let rest):
+            guard rest.hasPrefix("/ws/") else { return nil }
+            return "console" + (query["as"].map { $0.isEmpty ? "" : " as " + $0 } ?? "")
+        case .database, .device:
+            if head.headers["X-Apple-CloudKit-Request-SignatureV1"] != nil { return "server-to-server key" }
+            return query["ckWebAuthToken"] != nil ? "API token, web session" : "API token"
+        case .webCourier: return "web client (long-poll)"
+        case .upload, .asset: return "capability URL"
+        case .signIn, .configScript: return "page"
+        }
+    }
+
+    private func answer(_ request: HTTPRequest) -> HTTPResponse {
         let head = request.head
         var response: HTTPResponse
         // The engine hands back what `admit` gave it; it calls `respond` for no other request.

@@ -103,6 +103,7 @@ function dbCrumbs(db, zone) {
 }
 
 async function render() {
+  if (state.timer) { clearInterval(state.timer); state.timer = null; }
   const { parts, q } = parseHash();
   const [view, c, e, s, zone, name] = parts;
   const db = { c, e, s };
@@ -115,6 +116,8 @@ async function render() {
       case 'zone': return await renderZone(db, z, q);
       case 'record': return await renderRecord(db, z, name, q);
       case 'new': return await renderEditor(db, z, null, q.get('type') || '');
+      case 'live': return await renderLive(parts[1] || '');
+      case 'faults': return await renderFaults();
       case 'history': return await renderHistory(db, z, q);
       case 'change': return await renderChange(db, z, name);
       case 'blame': return await renderBlame(db, z, name, q.get('at') || '');
@@ -583,6 +586,121 @@ async function renderBlame(db, z, name, at) {
         h('td', {}, h('a', { href: link(['change', ...dbParts(db), z.zone, String(f.seq)], { owner: z.owner }) }, z.zone + '@' + f.seq), ' (tag ' + f.recordChangeTag + ')'),
         h('td', {}, when(f.timestamp)),
         h('td', {}, who(f)))))));
+}
+
+// MARK: live requests
+
+// The server's recent requests, newest first, followed as they come (a poll a second while this
+// view is open). A row opens to its bodies, secrets masked by the server.
+async function renderLive(open) {
+  crumbs([['ck', '#/'], ['Live requests']]);
+  const tbody = h('tbody', {});
+  const detail = h('div', { class: 'detail' });
+  let last = 0;
+  const row = e => {
+    const tr = h('tr', { class: 'row', tabindex: '0', 'data-id': e.id, onclick: () => openRequest(e.id), onkeydown: ev => { if (ev.key === 'Enter') openRequest(e.id); } },
+      h('td', {}, new Date(e.time).toISOString().slice(11, 23)),
+      h('td', {}, e.method),
+      h('td', { title: e.path }, shortPath(e.path)),
+      h('td', {}, e.caller),
+      h('td', { class: e.status >= 400 ? 'bad' : '' }, String(e.status) + (e.serverErrorCode ? ' ' + e.serverErrorCode : '')),
+      h('td', {}, e.milliseconds.toFixed(1) + ' ms'));
+    return tr;
+  };
+  async function openRequest(id) {
+    try {
+      const e = await consoleAPI('requests/' + id);
+      detail.replaceChildren(h('h2', {}, e.method + ' ' + e.path + ' → ' + e.status + (e.serverErrorCode ? ' ' + e.serverErrorCode : '')),
+        h('h3', {}, 'Request'), h('pre', { class: 'body' }, pretty(e.requestBody) || '(no body)'),
+        h('h3', {}, 'Response'), h('pre', { class: 'body' }, pretty(e.responseBody) || '(no body)'));
+    } catch (err) { detail.replaceChildren(errorBox(err)); }
+  }
+  async function poll() {
+    const answer = await consoleAPI('requests?after=' + last);
+    const fresh = answer.requests || [];
+    if (fresh.length) {
+      last = fresh[0].id;
+      tbody.prepend(...fresh.map(row));
+      while (tbody.children.length > 500) tbody.lastChild.remove();
+    }
+  }
+  await poll();
+  show(h('h1', {}, 'Live requests'),
+    note('Requests to this server — apps, scripts, the console\'s own Web Services calls — newest first, as they come. The server keeps the last 500; tokens are never shown.'),
+    detail,
+    h('div', { class: 'scroll' }, h('table', { class: 'requests' },
+      h('thead', {}, h('tr', {}, ['Time', 'Method', 'Path', 'Caller', 'Status', 'Took'].map(t => h('th', { scope: 'col' }, t)))), tbody)));
+  if (open) openRequest(open);
+  state.timer = setInterval(() => poll().catch(() => {}), 1000);
+}
+// /database/1/C/E/private/records/modify → "C · E · private · records/modify"
+function shortPath(path) {
+  const m = /^(?:\/console\/ws)?\/database\/1\/([^/]+)\/([^/]+)\/([^/]+)\/(.+)$/.exec(path);
+  return m ? m[1] + ' · ' + m[2] + ' · ' + m[3] + ' · ' + m[4] : path;
+}
+function pretty(text) {
+  if (!text) return '';
+  try { return JSON.stringify(JSON.parse(text), null, 2); } catch (e) { return text; }
+}
+
+// MARK: faults
+
+const FAULT_OPS = ['records/modify', 'records/lookup', 'records/query', 'zones/modify', 'zones/list', 'zones/lookup', 'changes/zone', 'changes/database',
+  'subscriptions/modify', 'subscriptions/list', 'users/caller', 'assets/upload', 'account/status', 'notifications/deliver'];
+const FAULT_CODES = ['THROTTLED', 'ZONE_BUSY', 'SERVICE_UNAVAILABLE', 'TRY_AGAIN_LATER', 'NETWORK_FAILURE', 'QUOTA_EXCEEDED', 'INTERNAL_ERROR', 'LIMIT_EXCEEDED',
+  'CHANGE_TOKEN_EXPIRED', 'AUTHENTICATION_REQUIRED', 'AUTHENTICATION_FAILED', 'ACCESS_DENIED', 'BAD_REQUEST', 'ZONE_NOT_FOUND', 'NOT_FOUND', 'CONFLICT', 'EXISTS'];
+
+async function renderFaults() {
+  crumbs([['ck', '#/'], ['Faults']]);
+  const answer = await consoleAPI('faults');
+  const faults = answer.faults || [];
+  const status = h('div', { class: 'status' });
+  const field = (id, label, input) => [h('label', { for: id }, label), input];
+  const op = h('input', { id: 'fault-op', type: 'text', list: 'fault-ops', required: true, placeholder: 'records/modify' });
+  const code = h('select', { id: 'fault-error' }, FAULT_CODES.map(c => h('option', { value: c }, c)));
+  const times = h('input', { id: 'fault-times', type: 'text', inputmode: 'numeric', placeholder: 'every time until cleared' });
+  const retry = h('input', { id: 'fault-retry', type: 'text', inputmode: 'numeric', placeholder: 'THROTTLED, ZONE_BUSY, …' });
+  const zone = h('input', { id: 'fault-zone', type: 'text', placeholder: 'any zone' });
+  const record = h('input', { id: 'fault-record', type: 'text', placeholder: 'any record' });
+  const num = (input, name) => {
+    const t = input.value.trim();
+    if (!t) return undefined;
+    if (!/^\d+$/.test(t)) throw new Error(name + ' is a whole number, not "' + t + '"');
+    return Number(t);
+  };
+  const form = h('form', { class: 'fault', onsubmit: async ev => {
+    ev.preventDefault();
+    try {
+      const fault = { op: op.value.trim(), error: code.value };
+      const n = num(times, 'times'), r = num(retry, 'retryAfter');
+      if (n !== undefined) fault.times = n;
+      if (r !== undefined) fault.retryAfter = r;
+      if (zone.value.trim()) fault.zone = zone.value.trim();
+      if (record.value.trim()) fault.record = record.value.trim();
+      await consoleAPI('faults', fault);
+      render();
+    } catch (err) { status.replaceChildren(errorBox(err)); }
+  } },
+    field('fault-op', 'Operation', op), h('datalist', { id: 'fault-ops' }, FAULT_OPS.map(o => h('option', { value: o }))),
+    field('fault-error', 'Fails with', code), field('fault-times', 'Times', times), field('fault-retry', 'Retry after (s)', retry),
+    field('fault-zone', 'Zone', zone), field('fault-record', 'Record', record),
+    h('span', {}), h('div', {}, h('button', { type: 'submit', class: 'primary' }, 'Arm')));
+  const clear = async id => {
+    try { await consoleAPI('faults/clear', id ? { id } : {}); render(); } catch (err) { status.replaceChildren(errorBox(err)); }
+  };
+  show(h('h1', {}, 'Faults'),
+    note('An armed fault makes the next matching operations fail as CloudKit fails them — from apps, scripts, the CLI and this console alike. Watch them fire in Live requests.'),
+    faults.length ? h('table', { class: 'faults' },
+      h('thead', {}, h('tr', {}, ['ID', 'Operation', 'Fails with', 'Times left', 'Scope', ''].map(t => h('th', { scope: 'col' }, t)))),
+      h('tbody', {}, faults.map(f => h('tr', {},
+        h('td', {}, f.id), h('td', {}, f.op), h('td', {}, (f.error || 'drop') + (f.retryAfter ? ' (retry after ' + f.retryAfter + ' s)' : '')),
+        h('td', {}, f.times == null ? 'until cleared' : String(f.times)),
+        h('td', {}, ['zone', 'record', 'user', 'device'].filter(k => f[k]).map(k => k + ' ' + f[k]).join(', ') || 'everything'),
+        h('td', {}, h('button', { type: 'button', class: 'small', onclick: () => clear(f.id) }, 'Clear ' + f.id))))))
+      : note('No faults armed.'),
+    faults.length ? h('div', { class: 'toolbar' }, h('button', { type: 'button', onclick: () => clear(null) }, 'Clear all')) : null,
+    h('h2', {}, 'Arm a fault'), form, status,
+    h('p', { class: 'command' }, h('span', { class: 'label' }, 'Same as '), h('code', {}, 'ck fault add --op OP --error CODE [--times N] [--retry-after S] [--zone Z] [--record R]')));
 }
 
 // MARK: start

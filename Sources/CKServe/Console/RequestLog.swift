@@ -1,0 +1,102 @@
+import CKHTTP
+import CKJSON
+import Foundation
+
+/// The server's recent requests, for the console's live view: a bounded ring kept in memory
+/// (the newest `capacity`), each with its bodies cut to `bodyLimit` bytes and the secrets its
+/// bodies can hold masked. The log on stderr stays the record; this is what a person looks at.
+/// It is the server's own state, not the store's: a command line has none.
+final class RequestLog: @unchecked Sendable {
+    struct Entry {
+        let id: Int
+        let time: Int64
+        let method: String
+        let path: String
+        let caller: String
+        let status: Int
+        let milliseconds: Double
+        let error: String?
+        let requestBody: String
+        let responseBody: String
+    }
+
+    let capacity: Int
+    let bodyLimit: Int
+    private let lock = NSLock()
+    private var entries: [Entry] = []
+    private var next = 1
+
+    init(capacity: Int = 500, bodyLimit: Int = 16 * 1024) {
+        self.capacity = capacity
+        self.bodyLimit = bodyLimit
+    }
+
+    /// Members whose values are secrets wherever they appear in a body: sessions, push tokens
+    /// (a long-poll URL is one), API tokens.
+    static let secretKeys: Set<String> = ["ckWebAuthToken", "ckSession", "apnsToken", "webcourierURL", "apiToken", "ckAPIToken", "token"]
+
+    func add(_ head: HTTPRequestHead, path: String, caller: String, request: [UInt8], response: HTTPResponse, milliseconds: Double, binaryBodies: Bool) {
+        let error = response.status >= 400 ? (try? JSONParser.parse(response.body))?["serverErrorCode"]?.stringValue : nil
+        let time = Int64(Date().timeIntervalSince1970 * 1000)
+        let req = binaryBodies ? "(\(request.count) bytes)" : Self.shown(request, limit: bodyLimit)
+        let res = binaryBodies ? "(\(response.body.count) bytes)" : Self.shown(response.body, limit: bodyLimit)
+        lock.lock()
+        defer { lock.unlock() }
+        entries.append(Entry(id: next, time: time, method: head.method, path: path, caller: caller, status: response.status,
+                             milliseconds: milliseconds, error: error, requestBody: req, responseBody: res))
+        next += 1
+        if entries.count > capacity { entries.removeFirst(entries.count - capacity) }
+    }
+
+    /// Entries after `after`, newest first, at most `limit`.
+    func list(after: Int, limit: Int = 200) -> [Entry] {
+        lock.lock()
+        defer { lock.unlock() }
+        return Array(entries.reversed().prefix { $0.id > after }.prefix(limit))
+    }
+
+    func entry(_ id: Int) -> Entry? {
+        lock.lock()
+        defer { lock.unlock() }
+        return entries.first { $0.id == id }
+    }
+
+    /// A body as the console shows it: JSON with its secrets masked, compact; other text as it
+    /// is; bytes that are not UTF-8 by their count. Cut at `limit` bytes.
+    static func shown(_ body: [UInt8], limit: Int) -> String {
+        if body.isEmpty { return "" }
+        var text: String
+        if let json = try? JSONParser.parse(body) {
+            text = JSONWriter.compact(masked(json))
+        } else if let s = String(validating: body, as: UTF8.self) {
+            text = s
+        } else {
+            return "(\(body.count) bytes)"
+        }
+        if text.utf8.count > limit { text = String(decoding: text.utf8.prefix(limit), as: UTF8.self) + "… (\(body.count) bytes in all)" }
+        return text
+    }
+
+    static func masked(_ v: JSONValue) -> JSONValue {
+        switch v {
+        case .object(let o):
+            var out: [String: JSONValue] = [:]
+            for (k, x) in o { out[k] = secretKeys.contains(k) && x.stringValue != nil ? .string("…") : masked(x) }
+            return .object(out)
+        case .array(let a): return .array(a.map(masked))
+        default: return v
+        }
+    }
+
+    func json(_ e: Entry, bodies: Bool) -> JSONValue {
+        var o: [String: JSONValue] = ["id": .int(Int64(e.id)), "time": .int(e.time), "method": .string(e.method), "path": .string(e.path),
+                                      "caller": .string(e.caller), "status": .int(Int64(e.status)),
+                                      "milliseconds": .double((e.milliseconds * 10).rounded() / 10)]
+        if let err = e.error { o["serverErrorCode"] = .string(err) }
+        if bodies {
+            o["requestBody"] = .string(e.requestBody)
+            o["responseBody"] = .string(e.responseBody)
+        }
+        return .object(o)
+    }
+}
