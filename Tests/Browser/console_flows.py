@@ -321,6 +321,29 @@ def _():
     shows(d, 'No faults armed')
 
 
+@flow('deploys the schema to production after a preview')
+def _():
+    d.get(base + '/console/#/')
+    shows(d, container)
+    d.find_element(By.LINK_TEXT, 'Schema').click()
+    shows(d, 'Development → production')
+    added = d.find_element(By.CSS_SELECTOR, 'pre.schema-diff').text
+    assert any(l.startswith('+') and 'RECORD TYPE ToDo' in l for l in added.split('\n')), added
+    assert 'SORTABLE' in main_text(d) and '--sort priority' in main_text(d)
+    shot(d, 'schema')
+    d.find_element(By.XPATH, "//button[.='Deploy to production…']").click()
+    dialog = wait_for(d, lambda d: d.find_element(By.XPATH, "//div[@role='alertdialog']"))
+    assert 'record type ToDo' in dialog.text, dialog.text
+    assert 'RECORD TYPE ToDo' not in subprocess.run([ck, '--container', container, '--env', 'production', 'schema', 'export'],
+                                                    env=dict(os.environ, CK_DATA_DIR=data_dir), capture_output=True, text=True).stdout, 'a preview deploys nothing'
+    dialog.find_element(By.XPATH, "button[.='Deploy to production']").click()
+    shows(d, 'Deployed')
+    shows(d, 'nothing to deploy')
+    prod = subprocess.run([ck, '--container', container, '--env', 'production', 'schema', 'export'], env=dict(os.environ, CK_DATA_DIR=data_dir),
+                          capture_output=True, text=True).stdout
+    assert 'RECORD TYPE ToDo' in prod, prod
+
+
 @flow('fits a phone')
 def _():
     d.set_window_size(390, 844)

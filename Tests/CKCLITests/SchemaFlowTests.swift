@@ -11,8 +11,15 @@ final class SchemaFlowTests: XCTestCase {
         s.assertUnchanged("production save") {
             assertFailure(s.run(["--env", "production"] + save), exit: 6, contains: "Cannot create new type ToDoItem in production schema")
         }
+        s.assertUnchanged("a deploy's preview") {
+            let preview = s.ck("schema", "deploy", "--dry-run")
+            XCTAssertEqual(preview.status, 0, preview.stderr)
+            XCTAssertEqual(preview.object["deployed"] as? Bool, false)
+            XCTAssertEqual(preview.object["recordTypesAdded"] as? [String], ["ToDoItem"])
+        }
         let deploy = s.ck("schema", "deploy")
         XCTAssertEqual(deploy.status, 0, deploy.stderr)
+        XCTAssertEqual(deploy.object["deployed"] as? Bool, true)
         XCTAssertEqual(deploy.object["recordTypesAdded"] as? [String], ["ToDoItem"])
         XCTAssertEqual(s.run(["--env", "production"] + save).status, 0)
         s.assertUnchanged("new field in production") {

@@ -56,6 +56,17 @@ struct ConsoleRoutes: Sendable {
         case "/api/faults/clear":
             try require(head, ["POST"])
             return handler.json(200, try handler.api.clearFaults(ClearFaultsRequest(id: try ConsoleHistory.optionalString(try json(request), "id"))))
+        case "/api/schema/text":
+            try require(head, ["GET"])
+            let (container, environment) = try containerAndEnvironment(query)
+            return handler.json(200, try handler.api.exportSchema(as: .console(container: container, environment: environment, scope: .private, appleID: nil)))
+        case "/api/schema/deploy":
+            try require(head, ["POST"])
+            let body = try json(request)
+            let (container, _) = try containerAndEnvironment(body)
+            // A preview asked for with the wrong type must not deploy.
+            guard let dryRun = body["dryRun"].map({ $0.boolValue }) ?? false else { throw CloudKitError.badRequest("dryRun is true or false") }
+            return handler.json(200, try handler.api.deploySchema(as: .console(container: container, environment: .development, scope: .private, appleID: nil), dryRun: dryRun))
         case "/api/schema/index":
             try require(head, ["POST"])
             let body = try json(request)

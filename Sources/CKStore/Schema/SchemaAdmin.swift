@@ -36,10 +36,10 @@ package struct SchemaAdmin {
 
     /// Promotes the development schema to production, additively; refuses (changing nothing)
     /// when it would remove or retype anything production has.
-    package func deploy() throws -> DeployResult {
+    /// `dryRun`: what a deploy would add, with nothing written.
+    package func deploy(dryRun: Bool = false) throws -> DeployResult {
         let dev = try store(.development).load()
-        return try store(.production).withLock {
-            let prod = try store(.production).load()
+        func plan(_ prod: Schema) throws -> DeployResult {
             if let why = SchemaAdmin.loss(from: prod, to: dev) {
                 throw CloudKitError.badRequest("cannot deploy: \(why); the development schema must keep everything production has")
             }
@@ -48,8 +48,15 @@ package struct SchemaAdmin {
                 guard let p = prod.types[name] else { types.append(name); continue }
                 for f in t.userFields where p.fields[f.name] == nil { fields.append("\(name).\(f.name)") }
             }
-            if dev != prod { try store(.production).save(dev) }
             return DeployResult(typesAdded: types, fieldsAdded: fields)
+        }
+        // A preview reads production without its lock, which would make its directory.
+        if dryRun { return try plan(try store(.production).load()) }
+        return try store(.production).withLock {
+            let prod = try store(.production).load()
+            let r = try plan(prod)
+            if dev != prod { try store(.production).save(dev) }
+            return r
         }
     }
 

@@ -118,6 +118,7 @@ async function render() {
       case 'new': return await renderEditor(db, z, null, q.get('type') || '');
       case 'live': return await renderLive(parts[1] || '');
       case 'faults': return await renderFaults();
+      case 'schema': return await renderSchema(c);
       case 'history': return await renderHistory(db, z, q);
       case 'change': return await renderChange(db, z, name);
       case 'blame': return await renderBlame(db, z, name, q.get('at') || '');
@@ -160,6 +161,7 @@ function renderOverview() {
   }
   const list = h('ul', { class: 'containers' }, o.containers.map(c => h('li', {},
     h('h2', {}, c.containerIdentifier, c.containerIdentifier === o.defaultContainer ? h('span', { class: 'badge' }, 'default') : null),
+    h('a', { class: 'schema-link', href: link(['schema', c.containerIdentifier]) }, 'Schema'),
     h('ul', { class: 'environments' }, c.environments.map(e => h('li', {}, h('span', { class: 'env' }, e), ' ',
       ['public', 'private', 'shared'].map(s => h('a', { class: 'db', href: link(['db', c.containerIdentifier, e, s]) }, s))))))));
   show(h('h1', {}, 'Containers'), list);
@@ -701,6 +703,79 @@ async function renderFaults() {
     faults.length ? h('div', { class: 'toolbar' }, h('button', { type: 'button', onclick: () => clear(null) }, 'Clear all')) : null,
     h('h2', {}, 'Arm a fault'), form, status,
     h('p', { class: 'command' }, h('span', { class: 'label' }, 'Same as '), h('code', {}, 'ck fault add --op OP --error CODE [--times N] [--retry-after S] [--zone Z] [--record R]')));
+}
+
+// MARK: schema
+
+// A line diff (longest common subsequence): what a deploy adds ('+'), what production has that
+// development lacks ('-'), the rest (' ').
+function lineDiff(a, b) {
+  const n = a.length, m = b.length;
+  const L = Array.from({ length: n + 1 }, () => new Int32Array(m + 1));
+  for (let i = n - 1; i >= 0; i--) for (let j = m - 1; j >= 0; j--) L[i][j] = a[i] === b[j] ? L[i + 1][j + 1] + 1 : Math.max(L[i + 1][j], L[i][j + 1]);
+  const out = [];
+  let i = 0, j = 0;
+  while (i < n && j < m) {
+    if (a[i] === b[j]) { out.push([' ', a[i]]); i++; j++; } else if (L[i + 1][j] >= L[i][j + 1]) out.push(['-', a[i++]]); else out.push(['+', b[j++]]);
+  }
+  while (i < n) out.push(['-', a[i++]]);
+  while (j < m) out.push(['+', b[j++]]);
+  return out;
+}
+
+function allows(f) {
+  const q = [], name = f.name === '___recordID' ? 'recordName' : f.name;
+  if (f.queryable) q.push("--filter '" + name + " == …'");
+  if (f.sortable) q.push('--sort ' + name);
+  if (f.searchable) q.push("--filter '" + name + " CONTAINS_ANY_TOKENS …'");
+  return q.join(', ');
+}
+
+async function renderSchema(container) {
+  crumbs([['ck', '#/'], ['Schema of ' + container]]);
+  const q = e => 'container=' + encodeURIComponent(container) + '&environment=' + e;
+  const [dev, prod, types] = await Promise.all([consoleAPI('schema/text?' + q('development')), consoleAPI('schema/text?' + q('production')), consoleAPI('schema?' + q('development'))]);
+  const diff = lineDiff(prod.schema.split('\n'), dev.schema.split('\n'));
+  const pending = diff.some(([k]) => k !== ' ');
+  const status = h('div', { class: 'status' });
+  const deployBox = h('div', {});
+  async function preview() {
+    try {
+      const p = await consoleAPI('schema/deploy', { container, dryRun: true });
+      const adds = (p.recordTypesAdded || []).map(t => 'record type ' + t).concat((p.fieldsAdded || []).map(f => 'field ' + f));
+      deployBox.replaceChildren(h('div', { class: 'confirm', role: 'alertdialog', 'aria-label': 'Deploy to production' },
+        h('p', {}, 'Deploy the development schema to production? ' + (adds.length ? 'It adds ' + adds.join(', ') + ', and every index and GRANT development has.' : 'It adds no type or field; indexes, GRANTs and roles become development\'s.') + ' Production is additive: this cannot be taken back.'),
+        h('button', { type: 'button', class: 'primary', onclick: deploy }, 'Deploy to production'),
+        h('button', { type: 'button', onclick: () => deployBox.replaceChildren() }, 'Cancel')));
+      deployBox.querySelector('button').focus();
+    } catch (err) { status.replaceChildren(errorBox(err)); }
+  }
+  async function deploy() {
+    try {
+      await consoleAPI('schema/deploy', { container, dryRun: false });
+      state.schemas.clear();
+      await renderSchema(container);
+      main().prepend(note('Deployed: production now has the development schema.'));
+    } catch (err) { status.replaceChildren(errorBox(err)); }
+  }
+  show(h('h1', {}, 'Schema of ' + container),
+    h('h2', {}, 'Record types (development)'),
+    (types.recordTypes || []).map(t => h('section', { class: 'record-type' },
+      h('h3', {}, t.name),
+      h('table', { class: 'schema-fields' },
+        h('thead', {}, h('tr', {}, ['Field', 'Type', 'Indexes', 'Queries they allow'].map(x => h('th', { scope: 'col' }, x)))),
+        h('tbody', {}, t.fields.filter(f => !f.name.startsWith('___') || f.queryable || f.sortable).map(f => h('tr', {},
+          h('th', { scope: 'row' }, f.name), h('td', { class: 'type' }, f.type),
+          h('td', {}, ['queryable', 'sortable', 'searchable'].filter(k => f[k]).map(k => h('span', { class: 'badge' }, k.toUpperCase()))),
+          h('td', {}, h('code', {}, allows(f))))))))),
+    h('h2', {}, 'Development → production'),
+    pending ? h('pre', { class: 'schema-diff', 'aria-label': 'What a deploy changes' }, diff.map(([k, line]) => h('span', { class: k === '+' ? 'add' : k === '-' ? 'del' : '' }, k + ' ' + line + '\n')))
+      : note('Production has the development schema: nothing to deploy.'),
+    h('div', { class: 'toolbar' }, h('button', { type: 'button', class: 'danger', disabled: !pending, onclick: preview }, 'Deploy to production…')),
+    deployBox, status,
+    h('p', { class: 'command' }, h('span', { class: 'label' }, 'Same as '), h('code', {}, 'ck --container ' + shellWord(container) + ' schema deploy [--dry-run]')),
+    h('details', {}, h('summary', {}, 'Development .ckdb'), h('pre', { class: 'body' }, dev.schema)),
+    h('details', {}, h('summary', {}, 'Production .ckdb'), h('pre', { class: 'body' }, prod.schema)));
 }
 
 // MARK: start
