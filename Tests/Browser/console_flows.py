@@ -344,6 +344,26 @@ def _():
     assert 'RECORD TYPE ToDo' in prod, prod
 
 
+@flow('a notification arrives after a CLI write')
+def _():
+    d.get(base + '/console/#/notifications')
+    shows(d, 'Waiting for notifications')
+    time.sleep(1.5)  # the console's device is registered by its first read
+    cli('--zone', 'Lists', 'record', 'save', '--name', 'todo-3', '--force', 'title=From the CLI, heard in the console')
+    wait_for(d, lambda d: 'recordZone' in d.find_element(By.CSS_SELECTOR, 'ol.notifications').text, 10)
+    assert 'from subscription lists-changes' in main_text(d), main_text(d)
+    shot(d, 'notifications')
+
+
+@flow('the records table follows a CLI write')
+def _():
+    d.get(base + '/console/' + zone + '?type=ToDo')
+    shows(d, 'todo-1')
+    time.sleep(0.5)
+    cli('--zone', 'Lists', 'record', 'save', '--type', 'ToDo', '--name', 'todo-9', 'title=Arrived by itself', 'priority=9')
+    shows(d, 'Arrived by itself', 10)
+
+
 @flow('fits a phone')
 def _():
     d.set_window_size(390, 844)

@@ -59,7 +59,8 @@ final class ConsoleTests: XCTestCase {
     /// to a zone, its missing index added, sorted; a record read, edited, created, deleted;
     /// a conflict with a CLI write resolved both ways; another user's view; a change's diff, a
     /// blame, the zone at a tag and a diff with it; a fault armed and seen firing in the live
-    /// request log; the schema deployed after a preview; a phone's width.
+    /// request log; the schema deployed after a preview; a notification of a CLI write, and the
+    /// records table following one; a phone's width.
     func testTheConsoleInABrowser() throws {
         _ = try BrowserTests.browser()
         let s = Sandbox()
@@ -72,6 +73,7 @@ final class ConsoleTests: XCTestCase {
             XCTAssertEqual(r.status, 0, r.stderr)
         }
         XCTAssertEqual(s.run(c + ["tag", "create", "v1"]).status, 0)
+        XCTAssertEqual(s.run(c + ["subscribe", "zone", "--zone", "Lists", "--id", "lists-changes"]).status, 0)
         let serve = try ServeProcess(s)
         let console = try XCTUnwrap(serve.announcement["console"] as? String)
         let shots = BrowserTests.repo.appendingPathComponent(".build/console-screenshots").path
@@ -80,7 +82,7 @@ final class ConsoleTests: XCTestCase {
         if result.status == 77 { throw XCTSkip("needs Chromium, chromedriver and python3's selenium") }
         XCTAssertEqual(result.status, 0, result.output)
         XCTAssertEqual(result.pages.filter { ($0["ok"] as? Bool) != true }.count, 0, result.output)
-        XCTAssertGreaterThanOrEqual(result.pages.count, 18, result.output)
+        XCTAssertGreaterThanOrEqual(result.pages.count, 20, result.output)
         XCTAssertFalse(stopped.stderr.contains(String(console.split(separator: "=").last!)), "the token is never logged")
     }
 }

@@ -53,6 +53,10 @@ struct ConsoleRoutes: Sendable {
             if head.method == "POST" { return handler.json(200, try handler.api.addFault(try AddFaultRequest(json: .object(try json(request))))) }
             try require(head, ["GET"])
             return handler.json(200, try handler.api.faults())
+        case "/api/notifications":
+            try require(head, ["POST"])
+            let caller = try ConsoleHistory.caller(try json(request))
+            return handler.json(200, try handler.api.takeNotifications(limit: 100, as: caller))
         case "/api/faults/clear":
             try require(head, ["POST"])
             return handler.json(200, try handler.api.clearFaults(ClearFaultsRequest(id: try ConsoleHistory.optionalString(try json(request), "id"))))

@@ -42,3 +42,15 @@ extension CloudKitAPI {
         try HistoryReference.parse(raw, now: clock.now(), timeZone: TimeZone.current)
     }
 }
+
+extension CloudKitAPI {
+    /// The caller's device's unread notifications (at most `limit`), then marked read: a feed
+    /// that takes each notification once, as the console's does for its device `console`.
+    /// The first call registers the device, as `ck notifications` does: it is notified of the
+    /// changes made after.
+    public func takeNotifications(limit: Int, as caller: Caller) throws -> NotificationsResponse {
+        let answer = try listNotifications(NotificationsRequest(limit: limit), as: caller)
+        if answer.advanced { try markNotificationsRead(through: answer.cursor, as: caller) }
+        return answer
+    }
+}

@@ -102,8 +102,12 @@ function dbCrumbs(db, zone) {
   return items;
 }
 
-async function render() {
+function stopFollowing() {
   if (state.timer) { clearInterval(state.timer); state.timer = null; }
+}
+
+async function render() {
+  stopFollowing();
   const { parts, q } = parseHash();
   const [view, c, e, s, zone, name] = parts;
   const db = { c, e, s };
@@ -118,6 +122,7 @@ async function render() {
       case 'new': return await renderEditor(db, z, null, q.get('type') || '');
       case 'live': return await renderLive(parts[1] || '');
       case 'faults': return await renderFaults();
+      case 'notifications': return await renderNotifications(c, e);
       case 'schema': return await renderSchema(c);
       case 'history': return await renderHistory(db, z, q);
       case 'change': return await renderChange(db, z, name);
@@ -258,6 +263,7 @@ async function renderZone(db, z, q) {
     page > 0 ? h('a', { class: 'button', href: link(['zone', ...dbParts(db), z.zone], { owner: z.owner, type: typeName, sort, at, page: page - 1 }) }, '← Previous') : null,
     h('span', {}, 'Page ' + (page + 1) + ' · ' + records.length + ' record' + (records.length === 1 ? '' : 's')),
     answer.continuationMarker ? h('a', { class: 'button', rel: 'next', href: link(['zone', ...dbParts(db), z.zone], { owner: z.owner, type: typeName, sort, at, page: page + 1 }) }, 'Next →') : null);
+  if (!at) follow(db, z);
   show(heading, pastBanner, tabs, command, tools,
     records.length ? h('div', { class: 'scroll' }, h('table', { class: 'records' }, h('thead', {}, head), h('tbody', {}, rows))) : note('No ' + typeName + ' records in this zone.'),
     pager);
@@ -335,6 +341,7 @@ async function renderRecord(db, z, name, q) {
   const r = await lookup(db, z, name, at);
   if (!r || r.serverErrorCode) return show(h('h1', {}, name), errorBox({ code: r && r.serverErrorCode, message: (r && r.reason) || 'not found' }));
   show(recordView(db, z, r, q.get('saved') ? note('Saved: change tag ' + r.recordChangeTag + '.') : null, at));
+  if (!at) follow(db, z);
 }
 
 function recordView(db, z, r, status, at) {
@@ -416,6 +423,7 @@ function fieldRow(name, type, value, fixed) {
 }
 
 async function renderEditor(db, z, record, typeName) {
+  stopFollowing();
   crumbs(dbCrumbs(db, z).concat([[record ? 'Edit ' + record.recordName : 'New record']]));
   const schema = await schemaOf(db);
   const type = (schema.recordTypes || []).find(t => t.name === typeName);
@@ -486,6 +494,7 @@ async function save(db, z, before, rec, operationType, status) {
 // the choice CloudKit leaves to the app: keep mine (saved again over the server's tag) or the
 // server's.
 async function showConflict(db, z, before, mine, out) {
+  stopFollowing();
   const server = await lookup(db, z, (mine || before).recordName);
   const names = [...new Set([...Object.keys((mine && mine.fields) || {}), ...Object.keys((server && server.fields) || {})])].sort();
   const cell = (f) => f ? brief(f) : '—';
@@ -501,6 +510,25 @@ async function showConflict(db, z, before, mine, out) {
   show(h('h1', {}, 'Conflict on ' + (mine || before).recordName),
     h('div', { class: 'error', role: 'alert' }, h('strong', {}, 'CONFLICT'), ' ', out.reason || 'the record changed on the server since you read it'),
     table, h('div', { class: 'toolbar' }, keepMine, keepServer), status);
+}
+
+// MARK: following the store
+
+// A read view follows its zone: the newest change is looked at every 2 s (one history entry,
+// whatever the zone's size), and the view is drawn again when it moved — after a write from
+// the CLI, an app or another tab alike.
+async function follow(db, z) {
+  const head = async () => ((await history(db, z, 'log', { limit: 1 })).changes || [{ seq: 0 }])[0] || { seq: 0 };
+  let seen;
+  const route = location.hash;
+  try { seen = (await head()).seq; } catch (e) { return; }
+  if (location.hash !== route || state.timer) return;
+  state.timer = setInterval(async () => {
+    try {
+      const now = (await head()).seq;
+      if (now !== seen && location.hash === route && !main().querySelector('form.editor, [role=alertdialog]')) { seen = now; render(); }
+    } catch (e) { /* the zone may be gone: the next render says so */ }
+  }, 2000);
 }
 
 // MARK: history
@@ -524,6 +552,7 @@ async function renderHistory(db, z, q) {
   const last = changes[changes.length - 1];
   const compareFrom = h('input', { id: 'diff-from', type: 'text', placeholder: z.zone + '@1, a tag, 2h ago' });
   const compareTo = h('input', { id: 'diff-to', type: 'text', placeholder: 'HEAD' });
+  if (!until) follow(db, z);
   show(h('h1', {}, record ? 'History of ' + record : 'History of ' + z.zone),
     h('p', { class: 'command' }, h('span', { class: 'label' }, 'Same as '), h('code', {}, ckCommand(db, z, words))),
     h('form', { class: 'inline toolbar', onsubmit: ev => { ev.preventDefault(); location.hash = link(['diff', ...dbParts(db), z.zone], { owner: z.owner, from: compareFrom.value.trim(), to: compareTo.value.trim() }); } },
@@ -643,6 +672,45 @@ function shortPath(path) {
 function pretty(text) {
   if (!text) return '';
   try { return JSON.stringify(JSON.parse(text), null, 2); } catch (e) { return text; }
+}
+
+// MARK: notifications
+
+// The notifications this console receives as its own device ('console') of the chosen user, as
+// they fire: a change from the CLI, an app or another device that matches one of the user's
+// subscriptions (a device never hears of its own changes, as in CloudKit).
+async function renderNotifications(c, e) {
+  const o = state.overview;
+  const containers = o.containers.map(x => x.containerIdentifier);
+  c = c || o.defaultContainer || containers[0];
+  e = e || 'development';
+  crumbs([['ck', '#/'], ['Notifications']]);
+  if (!c) return show(h('h1', {}, 'Notifications'), note('No containers yet.'));
+  const list = h('ol', { class: 'notifications', 'aria-live': 'polite' });
+  const picker = h('select', { id: 'notes-container', onchange: ev => { location.hash = link(['notifications', ev.target.value, e]); } },
+    containers.map(x => h('option', { value: x, selected: x === c }, x)));
+  const envs = h('select', { id: 'notes-env', onchange: ev => { location.hash = link(['notifications', c, ev.target.value]); } },
+    ['development', 'production'].map(x => h('option', { value: x, selected: x === e }, x)));
+  const item = n => h('li', {},
+    h('div', {}, h('strong', {}, n.notificationType || 'notification'), ' ', n.subscriptionID ? 'from subscription ' + n.subscriptionID : '',
+      n.queryNotificationReason ? ' · ' + n.queryNotificationReason : ''),
+    h('div', { class: 'sub' }, [n.databaseScope, n.zoneID && n.zoneID.zoneName, n.recordName].filter(Boolean).join(' · ')),
+    h('details', {}, h('summary', {}, 'JSON'), h('pre', { class: 'body' }, JSON.stringify(n, null, 2))));
+  const take = async () => {
+    const answer = await consoleAPI('notifications', { container: c, environment: e, database: 'private', as: state.as });
+    const fresh = answer.notifications || [];
+    if (fresh.length) list.prepend(...fresh.reverse().map(item));
+    const empty = main().querySelector('.waiting');
+    if (empty) empty.hidden = list.children.length > 0;
+  };
+  show(h('h1', {}, 'Notifications'),
+    h('div', { class: 'toolbar' }, h('label', { for: 'notes-container' }, 'Container'), picker, h('label', { for: 'notes-env' }, 'Environment'), envs),
+    note('As the device "console" of ' + (state.as || 'this device\'s account') + ': each change that matches one of the user\'s subscriptions (ck subscribe), from the CLI, apps or other devices, arrives here as it fires. Newest first.'),
+    h('p', { class: 'waiting note' }, 'Waiting for notifications…'),
+    list,
+    h('p', { class: 'command' }, h('span', { class: 'label' }, 'Same as '), h('code', {}, 'ck --container ' + shellWord(c) + (state.as ? ' --as ' + shellWord(state.as) : '') + ' --device console notifications --follow --mark-read')));
+  await take();
+  state.timer = setInterval(() => take().catch(() => {}), 1000);
 }
 
 // MARK: faults
