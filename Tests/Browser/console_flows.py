@@ -364,6 +364,29 @@ def _():
     shows(d, 'Arrived by itself', 10)
 
 
+@flow('a participant sees only what is shared with them')
+def _():
+    d.get(base + '/console/#/db/%s/development/shared' % container)
+    Select(d.find_element(By.ID, 'actor')).select_by_value('bob@example.com')
+    wait_for(d, lambda d: 'Zones of the shared database' in main_text(d) and 'Lists' in main_text(d))
+    d.find_element(By.LINK_TEXT, 'Lists').click()
+    wait_for(d, lambda d: d.find_elements(By.CSS_SELECTOR, 'table.records') or 'CloudKit' in main_text(d))
+    tab = d.find_elements(By.XPATH, "//div[@role='tablist']/a[.='ToDo']")
+    if tab:
+        tab[0].click()
+    shows(d, 'todo-1')
+    text = main_text(d)
+    assert 'todo-2' not in text and 'todo-3' not in text and 'todo-9' not in text, text
+    shot(d, 'participant')
+    d.get(base + '/console/#/record/%s/development/shared/Lists/todo-2?owner=%s' % (container, d.current_url.split('owner=')[1].split('&')[0]))
+    wait_for(d, lambda d: 'todo-2' in main_text(d) and ('NOT_FOUND' in main_text(d) or 'UNKNOWN_ITEM' in main_text(d) or 'ACCESS' in main_text(d)))
+    assert 'Item 2' not in main_text(d) and 'Mine' not in main_text(d) and 'CLI again' not in main_text(d)
+    Select(d.find_element(By.ID, 'actor')).select_by_value('')
+    shows(d, "ZONE_NOT_FOUND")  # the owner has no shared zone of her own
+    d.get(base + '/console/' + zone + '?type=ToDo')
+    shows(d, 'todo-2')
+
+
 @flow('fits a phone')
 def _():
     d.set_window_size(390, 844)

@@ -60,7 +60,7 @@ final class ConsoleTests: XCTestCase {
     /// a conflict with a CLI write resolved both ways; another user's view; a change's diff, a
     /// blame, the zone at a tag and a diff with it; a fault armed and seen firing in the live
     /// request log; the schema deployed after a preview; a notification of a CLI write, and the
-    /// records table following one; a phone's width.
+    /// records table following one; a participant who sees only what is shared; a phone's width.
     func testTheConsoleInABrowser() throws {
         _ = try BrowserTests.browser()
         let s = Sandbox()
@@ -74,6 +74,11 @@ final class ConsoleTests: XCTestCase {
         }
         XCTAssertEqual(s.run(c + ["tag", "create", "v1"]).status, 0)
         XCTAssertEqual(s.run(c + ["subscribe", "zone", "--zone", "Lists", "--id", "lists-changes"]).status, 0)
+        // Bob is a participant of todo-1's share, and of nothing else.
+        XCTAssertEqual(s.run(c + ["--zone", "Lists", "share", "create", "todo-1", "--participant", "bob@example.com:readOnly"]).status, 0)
+        let shares = s.run(c + ["--zone", "Lists", "share", "list"])
+        let guid = try XCTUnwrap(((shares.object["records"] as? [[String: Any]])?.first?["shortGUID"]) as? String, shares.stdout)
+        XCTAssertEqual(s.run(c + ["--as", "bob@example.com", "share", "accept", guid]).status, 0)
         let serve = try ServeProcess(s)
         let console = try XCTUnwrap(serve.announcement["console"] as? String)
         let shots = BrowserTests.repo.appendingPathComponent(".build/console-screenshots").path
@@ -82,7 +87,7 @@ final class ConsoleTests: XCTestCase {
         if result.status == 77 { throw XCTSkip("needs Chromium, chromedriver and python3's selenium") }
         XCTAssertEqual(result.status, 0, result.output)
         XCTAssertEqual(result.pages.filter { ($0["ok"] as? Bool) != true }.count, 0, result.output)
-        XCTAssertGreaterThanOrEqual(result.pages.count, 20, result.output)
+        XCTAssertGreaterThanOrEqual(result.pages.count, 21, result.output)
         XCTAssertFalse(stopped.stderr.contains(String(console.split(separator: "=").last!)), "the token is never logged")
     }
 }
