@@ -387,6 +387,19 @@ def _():
     shows(d, 'todo-2')
 
 
+@flow('users, their shares and subscriptions')
+def _():
+    d.find_element(By.LINK_TEXT, 'Users & sharing').click()
+    shows(d, 'Users of this data directory')
+    users = d.find_element(By.CSS_SELECTOR, 'table.users').text
+    assert 'alice@example.com' in users and 'bob@example.com' in users, users
+    shows(d, 'READ_ONLY')
+    share = d.find_element(By.CSS_SELECTOR, 'section.share').text
+    assert 'bob@example.com' in share and 'ACCEPTED' in share, share
+    assert 'lists-changes' in d.find_element(By.CSS_SELECTOR, 'table.subscriptions').text
+    shot(d, 'people')
+
+
 @flow('fits a phone')
 def _():
     d.set_window_size(390, 844)

@@ -60,7 +60,8 @@ final class ConsoleTests: XCTestCase {
     /// a conflict with a CLI write resolved both ways; another user's view; a change's diff, a
     /// blame, the zone at a tag and a diff with it; a fault armed and seen firing in the live
     /// request log; the schema deployed after a preview; a notification of a CLI write, and the
-    /// records table following one; a participant who sees only what is shared; a phone's width.
+    /// records table following one; a participant who sees only what is shared; users, shares
+    /// and subscriptions; a phone's width.
     func testTheConsoleInABrowser() throws {
         _ = try BrowserTests.browser()
         let s = Sandbox()
@@ -87,7 +88,7 @@ final class ConsoleTests: XCTestCase {
         if result.status == 77 { throw XCTSkip("needs Chromium, chromedriver and python3's selenium") }
         XCTAssertEqual(result.status, 0, result.output)
         XCTAssertEqual(result.pages.filter { ($0["ok"] as? Bool) != true }.count, 0, result.output)
-        XCTAssertGreaterThanOrEqual(result.pages.count, 21, result.output)
+        XCTAssertGreaterThanOrEqual(result.pages.count, 22, result.output)
         XCTAssertFalse(stopped.stderr.contains(String(console.split(separator: "=").last!)), "the token is never logged")
     }
 }

@@ -53,6 +53,11 @@ struct ConsoleRoutes: Sendable {
             if head.method == "POST" { return handler.json(200, try handler.api.addFault(try AddFaultRequest(json: .object(try json(request))))) }
             try require(head, ["GET"])
             return handler.json(200, try handler.api.faults())
+        case "/api/shares":
+            try require(head, ["POST"])
+            let body = try json(request)
+            return handler.json(200, try handler.api.listShares(ShareListRequest(zoneName: try ConsoleHistory.optionalString(body, "zoneName")),
+                                                                 as: try ConsoleHistory.caller(body)))
         case "/api/notifications":
             try require(head, ["POST"])
             let caller = try ConsoleHistory.caller(try json(request))

@@ -123,6 +123,7 @@ async function render() {
       case 'live': return await renderLive(parts[1] || '');
       case 'faults': return await renderFaults();
       case 'notifications': return await renderNotifications(c, e);
+      case 'people': return await renderPeople(c, e);
       case 'schema': return await renderSchema(c);
       case 'history': return await renderHistory(db, z, q);
       case 'change': return await renderChange(db, z, name);
@@ -711,6 +712,50 @@ async function renderNotifications(c, e) {
     h('p', { class: 'command' }, h('span', { class: 'label' }, 'Same as '), h('code', {}, 'ck --container ' + shellWord(c) + (state.as ? ' --as ' + shellWord(state.as) : '') + ' --device console notifications --follow --mark-read')));
   await take();
   state.timer = setInterval(() => take().catch(() => {}), 1000);
+}
+
+// MARK: users and sharing
+
+// The data directory's users and who can discover them; the acting user's shares (with their
+// participants and permissions) and subscriptions, per database.
+async function renderPeople(c, e) {
+  const o = state.overview;
+  const containers = o.containers.map(x => x.containerIdentifier);
+  c = c || o.defaultContainer || containers[0];
+  e = e || 'development';
+  crumbs([['ck', '#/'], ['Users & sharing']]);
+  if (!c) return show(h('h1', {}, 'Users & sharing'), note('No containers yet.'));
+  const priv = { c, e, s: 'private' }, pub = { c, e, s: 'public' };
+  const settle = p => p.then(v => ({ v }), err => ({ err }));
+  const [discover, zones, subsPrivate, subsPublic] = await Promise.all([settle(ws(pub, 'users/discover')), settle(ws(priv, 'zones/list')),
+    settle(ws(priv, 'subscriptions/list')), settle(ws(pub, 'subscriptions/list'))]);
+  const discoverable = new Set(((discover.v && discover.v.users) || []).map(u => u.userRecordName));
+  const shareLists = zones.v ? await Promise.all((zones.v.zones || []).map(z => settle(consoleAPI('shares', { container: c, environment: e, database: 'private', as: state.as, zoneName: z.zoneID.zoneName })).then(r => [z.zoneID.zoneName, r]))) : [];
+  const shares = [];
+  for (const [zone, r] of shareLists) for (const s of (r.v && r.v.records) || []) shares.push([zone, s]);
+  const person = p => { const u = p.userIdentity || {}; return (u.lookupInfo && (u.lookupInfo.emailAddress || u.lookupInfo.phoneNumber)) || u.userRecordName || '?'; };
+  const picker = h('select', { id: 'people-container', onchange: ev => { location.hash = link(['people', ev.target.value, e]); } }, containers.map(x => h('option', { value: x, selected: x === c }, x)));
+  const subsTable = (label, r) => r.err ? [h('h3', {}, label), errorBox(r.err)] : [h('h3', {}, label), (r.v.subscriptions || []).length
+    ? h('table', { class: 'subscriptions' }, h('thead', {}, h('tr', {}, ['ID', 'Type', 'Zone or record type', 'Fires on'].map(t => h('th', { scope: 'col' }, t)))),
+      h('tbody', {}, r.v.subscriptions.map(s => h('tr', {}, h('td', {}, s.subscriptionID), h('td', {}, s.subscriptionType),
+        h('td', {}, (s.zoneID && s.zoneID.zoneName) || (s.query && s.query.recordType) || ''), h('td', {}, (s.firesOn || []).join(', '))))))
+    : note('None.')];
+  show(h('h1', {}, 'Users & sharing'),
+    h('div', { class: 'toolbar' }, h('label', { for: 'people-container' }, 'Container'), picker),
+    h('h2', {}, 'Users of this data directory'),
+    h('table', { class: 'users' }, h('thead', {}, h('tr', {}, ['Apple ID', 'Name', 'User record name', 'Discoverable', ''].map(t => h('th', { scope: 'col' }, t)))),
+      h('tbody', {}, o.users.map(u => h('tr', {}, h('td', {}, u.appleID), h('td', {}, u.name || ''), h('td', {}, h('code', {}, u.userRecordName)),
+        h('td', {}, discover.err ? '?' : discoverable.has(u.userRecordName) ? 'yes' : 'no'),
+        h('td', {}, u.appleID === o.device.appleID ? h('span', { class: 'badge' }, 'this device') : null))))),
+    h('p', { class: 'command' }, h('span', { class: 'label' }, 'Same as '), h('code', {}, 'ck user discover --email E')),
+    h('h2', {}, 'Shares of ' + (state.as || o.device.appleID || 'this device\'s account')),
+    zones.err ? errorBox(zones.err) : shares.length ? shares.map(([zone, s]) => h('section', { class: 'share' },
+      h('h3', {}, h('a', { href: link(['record', c, e, 'private', zone, s.recordName]) }, s.recordName), h('span', { class: 'sub' }, ' in ' + zone + ' · public permission ' + (s.publicPermission || 'NONE'))),
+      h('table', {}, h('thead', {}, h('tr', {}, ['Participant', 'Role', 'Permission', 'Status'].map(t => h('th', { scope: 'col' }, t)))),
+        h('tbody', {}, (s.participants || []).map(p => h('tr', {}, h('td', {}, person(p)), h('td', {}, p.type), h('td', {}, p.permission), h('td', {}, p.acceptanceStatus))))))) : note('No shares.'),
+    h('p', { class: 'command' }, h('span', { class: 'label' }, 'Same as '), h('code', {}, 'ck --zone Z share list')),
+    h('h2', {}, 'Subscriptions'), subsTable('Private database', subsPrivate), subsTable('Public database', subsPublic),
+    h('p', { class: 'command' }, h('span', { class: 'label' }, 'Same as '), h('code', {}, 'ck subscription list')));
 }
 
 // MARK: faults
