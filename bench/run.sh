@@ -2,8 +2,8 @@
 # ck's benchmarks (`make bench`). Prints each figure and writes them to bench/out/results.txt.
 # Environment: CK=path/to/ck (default .build/release/ck), N=records in the big zone (100000),
 # RUNS=timed repetitions per median (21), TRIALS=timed imports of the N records (3),
-# ONLY="one_record changes bulk query startup serve remote" (serve: bench/serve.sh, remote:
-# bench/remote.sh, their own knobs there).
+# ONLY="one_record changes bulk query startup serve remote console" (serve: bench/serve.sh,
+# remote: bench/remote.sh, console: bench/console.sh, their own knobs there).
 # It installs nothing: a missing yardstick (sqlite3, jq, wrk, nginx) is named and its figure skipped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,7 +11,7 @@ CK=${CK:-$PWD/.build/release/ck}
 N=${N:-100000}
 SMALL=${SMALL:-1000}
 RUNS=${RUNS:-21}
-ONLY=${ONLY:-"one_record changes bulk query startup serve remote"}
+ONLY=${ONLY:-"one_record changes bulk query startup serve remote console"}
 OUT=$PWD/bench/out
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/ck-bench.XXXXXX")
 # Servers a bench started (bench/serve.sh) are stopped however the script ends.
@@ -278,6 +278,7 @@ bench_startup() {
 
 source bench/serve.sh
 source bench/remote.sh
+source bench/console.sh
 
 RUNS_SAVED=$RUNS
 echo "ck benchmarks: $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, N=$N, $RUNS runs per median" | tee -a "$RESULTS"
