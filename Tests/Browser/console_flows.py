@@ -285,6 +285,37 @@ def _():
     assert 'todo-new' not in text, 'made and deleted since: no difference'
 
 
+@flow('restores a zone to a tag: the preview, then cancelled, writes nothing')
+def _():
+    d.get(base + '/console/' + zone + '?type=ToDo&at=v1')
+    shows(d, 'Read-only: the zone as it was at v1')
+    before = cli('--zone', 'Lists', 'log', '--limit', '1')['changes'][0]['seq']
+    d.find_element(By.XPATH, "//button[.='Restore the zone to this point…']").click()
+    dialog = wait_for(d, lambda d: d.find_element(By.XPATH, "//div[@role='alertdialog'][contains(., 'would change')]"))
+    assert 'todo-1' in dialog.text and 'Edited in the console' in dialog.text and 'Item 1' in dialog.text, dialog.text
+    assert 'restore v1 --dry-run' in dialog.text, dialog.text
+    shot(d, 'restore-preview')
+    dialog.find_element(By.XPATH, "button[.='Cancel']").click()
+    wait_for(d, lambda d: not d.find_elements(By.XPATH, "//div[@role='alertdialog']"))
+    assert cli('--zone', 'Lists', 'log', '--limit', '1')['changes'][0]['seq'] == before, 'a preview writes nothing'
+
+
+@flow('reverts a change after its preview')
+def _():
+    d.get(base + '/console/#/history/%s/development/private/Lists?record=todo-2' % container)
+    shows(d, 'History of todo-2')
+    d.find_element(By.CSS_SELECTOR, 'table.log tbody tr td a').click()
+    shows(d, 'The CLI again')
+    d.find_element(By.XPATH, "//button[.='Revert this change…']").click()
+    dialog = wait_for(d, lambda d: d.find_element(By.XPATH, "//div[@role='alertdialog'][contains(., 'would change')]"))
+    assert 'Mine' in dialog.text, dialog.text
+    dialog.find_element(By.XPATH, "button[.='Revert']").click()
+    shows(d, 'History of Lists')
+    got = cli('--zone', 'Lists', 'record', 'get', 'todo-2')['records'][0]
+    assert got['fields']['title']['value'] == 'Mine', got
+    assert got['modified']['deviceID'] == 'console', got['modified']
+
+
 @flow('arms a fault, sees it fail a save and fire in the live request log')
 def _():
     d.get(base + '/console/#/faults')

@@ -62,6 +62,21 @@ final class ConsoleAPITests: XCTestCase {
         XCTAssertEqual(((tags.json as? [String: Any])?["tags"] as? [[String: Any]])?.first?["name"] as? String, "v1")
     }
 
+    func testRestoreAndRevertPreviewThenWrite() throws {
+        let before = try snapshot()
+        let preview = try history("revert", #","ref":"Lists@3","dryRun":true"#)
+        XCTAssertEqual(preview.status, 200, preview.text)
+        XCTAssertTrue(preview.text.contains(#""recordName":"a""#), preview.text)
+        let restorePreview = try history("restore", #","ref":"v1","dryRun":true"#)
+        XCTAssertTrue(restorePreview.text.contains(#""recordName":"a""#), restorePreview.text)
+        XCTAssertEqual(try snapshot(), before, "previews write nothing")
+        let done = try history("revert", #","ref":"Lists@3""#)
+        XCTAssertEqual(done.status, 200, done.text)
+        let now = try f.client().request("POST", "/console/ws/database/1/\(container)/development/private/records/lookup", json: #"{"zoneID":{"zoneName":"Lists"},"records":[{"recordName":"a"}]}"#, headers: headers)
+        XCTAssertTrue(now.text.contains(#""value":"one""#), now.text)
+        XCTAssertTrue(now.text.contains(#""deviceID":"console""#), now.text)
+    }
+
     func testRecordsReadAtAPointOfHistory() throws {
         let base = "/console/ws/database/1/\(container)/development/private/"
         let lookup = try post(base + "records/lookup?at=v1", #"{"zoneID":{"zoneName":"Lists"},"records":[{"recordName":"a"}]}"#)
@@ -90,6 +105,11 @@ final class ConsoleAPITests: XCTestCase {
             ("/console/api/history/nothing", #"{"container":"\#(container)","zoneName":"Lists"}"#, "log, show"),
             ("/console/api/schema/index", #"{"container":"\#(container)","recordType":"T","fieldName":"title","index":"FAST"}"#, "QUERYABLE"),
             ("/console/api/history/log", #"{"container":"../../etc","zoneName":"Lists"}"#, "container"),
+            // A preview asked for with the wrong type writes nothing.
+            ("/console/api/history/revert", #"{"container":"\#(container)","zoneName":"Lists","ref":"Lists@3","dryRun":"yes"}"#, "dryRun"),
+            ("/console/api/history/restore", #"{"container":"\#(container)","zoneName":"Lists","ref":"v1","dryRun":1}"#, "dryRun"),
+            ("/console/api/history/restore", #"{"container":"\#(container)","zoneName":"Lists","ref":"v1","recordNames":"a","dryRun":true}"#, "recordNames"),
+            ("/console/api/schema/deploy", #"{"container":"\#(container)","dryRun":"true"}"#, "dryRun"),
         ]
         for (path, body, names) in cases {
             let r = try post(path, body)

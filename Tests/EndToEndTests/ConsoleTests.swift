@@ -58,7 +58,7 @@ final class ConsoleTests: XCTestCase {
     /// The flows a person goes through, in Chromium: refused without the key; opened with it;
     /// to a zone, its missing index added, sorted; a record read, edited, created, deleted;
     /// a conflict with a CLI write resolved both ways; another user's view; a change's diff, a
-    /// blame, the zone at a tag and a diff with it; a fault armed and seen firing in the live
+    /// blame, the zone at a tag and a diff with it; a restore's preview and a revert; a fault armed and seen firing in the live
     /// request log; the schema deployed after a preview; a notification of a CLI write, and the
     /// records table following one; a participant who sees only what is shared; users, shares
     /// and subscriptions; a phone's width.
@@ -88,7 +88,7 @@ final class ConsoleTests: XCTestCase {
         if result.status == 77 { throw XCTSkip("needs Chromium, chromedriver and python3's selenium") }
         XCTAssertEqual(result.status, 0, result.output)
         XCTAssertEqual(result.pages.filter { ($0["ok"] as? Bool) != true }.count, 0, result.output)
-        XCTAssertGreaterThanOrEqual(result.pages.count, 22, result.output)
+        XCTAssertGreaterThanOrEqual(result.pages.count, 24, result.output)
         XCTAssertFalse(stopped.stderr.contains(String(console.split(separator: "=").last!)), "the token is never logged")
     }
 }

@@ -7,7 +7,9 @@ import CKModel
 /// each one API call (the same as `ck log`, `show`, `diff`, `blame`, `tag list`) in one zone,
 /// for the console's caller. A body names where: `{container, environment, database, as?,
 /// zoneName}`, then what the call takes: `log` `{recordName?, limit?, until?}` (with the
-/// fields each change set), `show` `{ref}`, `diff` `{from, to?}`, `blame` `{recordName, at?}`.
+/// fields each change set), `show` `{ref}`, `diff` `{from, to?}`, `blame` `{recordName, at?}`,
+/// `restore` `{ref, recordNames?, dryRun?}` and `revert` `{ref, dryRun?}` (`ck restore`, `ck
+/// revert`, `--dry-run`).
 /// References are ck's (Docs/history.md): a token, `ZONE@SEQ`, `HEAD`, a tag or a time.
 struct ConsoleHistory {
     let api: CloudKitAPI
@@ -31,8 +33,19 @@ struct ConsoleHistory {
                                               at: try optionalString(body, "at").map(api.historyReference)), as: caller)
         case "tags":
             return try api.listTags(as: caller)
+        case "restore", "revert":
+            // A preview must never write: dryRun is checked as strictly as the rest.
+            guard let dryRun = body["dryRun"].map({ $0.boolValue }) ?? false else { throw CloudKitError.badRequest("dryRun is true or false") }
+            let ref = try api.historyReference(try string(body, "ref"))
+            if call == "revert" { return try api.revert(RevertRequest(ref, zoneName: zone, dryRun: dryRun), as: caller) }
+            var names: [String] = []
+            if let list = body["recordNames"], !list.isNull {
+                guard let items = list.arrayValue else { throw CloudKitError.badRequest("recordNames is a list of record names") }
+                names = try items.map { guard let s = $0.stringValue else { throw CloudKitError.badRequest("recordNames is a list of record names") }; return s }
+            }
+            return try api.restore(RestoreRequest(ref, zoneName: zone, recordNames: names, dryRun: dryRun), as: caller)
         default:
-            throw CloudKitError(.notFound, "no such console history call '\(Names.describe(String(call.prefix(100))))' (log, show, diff, blame, tags)")
+            throw CloudKitError(.notFound, "no such console history call '\(Names.describe(String(call.prefix(100))))' (log, show, diff, blame, tags, restore, revert)")
         }
     }
 

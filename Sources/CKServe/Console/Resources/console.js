@@ -223,7 +223,8 @@ async function renderZone(db, z, q) {
     h('a', { class: 'button', href: link(['history', ...dbParts(db), z.zone], { owner: z.owner }) }, 'History'),
     h('form', { class: 'inline', onsubmit: ev => { ev.preventDefault(); location.hash = link(['zone', ...dbParts(db), z.zone], { owner: z.owner, type: typeName, at: atInput.value.trim() }); } },
       h('label', { for: 'view-at' }, 'View at'), atInput, h('button', { type: 'submit' }, 'Go')),
-    at ? h('a', { class: 'button', href: link(['zone', ...dbParts(db), z.zone], { owner: z.owner, type: typeName }) }, 'Back to now') : null);
+    at ? h('a', { class: 'button', href: link(['zone', ...dbParts(db), z.zone], { owner: z.owner, type: typeName }) }, 'Back to now') : null,
+    at ? h('button', { type: 'button', class: 'danger', onclick: ev => planWrite(db, z, 'restore', { ref: at }, 'Restore ' + z.zone + ' to ' + at, ['restore', at], ev.target) }, 'Restore the zone to this point…') : null);
   const pastBanner = at ? h('p', { class: 'past', role: 'status' }, 'Read-only: the zone as it was at ' + at + '.') : null;
   if (!typeName) return show(h('h1', {}, 'Zone ' + z.zone), note('The schema of ' + db.e + ' has no record types yet.'), tools);
 
@@ -566,6 +567,32 @@ async function renderHistory(db, z, q) {
       last && last.seq > 1 && changes.length === PAGE_SIZE ? h('a', { class: 'button', href: link(['history', ...dbParts(db), z.zone], { owner: z.owner, record, until: z.zone + '@' + (last.seq - 1) }) }, 'Older →') : null));
 }
 
+// Restore and revert, as the CLI gives them: the plan first (--dry-run: what each record
+// becomes, nothing written), then the writes on confirmation. They go through records/modify
+// with each record's current change tag, so a record changed meanwhile is a CONFLICT.
+async function planWrite(db, z, call, args, title, words, button) {
+  stopFollowing();
+  const box = h('div', { class: 'confirm', role: 'alertdialog', 'aria-label': title });
+  button.closest('.toolbar').after(box);
+  try {
+    const plan = await history(db, z, call, Object.assign({ dryRun: true }, args));
+    const changes = plan.changes || [];
+    box.replaceChildren(...[h('p', {}, title + ': ' + (changes.length ? changes.length + ' record' + (changes.length === 1 ? '' : 's') + ' would change.' : 'nothing would change.')),
+      changes.map(c => h('section', { class: 'diff-record' }, h('h2', {}, h('span', { class: 'change-status ' + c.status }, c.status), ' ', c.recordName),
+        fieldDiff(db, z, c.fields || {}, c.status !== 'added', c.status !== 'deleted'))),
+      h('p', { class: 'command' }, h('span', { class: 'label' }, 'Same as '), h('code', {}, ckCommand(db, z, words.concat(['--dry-run'])))),
+      changes.length ? h('button', { type: 'button', class: 'danger', onclick: async () => {
+        try {
+          await history(db, z, call, Object.assign({ dryRun: false }, args));
+          location.hash = link(['history', ...dbParts(db), z.zone], { owner: z.owner });
+        } catch (err) { box.append(errorBox(err)); }
+      } }, call === 'revert' ? 'Revert' : 'Restore') : null,
+      h('button', { type: 'button', onclick: () => { box.remove(); render(); } }, 'Cancel')].flat().filter(Boolean));
+    const first = box.querySelector('button');
+    if (first) first.focus();
+  } catch (err) { box.replaceChildren(errorBox(err), h('button', { type: 'button', onclick: () => box.remove() }, 'Close')); }
+}
+
 // One change: the record before and after, each field side by side.
 async function renderChange(db, z, seq) {
   crumbs(dbCrumbs(db, z).concat([['History', link(['history', ...dbParts(db), z.zone], { owner: z.owner })], [z.zone + '@' + seq]]));
@@ -577,7 +604,8 @@ async function renderChange(db, z, seq) {
     h('p', { class: 'command' }, h('span', { class: 'label' }, 'Same as '), h('code', {}, ckCommand(db, z, ['show', ref]))),
     h('div', { class: 'toolbar' },
       h('a', { class: 'button', href: link(['zone', ...dbParts(db), z.zone], { owner: z.owner, type: c.recordType || '', at: ref }) }, 'View the zone at this change'),
-      c.operation !== 'delete' ? h('a', { class: 'button', href: link(['blame', ...dbParts(db), z.zone, c.recordName], { owner: z.owner, at: ref }) }, 'Blame at this change') : null),
+      c.operation !== 'delete' ? h('a', { class: 'button', href: link(['blame', ...dbParts(db), z.zone, c.recordName], { owner: z.owner, at: ref }) }, 'Blame at this change') : null,
+      h('button', { type: 'button', class: 'danger', onclick: ev => planWrite(db, z, 'revert', { ref }, 'Revert change ' + ref, ['revert', ref], ev.target) }, 'Revert this change…')),
     fieldDiff(db, z, answer.fields || {}, answer.before, answer.after));
 }
 
