@@ -152,6 +152,10 @@ final class ConsoleAPITests: XCTestCase {
         XCTAssertEqual(log.entry(5)?.requestBody, #"{"ckWebAuthToken":"…","n":5}"#.prefix(10) + "… (33 bytes in all)")
         XCTAssertTrue(log.entry(5)?.responseBody.hasPrefix("xxxxxxxxxx…") == true)
         XCTAssertNil(log.entry(1))
+        // Capability URLs are secrets too: an upload's url, an asset's downloadURL.
+        let masked = RequestLog.shown(Array(#"{"tokens":[{"url":"http://127.0.0.1:1/upload/SECRET","recordName":"r"}],"a":{"downloadURL":"http://x/assets/ab/SECRET"}}"#.utf8), limit: 1000)
+        XCTAssertFalse(masked.contains("SECRET"), masked)
+        XCTAssertTrue(masked.contains(#""recordName":"r""#), masked)
     }
 
     /// Every file of the data directory with its bytes.

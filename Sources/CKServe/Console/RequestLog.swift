@@ -32,8 +32,9 @@ final class RequestLog: @unchecked Sendable {
     }
 
     /// Members whose values are secrets wherever they appear in a body: sessions, push tokens
-    /// (a long-poll URL is one), API tokens.
-    static let secretKeys: Set<String> = ["ckWebAuthToken", "ckSession", "apnsToken", "webcourierURL", "apiToken", "ckAPIToken", "token"]
+    /// (a long-poll URL is one), API tokens, and the capability URLs of assets (an upload's
+    /// `url`, a `downloadURL`), which let whoever holds them write or read the bytes.
+    static let secretKeys: Set<String> = ["ckWebAuthToken", "ckSession", "apnsToken", "webcourierURL", "apiToken", "ckAPIToken", "token", "url", "downloadURL"]
 
     func add(_ head: HTTPRequestHead, path: String, caller: String, request: [UInt8], response: HTTPResponse, milliseconds: Double, binaryBodies: Bool) {
         let error = response.status >= 400 ? (try? JSONParser.parse(response.body))?["serverErrorCode"]?.stringValue : nil

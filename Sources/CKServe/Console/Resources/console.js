@@ -323,7 +323,8 @@ function valueView(db, z, field) {
 }
 function assetView(v) {
   const facts = h('span', { class: 'sub' }, size(v.size) + (v.fileChecksum ? ' · checksum ' + v.fileChecksum : ''));
-  if (!v.downloadURL) return h('span', {}, 'asset ', facts);
+  // Only the server's own http(s) URLs become links and images, whatever a value holds.
+  if (!v.downloadURL || !/^https?:\/\//.test(v.downloadURL)) return h('span', {}, 'asset ', facts);
   const download = h('a', { href: v.downloadURL, download: '' }, 'Download');
   const img = h('img', { src: v.downloadURL, alt: 'asset preview', class: 'asset', loading: 'lazy' });
   img.addEventListener('error', () => img.remove());
