@@ -16,7 +16,8 @@ final class ServeOptionTests: XCTestCase {
             assertFailure(s.ck("serve", "--ephemeral", "extra"), exit: 2, contains: "unexpected argument")
             assertFailure(s.ck("serve", "--snippet=yes"), exit: 2)
             assertFailure(s.ck("console", "--port", "http"), exit: 2, contains: "--port")
-            assertFailure(s.ck("console", "--ephemeral"), exit: 2, contains: "--ephemeral")
+            assertFailure(s.ck("console", "--seed", "export.ndjson"), exit: 2, contains: "--seed loads records into an --ephemeral server")
+            assertFailure(s.ck("console", "--snippet"), exit: 2, contains: "--snippet")
             assertFailure(s.ck("console", "extra"), exit: 2, contains: "unexpected argument")
             assertFailure(s.ck("serve", "--no-browser"), exit: 2, contains: "--no-browser")
         }

@@ -63,6 +63,10 @@ final class ConsoleGateTests: XCTestCase {
             XCTAssertFalse(r.text.contains("console.js"), path)
             XCTAssertNil(r.header("Access-Control-Allow-Origin"), path)
         }
+        // A cookie of the same name planted by a page of another local port (cookies are per
+        // host) neither lets a request in nor shuts the real one out.
+        XCTAssertEqual(try f.client().request("GET", "/console/api/overview", headers: [call, ("Cookie", "\(cookieName)=\(forged); \(cookieName)=\(token!)")]).status, 200)
+        XCTAssertEqual(try f.client().request("GET", "/console/api/overview", headers: [call, ("Cookie", "\(cookieName)=\(forged); other=\(token!)")]).status, 403)
         // A browser's address bar gets a page saying why.
         let page = try f.client().request("GET", "/console/", headers: [("Accept", "text/html,application/xhtml+xml")])
         XCTAssertEqual(page.status, 403)

@@ -48,6 +48,20 @@ final class ConsoleTests: XCTestCase {
         XCTAssertTrue(stopped.stderr.contains("no browser to open"), stopped.stderr)
     }
 
+    func testAnEphemeralConsoleServesAFreshStoreAndRemovesIt() throws {
+        let s = Sandbox()
+        let serve = try ServeProcess(s, ["--no-browser", "--ephemeral"], command: ["console"])
+        let dir = try XCTUnwrap(serve.announcement["dataDirectory"] as? String)
+        XCTAssertNotEqual(dir, s.dataDir.path)
+        XCTAssertNotNil(serve.announcement["apiToken"] as? String)
+        let console = try XCTUnwrap(serve.announcement["console"] as? String)
+        let cookie = try XCTUnwrap(serve.client().request("GET", String(console.dropFirst(serve.url.count))).header("Set-Cookie"))
+        let overview = try serve.client().request("GET", "/console/api/overview", headers: [("Cookie", String(cookie.split(separator: ";")[0])), ("X-CK-Console", "1")])
+        XCTAssertTrue(overview.text.contains("test@example.com"), overview.text)
+        XCTAssertEqual(serve.stop().status, 0)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir), "removed on exit")
+    }
+
     func testServeAnnouncesTheConsole() throws {
         let s = Sandbox()
         let serve = try ServeProcess(s)

@@ -59,7 +59,7 @@ struct ConsoleGate: Sendable {
                 return .failure(Refusal(status: 403, reason: "this console link's token is not the server's: ck makes a new one each time it starts; open the URL it printed last"))
             }
             pass = .token
-        } else if secret.matches(cookie(head)) {
+        } else if cookies(head).contains(where: secret.matches) {
             pass = .cookie
         } else {
             return .failure(Refusal(status: 403, reason: "the console needs the link ck serve printed (its token is the key): open that URL in this browser"))
@@ -70,16 +70,19 @@ struct ConsoleGate: Sendable {
         return .success(pass)
     }
 
-    /// The value of this server's console cookie in a `Cookie` header.
-    func cookie(_ head: HTTPRequestHead) -> String? {
+    /// The values of this server's console cookie in the `Cookie` headers: every one, since a
+    /// page of another local port can set one of the same name (cookies are per host) — a
+    /// planted one must not hide the real one.
+    func cookies(_ head: HTTPRequestHead) -> [String] {
+        var out: [String] = []
         for header in head.headers.values("Cookie") {
             for pair in header.split(separator: ";") {
                 let p = pair.drop { $0 == " " }
                 guard let eq = p.firstIndex(of: "="), p[..<eq] == cookieName[...] else { continue }
-                return String(p[p.index(after: eq)...])
+                out.append(String(p[p.index(after: eq)...]))
             }
         }
-        return nil
+        return out
     }
 
     /// The cookie that keeps the secret: for the console's paths only, out of scripts' reach,
