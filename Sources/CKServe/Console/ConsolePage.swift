@@ -9,24 +9,8 @@ enum ConsolePage {
     static func refused(_ reason: String) -> String {
         """
         <!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="referrer" content="no-referrer"><title>ck console: refused</title></head>
-        <body><h1>The console refused this request</h1><p id="reason">\(escaped(reason))</p>
+        <body><h1>The console refused this request</h1><p id="reason">\(HTMLText.escaped(reason))</p>
         <p>Start the console with <code>ck console</code>, or open the <code>"console"</code> URL that <code>ck serve</code> printed.</p></body></html>
         """
-    }
-
-    /// Text as HTML shows it.
-    static func escaped(_ s: String) -> String {
-        var out = ""
-        for c in s {
-            switch c {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(c)
-            }
-        }
-        return out
     }
 }
