@@ -21,7 +21,7 @@ public final class WebServicesServer: @unchecked Sendable {
     private var sweeper: DispatchSourceTimer?
     /// The console's secret, new each start (ConsoleSecret).
     private let consoleSecret = ConsoleSecret()
-    /// The console's URL with its secret (`http://127.0.0.1:8484/console/?token=…`), once
+    /// The console's URL with its key (`http://127.0.0.1:8484/console/#key=…`), once
     /// started: whoever opens it acts on the data directory, so it is printed, never logged.
     public private(set) var consoleURL: String?
     /// How often uploads no record took are looked for (`CloudKitAPI.sweepExpiredUploads`).
@@ -69,7 +69,7 @@ public final class WebServicesServer: @unchecked Sendable {
         // Waiting long-polls may hold half the connections: the other half stays for requests.
         let handler = WebServicesHandler(api: api, allowedOrigins: allowedOrigins, hostNames: names, pollSeconds: pollSeconds,
                                          maxWaitingPolls: configuration.maxConnections / 2, consoleSecret: consoleSecret, log: log)
-        consoleURL = url + "/console/?token=" + consoleSecret.value
+        consoleURL = url + "/console/#key=" + consoleSecret.value
         front.install(handler)
         self.http = server
         self.handler = handler

@@ -9,6 +9,7 @@ from selenium.webdriver.support.ui import Select
 
 console_url, ck, data_dir, container, shots = sys.argv[1:6]
 base = console_url.split('/console/')[0]
+key = console_url.split('#key=')[1]
 os.makedirs(shots, exist_ok=True)
 for old in os.listdir(shots):  # this run's screens only
     if old.endswith('.png'):
@@ -74,28 +75,101 @@ def flow(name):
     return wrap
 
 
+class Outsider:
+    """A server of another origin on this host (another port of 127.0.0.1): its page attacks the
+    console, and it keeps the head of each request it gets, to show what leaked to it."""
+    PAGE = '''<!doctype html><title>another site</title><p id="result"></p><script>
+(async () => {
+  const target = new URLSearchParams(location.search).get('target');
+  const key = localStorage.getItem('ck-console-key') ? 'found' : 'none';
+  let read = 'answered', preflight = 'answered';
+  try { await fetch(target + '/console/api/overview'); } catch (e) { read = 'refused'; }
+  try { await fetch(target + '/console/api/overview', { headers: { 'X-CK-Console': '1' } }); } catch (e) { preflight = 'refused'; }
+  const body = JSON.stringify({ zoneID: { zoneName: 'Lists' }, operations: [{ operationType: 'create', record: { recordName: 'planted', recordType: 'Todo', fields: { title: { value: 'x' } } } }] });
+  try { await fetch(target + '/console/ws/database/1/%s/development/private/records/modify', { method: 'POST', mode: 'no-cors', headers: { 'Content-Type': 'text/plain' }, body }); } catch (e) {}
+  await fetch('/posted');
+  document.getElementById('result').textContent = 'key: ' + key + '; read: ' + read + '; preflight: ' + preflight;
+})();
+</script>''' % container
+
+    def __init__(self):
+        import http.server, threading
+        outer = self
+        self.requests = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                outer.requests.append({'path': self.path, 'headers': dict(self.headers)})
+                body = (outer.PAGE if self.path.startswith('/attack.html') else 'ok').encode()
+                self.send_response(200)
+                self.send_header('Content-Type', 'text/html; charset=utf-8')
+                self.send_header('Content-Length', str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *a):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), Handler)
+        self.url = 'http://127.0.0.1:%d' % self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def heard(self, path):
+        """The headers of the last request for `path`, or None."""
+        for r in reversed(self.requests):
+            if r['path'].startswith(path):
+                return r['headers']
+        return None
+
+
+outsider = Outsider()
 d = headless_chromium()
 d.set_window_size(1280, 800)
 zone = '#/zone/%s/development/private/Lists' % container
 
 
-@flow('refused without the token')
+@flow('refused without the key')
 def _():
     d.get(base + '/console/')
-    wait_for(d, lambda d: 'refused' in d.find_element(By.TAG_NAME, 'h1').text)
+    shows(d, 'needs its key')
     assert 'ck console' in d.find_element(By.TAG_NAME, 'body').text
-    d.get(base + '/console/?token=' + '0' * 64)
-    wait_for(d, lambda d: 'not the server' in d.find_element(By.ID, 'reason').text)
+    d.get(base + '/console/#key=' + '0' * 64)
+    shows(d, 'not the server')
+    assert 'ACCESS_DENIED' in main_text(d), main_text(d)
     shot(d, 'refused')
 
 
-@flow('opens with the token, which leaves the address bar')
+@flow('opens with the key, which leaves the address bar')
 def _():
     d.get(console_url)
     shows(d, container)
-    assert 'token' not in d.current_url, d.current_url
-    assert d.execute_script('return document.cookie') == '', 'the cookie is HttpOnly'
+    assert 'key=' not in d.current_url, d.current_url
+    assert d.execute_script('return document.cookie') == '', 'no cookie holds it'
+    assert d.execute_script('return location.hash') == '#/', d.current_url
+    assert d.execute_script('return localStorage.getItem("ck-console-key")') == key
     shot(d, 'overview')
+
+
+@flow('a page of another origin can neither read the key nor call the console')
+def _():
+    d.get(outsider.url + '/attack.html?target=' + base)
+    result = wait_for(d, lambda d: d.find_element(By.ID, 'result').text)
+    # The other origin's storage is its own; its calls get no CORS answer, so fetch fails.
+    assert result == 'key: none; read: refused; preflight: refused', result
+    # Its blind post (a simple request: no preflight) reaches the server and is refused.
+    wait_for(d, lambda d: outsider.heard('/posted'))
+    assert '"planted"' not in json.dumps(cli('record', 'list', '--zone', 'Lists')), 'the blind post wrote a record'
+    # Leaving the console by a link sends no Referer, so neither the URL nor the key leaks.
+    d.get(base + '/console/#/')
+    shows(d, container)
+    d.execute_script("const a = document.createElement('a'); a.href = arguments[0]; a.textContent = 'out'; document.body.append(a); a.click();",
+                     outsider.url + '/landing')
+    wait_for(d, lambda d: outsider.heard('/landing'))
+    heard = outsider.heard('/landing')
+    assert 'Referer' not in heard, heard
+    assert key not in json.dumps(outsider.requests), outsider.requests
+    d.get(base + '/console/#/')
+    shows(d, container)
 
 
 @flow('navigates to a zone and adds the index its query needs')

@@ -16,9 +16,10 @@ enum ConsoleCommand {
         details: """
         Starts 'ck serve' on this data directory and opens the console at /console/ in the
         browser $BROWSER names, else the system's default (xdg-open, open). The JSON line on
-        stdout is ck serve's, whose "console" holds the URL with the console's key: a random
-        token made at start, which the browser then keeps in an HttpOnly, SameSite=Strict
-        cookie. Without it, or from a page of another origin or a foreign Host, the console
-        answers 403. Stops as ck serve does (SIGINT, SIGTERM, SIGHUP).
+        stdout is ck serve's, whose "console" holds the URL with the console's key after
+        #key=: a random token made at start, which the browser never sends to a server; the
+        page keeps it for this server's origin and sends it with each call. Without it, or
+        from a page of another origin or a foreign Host, the console answers 403. Stops as
+        ck serve does (SIGINT, SIGTERM, SIGHUP).
         """) { inv in try ServeCommand.run(inv, defaultPort: 0, browser: true) }
 }

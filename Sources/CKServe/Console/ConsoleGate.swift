@@ -1,6 +1,6 @@
 import CKHTTP
 
-/// Who may reach the console: a browser tab of this server's own origin holding the secret.
+/// Who may reach the console: a browser tab of this server's own origin holding the key.
 /// Every request under `/console` passes here before its body is read, and is refused unless
 ///
 /// - its `Host` is one of the server's own names (DNS rebinding: a page of another site whose
@@ -8,86 +8,58 @@ import CKHTTP
 /// - an `Origin` it carries is the server's own, and a `Sec-Fetch-Site` it carries says
 ///   `same-origin` or `none` (a typed URL or a bookmark): a page of another origin can neither
 ///   send it requests that act (CSRF) nor read its answers (no CORS headers are ever given);
-/// - it holds the secret: as `?token=` on the console's URL, which is answered with the
-///   cookie and a redirect to the bare URL (so the token leaves the address bar, the history
-///   and any `Referer`), or as that cookie — `HttpOnly` (no script reads it) and
-///   `SameSite=Strict` (no other site's page sends it);
-/// - a request of the console's API or its Web Services carries `X-CK-Console: 1`, a header
-///   a form cannot send and a page of another origin cannot send without a preflight, which
-///   is refused.
+/// - a call of the console's API or its Web Services carries the key as `X-CK-Console: KEY`.
+///   The key reaches the page in the URL's fragment (`/console/#key=…`), which a browser never
+///   sends to a server, so it is in no request line, log or `Referer`; the page keeps it in its
+///   origin's storage, which is per port. A cookie would not do: cookies are kept per host, not
+///   per port (RFC 6265 §8.5), so every other server on 127.0.0.1 the browser visits would be
+///   sent it and could replay it. A custom header is also what a form cannot send, and what a
+///   page of another origin cannot send without a preflight, which is refused.
+///
+/// The page, its script and its style need no key: they are the same for everyone and hold no
+/// data; without a key the page says where to find one.
 struct ConsoleGate: Sendable {
     let secret: ConsoleSecret
     /// The origins of the console's own pages: `http://NAME:PORT` for each name of the server.
     let ownOrigins: Set<String>
-    /// Cookies are kept per host, not per port: two servers on one machine each have their own.
-    let cookieName: String
+
+    /// The header that carries the key.
+    static let keyHeader = "X-CK-Console"
 
     init(secret: ConsoleSecret, hostNames: Set<String>, port: UInt16) {
         self.secret = secret
         ownOrigins = Set(hostNames.map { "http://" + ($0.contains(":") ? "[\($0)]" : $0) + ":\(port)" })
-        cookieName = "ck-console-\(port)"
     }
 
-    /// How a request came to the console.
-    enum Pass: Equatable {
-        /// With the secret in the URL: answered with the cookie and a redirect.
-        case token
-        /// With the cookie.
-        case cookie
-    }
-
-    /// Why a request is refused, for the page and the log (never the secret).
+    /// Why a request is refused, for the page and the log (never the key).
     struct Refusal: Error {
         let status: Int
         let reason: String
     }
 
-    /// The checks of the head; what passed, or the refusal.
-    func check(_ head: HTTPRequestHead, needsConsoleHeader: Bool) -> Result<Pass, Refusal> {
+    /// The checks of the head: nil if it may go on, else the refusal. `isCall`: a path of the
+    /// console's API or Web Services, which need the key.
+    func check(_ head: HTTPRequestHead, isCall: Bool) -> Refusal? {
         guard head.headers["Host"] != nil else {
-            return .failure(Refusal(status: 400, reason: "the console answers requests that name its host (Host)"))
+            return Refusal(status: 400, reason: "the console answers requests that name its host (Host)")
         }
         if let origin = head.headers["Origin"], !ownOrigins.contains(origin.lowercased()) {
-            return .failure(Refusal(status: 403, reason: "the console answers its own pages only, not a page of another origin"))
+            return Refusal(status: 403, reason: "the console answers its own pages only, not a page of another origin")
         }
         if let site = head.headers["Sec-Fetch-Site"], site != "same-origin", site != "none" {
-            return .failure(Refusal(status: 403, reason: "the console answers its own pages only (the browser says this request came from a \(site == "same-site" ? "same-site" : "cross-site") page)"))
+            return Refusal(status: 403, reason: "the console answers its own pages only (the browser says this request came from a \(site == "same-site" ? "same-site" : "cross-site") page)")
         }
-        let pass: Pass
-        if let token = QueryString(head.query ?? "")["token"] {
-            guard secret.matches(token) else {
-                return .failure(Refusal(status: 403, reason: "this console link's token is not the server's: ck makes a new one each time it starts; open the URL it printed last"))
-            }
-            pass = .token
-        } else if cookies(head).contains(where: secret.matches) {
-            pass = .cookie
-        } else {
-            return .failure(Refusal(status: 403, reason: "the console needs the link ck serve printed (its token is the key): open that URL in this browser"))
+        guard isCall else { return nil }
+        let keys = head.headers.values(Self.keyHeader)
+        guard !keys.isEmpty else {
+            return Refusal(status: 403, reason: "the console's API answers the console's page holding its key (\(Self.keyHeader)): open the URL ck printed, which ends in #key=…")
         }
-        if needsConsoleHeader && head.headers["X-CK-Console"] != "1" {
-            return .failure(Refusal(status: 403, reason: "the console's API is called by the console's own script (X-CK-Console: 1)"))
+        // One key, once: a second header is not a second chance.
+        guard keys.count == 1, secret.matches(keys[0]) else {
+            return Refusal(status: 403, reason: "this console key is not the server's: ck makes a new one each time it starts; open the URL it printed last")
         }
-        return .success(pass)
+        return nil
     }
-
-    /// The values of this server's console cookie in the `Cookie` headers: every one, since a
-    /// page of another local port can set one of the same name (cookies are per host) — a
-    /// planted one must not hide the real one.
-    func cookies(_ head: HTTPRequestHead) -> [String] {
-        var out: [String] = []
-        for header in head.headers.values("Cookie") {
-            for pair in header.split(separator: ";") {
-                let p = pair.drop { $0 == " " }
-                guard let eq = p.firstIndex(of: "="), p[..<eq] == cookieName[...] else { continue }
-                out.append(String(p[p.index(after: eq)...]))
-            }
-        }
-        return out
-    }
-
-    /// The cookie that keeps the secret: for the console's paths only, out of scripts' reach,
-    /// sent by no other site's page, gone when the browser closes.
-    var setCookie: String { "\(cookieName)=\(secret.value); Path=/console; HttpOnly; SameSite=Strict" }
 
     /// What every console answer carries: not to be framed, cached, sniffed or referred from,
     /// and scripts, styles and connections from this origin only.

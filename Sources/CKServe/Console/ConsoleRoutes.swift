@@ -24,12 +24,11 @@ struct ConsoleRoutes: Sendable {
         switch rest {
         case "", "/":
             try require(head, ["GET"])
-            // The secret leaves the URL at once: the page is loaded again without it.
-            if query["token"] != nil || rest.isEmpty {
-                var r = HTTPResponse(status: 303, headers: HTTPHeaders([("Location", "/console/"), ("Content-Type", "text/plain; charset=utf-8")]),
-                                     body: Array("See /console/\n".utf8))
-                if query["token"] != nil { r.headers.add("Set-Cookie", gate.setCookie) }
-                return r
+            // `/console` → `/console/`, so the page's relative paths resolve; the browser keeps
+            // the fragment (the key) across the redirect.
+            if rest.isEmpty {
+                return HTTPResponse(status: 303, headers: HTTPHeaders([("Location", "/console/"), ("Content-Type", "text/plain; charset=utf-8")]),
+                                    body: Array("See /console/\n".utf8))
             }
             return file(ConsolePage.html, type: "text/html; charset=utf-8")
         case "/console.js":

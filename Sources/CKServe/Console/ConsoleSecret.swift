@@ -1,7 +1,7 @@
-/// The console's secret: 32 random bytes made when the server starts, as 64 hex digits. The
-/// console URL ck prints carries it once (`/console/?token=…`); the browser keeps it in a
-/// cookie from then on. Knowing it is what lets a page act on the store, so it is compared in
-/// constant time and never written to the log.
+/// The console's key: 32 random bytes made when the server starts, as 64 hex digits. The
+/// console URL ck prints carries it in its fragment (`/console/#key=…`), which the browser
+/// never sends; the page keeps it and sends it with each call (ConsoleGate). Knowing it is what
+/// lets a page act on the store, so it is compared in constant time and never logged.
 public struct ConsoleSecret: Sendable {
     let value: String
 

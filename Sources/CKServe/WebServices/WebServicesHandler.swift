@@ -88,12 +88,10 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
             return read(Self.smallBodyLimit)
         case .console(let rest):
             guard let console else { return refuse(CloudKitError(.notFound, "this server has no console"), head, route: route) }
-            // The gate before the body: a page without the secret is not read a byte of.
+            // The gate before the body: a call without the key is not read a byte of.
             let call = ConsoleRoutes.isCall(rest)
-            switch console.gate.check(head, needsConsoleHeader: call) {
-            case .failure(let r): return .answer(console.refusal(r, head, handler: self))
-            case .success: return read(call ? Self.requestBodyLimit : Self.smallBodyLimit)
-            }
+            if let refusal = console.gate.check(head, isCall: call) { return .answer(console.refusal(refusal, head, handler: self)) }
+            return read(call ? Self.requestBodyLimit : Self.smallBodyLimit)
         }
     }
 

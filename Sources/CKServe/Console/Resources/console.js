@@ -40,9 +40,18 @@ class CallError extends Error {
     this.status = status; this.body = body; this.code = body && body.serverErrorCode; this.headers = headers;
   }
 }
+// The key: in the fragment of the URL ck printed (#key=…), which no request carries; kept in
+// this origin's storage (per port, unlike a cookie) and sent with each call.
+const KEY = 'ck-console-key';
+function takeKeyFromURL() {
+  const m = /^#key=([0-9a-f]{64})$/.exec(location.hash);
+  if (!m) return;
+  localStorage.setItem(KEY, m[1]);
+  history.replaceState(null, '', location.pathname + '#/');
+}
 async function call(url, method, body) {
-  const headers = { 'X-CK-Console': '1' };
-  const init = { method: method || 'GET', credentials: 'same-origin', headers, cache: 'no-store' };
+  const headers = { 'X-CK-Console': localStorage.getItem(KEY) || '' };
+  const init = { method: method || 'GET', credentials: 'omit', headers, cache: 'no-store' };
   if (body !== undefined) { headers['Content-Type'] = 'application/json'; init.body = JSON.stringify(body); init.method = 'POST'; }
   const r = await fetch(url, init);
   let parsed = null;
@@ -58,7 +67,7 @@ function ws(db, endpoint, body, at) {
   const q = p.toString() ? '?' + p.toString() : '';
   return call('/console/ws/database/1/' + db.c + '/' + db.e + '/' + db.s + '/' + endpoint + q, body === undefined ? 'GET' : 'POST', body);
 }
-function history(db, z, call, body) {
+function zoneHistory(db, z, call, body) {
   return consoleAPI('history/' + call, Object.assign({ container: db.c, environment: db.e, database: db.s, as: state.as, zoneName: z.zone }, body || {}));
 }
 async function schemaOf(db) {
@@ -112,6 +121,7 @@ async function render() {
   const [view, c, e, s, zone, name] = parts;
   const db = { c, e, s };
   const z = { zone, owner: q.get('owner') || '' };
+  if (!localStorage.getItem(KEY)) return renderKeyless();
   try {
     if (!state.overview) await loadOverview();
     switch (view) {
@@ -132,10 +142,17 @@ async function render() {
       default: crumbs([['ck', '#/'], ['not found']]); return show(errorBox({ code: 'NOT_FOUND', message: 'no such view: ' + location.hash }));
     }
   } catch (err) {
+    if (!state.overview) crumbs([['ck', '#/'], ['refused']]);
     show(errorBox(err));
   } finally {
     main().setAttribute('aria-busy', 'false');
   }
+}
+
+function renderKeyless() {
+  crumbs([['ck', '#/'], ['needs its key']]);
+  show(h('h1', {}, 'This console needs its key'),
+    h('p', { role: 'alert' }, 'Open the URL that ck serve or ck console printed: it ends in #key= and a key made when the server started. The key stays in this browser for this server\'s address; a page without it is refused.'));
 }
 
 // MARK: who the console acts as
@@ -521,7 +538,7 @@ async function showConflict(db, z, before, mine, out) {
 // whatever the zone's size), and the view is drawn again when it moved — after a write from
 // the CLI, an app or another tab alike.
 async function follow(db, z) {
-  const head = async () => ((await history(db, z, 'log', { limit: 1 })).changes || [{ seq: 0 }])[0] || { seq: 0 };
+  const head = async () => ((await zoneHistory(db, z, 'log', { limit: 1 })).changes || [{ seq: 0 }])[0] || { seq: 0 };
   let seen;
   const route = location.hash;
   try { seen = (await head()).seq; } catch (e) { return; }
@@ -542,7 +559,7 @@ async function renderHistory(db, z, q) {
   const record = q.get('record') || '';
   const until = q.get('until') || '';
   crumbs(dbCrumbs(db, z).concat([[record ? 'History of ' + record : 'History']]));
-  const answer = await history(db, z, 'log', { recordName: record || null, until: until || null, limit: PAGE_SIZE });
+  const answer = await zoneHistory(db, z, 'log', { recordName: record || null, until: until || null, limit: PAGE_SIZE });
   const changes = answer.changes || [];
   const words = ['log'].concat(record ? [record] : []).concat(until ? ['--until', until] : []).concat(['--limit', String(PAGE_SIZE), '--patch']);
   const rows = changes.map(c => h('tr', {},
@@ -576,7 +593,7 @@ async function planWrite(db, z, call, args, title, words, button) {
   const box = h('div', { class: 'confirm', role: 'alertdialog', 'aria-label': title });
   button.closest('.toolbar').after(box);
   try {
-    const plan = await history(db, z, call, Object.assign({ dryRun: true }, args));
+    const plan = await zoneHistory(db, z, call, Object.assign({ dryRun: true }, args));
     const changes = plan.changes || [];
     box.replaceChildren(...[h('p', {}, title + ': ' + (changes.length ? changes.length + ' record' + (changes.length === 1 ? '' : 's') + ' would change.' : 'nothing would change.')),
       changes.map(c => h('section', { class: 'diff-record' }, h('h2', {}, h('span', { class: 'change-status ' + c.status }, c.status), ' ', c.recordName),
@@ -584,7 +601,7 @@ async function planWrite(db, z, call, args, title, words, button) {
       h('p', { class: 'command' }, h('span', { class: 'label' }, 'Same as '), h('code', {}, ckCommand(db, z, words.concat(['--dry-run'])))),
       changes.length ? h('button', { type: 'button', class: 'danger', onclick: async () => {
         try {
-          await history(db, z, call, Object.assign({ dryRun: false }, args));
+          await zoneHistory(db, z, call, Object.assign({ dryRun: false }, args));
           location.hash = link(['history', ...dbParts(db), z.zone], { owner: z.owner });
         } catch (err) { box.append(errorBox(err)); }
       } }, call === 'revert' ? 'Revert' : 'Restore') : null,
@@ -598,7 +615,7 @@ async function planWrite(db, z, call, args, title, words, button) {
 async function renderChange(db, z, seq) {
   crumbs(dbCrumbs(db, z).concat([['History', link(['history', ...dbParts(db), z.zone], { owner: z.owner })], [z.zone + '@' + seq]]));
   const ref = z.zone + '@' + seq;
-  const answer = await history(db, z, 'show', { ref });
+  const answer = await zoneHistory(db, z, 'show', { ref });
   const c = answer.change;
   show(h('h1', {}, 'Change ' + ref, h('span', { class: 'sub' }, ' ' + c.operation + ' ' + c.recordName)),
     h('p', {}, when(c.timestamp) + ' by ' + who(c) + (c.recordChangeTag ? ' · change tag ' + c.recordChangeTag : '')),
@@ -624,7 +641,7 @@ function fieldDiff(db, z, fields, before, after) {
 async function renderDiff(db, z, from, to) {
   crumbs(dbCrumbs(db, z).concat([['History', link(['history', ...dbParts(db), z.zone], { owner: z.owner })], ['Diff']]));
   if (!from) return show(h('h1', {}, 'Diff'), errorBox({ code: 'BAD_REQUEST', message: 'name the point to compare from: ' + z.zone + '@SEQ, a tag or a time' }));
-  const answer = await history(db, z, 'diff', { from, to: to || null });
+  const answer = await zoneHistory(db, z, 'diff', { from, to: to || null });
   const changes = answer.changes || [];
   show(h('h1', {}, 'From ' + from + ' to ' + (to || 'now')),
     h('p', { class: 'command' }, h('span', { class: 'label' }, 'Same as '), h('code', {}, ckCommand(db, z, ['diff', from].concat(to ? [to] : [])))),
@@ -636,7 +653,7 @@ async function renderDiff(db, z, from, to) {
 // Which change last set each field of a record.
 async function renderBlame(db, z, name, at) {
   crumbs(dbCrumbs(db, z).concat([[name, link(['record', ...dbParts(db), z.zone, name], { owner: z.owner, at })], ['Blame']]));
-  const answer = await history(db, z, 'blame', { recordName: name, at: at || null });
+  const answer = await zoneHistory(db, z, 'blame', { recordName: name, at: at || null });
   show(h('h1', {}, 'Blame ' + name, h('span', { class: 'sub' }, ' ' + answer.recordType + (at ? ' at ' + at : ''))),
     h('p', { class: 'command' }, h('span', { class: 'label' }, 'Same as '), h('code', {}, ckCommand(db, z, ['blame', name].concat(at ? ['--at', at] : [])))),
     h('table', { class: 'blame' },
@@ -922,6 +939,7 @@ async function renderSchema(container) {
 
 // MARK: start
 
+takeKeyFromURL();
 document.getElementById('actor').addEventListener('change', switchActor);
-window.addEventListener('hashchange', render);
+window.addEventListener('hashchange', () => { takeKeyFromURL(); render(); });
 render();
