@@ -374,6 +374,21 @@ def _():
     assert cli('--zone', 'Lists', 'log', '--limit', '1')['changes'][0]['seq'] == before, 'a preview writes nothing'
 
 
+@flow('a restore confirmed after the zone moved on is refused: preview again')
+def _():
+    d.get(base + '/console/' + zone + '?type=ToDo&at=v1')
+    shows(d, 'Read-only: the zone as it was at v1')
+    d.find_element(By.XPATH, "//button[.='Restore the zone to this point…']").click()
+    dialog = wait_for(d, lambda d: d.find_element(By.XPATH, "//div[@role='alertdialog'][contains(., 'would change')]"))
+    cli('--zone', 'Lists', 'record', 'save', '--name', 'todo-late', '--type', 'ToDo', 'title=Saved while the preview was open')
+    moved = cli('--zone', 'Lists', 'log', '--limit', '1')['changes'][0]['seq']
+    dialog.find_element(By.XPATH, "button[.='Restore']").click()
+    wait_for(d, lambda d: 'preview again' in dialog.text)
+    assert 'CONFLICT' in dialog.text, dialog.text
+    assert cli('--zone', 'Lists', 'log', '--limit', '1')['changes'][0]['seq'] == moved, 'the stale confirmation wrote'
+    dialog.find_element(By.XPATH, "button[.='Cancel']").click()
+
+
 @flow('reverts a change after its preview')
 def _():
     d.get(base + '/console/#/history/%s/development/private/Lists?record=todo-2' % container)

@@ -202,6 +202,31 @@ final class APIHistoryTests: XCTestCase {
         XCTAssertNotNil(try w.t.client(caller(.private, .appleID(Self.alice))).lookup(zone: "Lists", recordNames: ["yolk"])[0].record)
     }
 
+    func testAConfirmedPreviewIsWrittenOnlyIfTheZoneHasNotMovedOn() throws {
+        let w = try world()
+        let alice = caller(.private, .appleID(Self.alice))
+        let preview = try w.api.restore(RestoreRequest(try ref("Lists@\(w.accepted)"), zoneName: "Lists", dryRun: true), as: alice)
+        XCTAssertEqual(preview.seq, w.accepted)
+        XCTAssertFalse(preview.items.isEmpty)
+        // The head the preview saw, and a write since: the confirmation would no longer write
+        // what it showed, so it is refused and writes nothing.
+        let bread = try w.t.client(alice).modify(zone: "Lists", operations: [RecordOperation(type: .forceUpdate, recordName: "bread", recordType: "Item", fields: ["qty": field(2)])])
+        XCTAssertNil(bread.first?.error)
+        let before = w.t.snapshot()
+        for write in [{ try w.api.restore(RestoreRequest(try self.ref("Lists@\(w.accepted)"), zoneName: "Lists", ifHead: preview.head), as: alice) },
+                      { try w.api.revert(RevertRequest(try self.ref("Lists@\(w.eggs)"), zoneName: "Lists", ifHead: preview.head), as: alice) }] {
+            let e = failure { try write() }
+            XCTAssertEqual(e?.code, .conflict)
+            XCTAssertTrue(e?.reason.contains("preview again") == true, "\(String(describing: e))")
+        }
+        XCTAssertEqual(w.t.snapshot(), before)
+        // Previewed again at the new head: written.
+        let again = try w.api.revert(RevertRequest(try ref("Lists@\(w.eggs)"), zoneName: "Lists", dryRun: true), as: alice)
+        XCTAssertEqual(again.head, preview.head + 1)
+        let done = try w.api.revert(RevertRequest(try ref("Lists@\(w.eggs)"), zoneName: "Lists", ifHead: again.head), as: alice)
+        XCTAssertTrue(done.results.allSatisfy { $0.error == nil }, "\(done.results)")
+    }
+
     func testAUserNeverInvitedSeesNoHistory() throws {
         let w = try world()
         let c = caller(.shared, .appleID(Self.erin))

@@ -8,8 +8,10 @@ import CKModel
 /// for the console's caller. A body names where: `{container, environment, database, as?,
 /// zoneName}`, then what the call takes: `log` `{recordName?, limit?, until?}` (with the
 /// fields each change set), `show` `{ref}`, `diff` `{from, to?}`, `blame` `{recordName, at?}`,
-/// `restore` `{ref, recordNames?, dryRun?}` and `revert` `{ref, dryRun?}` (`ck restore`, `ck
-/// revert`, `--dry-run`).
+/// `restore` `{ref, recordNames?, dryRun, ifHead?}` and `revert` `{ref, dryRun, ifHead?}` (`ck
+/// restore`, `ck revert`, `--dry-run`): a preview answers the plan with the zone's `head` and
+/// the `ref` it resolved (`ZONE@SEQ`); the write names both, and is refused (CONFLICT) if the
+/// zone has moved on since.
 /// References are ck's (Docs/history.md): a token, `ZONE@SEQ`, `HEAD`, a tag or a time.
 struct ConsoleHistory {
     let api: CloudKitAPI
@@ -34,16 +36,28 @@ struct ConsoleHistory {
         case "tags":
             return try api.listTags(as: caller)
         case "restore", "revert":
-            // A preview must never write: dryRun is checked as strictly as the rest.
-            guard let dryRun = body["dryRun"].map({ $0.boolValue }) ?? false else { throw CloudKitError.badRequest("dryRun is true or false") }
-            let ref = try api.historyReference(try string(body, "ref"))
-            if call == "revert" { return try api.revert(RevertRequest(ref, zoneName: zone, dryRun: dryRun), as: caller) }
-            var names: [String] = []
-            if let list = body["recordNames"], !list.isNull {
-                guard let items = list.arrayValue else { throw CloudKitError.badRequest("recordNames is a list of record names") }
-                names = try items.map { guard let s = $0.stringValue else { throw CloudKitError.badRequest("recordNames is a list of record names") }; return s }
+            // A preview must never write, so the body says which it is; and a write is the plan
+            // a preview showed, so it names the head that preview was made at.
+            guard let dryRun = body["dryRun"]?.boolValue else { throw CloudKitError.badRequest("dryRun is true (a preview) or false (the write)") }
+            let ifHead = try int(body, "ifHead").map(Int64.init)
+            guard dryRun || ifHead != nil else {
+                throw CloudKitError.badRequest("a \(call) is written after its preview: ifHead is the head the preview was made at")
             }
-            return try api.restore(RestoreRequest(ref, zoneName: zone, recordNames: names, dryRun: dryRun), as: caller)
+            let ref = try api.historyReference(try string(body, "ref"))
+            let answer: HistoryWriteResponse
+            if call == "revert" {
+                answer = try api.revert(RevertRequest(ref, zoneName: zone, dryRun: dryRun, ifHead: ifHead), as: caller)
+            } else {
+                var names: [String] = []
+                if let list = body["recordNames"], !list.isNull {
+                    guard let items = list.arrayValue else { throw CloudKitError.badRequest("recordNames is a list of record names") }
+                    names = try items.map { guard let s = $0.stringValue else { throw CloudKitError.badRequest("recordNames is a list of record names") }; return s }
+                }
+                answer = try api.restore(RestoreRequest(ref, zoneName: zone, recordNames: names, dryRun: dryRun, ifHead: ifHead), as: caller)
+            }
+            // The point the reference named, as ZONE@SEQ, for the confirmation to name exactly.
+            return DocumentBody(["changes": .array(answer.items.map { $0.jsonValue }), "head": .int(answer.head),
+                                 "ref": .string("\(zone)@\(answer.seq)")], listKey: "changes")
         default:
             throw CloudKitError(.notFound, "no such console history call '\(Names.describe(String(call.prefix(100))))' (log, show, diff, blame, tags, restore, revert)")
         }

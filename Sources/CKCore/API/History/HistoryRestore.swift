@@ -15,12 +15,16 @@ public struct RestoreRequest: Sendable {
     /// Only these records (empty: every record of the zone).
     public var recordNames: [String]
     public var dryRun: Bool
+    /// The zone's head a preview was made at: the write is refused (CONFLICT) if the zone has
+    /// moved on since, so what is written is what the preview showed.
+    public var ifHead: Int64?
 
-    public init(_ ref: HistoryReference, zoneName: String? = nil, recordNames: [String] = [], dryRun: Bool = false) {
+    public init(_ ref: HistoryReference, zoneName: String? = nil, recordNames: [String] = [], dryRun: Bool = false, ifHead: Int64? = nil) {
         self.ref = ref
         self.zoneName = zoneName
         self.recordNames = recordNames
         self.dryRun = dryRun
+        self.ifHead = ifHead
     }
 }
 
@@ -30,11 +34,14 @@ public struct RevertRequest: Sendable {
     public var ref: HistoryReference
     public var zoneName: String?
     public var dryRun: Bool
+    /// As RestoreRequest's.
+    public var ifHead: Int64?
 
-    public init(_ ref: HistoryReference, zoneName: String? = nil, dryRun: Bool = false) {
+    public init(_ ref: HistoryReference, zoneName: String? = nil, dryRun: Bool = false, ifHead: Int64? = nil) {
         self.ref = ref
         self.zoneName = zoneName
         self.dryRun = dryRun
+        self.ifHead = ifHead
     }
 }
 
@@ -43,6 +50,10 @@ public struct HistoryWriteResponse: ResponseBody {
     /// The writes' results, in the plan's order (empty for a dry run or an empty plan).
     public var results: [OperationResult]
     let changes: [JSONValue]
+    /// Where the plan was made: the zone's head, and the point of history the reference named
+    /// (for a revert, the change undone) — what a confirmation names to write exactly this plan.
+    public let head: Int64
+    public let seq: Int64
 
     public var listKey: String? { "changes" }
     public var items: [any JSONEncodable] { changes }
@@ -56,6 +67,7 @@ extension CloudKitAPI {
         let seq = try HistoryResolver(ctx.db).resolve(r.ref, in: z)
         let gate = ctx.gate.history(z)
         let snap = try z.snapshot()
+        try Self.require(r.ifHead, at: snap.head, z)
         let plan: [RecordDiff]
         if r.recordNames.isEmpty {
             // Shares are made and ended by share operations, not written back as records.
@@ -68,7 +80,7 @@ extension CloudKitAPI {
                 return d.isNoChange ? nil : d
             }
         }
-        return try write(plan, ctx, z, dryRun: r.dryRun)
+        return try write(plan, ctx, z, dryRun: r.dryRun, head: snap.head, seq: seq)
     }
 
     public func revert(_ r: RevertRequest, as caller: Caller) throws -> HistoryWriteResponse {
@@ -84,9 +96,18 @@ extension CloudKitAPI {
         if let p = c.prev, try z.change(p) == nil { throw HistoryCompaction.compacted(z.directory, first: try z.history.retainedFrom()) }
         // What the caller saw: the version it replaced, the one it wrote, and the one now.
         let snap = try z.snapshot()
+        try Self.require(r.ifHead, at: snap.head, z)
         let current = try snap.record(named: c.recordName).flatMap { try gate.canRead($0, at: snap.head) ? $0 : nil }
         let plan = try RecordDiff.revert(c, replaced: try gate.before(c), wrote: try gate.after(c), current: current, zoneID: z.zoneID)
-        return try write([plan], ctx, z, dryRun: r.dryRun)
+        return try write([plan], ctx, z, dryRun: r.dryRun, head: snap.head, seq: seq)
+    }
+
+    /// A confirmed preview is written only as it was shown: if the zone moved on, the plan made
+    /// now could differ (a record changed meanwhile would be written back too).
+    private static func require(_ ifHead: Int64?, at head: Int64, _ z: ZoneStore) throws {
+        guard let expected = ifHead, expected != head else { return }
+        let zone = Names.describe(z.zoneID.zoneName)
+        throw CloudKitError(.conflict, "zone '\(zone)' changed since the preview (it was at \(zone)@\(expected), it is at \(zone)@\(head)): preview again", zoneID: z.zoneID)
     }
 
     /// The preflight of a restore or revert (they stand for records/modify, whose faults they
@@ -100,11 +121,11 @@ extension CloudKitAPI {
 
     /// Prints the plan, and unless it is a dry run (or empty) writes it: each record then
     /// carries its new change tag, or its error.
-    private func write(_ plan: [RecordDiff], _ ctx: RequestContext, _ z: ZoneStore, dryRun: Bool) throws -> HistoryWriteResponse {
+    private func write(_ plan: [RecordDiff], _ ctx: RequestContext, _ z: ZoneStore, dryRun: Bool, head: Int64, seq: Int64) throws -> HistoryWriteResponse {
         let plan = plan.filter { !$0.isNoChange }
         let zoneID = z.zoneID
         if dryRun || plan.isEmpty {
-            return HistoryWriteResponse(results: [], changes: plan.map { $0.json(zoneID: zoneID, fields: true) })
+            return HistoryWriteResponse(results: [], changes: plan.map { $0.json(zoneID: zoneID, fields: true) }, head: head, seq: seq)
         }
         let results = try HistoryWriter(ctx.db).apply(plan, zone: zoneID.zoneName).map { try ctx.gate.admitWritten($0) }
         let items: [JSONValue] = zip(plan, results).map { d, r in
@@ -116,6 +137,6 @@ extension CloudKitAPI {
             }
             return .object(o)
         }
-        return HistoryWriteResponse(results: results, changes: items)
+        return HistoryWriteResponse(results: results, changes: items, head: head, seq: seq)
     }
 }

@@ -586,8 +586,10 @@ async function renderHistory(db, z, q) {
 }
 
 // Restore and revert, as the CLI gives them: the plan first (--dry-run: what each record
-// becomes, nothing written), then the writes on confirmation. They go through records/modify
-// with each record's current change tag, so a record changed meanwhile is a CONFLICT.
+// becomes, nothing written), then the writes on confirmation — of that plan: the confirmation
+// names the point the preview resolved and the zone's head it saw, and the server refuses it
+// (CONFLICT) if the zone moved on. The writes go through records/modify with each record's
+// change tag, so a record changed meanwhile is a CONFLICT too.
 async function planWrite(db, z, call, args, title, words, button) {
   stopFollowing();
   const box = h('div', { class: 'confirm', role: 'alertdialog', 'aria-label': title });
@@ -601,7 +603,7 @@ async function planWrite(db, z, call, args, title, words, button) {
       h('p', { class: 'command' }, h('span', { class: 'label' }, 'Same as '), h('code', {}, ckCommand(db, z, words.concat(['--dry-run'])))),
       changes.length ? h('button', { type: 'button', class: 'danger', onclick: async () => {
         try {
-          await zoneHistory(db, z, call, Object.assign({ dryRun: false }, args));
+          await zoneHistory(db, z, call, Object.assign({}, args, { dryRun: false, ref: plan.ref, ifHead: plan.head }));
           location.hash = link(['history', ...dbParts(db), z.zone], { owner: z.owner });
         } catch (err) { box.append(errorBox(err)); }
       } }, call === 'revert' ? 'Revert' : 'Restore') : null,
