@@ -220,6 +220,31 @@ def _():
     assert got['modified']['deviceID'] == 'console', got['modified']
 
 
+@flow('an INT64 beyond 2^53 is shown and kept exactly; a save sends only what changed')
+def _():
+    cli('--zone', 'Lists', 'record', 'save', '--name', 'big-1', '--type', 'ToDo', 'title=Big', 'priority=9007199254740993')
+    d.get(base + '/console/#/record/%s/development/private/Lists/big-1' % container)
+    shows(d, '9007199254740993')
+    d.find_element(By.XPATH, "//button[.='Edit']").click()
+    box = wait_for(d, lambda d: d.find_element(By.CSS_SELECTOR, 'input[data-field="title"]'))
+    assert d.find_element(By.CSS_SELECTOR, 'input[data-field="priority"]').get_attribute('value') == '9007199254740993'
+    box.clear()
+    box.send_keys('Bigger')
+    d.find_element(By.XPATH, "//button[.='Save']").click()
+    shows(d, 'Saved')
+    got = cli('--zone', 'Lists', 'record', 'get', 'big-1')['records'][0]['fields']
+    assert got['title']['value'] == 'Bigger' and got['priority']['value'] == 9007199254740993, got
+    d.find_element(By.XPATH, "//button[.='Edit']").click()
+    box = wait_for(d, lambda d: d.find_element(By.CSS_SELECTOR, 'input[data-field="priority"]'))
+    box.clear()
+    box.send_keys('9223372036854775807')
+    d.find_element(By.XPATH, "//button[.='Save']").click()
+    shows(d, '9223372036854775807')
+    got = cli('--zone', 'Lists', 'record', 'get', 'big-1')['records'][0]['fields']
+    assert got['priority']['value'] == 9223372036854775807, got
+    cli('--zone', 'Lists', 'record', 'delete', 'big-1', '--force')
+
+
 @flow('a concurrent CLI write is a CONFLICT, and keeping mine wins')
 def _():
     d.get(base + '/console/#/record/%s/development/private/Lists/todo-2' % container)

@@ -32,6 +32,20 @@ function errorBox(err, extra) {
 }
 function note(text) { return h('p', { class: 'note', role: 'status' }, text); }
 
+// MARK: JSON with INT64s whole
+
+// CloudKit's INT64 goes to 2^63, a JavaScript number is exact to 2^53: an integer beyond it is
+// read as a BigInt from its source text and written back as that text, never rounded.
+function parseJSON(text) {
+  return JSON.parse(text, (k, v, ctx) =>
+    typeof v === 'number' && !Number.isSafeInteger(v) && ctx && /^-?\d+$/.test(ctx.source) ? BigInt(ctx.source) : v);
+}
+function toJSON(v, indent) {
+  // Without JSON.rawJSON (Chromium 114, Firefox 135) the digits go as a string, which the
+  // server refuses as an INT64 rather than store a rounded number.
+  return JSON.stringify(v, (k, x) => typeof x !== 'bigint' ? x : JSON.rawJSON ? JSON.rawJSON(x.toString()) : x.toString(), indent);
+}
+
 // MARK: calls
 
 class CallError extends Error {
@@ -52,10 +66,10 @@ function takeKeyFromURL() {
 async function call(url, method, body) {
   const headers = { 'X-CK-Console': localStorage.getItem(KEY) || '' };
   const init = { method: method || 'GET', credentials: 'omit', headers, cache: 'no-store' };
-  if (body !== undefined) { headers['Content-Type'] = 'application/json'; init.body = JSON.stringify(body); init.method = 'POST'; }
+  if (body !== undefined) { headers['Content-Type'] = 'application/json'; init.body = toJSON(body); init.method = 'POST'; }
   const r = await fetch(url, init);
   let parsed = null;
-  try { parsed = await r.json(); } catch (e) { parsed = null; }
+  try { parsed = parseJSON(await r.text()); } catch (e) { parsed = null; }
   if (!r.ok) throw new CallError(r.status, parsed, r.headers);
   return parsed;
 }
@@ -319,7 +333,7 @@ function brief(field) {
     case 'ASSET': return 'asset, ' + size(v.size);
     case 'LOCATION': return v.latitude + ', ' + v.longitude;
     case 'BYTES': return (v.length * 3 / 4 | 0) + ' bytes';
-    default: { const s = typeof v === 'object' ? JSON.stringify(v) : String(v); return s.length > 80 ? s.slice(0, 79) + '…' : s; }
+    default: { const s = typeof v === 'object' ? toJSON(v) : String(v); return s.length > 80 ? s.slice(0, 79) + '…' : s; }
   }
 }
 function size(n) { return n == null ? '? bytes' : n < 1024 ? n + ' bytes' : n < 1048576 ? (n / 1024).toFixed(1) + ' KB' : (n / 1048576).toFixed(1) + ' MB'; }
@@ -335,7 +349,7 @@ function valueView(db, z, field) {
     case 'REFERENCE': return h('span', {}, h('a', { href: link(['record', ...dbParts(db), (v.zoneID && v.zoneID.zoneName) || z.zone, v.recordName], { owner: z.owner }) }, v.recordName), v.action ? h('span', { class: 'sub' }, ' (' + v.action + ')') : null);
     case 'ASSET': return assetView(v);
     case 'LOCATION': return h('span', {}, v.latitude + ', ' + v.longitude);
-    default: return h('span', { class: 'value' }, typeof v === 'object' ? JSON.stringify(v) : String(v));
+    default: return h('span', { class: 'value' }, typeof v === 'object' ? toJSON(v) : String(v));
   }
 }
 function assetView(v) {
@@ -417,18 +431,24 @@ function textOf(type, value) {
     case 'STRING': case 'INT64': case 'DOUBLE': return String(value);
     case 'TIMESTAMP': return new Date(value).toISOString();
     case 'REFERENCE': return value.recordName;
-    default: return JSON.stringify(value);
+    default: return toJSON(value);
   }
 }
 function valueOf(name, type, text, before) {
   const bad = why => { throw new Error('field ' + name + ': ' + why); };
   switch (type) {
     case 'STRING': return text;
-    case 'INT64': if (!/^-?\d+$/.test(text.trim())) bad('an INT64 is a whole number, not "' + text + '"'); return Number(text.trim());
+    case 'INT64': {
+      const t = text.trim();
+      if (!/^-?\d+$/.test(t)) bad('an INT64 is a whole number, not "' + text + '"');
+      const n = BigInt(t);
+      if (n < -(2n ** 63n) || n >= 2n ** 63n) bad('an INT64 is from -2^63 to 2^63-1, not ' + t);
+      return Number.isSafeInteger(Number(n)) ? Number(n) : n;
+    }
     case 'DOUBLE': { const d = Number(text.trim()); if (text.trim() === '' || !isFinite(d)) bad('a DOUBLE is a number, not "' + text + '"'); return d; }
     case 'TIMESTAMP': { const t = Date.parse(text.trim()); if (isNaN(t)) bad('a TIMESTAMP is a date such as 2026-01-31T12:00:00Z, not "' + text + '"'); return t; }
     case 'REFERENCE': if (!text.trim()) bad('a REFERENCE names a record'); return { recordName: text.trim(), action: (before && before.action) || 'NONE' };
-    default: try { return JSON.parse(text); } catch (e) { return bad('a ' + type + ' is written as JSON here: ' + e.message); }
+    default: try { return parseJSON(text); } catch (e) { return bad('a ' + type + ' is written as JSON here: ' + e.message); }
   }
 }
 function fieldRow(name, type, value, fixed) {
@@ -437,6 +457,7 @@ function fieldRow(name, type, value, fixed) {
   const input = big ? h('textarea', { id, rows: 3, 'data-field': name, 'data-type': type }) : h('input', { id, type: 'text', 'data-field': name, 'data-type': type, inputmode: type === 'INT64' ? 'numeric' : type === 'DOUBLE' ? 'decimal' : null });
   input.value = textOf(type, value);
   input._before = value;
+  input._text = input.value;
   const remove = h('button', { type: 'button', class: 'small', 'aria-label': 'Remove field ' + name, onclick: () => row.remove() }, 'Remove');
   const row = h('div', { class: 'field-row' }, h('label', { for: id }, name, h('span', { class: 'type' }, ' ' + type)), input, fixed ? null : remove);
   return row;
@@ -460,15 +481,15 @@ async function renderEditor(db, z, record, typeName) {
     ev.preventDefault();
     status.replaceChildren();
     let fields;
-    try { fields = collect(rows); } catch (err) { return status.append(errorBox({ code: 'BAD_REQUEST', message: err.message })); }
+    try { fields = collect(rows, record); } catch (err) { return status.append(errorBox({ code: 'BAD_REQUEST', message: err.message })); }
+    if (record && !Object.keys(fields).length) return status.append(note('Nothing changed: nothing to save.'));
     const rec = record
       ? { recordName: record.recordName, recordType: record.recordType, recordChangeTag: record.recordChangeTag, fields }
       : { recordName: nameInput.value.trim() || crypto.randomUUID().toUpperCase(), recordType: typeInput.value.trim(), fields };
-    if (record && record.parent) rec.parent = record.parent;
-    await save(db, z, record, rec, record ? 'replace' : 'create', status);
+    await save(db, z, record, rec, record ? 'update' : 'create', status);
   } },
     record ? null : h('div', { class: 'field-row' }, h('label', { for: 'record-type' }, 'recordType'), typeInput),
-    record ? h('p', {}, 'Editing ', h('strong', {}, record.recordName), ' at change tag ', h('code', { id: 'editing-tag' }, record.recordChangeTag), '. A save replaces its fields; if it changed meanwhile, CloudKit answers CONFLICT.')
+    record ? h('p', {}, 'Editing ', h('strong', {}, record.recordName), ' at change tag ', h('code', { id: 'editing-tag' }, record.recordChangeTag), '. A save sends the fields you changed (an update); if the record changed meanwhile, CloudKit answers CONFLICT.')
       : h('div', { class: 'field-row' }, h('label', { for: 'record-name' }, 'recordName'), nameInput),
     rows,
     h('fieldset', { class: 'add' }, h('legend', {}, 'Add a field'),
@@ -488,13 +509,24 @@ async function renderEditor(db, z, record, typeName) {
   if (first) first.focus();
 }
 
-function collect(rows) {
+// What a save sends: for a record, only what was changed — a field's new value, or null for a
+// field removed or emptied — so a value the page cannot show exactly is never written back;
+// for a new record, every field given a value.
+function collect(rows, record) {
   const fields = {};
+  const kept = new Set();
   for (const input of rows.querySelectorAll('[data-field]')) {
     const name = input.dataset.field, type = input.dataset.type;
-    if (input.value === '' && type !== 'STRING') continue;
+    kept.add(name);
+    const had = record && input._before != null;
+    if (had && input.value === input._text) continue;
+    if (input.value === '' && (!had || type !== 'STRING')) {
+      if (had) fields[name] = { value: null };
+      continue;
+    }
     fields[name] = { value: valueOf(name, type, input.value, input._before), type };
   }
+  for (const name of Object.keys((record && record.fields) || {})) if (!kept.has(name)) fields[name] = { value: null };
   return fields;
 }
 
@@ -517,15 +549,17 @@ async function showConflict(db, z, before, mine, out) {
   stopFollowing();
   const server = await lookup(db, z, (mine || before).recordName);
   const names = [...new Set([...Object.keys((mine && mine.fields) || {}), ...Object.keys((server && server.fields) || {})])].sort();
+  // Mine holds what the edit changed; a field it did not touch keeps the server's value.
+  const yours = n => !mine || !(n in mine.fields) ? h('span', { class: 'null' }, 'unchanged') : mine.fields[n].value == null ? h('span', { class: 'null' }, 'removed') : brief(mine.fields[n]);
   const cell = (f) => f ? brief(f) : '—';
-  const same = (a, b) => JSON.stringify(a && a.value) === JSON.stringify(b && b.value);
+  const same = (a, b) => !a || toJSON(a.value) === toJSON(b && b.value);
   const gone = !server || server.serverErrorCode;
   const table = h('table', { class: 'conflict' },
     h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Field'), h('th', { scope: 'col' }, 'Yours'), h('th', { scope: 'col' }, gone ? 'Server: deleted' : "Server's (tag " + server.recordChangeTag + ')'))),
     h('tbody', {}, names.map(n => h('tr', { class: same(mine && mine.fields[n], server && server.fields && server.fields[n]) ? '' : 'differs' },
-      h('th', { scope: 'row' }, n), h('td', {}, cell(mine && mine.fields[n])), h('td', {}, cell(server && server.fields && server.fields[n]))))));
+      h('th', { scope: 'row' }, n), h('td', {}, yours(n)), h('td', {}, cell(server && server.fields && server.fields[n]))))));
   const status = h('div', { class: 'status' });
-  const keepMine = mine && !gone ? h('button', { type: 'button', class: 'primary', onclick: () => save(db, z, server, Object.assign({}, mine, { recordChangeTag: server.recordChangeTag }), 'replace', status) }, 'Keep mine') : null;
+  const keepMine = mine && !gone ? h('button', { type: 'button', class: 'primary', onclick: () => save(db, z, server, Object.assign({}, mine, { recordChangeTag: server.recordChangeTag }), 'update', status) }, 'Keep mine') : null;
   const keepServer = h('a', { class: 'button', href: gone ? link(['zone', ...dbParts(db), z.zone], { owner: z.owner }) : link(['record', ...dbParts(db), z.zone, server.recordName], { owner: z.owner, t: Date.now() }) }, "Keep the server's");
   show(h('h1', {}, 'Conflict on ' + (mine || before).recordName),
     h('div', { class: 'error', role: 'alert' }, h('strong', {}, 'CONFLICT'), ' ', out.reason || 'the record changed on the server since you read it'),
@@ -720,7 +754,7 @@ function shortPath(path) {
 }
 function pretty(text) {
   if (!text) return '';
-  try { return JSON.stringify(JSON.parse(text), null, 2); } catch (e) { return text; }
+  try { return toJSON(parseJSON(text), 2); } catch (e) { return text; }
 }
 
 // MARK: notifications
@@ -744,7 +778,7 @@ async function renderNotifications(c, e) {
     h('div', {}, h('strong', {}, n.notificationType || 'notification'), ' ', n.subscriptionID ? 'from subscription ' + n.subscriptionID : '',
       n.queryNotificationReason ? ' · ' + n.queryNotificationReason : ''),
     h('div', { class: 'sub' }, [n.databaseScope, n.zoneID && n.zoneID.zoneName, n.recordName].filter(Boolean).join(' · ')),
-    h('details', {}, h('summary', {}, 'JSON'), h('pre', { class: 'body' }, JSON.stringify(n, null, 2))));
+    h('details', {}, h('summary', {}, 'JSON'), h('pre', { class: 'body' }, toJSON(n, 2))));
   const take = async () => {
     const answer = await consoleAPI('notifications', { container: c, environment: e, database: 'private', as: state.as });
     const fresh = answer.notifications || [];
