@@ -545,6 +545,16 @@ def _():
     shot(d, 'people')
 
 
+@flow('a malformed or hostile address is refused on the page')
+def _():
+    for bad, says in [('#/zone/%E0%A4%A/development/private/Lists', "not one of the console's"),
+                      ('#/db/' + container + '/staging/private', 'development or production'),
+                      ('#/zone/x%2F..%2F..%2F..%2Fapi%2Ffaults/development/private/Lists', 'BAD_REQUEST')]:
+        d.get(base + '/console/' + bad)
+        shows(d, says)
+    assert cli('fault', 'list')['faults'] == [], 'a path climbed out of its segment'
+
+
 @flow('fits a phone')
 def _():
     d.set_window_size(390, 844)

@@ -130,6 +130,14 @@ final class ConsoleAPITests: XCTestCase {
             ("/console/api/history/restore", #"{"container":"\#(container)","zoneName":"Lists","ref":"v1","dryRun":1}"#, "dryRun"),
             ("/console/api/history/restore", #"{"container":"\#(container)","zoneName":"Lists","ref":"v1","recordNames":"a","dryRun":true}"#, "recordNames"),
             ("/console/api/schema/deploy", #"{"container":"\#(container)","dryRun":"true"}"#, "dryRun"),
+            // A write must be asked for: a body without dryRun is neither.
+            ("/console/api/schema/deploy", #"{"container":"\#(container)"}"#, "dryRun"),
+            ("/console/api/history/restore", #"{"container":"\#(container)","zoneName":"Lists","ref":"v1"}"#, "dryRun"),
+            ("/console/api/schema/index", #"{"container":"\#(container)","environment":7,"recordType":"T","fieldName":"title","index":"SORTABLE"}"#, "environment"),
+            ("/console/api/schema/index", #"{"container":"\#(container)","recordType":"T","index":"SORTABLE"}"#, "fieldName"),
+            ("/console/api/schema/index", #"{"container":["\#(container)"],"recordType":"T","fieldName":"title","index":"SORTABLE"}"#, "container"),
+            ("/console/api/faults/clear", "{}", "all"),
+            ("/console/api/faults/clear", #"{"id":"x","all":true}"#, "all"),
         ]
         for (path, body, names) in cases {
             let r = try post(path, body)
@@ -138,6 +146,19 @@ final class ConsoleAPITests: XCTestCase {
         }
         XCTAssertEqual(try f.client().request("GET", "/console/api/history/log", headers: headers).status, 400, "history calls are POSTs")
         XCTAssertEqual(try snapshot(), before)
+    }
+
+    func testFaultsAreClearedOneByIDOrAllByName() throws {
+        for _ in 0..<2 {
+            let armed = try post("/console/api/faults", #"{"op":"records/modify","error":"THROTTLED","retryAfter":3}"#)
+            XCTAssertEqual(armed.status, 200, armed.text)
+        }
+        func count() throws -> Int { ((try f.client().request("GET", "/console/api/faults", headers: headers).json as? [String: Any])?["faults"] as? [Any])?.count ?? -1 }
+        XCTAssertEqual(try count(), 2)
+        XCTAssertEqual(try post("/console/api/faults/clear", "{}").status, 400)
+        XCTAssertEqual(try count(), 2, "a body without an id clears nothing")
+        XCTAssertEqual(try post("/console/api/faults/clear", #"{"all":true}"#).status, 200)
+        XCTAssertEqual(try count(), 0)
     }
 
     func testTheRequestLogShowsAppsRequestsWithoutTheirSecrets() throws {

@@ -43,7 +43,7 @@ struct ConsoleRoutes: Sendable {
         case "/api/schema":
             try require(head, ["GET"])
             let (container, environment) = try containerAndEnvironment(query)
-            return handler.json(200, try handler.api.exportSchemaJSON(as: .console(container: container, environment: environment, scope: .private, appleID: query["as"])))
+            return handler.json(200, try handler.api.exportSchemaJSON(as: .console(container: container, environment: environment, scope: .private, appleID: query["as"].flatMap { $0.isEmpty ? nil : $0 })))
         case "/api/requests":
             try require(head, ["GET"])
             let after = query["after"].flatMap { Int($0) } ?? 0
@@ -63,7 +63,11 @@ struct ConsoleRoutes: Sendable {
             return handler.json(200, try handler.api.takeNotifications(limit: 100, as: caller))
         case "/api/faults/clear":
             try require(head, ["POST"])
-            return handler.json(200, try handler.api.clearFaults(ClearFaultsRequest(id: try ConsoleHistory.optionalString(try json(request), "id"))))
+            // Every fault only when asked for by name: a body that lost its id clears nothing.
+            let body = try json(request)
+            let id = try ConsoleHistory.optionalString(body, "id")
+            guard (id != nil) != (body["all"]?.boolValue == true) else { throw CloudKitError.badRequest("faults/clear takes {\"id\": ID} for one fault or {\"all\": true} for every one") }
+            return handler.json(200, try handler.api.clearFaults(ClearFaultsRequest(id: id)))
         case "/api/schema/text":
             try require(head, ["GET"])
             let (container, environment) = try containerAndEnvironment(query)
@@ -72,19 +76,18 @@ struct ConsoleRoutes: Sendable {
             try require(head, ["POST"])
             let body = try json(request)
             let (container, _) = try containerAndEnvironment(body)
-            // A preview asked for with the wrong type must not deploy.
-            guard let dryRun = body["dryRun"].map({ $0.boolValue }) ?? false else { throw CloudKitError.badRequest("dryRun is true or false") }
+            // A preview must never deploy, so the body says which it is.
+            guard let dryRun = body["dryRun"]?.boolValue else { throw CloudKitError.badRequest("dryRun is true (a preview) or false (the deploy)") }
             return handler.json(200, try handler.api.deploySchema(as: .console(container: container, environment: .development, scope: .private, appleID: nil), dryRun: dryRun))
         case "/api/schema/index":
             try require(head, ["POST"])
             let body = try json(request)
             let (container, environment) = try containerAndEnvironment(body)
-            let index = body["index"]?.stringValue ?? ""
+            let index = try ConsoleHistory.string(body, "index")
             guard let kind = SchemaIndex(rawValue: index) else { throw CloudKitError.badRequest("index is QUERYABLE, SORTABLE or SEARCHABLE, not '\(Names.describe(index))'") }
-            guard let type = body["recordType"]?.stringValue, let field = body["fieldName"]?.stringValue else {
-                throw CloudKitError.badRequest("an index needs recordType and fieldName")
-            }
-            let caller = Caller.console(container: container, environment: environment, scope: .private, appleID: body["as"]?.stringValue)
+            let type = try ConsoleHistory.string(body, "recordType"), field = try ConsoleHistory.string(body, "fieldName")
+            let caller = Caller.console(container: container, environment: environment, scope: .private,
+                                        appleID: try ConsoleHistory.optionalString(body, "as").flatMap { $0.isEmpty ? nil : $0 })
             return handler.json(200, try handler.api.addSchemaIndexes(SchemaIndexRequest(recordType: type, fieldName: field, indexes: [kind]), as: caller))
         default:
             if rest.hasPrefix("/api/requests/") {
@@ -158,7 +161,7 @@ struct ConsoleRoutes: Sendable {
     }
 
     private func containerAndEnvironment(_ body: [String: JSONValue]) throws -> (String, Environment) {
-        try containerAndEnvironment(container: body["container"]?.stringValue, environment: body["environment"]?.stringValue)
+        try containerAndEnvironment(container: try ConsoleHistory.optionalString(body, "container"), environment: try ConsoleHistory.optionalString(body, "environment"))
     }
 
     private func containerAndEnvironment(container: String?, environment: String?) throws -> (String, Environment) {

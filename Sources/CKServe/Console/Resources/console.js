@@ -79,7 +79,9 @@ function ws(db, endpoint, body, at) {
   if (state.as) p.set('as', state.as);
   if (at) p.set('at', at);
   const q = p.toString() ? '?' + p.toString() : '';
-  return call('/console/ws/database/1/' + db.c + '/' + db.e + '/' + db.s + '/' + endpoint + q, body === undefined ? 'GET' : 'POST', body);
+  // Each segment as one: a name from the address bar cannot climb into another path.
+  const path = [db.c, db.e, db.s].map(encodeURIComponent).join('/');
+  return call('/console/ws/database/1/' + path + '/' + endpoint + q, body === undefined ? 'GET' : 'POST', body);
 }
 function zoneHistory(db, z, call, body) {
   return consoleAPI('history/' + call, Object.assign({ container: db.c, environment: db.e, database: db.s, as: state.as, zoneName: z.zone }, body || {}));
@@ -131,9 +133,19 @@ function stopFollowing() {
 
 async function render() {
   stopFollowing();
-  const { parts, q } = parseHash();
+  let route;
+  try { route = parseHash(); } catch (err) {
+    crumbs([['ck', '#/'], ['not found']]);
+    return show(errorBox({ code: 'NOT_FOUND', message: 'this address is not one of the console\'s (' + err.message + ')' }));
+  }
+  const { parts, q } = route;
   const [view, c, e, s, zone, name] = parts;
   const db = { c, e, s };
+  const dbView = ['db', 'zone', 'record', 'new', 'history', 'change', 'blame', 'diff'].includes(view);
+  if (dbView && (!['development', 'production'].includes(e) || !['public', 'private', 'shared'].includes(s))) {
+    crumbs([['ck', '#/'], ['not found']]);
+    return show(errorBox({ code: 'NOT_FOUND', message: 'a database is development or production, then public, private or shared: ' + location.hash }));
+  }
   const z = { zone, owner: q.get('owner') || '' };
   if (!localStorage.getItem(KEY)) return renderKeyless();
   try {
@@ -883,7 +895,7 @@ async function renderFaults() {
     field('fault-zone', 'Zone', zone), field('fault-record', 'Record', record),
     h('span', {}), h('div', {}, h('button', { type: 'submit', class: 'primary' }, 'Arm')));
   const clear = async id => {
-    try { await consoleAPI('faults/clear', id ? { id } : {}); render(); } catch (err) { status.replaceChildren(errorBox(err)); }
+    try { await consoleAPI('faults/clear', id ? { id } : { all: true }); render(); } catch (err) { status.replaceChildren(errorBox(err)); }
   };
   show(h('h1', {}, 'Faults'),
     note('An armed fault makes the next matching operations fail as CloudKit fails them — from apps, scripts, the CLI and this console alike. Watch them fire in Live requests.'),
