@@ -1,13 +1,13 @@
 """ck's console in headless Chromium: what a person does in it, asserted on what the page shows.
-Arguments: the console URL ck serve printed (with its token), the ck binary, the data directory,
-the container, and the folder for screenshots. Prints a JSON line per flow, {page, ok, detail};
+Arguments: the console URL ck printed (with its key), the ck binary, the data directory, the
+container, the folder for screenshots, and the launch page `ck console` gave the browser. Prints a JSON line per flow, {page, ok, detail};
 exits 0 when every flow passed (77: no browser, the Swift test skips)."""
 import json, os, subprocess, sys, time
 
 from browser_env import headless_chromium, By
 from selenium.webdriver.support.ui import Select
 
-console_url, ck, data_dir, container, shots = sys.argv[1:6]
+console_url, ck, data_dir, container, shots, launcher = sys.argv[1:7]
 base = console_url.split('/console/')[0]
 key = console_url.split('#key=')[1]
 os.makedirs(shots, exist_ok=True)
@@ -139,9 +139,9 @@ def _():
     shot(d, 'refused')
 
 
-@flow('opens with the key, which leaves the address bar')
+@flow('opens from the launch page with the key, which leaves the address bar')
 def _():
-    d.get(console_url)
+    d.get('file://' + launcher)
     shows(d, container)
     assert 'key=' not in d.current_url, d.current_url
     assert d.execute_script('return document.cookie') == '', 'no cookie holds it'
@@ -168,8 +168,11 @@ def _():
     heard = outsider.heard('/landing')
     assert 'Referer' not in heard, heard
     assert key not in json.dumps(outsider.requests), outsider.requests
-    d.get(base + '/console/#/')
+    # Its link to the console with a made-up key opens the page, which keeps the real key.
+    d.execute_script("const a = document.createElement('a'); a.href = arguments[0]; a.textContent = 'in'; document.body.append(a); a.click();",
+                     base + '/console/#key=' + '1' * 64)
     shows(d, container)
+    assert d.execute_script('return localStorage.getItem("ck-console-key")') == key
 
 
 @flow('navigates to a zone and adds the index its query needs')

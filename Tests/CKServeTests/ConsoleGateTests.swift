@@ -102,6 +102,20 @@ final class ConsoleGateTests: XCTestCase {
         }
     }
 
+    func testThePageAloneMayBeOpenedFromElsewhereAndNeverFramed() throws {
+        // A link of another site, or ck console's launch file (file:// is cross-site).
+        let navigate = [("Sec-Fetch-Site", "cross-site"), ("Sec-Fetch-Mode", "navigate"), ("Sec-Fetch-Dest", "document")]
+        XCTAssertEqual(try f.client().request("GET", "/console/", headers: navigate).status, 200)
+        for path in ["/console/console.js", "/console/console.css", "/console/api/overview", wsPath] {
+            XCTAssertEqual(try f.client().request("GET", path, headers: navigate + [call]).status, 403, path)
+        }
+        // In a frame, or fetched by another site's script: refused.
+        for (mode, dest) in [("navigate", "iframe"), ("cors", "empty"), ("no-cors", "document")] {
+            let r = try f.client().request("GET", "/console/", headers: [("Sec-Fetch-Site", "cross-site"), ("Sec-Fetch-Mode", mode), ("Sec-Fetch-Dest", dest)])
+            XCTAssertEqual(r.status, 403, "\(mode) \(dest)")
+        }
+    }
+
     func testAForeignHostIsRefused() throws {
         // DNS rebinding: evil.example resolved to 127.0.0.1, so the browser sends its name.
         let c = try f.client()

@@ -23,19 +23,34 @@ final class ConsoleTests: XCTestCase {
         XCTAssertFalse(stopped.stderr.contains(String(console.split(separator: "=").last!)), "the token is never logged: \(stopped.stderr)")
     }
 
-    func testConsoleOpensTheURLInTheBrowserBROWSERNames() throws {
+    func testConsoleOpensTheURLInTheBrowserBROWSERNamesThroughAFileOfTheUsersOwn() throws {
         let s = Sandbox()
+        let (serve, page) = try Self.consoleWithFakeBrowser(s)
+        let console = try XCTUnwrap(serve.announcement["console"] as? String)
+        // The browser's arguments (public on the machine) hold a file, not the key.
+        XCTAssertFalse(page.contains("#key="), page)
+        XCTAssertTrue(page.hasSuffix("/console.html"), page)
+        let text = try String(contentsOfFile: page, encoding: .utf8)
+        XCTAssertTrue(text.contains(#"<meta http-equiv="refresh" content="0;url=\#(console)">"#), text)
+        let mode = try FileManager.default.attributesOfItem(atPath: page)[.posixPermissions] as? Int
+        XCTAssertEqual(mode, 0o600)
+        let dirMode = try FileManager.default.attributesOfItem(atPath: (page as NSString).deletingLastPathComponent)[.posixPermissions] as? Int
+        XCTAssertEqual(dirMode, 0o700)
+        XCTAssertEqual(serve.stop().status, 0)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: page), "removed when the server stops")
+    }
+
+    /// `ck console` with $BROWSER a script that notes what it was asked to open: the server, and
+    /// the path it was given.
+    static func consoleWithFakeBrowser(_ s: Sandbox) throws -> (ServeProcess, String) {
         let opened = s.root.appendingPathComponent("opened.txt").path
         let browser = s.root.appendingPathComponent("fake-browser").path
-        try "#!/bin/sh\nprintf '%s' \"$1\" > '\(opened)'\n".write(toFile: browser, atomically: true, encoding: .utf8)
+        try "#!/bin/sh\nprintf '%s' \"$1\" > '\(opened).part' && mv '\(opened).part' '\(opened)'\n".write(toFile: browser, atomically: true, encoding: .utf8)
         chmod(browser, 0o755)
-        let serve = try ServeProcess(s, [], command: ["console"], environment: ["BROWSER": browser])
-        let console = try XCTUnwrap(serve.announcement["console"] as? String)
+        let serve = try ServeProcess(s, [], command: ["console"], environment: ["BROWSER": browser, "TMPDIR": s.root.path])
         let deadline = Date().addingTimeInterval(10)
         while !FileManager.default.fileExists(atPath: opened), Date() < deadline { usleep(20_000) }
-        usleep(100_000)
-        XCTAssertEqual(try? String(contentsOfFile: opened, encoding: .utf8), console)
-        XCTAssertEqual(serve.stop().status, 0)
+        return (serve, try String(contentsOfFile: opened, encoding: .utf8))
     }
 
     func testConsoleWithoutABrowserToOpenWarnsAndKeepsServing() throws {
@@ -93,10 +108,11 @@ final class ConsoleTests: XCTestCase {
         let shares = s.run(c + ["--zone", "Lists", "share", "list"])
         let guid = try XCTUnwrap(((shares.object["records"] as? [[String: Any]])?.first?["shortGUID"]) as? String, shares.stdout)
         XCTAssertEqual(s.run(c + ["--as", "bob@example.com", "share", "accept", guid]).status, 0)
-        let serve = try ServeProcess(s)
+        // As a person starts it: `ck console`, which opens its launch page in the browser.
+        let (serve, launcher) = try Self.consoleWithFakeBrowser(s)
         let console = try XCTUnwrap(serve.announcement["console"] as? String)
         let shots = BrowserTests.repo.appendingPathComponent(".build/console-screenshots").path
-        let result = try BrowserTests.run("console_flows.py", [console, Sandbox.binary.path, s.dataDir.path, Self.container, shots])
+        let result = try BrowserTests.run("console_flows.py", [console, Sandbox.binary.path, s.dataDir.path, Self.container, shots, launcher])
         let stopped = serve.stop()
         if result.status == 77 { throw XCTSkip("needs Chromium, chromedriver and python3's selenium") }
         XCTAssertEqual(result.status, 0, result.output)

@@ -111,24 +111,38 @@ enum ServeCommand {
         // One line, whatever --format says: a script reads it with `head -1`.
         io.writeOut(JSONWriter.compact(.object(announcement)) + "\n")
         _ = io.flush()
+        var launcher: EphemeralDirectory?
         if browser, let console = server.consoleURL, !inv.args.has("--no-browser") {
-            if let failure = BrowserOpener.open(console, environment: io.environment) {
-                inv.warn(failure + "; open the \"console\" URL of the line above in a browser")
+            do {
+                // The browser is given a file that leads on to the URL, not the URL: a program's
+                // arguments are public on the machine, the file is the user's alone.
+                let dir = try EphemeralDirectory(in: io.environment["TMPDIR"], prefix: "ck-console-")
+                launcher = dir
+                let page = dir.path + "/console.html"
+                guard FileManager.default.createFile(atPath: page, contents: Data(ConsolePage.launcher(console).utf8), attributes: [.posixPermissions: 0o600]) else {
+                    throw CloudKitError.internalError("cannot write \(page)")
+                }
+                if let failure = BrowserOpener.open(page, environment: io.environment) {
+                    inv.warn(failure + "; open the \"console\" URL of the line above in a browser")
+                }
+            } catch {
+                inv.warn("cannot open a browser (\(error)); open the \"console\" URL of the line above in a browser")
             }
         }
         server.waitUntilStopped()
+        launcher?.remove()
         return ExitCode.success
     }
 }
 
-/// An `--ephemeral` server's data directory: made new (mode 0700) under $TMPDIR, removed with
-/// everything in it when the server stops.
+/// A directory made new (mode 0700) under $TMPDIR, removed with everything in it when the
+/// server stops: an `--ephemeral` server's data directory, `ck console`'s launch page.
 final class EphemeralDirectory {
     let path: String
 
-    init(in temporaryDirectory: String?) throws {
+    init(in temporaryDirectory: String?, prefix: String = "ck-ephemeral-") throws {
         let base = temporaryDirectory.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
-        var template = Array((base.hasSuffix("/") ? base : base + "/").utf8CString.dropLast()) + Array("ck-ephemeral-XXXXXX".utf8CString)
+        var template = Array((base.hasSuffix("/") ? base : base + "/").utf8CString.dropLast()) + Array((prefix + "XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else {
             throw CloudKitError.internalError("cannot make a temporary data directory in \(base): \(String(cString: strerror(errno)))")
         }

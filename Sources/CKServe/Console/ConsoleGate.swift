@@ -17,7 +17,10 @@ import CKHTTP
 ///   page of another origin cannot send without a preflight, which is refused.
 ///
 /// The page, its script and its style need no key: they are the same for everyone and hold no
-/// data; without a key the page says where to find one.
+/// data; without a key the page says where to find one. The page alone may also be opened
+/// from elsewhere, as a top-level navigation (a link, or the launch file `ck console` gives the
+/// browser, whose navigation is cross-site); never in a frame, and its script, style and
+/// calls only from itself.
 struct ConsoleGate: Sendable {
     let secret: ConsoleSecret
     /// The origins of the console's own pages: `http://NAME:PORT` for each name of the server.
@@ -37,19 +40,29 @@ struct ConsoleGate: Sendable {
         let reason: String
     }
 
-    /// The checks of the head: nil if it may go on, else the refusal. `isCall`: a path of the
-    /// console's API or Web Services, which need the key.
-    func check(_ head: HTTPRequestHead, isCall: Bool) -> Refusal? {
+    /// What a path under `/console` is, for the checks.
+    enum Kind {
+        /// The page itself (`/console/`).
+        case page
+        /// Its script and style.
+        case file
+        /// The console's API or Web Services, which need the key.
+        case call
+    }
+
+    /// The checks of the head: nil if it may go on, else the refusal.
+    func check(_ head: HTTPRequestHead, _ kind: Kind) -> Refusal? {
         guard head.headers["Host"] != nil else {
             return Refusal(status: 400, reason: "the console answers requests that name its host (Host)")
         }
         if let origin = head.headers["Origin"], !ownOrigins.contains(origin.lowercased()) {
             return Refusal(status: 403, reason: "the console answers its own pages only, not a page of another origin")
         }
-        if let site = head.headers["Sec-Fetch-Site"], site != "same-origin", site != "none" {
+        let navigation = kind == .page && head.headers["Sec-Fetch-Mode"] == "navigate" && head.headers["Sec-Fetch-Dest"] == "document"
+        if let site = head.headers["Sec-Fetch-Site"], site != "same-origin", site != "none", !navigation {
             return Refusal(status: 403, reason: "the console answers its own pages only (the browser says this request came from a \(site == "same-site" ? "same-site" : "cross-site") page)")
         }
-        guard isCall else { return nil }
+        guard kind == .call else { return nil }
         let keys = head.headers.values(Self.keyHeader)
         guard !keys.isEmpty else {
             return Refusal(status: 403, reason: "the console's API answers the console's page holding its key (\(Self.keyHeader)): open the URL ck printed, which ends in #key=…")

@@ -14,9 +14,12 @@ struct ConsoleRoutes: Sendable {
     /// The server's recent requests, for the live view.
     let requests = RequestLog()
 
-    /// A path under `/console` that needs the console header: everything but the page and its
-    /// files, which a browser loads without one.
-    static func isCall(_ rest: String) -> Bool { rest.hasPrefix("/api/") || rest.hasPrefix("/ws/") }
+    /// What a path under `/console` is to the gate: a call (the API and Web Services, which
+    /// need the key), the page, or one of its files.
+    static func kind(_ rest: String) -> ConsoleGate.Kind {
+        if rest.hasPrefix("/api/") || rest.hasPrefix("/ws/") { return .call }
+        return rest.isEmpty || rest == "/" ? .page : .file
+    }
 
     func respond(_ request: HTTPRequest, rest: String, handler: WebServicesHandler) throws -> HTTPResponse {
         let head = request.head

@@ -89,9 +89,9 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
         case .console(let rest):
             guard let console else { return refuse(CloudKitError(.notFound, "this server has no console"), head, route: route) }
             // The gate before the body: a call without the key is not read a byte of.
-            let call = ConsoleRoutes.isCall(rest)
-            if let refusal = console.gate.check(head, isCall: call) { return .answer(console.refusal(refusal, head, handler: self)) }
-            return read(call ? Self.requestBodyLimit : Self.smallBodyLimit)
+            let kind = ConsoleRoutes.kind(rest)
+            if let refusal = console.gate.check(head, kind) { return .answer(console.refusal(refusal, head, handler: self)) }
+            return read(kind == .call ? Self.requestBodyLimit : Self.smallBodyLimit)
         }
     }
 

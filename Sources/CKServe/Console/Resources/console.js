@@ -57,11 +57,16 @@ class CallError extends Error {
 // The key: in the fragment of the URL ck printed (#key=…), which no request carries; kept in
 // this origin's storage (per port, unlike a cookie) and sent with each call.
 const KEY = 'ck-console-key';
-function takeKeyFromURL() {
+// A key that this server refuses does not replace one it takes: a link of another site with a
+// made-up key cannot sign this browser out.
+async function takeKeyFromURL() {
   const m = /^#key=([0-9a-f]{64})$/.exec(location.hash);
   if (!m) return;
-  localStorage.setItem(KEY, m[1]);
   history.replaceState(null, '', location.pathname + '#/');
+  const previous = localStorage.getItem(KEY);
+  localStorage.setItem(KEY, m[1]);
+  if (!previous || previous === m[1]) return;
+  try { await consoleAPI('overview'); } catch (err) { if (err.status === 403) localStorage.setItem(KEY, previous); }
 }
 async function call(url, method, body) {
   const headers = { 'X-CK-Console': localStorage.getItem(KEY) || '' };
@@ -987,7 +992,6 @@ async function renderSchema(container) {
 
 // MARK: start
 
-takeKeyFromURL();
 document.getElementById('actor').addEventListener('change', switchActor);
-window.addEventListener('hashchange', () => { takeKeyFromURL(); render(); });
-render();
+window.addEventListener('hashchange', async () => { await takeKeyFromURL(); render(); });
+takeKeyFromURL().then(render);
