@@ -67,9 +67,12 @@ public final class WebServicesServer: @unchecked Sendable {
         var names: Set<String> = [host.lowercased(), "localhost", "127.0.0.1", "::1"]
         if !Self.isLoopback(host) { names.insert(Self.hostName()) }
         // Waiting long-polls may hold half the connections: the other half stays for requests.
+        // The console only on loopback: over a network its key would travel in clear, to a
+        // server that acts as any user of the data directory.
+        let console = Self.isLoopback(host) ? consoleSecret : nil
         let handler = WebServicesHandler(api: api, allowedOrigins: allowedOrigins, hostNames: names, pollSeconds: pollSeconds,
-                                         maxWaitingPolls: configuration.maxConnections / 2, consoleSecret: consoleSecret, log: log)
-        consoleURL = url + "/console/#key=" + consoleSecret.value
+                                         maxWaitingPolls: configuration.maxConnections / 2, consoleSecret: console, log: log)
+        consoleURL = console.map { url + "/console/#key=" + $0.value }
         front.install(handler)
         self.http = server
         self.handler = handler

@@ -19,6 +19,7 @@ final class ServeOptionTests: XCTestCase {
             assertFailure(s.ck("console", "--seed", "export.ndjson"), exit: 2, contains: "--seed loads records into an --ephemeral server")
             assertFailure(s.ck("console", "--snippet"), exit: 2, contains: "--snippet")
             assertFailure(s.ck("console", "extra"), exit: 2, contains: "unexpected argument")
+            assertFailure(s.ck("console", "--host", "0.0.0.0"), exit: 2, contains: "loopback address only")
             assertFailure(s.ck("serve", "--no-browser"), exit: 2, contains: "--no-browser")
         }
     }

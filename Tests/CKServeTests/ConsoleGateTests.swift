@@ -116,6 +116,25 @@ final class ConsoleGateTests: XCTestCase {
         }
     }
 
+    func testTheEnginesOwnRefusalsKeepTheConsolesHeaders() throws {
+        // Too large to read: refused by the engine before the console sees it, with no CORS
+        // for another origin to read it by.
+        let c = try f.client()
+        try c.send("POST /console/api/faults HTTP/1.1\r\nHost: 127.0.0.1:\(f.port)\r\nX-CK-Console: \(token!)\r\nOrigin: http://127.0.0.1:\(f.port)\r\nContent-Type: application/json\r\nContent-Length: 999999999\r\n\r\n")
+        let r = try c.readAnswer()
+        XCTAssertEqual(r.status, 413)
+        XCTAssertNil(r.header("Access-Control-Allow-Origin"))
+        XCTAssertTrue(r.header("Content-Security-Policy")?.contains("frame-ancestors 'none'") == true, "\(r.status)")
+    }
+
+    func testAServerOffLoopbackHasNoConsole() throws {
+        let open = try ServeFixture(host: "0.0.0.0")
+        XCTAssertNil(open.server.consoleURL)
+        let r = try open.client().request("GET", "/console/api/overview", headers: [("X-CK-Console", token)])
+        XCTAssertEqual(r.status, 404)
+        XCTAssertTrue(r.text.contains("loopback"), r.text)
+    }
+
     func testAForeignHostIsRefused() throws {
         // DNS rebinding: evil.example resolved to 127.0.0.1, so the browser sends its name.
         let c = try f.client()

@@ -25,12 +25,12 @@ final class ServeFixture {
     let log = Lines()
 
     init(pollSeconds: Double = 2, clock: Clock = .system, container: String = ServeFixture.container, allowedOrigins: [String] = [],
-         webTokenRotation: WebTokenRotation = .live) throws {
+         webTokenRotation: WebTokenRotation = .live, host: String = "127.0.0.1") throws {
         root = NSTemporaryDirectory() + "ck-serve-" + UUID().uuidString
         let setup = CloudKitAPI(dataDirectory: root)
         _ = try setup.signIn(SignInRequest(appleID: "alice@example.com", givenName: "Alice"), as: Caller(container: Self.container))
         let lines = log
-        server = WebServicesServer(dataDirectory: root, port: 0, allowedOrigins: allowedOrigins, pollSeconds: pollSeconds, clock: clock,
+        server = WebServicesServer(dataDirectory: root, host: host, port: 0, allowedOrigins: allowedOrigins, pollSeconds: pollSeconds, clock: clock,
                                    webTokenRotation: webTokenRotation) { lines.add($0) }
         url = try server.start()
         port = UInt16(url.split(separator: ":").last!)!

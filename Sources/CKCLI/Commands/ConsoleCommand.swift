@@ -8,7 +8,7 @@ enum ConsoleCommand {
         options: [
             OptionSpec("--port", value: "P", help: "the port [default: 0, any free one]"),
             OptionSpec("--no-browser", help: "print the console's URL (in the JSON line) instead of opening a browser"),
-            OptionSpec("--host", value: "H", help: "the address to listen on [default: 127.0.0.1]"),
+            OptionSpec("--host", value: "H", help: "the loopback address to listen on [default: 127.0.0.1]; the console is served on loopback only"),
             OptionSpec("--allow-origin", value: "ORIGIN", help: "as for 'ck serve': a web page origin whose scripts may call Web Services (CORS); the console itself answers only its own pages"),
             OptionSpec("--ephemeral", help: "as for 'ck serve': a fresh temporary data directory with a signed-in test user, removed on exit"),
             OptionSpec("--seed", value: "FILE", help: "with --ephemeral: load the records of a 'ck export' before serving"),

@@ -61,7 +61,9 @@ enum ServeCommand {
         let seedFile = inv.args.value("--seed")
         if seedFile != nil && !ephemeral { throw inv.usageError("--seed loads records into an --ephemeral server's new data directory; give --ephemeral too (or 'ck import FILE' into this one)") }
         if !WebServicesServer.isLoopback(host) {
-            inv.warn("--host \(host) is not loopback: other machines can reach this server, and every API token and session of the data directory with it")
+            // ck console is the console: it has none off loopback.
+            if browser { throw inv.usageError("ck console serves on a loopback address only (127.0.0.1, ::1, localhost), not --host \(host): over a network its key would travel in clear") }
+            inv.warn("--host \(host) is not loopback: other machines can reach this server, and every API token and session of the data directory with it; the console is off")
         }
         let container = try inv.container()
         let environment = inv.globals.environment

@@ -87,7 +87,7 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
             // make the server hold megabytes of one.
             return read(Self.smallBodyLimit)
         case .console(let rest):
-            guard let console else { return refuse(CloudKitError(.notFound, "this server has no console"), head, route: route) }
+            guard let console else { return refuse(CloudKitError(.notFound, "this server has no console: ck serves it on a loopback address only (--host 127.0.0.1, ::1 or localhost)"), head, route: route) }
             // The gate before the body: a call without the key is not read a byte of.
             let kind = ConsoleRoutes.kind(rest)
             if let refusal = console.gate.check(head, kind) { return .answer(console.refusal(refusal, head, handler: self)) }
@@ -196,7 +196,7 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
                 h.add("Cache-Control", "no-cache")
                 response = HTTPResponse(status: 200, headers: h, body: Array(CloudKitConfigScript.source(serverURL: api.serverURL ?? "").utf8))
             case .console(let rest):
-                guard let console else { throw CloudKitError(.notFound, "this server has no console") }
+                guard let console else { throw CloudKitError(.notFound, "this server has no console: ck serves it on a loopback address only (--host 127.0.0.1, ::1 or localhost)") }
                 response = try console.respond(request, rest: rest, handler: self)
             }
         } catch {
@@ -221,7 +221,9 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
 
     public func refusal(status: Int, reason: String, head: HTTPRequestHead) -> HTTPResponse {
         var r = refusal(status: status, reason: reason)
-        origins.decorate(&r, head)
+        // The engine's refusals (too large, too slow, malformed) keep the console's rules too:
+        // no CORS for another origin to read them by, and its page's headers.
+        if Self.isConsolePath(head.path) { ConsoleGate.secure(&r) } else { origins.decorate(&r, head) }
         return r
     }
 
