@@ -369,12 +369,22 @@ function valueView(db, z, field) {
     default: return h('span', { class: 'value' }, typeof v === 'object' ? toJSON(v) : String(v));
   }
 }
+// An asset's URL names the server as ck serve was started (127.0.0.1); a console opened as
+// localhost loads it from its own origin, which its policy allows.
+function sameServer(u) {
+  try {
+    const x = new URL(u);
+    if (x.port === location.port && ['127.0.0.1', 'localhost', '[::1]'].includes(x.hostname)) return location.origin + x.pathname + x.search;
+  } catch (e) { /* not a URL: left as it is */ }
+  return u;
+}
 function assetView(v) {
   const facts = h('span', { class: 'sub' }, size(v.size) + (v.fileChecksum ? ' · checksum ' + v.fileChecksum : ''));
   // Only the server's own http(s) URLs become links and images, whatever a value holds.
   if (!v.downloadURL || !/^https?:\/\//.test(v.downloadURL)) return h('span', {}, 'asset ', facts);
-  const download = h('a', { href: v.downloadURL, download: '' }, 'Download');
-  const img = h('img', { src: v.downloadURL, alt: 'asset preview', class: 'asset', loading: 'lazy' });
+  const url = sameServer(v.downloadURL);
+  const download = h('a', { href: url, download: '' }, 'Download');
+  const img = h('img', { src: url, alt: 'asset preview', class: 'asset', loading: 'lazy' });
   img.addEventListener('error', () => img.remove());
   return h('div', { class: 'asset' }, img, h('div', {}, download, ' ', facts));
 }
