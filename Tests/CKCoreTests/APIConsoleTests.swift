@@ -37,6 +37,40 @@ final class APIConsoleTests: XCTestCase {
         XCTAssertEqual(o["device"]?["status"]?.stringValue, "noAccount")
     }
 
+    func testTheTableFiltersWithTheCLIsFilterTextTypedByTheSchema() throws {
+        let t = TempStore()
+        let c = caller()
+        _ = try t.api.modifyZones(ZonesModifyRequest(operations: [.init(.create, "Z")]), as: c)
+        let ops = [("a", 1, "2026-01-01T00:00:00Z"), ("b", 2, "2026-06-01T12:00:00Z"), ("c", 3, "2026-12-01T00:00:00Z")].map { n, p, due in
+            RecordOperation(type: .create, recordName: n, recordType: "Item",
+                            fields: ["priority": RecordField(type: FieldType(.int64), value: .int(Int64(p))),
+                                     "due": RecordField(type: FieldType(.timestamp), value: .int(Timestamps.parseISO8601(due)!))])
+        }
+        _ = try t.api.modifyRecords(ModifyRequest(operations: ops, atomic: true, zoneName: "Z"), as: c)
+        for f in ["priority", "due", "___recordID"] {
+            _ = try t.api.addSchemaIndexes(SchemaIndexRequest(recordType: "Item", fieldName: f, indexes: [.queryable]), as: c)
+        }
+        func names(_ filters: [String], tz: String? = nil) throws -> [String] {
+            let r = try t.api.queryRecords(QueryRecordsRequest(QueryRequest(recordType: "Item"), zoneName: "Z"), filterTexts: filters, timeZoneName: tz, as: c)
+            return (r.jsonValue["records"]?.arrayValue ?? []).compactMap { $0["recordName"]?.stringValue }.sorted()
+        }
+        XCTAssertEqual(try names(["priority >= 2"]), ["b", "c"])
+        XCTAssertEqual(try names(["priority>=2", "priority < 3"]), ["b"], "ANDed, as --filter is")
+        // A date without an offset is in the zone named: noon in Paris is 11:00 UTC in June.
+        XCTAssertEqual(try names(["due == 2026-06-01T12:00"]), ["b"])
+        XCTAssertEqual(try names(["due == 2026-06-01T14:00"], tz: "Europe/Paris"), ["b"])
+        // The CLI's refusals, as CloudKit's BAD_REQUEST.
+        for (bad, says) in [("priority >= two", "not a 64-bit integer"), ("priority", "FIELD OP VALUE"), ("a > 1 AND b == 2", "give each its own --filter"),
+                            ("title LIKE x", "NSPredicate")] {
+            XCTAssertThrowsError(try names([bad])) { e in
+                XCTAssertEqual((e as? CloudKitError)?.code, .badRequest, bad)
+                XCTAssertTrue((e as? CloudKitError)?.reason.contains(says) == true, "\(bad): \(e)")
+            }
+        }
+        XCTAssertThrowsError(try names(["priority >= 1"], tz: "Mars/Olympus")) { XCTAssertTrue("\($0)".contains("time zone"), "\($0)") }
+        XCTAssertThrowsError(try names(Array(repeating: "priority >= 1", count: 21))) { XCTAssertTrue("\($0)".contains("at most 20"), "\($0)") }
+    }
+
     func testTheConsoleFeedTakesEachNotificationOnceFromItsFirstRead() throws {
         let t = TempStore()
         let phone = t.client(caller(device: "phone"))

@@ -110,6 +110,24 @@ final class ConsoleAPITests: XCTestCase {
         XCTAssertEqual(try post(base + "records/lookup?at=nosuchtag", #"{"zoneID":{"zoneName":"Lists"},"records":[{"recordName":"a"}]}"#).status, 404)
     }
 
+    func testTheTablesFilterTextGoesInTheQueryString() throws {
+        let base = "/console/ws/database/1/\(container)/development/private/"
+        _ = try post("/console/api/schema/index", #"{"container":"\#(container)","recordType":"T","fieldName":"title","index":"QUERYABLE"}"#)
+        let body = #"{"zoneID":{"zoneName":"Lists"},"query":{"recordType":"T"}}"#
+        // encodeURIComponent's spaces (%20); a '+' would be a plus, as in CloudKit JS's queries.
+        let one = try post(base + "records/query?filter=title%20BEGINS_WITH%20tw", body)
+        XCTAssertEqual(one.status, 200, one.text)
+        XCTAssertTrue(one.text.contains(#""recordName":"b""#) && !one.text.contains(#""recordName":"a""#), one.text)
+        let atV1 = try post(base + "records/query?at=v1&filter=title%20%3D%3D%20one&tz=Europe%2FParis", body)
+        XCTAssertTrue(atV1.text.contains(#""recordName":"a""#), atV1.text)
+        for (path, says) in [("records/query?filter=title+BEGINS_WITH+tw", "comparator"), ("records/lookup?filter=title%20%3D%3D%20one", "filter="),
+                             ("records/query?filter=title%20%3D%3D%20one&tz=Nowhere", "time zone")] {
+            let r = try post(base + path, path.hasPrefix("records/lookup") ? #"{"zoneID":{"zoneName":"Lists"},"records":[{"recordName":"a"}]}"# : body)
+            XCTAssertEqual(r.status, 400, path)
+            XCTAssertTrue(r.text.contains(says), "\(path): \(r.text)")
+        }
+    }
+
     func testBadBodiesAreRefusedNamingTheProblemAndChangeNothing() throws {
         let before = try snapshot()
         let cases: [(String, String, String)] = [

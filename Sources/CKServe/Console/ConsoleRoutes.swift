@@ -127,20 +127,29 @@ struct ConsoleRoutes: Sendable {
             do { body = try JSONParser.parse(request.body) } catch { throw CloudKitError.badRequest("the request body is not JSON: \(error)") }
         }
         do {
-            // `?at=REF`: the zone as it was (ck's --at), for the two reads that take it.
-            if let at = QueryString(head.query ?? "")["at"], !at.isEmpty {
-                let ref = try handler.api.historyReference(at)
+            let query = QueryString(head.query ?? "")
+            let filters = query.values("filter")
+            if !filters.isEmpty || query["at"].map({ !$0.isEmpty }) == true {
+                guard endpoint == .recordsQuery || (filters.isEmpty && endpoint == .recordsLookup) else {
+                    throw CloudKitError.badRequest("filter= is for records/query and at= for records/query and records/lookup, not \(endpoint.path)")
+                }
+            }
+            // `?filter=TEXT`…: ck's --filter, read as the CLI reads it (`&tz=`: the browser's
+            // zone, for dates without an offset); `?at=REF`: the zone as it was (--at).
+            let at = try query["at"].flatMap { $0.isEmpty ? nil : try handler.api.historyReference($0) }
+            if endpoint == .recordsQuery, !filters.isEmpty || at != nil {
+                var r = try QueryRecordsRequest(json: body)
+                r.at = at
+                return handler.json(200, try handler.api.queryRecords(r, filterTexts: filters, timeZoneName: query["tz"], as: caller))
+            }
+            if let ref = at {
                 switch endpoint {
-                case .recordsQuery:
-                    var r = try QueryRecordsRequest(json: body)
-                    r.at = ref
-                    return handler.json(200, try handler.api.queryRecords(r, as: caller))
                 case .recordsLookup:
                     var r = try LookupRecordsRequest(json: body)
                     r.at = ref
                     return handler.json(200, try handler.api.lookupRecords(r, as: caller))
                 default:
-                    throw CloudKitError.badRequest("at= reads records/query and records/lookup as of a point of history; \(endpoint.path) has no past")
+                    break
                 }
             }
             return handler.json(200, try EndpointCall.answer(endpoint, body: body, api: handler.api, caller: caller))

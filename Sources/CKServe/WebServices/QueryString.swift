@@ -24,6 +24,9 @@ struct QueryString {
     /// The first value of `name`.
     subscript(name: String) -> String? { pairs.first { $0.0 == name }?.1 }
 
+    /// Every value of `name`, in order.
+    func values(_ name: String) -> [String] { pairs.filter { $0.0 == name }.map(\.1) }
+
     /// Percent-decoding; nil for a malformed escape or bytes that are not UTF-8.
     static func decode(_ s: Substring) -> String? {
         if !s.utf8.contains(UInt8(ascii: "%")) { return String(s) }

@@ -79,11 +79,17 @@ async function call(url, method, body) {
   return parsed;
 }
 const consoleAPI = (path, body) => call('/console/api/' + path, body === undefined ? 'GET' : 'POST', body);
-function ws(db, endpoint, body, at) {
-  const p = new URLSearchParams();
-  if (state.as) p.set('as', state.as);
-  if (at) p.set('at', at);
-  const q = p.toString() ? '?' + p.toString() : '';
+// `at`: the zone as it was (ck's --at); `filters`: ck's --filter texts, read by the server as
+// the CLI reads them, dates without an offset in this browser's time zone.
+function ws(db, endpoint, body, at, filters) {
+  // encodeURIComponent, as CloudKit JS writes its query: the server reads '+' as a plus.
+  const p = [];
+  const add = (k, v) => p.push(k + '=' + encodeURIComponent(v));
+  if (state.as) add('as', state.as);
+  if (at) add('at', at);
+  for (const f of filters || []) add('filter', f);
+  if (filters && filters.length) add('tz', Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC');
+  const q = p.length ? '?' + p.join('&') : '';
   // Each segment as one: a name from the address bar cannot climb into another path.
   const path = [db.c, db.e, db.s].map(encodeURIComponent).join('/');
   return call('/console/ws/database/1/' + path + '/' + endpoint + q, body === undefined ? 'GET' : 'POST', body);
@@ -260,7 +266,9 @@ async function renderZone(db, z, q) {
   const type = types.find(t => t.name === typeName);
   const sort = q.get('sort') || '';
   const at = q.get('at') || '';
-  const pageKey = [db.c, db.e, db.s, z.zone, z.owner, typeName, sort, state.as, at].join('\u0000');
+  const filterText = q.get('filter') || '';
+  const filters = filterText.split('\n').map(f => f.trim()).filter(Boolean);
+  const pageKey = [db.c, db.e, db.s, z.zone, z.owner, typeName, sort, state.as, at, filterText].join('\u0000');
   const markers = state.pages.get(pageKey) || [null];
   const page = Math.min(Math.max(0, parseInt(q.get('page') || '0', 10) || 0), markers.length - 1);
   const tabs = h('div', { class: 'tabs', role: 'tablist', 'aria-label': 'Record types' }, types.map(t =>
@@ -283,17 +291,30 @@ async function renderZone(db, z, q) {
   const body = { zoneID: zoneID(z), resultsLimit: PAGE_SIZE, query };
   if (markers[page]) body.continuationMarker = markers[page];
   const words = ['record', 'query', '--type', typeName];
+  for (const f of filters) words.push('--filter', f);
   if (sortField) words.push('--sort', sortField + (sortDir === 'desc' ? ':desc' : ''));
   words.push('--limit', String(PAGE_SIZE));
   if (at) words.push('--at', at);
   const command = h('p', { class: 'command' }, h('span', { class: 'label' }, 'Same as '), h('code', {}, ckCommand(db, z, words) + (page ? ' --continue MARKER' : '')));
   const heading = h('h1', {}, typeName, h('span', { class: 'sub' }, ' in ' + z.zone));
+  // ck's --filter, one per line, ANDed as CloudKit ANDs a query's filters.
+  const filterBox = h('textarea', { id: 'filters', rows: Math.max(1, filters.length), spellcheck: 'false', placeholder: 'priority >= 3', 'aria-describedby': 'filters-help' });
+  filterBox.value = filters.join('\n');
+  const filterForm = h('form', { class: 'filters', onsubmit: ev => {
+    ev.preventDefault();
+    location.hash = link(['zone', ...dbParts(db), z.zone], { owner: z.owner, type: typeName, sort, at, filter: filterBox.value.split('\n').map(f => f.trim()).filter(Boolean).join('\n') });
+  } },
+    h('label', { for: 'filters' }, 'Filter'), filterBox,
+    h('button', { type: 'submit' }, 'Apply'),
+    filters.length ? h('a', { class: 'button', href: link(['zone', ...dbParts(db), z.zone], { owner: z.owner, type: typeName, sort, at }) }, 'Clear') : null,
+    h('span', { id: 'filters-help', class: 'sub' }, 'One per line, as ck record query --filter: priority >= 3, title BEGINS_WITH Get, place NEAR 37.33,-122.03 5km'));
+  filterBox.addEventListener('keydown', ev => { if (ev.key === 'Enter' && !ev.shiftKey) { ev.preventDefault(); filterForm.requestSubmit(); } });
 
   let answer;
   try {
-    answer = await ws(db, 'records/query', body, at);
+    answer = await ws(db, 'records/query', body, at, filters);
   } catch (err) {
-    return show(heading, pastBanner, tabs, command, errorBox(err, indexFix(err, db)), tools);
+    return show(heading, pastBanner, tabs, filterForm, command, errorBox(err, indexFix(err, db)), tools);
   }
   const records = answer.records || [];
   if (answer.continuationMarker) { markers[page + 1] = answer.continuationMarker; markers.length = page + 2; } else markers.length = page + 1;
@@ -302,7 +323,7 @@ async function renderZone(db, z, q) {
   const sortLink = (name, label) => {
     const next = sortField === name ? (sortDir === 'desc' ? '' : name + ':desc') : name;
     const dir = sortField === name ? (sortDir === 'desc' ? 'descending' : 'ascending') : 'none';
-    return h('th', { scope: 'col', 'aria-sort': dir }, h('a', { href: link(['zone', ...dbParts(db), z.zone], { owner: z.owner, type: typeName, sort: next, at }), title: 'Sort by ' + label }, label, dir === 'ascending' ? ' ▲' : dir === 'descending' ? ' ▼' : ''));
+    return h('th', { scope: 'col', 'aria-sort': dir }, h('a', { href: link(['zone', ...dbParts(db), z.zone], { owner: z.owner, type: typeName, sort: next, at, filter: filterText }), title: 'Sort by ' + label }, label, dir === 'ascending' ? ' ▲' : dir === 'descending' ? ' ▼' : ''));
   };
   const head = h('tr', {}, h('th', { scope: 'col' }, 'recordName'), fields.map(f => f.sortable ? sortLink(f.name, f.name) : h('th', { scope: 'col', title: f.name + ' is not SORTABLE' }, f.name)), sortLink('___modTime', 'modified'));
   const rows = records.map(r => h('tr', {},
@@ -310,12 +331,12 @@ async function renderZone(db, z, q) {
     fields.map(f => h('td', {}, brief(r.fields && r.fields[f.name]))),
     h('td', {}, r.modified ? when(r.modified.timestamp) : '')));
   const pager = h('nav', { class: 'pager', 'aria-label': 'Pages' },
-    page > 0 ? h('a', { class: 'button', href: link(['zone', ...dbParts(db), z.zone], { owner: z.owner, type: typeName, sort, at, page: page - 1 }) }, '← Previous') : null,
+    page > 0 ? h('a', { class: 'button', href: link(['zone', ...dbParts(db), z.zone], { owner: z.owner, type: typeName, sort, at, filter: filterText, page: page - 1 }) }, '← Previous') : null,
     h('span', {}, 'Page ' + (page + 1) + ' · ' + records.length + ' record' + (records.length === 1 ? '' : 's')),
-    answer.continuationMarker ? h('a', { class: 'button', rel: 'next', href: link(['zone', ...dbParts(db), z.zone], { owner: z.owner, type: typeName, sort, at, page: page + 1 }) }, 'Next →') : null);
+    answer.continuationMarker ? h('a', { class: 'button', rel: 'next', href: link(['zone', ...dbParts(db), z.zone], { owner: z.owner, type: typeName, sort, at, filter: filterText, page: page + 1 }) }, 'Next →') : null);
   if (!at) follow(db, z);
-  show(heading, pastBanner, tabs, command, tools,
-    records.length ? h('div', { class: 'scroll' }, h('table', { class: 'records' }, h('thead', {}, head), h('tbody', {}, rows))) : note('No ' + typeName + ' records in this zone.'),
+  show(heading, pastBanner, tabs, filterForm, command, tools,
+    records.length ? h('div', { class: 'scroll' }, h('table', { class: 'records' }, h('thead', {}, head), h('tbody', {}, rows))) : note('No ' + typeName + ' records ' + (filters.length ? 'match.' : 'in this zone.')),
     pager);
 }
 
