@@ -97,6 +97,26 @@ final class APISchemaTests: XCTestCase {
         XCTAssertEqual(t.snapshot(), before)
     }
 
+    func testAConfirmedDeployIsOfTheDevelopmentSchemaItsPreviewShowed() throws {
+        let t = TempStore()
+        let a = api(t.root)
+        _ = try a.modifyRecords(ModifyRequest(operations: [op(.create, "t1", type: "ToDoItem", ["title": "Milk"])]), as: caller())
+        let preview = try a.deploySchema(as: caller(), dryRun: true)
+        XCTAssertEqual(preview.development.count, 64)
+        XCTAssertEqual(try a.deploySchema(as: caller(), dryRun: true).development, preview.development, "the same schema, the same fingerprint")
+        // Development gains a field after the preview: the confirmation would deploy more than it showed.
+        _ = try a.modifyRecords(ModifyRequest(operations: [op(.create, "t2", type: "ToDoItem", ["due": 3])]), as: caller())
+        let before = t.snapshot()
+        XCTAssertThrowsError(try a.deploySchema(as: caller(), ifDevelopment: preview.development)) { e in
+            XCTAssertEqual(self.code(e), .conflict)
+            XCTAssertTrue(self.reason(e).contains("preview again"), self.reason(e))
+        }
+        XCTAssertEqual(t.snapshot(), before)
+        let again = try a.deploySchema(as: caller(), dryRun: true)
+        XCTAssertNotEqual(again.development, preview.development)
+        XCTAssertEqual(try a.deploySchema(as: caller(), ifDevelopment: again.development).jsonValue["recordTypesAdded"], ["ToDoItem"])
+    }
+
     func testResetEmptiesDevelopmentOnly() throws {
         let t = TempStore()
         let a = api(t.root)

@@ -150,6 +150,8 @@ final class ConsoleAPITests: XCTestCase {
             ("/console/api/schema/deploy", #"{"container":"\#(container)","dryRun":"true"}"#, "dryRun"),
             // A write must be asked for: a body without dryRun is neither.
             ("/console/api/schema/deploy", #"{"container":"\#(container)"}"#, "dryRun"),
+            ("/console/api/schema/deploy", #"{"container":"\#(container)","dryRun":false}"#, "ifDevelopment"),
+            ("/console/api/schema/deploy", #"{"container":"\#(container)","dryRun":false,"ifDevelopment":7}"#, "ifDevelopment"),
             ("/console/api/history/restore", #"{"container":"\#(container)","zoneName":"Lists","ref":"v1"}"#, "dryRun"),
             ("/console/api/schema/index", #"{"container":"\#(container)","environment":7,"recordType":"T","fieldName":"title","index":"SORTABLE"}"#, "environment"),
             ("/console/api/schema/index", #"{"container":"\#(container)","recordType":"T","index":"SORTABLE"}"#, "fieldName"),

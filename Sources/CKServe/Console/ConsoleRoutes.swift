@@ -81,7 +81,14 @@ struct ConsoleRoutes: Sendable {
             let (container, _) = try containerAndEnvironment(body)
             // A preview must never deploy, so the body says which it is.
             guard let dryRun = body["dryRun"]?.boolValue else { throw CloudKitError.badRequest("dryRun is true (a preview) or false (the deploy)") }
-            return handler.json(200, try handler.api.deploySchema(as: .console(container: container, environment: .development, scope: .private, appleID: nil), dryRun: dryRun))
+            // A deploy is of the development schema its preview showed: it names that one.
+            let ifDevelopment = try ConsoleHistory.optionalString(body, "ifDevelopment")
+            guard dryRun || ifDevelopment != nil else { throw CloudKitError.badRequest("a deploy follows its preview: ifDevelopment is the development schema the preview answered") }
+            let r = try handler.api.deploySchema(as: .console(container: container, environment: .development, scope: .private, appleID: nil),
+                                                 dryRun: dryRun, ifDevelopment: ifDevelopment)
+            var document = r.members
+            document["development"] = .string(r.development)
+            return handler.json(200, DocumentBody(document))
         case "/api/schema/index":
             try require(head, ["POST"])
             let body = try json(request)

@@ -1,3 +1,4 @@
+import CKCrypto
 import CKJSON
 import CKModel
 
@@ -32,13 +33,21 @@ package struct SchemaAdmin {
     package struct DeployResult {
         package var typesAdded: [String]
         package var fieldsAdded: [String]
+        /// The development schema deployed (or previewed), as the SHA-256 of its text: what a
+        /// confirmation names so that what it deploys is what the preview showed.
+        package var development: String
     }
 
     /// Promotes the development schema to production, additively; refuses (changing nothing)
-    /// when it would remove or retype anything production has.
+    /// when it would remove or retype anything production has, or (CONFLICT) when
+    /// `ifDevelopment` names a development schema other than the one there now.
     /// `dryRun`: what a deploy would add, with nothing written.
-    package func deploy(dryRun: Bool = false) throws -> DeployResult {
+    package func deploy(dryRun: Bool = false, ifDevelopment: String? = nil) throws -> DeployResult {
         let dev = try store(.development).load()
+        let fingerprint = SHA256.hex(store(.development).bytes(of: dev))
+        if let expected = ifDevelopment, expected != fingerprint {
+            throw CloudKitError(.conflict, "the development schema changed since the preview: preview again")
+        }
         func plan(_ prod: Schema) throws -> DeployResult {
             if let why = SchemaAdmin.loss(from: prod, to: dev) {
                 throw CloudKitError.badRequest("cannot deploy: \(why); the development schema must keep everything production has")
@@ -48,7 +57,7 @@ package struct SchemaAdmin {
                 guard let p = prod.types[name] else { types.append(name); continue }
                 for f in t.userFields where p.fields[f.name] == nil { fields.append("\(name).\(f.name)") }
             }
-            return DeployResult(typesAdded: types, fieldsAdded: fields)
+            return DeployResult(typesAdded: types, fieldsAdded: fields, development: fingerprint)
         }
         // A preview reads production without its lock, which would make its directory.
         if dryRun { return try plan(try store(.production).load()) }

@@ -982,9 +982,12 @@ async function renderSchema(container) {
   const pending = diff.some(([k]) => k !== ' ');
   const status = h('div', { class: 'status' });
   const deployBox = h('div', {});
+  // The development schema the preview showed, by fingerprint: the deploy names it.
+  let previewed = null;
   async function preview() {
     try {
       const p = await consoleAPI('schema/deploy', { container, dryRun: true });
+      previewed = p.development;
       const adds = (p.recordTypesAdded || []).map(t => 'record type ' + t).concat((p.fieldsAdded || []).map(f => 'field ' + f));
       deployBox.replaceChildren(h('div', { class: 'confirm', role: 'alertdialog', 'aria-label': 'Deploy to production' },
         h('p', {}, 'Deploy the development schema to production? ' + (adds.length ? 'It adds ' + adds.join(', ') + ', and every index and GRANT development has.' : 'It adds no type or field; indexes, GRANTs and roles become development\'s.') + ' Production is additive: this cannot be taken back.'),
@@ -995,7 +998,7 @@ async function renderSchema(container) {
   }
   async function deploy() {
     try {
-      await consoleAPI('schema/deploy', { container, dryRun: false });
+      await consoleAPI('schema/deploy', { container, dryRun: false, ifDevelopment: previewed });
       state.schemas.clear();
       await renderSchema(container);
       main().prepend(note('Deployed: production now has the development schema.'));
