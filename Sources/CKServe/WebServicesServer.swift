@@ -42,7 +42,10 @@ public final class WebServicesServer: @unchecked Sendable {
 
     /// Whether `host` names this machine only.
     public static func isLoopback(_ host: String) -> Bool {
-        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+        if host == "localhost" || host == "::1" { return true }
+        // An IPv4 address of 127/8, written as one: a name such as 127.example.com is not.
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { p in p.count <= 3 && !p.isEmpty && p.allSatisfy { ("0"..."9").contains($0) } && UInt8(p) != nil }
     }
 
     /// Binds and starts answering; returns the server's URL (`http://127.0.0.1:8484`). A port in

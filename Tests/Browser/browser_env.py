@@ -38,7 +38,8 @@ def headless_firefox():
     options = webdriver.FirefoxOptions()
     options.add_argument("-headless")
     options.binary_location = FIREFOX
-    driver = webdriver.Firefox(service=FirefoxService(GECKODRIVER), options=options)
+    # Its log goes nowhere, not into the directory the test runs in.
+    driver = webdriver.Firefox(service=FirefoxService(GECKODRIVER, log_output=os.devnull), options=options)
     driver.set_page_load_timeout(20)
     return driver
 

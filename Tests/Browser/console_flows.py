@@ -165,6 +165,8 @@ def _():
     d.execute_script("const a = document.createElement('a'); a.href = arguments[0]; a.textContent = 'out'; document.body.append(a); a.click();",
                      outsider.url + '/landing')
     wait_for(d, lambda d: outsider.heard('/landing'))
+    # Then on that page (not the console's, still unloading) its link is clicked.
+    wait_for(d, lambda d: d.current_url.startswith(outsider.url + '/landing') and d.execute_script('return document.readyState') == 'complete')
     heard = outsider.heard('/landing')
     assert 'Referer' not in heard, heard
     assert key not in json.dumps(outsider.requests), outsider.requests
@@ -177,6 +179,8 @@ def _():
 
 @flow('navigates to a zone and adds the index its query needs')
 def _():
+    d.get(base + '/console/#/')
+    shows(d, container)
     d.find_element(By.CSS_SELECTOR, 'a.db[href$="/development/private"]').click()
     shows(d, 'Lists')
     d.find_element(By.LINK_TEXT, 'Lists').click()

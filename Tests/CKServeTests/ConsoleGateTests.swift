@@ -127,6 +127,13 @@ final class ConsoleGateTests: XCTestCase {
         XCTAssertTrue(r.header("Content-Security-Policy")?.contains("frame-ancestors 'none'") == true, "\(r.status)")
     }
 
+    func testLoopbackIsAnAddressNotAName() {
+        for h in ["127.0.0.1", "127.1.2.3", "::1", "localhost"] { XCTAssertTrue(WebServicesServer.isLoopback(h), h) }
+        for h in ["127.corp.example", "127.0.0.1.nip.io", "0.0.0.0", "127.0.0.256", "127.+1.0.1", "128.0.0.1", "::"] {
+            XCTAssertFalse(WebServicesServer.isLoopback(h), h)
+        }
+    }
+
     func testAServerOffLoopbackHasNoConsole() throws {
         let open = try ServeFixture(host: "0.0.0.0")
         XCTAssertNil(open.server.consoleURL)

@@ -209,6 +209,9 @@ final class WebServicesTests: XCTestCase {
         let got = try f.client().request("GET", String(download.dropFirst(f.url.count)))
         XCTAssertEqual(got.status, 200)
         XCTAssertEqual(got.body, bytes)
+        // Stored bytes never run as a page of the server's origin (where the console's key is).
+        XCTAssertEqual(got.header("X-Content-Type-Options"), "nosniff")
+        XCTAssertTrue(got.header("Content-Security-Policy")?.hasPrefix("sandbox") == true)
         assertEnvelope(try f.client().request("POST", "/upload/ck1u.forged.token", body: bytes), 401, "AUTHENTICATION_FAILED")
         assertEnvelope(try f.client().request("GET", "/assets/00/" + String(repeating: "0", count: 64)), 404, "NOT_FOUND")
         assertEnvelope(try f.client().request("GET", "/assets/..%2F/etc"), 404, "NOT_FOUND")

@@ -36,8 +36,12 @@ final class ConsoleTests: XCTestCase {
         XCTAssertEqual(mode, 0o600)
         let dirMode = try FileManager.default.attributesOfItem(atPath: (page as NSString).deletingLastPathComponent)[.posixPermissions] as? Int
         XCTAssertEqual(dirMode, 0o700)
-        XCTAssertEqual(serve.stop().status, 0)
+        let stopped = serve.stop()
+        XCTAssertEqual(stopped.status, 0)
         XCTAssertFalse(FileManager.default.fileExists(atPath: page), "removed when the server stops")
+        // Where a sandboxed browser finds no file, the person is told what to open instead.
+        XCTAssertTrue(stopped.stderr.contains("opened the console in a browser through \(page)"), stopped.stderr)
+        XCTAssertFalse(stopped.stderr.contains("#key="), "the key is not logged: \(stopped.stderr)")
     }
 
     /// `ck console` with $BROWSER a script that notes what it was asked to open: the server, and

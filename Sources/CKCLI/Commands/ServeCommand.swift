@@ -126,6 +126,11 @@ enum ServeCommand {
                 }
                 if let failure = BrowserOpener.open(page, environment: io.environment) {
                     inv.warn(failure + "; open the \"console\" URL of the line above in a browser")
+                } else {
+                    // A sandboxed browser (a snap's) has a /tmp of its own and finds no file.
+                    if !inv.globals.quiet {
+                        io.writeErr("ck: opened the console in a browser through \(page); if it shows no console, open the \"console\" URL of the line above\n")
+                    }
                 }
             } catch {
                 inv.warn("cannot open a browser (\(error)); open the \"console\" URL of the line above in a browser")

@@ -183,6 +183,10 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
                 let served = try api.servedAsset(path, query: head.query)
                 var h = HTTPHeaders([("Content-Type", "application/octet-stream")])
                 h.add("Cache-Control", "private, max-age=\(served.maxAgeSeconds)")
+                // Bytes anyone may have stored: never run as a page of this origin, where the
+                // console keeps its key.
+                h.add("X-Content-Type-Options", "nosniff")
+                h.add("Content-Security-Policy", "sandbox; default-src 'none'")
                 response = HTTPResponse(status: 200, headers: h, body: served.bytes)
             case .webCourier(let c, let e, let token):
                 try require(head, ["GET", "POST"])

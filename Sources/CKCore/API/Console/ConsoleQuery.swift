@@ -5,16 +5,15 @@ extension CloudKitAPI {
     /// The console's records table: records/query with ck's own `--filter` texts (`priority >=
     /// 3`, `title BEGINS_WITH Get`) ANDed to the body's filters, each read as `ck record query
     /// --filter` reads it — typed by the schema, a date without an offset in the zone
-    /// `timeZoneName` names (the browser's; nil: UTC) — so the table and the command it shows
+    /// `timeZoneName` names (the browser's; nil or unknown here: UTC) — so the table and the command it shows
     /// answer the same records.
     public func queryRecords(_ r: QueryRecordsRequest, filterTexts: [String], timeZoneName: String?, as caller: Caller) throws -> QueryRecordsResponse {
         guard filterTexts.count <= Self.maxFilterTexts else {
             throw CloudKitError.badRequest("a query takes at most \(Self.maxFilterTexts) filters, not \(filterTexts.count)")
         }
-        let timeZone = try timeZoneName.map { name -> TimeZone in
-            guard let z = TimeZone(identifier: name) else { throw CloudKitError.badRequest("the time zone is a name such as Europe/Paris, not '\(Names.describe(name))'") }
-            return z
-        } ?? TimeZone(secondsFromGMT: 0)!
+        // A zone this machine does not know (no tzdata, a browser's Etc/Unknown) is UTC, as the
+        // CLI falls back when TZ names none: a filter without a date does not care.
+        let timeZone = timeZoneName.flatMap(TimeZone.init(identifier:)) ?? TimeZone(secondsFromGMT: 0)!
         let syntax = try filterTexts.map { text in
             do { return try QueryFilterText.scan(text) } catch let e as QueryFilterText.SyntaxError { throw CloudKitError.badRequest(e.message) }
         }

@@ -91,6 +91,7 @@ function ws(db, endpoint, body, at, filters) {
   if (filters && filters.length) add('tz', Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC');
   const q = p.length ? '?' + p.join('&') : '';
   // Each segment as one: a name from the address bar cannot climb into another path.
+  if ([db.c, db.e, db.s, endpoint].some(x => x === '.' || x === '..')) throw new CallError(400, { serverErrorCode: 'BAD_REQUEST', reason: 'a name of . or .. names no database' });
   const path = [db.c, db.e, db.s].map(encodeURIComponent).join('/');
   return call('/console/ws/database/1/' + path + '/' + endpoint + q, body === undefined ? 'GET' : 'POST', body);
 }
@@ -685,7 +686,16 @@ async function planWrite(db, z, call, args, title, words, button) {
       h('p', { class: 'command' }, h('span', { class: 'label' }, 'Same as '), h('code', {}, ckCommand(db, z, words.concat(['--dry-run'])))),
       changes.length ? h('button', { type: 'button', class: 'danger', onclick: async () => {
         try {
-          await zoneHistory(db, z, call, Object.assign({}, args, { dryRun: false, ref: plan.ref, ifHead: plan.head }));
+          const out = await zoneHistory(db, z, call, Object.assign({}, args, { dryRun: false, ref: plan.ref, ifHead: plan.head }));
+          // Each record's write is its own result: one refused (changed in the instant since
+          // the check, or not this user's to write) is shown, not passed over.
+          const refused = (out.changes || []).filter(c => c.error);
+          if (refused.length) {
+            box.append(h('div', { class: 'error', role: 'alert' }, h('strong', {}, refused[0].error.serverErrorCode || 'ERROR'), ' ',
+              refused.length + ' of ' + (out.changes || []).length + ' records not written: ',
+              refused.map(c => c.recordName + ' (' + (c.error.reason || c.error.serverErrorCode) + ')').join('; ')));
+            return;
+          }
           location.hash = link(['history', ...dbParts(db), z.zone], { owner: z.owner });
         } catch (err) { box.append(errorBox(err)); }
       } }, call === 'revert' ? 'Revert' : 'Restore') : null,
@@ -771,7 +781,7 @@ async function renderLive(open) {
   };
   async function openRequest(id) {
     try {
-      const e = await consoleAPI('requests/' + id);
+      const e = await consoleAPI('requests/' + encodeURIComponent(String(parseInt(id, 10))));
       detail.replaceChildren(h('h2', {}, e.method + ' ' + e.path + ' → ' + e.status + (e.serverErrorCode ? ' ' + e.serverErrorCode : '')),
         h('h3', {}, 'Request'), h('pre', { class: 'body' }, pretty(e.requestBody) || '(no body)'),
         h('h3', {}, 'Response'), h('pre', { class: 'body' }, pretty(e.responseBody) || '(no body)'));
