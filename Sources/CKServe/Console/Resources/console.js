@@ -4,7 +4,7 @@
 // as HTML. Docs/console.md describes each view and the ck command behind it.
 
 const PAGE_SIZE = 50;
-const state = { as: sessionStorage.getItem('ck-as') || '', overview: null, schemas: new Map(), pages: new Map() };
+const state = { as: sessionStorage.getItem('ck-as') || '', overview: null, schemas: new Map(), pages: new Map(), drawings: 0 };
 
 // MARK: DOM
 
@@ -143,7 +143,24 @@ function stopFollowing() {
   if (state.timer) { clearInterval(state.timer); state.timer = null; }
 }
 
+// Each drawing of the page is numbered: while one is under way `main` is aria-busy, and once
+// the newest is drawn it says which address it shows (data-route) — for assistive technology,
+// and for tests, which must not read a page an address change is about to replace.
 async function render() {
+  const drawing = ++state.drawings;
+  const route = location.hash;
+  main().setAttribute('aria-busy', 'true');
+  try {
+    await draw();
+  } finally {
+    if (drawing === state.drawings) {
+      main().setAttribute('aria-busy', 'false');
+      main().dataset.route = route;
+    }
+  }
+}
+
+async function draw() {
   stopFollowing();
   let route;
   try { route = parseHash(); } catch (err) {
@@ -182,8 +199,6 @@ async function render() {
   } catch (err) {
     if (!state.overview) crumbs([['ck', '#/'], ['refused']]);
     show(errorBox(err));
-  } finally {
-    main().setAttribute('aria-busy', 'false');
   }
 }
 
