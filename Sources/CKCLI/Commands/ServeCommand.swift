@@ -28,7 +28,7 @@ enum ServeCommand {
         AUTHENTICATION_REQUIRED answer's redirectURL names).
         When listening, prints one JSON line on stdout: {"console", "dataDirectory", "pid",
         "url"} ("console": the browser console's URL with its key, new each start: 'ck
-        console', Docs/console.md); then
+        console', Docs/console.md; none when --host is not a loopback address); then
         one line per request on stderr (method, path without its tokens, status, milliseconds;
         for a refusal its serverErrorCode and reason, for a page CORS refuses the --allow-origin
         that would allow it).
