@@ -301,17 +301,22 @@ def _():
     cli('--zone', 'Lists', 'record', 'delete', 'big-1', '--force')
 
 
+def edit_title_while_the_cli_writes(theirs, mine):
+    """todo-2's editor opened, the CLI's write of `theirs` meanwhile, then `mine` saved: CONFLICT."""
+    d.find_element(By.XPATH, "//button[.='Edit']").click()
+    box = wait_for(d, lambda d: d.find_element(By.CSS_SELECTOR, 'input[data-field="title"]'))
+    cli('--zone', 'Lists', 'record', 'save', '--name', 'todo-2', '--force', 'title=' + theirs)
+    box.clear()
+    box.send_keys(mine)
+    d.find_element(By.XPATH, "//button[.='Save']").click()
+    shows(d, 'CONFLICT')
+
+
 @flow('a concurrent CLI write is a CONFLICT, and keeping mine wins')
 def _():
     d.get(base + '/console/#/record/%s/development/private/Lists/todo-2' % container)
     shows(d, 'Item 2')
-    d.find_element(By.XPATH, "//button[.='Edit']").click()
-    box = wait_for(d, lambda d: d.find_element(By.CSS_SELECTOR, 'input[data-field="title"]'))
-    cli('--zone', 'Lists', 'record', 'save', '--name', 'todo-2', '--force', 'title=Changed by the CLI')
-    box.clear()
-    box.send_keys('Mine')
-    d.find_element(By.XPATH, "//button[.='Save']").click()
-    shows(d, 'CONFLICT')
+    edit_title_while_the_cli_writes('Changed by the CLI', 'Mine')
     text = main_text(d)
     assert 'Changed by the CLI' in text and 'Mine' in text, text
     shot(d, 'conflict')
@@ -323,13 +328,7 @@ def _():
 
 @flow("a conflict resolved with the server's version keeps it")
 def _():
-    d.find_element(By.XPATH, "//button[.='Edit']").click()
-    box = wait_for(d, lambda d: d.find_element(By.CSS_SELECTOR, 'input[data-field="title"]'))
-    cli('--zone', 'Lists', 'record', 'save', '--name', 'todo-2', '--force', 'title=The CLI again')
-    box.clear()
-    box.send_keys('Lost')
-    d.find_element(By.XPATH, "//button[.='Save']").click()
-    shows(d, 'CONFLICT')
+    edit_title_while_the_cli_writes('The CLI again', 'Lost')
     d.find_element(By.LINK_TEXT, "Keep the server's").click()
     shows(d, 'The CLI again')
     got = cli('--zone', 'Lists', 'record', 'get', 'todo-2')['records'][0]

@@ -195,7 +195,7 @@ struct LocalTime {
     let zone: TimeZone
 
     /// The zone field arguments read dates in, so what goes in shows the same coming out.
-    init(environment: [String: String]) { zone = FieldArguments.localTimeZone(environment) }
+    init(environment: [String: String]) { zone = FieldText.localTimeZone(environment) }
 
     func iso(_ ms: Int64) -> String {
         // Beyond ±275,000 years (JavaScript's Date range): the number as it is.

@@ -53,8 +53,6 @@ struct FieldArguments {
     /// Where `@-` reads; nil where stdin is not available for values.
     var stdin: StdinSource? = nil
 
-    static func localTimeZone(_ environment: [String: String]) -> TimeZone { FieldText.localTimeZone(environment) }
-
     /// Types other systems have that CloudKit spells otherwise (it has no boolean and no
     /// date-only type): the CloudKit type to write instead, with the argument rewritten.
     static func typeHint(_ tag: String, field: String, value: String) -> String? {
@@ -122,7 +120,7 @@ struct FieldArguments {
                 t = k.type
                 origin = k.origin
             } else {
-                t = Self.infer(a.text)
+                t = FieldText.infer(a.text)
             }
             let value = try convert(a.text, type: t, name: a.name, assets: &out.assets, origin: origin)
             out.fields[a.name] = .some(RecordField(type: t, value: value))
@@ -131,10 +129,6 @@ struct FieldArguments {
     }
 
     func parse(_ args: [String]) throws -> FieldInput { try read(try scan(args)) }
-
-    static func infer(_ raw: String) -> FieldType { FieldText.infer(raw) }
-    static func integer(_ s: String) -> Int64? { FieldText.integer(s) }
-    static func decimal(_ s: String) -> Double? { FieldText.decimal(s) }
 
     // MARK: reading a value of a known type
 

@@ -13,7 +13,7 @@ enum HistoryReferences {
 extension Invocation {
     /// Reads a reference; times without an offset are local ($TZ).
     func reference(_ raw: String) throws -> HistoryReference {
-        try HistoryReference.parse(raw, now: Clock.system.now(), timeZone: FieldArguments.localTimeZone(io.environment))
+        try HistoryReference.parse(raw, now: Clock.system.now(), timeZone: FieldText.localTimeZone(io.environment))
     }
 
     /// The point `--at` names, if given.

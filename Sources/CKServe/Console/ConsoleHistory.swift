@@ -71,8 +71,7 @@ struct ConsoleHistory {
         guard let environment = Environment(rawValue: env) else { throw CloudKitError.badRequest("environment is development or production, not '\(Names.describe(env))'") }
         let db = try optionalString(body, "database") ?? "private"
         guard let scope = DatabaseScope(rawValue: db) else { throw CloudKitError.badRequest("database is public, private or shared, not '\(Names.describe(db))'") }
-        let appleID = try optionalString(body, "as").flatMap { $0.isEmpty ? nil : $0 }
-        return .console(container: container, environment: environment, scope: scope, appleID: appleID)
+        return .console(container: container, environment: environment, scope: scope, appleID: try optionalString(body, "as"))
     }
 
     static func string(_ body: [String: JSONValue], _ key: String) throws -> String {

@@ -46,7 +46,7 @@ struct ConsoleRoutes: Sendable {
         case "/api/schema":
             try require(head, ["GET"])
             let (container, environment) = try containerAndEnvironment(query)
-            return handler.json(200, try handler.api.exportSchemaJSON(as: .console(container: container, environment: environment, scope: .private, appleID: query["as"].flatMap { $0.isEmpty ? nil : $0 })))
+            return handler.json(200, try handler.api.exportSchemaJSON(as: .console(container: container, environment: environment, scope: .private, appleID: query["as"])))
         case "/api/requests":
             try require(head, ["GET"])
             let after = query["after"].flatMap { Int($0) } ?? 0
@@ -96,8 +96,7 @@ struct ConsoleRoutes: Sendable {
             let index = try ConsoleHistory.string(body, "index")
             guard let kind = SchemaIndex(rawValue: index) else { throw CloudKitError.badRequest("index is QUERYABLE, SORTABLE or SEARCHABLE, not '\(Names.describe(index))'") }
             let type = try ConsoleHistory.string(body, "recordType"), field = try ConsoleHistory.string(body, "fieldName")
-            let caller = Caller.console(container: container, environment: environment, scope: .private,
-                                        appleID: try ConsoleHistory.optionalString(body, "as").flatMap { $0.isEmpty ? nil : $0 })
+            let caller = Caller.console(container: container, environment: environment, scope: .private, appleID: try ConsoleHistory.optionalString(body, "as"))
             return handler.json(200, try handler.api.addSchemaIndexes(SchemaIndexRequest(recordType: type, fieldName: field, indexes: [kind]), as: caller))
         default:
             if rest.hasPrefix("/api/requests/") {
@@ -126,37 +125,30 @@ struct ConsoleRoutes: Sendable {
         guard EndpointCall.allows(head.method, endpoint) else {
             throw CloudKitError.badRequest("\(endpoint.path) is sent as \(endpoint.isGET ? "GET (or POST)" : "POST"), not \(Names.describe(head.method))")
         }
-        let appleID = QueryString(head.query ?? "")["as"].flatMap { $0.isEmpty ? nil : $0 }
-        let caller = Caller.console(container: container, environment: environment, scope: scope, appleID: appleID)
+        let query = QueryString(head.query ?? "")
+        let caller = Caller.console(container: container, environment: environment, scope: scope, appleID: query["as"])
         var body: JSONValue = .null
         if head.method == "POST", !endpoint.isGET || endpoint == .usersDiscover {
             guard !request.body.isEmpty else { throw CloudKitError.badRequest("\(endpoint.path) needs a JSON body") }
             do { body = try JSONParser.parse(request.body) } catch { throw CloudKitError.badRequest("the request body is not JSON: \(error)") }
         }
         do {
-            let query = QueryString(head.query ?? "")
-            let filters = query.values("filter")
-            if !filters.isEmpty || query["at"].map({ !$0.isEmpty }) == true {
-                guard endpoint == .recordsQuery || (filters.isEmpty && endpoint == .recordsLookup) else {
-                    throw CloudKitError.badRequest("filter= is for records/query and at= for records/query and records/lookup, not \(endpoint.path)")
-                }
-            }
             // `?filter=TEXT`…: ck's --filter, read as the CLI reads it (`&tz=`: the browser's
             // zone, for dates without an offset); `?at=REF`: the zone as it was (--at).
+            let filters = query.values("filter")
             let at = try query["at"].flatMap { $0.isEmpty ? nil : try handler.api.historyReference($0) }
-            if endpoint == .recordsQuery, !filters.isEmpty || at != nil {
+            switch endpoint {
+            case .recordsQuery where !filters.isEmpty || at != nil:
                 var r = try QueryRecordsRequest(json: body)
                 r.at = at
                 return handler.json(200, try handler.api.queryRecords(r, filterTexts: filters, timeZoneName: query["tz"], as: caller))
-            }
-            if let ref = at {
-                switch endpoint {
-                case .recordsLookup:
-                    var r = try LookupRecordsRequest(json: body)
-                    r.at = ref
-                    return handler.json(200, try handler.api.lookupRecords(r, as: caller))
-                default:
-                    break
+            case .recordsLookup where filters.isEmpty && at != nil:
+                var r = try LookupRecordsRequest(json: body)
+                r.at = at
+                return handler.json(200, try handler.api.lookupRecords(r, as: caller))
+            default:
+                guard filters.isEmpty && at == nil else {
+                    throw CloudKitError.badRequest("filter= is for records/query and at= for records/query and records/lookup, not \(endpoint.path)")
                 }
             }
             return handler.json(200, try EndpointCall.answer(endpoint, body: body, api: handler.api, caller: caller))

@@ -43,7 +43,7 @@ extension RecordCommands {
           ck record save --type ToDoItem --name todo-1 title="Get apples" dueDate:TIMESTAMP=2019-10-28 isCompleted=false
         """) { inv in
         let fa = FieldArguments(currentDirectory: inv.io.currentDirectory, command: inv.command.path,
-                                timeZone: { FieldArguments.localTimeZone(inv.io.environment) }, stdin: StdinSource { try inv.readStdin(what: "a field value", limit: $0) })
+                                timeZone: { FieldText.localTimeZone(inv.io.environment) }, stdin: StdinSource { try inv.readStdin(what: "a field value", limit: $0) })
         let args = try fa.scan(inv.args.positionals)
         let argNames = Set(args.map(\.name))
         var input = FieldInput()

@@ -29,9 +29,11 @@ extension Caller {
     public static let consoleDevice = "console"
 
     /// The console acting in a database as the device's account, or as a user who signed in
-    /// here (`appleID`): the same caller `--as` makes, so the same permission gate applies.
+    /// here (`appleID`; nil or empty, the page's "this device"): the same caller `--as` makes,
+    /// so the same permission gate applies.
     public static func console(container: String, environment: Environment, scope: DatabaseScope, appleID: String?) -> Caller {
-        Caller(container: container, environment: environment, scope: scope, user: appleID.map { .appleID($0) } ?? .device, deviceID: consoleDevice)
+        let user: User = appleID.flatMap { $0.isEmpty ? nil : .appleID($0) } ?? .device
+        return Caller(container: container, environment: environment, scope: scope, user: user, deviceID: consoleDevice)
     }
 }
 
