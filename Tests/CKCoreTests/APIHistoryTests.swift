@@ -227,6 +227,30 @@ final class APIHistoryTests: XCTestCase {
         XCTAssertTrue(done.results.allSatisfy { $0.error == nil }, "\(done.results)")
     }
 
+    /// The console's filtered query (ck's --filter text) is records/query: the same gate.
+    func testTheConsolesFilteredQueryShowsEachCallerOnlyWhatTheyMaySee() throws {
+        let w = try world()
+        let alice = caller(.private, .appleID(Self.alice))
+        for (type, field) in [("Diary", "text"), ("Item", "qty"), ("Diary", "___recordID"), ("Item", "___recordID")] {
+            _ = try w.api.addSchemaIndexes(SchemaIndexRequest(recordType: type, fieldName: field, indexes: [.queryable]), as: alice)
+        }
+        func query(_ type: String, _ filter: String, as c: Caller) throws -> String {
+            text(try w.api.queryRecords(QueryRecordsRequest(QueryRequest(recordType: type), zoneName: "Lists"), filterTexts: [filter], timeZoneName: nil, as: c))
+        }
+        // The owner finds her diary by its text; no one else finds it, or learns it is there.
+        XCTAssertTrue(try query("Diary", "text BEGINS_WITH class", as: alice).contains("secret"))
+        for c in [caller(.shared, .appleID(Self.bob)), caller(.shared, .appleID(Self.carol)), caller(.shared, .appleID(Self.dave))] {
+            assertNothingHidden(try query("Diary", "text BEGINS_WITH class", as: c), "a participant's filtered query")
+            let items = try query("Item", "qty >= 0", as: c)
+            XCTAssertTrue(items.contains("\"eggs\""), "the shared items are found: \(items)")
+            assertNothingHidden(items, "a participant's filtered query of shared items")
+        }
+        // A user never invited, and another user's private database: no zone to query.
+        for c in [caller(.shared, .appleID(Self.erin)), caller(.private, .appleID(Self.erin))] {
+            XCTAssertEqual(failure { try query("Diary", "text BEGINS_WITH class", as: c) }?.code, .zoneNotFound)
+        }
+    }
+
     func testAUserNeverInvitedSeesNoHistory() throws {
         let w = try world()
         let c = caller(.shared, .appleID(Self.erin))
