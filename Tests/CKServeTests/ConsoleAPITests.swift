@@ -218,6 +218,24 @@ final class ConsoleAPITests: XCTestCase {
         XCTAssertTrue(masked.contains(#""recordName":"r""#), masked)
     }
 
+    func testTheRequestLogShowsABodyWhenItIsOpenedNotWhenItIsLogged() {
+        let log = RequestLog(capacity: 3, bodyLimit: 100)
+        let head = HTTPRequestHead(method: "POST", target: "/database/1/c/development/private/records/lookup", headers: HTTPHeaders())
+        let small = Array(#"{"ckWebAuthToken":"secret","records":[{"recordName":"r"}]}"#.utf8)
+        let large = Array(("{\"apiToken\":\"secret\",\"pad\":\"" + String(repeating: "x", count: 200) + "\"}").utf8)
+        log.add(head, path: head.path, caller: "API token", request: small, response: HTTPResponse(status: 200, body: large), milliseconds: 1, binaryBodies: false)
+        let e = log.entry(1)!
+        // The answer went out without its bodies being parsed: the small one is kept as it came,
+        // the large one shown (and cut) at once, so memory stays bounded by bodyLimit.
+        guard case .bytes(let kept) = e.request else { return XCTFail("a small body is kept as it came: \(e.request)") }
+        XCTAssertEqual(kept, small)
+        guard case .shown(let text) = e.response else { return XCTFail("a long body is shown when logged: \(e.response)") }
+        XCTAssertFalse(text.contains("secret"), text)
+        // Opened, the small body is shown as ever: masked, compact.
+        XCTAssertEqual(e.requestBody, #"{"ckWebAuthToken":"…","records":[{"recordName":"r"}]}"#)
+        XCTAssertFalse(e.responseBody.contains("secret"), e.responseBody)
+    }
+
     /// Every file of the data directory with its bytes.
     func snapshot() throws -> [String: Data] {
         // The fixture's API is a server's: its commits publish their files after the answer.

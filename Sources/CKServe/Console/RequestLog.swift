@@ -6,7 +6,19 @@ import Foundation
 /// (the newest `capacity`), each with its bodies cut to `bodyLimit` bytes and the secrets its
 /// bodies can hold masked. The log on stderr stays the record; this is what a person looks at.
 /// It is the server's own state, not the store's: a command line has none.
+///
+/// A body is shown (parsed, masked, written again) when a person opens its entry, not when the
+/// request is answered: every request is logged and few are looked at, and showing both bodies
+/// cost a lookup an eighth of its time. A body within `bodyLimit` is kept as it came, which
+/// costs no more memory than its shown text would; a longer one is shown at once and cut.
 final class RequestLog: @unchecked Sendable {
+    /// A body as kept: its bytes, to be shown when asked; or, for a long or binary one, the text
+    /// already shown.
+    enum Body {
+        case bytes([UInt8])
+        case shown(String)
+    }
+
     struct Entry {
         let id: Int
         let time: Int64
@@ -16,8 +28,12 @@ final class RequestLog: @unchecked Sendable {
         let status: Int
         let milliseconds: Double
         let error: String?
-        let requestBody: String
-        let responseBody: String
+        let request: Body
+        let response: Body
+        let bodyLimit: Int
+
+        var requestBody: String { RequestLog.shown(request, limit: bodyLimit) }
+        var responseBody: String { RequestLog.shown(response, limit: bodyLimit) }
     }
 
     let capacity: Int
@@ -39,12 +55,11 @@ final class RequestLog: @unchecked Sendable {
     func add(_ head: HTTPRequestHead, path: String, caller: String, request: [UInt8], response: HTTPResponse, milliseconds: Double, binaryBodies: Bool) {
         let error = response.status >= 400 ? (try? JSONParser.parse(response.body))?["serverErrorCode"]?.stringValue : nil
         let time = Int64(Date().timeIntervalSince1970 * 1000)
-        let req = binaryBodies ? "(\(request.count) bytes)" : Self.shown(request, limit: bodyLimit)
-        let res = binaryBodies ? "(\(response.body.count) bytes)" : Self.shown(response.body, limit: bodyLimit)
+        let req = kept(request, binary: binaryBodies), res = kept(response.body, binary: binaryBodies)
         lock.lock()
         defer { lock.unlock() }
         entries.append(Entry(id: next, time: time, method: head.method, path: path, caller: caller, status: response.status,
-                             milliseconds: milliseconds, error: error, requestBody: req, responseBody: res))
+                             milliseconds: milliseconds, error: error, request: req, response: res, bodyLimit: bodyLimit))
         next += 1
         if entries.count > capacity { entries.removeFirst(entries.count - capacity) }
     }
@@ -60,6 +75,18 @@ final class RequestLog: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return entries.first { $0.id == id }
+    }
+
+    private func kept(_ body: [UInt8], binary: Bool) -> Body {
+        if binary { return .shown("(\(body.count) bytes)") }
+        return body.count <= bodyLimit ? .bytes(body) : .shown(Self.shown(body, limit: bodyLimit))
+    }
+
+    static func shown(_ body: Body, limit: Int) -> String {
+        switch body {
+        case .bytes(let b): return shown(b, limit: limit)
+        case .shown(let s): return s
+        }
     }
 
     /// A body as the console shows it: JSON with its secrets masked, compact; other text as it
