@@ -374,6 +374,27 @@ def _():
     wait_for(d, lambda d: 'todo-1' in main_text(d) and 'todo-new' not in main_text(d))
 
 
+def zone_count(d, name):
+    """The Records cell of a zone's row in the navigator."""
+    return d.find_element(By.XPATH, "//tr[td/a[.='%s']]/td[@class='count']" % name).text
+
+
+@flow('the navigator counts each zone\'s records')
+def _():
+    held = len(cli('record', 'list', '--zone', 'Lists')['records'])
+    d.get(base + '/console/#/db/%s/development/private' % container)
+    shows(d, 'Lists')
+    assert zone_count(d, 'Lists') == str(held), (zone_count(d, 'Lists'), held)
+    cli('--zone', 'Lists', 'record', 'save', '--type', 'ToDo', '--name', 'counted', 'title=Counted')
+    d.refresh()
+    wait_for(d, lambda d: zone_count(d, 'Lists') == str(held + 1))
+    cli('--zone', 'Lists', 'record', 'delete', 'counted', '--force')
+    d.refresh()
+    wait_for(d, lambda d: zone_count(d, 'Lists') == str(held))
+    shot(d, 'counts')
+    return 'Lists: %d records' % held
+
+
 @flow('another user sees none of this private database')
 def _():
     d.get(base + '/console/#/db/%s/development/private' % container)
@@ -573,6 +594,8 @@ def _():
     d.get(base + '/console/#/db/%s/development/shared' % container)
     Select(d.find_element(By.ID, 'actor')).select_by_value('bob@example.com')
     wait_for(d, lambda d: 'Zones of the shared database' in main_text(d) and 'Lists' in main_text(d))
+    # Only some of the zone's records are shared with bob: how many it holds is not his to know.
+    assert zone_count(d, 'Lists') == '—', zone_count(d, 'Lists')
     d.find_element(By.LINK_TEXT, 'Lists').click()
     wait_for(d, lambda d: d.find_elements(By.CSS_SELECTOR, 'table.records') or 'CloudKit' in main_text(d))
     tab = d.find_elements(By.XPATH, "//div[@role='tablist']/a[.='ToDo']")

@@ -15,6 +15,10 @@ struct PermissionGate {
     /// database everything.
     func canRead(_ r: Record) throws -> Bool { try db.canRead(r) }
 
+    /// Whether the caller may read every record of a type in a zone: what a count of them may
+    /// be shown for (Database.readsEveryRecord).
+    func readsEvery(type: String, in z: ZoneStore) throws -> Bool { try db.readsEveryRecord(ofType: type, in: z) }
+
     /// A record the caller may read, as they may see it: a share record with only the
     /// participants they may see (ShareView: someone who came by a public share's URL sees its
     /// owner and themselves); nil when it does not exist for them.

@@ -60,6 +60,9 @@ struct ConsoleRoutes: Sendable {
             let body = try json(request)
             return handler.json(200, try handler.api.listShares(ShareListRequest(zoneName: try ConsoleHistory.optionalString(body, "zoneName")),
                                                                  as: try ConsoleHistory.caller(body)))
+        case "/api/counts":
+            try require(head, ["POST"])
+            return handler.json(200, try handler.api.zoneRecordCounts(as: try ConsoleHistory.caller(try json(request))))
         case "/api/notifications":
             try require(head, ["POST"])
             let caller = try ConsoleHistory.caller(try json(request))

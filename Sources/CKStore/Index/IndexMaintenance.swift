@@ -47,6 +47,9 @@ extension ZoneIndex {
     struct Catalog {
         package var seq: Int64
         package var types: [String]
+        /// How many records of each type the zone holds at `seq` (a type without records: 0 or
+        /// absent); nil in a catalog written before counts were kept.
+        package var counts: [NameKey: Int64]?
     }
 
     func readCatalog() -> Catalog? {
@@ -54,22 +57,36 @@ extension ZoneIndex {
         guard let j = try? StampedFiles.shared.readJSON(directory + "/" + ZoneIndex.catalogName),
               j["schemaVersion"]?.int64Value == FileFormat.schemaVersion, j["incarnation"]?.stringValue == zone.incarnation,
               let seq = j["seq"]?.int64Value, let types = j["types"]?.arrayValue else { return nil }
-        return Catalog(seq: seq, types: types.compactMap(\.stringValue))
+        var counts: [NameKey: Int64]?
+        if let o = j["counts"]?.objectValue {
+            var c: [NameKey: Int64] = [:]
+            for (t, n) in o { c[NameKey(t)] = n.int64Value }
+            // A count that is not a whole number of records makes none of them a count.
+            counts = c.count == o.count && c.values.allSatisfy({ $0 >= 0 }) ? c : nil
+        }
+        return Catalog(seq: seq, types: types.compactMap(\.stringValue), counts: counts)
     }
 
     private func writeCatalog(_ c: Catalog) throws {
-        let doc: JSONValue = ["schemaVersion": .int(FileFormat.schemaVersion), "incarnation": .string(zone.incarnation),
-                              "seq": .int(c.seq), "types": .array(c.types.sorted { NameKey($0) < NameKey($1) }.map(JSONValue.string))]
-        try Directory.open(directory, create: true)!.writeJSON(ZoneIndex.catalogName, doc, durable: false)
+        var doc: [String: JSONValue] = ["schemaVersion": .int(FileFormat.schemaVersion), "incarnation": .string(zone.incarnation),
+                                        "seq": .int(c.seq), "types": .array(c.types.sorted { NameKey($0) < NameKey($1) }.map(JSONValue.string))]
+        if let counts = c.counts {
+            var o: [String: JSONValue] = [:]
+            for (t, n) in counts where n > 0 { o[t.string] = .int(n) }
+            doc["counts"] = .object(o)
+        }
+        try Directory.open(directory, create: true)!.writeJSON(ZoneIndex.catalogName, .object(doc), durable: false)
     }
 
     /// Whether the runs are far enough behind `head` to be brought forward now.
     func isDue(head: Int64) -> Bool {
         guard let c = readCatalog() else { return true }
-        return head - c.seq >= IndexPolicy.deltaEntries || c.seq > head
+        // A catalog from before counts were kept gets them at the next commit.
+        return head - c.seq >= IndexPolicy.deltaEntries || c.seq > head || c.counts == nil
     }
 
-    /// Brings every run up to `head` (see IndexPolicy). `rebuild`: from the record files.
+    /// Brings every run up to `head` (see IndexPolicy), and the catalog's counts with them.
+    /// `rebuild`: from the record files.
     func maintain(schema: Schema, head: Int64, rebuild: Bool = false) throws {
         guard !rebuild, let catalog = readCatalog(), catalog.seq <= head, head - catalog.seq <= IndexPolicy.replayLimit else {
             try buildFromRecordFiles(schema: schema, head: head)
@@ -81,32 +98,51 @@ extension ZoneIndex {
             return
         }
         var types = Set(catalog.types.map(NameKey.init))
-        for t in changes.keys { types.insert(t) }
+        for t in changes.byType.keys { types.insert(t) }
         var rebuild: [String] = []
+        var counts: [NameKey: Int64] = [:]
         for tk in types.sorted() {
             let t = tk.string
             let fields = ZoneIndex.indexedFields(schema.types[t])
-            let changed = changes[tk] ?? [:]
+            let changed = changes.byType[tk] ?? [:]
             guard catalog.types.contains(where: { $0.sameBytes(t) }) else {
                 // A type without records when the runs were last made: its runs are the changes.
-                try writeBase(type: t, fields: fields, seq: head, changed: changed)
+                counts[tk] = try writeBase(type: t, fields: fields, seq: head, changed: changed)
                 continue
             }
             guard let names = TypeRuns.open(self, type: t, field: nil), names.coveredThrough == catalog.seq,
                   fields.allSatisfy({ f in TypeRuns.open(self, type: t, field: f).map { $0.seqs == names.seqs } ?? false })
             else { rebuild.append(t); continue }
-            try advance(type: t, fields: fields, names: names, changed: changed, head: head)
+            if let base = try advance(type: t, fields: fields, names: names, changed: changed, head: head) {
+                counts[tk] = base
+            } else if let before = catalog.counts {
+                counts[tk] = (before[tk] ?? 0) + (changes.countChange[tk] ?? 0)
+            } else if let runs = TypeRuns.open(self, type: t, field: nil) {
+                // A catalog from before counts were kept: counted once, from the runs just written.
+                counts[tk] = runs.liveNames()
+            } else {
+                rebuild.append(t)
+            }
         }
-        if !rebuild.isEmpty { try buildFromRecordFiles(schema: schema, head: head, only: Set(rebuild.map(NameKey.init))) }
+        if !rebuild.isEmpty {
+            for (t, n) in try buildFromRecordFiles(schema: schema, head: head, only: Set(rebuild.map(NameKey.init))) { counts[t] = n }
+        }
         try removeRunsOfDroppedFields(schema: schema, types: types.map(\.string))
-        try writeCatalog(Catalog(seq: head, types: types.map(\.string)))
+        try writeCatalog(Catalog(seq: head, types: types.map(\.string), counts: counts))
     }
 
-    /// The records changed in (`after`, `head`], by type: name → the record now (nil: deleted,
-    /// or no longer of that type).
-    private func changesSince(_ after: Int64, through head: Int64) throws -> [NameKey: [NameKey: Record?]] {
+    /// The records changed in (`after`, `head`]: by type, name → the record now (nil: deleted,
+    /// or no longer of that type); and by how many each type's records grew (or shrank).
+    struct Changes {
+        var byType: [NameKey: [NameKey: Record?]] = [:]
+        var countChange: [NameKey: Int64] = [:]
+    }
+
+    func changesSince(_ after: Int64, through head: Int64) throws -> Changes {
         var latest: [NameKey: Record?] = [:]
-        // The type each changed record had at `after` (absent: it did not exist then).
+        // The type each changed record had at `after` (absent: it did not exist then). An
+        // entry's `prev` is the version it replaced, so the first entry of a record that has
+        // one found the record existing at `after`; a create has none.
         var typeBefore: [NameKey: String] = [:]
         try zone.history.forEachEntry(after: after, through: head) { e in
             let k = e.key
@@ -117,10 +153,40 @@ extension ZoneIndex {
             latest[k] = .some(e.record)
             return true
         }
-        var out: [NameKey: [NameKey: Record?]] = [:]
+        var out = Changes()
         for (k, r) in latest {
-            if let r { out[NameKey(r.recordType), default: [:]][k] = .some(r) }
-            if let t = typeBefore[k], r.map({ !$0.recordType.sameBytes(t) }) ?? true { out[NameKey(t), default: [:]][k] = .some(nil) }
+            if let r {
+                out.byType[NameKey(r.recordType), default: [:]][k] = .some(r)
+                out.countChange[NameKey(r.recordType), default: 0] += 1
+            }
+            if let t = typeBefore[k] {
+                out.countChange[NameKey(t), default: 0] -= 1
+                if r.map({ !$0.recordType.sameBytes(t) }) ?? true { out.byType[NameKey(t), default: [:]][k] = .some(nil) }
+            }
+        }
+        return out
+    }
+
+    /// How many records of each type the zone holds at its history's head: the catalog's
+    /// counts brought forward over the entries after it (fewer than `IndexPolicy.deltaEntries`
+    /// while the indexes are kept), so it costs the same in a zone of any size. nil when the
+    /// zone has no counts yet (no catalog, one from before counts were kept, or runs too far
+    /// behind), until its next commit makes them. Takes no lock: the catalog is read before
+    /// the head, and a catalog is never ahead of the history.
+    func recordCounts() throws -> [String: Int64]? {
+        guard let catalog = readCatalog(), let counts = catalog.counts else { return nil }
+        let head = try zone.history.head()
+        guard catalog.seq <= head, head - catalog.seq <= IndexPolicy.replayLimit else { return nil }
+        var now = counts
+        if head > catalog.seq {
+            guard let changes = try? changesSince(catalog.seq, through: head) else { return nil }
+            for (t, d) in changes.countChange { now[t, default: 0] += d }
+        }
+        var out: [String: Int64] = [:]
+        for (t, n) in now where n != 0 {
+            // Counts that went below zero would mean a catalog that lies: say nothing.
+            guard n > 0 else { return nil }
+            out[t.string] = n
         }
         return out
     }
@@ -133,7 +199,9 @@ extension ZoneIndex {
         }
     }
 
-    private func writeBase(type: String, fields: [String], seq: Int64, changed: [NameKey: Record?]) throws {
+    /// Writes a type's runs from its changes alone; returns how many records its names hold.
+    private func writeBase(type: String, fields: [String], seq: Int64, changed: [NameKey: Record?]) throws -> Int64 {
+        var names: Int64 = 0
         for field in [nil] + fields.map(Optional.some) {
             let dir = try (field == nil ? typeDirectory(type, create: true) : fieldsDirectory(type, create: true))!
             let sorted = lines(changed, field: field).filter { !IndexKey.isTombstone($0[...]) }.sorted { $0.lexicographicallyPrecedes($1) }
@@ -141,8 +209,10 @@ extension ZoneIndex {
             for l in sorted { try w.add(l[...]) }
             try w.publish(as: ZoneIndex.runName(field: field, level: 0),
                           header: .init(recordType: type, field: field, seq: seq, base: nil, incarnation: zone.incarnation, count: 0, bytes: 0))
+            if field == nil { names = w.lines }
             try removeDeltas(in: dir, field: field, from: 1)
         }
+        return names
     }
 
     /// Removes a field's deltas from `level` up (those above the run just written: a reader
@@ -157,8 +227,10 @@ extension ZoneIndex {
     /// One type's runs brought to `head`: the changes written as a new delta, merged with the
     /// deltas above the level IndexPolicy picks (and with the base, at level 0). A record's line
     /// in a newer run (or among the changes) hides its lines in older ones; a tombstone stays
-    /// while there are runs below it to hide lines in.
-    private func advance(type: String, fields: [String], names: TypeRuns, changed: [NameKey: Record?], head: Int64) throws {
+    /// while there are runs below it to hide lines in. Returns how many records the type holds
+    /// when its names were merged into a new base (which holds no tombstone), else nil.
+    private func advance(type: String, fields: [String], names: TypeRuns, changed: [NameKey: Record?], head: Int64) throws -> Int64? {
+        var baseNames: Int64?
         let level = IndexPolicy.level(changes: Int64(changed.count), deltas: names.deltas.map(\.header.count),
                                       base: names.base.header.count)
         for field in [nil] + fields.map(Optional.some) {
@@ -193,8 +265,10 @@ extension ZoneIndex {
                                          base: level == 0 ? nil : runs.seqs[level - 1],
                                          incarnation: zone.incarnation, count: 0, bytes: 0)
             try w.publish(as: ZoneIndex.runName(field: field, level: level), header: header)
+            if field == nil && level == 0 { baseNames = w.lines }
             try removeDeltas(in: dir, field: field, from: level + 1)
         }
+        return baseNames
     }
 
     /// Runs of fields the schema no longer indexes are removed (they would go stale).
@@ -209,7 +283,8 @@ extension ZoneIndex {
     /// Every run made again from the record files, for the given types (nil: all, and runs of
     /// types without records removed): one pass over the files, each run sorted in memory one
     /// at a time from a spill file, so memory is that of the largest run.
-    func buildFromRecordFiles(schema: Schema, head: Int64, only: Set<NameKey>? = nil) throws {
+    @discardableResult
+    func buildFromRecordFiles(schema: Schema, head: Int64, only: Set<NameKey>? = nil) throws -> [NameKey: Int64] {
         let root = try Directory.open(directory, create: true)!
         let spills = try IndexSpills(in: root)
         defer { spills.discard() }
@@ -224,15 +299,18 @@ extension ZoneIndex {
             }
             return true
         }
-        try writeRuns(from: spills, types: types, schema: schema, head: head, only: only)
+        return try writeRuns(from: spills, types: types, schema: schema, head: head, only: only)
     }
 
     /// Every run of `types` (or only of `only`, all of them even without records) from index
     /// lines gathered unsorted in `spills`; unless `only` is given, runs and directories of
-    /// other types are removed and the catalog is written, at `head`.
-    func writeRuns(from spills: IndexSpills, types: Set<NameKey>, schema: Schema, head: Int64, only: Set<NameKey>? = nil) throws {
+    /// other types are removed and the catalog is written, at `head`. Returns how many records
+    /// of each type built the runs hold (their names, repeats dropped).
+    @discardableResult
+    func writeRuns(from spills: IndexSpills, types: Set<NameKey>, schema: Schema, head: Int64, only: Set<NameKey>? = nil) throws -> [NameKey: Int64] {
         let root = try Directory.open(directory, create: true)!
         let built = only ?? types
+        var counts: [NameKey: Int64] = [:]
         for tk in built.sorted() {
             let t = tk.string
             // A type with no records left gets empty runs.
@@ -242,6 +320,7 @@ extension ZoneIndex {
                 try spills.sortedLines(type: t, field: field) { try w.add($0) }
                 try w.publish(as: ZoneIndex.runName(field: field, level: 0),
                               header: .init(recordType: t, field: field, seq: head, base: nil, incarnation: zone.incarnation, count: 0, bytes: 0))
+                if field == nil { counts[tk] = w.lines }
                 try removeDeltas(in: dir, field: field, from: 1)
             }
         }
@@ -254,7 +333,8 @@ extension ZoneIndex {
                 try root.removeTree(e)
             }
             try removeRunsOfDroppedFields(schema: schema, types: types.map(\.string))
-            try writeCatalog(Catalog(seq: head, types: types.map(\.string)))
+            try writeCatalog(Catalog(seq: head, types: types.map(\.string), counts: counts))
         }
+        return counts
     }
 }

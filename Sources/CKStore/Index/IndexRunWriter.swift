@@ -27,6 +27,9 @@ final class IndexRunWriter {
         buffer.reserveCapacity(1 << 16)
     }
 
+    /// The lines added so far (repeats dropped).
+    var lines: Int64 { count }
+
     deinit { if !closed { close(fd); directory.discard(temporary) } }
 
     /// Adds a line; lines come in strictly increasing byte order (a repeat is dropped).

@@ -16,6 +16,10 @@ extension Database {
         try? index.maintain(schema: s, head: head)
     }
 
+    /// How many records of each type zone `z` holds at its history's head, whatever the
+    /// caller may read (ZoneIndex.recordCounts); nil when the zone keeps no counts yet.
+    package func recordCounts(in z: ZoneStore) throws -> [String: Int64]? { try ZoneIndex(zone: z).recordCounts() }
+
     /// The end of a bulk load (`ck import`) into a zone it wrote to: the record files synced,
     /// and the indexes brought up to the zone's head once — from the load's own index entries
     /// when they still describe the zone (BulkLoad), else as any commit would.

@@ -87,6 +87,23 @@ package final class Database {
         return SchemaRules.permits(.read, type: try schema().types[r.recordType], user: reader, roles: reader == nil ? [] : try callerRoles(),
                                    creator: r.created.userRecordName)
     }
+
+    /// Whether the caller may read every record of type `type` in zone `z`, whoever made it:
+    /// only then may they learn how many there are (a count of records hidden from them would
+    /// tell what CloudKit never does). In their own private database, always; in the public
+    /// database when the type's GRANTs let them read records they did not create; in the
+    /// shared database only in a zone shared whole with them (a zone-wide share they may read).
+    package func readsEveryRecord(ofType type: String, in z: ZoneStore) throws -> Bool {
+        if shared != nil {
+            guard let share = try ZoneSnapshot(z).record(named: ShareInfo.zoneWideName) else { return false }
+            return try canRead(share)
+        }
+        guard scope == .public else { return true }
+        let reader = SchemaRules.reader(caller)
+        // A creator no user is: a `_creator` GRANT reads only some of the type's records.
+        return SchemaRules.permits(.read, type: try schema().types[type], user: reader, roles: reader == nil ? [] : try callerRoles(), creator: "")
+    }
+
     package var assets: AssetStore { AssetStore(paths: paths) }
 
     /// Reading the public database needs no account; everything else needs an available one.

@@ -8,10 +8,16 @@ import Darwin
 /// `ck fsck` and a zone's query indexes: derived files, so a repair makes them all again from
 /// the record files (which it has just checked against the history); a check reports runs it
 /// cannot read. A damaged run never gave a wrong answer — queries check every record — but it
-/// made them slower.
+/// made them slower. The record counts the catalog keeps are checked against `live`, how many
+/// records of each type the history leaves: a wrong count would be shown as it is.
 extension Fsck {
-    func checkIndexes(_ db: Database, _ z: ZoneStore) throws {
+    func checkIndexes(_ db: Database, _ z: ZoneStore, live: [String: Int64]) throws {
         let index = ZoneIndex(zone: z)
+        if let kept = try? index.recordCounts(), kept != live {
+            func shown(_ c: [String: Int64]) -> String { c.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") }
+            note(index.directory + "/" + ZoneIndex.catalogName,
+                 "the record counts kept (\(shown(kept))) are not the zone's (\(shown(live))); they are made again with the indexes", repaired: repair)
+        }
         var damaged: [String] = []
         if let root = try Directory.open(index.directory) {
             for t in try root.entries() where !t.hasPrefix(".") && root.kind(of: t) == .directory {

@@ -52,10 +52,10 @@ extension Fsck {
             return
         }
         let headBefore = try z.history.head()
-        let latestDeletions = try checkRecordFiles(z, schema: try? db.schema())
+        let (latestDeletions, live) = try checkRecordFiles(z, schema: try? db.schema())
         try checkTombstones(z, latestDeletions: latestDeletions)
         try rebuildReferences(z)
-        try checkIndexes(db, z)
+        try checkIndexes(db, z, live: live)
         if db.journal.announces(name), snapshot != nil {
             // Adopting records adds entries; recording them is part of that repair.
             let head = try z.history.head()
@@ -128,7 +128,9 @@ extension Fsck {
 
     /// Every record file against the history's last entry for its record. Returns each deleted
     /// name's latest deletion, read on the way (for its tombstone).
-    private func checkRecordFiles(_ z: ZoneStore, schema: Schema?) throws -> [NameKey: Int64] {
+    /// Returns the latest deletion of each record deleted, and how many records of each type
+    /// the history leaves.
+    private func checkRecordFiles(_ z: ZoneStore, schema: Schema?) throws -> (latestDeletions: [NameKey: Int64], live: [String: Int64]) {
         // Records whose values their schema no longer takes (a schema edited by hand, or
         // imported by an earlier ck): each save of them would fail. Reported once per field
         // and value type, with the first record and how many; fsck cannot tell which is right.
@@ -146,11 +148,11 @@ extension Fsck {
                 note(z.directory, "\(what) (record '\(Names.describe(d.first))'\(d.count > 1 ? " and \(d.count - 1) more" : "")): saving them fails until the schema or the records change", repaired: false)
             }
         }
-        struct Last { var seq: Int64; var op: HistoryEntry.Op; var tag: String? }
+        struct Last { var seq: Int64; var op: HistoryEntry.Op; var tag: String?; var type: String? }
         var last: [NameKey: Last] = [:]
         var latestDeletions: [NameKey: Int64] = [:]
         try z.history.forEachEntry(after: 0) { e in
-            last[e.key] = Last(seq: e.seq, op: e.op, tag: e.recordChangeTag)
+            last[e.key] = Last(seq: e.seq, op: e.op, tag: e.recordChangeTag, type: e.record?.recordType)
             if e.op == .delete { latestDeletions[e.key] = e.seq }
             return true
         }
@@ -208,7 +210,9 @@ extension Fsck {
                 : "history entry \(l.seq) of record '\(Names.describe(k.string))' has no record file"
             try restore(z, k, l.seq, path: path, why: why)
         }
-        return latestDeletions
+        var live: [String: Int64] = [:]
+        for l in last.values where l.op == .save { live[l.type ?? "", default: 0] += 1 }
+        return (latestDeletions, live)
     }
 
     private func restore(_ z: ZoneStore, _ name: NameKey, _ seq: Int64, path: String, why: String) throws {

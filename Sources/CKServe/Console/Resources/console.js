@@ -68,6 +68,9 @@ async function takeKeyFromURL() {
   if (!previous || previous === m[1]) return;
   try { await consoleAPI('overview'); } catch (err) { if (err.status === 403) localStorage.setItem(KEY, previous); }
 }
+// A promise's outcome as a value ({v} or {err}): calls that may fail without failing the page.
+function settle(p) { return p.then(v => ({ v }), err => ({ err })); }
+
 async function call(url, method, body) {
   const headers = { 'X-CK-Console': localStorage.getItem(KEY) || '' };
   const init = { method: method || 'GET', credentials: 'omit', headers, cache: 'no-store' };
@@ -245,19 +248,27 @@ function renderOverview() {
 
 async function renderDatabase(db) {
   crumbs(dbCrumbs(db));
-  const answer = await ws(db, 'zones/list');
+  // The counts are the console's own call (Web Services has none); a zone without one shows a
+  // dash: its records are not all the caller's to read, or it keeps no count yet.
+  const [answer, counted] = await Promise.all([ws(db, 'zones/list'),
+    settle(consoleAPI('counts', { container: db.c, environment: db.e, database: db.s, as: state.as }))]);
   const zones = answer.zones || [];
+  const counts = new Map(((counted.v && counted.v.zones) || []).map(z => [z.zoneID.zoneName + '\u0000' + z.zoneID.ownerRecordName, z.recordCount]));
   const rows = zones.map(z => {
     const zid = z.zoneID || {};
     const owner = db.s === 'shared' ? (zid.ownerRecordName || '') : '';
+    const count = counts.get(zid.zoneName + '\u0000' + zid.ownerRecordName);
     return h('tr', {},
       h('td', {}, h('a', { href: link(['zone', ...dbParts(db), zid.zoneName], { owner }) }, zid.zoneName)),
+      h('td', { class: 'count' }, typeof count === 'number' ? count.toLocaleString('en-US')
+        : h('span', { title: 'Not shown: not every record of this zone is yours to read, or the zone keeps no count yet' }, '—')),
       h('td', {}, zid.ownerRecordName || ''),
       h('td', {}, z.syncToken ? 'has changes feed' : ''));
   });
   show(h('h1', {}, 'Zones of the ' + db.s + ' database'),
     h('p', { class: 'command' }, h('code', {}, ckCommand(db, null, ['zone', 'list']))),
-    rows.length ? h('table', {}, h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Zone'), h('th', { scope: 'col' }, 'Owner'), h('th', { scope: 'col' }, ''))), h('tbody', {}, rows))
+    rows.length ? h('table', {}, h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Zone'), h('th', { scope: 'col', class: 'count' }, 'Records'),
+      h('th', { scope: 'col' }, 'Owner'), h('th', { scope: 'col' }, ''))), h('tbody', {}, rows))
       : note('No zones to show in this database for this user.'));
 }
 
@@ -881,7 +892,6 @@ async function renderPeople(c, e) {
   crumbs([['ck', '#/'], ['Users & sharing']]);
   if (!c) return show(h('h1', {}, 'Users & sharing'), note('No containers yet.'));
   const priv = { c, e, s: 'private' }, pub = { c, e, s: 'public' };
-  const settle = p => p.then(v => ({ v }), err => ({ err }));
   const [discover, zones, subsPrivate, subsPublic] = await Promise.all([settle(ws(pub, 'users/discover')), settle(ws(priv, 'zones/list')),
     settle(ws(priv, 'subscriptions/list')), settle(ws(pub, 'subscriptions/list'))]);
   const discoverable = new Set(((discover.v && discover.v.users) || []).map(u => u.userRecordName));

@@ -1,0 +1,133 @@
+import CKJSON
+import CKModel
+import CKTestSupport
+import XCTest
+@testable import CKCore
+@testable import CKStore
+
+/// A zone's record counts: kept in its index catalog as of the runs, brought to the head over
+/// the entries since (ZoneIndex.recordCounts), exact after every commit.
+final class ZoneRecordCountsTests: XCTestCase {
+    /// The zone's records by type, read from every record file: what a count must equal.
+    private func counted(_ z: ZoneStore) throws -> [String: Int64] {
+        var out: [String: Int64] = [:]
+        try z.forEachRecordFile { r in out[r.recordType, default: 0] += 1; return true }
+        return out
+    }
+
+    private func catalog(_ z: ZoneStore) throws -> [String: Any] {
+        let data = try Data(contentsOf: URL(fileURLWithPath: z.directory + "/indexes/catalog.json"))
+        return try XCTUnwrap(JSONSerialization.jsonObject(with: data) as? [String: Any])
+    }
+
+    func testCountsFollowEveryCommitThroughCreatesDeletesAndRetypedNames() throws {
+        let t = TempStore()
+        let db = try t.db()
+        _ = try ZoneLifecycle(db).create("Z")
+        XCTAssertEqual(try db.recordCounts(in: try db.zone("Z")), nil, "a zone before its first commit keeps no counts")
+        var rng = SplitMix(seed: 39)
+        var next = 0
+        var live: [Int: String] = [:]
+        // Past several maintenances (every 256 entries): counts carried by the catalog, and
+        // brought forward over the entries after it, with deltas stacked and merged.
+        for round in 0..<140 {
+            var ops: [RecordOperation] = []
+            var touched = Set<Int>()
+            for _ in 0..<Int.random(in: 1...12, using: &rng) {
+                let pick = live.keys.randomElement(using: &rng)
+                switch (Int.random(in: 0..<6, using: &rng), pick) {
+                case (0, let i?) where touched.insert(i).inserted:
+                    ops.append(op(.forceDelete, "r\(i)"))
+                    live[i] = nil
+                case (1, let i?) where touched.insert(i).inserted:
+                    ops.append(op(.forceUpdate, "r\(i)", type: nil, ["n": .int(Int64(round))]))
+                default:
+                    // A new name, or a deleted one made again as another type.
+                    let type = ["Item", "Note", "Task"].randomElement(using: &rng)!
+                    let reuse = (0..<next).first { live[$0] == nil && !touched.contains($0) && Int.random(in: 0..<4, using: &rng) == 0 }
+                    let i = reuse ?? next
+                    if reuse == nil { next += 1 }
+                    touched.insert(i)
+                    ops.append(op(.create, "r\(i)", type: type, ["n": .int(1)]))
+                    live[i] = type
+                }
+            }
+            for r in try db.modify(zone: "Z", operations: ops) { XCTAssertNil(r.error, "round \(round): \(r)") }
+            let z = try db.zone("Z")
+            let expected = try counted(z)
+            XCTAssertEqual(expected, Dictionary(grouping: live.values, by: { $0 }).mapValues { Int64($0.count) }, "round \(round): the test's own books")
+            XCTAssertEqual(try db.recordCounts(in: z), expected, "round \(round)")
+        }
+        let z = try db.zone("Z")
+        let kept = try catalog(z)
+        XCTAssertGreaterThan(try z.history.head(), 3 * IndexPolicy.deltaEntries, "several maintenances ran")
+        XCTAssertNotNil(kept["counts"], "the catalog keeps the counts: \(kept)")
+        // A delete of everything: no type has records, the count is empty (not unknown).
+        let all = live.keys.map { op(.forceDelete, "r\($0)") }
+        for from in stride(from: 0, to: all.count, by: 200) { _ = try db.modify(zone: "Z", operations: Array(all[from..<min(from + 200, all.count)])) }
+        XCTAssertEqual(try db.recordCounts(in: try db.zone("Z")), [:])
+    }
+
+    func testACatalogFromBeforeCountsGetsThemAtTheNextCommit() throws {
+        let t = TempStore()
+        let db = try t.db()
+        _ = try ZoneLifecycle(db).create("Z")
+        _ = try db.modify(zone: "Z", operations: (0..<40).map { op(.create, "r\($0)", type: $0 % 4 == 0 ? "Note" : "Item") })
+        _ = try db.modify(zone: "Z", operations: (0..<10).map { op(.forceDelete, "r\($0)") })
+        var z = try db.zone("Z")
+        // Stacked deltas first, so the count is made from the runs (newest line of each name).
+        let index = ZoneIndex(zone: z)
+        try index.maintain(schema: try db.schema(), head: try z.history.head())
+        _ = try db.modify(zone: "Z", operations: (10..<15).map { op(.forceDelete, "r\($0)") } + [op(.create, "late", type: "Note")])
+        try index.maintain(schema: try db.schema(), head: try z.history.head())
+        XCTAssertGreaterThanOrEqual(try XCTUnwrap(TypeRuns.open(index, type: "Item", field: nil)).deltas.count, 1)
+        // The catalog as ck wrote it before it kept counts.
+        var old = try catalog(z)
+        old["counts"] = nil
+        try JSONSerialization.data(withJSONObject: old).write(to: URL(fileURLWithPath: z.directory + "/indexes/catalog.json"))
+        XCTAssertNil(try db.recordCounts(in: z), "no counts to bring forward: none are made up")
+        _ = try db.modify(zone: "Z", operations: [op(.create, "after", type: "Item")])
+        z = try db.zone("Z")
+        XCTAssertEqual(try db.recordCounts(in: z), try counted(z))
+        XCTAssertEqual(try db.recordCounts(in: z), ["Item": 20, "Note": 7])
+    }
+
+    func testACatalogWhoseCountsAreNotCountsGivesNone() throws {
+        let t = TempStore()
+        let db = try t.db()
+        _ = try ZoneLifecycle(db).create("Z")
+        _ = try db.modify(zone: "Z", operations: (0..<5).map { op(.create, "r\($0)") })
+        let z = try db.zone("Z")
+        XCTAssertEqual(try db.recordCounts(in: z), ["Item": 5])
+        for forged: Any in [["Item": -3], ["Item": "5"], ["Item": 2.5]] {
+            var c = try catalog(z)
+            c["counts"] = forged
+            try JSONSerialization.data(withJSONObject: c).write(to: URL(fileURLWithPath: z.directory + "/indexes/catalog.json"))
+            XCTAssertNil(try db.recordCounts(in: z), "\(forged)")
+        }
+        // A catalog that lies by more than the zone holds (deletes past its count): none either.
+        var c = try catalog(z)
+        c["counts"] = ["Item": 1]
+        try JSONSerialization.data(withJSONObject: c).write(to: URL(fileURLWithPath: z.directory + "/indexes/catalog.json"))
+        _ = try db.modify(zone: "Z", operations: (0..<3).map { op(.forceDelete, "r\($0)") })
+        XCTAssertNil(try db.recordCounts(in: try db.zone("Z")))
+    }
+
+    func testFsckFindsCountsThatAreNotTheZonesAndMakesThemAgain() throws {
+        let t = TempStore()
+        let a = api(t.root)
+        try t.client().createZone("Z")
+        _ = try a.modifyRecords(ModifyRequest(operations: (0..<5).map { op(.create, "r\($0)") } + [op(.create, "n", type: "Note")], zoneName: "Z"), as: caller())
+        XCTAssertEqual(try a.fsck(FsckRequest()).jsonValue["clean"], true)
+        let z = try t.zoneStore("Z")
+        var c = try catalog(z)
+        c["counts"] = ["Item": 9, "Note": 1]
+        try JSONSerialization.data(withJSONObject: c).write(to: URL(fileURLWithPath: z.directory + "/indexes/catalog.json"))
+        let dry = try a.fsck(FsckRequest(repair: false))
+        let problem = try XCTUnwrap(dry.items.first?.jsonValue["problem"]?.stringValue, "\(dry.jsonValue)")
+        XCTAssertTrue(problem.contains("Item 9, Note 1") && problem.contains("Item 5, Note 1"), problem)
+        XCTAssertFalse(try a.fsck(FsckRequest()).problemsRemain)
+        XCTAssertEqual(try t.db().recordCounts(in: try t.zoneStore("Z")), ["Item": 5, "Note": 1])
+        XCTAssertEqual(try a.fsck(FsckRequest()).jsonValue["clean"], true)
+    }
+}
