@@ -69,6 +69,9 @@ final class FsckTests: XCTestCase {
         XCTAssertEqual(try z.history.head(), 2)
         let changes = try t.client().zoneChanges(zone: "Z", since: nil)
         XCTAssertEqual(changes.changes.count, 2, "an adopted record shows in the change feed")
+        // It replaced no version of its own: the tag its file carried was r0's.
+        XCTAssertNil(try z.history.entry(2)?.prev)
+        XCTAssertEqual(try t.db().recordCounts(in: z), ["Item": 2])
     }
 
     func testATornIndexIsCutBack() throws {

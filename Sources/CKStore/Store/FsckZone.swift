@@ -151,6 +151,8 @@ extension Fsck {
         struct Last { var seq: Int64; var op: HistoryEntry.Op; var tag: String?; var type: String? }
         var last: [NameKey: Last] = [:]
         var latestDeletions: [NameKey: Int64] = [:]
+        // Records the repair adopts into the history, and their types: counted with the rest.
+        var adopted: [NameKey: String] = [:]
         try z.history.forEachEntry(after: 0) { e in
             last[e.key] = Last(seq: e.seq, op: e.op, tag: e.recordChangeTag, type: e.record?.recordType)
             if e.op == .delete { latestDeletions[e.key] = e.seq }
@@ -179,7 +181,7 @@ extension Fsck {
                     let k = NameKey(rec.recordName)
                     guard z.recordPath(rec.recordName) == path else {
                         // A record in another record's file: the history decides what belongs where.
-                        if last[k] == nil, repair { try adopt(z, rec) }
+                        if last[k] == nil, repair { try adopt(z, rec); adopted[k] = rec.recordType }
                         if repair { try sdir.remove(file) }
                         note(path, "file holds record '\(Names.describe(rec.recordName))', whose file is elsewhere", repaired: repair)
                         if let f = byFile[path] {
@@ -190,7 +192,7 @@ extension Fsck {
                     }
                     seen.insert(k)
                     guard let l = last[k] else {
-                        if repair { try adopt(z, rec) }
+                        if repair { try adopt(z, rec); adopted[k] = rec.recordType }
                         note(path, "record '\(Names.describe(rec.recordName))' has no history entry (adopted)", repaired: repair)
                         continue
                     }
@@ -211,7 +213,8 @@ extension Fsck {
             try restore(z, k, l.seq, path: path, why: why)
         }
         var live: [String: Int64] = [:]
-        for l in last.values where l.op == .save { live[l.type ?? "", default: 0] += 1 }
+        for (k, l) in last where l.op == .save && adopted[k] == nil { live[l.type ?? "", default: 0] += 1 }
+        for t in adopted.values { live[t, default: 0] += 1 }
         return (latestDeletions, live)
     }
 
@@ -236,9 +239,10 @@ extension Fsck {
         let seq = try z.history.head() + 1
         var rec = found
         rec.recordChangeTag = ChangeTag.tag(for: seq)
-        let prev = try z.readRecord(named: rec.recordName).flatMap { ChangeTag.seq(ofTag: $0.recordChangeTag) }
+        // No earlier version in the history (that is why it is adopted): no `prev`. The tag the
+        // file carries names some other entry (a copied record's), not a version of this one.
         try z.history.append([HistoryEntry(seq: seq, timestamp: rec.modified.timestamp, op: .save, recordName: rec.recordName,
-                                           userRecordName: rec.modified.userRecordName, deviceID: rec.modified.deviceID, record: rec, prev: prev)])
+                                           userRecordName: rec.modified.userRecordName, deviceID: rec.modified.deviceID, record: rec, prev: nil)])
         try FileSystem.writeJSON(z.recordPath(rec.recordName), ["schemaVersion": .int(FileFormat.schemaVersion), "record": rec.json()])
         try z.setApplied(seq, durable: try z.knownDurable())
     }
