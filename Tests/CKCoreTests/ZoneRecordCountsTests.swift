@@ -99,18 +99,55 @@ final class ZoneRecordCountsTests: XCTestCase {
         _ = try db.modify(zone: "Z", operations: (0..<5).map { op(.create, "r\($0)") })
         let z = try db.zone("Z")
         XCTAssertEqual(try db.recordCounts(in: z), ["Item": 5])
-        for forged: Any in [["Item": -3], ["Item": "5"], ["Item": 2.5]] {
+        // Not whole numbers, or more records than the history has entries (each made by one):
+        // no count — and nothing that adds them up overflows.
+        let huge = Int64.max, half = Int64(1) << 62
+        for (forged, seq) in [(["Item": -3], nil), (["Item": "5"], nil), (["Item": 2.5], nil), (["Item": 6], nil), (["Item": huge], nil),
+                              (["Item": half, "Note": half], nil), (["Item": 5], Int64.min), (["Item": 5], -1)] as [(Any, Int64?)] {
             var c = try catalog(z)
             c["counts"] = forged
+            if let seq { c["seq"] = seq }
             try JSONSerialization.data(withJSONObject: c).write(to: URL(fileURLWithPath: z.directory + "/indexes/catalog.json"))
-            XCTAssertNil(try db.recordCounts(in: z), "\(forged)")
+            XCTAssertNil(try db.recordCounts(in: z), "\(forged) at \(seq.map(String.init) ?? "its seq")")
+            XCTAssertNil(try t.api.zoneRecordCounts(as: caller()).document["zones"]?.arrayValue?.compactMap { $0["recordCount"] }.first { _ in false })
         }
-        // A catalog that lies by more than the zone holds (deletes past its count): none either.
+        // A write, with upkeep due, over a forged catalog: the commit stands, the counts are made again.
         var c = try catalog(z)
-        c["counts"] = ["Item": 1]
+        c["counts"] = ["Item": huge]
         try JSONSerialization.data(withJSONObject: c).write(to: URL(fileURLWithPath: z.directory + "/indexes/catalog.json"))
+        for from in stride(from: 0, to: 300, by: 150) {
+            for r in try db.modify(zone: "Z", operations: (from..<(from + 150)).map { op(.create, "more\($0)") }) { XCTAssertNil(r.error) }
+        }
+        XCTAssertEqual(try db.recordCounts(in: try db.zone("Z")), ["Item": 305])
+        // A catalog that lies low (deletes past its count): none either, and upkeep counts anew.
+        let y = try db.zone("Z")
+        try ZoneIndex(zone: y).maintain(schema: try db.schema(), head: try y.history.head())
+        c = try catalog(y)
+        c["counts"] = ["Item": 1]
+        try JSONSerialization.data(withJSONObject: c).write(to: URL(fileURLWithPath: y.directory + "/indexes/catalog.json"))
         _ = try db.modify(zone: "Z", operations: (0..<3).map { op(.forceDelete, "r\($0)") })
         XCTAssertNil(try db.recordCounts(in: try db.zone("Z")))
+        try ZoneIndex(zone: y).maintain(schema: try db.schema(), head: try y.history.head())
+        _ = try db.modify(zone: "Z", operations: [op(.create, "last")])
+        XCTAssertEqual(try db.recordCounts(in: try db.zone("Z")), ["Item": 303])
+    }
+
+    func testACountIsNotGivenFromFurtherBehindThanItMayCost() throws {
+        let t = TempStore()
+        let db = try t.db()
+        _ = try ZoneLifecycle(db).create("Z")
+        _ = try db.modify(zone: "Z", operations: [op(.create, "first")])
+        // An import defers index upkeep to its end: meanwhile the catalog falls behind.
+        db.defersIndexMaintenance = true
+        var made: Int64 = 1
+        while made <= IndexPolicy.countReplayLimit + 1 {
+            _ = try db.modify(zone: "Z", operations: (made..<(made + 200)).map { op(.create, "r\($0)") })
+            made += 200
+        }
+        XCTAssertNil(try db.recordCounts(in: try db.zone("Z")), "too far behind to count at a record's cost")
+        db.defersIndexMaintenance = false
+        _ = try db.modify(zone: "Z", operations: [op(.create, "last")])
+        XCTAssertEqual(try db.recordCounts(in: try db.zone("Z")), ["Item": made + 1], "first, the imported, last")
     }
 
     func testFsckFindsCountsThatAreNotTheZonesAndMakesThemAgain() throws {
@@ -121,11 +158,12 @@ final class ZoneRecordCountsTests: XCTestCase {
         XCTAssertEqual(try a.fsck(FsckRequest()).jsonValue["clean"], true)
         let z = try t.zoneStore("Z")
         var c = try catalog(z)
-        c["counts"] = ["Item": 9, "Note": 1]
+        // Counts that could be (no more records than entries), but are not the zone's.
+        c["counts"] = ["Item": 4, "Note": 2]
         try JSONSerialization.data(withJSONObject: c).write(to: URL(fileURLWithPath: z.directory + "/indexes/catalog.json"))
         let dry = try a.fsck(FsckRequest(repair: false))
         let problem = try XCTUnwrap(dry.items.first?.jsonValue["problem"]?.stringValue, "\(dry.jsonValue)")
-        XCTAssertTrue(problem.contains("Item 9, Note 1") && problem.contains("Item 5, Note 1"), problem)
+        XCTAssertTrue(problem.contains("Item 4, Note 2") && problem.contains("Item 5, Note 1"), problem)
         XCTAssertFalse(try a.fsck(FsckRequest()).problemsRemain)
         XCTAssertEqual(try t.db().recordCounts(in: try t.zoneStore("Z")), ["Item": 5, "Note": 1])
         XCTAssertEqual(try a.fsck(FsckRequest()).jsonValue["clean"], true)

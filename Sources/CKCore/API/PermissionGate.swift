@@ -15,9 +15,11 @@ struct PermissionGate {
     /// database everything.
     func canRead(_ r: Record) throws -> Bool { try db.canRead(r) }
 
-    /// Whether the caller may read every record of a type in a zone: what a count of them may
-    /// be shown for (Database.readsEveryRecord).
-    func readsEvery(type: String, in z: ZoneStore) throws -> Bool { try db.readsEveryRecord(ofType: type, in: z) }
+    /// Whether the caller may read every record of a zone (of the types `counted` and any
+    /// other): what a count of them may be shown for (Database.readsEveryRecord).
+    func readsEveryRecord(in z: ZoneStore, counted: some Sequence<String>) throws -> Bool {
+        try db.readsEveryRecord(in: z, counted: counted)
+    }
 
     /// A record the caller may read, as they may see it: a share record with only the
     /// participants they may see (ShareView: someone who came by a public share's URL sees its

@@ -22,6 +22,10 @@ enum IndexPolicy {
     static let deltaEntries: Int64 = 256
     /// Past this many entries to bring forward, the record files are read instead.
     static let replayLimit: Int64 = 20_000
+    /// Past this many entries behind, a zone's count is not given (ZoneIndex.recordCounts):
+    /// what a count may cost. Upkeep leaves fewer than `deltaEntries`; a server's groups not
+    /// yet published (UnpublishedCommits) may add a few hundred more.
+    static let countReplayLimit: Int64 = 4 * deltaEntries
     /// A delta is merged into the one below it once it holds a quarter of that one's lines.
     static let levelRatio: Int64 = 4
 
@@ -56,13 +60,19 @@ extension ZoneIndex {
         // Asked after every commit: kept while the file is the same (StampedFiles).
         guard let j = try? StampedFiles.shared.readJSON(directory + "/" + ZoneIndex.catalogName),
               j["schemaVersion"]?.int64Value == FileFormat.schemaVersion, j["incarnation"]?.stringValue == zone.incarnation,
-              let seq = j["seq"]?.int64Value, let types = j["types"]?.arrayValue else { return nil }
+              let seq = j["seq"]?.int64Value, seq >= 0, let types = j["types"]?.arrayValue else { return nil }
         var counts: [NameKey: Int64]?
         if let o = j["counts"]?.objectValue {
+            // A zone holds at most as many records as its history has entries (each record was
+            // made by one): counts that are not whole numbers, or that add up to more, are none.
             var c: [NameKey: Int64] = [:]
-            for (t, n) in o { c[NameKey(t)] = n.int64Value }
-            // A count that is not a whole number of records makes none of them a count.
-            counts = c.count == o.count && c.values.allSatisfy({ $0 >= 0 }) ? c : nil
+            var total: Int64 = 0
+            for (t, n) in o {
+                guard let n = n.int64Value, n >= 0, n <= seq - total else { c = [:]; total = -1; break }
+                c[NameKey(t)] = n
+                total += n
+            }
+            counts = total < 0 ? nil : c
         }
         return Catalog(seq: seq, types: types.compactMap(\.stringValue), counts: counts)
     }
@@ -128,7 +138,9 @@ extension ZoneIndex {
             for (t, n) in try buildFromRecordFiles(schema: schema, head: head, only: Set(rebuild.map(NameKey.init))) { counts[t] = n }
         }
         try removeRunsOfDroppedFields(schema: schema, types: types.map(\.string))
-        try writeCatalog(Catalog(seq: head, types: types.map(\.string), counts: counts))
+        // A count gone below zero means the catalog it came from lied (written by hand): none
+        // is kept, and the next commit counts them again from the runs.
+        try writeCatalog(Catalog(seq: head, types: types.map(\.string), counts: counts.values.allSatisfy { $0 >= 0 } ? counts : nil))
     }
 
     /// The records changed in (`after`, `head`]: by type, name → the record now (nil: deleted,
@@ -169,14 +181,15 @@ extension ZoneIndex {
 
     /// How many records of each type the zone holds at its history's head: the catalog's
     /// counts brought forward over the entries after it (fewer than `IndexPolicy.deltaEntries`
-    /// while the indexes are kept), so it costs the same in a zone of any size. nil when the
-    /// zone has no counts yet (no catalog, one from before counts were kept, or runs too far
-    /// behind), until its next commit makes them. Takes no lock: the catalog is read before
-    /// the head, and a catalog is never ahead of the history.
+    /// while the indexes are kept, plus the commits not yet indexed), so it costs the same in a
+    /// zone of any size. nil when the zone has no counts yet (no catalog, one from before counts
+    /// were kept), or its runs are further behind than `countReplayLimit` (an import or a pull
+    /// defers them to its end), until a commit makes them. Takes no lock: the catalog is read
+    /// before the head, and a catalog is never ahead of the history.
     func recordCounts() throws -> [String: Int64]? {
         guard let catalog = readCatalog(), let counts = catalog.counts else { return nil }
         let head = try zone.history.head()
-        guard catalog.seq <= head, head - catalog.seq <= IndexPolicy.replayLimit else { return nil }
+        guard catalog.seq <= head, head - catalog.seq <= IndexPolicy.countReplayLimit else { return nil }
         var now = counts
         if head > catalog.seq {
             guard let changes = try? changesSince(catalog.seq, through: head) else { return nil }

@@ -88,20 +88,27 @@ package final class Database {
                                    creator: r.created.userRecordName)
     }
 
-    /// Whether the caller may read every record of type `type` in zone `z`, whoever made it:
-    /// only then may they learn how many there are (a count of records hidden from them would
-    /// tell what CloudKit never does). In their own private database, always; in the public
-    /// database when the type's GRANTs let them read records they did not create; in the
-    /// shared database only in a zone shared whole with them (a zone-wide share they may read).
-    package func readsEveryRecord(ofType type: String, in z: ZoneStore) throws -> Bool {
+    /// Whether the caller may read every record zone `z` holds, whoever made it: only then may
+    /// they learn how many there are (a count of records hidden from them would tell what
+    /// CloudKit never does). In their own private database, always; in the shared database only
+    /// in a zone shared whole with them (a zone-wide share they may read); in the public
+    /// database when every record type of the schema — and any type `counted` that it lacks —
+    /// lets them read records they did not create. Decided from the schema, never from which
+    /// records exist, so that whether a count is shown says nothing of them either.
+    package func readsEveryRecord(in z: ZoneStore, counted: some Sequence<String>) throws -> Bool {
         if shared != nil {
             guard let share = try ZoneSnapshot(z).record(named: ShareInfo.zoneWideName) else { return false }
             return try canRead(share)
         }
         guard scope == .public else { return true }
         let reader = SchemaRules.reader(caller)
-        // A creator no user is: a `_creator` GRANT reads only some of the type's records.
-        return SchemaRules.permits(.read, type: try schema().types[type], user: reader, roles: reader == nil ? [] : try callerRoles(), creator: "")
+        let roles = reader == nil ? [] : try callerRoles()
+        let types = try schema().types
+        // A creator no user is: a `_creator` GRANT reads only some of a type's records. A type
+        // the schema lacks has the default GRANTs, which every reader may read under.
+        return Set(types.keys).union(counted).allSatisfy { t in
+            SchemaRules.permits(.read, type: types[t], user: reader, roles: roles, creator: "")
+        }
     }
 
     package var assets: AssetStore { AssetStore(paths: paths) }
