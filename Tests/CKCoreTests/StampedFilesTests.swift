@@ -38,7 +38,7 @@ final class StampedFilesTests: XCTestCase {
         XCTAssertEqual(try files.value(path) { parses += 1; return parses }, 2)
     }
 
-    /// Only small record files are kept.
+    /// Only small record files are kept, and only by a long-lived process.
     func testOnlySmallRecordFilesAreKept() throws {
         let dir = NSTemporaryDirectory() + "ck-stamped-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -47,6 +47,11 @@ final class StampedFilesTests: XCTestCase {
         try FileSystem.writeAtomically(dir + "/big.json", Array(repeating: 0x20, count: Int(StampedFiles.smallFile) + 1))
         settle()
         var reads = 0
+        // A command keeps none: it reads each record once, and the stamp would be an lstat more.
+        XCTAssertTrue(try files.record(dir + "/small.json") { reads += 1; return nil } == nil, "not kept by a command")
+        XCTAssertEqual(reads, 0)
+        // A server does, once it says so (CloudKitStore of an API with a server URL).
+        files.keepRecords()
         for _ in 0..<2 { _ = try files.record(dir + "/small.json") { reads += 1; return nil } }
         XCTAssertEqual(reads, 1)
         // nil outside (not kept, or no file): the caller reads it.

@@ -15,6 +15,8 @@ package final class CloudKitStore {
         self.clock = clock
         self.accounts = AccountStore(paths: paths, clock: clock)
         self.publishesAfterAnswer = publishesAfterAnswer
+        // A long-lived server reads the same records again and again; a command reads each once.
+        if publishesAfterAnswer { StampedFiles.shared.keepRecords() }
     }
 
     /// Opens a database as the device's account, or as `actingAs` (an Apple ID that signed in here).

@@ -39,6 +39,15 @@ final class StampedFiles: @unchecked Sendable {
     static let smallFile: Int64 = 8192
     private let mostRecords = 1024
 
+    /// Whether record files are kept (`record`): set, for good, by a long-lived server.
+    private var keepsRecords = false
+
+    package func keepRecords() {
+        lock.lock()
+        keepsRecords = true
+        lock.unlock()
+    }
+
     /// How long after its last change a file is still read afresh (see above).
     static let racyWindowNanos: Int64 = 20_000_000
 
@@ -117,8 +126,14 @@ final class StampedFiles: @unchecked Sendable {
     }
 
     /// A record file as `read` decodes it, kept while `lstat` shows the same file, when the file
-    /// is small. nil (outer) when the file does not exist or is not kept: read it then.
+    /// is small. nil (outer) when the file does not exist or is not kept: read it then. Only in
+    /// a process that keeps records (`keepRecords`): elsewhere the stamp is an `lstat` a read
+    /// pays for nothing — a command reads each record once (a page of a query, 200).
     package func record(_ path: String, _ read: () throws -> Record?) throws -> Record?? {
+        lock.lock()
+        let keeps = keepsRecords
+        lock.unlock()
+        guard keeps else { return nil }
         guard let stamp = Self.stamp(path), stamp.size <= Self.smallFile else { return nil }
         return .some(try cached(.record, path, stamp, read))
     }
