@@ -49,9 +49,10 @@ extension APIHistoryTests {
         try schema.importSchema("DEFINE SCHEMA\n" + note, validateOnly: false)
         let api = api(t.root)
         let pub = { (who: String) in t.client(caller(.public, .appleID(who))) }
+        let readers = [caller(.public, .appleID(Self.alice)), caller(.public, .appleID(Self.bob)), caller(.public, .nobody)]
+        for c in readers { XCTAssertEqual(try counts(api, as: c), ["_defaultZone": .some(0)], "an empty zone: \(c.user)") }
         XCTAssertNil(try pub(Self.alice).modify(zone: "_defaultZone", operations: [op(.create, "n1", type: "Note", ["title": "hello"]),
                                                                                    op(.create, "n2", type: "Note", ["title": "again"])]).first?.error)
-        let readers = [caller(.public, .appleID(Self.alice)), caller(.public, .appleID(Self.bob)), caller(.public, .nobody)]
         for c in readers { XCTAssertEqual(try counts(api, as: c), ["_defaultZone": .some(2)], "every record is _world-readable: \(c.user)") }
         // A type only its creators read: from then on a count could tell someone of records
         // hidden from them — so none is given, to anyone, whether such a record exists or not.
@@ -59,5 +60,10 @@ extension APIHistoryTests {
         for c in readers { XCTAssertEqual(try counts(api, as: c), ["_defaultZone": Int64?.none], "no diary yet: \(c.user)") }
         XCTAssertNil(try pub(Self.alice).modify(zone: "_defaultZone", operations: [op(.create, "d1", type: "Diary", ["text": "classified"])]).first?.error)
         for c in readers { XCTAssertEqual(try counts(api, as: c), ["_defaultZone": Int64?.none], "a diary: \(c.user)") }
+        // An empty zone under that schema: a dash too, not a 0 that the first record would change.
+        let empty = TempStore()
+        try SchemaAdmin(paths: empty.store.paths, container: testContainer).importSchema(
+            "DEFINE SCHEMA\n" + note + "\n" + #"RECORD TYPE Diary (text STRING, GRANT CREATE TO "_icloud", GRANT READ, WRITE TO "_creator");"#, validateOnly: false)
+        XCTAssertEqual(try counts(CKTestSupport.api(empty.root), as: caller(.public, .nobody)), ["_defaultZone": Int64?.none])
     }
 }

@@ -24,8 +24,10 @@ extension CloudKitAPI {
     }
 
     private func recordCount(_ z: ZoneStore, _ ctx: RequestContext) throws -> Int64? {
-        guard !z.incarnation.isEmpty else { return 0 }
-        guard let counts = try ctx.db.recordCounts(in: z), try ctx.gate.readsEveryRecord(in: z, counted: counts.keys) else { return nil }
+        // A default zone before its first record holds none; the gate still decides, so that
+        // an empty zone's 0 tells no one what a dash would not.
+        let counts = z.incarnation.isEmpty ? [:] : try ctx.db.recordCounts(in: z)
+        guard let counts, try ctx.gate.readsEveryRecord(in: z, counted: counts.keys) else { return nil }
         // Each count is at most the zone's history entries (ZoneIndex.readCatalog): no overflow.
         return counts.values.reduce(0, +)
     }
