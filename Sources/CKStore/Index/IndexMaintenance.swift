@@ -222,7 +222,7 @@ extension ZoneIndex {
             for l in sorted { try w.add(l[...]) }
             try w.publish(as: ZoneIndex.runName(field: field, level: 0),
                           header: .init(recordType: type, field: field, seq: seq, base: nil, incarnation: zone.incarnation, count: 0, bytes: 0))
-            if field == nil { names = w.lines }
+            if field == nil { names = w.count }
             try removeDeltas(in: dir, field: field, from: 1)
         }
         return names
@@ -278,7 +278,7 @@ extension ZoneIndex {
                                          base: level == 0 ? nil : runs.seqs[level - 1],
                                          incarnation: zone.incarnation, count: 0, bytes: 0)
             try w.publish(as: ZoneIndex.runName(field: field, level: level), header: header)
-            if field == nil && level == 0 { baseNames = w.lines }
+            if field == nil && level == 0 { baseNames = w.count }
             try removeDeltas(in: dir, field: field, from: level + 1)
         }
         return baseNames
@@ -333,7 +333,7 @@ extension ZoneIndex {
                 try spills.sortedLines(type: t, field: field) { try w.add($0) }
                 try w.publish(as: ZoneIndex.runName(field: field, level: 0),
                               header: .init(recordType: t, field: field, seq: head, base: nil, incarnation: zone.incarnation, count: 0, bytes: 0))
-                if field == nil { counts[tk] = w.lines }
+                if field == nil { counts[tk] = w.count }
                 try removeDeltas(in: dir, field: field, from: 1)
             }
         }

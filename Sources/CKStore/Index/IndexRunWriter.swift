@@ -14,7 +14,8 @@ final class IndexRunWriter {
     private let fd: Int32
     private var buffer: [UInt8] = []
     private var offset: Int64
-    private var count: Int64 = 0
+    /// The lines added so far (repeats dropped).
+    private(set) var count: Int64 = 0
     private var last: [UInt8]?
     private var closed = false
 
@@ -26,9 +27,6 @@ final class IndexRunWriter {
         offset = Int64(IndexRun.headerWidth)
         buffer.reserveCapacity(1 << 16)
     }
-
-    /// The lines added so far (repeats dropped).
-    var lines: Int64 { count }
 
     deinit { if !closed { close(fd); directory.discard(temporary) } }
 
