@@ -148,6 +148,27 @@ d.set_window_size(1280, 800)
 zone = '#/zone/%s/development/private/Lists' % container
 
 
+def open_editor(field):
+    """Clicks Edit on a record's page: the editor's input for `field`."""
+    d.find_element(By.XPATH, "//button[.='Edit']").click()
+    return wait_for(d, lambda d: d.find_element(By.CSS_SELECTOR, 'input[data-field="%s"]' % field))
+
+
+def type_into(box, text):
+    box.clear()
+    box.send_keys(text)
+
+
+def save():
+    d.find_element(By.XPATH, "//button[.='Save']").click()
+
+
+def edit(field, text):
+    """Opens the editor, gives `field` the value `text`, and saves."""
+    type_into(open_editor(field), text)
+    save()
+
+
 @flow('refused without the key')
 def _():
     d.get(base + '/console/')
@@ -229,9 +250,7 @@ def _():
 
     def apply_filter(text):
         def steps(d):
-            box = d.find_element(By.ID, 'filters')
-            box.clear()
-            box.send_keys(text)
+            type_into(d.find_element(By.ID, 'filters'), text)
             d.find_element(By.XPATH, "//form[@class='filters']//button[.='Apply']").click()
         act(d, steps)
     apply_filter('priority >= 2')
@@ -263,12 +282,9 @@ def _():
 
 @flow('edits a record and the store has it')
 def _():
-    d.find_element(By.XPATH, "//button[.='Edit']").click()
-    box = wait_for(d, lambda d: d.find_element(By.CSS_SELECTOR, 'input[data-field="title"]'))
-    box.clear()
-    box.send_keys('Edited in the console')
+    type_into(open_editor('title'), 'Edited in the console')
     shot(d, 'edit')
-    d.find_element(By.XPATH, "//button[.='Save']").click()
+    save()
     shows(d, 'Saved')
     shows(d, 'Edited in the console')
     got = cli('--zone', 'Lists', 'record', 'get', 'todo-1')['records'][0]
@@ -281,20 +297,14 @@ def _():
     cli('--zone', 'Lists', 'record', 'save', '--name', 'big-1', '--type', 'ToDo', 'title=Big', 'priority=9007199254740993')
     d.get(base + '/console/#/record/%s/development/private/Lists/big-1' % container)
     shows(d, '9007199254740993')
-    d.find_element(By.XPATH, "//button[.='Edit']").click()
-    box = wait_for(d, lambda d: d.find_element(By.CSS_SELECTOR, 'input[data-field="title"]'))
+    box = open_editor('title')
     assert d.find_element(By.CSS_SELECTOR, 'input[data-field="priority"]').get_attribute('value') == '9007199254740993'
-    box.clear()
-    box.send_keys('Bigger')
-    d.find_element(By.XPATH, "//button[.='Save']").click()
+    type_into(box, 'Bigger')
+    save()
     shows(d, 'Saved')
     got = cli('--zone', 'Lists', 'record', 'get', 'big-1')['records'][0]['fields']
     assert got['title']['value'] == 'Bigger' and got['priority']['value'] == 9007199254740993, got
-    d.find_element(By.XPATH, "//button[.='Edit']").click()
-    box = wait_for(d, lambda d: d.find_element(By.CSS_SELECTOR, 'input[data-field="priority"]'))
-    box.clear()
-    box.send_keys('9223372036854775807')
-    d.find_element(By.XPATH, "//button[.='Save']").click()
+    edit('priority', '9223372036854775807')
     shows(d, '9223372036854775807')
     got = cli('--zone', 'Lists', 'record', 'get', 'big-1')['records'][0]['fields']
     assert got['priority']['value'] == 9223372036854775807, got
@@ -303,12 +313,10 @@ def _():
 
 def edit_title_while_the_cli_writes(theirs, mine):
     """todo-2's editor opened, the CLI's write of `theirs` meanwhile, then `mine` saved: CONFLICT."""
-    d.find_element(By.XPATH, "//button[.='Edit']").click()
-    box = wait_for(d, lambda d: d.find_element(By.CSS_SELECTOR, 'input[data-field="title"]'))
+    box = open_editor('title')
     cli('--zone', 'Lists', 'record', 'save', '--name', 'todo-2', '--force', 'title=' + theirs)
-    box.clear()
-    box.send_keys(mine)
-    d.find_element(By.XPATH, "//button[.='Save']").click()
+    type_into(box, mine)
+    save()
     shows(d, 'CONFLICT')
 
 
@@ -357,11 +365,7 @@ def _():
 
 @flow('a value of the wrong type is refused on the page')
 def _():
-    d.find_element(By.XPATH, "//button[.='Edit']").click()
-    box = wait_for(d, lambda d: d.find_element(By.CSS_SELECTOR, 'input[data-field="priority"]'))
-    box.clear()
-    box.send_keys('seven')
-    d.find_element(By.XPATH, "//button[.='Save']").click()
+    edit('priority', 'seven')
     shows(d, 'an INT64 is a whole number')
 
 
@@ -435,9 +439,7 @@ def _():
     shows(d, 'todo-1')
 
     def view_at(d):
-        box = d.find_element(By.ID, 'view-at')
-        box.clear()
-        box.send_keys('v1')
+        type_into(d.find_element(By.ID, 'view-at'), 'v1')
         d.find_element(By.XPATH, "//form[@class='inline']/button[.='Go']").click()
     act(d, view_at)
     shows(d, 'Read-only: the zone as it was at v1')
@@ -523,11 +525,7 @@ def _():
     shot(d, 'faults')
     d.get(base + '/console/#/record/%s/development/private/Lists/todo-3' % container)
     shows(d, 'Item 3')
-    d.find_element(By.XPATH, "//button[.='Edit']").click()
-    box = wait_for(d, lambda d: d.find_element(By.CSS_SELECTOR, 'input[data-field="title"]'))
-    box.clear()
-    box.send_keys('Throttled?')
-    d.find_element(By.XPATH, "//button[.='Save']").click()
+    edit('title', 'Throttled?')
     shows(d, 'THROTTLED')
     d.find_element(By.LINK_TEXT, 'Live requests').click()
     row = wait_for(d, lambda d: [r for r in d.find_elements(By.CSS_SELECTOR, 'table.requests tbody tr') if 'records/modify' in r.text and 'THROTTLED' in r.text])

@@ -15,9 +15,15 @@ final class ZoneRecordCountsTests: XCTestCase {
         return out
     }
 
+    private func catalogPath(_ z: ZoneStore) -> URL { URL(fileURLWithPath: z.directory + "/indexes/catalog.json") }
+
     private func catalog(_ z: ZoneStore) throws -> [String: Any] {
-        let data = try Data(contentsOf: URL(fileURLWithPath: z.directory + "/indexes/catalog.json"))
-        return try XCTUnwrap(JSONSerialization.jsonObject(with: data) as? [String: Any])
+        try XCTUnwrap(JSONSerialization.jsonObject(with: try Data(contentsOf: catalogPath(z))) as? [String: Any])
+    }
+
+    /// A catalog written by hand (as an earlier ck wrote it, or forged).
+    private func write(_ catalog: [String: Any], over z: ZoneStore) throws {
+        try JSONSerialization.data(withJSONObject: catalog).write(to: catalogPath(z))
     }
 
     func testCountsFollowEveryCommitThroughCreatesDeletesAndRetypedNames() throws {
@@ -84,7 +90,7 @@ final class ZoneRecordCountsTests: XCTestCase {
         // The catalog as ck wrote it before it kept counts.
         var old = try catalog(z)
         old["counts"] = nil
-        try JSONSerialization.data(withJSONObject: old).write(to: URL(fileURLWithPath: z.directory + "/indexes/catalog.json"))
+        try write(old, over: z)
         XCTAssertNil(try db.recordCounts(in: z), "no counts to bring forward: none are made up")
         _ = try db.modify(zone: "Z", operations: [op(.create, "after", type: "Item")])
         z = try db.zone("Z")
@@ -107,14 +113,14 @@ final class ZoneRecordCountsTests: XCTestCase {
             var c = try catalog(z)
             c["counts"] = forged
             if let seq { c["seq"] = seq }
-            try JSONSerialization.data(withJSONObject: c).write(to: URL(fileURLWithPath: z.directory + "/indexes/catalog.json"))
+            try write(c, over: z)
             XCTAssertNil(try db.recordCounts(in: z), "\(forged) at \(seq.map(String.init) ?? "its seq")")
             XCTAssertNil(try t.api.zoneRecordCounts(as: caller()).document["zones"]?.arrayValue?.compactMap { $0["recordCount"] }.first { _ in false })
         }
         // A write, with upkeep due, over a forged catalog: the commit stands, the counts are made again.
         var c = try catalog(z)
         c["counts"] = ["Item": huge]
-        try JSONSerialization.data(withJSONObject: c).write(to: URL(fileURLWithPath: z.directory + "/indexes/catalog.json"))
+        try write(c, over: z)
         for from in stride(from: 0, to: 300, by: 150) {
             for r in try db.modify(zone: "Z", operations: (from..<(from + 150)).map { op(.create, "more\($0)") }) { XCTAssertNil(r.error) }
         }
@@ -124,7 +130,7 @@ final class ZoneRecordCountsTests: XCTestCase {
         try ZoneIndex(zone: y).maintain(schema: try db.schema(), head: try y.history.head())
         c = try catalog(y)
         c["counts"] = ["Item": 1]
-        try JSONSerialization.data(withJSONObject: c).write(to: URL(fileURLWithPath: y.directory + "/indexes/catalog.json"))
+        try write(c, over: y)
         _ = try db.modify(zone: "Z", operations: (0..<3).map { op(.forceDelete, "r\($0)") })
         XCTAssertNil(try db.recordCounts(in: try db.zone("Z")))
         try ZoneIndex(zone: y).maintain(schema: try db.schema(), head: try y.history.head())
@@ -160,7 +166,7 @@ final class ZoneRecordCountsTests: XCTestCase {
         var c = try catalog(z)
         // Counts that could be (no more records than entries), but are not the zone's.
         c["counts"] = ["Item": 4, "Note": 2]
-        try JSONSerialization.data(withJSONObject: c).write(to: URL(fileURLWithPath: z.directory + "/indexes/catalog.json"))
+        try write(c, over: z)
         let dry = try a.fsck(FsckRequest(repair: false))
         let problem = try XCTUnwrap(dry.items.first?.jsonValue["problem"]?.stringValue, "\(dry.jsonValue)")
         XCTAssertTrue(problem.contains("Item 4, Note 2") && problem.contains("Item 5, Note 1"), problem)
