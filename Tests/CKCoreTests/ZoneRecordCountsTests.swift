@@ -1,6 +1,7 @@
 import CKJSON
 import CKModel
 import CKTestSupport
+import Foundation
 import XCTest
 @testable import CKCore
 @testable import CKStore
@@ -173,5 +174,34 @@ final class ZoneRecordCountsTests: XCTestCase {
         XCTAssertFalse(try a.fsck(FsckRequest()).problemsRemain)
         XCTAssertEqual(try t.db().recordCounts(in: try t.zoneStore("Z")), ["Item": 5, "Note": 1])
         XCTAssertEqual(try a.fsck(FsckRequest()).jsonValue["clean"], true)
+    }
+
+    func testACountReadDuringCommitsIsAlwaysAWholeCommit() throws {
+        let t = TempStore()
+        let db = try t.db()
+        _ = try ZoneLifecycle(db).create("Z")
+        _ = try db.modify(zone: "Z", operations: [op(.create, "first")])
+        let batches = 60, size = 10
+        let done = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var writeError: Error?
+        DispatchQueue.global().async {
+            do {
+                let writer = try t.db()
+                // Past a few upkeeps (every 256 entries): catalogs replaced while readers read.
+                for b in 0..<batches { _ = try writer.modify(zone: "Z", operations: (0..<size).map { op(.create, "b\(b)-\($0)") }) }
+            } catch { writeError = error }
+            done.signal()
+        }
+        // The reader takes no lock: every count it sees is the zone after some whole commit.
+        let reader = try t.db()
+        var seen: [Int64] = []
+        while done.wait(timeout: .now()) == .timedOut {
+            if let n = try reader.recordCounts(in: try reader.zone("Z"))?["Item"] { seen.append(n) }
+        }
+        XCTAssertNil(writeError)
+        XCTAssertGreaterThan(seen.count, 10, "the reader read while the writer wrote")
+        XCTAssertTrue(seen.allSatisfy { ($0 - 1) % Int64(size) == 0 }, "half a commit seen: \(seen.filter { ($0 - 1) % Int64(size) != 0 })")
+        XCTAssertEqual(seen, seen.sorted(), "a count went back")
+        XCTAssertEqual(try reader.recordCounts(in: try reader.zone("Z")), ["Item": Int64(batches * size + 1)])
     }
 }
