@@ -204,11 +204,14 @@ final class ConsoleAPITests: XCTestCase {
     func testTheRequestLogKeepsTheNewestAndCutsBodies() {
         let log = RequestLog(capacity: 3, bodyLimit: 10)
         let head = HTTPRequestHead(method: "POST", target: "/database/1/c/development/private/records/modify", headers: HTTPHeaders())
-        for n in 1...5 {
+        for n in 1...7 {
             log.add(head, path: head.path, caller: "API token", request: Array("{\"n\":\(n),\"ckWebAuthToken\":\"secret\"}".utf8),
                     response: HTTPResponse(status: 200, body: Array(String(repeating: "x", count: 40).utf8)), milliseconds: 1, binaryBodies: false)
+            XCTAssertEqual(log.list(after: 0).map(\.id), Array((max(1, n - 2)...n).reversed()), "the newest three, newest first")
         }
-        XCTAssertEqual(log.list(after: 0).map(\.id), [5, 4, 3])
+        XCTAssertEqual(log.list(after: 5).map(\.id), [7, 6])
+        XCTAssertEqual(log.list(after: 0, limit: 2).map(\.id), [7, 6])
+        XCTAssertNil(log.entry(4))
         XCTAssertEqual(log.entry(5)?.requestBody, #"{"ckWebAuthToken":"…","n":5}"#.prefix(10) + "… (33 bytes in all)")
         XCTAssertTrue(log.entry(5)?.responseBody.hasPrefix("xxxxxxxxxx…") == true)
         XCTAssertNil(log.entry(1))

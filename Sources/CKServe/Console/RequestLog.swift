@@ -39,7 +39,10 @@ final class RequestLog: @unchecked Sendable {
     let capacity: Int
     let bodyLimit: Int
     private let lock = NSLock()
+    /// The ring: once full, a new entry takes the oldest's slot (`oldest`), so adding one moves
+    /// none of the others.
     private var entries: [Entry] = []
+    private var oldest = 0
     private var next = 1
 
     init(capacity: Int = 500, bodyLimit: Int = 16 * 1024) {
@@ -58,17 +61,28 @@ final class RequestLog: @unchecked Sendable {
         let req = kept(request, binary: binaryBodies), res = kept(response.body, binary: binaryBodies)
         lock.lock()
         defer { lock.unlock() }
-        entries.append(Entry(id: next, time: time, method: head.method, path: path, caller: caller, status: response.status,
-                             milliseconds: milliseconds, error: error, request: req, response: res, bodyLimit: bodyLimit))
+        let entry = Entry(id: next, time: time, method: head.method, path: path, caller: caller, status: response.status,
+                          milliseconds: milliseconds, error: error, request: req, response: res, bodyLimit: bodyLimit)
         next += 1
-        if entries.count > capacity { entries.removeFirst(entries.count - capacity) }
+        if entries.count < capacity {
+            entries.append(entry)
+        } else {
+            entries[oldest] = entry
+            oldest = (oldest + 1) % capacity
+        }
     }
 
     /// Entries after `after`, newest first, at most `limit`.
     func list(after: Int, limit: Int = 200) -> [Entry] {
         lock.lock()
         defer { lock.unlock() }
-        return Array(entries.reversed().prefix { $0.id > after }.prefix(limit))
+        var out: [Entry] = []
+        for i in 0..<min(entries.count, max(limit, 0)) {
+            let e = entries[(oldest + entries.count - 1 - i) % entries.count]
+            guard e.id > after else { break }
+            out.append(e)
+        }
+        return out
     }
 
     func entry(_ id: Int) -> Entry? {

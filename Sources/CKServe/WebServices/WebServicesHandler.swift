@@ -128,7 +128,7 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
 
     public func respond(to request: HTTPRequest) -> HTTPResponse {
         let started = DispatchTime.now().uptimeNanoseconds
-        var response = answer(request)
+        let response = answer(request)
         if let console, let route = (request.context as? AdmittedRequest)?.route, let caller = Self.consoleLogCaller(route, request.head) {
             let ms = Double(DispatchTime.now().uptimeNanoseconds - started) / 1_000_000
             var opaque = false
