@@ -1,3 +1,4 @@
+import CKJSON
 import CKModel
 import XCTest
 @testable import CKCore
@@ -58,6 +59,104 @@ final class StampedFilesTests: XCTestCase {
         XCTAssertTrue(try files.record(dir + "/big.json") { reads += 1; return nil } == nil, "not kept: the caller reads it")
         XCTAssertTrue(try files.record(dir + "/absent.json") { reads += 1; return nil } == nil)
         XCTAssertEqual(reads, 1)
+    }
+
+    /// A server takes an unmoved write counter for a check of every file it keeps, absent ones
+    /// included: a file changed behind ck's back (no write counted) is not even looked at until
+    /// a write is counted, or until the trust runs out.
+    func testAnUnmovedWriteCounterStandsForACheckForAWhile() throws {
+        let dir = NSTemporaryDirectory() + "ck-stamped-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/a.json", absent = dir + "/b.json"
+        let counter = WriteCounter.unshared()
+        let files = StampedFiles()
+        files.trustWriteCounter(under: dir, counter)
+        try FileSystem.writeJSON(path, ["v": 1])
+        settle()
+        XCTAssertEqual(try files.readJSON(path), ["v": 1])
+        XCTAssertNil(try files.readJSON(absent))
+        XCTAssertTrue(files.isAbsent(absent))
+        XCTAssertNil(try files.value(absent) { 1 })
+        // Behind ck's back: no write counted, so nothing is looked at...
+        try handWrite(path, #"{"v":2}"#)
+        try handWrite(absent, #"{"v":3}"#)
+        XCTAssertEqual(try files.readJSON(path), ["v": 1], "vouched for: not looked at")
+        XCTAssertNil(try files.readJSON(absent))
+        XCTAssertTrue(files.isAbsent(absent))
+        XCTAssertNil(try files.value(absent) { 1 })
+        // ...until a write is counted,
+        counter.advance()
+        XCTAssertEqual(try files.readJSON(path), ["v": 2])
+        XCTAssertEqual(try files.readJSON(absent), ["v": 3])
+        XCTAssertFalse(files.isAbsent(absent))
+        XCTAssertEqual(try files.value(absent) { 1 }, 1)
+        // or until the trust runs out.
+        settle()
+        XCTAssertEqual(try files.readJSON(path), ["v": 2])
+        try handWrite(path, #"{"v":4}"#)
+        XCTAssertEqual(try files.readJSON(path), ["v": 2])
+        usleep(UInt32(StampedFiles.trustNanos / 1000) + 20_000)
+        XCTAssertEqual(try files.readJSON(path), ["v": 4], "a hand edit is seen once the trust runs out")
+        // Outside the data directory it is trusted for, every read checks its stamp.
+        let outside = dir + "-elsewhere/a.json"
+        defer { try? FileManager.default.removeItem(atPath: dir + "-elsewhere") }
+        try FileSystem.writeJSON(outside, ["v": 1])
+        settle()
+        XCTAssertEqual(try files.readJSON(outside), ["v": 1])
+        try handWrite(outside, #"{"v":2}"#)
+        XCTAssertEqual(try files.readJSON(outside), ["v": 2])
+    }
+
+    /// Every way ck changes a file or a directory counts the write: a server trusting the shared
+    /// counter sees each change at once. (Another process's writes can only move the counter
+    /// more, so this fails only when a primitive does not count.)
+    func testEveryWayCkChangesAFileCountsTheWrite() throws {
+        guard let counter = WriteCounter.shared else { throw XCTSkip("no shared write counter here (/dev/shm)") }
+        let dir = NSTemporaryDirectory() + "ck-stamped-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let files = StampedFiles()
+        files.trustWriteCounter(under: dir, counter)
+        let d = try XCTUnwrap(Directory.open(dir, create: true))
+        func json(_ v: Int) -> [UInt8] { Array(#"{"v":\#(v)}"#.utf8) }
+        func seen(_ name: String) throws -> JSONValue? { try files.readJSON(dir + "/" + name) }
+        // Each step: everything kept and settled, then one change, then what a server sees.
+        func step(_ change: () throws -> Void, _ check: () throws -> Void) throws {
+            for n in try FileSystem.list(dir) { _ = try? seen(n) }
+            _ = try files.list(dir)
+            settle()
+            for n in try FileSystem.list(dir) { _ = try? seen(n) }
+            _ = try files.list(dir)
+            try change()
+            try check()
+        }
+        try step({ try d.write("a.json", json(1)) }, { XCTAssertEqual(try seen("a.json"), ["v": 1]) })
+        try step({ try d.write("a.json", json(22)) }, { XCTAssertEqual(try seen("a.json"), ["v": 22]) })
+        try step({ try d.publish(try d.prepare(json(3)), as: "a.json") }, { XCTAssertEqual(try seen("a.json"), ["v": 3]) })
+        try step({ try d.link("a.json", as: "b.json") }, { XCTAssertEqual(try seen("b.json"), ["v": 3]) })
+        try step({ try d.remove("b.json") }, { XCTAssertNil(try seen("b.json")) })
+        try step({ try d.write("c.json", json(4), durable: false); try d.rename("c.json", to: "a.json") },
+                 { XCTAssertEqual(try seen("a.json"), ["v": 4]) })
+        try step({ try d.write("a.json", Array("12".utf8)) }, { XCTAssertEqual(try seen("a.json"), 12) })
+        try step({ try d.append("a.json", Array("3".utf8)) }, { XCTAssertEqual(try seen("a.json"), 123) })
+        try step({ try d.truncate("a.json", to: 2) }, { XCTAssertEqual(try seen("a.json"), 12) })
+        try step({
+            let f = try d.openForWriting("a.json")
+            defer { close(f) }
+            try FileSystem.overwrite(f, Array("99".utf8), offset: 0, path: dir + "/a.json")
+        }, { XCTAssertEqual(try seen("a.json"), 99) })
+        try step({ _ = try Directory.open(dir + "/sub", create: true) }, { XCTAssertTrue(try files.list(dir).contains("sub")) })
+        try step({ d.removeIfEmpty("sub") }, { XCTAssertFalse(try files.list(dir).contains("sub")) })
+        let other = try XCTUnwrap(Directory.open(dir + "/other", create: true))
+        try step({ try other.write("m.json", json(6)); try other.move("m.json", to: d, as: "a.json") },
+                 { XCTAssertEqual(try seen("a.json"), ["v": 6]) })
+    }
+
+    /// Writes a file and renames it into place, as an editor or a script would: no write is
+    /// counted.
+    private func handWrite(_ path: String, _ text: String) throws {
+        let tmp = path + ".hand"
+        try Data(text.utf8).write(to: URL(fileURLWithPath: tmp))
+        XCTAssertEqual(rename(tmp, path), 0)
     }
 
     /// Waits out the window in which a just-changed file is read but not kept.

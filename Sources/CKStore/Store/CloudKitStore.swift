@@ -16,7 +16,11 @@ package final class CloudKitStore {
         self.accounts = AccountStore(paths: paths, clock: clock)
         self.publishesAfterAnswer = publishesAfterAnswer
         // A long-lived server reads the same records again and again; a command reads each once.
-        if publishesAfterAnswer { StampedFiles.shared.keepRecords() }
+        // It also takes an unmoved write counter for a check of each small file it keeps.
+        if publishesAfterAnswer {
+            StampedFiles.shared.keepRecords()
+            StampedFiles.shared.trustWriteCounter(under: paths.root)
+        }
     }
 
     /// Opens a database as the device's account, or as `actingAs` (an Apple ID that signed in here).

@@ -30,8 +30,8 @@ struct EnvironmentGuard {
 
     /// For readers: one check that no reset is half done.
     func checkForInterruptedReset() throws {
-        // Every request asks; the marker is almost never there (one lstat says so).
-        if StampedFiles.stamp(resetMarker) == nil, errno == ENOENT { return }
+        // Every request asks; the marker is almost never there (one lstat, or none, says so).
+        if StampedFiles.shared.isAbsent(resetMarker) { return }
         if try resets && FileSystem.exists(resetMarker) { try finishInterruptedReset() }
     }
 

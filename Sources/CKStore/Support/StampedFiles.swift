@@ -16,6 +16,11 @@ import Glibc
 /// (a few milliseconds), so a second change in the same tick could leave every part of the
 /// stamp as it was ("racy git"). Kept only once its change time is safely in the past, a file's
 /// next change always shows in its stamp.
+///
+/// A server (`trustWriteCounter`) does not even `lstat` a file it kept while no ck process has
+/// written anything since it last checked it (WriteCounter), for at most `trustNanos`: a file
+/// changed behind ck's back (by hand) is seen that much later, never more. Absent files are
+/// kept the same way: most requests ask for a `faults.json` or `reset.json` that is not there.
 final class StampedFiles: @unchecked Sendable {
     package static let shared = StampedFiles()
 
@@ -26,11 +31,20 @@ final class StampedFiles: @unchecked Sendable {
 
     /// What was made of each file, by kind of reading: JSON, a listing, a parsed schema, a
     /// record. Each kind has its own bound; past it, that kind starts afresh.
-    private enum Kind: Hashable { case json, listing, parsed, record, historyHead }
+    private enum Kind: Hashable { case json, listing, parsed, record, historyHead, presence }
     private struct Key: Hashable { let kind: Kind; let path: String }
+    /// What is kept of a file: its stamp (nil: it was absent) and what was made of it, and when
+    /// it was last checked — the write counter before the check, and the monotonic clock.
+    private struct Entry {
+        var stamp: Stamp?
+        var value: Any
+        var counted: UInt64?
+        var checked: Int64
+    }
+    private struct Absent {}
 
     private let lock = NSLock()
-    private var kept: [Key: (Stamp, Any)] = [:]
+    private var kept: [Key: Entry] = [:]
     private var counts: [Kind: Int] = [:]
     /// A store has a handful of such files; records are bounded by count and size below.
     private let most = 4096
@@ -41,10 +55,28 @@ final class StampedFiles: @unchecked Sendable {
 
     /// Whether record files are kept (`record`): set, for good, by a long-lived server.
     private var keepsRecords = false
+    /// The write counter whose standing still stands for a check (see above), and the data
+    /// directories where it does (each ending in "/"): set, for good, by a long-lived server
+    /// for its own data directory. Elsewhere in the process (a test's other stores) every read
+    /// checks its stamp.
+    private var trusted: WriteCounter?
+    private var trustedRoots: [String] = []
+
+    /// How long an unmoved write counter stands for a check: the most a change made behind
+    /// ck's back goes unseen.
+    static let trustNanos: Int64 = 250_000_000
 
     package func keepRecords() {
         lock.lock()
         keepsRecords = true
+        lock.unlock()
+    }
+
+    package func trustWriteCounter(under root: String, _ counter: WriteCounter? = WriteCounter.shared) {
+        lock.lock()
+        trusted = counter
+        let root = root.hasSuffix("/") ? root : root + "/"
+        if !trustedRoots.contains(root) { trustedRoots.append(root) }
         lock.unlock()
     }
 
@@ -67,53 +99,124 @@ final class StampedFiles: @unchecked Sendable {
         return stamp.changed * 1_000_000_000 + stamp.changedNanos > nowNanos - racyWindowNanos
     }
 
+    private static func monotonicNanos() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC_COARSE, &now)
+        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+    }
+
+    /// The write counter, read before a check of `path`; nil when it is not trusted there (or
+    /// there is none).
+    private func counter(_ path: String) -> UInt64? {
+        lock.lock()
+        let counter = trusted, roots = trustedRoots
+        lock.unlock()
+        guard let counter, roots.contains(where: { path.hasPrefix($0) }) else { return nil }
+        return counter.current()
+    }
+
+    /// What is kept of the file, when no write was counted since it was checked (and that was
+    /// less than `trustNanos` ago).
+    private func vouched(_ key: Key, _ counted: UInt64?) -> Entry? {
+        guard let counted else { return nil }
+        let now = Self.monotonicNanos()
+        lock.lock()
+        defer { lock.unlock() }
+        guard let e = kept[key], e.counted == counted, now - e.checked < Self.trustNanos else { return nil }
+        return e
+    }
+
+    /// Keeps `entry`, within its kind's bound.
+    private func keep(_ key: Key, _ entry: Entry) {
+        lock.lock()
+        if kept[key] == nil {
+            if counts[key.kind, default: 0] >= (key.kind == .record ? mostRecords : most) {
+                kept = kept.filter { $0.key.kind != key.kind }
+                counts[key.kind] = 0
+            }
+            counts[key.kind, default: 0] += 1
+        }
+        kept[key] = entry
+        lock.unlock()
+    }
+
+    /// Keeps that the file is absent, when the counter is trusted (it alone can say that a file
+    /// since made is there: an absent file has no stamp).
+    private func keepAbsent(_ key: Key, _ counted: UInt64?) {
+        guard let counted else { return }
+        keep(key, Entry(stamp: nil, value: Absent(), counted: counted, checked: Self.monotonicNanos()))
+    }
+
     /// What `read` made of the file when it had `stamp`, or what it makes now, kept (when `keep`
     /// allows, and the file is not racy). The stamp is taken before the read: a file replaced
     /// in between is read again next time.
-    private func cached<T>(_ kind: Kind, _ path: String, _ stamp: Stamp, keep: (T) -> Bool = { _ in true },
+    private func cached<T>(_ key: Key, _ stamp: Stamp, _ counted: UInt64?, keep keeps: (T) -> Bool = { _ in true },
                            _ read: () throws -> T) rethrows -> T {
-        let key = Key(kind: kind, path: path)
         lock.lock()
-        if let (s, v) = kept[key], s == stamp, let t = v as? T { lock.unlock(); return t }
+        if var e = kept[key], e.stamp == stamp, let t = e.value as? T {
+            if let counted {
+                e.counted = counted
+                e.checked = Self.monotonicNanos()
+                kept[key] = e
+            }
+            lock.unlock()
+            return t
+        }
         lock.unlock()
         let v = try read()
-        guard keep(v), !Self.isRacy(stamp) else { return v }
-        lock.lock()
-        if kept[key] == nil {
-            if counts[kind, default: 0] >= (kind == .record ? mostRecords : most) {
-                kept = kept.filter { $0.key.kind != kind }
-                counts[kind] = 0
-            }
-            counts[kind, default: 0] += 1
-        }
-        kept[key] = (stamp, v)
-        lock.unlock()
+        guard keeps(v), !Self.isRacy(stamp) else { return v }
+        keep(key, Entry(stamp: stamp, value: v, counted: counted, checked: Self.monotonicNanos()))
         return v
     }
 
     /// The file's JSON, as `FileSystem.readJSON` reads it; nil when it does not exist.
     func readJSON(_ path: String) throws -> JSONValue? {
+        let key = Key(kind: .json, path: path)
+        let counted = counter(path)
+        if let e = vouched(key, counted) { return e.value as? JSONValue }
         guard let stamp = Self.stamp(path) else {
             // Absent (the commonest: no faults armed): nothing to read. Anything else is left
             // to the careful read, which says what is wrong.
-            if errno == ENOENT { return nil }
+            if errno == ENOENT { keepAbsent(key, counted); return nil }
             return try FileSystem.readJSON(path)
         }
-        return try cached(.json, path, stamp) { try FileSystem.readJSON(path) }
+        return try cached(key, stamp, counted) { try FileSystem.readJSON(path) }
+    }
+
+    /// Whether nothing is at `path` (no `lstat` while the write counter vouches for it).
+    func isAbsent(_ path: String) -> Bool {
+        let key = Key(kind: .presence, path: path)
+        let counted = counter(path)
+        if let e = vouched(key, counted) { return e.value is Absent }
+        guard Self.stamp(path) == nil, errno == ENOENT else { return false }
+        keepAbsent(key, counted)
+        return true
     }
 
     /// The names in a directory, as `FileSystem.list` gives them, kept while the directory is
     /// the same (an entry added, removed or renamed in changes its times).
     package func list(_ path: String) throws -> [String] {
+        let key = Key(kind: .listing, path: path)
+        let counted = counter(path)
+        if let e = vouched(key, counted), let names = e.value as? [String] { return names }
         guard let stamp = Self.stamp(path) else { return try FileSystem.list(path) }
-        return try cached(.listing, path, stamp) { try FileSystem.list(path) }
+        return try cached(key, stamp, counted) { try FileSystem.list(path) }
     }
 
     /// What `read` makes of the file (a parsed schema), kept while the file is the same one;
     /// nil, uncached, when the file does not exist.
     package func value<T>(_ path: String, _ read: () throws -> T) throws -> T? {
-        guard let stamp = Self.stamp(path) else { return nil }
-        return try cached(.parsed, path, stamp, read)
+        let key = Key(kind: .parsed, path: path)
+        let counted = counter(path)
+        if let e = vouched(key, counted) {
+            if e.value is Absent { return nil }
+            if let t = e.value as? T { return t }
+        }
+        guard let stamp = Self.stamp(path) else {
+            if errno == ENOENT { keepAbsent(key, counted) }
+            return nil
+        }
+        return try cached(key, stamp, counted, read)
     }
 
     /// A history's committed head (ChangeHistory.head), kept only when the index file held no
@@ -121,8 +224,11 @@ final class StampedFiles: @unchecked Sendable {
     /// gain a commit without a new inode or size; one wholly committed cannot change but by
     /// growing, shrinking or being replaced. nil when there is no index file.
     func historyHead(_ indexPath: String, _ read: () throws -> Int64) rethrows -> Int64? {
+        let key = Key(kind: .historyHead, path: indexPath)
+        let counted = counter(indexPath)
+        if let e = vouched(key, counted), let head = e.value as? Int64 { return head }
         guard let stamp = Self.stamp(indexPath) else { return nil }
-        return try cached(.historyHead, indexPath, stamp, keep: { $0 * 8 == stamp.size }, read)
+        return try cached(key, stamp, counted, keep: { $0 * 8 == stamp.size }, read)
     }
 
     /// A record file as `read` decodes it, kept while `lstat` shows the same file, when the file
@@ -134,7 +240,10 @@ final class StampedFiles: @unchecked Sendable {
         let keeps = keepsRecords
         lock.unlock()
         guard keeps else { return nil }
+        let key = Key(kind: .record, path: path)
+        let counted = counter(path)
+        if let e = vouched(key, counted), let r = e.value as? Record? { return .some(r) }
         guard let stamp = Self.stamp(path), stamp.size <= Self.smallFile else { return nil }
-        return .some(try cached(.record, path, stamp, read))
+        return .some(try cached(key, stamp, counted, read))
     }
 }
