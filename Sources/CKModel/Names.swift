@@ -99,14 +99,20 @@ public enum Names {
 
     /// Container identifiers start with `iCloud.` and use letters, digits, `.`, `-` and `_`.
     public static func validateContainerID(_ s: String) throws {
-        guard s.hasPrefix("iCloud."), s.utf8.count > 7, s.utf8.count <= maxLength else {
+        // By bytes: String's hasPrefix compares by canonical equivalence (every request asks).
+        guard s.utf8.starts(with: "iCloud.".utf8), s.utf8.count > 7, s.utf8.count <= maxLength else {
             throw CloudKitError.badRequest("container identifier '\(describe(s))' must start with 'iCloud.' (e.g. iCloud.com.example.app)")
         }
-        let ok = s.utf8.allSatisfy { b in
-            (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || (b >= 0x30 && b <= 0x39) || b == 0x2E || b == 0x2D || b == 0x5F
+        // One pass over the bytes (every request asks): letters, digits, '.', '-', '_', and no
+        // two dots in a row.
+        var ok = true, dot = false
+        for b in s.utf8 {
+            let isDot = b == 0x2E
+            guard (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || (b >= 0x30 && b <= 0x39) || isDot || b == 0x2D || b == 0x5F,
+                  !(isDot && dot) else { ok = false; break }
+            dot = isDot
         }
-        // Bytes, not Foundation's `contains` (a CFString search, asked for every request).
-        guard ok, !zip(s.utf8, s.utf8.dropFirst()).contains(where: { $0 == 0x2E && $1 == 0x2E }) else {
+        guard ok else {
             throw CloudKitError.badRequest("container identifier '\(describe(s))' may contain only letters, digits, '.', '-' and '_'")
         }
     }

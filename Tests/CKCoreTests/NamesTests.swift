@@ -29,7 +29,8 @@ final class NamesTests: XCTestCase {
 
     func testContainerIdentifiers() {
         XCTAssertNoThrow(try Names.validateContainerID("iCloud.com.example.app"))
-        for bad in ["com.example.app", "iCloud.", "iCloud.a/b", "iCloud.../x", "iCloud.a b"] {
+        XCTAssertNoThrow(try Names.validateContainerID("iCloud.Com.example-1.app_2"))
+        for bad in ["com.example.app", "iCloud.", "iCloud.a/b", "iCloud.../x", "iCloud.a b", "iCloud.a..b", "iCloud.ab..", "icloud.a", "iCloud.é"] {
             XCTAssertThrowsError(try Names.validateContainerID(bad), bad)
         }
     }

@@ -1,7 +1,7 @@
 /// A request's query string as CloudKit JS writes it: `name=value` pairs joined by `&`, values
 /// percent-encoded (`encodeURIComponent`). `+` is a plus, not a space: tokens are not form
 /// data.
-struct QueryString {
+struct QueryString: Sendable {
     private var pairs: [(String, String)] = []
 
     init(_ raw: String) {

@@ -62,9 +62,10 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
         }
         let route: WebServicesRoute
         do { route = try WebServicesRoute.parse(head.path) } catch { return refuse(error, head, route: nil) }
+        let query = QueryString(head.query ?? "")
         // What is resolved here travels with the request to `respond`, not resolved again.
         func read(_ maxBytes: Int, checked: HeadAuthentication? = nil) -> HTTPAdmission {
-            .readBody(maxBytes: maxBytes, context: AdmittedRequest(route: route, checked: checked))
+            .readBody(maxBytes: maxBytes, context: AdmittedRequest(route: route, query: query, checked: checked))
         }
         switch route {
         case .upload(let token):
@@ -73,14 +74,14 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
             do {
                 try require(head, ["POST", "PUT"])
                 return .streamBody(maxBytes: Int(Limits.assetBytes), sink: UploadSink(try api.beginAssetUpload(uploadToken: token)),
-                                   context: AdmittedRequest(route: route, checked: nil))
+                                   context: AdmittedRequest(route: route, query: query, checked: nil))
             } catch { return refuse(error, head, route: route) }
         case .signIn: return read(Self.smallBodyLimit)
         case .database(let c, let e, let scope, let endpoint):
-            do { return read(Self.requestBodyLimit, checked: try authenticateHead(head, container: c, environment: e, scope: scope, endpoint: endpoint)) }
+            do { return read(Self.requestBodyLimit, checked: try authenticateHead(head, query, container: c, environment: e, scope: scope, endpoint: endpoint)) }
             catch { return refuse(error, head, route: route) }
         case .device(let c, let e, let endpoint):
-            do { return read(Self.requestBodyLimit, checked: try authenticateHead(head, container: c, environment: e, scope: nil, endpoint: endpoint)) }
+            do { return read(Self.requestBodyLimit, checked: try authenticateHead(head, query, container: c, environment: e, scope: nil, endpoint: endpoint)) }
             catch { return refuse(error, head, route: route) }
         case .webCourier, .asset, .configScript:
             // No credential in the head, and no use for a body: an anonymous client may not
@@ -111,11 +112,10 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
     /// skew): an anonymous client cannot make the server read megabytes. What passed is not
     /// checked again; the signature itself, which covers the body, is checked after. A request
     /// without a body is authenticated once, after (nil).
-    private func authenticateHead(_ head: HTTPRequestHead, container: String, environment: Environment, scope: DatabaseScope?,
-                                  endpoint: Endpoint) throws -> HeadAuthentication? {
+    private func authenticateHead(_ head: HTTPRequestHead, _ query: QueryString, container: String, environment: Environment,
+                                  scope: DatabaseScope?, endpoint: Endpoint) throws -> HeadAuthentication? {
         let length = head.headers["Content-Length"]
         guard (length != nil && length != "0") || head.headers["Transfer-Encoding"] != nil else { return nil }
-        let query = QueryString(head.query ?? "")
         return try api.authenticateBeforeBody(WebCredentials(container: container, environment: environment, scope: scope, apiToken: query["ckAPIToken"],
                                                              signature: Self.signature(head, body: []), endpoint: endpoint))
     }
@@ -129,7 +129,9 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
     public func respond(to request: HTTPRequest) -> HTTPResponse {
         let started = DispatchTime.now().uptimeNanoseconds
         let response = answer(request)
-        if let console, let route = (request.context as? AdmittedRequest)?.route, let caller = Self.consoleLogCaller(route, request.head) {
+        if let console, let admitted = request.context as? AdmittedRequest,
+           let caller = Self.consoleLogCaller(admitted.route, request.head, admitted.query) {
+            let route = admitted.route
             let ms = Double(DispatchTime.now().uptimeNanoseconds - started) / 1_000_000
             var opaque = false
             switch route {
@@ -145,8 +147,7 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
     /// Who the console's request log says a request came from, by the credential it carried
     /// (never the credential itself); nil for the console's own page and API, which it does
     /// not log.
-    static func consoleLogCaller(_ route: WebServicesRoute, _ head: HTTPRequestHead) -> String? {
-        let query = QueryString(head.query ?? "")
+    static func consoleLogCaller(_ route: WebServicesRoute, _ head: HTTPRequestHead, _ query: QueryString) -> String? {
         switch route {
         case .console(let rest):
             guard rest.hasPrefix("/ws/") else { return nil }
@@ -172,9 +173,9 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
         do {
             switch admitted.route {
             case .database(let c, let e, let scope, let endpoint):
-                response = try webServices(request, container: c, environment: e, scope: scope, endpoint: endpoint, checked: admitted.checked)
+                response = try webServices(request, admitted.query, container: c, environment: e, scope: scope, endpoint: endpoint, checked: admitted.checked)
             case .device(let c, let e, let endpoint):
-                response = try webServices(request, container: c, environment: e, scope: nil, endpoint: endpoint, checked: admitted.checked)
+                response = try webServices(request, admitted.query, container: c, environment: e, scope: nil, endpoint: endpoint, checked: admitted.checked)
             case .upload:
                 guard let sink = request.bodySink as? UploadSink else { throw CloudKitError.internalError("the upload's body went nowhere") }
                 response = json(200, try sink.finish())
@@ -270,13 +271,12 @@ public final class WebServicesHandler: HTTPHandler, @unchecked Sendable {
 
     // MARK: Web Services
 
-    private func webServices(_ request: HTTPRequest, container: String, environment: Environment, scope: DatabaseScope?,
-                             endpoint: Endpoint, checked: HeadAuthentication?) throws -> HTTPResponse {
+    private func webServices(_ request: HTTPRequest, _ query: QueryString, container: String, environment: Environment,
+                             scope: DatabaseScope?, endpoint: Endpoint, checked: HeadAuthentication?) throws -> HTTPResponse {
         let head = request.head
         guard EndpointCall.allows(head.method, endpoint) else {
             throw CloudKitError.badRequest("\(endpoint.path) is sent as \(endpoint.isGET ? "GET (or POST)" : "POST"), not \(Names.describe(head.method))")
         }
-        let query = QueryString(head.query ?? "")
         let signature = Self.signature(head, body: request.body)
         let auth = try api.authenticate(WebCredentials(container: container, environment: environment, scope: scope,
                                                        apiToken: query["ckAPIToken"], webAuthToken: query["ckWebAuthToken"],

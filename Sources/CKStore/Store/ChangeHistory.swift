@@ -31,9 +31,12 @@ package struct ChangeHistory {
     /// A zone's history (`<database>/zones/<zone>`), with its zone's lock
     /// (`<database>/locks/<zone>.lock`).
     static func ofZone(_ directory: String) -> ChangeHistory {
-        guard let cut = directory.lastIndex(of: "/"), directory[..<cut].hasSuffix("/zones") else { return ChangeHistory(directory: directory) }
-        let database = directory[..<cut].dropLast("/zones".count)
-        return ChangeHistory(directory: directory, lockFile: database + "/locks/" + directory[directory.index(after: cut)...] + ".lock")
+        // By bytes, not by Characters: every request of a server opens its zone.
+        let bytes = directory.utf8, zones = "/zones".utf8
+        guard let cut = bytes.lastIndex(of: UInt8(ascii: "/")), bytes.distance(from: bytes.startIndex, to: cut) >= zones.count,
+              bytes[bytes.index(cut, offsetBy: -zones.count)..<cut].elementsEqual(zones) else { return ChangeHistory(directory: directory) }
+        let database = directory[..<bytes.index(cut, offsetBy: -zones.count)]
+        return ChangeHistory(directory: directory, lockFile: database + "/locks/" + directory[bytes.index(after: cut)...] + ".lock")
     }
 
     var logFile: String { directory + "/" + ChangeHistory.logName }

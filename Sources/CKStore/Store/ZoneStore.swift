@@ -46,16 +46,22 @@ package final class ZoneStore {
     }
 
     package static func load(directory: String, zoneID: ZoneID) throws -> Presence {
-        // zone.json is written once, when the zone is made (a zone made again is a new file).
-        guard let j = try StampedFiles.shared.readJSON(directory + "/zone.json") else { return .absent }
-        guard let stored = j["zoneID"]?["zoneName"]?.stringValue, let inc = j["incarnation"]?.stringValue else {
-            throw CloudKitError.internalError("zone file '\(directory)/zone.json' is damaged").with(.repairDataDirectory)
+        // zone.json is written once, when the zone is made (a zone made again is a new file);
+        // kept parsed (every request of a server reads it).
+        let file = directory + "/zone.json"
+        let read = try StampedFiles.shared.value(file) { () throws -> (zoneName: String, incarnation: String, format: Int64?)? in
+            guard let j = try FileSystem.readJSON(file) else { return nil }
+            guard let stored = j["zoneID"]?["zoneName"]?.stringValue, let inc = j["incarnation"]?.stringValue else {
+                throw CloudKitError.internalError("zone file '\(directory)/zone.json' is damaged").with(.repairDataDirectory)
+            }
+            return (stored, inc, j["schemaVersion"]?.int64Value)
         }
-        guard stored.sameBytes(zoneID.zoneName) else { return .collision(stored) }
-        if let v = j["schemaVersion"]?.int64Value, v != FileFormat.schemaVersion {
+        guard let zone = read ?? nil else { return .absent }
+        guard zone.zoneName.sameBytes(zoneID.zoneName) else { return .collision(zone.zoneName) }
+        if let v = zone.format, v != FileFormat.schemaVersion {
             throw CloudKitError.internalError("zone '\(Names.describe(zoneID.zoneName))' was written in storage format \(v); this ck reads format \(FileFormat.schemaVersion) (export it with the ck that wrote it, then import)")
         }
-        return .present(ZoneStore(directory: directory, zoneID: zoneID, incarnation: inc))
+        return .present(ZoneStore(directory: directory, zoneID: zoneID, incarnation: zone.incarnation))
     }
 
     /// Makes the zone's directory and `zone.json`; nil if a zone is there already.
@@ -261,13 +267,16 @@ package final class ZoneStore {
         // again. One that cannot be parsed, or stays torn, counts as nothing applied: readers
         // then take every entry from the history, which is slower, never wrong. Kept while the
         // file's stamp is the same (a stamp that recent is never kept: StampedFiles).
+        // The first attempt takes the cursor kept parsed (every request of a server reads it),
+        // a whole one only: a torn one is read again.
         for attempt in 0..<3 {
-            let read: JSONValue?
+            let read: AppliedCursor??
             do {
-                read = attempt == 0 ? try StampedFiles.shared.readJSON(appliedFile) : try FileSystem.readJSON(appliedFile)
+                let parse = { try FileSystem.readJSON(self.appliedFile).flatMap(AppliedCursor.init(json:)) }
+                read = attempt == 0 ? try StampedFiles.shared.value(appliedFile, keep: { $0 != nil }, parse) : .some(try parse())
             } catch let e as CloudKitError where e.code == .internalError { read = nil }
-            guard let j = read else { return AppliedCursor() }
-            guard let cursor = AppliedCursor(json: j) else { continue }
+            guard let parsed = read else { return AppliedCursor() }
+            guard let cursor = parsed else { continue }
             return cursor
         }
         return AppliedCursor()

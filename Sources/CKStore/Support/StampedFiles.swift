@@ -203,9 +203,9 @@ final class StampedFiles: @unchecked Sendable {
         return try cached(key, stamp, counted) { try FileSystem.list(path) }
     }
 
-    /// What `read` makes of the file (a parsed schema), kept while the file is the same one;
-    /// nil, uncached, when the file does not exist.
-    package func value<T>(_ path: String, _ read: () throws -> T) throws -> T? {
+    /// What `read` makes of the file (a parsed schema), kept while the file is the same one
+    /// (and `keep` takes it); nil when the file does not exist.
+    package func value<T>(_ path: String, keep: (T) -> Bool = { _ in true }, _ read: () throws -> T) throws -> T? {
         let key = Key(kind: .parsed, path: path)
         let counted = counter(path)
         if let e = vouched(key, counted) {
@@ -216,7 +216,7 @@ final class StampedFiles: @unchecked Sendable {
             if errno == ENOENT { keepAbsent(key, counted) }
             return nil
         }
-        return try cached(key, stamp, counted, read)
+        return try cached(key, stamp, counted, keep: keep, read)
     }
 
     /// A history's committed head (ChangeHistory.head), kept only when the index file held no
