@@ -97,6 +97,42 @@ final class ServeProcessTests: XCTestCase {
         _ = s.serve.stop()
     }
 
+    /// What the server keeps of the files it reads for every request is never staler than the
+    /// CLI's last write: every write counts in the write counter the user's ck processes share,
+    /// so the very next request sees it — a record saved, a fault armed (a file that was not
+    /// there) and cleared. A hand edit counts nothing; it is seen within a quarter of a second.
+    func testTheServerSeesEachCLIWriteAtTheNextRequestAndAHandEditSoonAfter() throws {
+        let s = try served()
+        let lookup = #"{"records":[{"recordName":"seen"}]}"#
+        func n() throws -> Int? {
+            let first = ((try s.post("private", "records/lookup", lookup).json as? [String: Any])?["records"] as? [[String: Any]])?.first
+            return ((first?["fields"] as? [String: Any])?["n"] as? [String: Any])?["value"] as? Int
+        }
+        for i in 1...5 {
+            XCTAssertEqual(s.sandbox.ck("record", "save", "--type", "Item", "--name", "seen", "--force", "n=\(i)").status, 0)
+            XCTAssertEqual(try n(), i, "saved by the CLI, seen by the next request")
+            for _ in 0..<10 { XCTAssertEqual(try n(), i) }
+        }
+        XCTAssertEqual(s.sandbox.ck("fault", "add", "--op", "records/lookup", "--error", "THROTTLED").status, 0)
+        XCTAssertTrue(try s.post("private", "records/lookup", lookup).text.contains("THROTTLED"), "a fault armed is seen at once")
+        XCTAssertEqual(s.sandbox.ck("fault", "clear").status, 0)
+        XCTAssertEqual(try n(), 5, "and cleared")
+        // By hand, as an editor saves: a new file renamed over the record's.
+        let records = FileManager.default.enumerator(atPath: s.sandbox.dataDir.path)?.compactMap { $0 as? String } ?? []
+        let file = s.sandbox.dataDir.path + "/" + (try XCTUnwrap(records.first { $0.contains("/records/") && $0.hasSuffix("/seen.json") }))
+        var record = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: file))) as? [String: Any])
+        var inner = try XCTUnwrap(record["record"] as? [String: Any])
+        var fields = try XCTUnwrap(inner["fields"] as? [String: Any])
+        fields["n"] = ["type": "INT64", "value": 99]
+        inner["fields"] = fields
+        record["record"] = inner
+        try JSONSerialization.data(withJSONObject: record).write(to: URL(fileURLWithPath: file + ".edit"))
+        XCTAssertEqual(rename(file + ".edit", file), 0)
+        Thread.sleep(forTimeInterval: 0.3)
+        XCTAssertEqual(try n(), 99, "a hand edit is seen within a quarter of a second")
+        _ = s.serve.stop()
+    }
+
     /// kill -9 while HTTP clients commit, then another write from the CLI, then fsck: every
     /// save the server acknowledged is there, and a second fsck finds nothing.
     func testKillNineMidCommitThenAnotherWriteThenFsckLosesNothingAcknowledged() throws {
