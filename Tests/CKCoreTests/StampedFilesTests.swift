@@ -84,9 +84,14 @@ final class StampedFilesTests: XCTestCase {
         XCTAssertNil(try files.readJSON(absent))
         XCTAssertTrue(files.isAbsent(absent))
         XCTAssertNil(try files.value(absent) { 1 })
-        // ...until a write is counted,
-        counter.advance()
+        // ...until a write of a file of that name is counted (another name's changes nothing),
+        counter.advance(slot: WriteCounter.slot("c.json"))
+        XCTAssertEqual(try files.readJSON(path), ["v": 1], "another name's write")
+        counter.advance(slot: WriteCounter.slot("a.json"))
         XCTAssertEqual(try files.readJSON(path), ["v": 2])
+        XCTAssertNil(try files.readJSON(absent), "b.json's counter has not moved")
+        // or a change of a tree (counter 0), which moves every file's.
+        counter.advance(slot: 0)
         XCTAssertEqual(try files.readJSON(absent), ["v": 3])
         XCTAssertFalse(files.isAbsent(absent))
         XCTAssertEqual(try files.value(absent) { 1 }, 1)

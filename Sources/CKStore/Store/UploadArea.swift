@@ -78,7 +78,7 @@ package struct UploadArea {
         let hex = Hex.string(Array(digest))
         guard let (shard, name) = try Directory.parent(of: store.path(checksum: checksum), create: true) else { return nil }
         // A sweep may have taken them since: then there is nothing to adopt.
-        defer { WriteCounter.advance() }
+        defer { WriteCounter.changedTree() }
         if renameat(dir.fd, hex, shard.fd, name) != 0 {
             if errno == ENOENT { return nil }
             throw FileSystem.failure("cannot move into the asset store", directory + "/" + hex)

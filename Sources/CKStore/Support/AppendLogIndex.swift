@@ -112,6 +112,7 @@ extension AppendLog {
         } catch {
             // Durable but not yet seen by anyone: taken back (cut, and the cut synced).
             _ = ftruncate(xf, off_t(head.seq * 8))
+            WriteCounter.changedFile(indexPath)
             FileSystem.takeBack(lf, to: head.end, path: path)
             throw error
         }

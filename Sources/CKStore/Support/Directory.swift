@@ -111,7 +111,7 @@ package final class Directory {
                 if mkdirat(fd, name, FileSystem.directoryPermissions) != 0 && errno != EEXIST {
                     throw FileSystem.failure("cannot create directory", at + "/" + name)
                 }
-                WriteCounter.advance()
+                WriteCounter.changedTree()
                 made = true
                 continue
             }
@@ -254,7 +254,7 @@ package final class Directory {
     }
 
     package func publish(_ tmp: String, as name: String) throws {
-        defer { WriteCounter.advance() }
+        defer { WriteCounter.changedEntry(name, in: path) }
         if CrashPoints.fails("rename " + path + "/" + name) || renameat(fd, tmp, fd, name) != 0 {
             let e = FileSystem.failure("cannot rename into", path + "/" + name)
             unlinkat(fd, tmp, 0)
@@ -265,7 +265,7 @@ package final class Directory {
     /// Publishes a prepared file only if `name` does not exist yet (atomic create): true if it
     /// was published, false if `name` existed (the temporary file is then removed).
     func publishIfAbsent(_ tmp: String, as name: String) throws -> Bool {
-        defer { WriteCounter.advance() }
+        defer { WriteCounter.changedEntry(name, in: path) }
         defer { unlinkat(fd, tmp, 0) }
         if CrashPoints.fails("link " + path + "/" + name) { throw FileSystem.failure("cannot create", path + "/" + name) }
         if linkat(fd, tmp, fd, name, 0) == 0 { return true }
@@ -278,12 +278,12 @@ package final class Directory {
     /// Removes an empty subdirectory; anything else stays.
     func removeIfEmpty(_ name: String) {
         unlinkat(fd, name, AT_REMOVEDIR)
-        WriteCounter.advance()
+        WriteCounter.changedTree()
     }
 
     /// Removes a file or a link (never what a link points to); a missing one is not an error.
     package func remove(_ name: String) throws {
-        defer { WriteCounter.advance() }
+        defer { WriteCounter.changedEntry(name, in: path) }
         guard kind(of: name) != nil else { return }
         if CrashPoints.fails("unlink " + path + "/" + name) { throw FileSystem.failure("cannot remove", path + "/" + name) }
         if unlinkat(fd, name, 0) != 0 && errno != ENOENT {
@@ -294,7 +294,7 @@ package final class Directory {
 
     /// Removes a file, or a directory and everything in it, without following any link.
     func removeTree(_ name: String) throws {
-        defer { WriteCounter.advance() }
+        defer { WriteCounter.changedTree() }
         switch kind(of: name) {
         case nil: return
         case .directory:
@@ -311,7 +311,7 @@ package final class Directory {
 
     /// A second name for a file in this directory (a hard link: no data is copied).
     package func link(_ name: String, as other: String) throws {
-        defer { WriteCounter.advance() }
+        defer { WriteCounter.changedEntry(other, in: path) }
         if CrashPoints.fails("link " + path + "/" + other) || linkat(fd, name, fd, other, 0) != 0 {
             throw FileSystem.failure("cannot link", path + "/" + other)
         }
@@ -319,7 +319,7 @@ package final class Directory {
 
     /// Renames within this directory, replacing `target` (a rename needs no space).
     func rename(_ name: String, to target: String) throws {
-        defer { WriteCounter.advance() }
+        defer { WriteCounter.changedTree() }
         if CrashPoints.fails("rename " + path + "/" + target) || renameat(fd, name, fd, target) != 0 {
             throw FileSystem.failure("cannot rename", path + "/" + name)
         }
@@ -327,7 +327,7 @@ package final class Directory {
 
     /// Renames `name` here to `newName` in `target` (atomic on one file system).
     package func move(_ name: String, to target: Directory, as newName: String) throws {
-        defer { WriteCounter.advance() }
+        defer { WriteCounter.changedTree() }
         if CrashPoints.fails("rename " + path + "/" + name) || renameat(fd, name, target.fd, newName) != 0 {
             throw FileSystem.failure("cannot rename", path + "/" + name)
         }
@@ -352,7 +352,7 @@ package final class Directory {
     /// Appends bytes to a file (made 0600 if missing) and fsyncs it. If the write fails part
     /// way (a full disk), the file is cut back to its old length, so nothing changed.
     package func append(_ name: String, _ bytes: [UInt8], durable: Bool = true) throws {
-        defer { WriteCounter.advance() }
+        defer { WriteCounter.changedFile(path + "/" + name) }
         let f = try openForWriting(name)
         defer { close(f) }
         var st = stat()
@@ -368,7 +368,7 @@ package final class Directory {
 
     /// Cuts a file to `length` bytes and syncs it.
     func truncate(_ name: String, to length: Int64) throws {
-        defer { WriteCounter.advance() }
+        defer { WriteCounter.changedFile(path + "/" + name) }
         let f = try openForWriting(name, create: false)
         defer { close(f) }
         if CrashPoints.fails("truncate " + path + "/" + name) || ftruncate(f, off_t(length)) != 0 {
@@ -378,7 +378,7 @@ package final class Directory {
     }
 
     func setMode(_ name: String, _ mode: mode_t) throws {
-        defer { WriteCounter.advance() }
+        defer { WriteCounter.changedFile(path + "/" + name) }
         if CrashPoints.fails("chmod " + path + "/" + name) || fchmodat(fd, name, mode, 0) != 0 {
             throw FileSystem.failure("cannot change the mode of", path + "/" + name)
         }

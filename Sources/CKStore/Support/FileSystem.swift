@@ -273,7 +273,7 @@ package enum FileSystem {
 
     /// Writes all bytes at the descriptor's position.
     static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: @autoclosure () -> String) throws {
-        defer { WriteCounter.advance() }
+        defer { WriteCounter.changedFile(path()) }
         var off = 0
         while off < bytes.count {
             if CrashPoints.fails("write " + path()) {
@@ -290,7 +290,7 @@ package enum FileSystem {
 
     /// Writes all bytes at `offset`; with `rollback`, a failure cuts the file back to `offset`.
     static func writeAt(_ fd: Int32, _ bytes: [UInt8], offset: Int64, path: String, rollback: Bool) throws {
-        defer { WriteCounter.advance() }
+        defer { WriteCounter.changedFile(path) }
         var off = 0
         do {
             while off < bytes.count {
@@ -330,7 +330,7 @@ package enum FileSystem {
     /// a power loss must not bring back — whole, checksummed, committed — what was reported
     /// failed; the cut's own sync makes the shorter length the one on disk.
     static func takeBack(_ fd: Int32, to length: Int64, path: String) {
-        defer { WriteCounter.advance() }
+        defer { WriteCounter.changedFile(path) }
         if CrashPoints.fails("truncate " + path) { return }
         _ = ftruncate(fd, off_t(length))
         if CrashPoints.fails("fsync " + path) { return }
@@ -339,7 +339,7 @@ package enum FileSystem {
 
     /// Overwrites bytes in place (no space needed: they exist already).
     package static func overwrite(_ fd: Int32, _ bytes: [UInt8], offset: Int64, path: String) throws {
-        defer { WriteCounter.advance() }
+        defer { WriteCounter.changedFile(path) }
         if CrashPoints.fails("overwrite " + path) { throw failure("cannot write", path) }
         let n = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress!, bytes.count, off_t(offset)) }
         if n != bytes.count { throw failure("cannot write", path) }

@@ -18,9 +18,10 @@ import Glibc
 /// next change always shows in its stamp.
 ///
 /// A server (`trustWriteCounter`) does not even `lstat` a file it kept while no ck process has
-/// written anything since it last checked it (WriteCounter), for at most `trustNanos`: a file
-/// changed behind ck's back (by hand) is seen that much later, never more. Absent files are
-/// kept the same way: most requests ask for a `faults.json` or `reset.json` that is not there.
+/// written a file of its name, or moved a tree, since it last checked it (WriteCounter), for
+/// at most `trustNanos`: a file changed behind ck's back (by hand) is seen that much later,
+/// never more. Absent files are kept the same way: most requests ask for a `faults.json` or
+/// `reset.json` that is not there.
 final class StampedFiles: @unchecked Sendable {
     package static let shared = StampedFiles()
 
@@ -38,7 +39,7 @@ final class StampedFiles: @unchecked Sendable {
     private struct Entry {
         var stamp: Stamp?
         var value: Any
-        var counted: UInt64?
+        var counted: WriteCounter.Mark?
         var checked: Int64
     }
     private struct Absent {}
@@ -105,19 +106,19 @@ final class StampedFiles: @unchecked Sendable {
         return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
     }
 
-    /// The write counter, read before a check of `path`; nil when it is not trusted there (or
-    /// there is none).
-    private func counter(_ path: String) -> UInt64? {
+    /// Where the write counters of `path` stand, read before a check of it; nil when they are
+    /// not trusted there (or there are none).
+    private func counter(_ path: String) -> WriteCounter.Mark? {
         lock.lock()
         let counter = trusted, roots = trustedRoots
         lock.unlock()
-        guard let counter, roots.contains(where: { path.hasPrefix($0) }) else { return nil }
-        return counter.current()
+        guard let counter, roots.contains(where: { path.utf8.starts(with: $0.utf8) }) else { return nil }
+        return counter.mark(slot: WriteCounter.slot(WriteCounter.name(of: path)))
     }
 
     /// What is kept of the file, when no write was counted since it was checked (and that was
     /// less than `trustNanos` ago).
-    private func vouched(_ key: Key, _ counted: UInt64?) -> Entry? {
+    private func vouched(_ key: Key, _ counted: WriteCounter.Mark?) -> Entry? {
         guard let counted else { return nil }
         let now = Self.monotonicNanos()
         lock.lock()
@@ -142,7 +143,7 @@ final class StampedFiles: @unchecked Sendable {
 
     /// Keeps that the file is absent, when the counter is trusted (it alone can say that a file
     /// since made is there: an absent file has no stamp).
-    private func keepAbsent(_ key: Key, _ counted: UInt64?) {
+    private func keepAbsent(_ key: Key, _ counted: WriteCounter.Mark?) {
         guard let counted else { return }
         keep(key, Entry(stamp: nil, value: Absent(), counted: counted, checked: Self.monotonicNanos()))
     }
@@ -150,7 +151,7 @@ final class StampedFiles: @unchecked Sendable {
     /// What `read` made of the file when it had `stamp`, or what it makes now, kept (when `keep`
     /// allows, and the file is not racy). The stamp is taken before the read: a file replaced
     /// in between is read again next time.
-    private func cached<T>(_ key: Key, _ stamp: Stamp, _ counted: UInt64?, keep keeps: (T) -> Bool = { _ in true },
+    private func cached<T>(_ key: Key, _ stamp: Stamp, _ counted: WriteCounter.Mark?, keep keeps: (T) -> Bool = { _ in true },
                            _ read: () throws -> T) rethrows -> T {
         lock.lock()
         if var e = kept[key], e.stamp == stamp, let t = e.value as? T {

@@ -3,34 +3,48 @@ import Synchronization
 import Glibc
 #endif
 
-/// One counter of the writes the user's ck processes make to any data directory, shared
-/// through a word of shared memory (`/dev/shm/ck-writes-<uid>`, 0600). Every primitive that
-/// changes a file or a directory entry (Directory, FileSystem, AppendLog) advances it after the
+/// Counters of the writes the user's ck processes make to any data directory, shared through
+/// a page of shared memory (`/dev/shm/ck-writes-<uid>`, 0600). Every primitive that changes a
+/// file or a directory entry (Directory, FileSystem, AppendLog) advances a counter after the
 /// change. A long-lived server then takes a small file it keeps (StampedFiles) as unchanged
-/// while the counter has not moved: one load from memory where it made an `lstat` of each file
-/// a request reads (tokens, session, account, faults, zone, cursor, record: eleven for a
-/// lookup).
+/// while its counters have not moved: two loads from memory where it made an `lstat` of each
+/// file a request reads (tokens, session, account, faults, zone, cursor, record: eleven for a
+/// lookup, ten more for a create).
 ///
-/// The counter only ever says "something may have changed": a write to another data directory
-/// advances it too, and costs a server nothing but the `lstat`s it made before. What it cannot
-/// see — a file edited by hand, a write by another user or from another `/dev/shm` — a server
-/// sees once the stamp is checked again, at most `StampedFiles.trustNanos` later.
+/// The counters go by file name, the last component of a path, so that a write and a read name
+/// the same file the same way however its directory was spelled: writing `zone.json` advances
+/// the counter of every `zone.json` (and the entries of a directory, its listing's: the
+/// counter of the directory's own name). A change that can move whole trees — a directory
+/// made, removed or renamed, a rename of anything — advances counter 0, which every read checks
+/// too. A counter only ever says "something may have changed": names share counters, and other
+/// data directories move them; either costs a server only the `lstat`s it made before. What
+/// no counter sees — a file edited by hand, a write by another user or from another
+/// `/dev/shm` — a server sees once the stamp is checked again, at most
+/// `StampedFiles.trustNanos` later.
 ///
-/// Without `/dev/shm` (or when the word is not this user's own regular file), there is no
-/// counter: every read checks its stamp, as it always did.
+/// Without `/dev/shm` (or when the page is not this user's own regular file), there are no
+/// counters: every read checks its stamp, as it always did.
 package final class WriteCounter: @unchecked Sendable {
-    /// The user's counter, shared by their ck processes; nil without one.
+    /// The user's counters, shared by their ck processes; nil without them.
     package static let shared: WriteCounter? = map()
 
-    private let word: UnsafeMutablePointer<Atomic<UInt64>>
+    /// Counter 0 (trees) and the counters of names: a page's worth.
+    static let count = 1024
 
-    private init(word: UnsafeMutablePointer<Atomic<UInt64>>) { self.word = word }
+    /// Where a read stands: counter 0 and its name's counter, as read before a check.
+    package struct Mark: Equatable {
+        let trees: UInt64, name: UInt64
+    }
 
-    /// A counter of this process's own (tests: writes it is told of, and no others).
+    private let words: UnsafeMutablePointer<Atomic<UInt64>>
+
+    private init(words: UnsafeMutablePointer<Atomic<UInt64>>) { self.words = words }
+
+    /// Counters of this process's own (tests: writes it is told of, and no others).
     package static func unshared() -> WriteCounter {
-        let p = UnsafeMutablePointer<Atomic<UInt64>>.allocate(capacity: 1)
-        p.initialize(to: Atomic(0))
-        return WriteCounter(word: p)
+        let p = UnsafeMutablePointer<Atomic<UInt64>>.allocate(capacity: count)
+        for i in 0..<count { (p + i).initialize(to: Atomic(0)) }
+        return WriteCounter(words: p)
     }
 
     private static func map() -> WriteCounter? {
@@ -41,28 +55,59 @@ package final class WriteCounter: @unchecked Sendable {
         var st = stat()
         guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG, st.st_uid == geteuid(),
               st.st_mode & 0o077 == 0 else { return nil }
-        let size = MemoryLayout<UInt64>.size
+        let size = MemoryLayout<UInt64>.stride * count
         if st.st_size < size, ftruncate(fd, off_t(size)) != 0 { return nil }
         guard let p = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), p != MAP_FAILED else { return nil }
-        return WriteCounter(word: p.bindMemory(to: Atomic<UInt64>.self, capacity: 1))
+        return WriteCounter(words: p.bindMemory(to: Atomic<UInt64>.self, capacity: count))
     }
 
-    /// After a change to a file or a directory entry: whoever checked a file before it must
-    /// check it again. Sequentially consistent: the change (a system call that returned) is
-    /// ordered before the new value for every reader.
-    @inline(__always)
-    package func advance() {
-        word.pointee.wrappingAdd(1, ordering: .sequentiallyConsistent)
+    /// The counter of a name (1 ..< count): FNV-1a of its bytes.
+    static func slot<S: StringProtocol>(_ name: S) -> Int {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in name.utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
+        return 1 + Int(h % UInt64(count - 1))
     }
 
-    /// The counter now. Read before checking a file: a file checked after reading `n` is at
-    /// least as new as every write counted in `n`.
-    @inline(__always)
-    package func current() -> UInt64 {
-        word.pointee.load(ordering: .sequentiallyConsistent)
+    /// The last component of a path.
+    static func name(of path: String) -> Substring {
+        guard let cut = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return path[...] }
+        return path[path.utf8.index(after: cut)...]
     }
 
-    /// What every primitive that changes a file calls after the change.
+    /// Sequentially consistent: the change (a system call that returned) is ordered before the
+    /// new value for every reader.
     @inline(__always)
-    static func advance() { shared?.advance() }
+    package func advance(slot: Int) {
+        (words + slot).pointee.wrappingAdd(1, ordering: .sequentiallyConsistent)
+    }
+
+    /// Where a read of `slot` stands. Read before checking a file: a file checked after is at
+    /// least as new as every write counted here.
+    @inline(__always)
+    package func mark(slot: Int) -> Mark {
+        Mark(trees: words.pointee.load(ordering: .sequentiallyConsistent),
+             name: (words + slot).pointee.load(ordering: .sequentiallyConsistent))
+    }
+
+    // What the primitives call after a change.
+
+    /// The bytes of the file at `path` changed (written in place, appended, cut).
+    static func changedFile(_ path: String) {
+        guard let c = shared else { return }
+        c.advance(slot: slot(name(of: path)))
+    }
+
+    /// The entry `name` of the directory at `directory` was made, replaced or removed: the
+    /// file and the directory's listing.
+    static func changedEntry(_ name: String, in directory: String) {
+        guard let c = shared else { return }
+        c.advance(slot: slot(name))
+        c.advance(slot: slot(Self.name(of: directory)))
+    }
+
+    /// A directory was made or removed, or something renamed (a directory, maybe): whatever
+    /// was below a path may be something else now.
+    static func changedTree() {
+        shared?.advance(slot: 0)
+    }
 }
