@@ -117,13 +117,15 @@ final class StampedFiles: @unchecked Sendable {
     }
 
     /// What is kept of the file, when no write was counted since it was checked (and that was
-    /// less than `trustNanos` ago).
-    private func vouched(_ key: Key, _ counted: WriteCounter.Mark?) -> Entry? {
-        guard let counted else { return nil }
-        let now = Self.monotonicNanos()
+    /// less than `trustNanos` ago). The entry knows its counter: nothing is hashed.
+    private func vouched(_ key: Key) -> Entry? {
         lock.lock()
-        defer { lock.unlock() }
-        guard let e = kept[key], e.counted == counted, now - e.checked < Self.trustNanos else { return nil }
+        guard let counter = trusted, let e = kept[key], let counted = e.counted else {
+            lock.unlock()
+            return nil
+        }
+        lock.unlock()
+        guard Self.monotonicNanos() - e.checked < Self.trustNanos, counter.mark(slot: counted.slot) == counted else { return nil }
         return e
     }
 
@@ -173,8 +175,8 @@ final class StampedFiles: @unchecked Sendable {
     /// The file's JSON, as `FileSystem.readJSON` reads it; nil when it does not exist.
     func readJSON(_ path: String) throws -> JSONValue? {
         let key = Key(kind: .json, path: path)
+        if let e = vouched(key) { return e.value as? JSONValue }
         let counted = counter(path)
-        if let e = vouched(key, counted) { return e.value as? JSONValue }
         guard let stamp = Self.stamp(path) else {
             // Absent (the commonest: no faults armed): nothing to read. Anything else is left
             // to the careful read, which says what is wrong.
@@ -187,8 +189,8 @@ final class StampedFiles: @unchecked Sendable {
     /// Whether nothing is at `path` (no `lstat` while the write counter vouches for it).
     func isAbsent(_ path: String) -> Bool {
         let key = Key(kind: .presence, path: path)
+        if let e = vouched(key) { return e.value is Absent }
         let counted = counter(path)
-        if let e = vouched(key, counted) { return e.value is Absent }
         guard Self.stamp(path) == nil, errno == ENOENT else { return false }
         keepAbsent(key, counted)
         return true
@@ -198,8 +200,8 @@ final class StampedFiles: @unchecked Sendable {
     /// the same (an entry added, removed or renamed in changes its times).
     package func list(_ path: String) throws -> [String] {
         let key = Key(kind: .listing, path: path)
+        if let e = vouched(key), let names = e.value as? [String] { return names }
         let counted = counter(path)
-        if let e = vouched(key, counted), let names = e.value as? [String] { return names }
         guard let stamp = Self.stamp(path) else { return try FileSystem.list(path) }
         return try cached(key, stamp, counted) { try FileSystem.list(path) }
     }
@@ -208,11 +210,11 @@ final class StampedFiles: @unchecked Sendable {
     /// (and `keep` takes it); nil when the file does not exist.
     package func value<T>(_ path: String, keep: (T) -> Bool = { _ in true }, _ read: () throws -> T) throws -> T? {
         let key = Key(kind: .parsed, path: path)
-        let counted = counter(path)
-        if let e = vouched(key, counted) {
+        if let e = vouched(key) {
             if e.value is Absent { return nil }
             if let t = e.value as? T { return t }
         }
+        let counted = counter(path)
         guard let stamp = Self.stamp(path) else {
             if errno == ENOENT { keepAbsent(key, counted) }
             return nil
@@ -226,8 +228,8 @@ final class StampedFiles: @unchecked Sendable {
     /// growing, shrinking or being replaced. nil when there is no index file.
     func historyHead(_ indexPath: String, _ read: () throws -> Int64) rethrows -> Int64? {
         let key = Key(kind: .historyHead, path: indexPath)
+        if let e = vouched(key), let head = e.value as? Int64 { return head }
         let counted = counter(indexPath)
-        if let e = vouched(key, counted), let head = e.value as? Int64 { return head }
         guard let stamp = Self.stamp(indexPath) else { return nil }
         return try cached(key, stamp, counted, keep: { $0 * 8 == stamp.size }, read)
     }
@@ -242,8 +244,8 @@ final class StampedFiles: @unchecked Sendable {
         lock.unlock()
         guard keeps else { return nil }
         let key = Key(kind: .record, path: path)
+        if let e = vouched(key), let r = e.value as? Record? { return .some(r) }
         let counted = counter(path)
-        if let e = vouched(key, counted), let r = e.value as? Record? { return .some(r) }
         guard let stamp = Self.stamp(path), stamp.size <= Self.smallFile else { return nil }
         return .some(try cached(key, stamp, counted, read))
     }

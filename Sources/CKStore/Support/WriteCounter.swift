@@ -31,8 +31,9 @@ package final class WriteCounter: @unchecked Sendable {
     /// Counter 0 (trees) and the counters of names: a page's worth.
     static let count = 1024
 
-    /// Where a read stands: counter 0 and its name's counter, as read before a check.
+    /// Where a read stands: counter 0 and its name's counter (`slot`), as read before a check.
     package struct Mark: Equatable {
+        let slot: Int
         let trees: UInt64, name: UInt64
     }
 
@@ -85,7 +86,7 @@ package final class WriteCounter: @unchecked Sendable {
     /// least as new as every write counted here.
     @inline(__always)
     package func mark(slot: Int) -> Mark {
-        Mark(trees: words.pointee.load(ordering: .sequentiallyConsistent),
+        Mark(slot: slot, trees: words.pointee.load(ordering: .sequentiallyConsistent),
              name: (words + slot).pointee.load(ordering: .sequentiallyConsistent))
     }
 
