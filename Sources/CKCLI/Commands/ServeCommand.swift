@@ -89,12 +89,13 @@ enum ServeCommand {
         }
         defer { temporary?.remove() }
         let io = inv.io
-        // From many connection threads at once: one write(2) a line, which a pipe keeps whole.
+        // From many connection threads at once: gathered, and written in whole lines (ServeLog).
         let rotation: WebTokenRotation = inv.args.has("--strict-token-rotation") ? .strict : .live
+        let log = ServeLog()
         let server = WebServicesServer(dataDirectory: dataDirectory, host: host, port: port, allowedOrigins: origins, webTokenRotation: rotation) { line in
-            let bytes = Array((line + "\n").utf8)
-            _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+            log.line(line)
         }
+        defer { log.flush() }
         let url: String
         do { url = try server.start() } catch let e as CloudKitError { throw e } catch {
             throw CloudKitError(.internalError, "cannot listen on \(host):\(port): \(error)")
