@@ -69,7 +69,8 @@ final class StampedFilesTests: XCTestCase {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let path = dir + "/a.json", absent = dir + "/b.json"
         let counter = WriteCounter.unshared()
-        let files = StampedFiles()
+        // Trusted for a minute: every step below is well within it, however slow the machine.
+        let files = StampedFiles(trustNanos: 60_000_000_000)
         files.trustWriteCounter(under: dir, counter)
         try FileSystem.writeJSON(path, ["v": 1])
         settle()
@@ -96,12 +97,15 @@ final class StampedFilesTests: XCTestCase {
         XCTAssertFalse(files.isAbsent(absent))
         XCTAssertEqual(try files.value(absent) { 1 }, 1)
         // or until the trust runs out.
+        let brief = StampedFiles(trustNanos: 100_000_000)
+        brief.trustWriteCounter(under: dir, counter)
         settle()
         XCTAssertEqual(try files.readJSON(path), ["v": 2])
+        XCTAssertEqual(try brief.readJSON(path), ["v": 2])
         try handWrite(path, #"{"v":4}"#)
-        XCTAssertEqual(try files.readJSON(path), ["v": 2])
-        usleep(UInt32(StampedFiles.trustNanos / 1000) + 20_000)
-        XCTAssertEqual(try files.readJSON(path), ["v": 4], "a hand edit is seen once the trust runs out")
+        usleep(150_000)
+        XCTAssertEqual(try brief.readJSON(path), ["v": 4], "a hand edit is seen once the trust runs out")
+        XCTAssertEqual(try files.readJSON(path), ["v": 2], "and not before")
         // Outside the data directory it is trusted for, every read checks its stamp.
         let outside = dir + "-elsewhere/a.json"
         defer { try? FileManager.default.removeItem(atPath: dir + "-elsewhere") }
@@ -110,6 +114,32 @@ final class StampedFilesTests: XCTestCase {
         XCTAssertEqual(try files.readJSON(outside), ["v": 1])
         try handWrite(outside, #"{"v":2}"#)
         XCTAssertEqual(try files.readJSON(outside), ["v": 2])
+    }
+
+    /// A counters' file removed or replaced while a server runs (systemd-logind removes a
+    /// user's /dev/shm files at logout; new ck processes then count in a new one) would never
+    /// move again: the server finds it out within its trust, and trusts it no more.
+    func testACountersFileRemovedIsTrustedNoMore() throws {
+        let dir = NSTemporaryDirectory() + "ck-stamped-" + UUID().uuidString
+        let shm = dir + "-counters"
+        defer { try? FileManager.default.removeItem(atPath: dir); unlink(shm) }
+        let path = dir + "/a.json"
+        let counter = try XCTUnwrap(WriteCounter.map(shm))
+        XCTAssertTrue(counter.stillShared())
+        let files = StampedFiles(trustNanos: 50_000_000)
+        files.trustWriteCounter(under: dir, counter)
+        try FileSystem.writeJSON(path, ["v": 1])
+        settle()
+        XCTAssertEqual(try files.readJSON(path), ["v": 1])
+        XCTAssertEqual(unlink(shm), 0)
+        XCTAssertFalse(counter.stillShared())
+        usleep(60_000)
+        XCTAssertEqual(try files.readJSON(path), ["v": 1], "checked again: the counters' file is found gone")
+        try handWrite(path, #"{"v":2}"#)
+        XCTAssertEqual(try files.readJSON(path), ["v": 2], "trusted no more: every read checks its stamp")
+        // One made again under the name is not the file mapped.
+        XCTAssertNotNil(WriteCounter.map(shm))
+        XCTAssertFalse(counter.stillShared())
     }
 
     /// Every way ck changes a file or a directory counts the write: a server trusting the shared

@@ -352,7 +352,8 @@ package final class Directory {
     /// Appends bytes to a file (made 0600 if missing) and fsyncs it. If the write fails part
     /// way (a full disk), the file is cut back to its old length, so nothing changed.
     package func append(_ name: String, _ bytes: [UInt8], durable: Bool = true) throws {
-        defer { WriteCounter.changedFile(path + "/" + name) }
+        // The file may be new: its directory's listing changes too.
+        defer { WriteCounter.changedEntry(name, in: path) }
         let f = try openForWriting(name)
         defer { close(f) }
         var st = stat()

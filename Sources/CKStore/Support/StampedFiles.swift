@@ -64,8 +64,13 @@ final class StampedFiles: @unchecked Sendable {
     private var trustedRoots: [String] = []
 
     /// How long an unmoved write counter stands for a check: the most a change made behind
-    /// ck's back goes unseen.
-    static let trustNanos: Int64 = 250_000_000
+    /// ck's back goes unseen (`trustNanos`, this by default; a test chooses its own).
+    static let defaultTrustNanos: Int64 = 250_000_000
+    let trustNanos: Int64
+
+    init(trustNanos: Int64 = StampedFiles.defaultTrustNanos) {
+        self.trustNanos = trustNanos
+    }
 
     package func keepRecords() {
         lock.lock()
@@ -106,11 +111,23 @@ final class StampedFiles: @unchecked Sendable {
         return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
     }
 
+    /// When the counters' file was last found to be the one new ck processes map.
+    private var identityChecked: Int64 = 0
+
     /// Where the write counters of `path` stand, read before a check of it; nil when they are
-    /// not trusted there (or there are none).
+    /// not trusted there (or there are none). At most once per `trustNanos`, whether the file
+    /// mapped is still the one every new ck process maps: one removed (systemd-logind's
+    /// RemoveIPC at logout, a cleaner) or replaced would never move again, so it is trusted no
+    /// more, and every read checks its stamp. (Every kept entry is checked again within
+    /// `trustNanos` anyway, and only then asks here.)
     private func counter(_ path: String) -> WriteCounter.Mark? {
         lock.lock()
-        let counter = trusted, roots = trustedRoots
+        var counter = trusted
+        let roots = trustedRoots
+        if let c = counter, Self.monotonicNanos() - identityChecked >= trustNanos {
+            identityChecked = Self.monotonicNanos()
+            if !c.stillShared() { trusted = nil; counter = nil }
+        }
         lock.unlock()
         guard let counter, roots.contains(where: { path.utf8.starts(with: $0.utf8) }) else { return nil }
         return counter.mark(slot: WriteCounter.slot(WriteCounter.name(of: path)))
@@ -125,7 +142,7 @@ final class StampedFiles: @unchecked Sendable {
             return nil
         }
         lock.unlock()
-        guard Self.monotonicNanos() - e.checked < Self.trustNanos, counter.mark(slot: counted.slot) == counted else { return nil }
+        guard Self.monotonicNanos() - e.checked < trustNanos, counter.mark(slot: counted.slot) == counted else { return nil }
         return e
     }
 

@@ -20,13 +20,16 @@ import Glibc
 /// data directories move them; either costs a server only the `lstat`s it made before. What
 /// no counter sees — a file edited by hand, a write by another user or from another
 /// `/dev/shm` — a server sees once the stamp is checked again, at most
-/// `StampedFiles.trustNanos` later.
+/// `StampedFiles.defaultTrustNanos` later.
 ///
-/// Without `/dev/shm` (or when the page is not this user's own regular file), there are no
-/// counters: every read checks its stamp, as it always did.
+/// Without `/dev/shm` (or when the page is not this user's own regular file, or `/dev/shm` is
+/// full), there are no counters: every read checks its stamp, as it always did. A file removed
+/// or replaced while a server runs is trusted no more (StampedFiles). One cut short while a
+/// server has it mapped stops that server (SIGBUS at its next request), as a kill would: only
+/// the user can do either.
 package final class WriteCounter: @unchecked Sendable {
     /// The user's counters, shared by their ck processes; nil without them.
-    package static let shared: WriteCounter? = map()
+    package static let shared: WriteCounter? = map("/dev/shm/ck-writes-\(geteuid())")
 
     /// Counter 0 (trees) and the counters of names: a page's worth.
     static let count = 1024
@@ -38,8 +41,22 @@ package final class WriteCounter: @unchecked Sendable {
     }
 
     private let words: UnsafeMutablePointer<Atomic<UInt64>>
+    /// The shared file mapped (nil: this process's own counters).
+    private let identity: (path: String, device: UInt64, inode: UInt64)?
 
-    private init(words: UnsafeMutablePointer<Atomic<UInt64>>) { self.words = words }
+    private init(words: UnsafeMutablePointer<Atomic<UInt64>>, identity: (path: String, device: UInt64, inode: UInt64)? = nil) {
+        self.words = words
+        self.identity = identity
+    }
+
+    /// Whether the file mapped is still the one every new ck process maps (not removed, e.g.
+    /// by systemd-logind's RemoveIPC, and not replaced or cut short).
+    package func stillShared() -> Bool {
+        guard let identity else { return true }
+        var st = stat()
+        return lstat(identity.path, &st) == 0 && UInt64(st.st_dev) == identity.device && UInt64(st.st_ino) == identity.inode
+            && st.st_size >= MemoryLayout<UInt64>.stride * Self.count
+    }
 
     /// Counters of this process's own (tests: writes it is told of, and no others).
     package static func unshared() -> WriteCounter {
@@ -48,8 +65,9 @@ package final class WriteCounter: @unchecked Sendable {
         return WriteCounter(words: p)
     }
 
-    private static func map() -> WriteCounter? {
-        let path = "/dev/shm/ck-writes-\(geteuid())"
+    /// The counters in the file at `path`, made if need be; nil when it is not this user's own
+    /// regular file (0600), or there is no room for it.
+    static func map(_ path: String) -> WriteCounter? {
         let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
@@ -58,8 +76,11 @@ package final class WriteCounter: @unchecked Sendable {
               st.st_mode & 0o077 == 0 else { return nil }
         let size = MemoryLayout<UInt64>.stride * count
         if st.st_size < size, ftruncate(fd, off_t(size)) != 0 { return nil }
+        // The pages themselves, now: a full /dev/shm would otherwise be a SIGBUS at first touch.
+        guard posix_fallocate(fd, 0, off_t(size)) == 0 else { return nil }
         guard let p = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), p != MAP_FAILED else { return nil }
-        return WriteCounter(words: p.bindMemory(to: Atomic<UInt64>.self, capacity: count))
+        return WriteCounter(words: p.bindMemory(to: Atomic<UInt64>.self, capacity: count),
+                            identity: (path, UInt64(st.st_dev), UInt64(st.st_ino)))
     }
 
     /// The counter of a name (1 ..< count): FNV-1a of its bytes.
