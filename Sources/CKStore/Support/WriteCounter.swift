@@ -4,7 +4,7 @@ import Glibc
 #endif
 
 /// Counters of the writes the user's ck processes make to any data directory, shared through
-/// a page of shared memory (`/dev/shm/ck-writes-<uid>`, 0600). Every primitive that changes a
+/// 8 KiB of shared memory (`/dev/shm/ck-writes-<uid>`, 0600). Every primitive that changes a
 /// file or a directory entry (Directory, FileSystem, AppendLog) advances a counter after the
 /// change. A long-lived server then takes a small file it keeps (StampedFiles) as unchanged
 /// while its counters have not moved: two loads from memory where it made an `lstat` of each
@@ -22,7 +22,7 @@ import Glibc
 /// `/dev/shm` — a server sees once the stamp is checked again, at most
 /// `StampedFiles.defaultTrustNanos` later.
 ///
-/// Without `/dev/shm` (or when the page is not this user's own regular file, or `/dev/shm` is
+/// Without `/dev/shm` (or when the file is not this user's own regular file, or `/dev/shm` is
 /// full), there are no counters: every read checks its stamp, as it always did. A file removed
 /// or replaced while a server runs is trusted no more (StampedFiles). One cut short while a
 /// server has it mapped stops that server (SIGBUS at its next request), as a kill would: only
@@ -31,7 +31,7 @@ package final class WriteCounter: @unchecked Sendable {
     /// The user's counters, shared by their ck processes; nil without them.
     package static let shared: WriteCounter? = map("/dev/shm/ck-writes-\(geteuid())")
 
-    /// Counter 0 (trees) and the counters of names: a page's worth.
+    /// Counter 0 (trees) and the counters of names: 8 KiB, two pages.
     static let count = 1024
 
     /// Where a read stands: counter 0 and its name's counter (`slot`), as read before a check.
