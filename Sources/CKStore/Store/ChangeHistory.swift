@@ -32,11 +32,11 @@ package struct ChangeHistory {
     /// (`<database>/locks/<zone>.lock`).
     static func ofZone(_ directory: String) -> ChangeHistory {
         // By bytes, not by Characters: every request of a server opens its zone.
-        let bytes = directory.utf8, zones = "/zones".utf8
-        guard let cut = bytes.lastIndex(of: UInt8(ascii: "/")), bytes.distance(from: bytes.startIndex, to: cut) >= zones.count,
-              bytes[bytes.index(cut, offsetBy: -zones.count)..<cut].elementsEqual(zones) else { return ChangeHistory(directory: directory) }
-        let database = directory[..<bytes.index(cut, offsetBy: -zones.count)]
-        return ChangeHistory(directory: directory, lockFile: database + "/locks/" + directory[bytes.index(after: cut)...] + ".lock")
+        let zones = "/zones".utf8
+        guard let cut = directory.utf8.lastIndex(of: UInt8(ascii: "/")), directory[..<cut].utf8.suffix(zones.count).elementsEqual(zones)
+        else { return ChangeHistory(directory: directory) }
+        let database = Substring(directory[..<cut].utf8.dropLast(zones.count))
+        return ChangeHistory(directory: directory, lockFile: database + "/locks/" + directory[directory.utf8.index(after: cut)...] + ".lock")
     }
 
     var logFile: String { directory + "/" + ChangeHistory.logName }

@@ -369,7 +369,7 @@ package final class Directory {
 
     /// Cuts a file to `length` bytes and syncs it.
     func truncate(_ name: String, to length: Int64) throws {
-        defer { WriteCounter.changedFile(path + "/" + name) }
+        defer { WriteCounter.changedFile(named: name) }
         let f = try openForWriting(name, create: false)
         defer { close(f) }
         if CrashPoints.fails("truncate " + path + "/" + name) || ftruncate(f, off_t(length)) != 0 {
@@ -379,7 +379,7 @@ package final class Directory {
     }
 
     func setMode(_ name: String, _ mode: mode_t) throws {
-        defer { WriteCounter.changedFile(path + "/" + name) }
+        defer { WriteCounter.changedFile(named: name) }
         if CrashPoints.fails("chmod " + path + "/" + name) || fchmodat(fd, name, mode, 0) != 0 {
             throw FileSystem.failure("cannot change the mode of", path + "/" + name)
         }

@@ -271,9 +271,10 @@ package enum FileSystem {
         return out
     }
 
-    /// Writes all bytes at the descriptor's position.
+    /// Writes all bytes at the descriptor's position. Counts no write (WriteCounter): its
+    /// callers write files not yet in place (`Directory.prepare`, a compaction's new history),
+    /// which the rename that puts them there counts.
     static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: @autoclosure () -> String) throws {
-        defer { WriteCounter.changedFile(path()) }
         var off = 0
         while off < bytes.count {
             if CrashPoints.fails("write " + path()) {

@@ -115,8 +115,12 @@ package final class WriteCounter: @unchecked Sendable {
 
     /// The bytes of the file at `path` changed (written in place, appended, cut).
     static func changedFile(_ path: String) {
-        guard let c = shared else { return }
-        c.advance(slot: slot(name(of: path)))
+        changedFile(named: name(of: path))
+    }
+
+    /// The bytes of a file of this name changed.
+    static func changedFile<S: StringProtocol>(named name: S) {
+        shared?.advance(slot: slot(name))
     }
 
     /// The entry `name` of the directory at `directory` was made, replaced or removed: the
