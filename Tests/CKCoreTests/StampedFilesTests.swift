@@ -39,6 +39,38 @@ final class StampedFilesTests: XCTestCase {
         XCTAssertEqual(try files.value(path) { parses += 1; return parses }, 2)
     }
 
+    /// A server's threads read the same kept file at once while another process replaces it:
+    /// each read gives a whole version, never one older than a version that reader saw, and
+    /// once the writes stop, every reader sees the last.
+    func testThreadsReadingAKeptFileWhileItIsReplacedSeeWholeVersionsInOrder() throws {
+        let dir = NSTemporaryDirectory() + "ck-stamped-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/a.json"
+        let files = StampedFiles()
+        try FileSystem.writeJSON(path, ["v": 0])
+        let versions = 300
+        let failures = NSLock()
+        var wrong: [String] = []
+        DispatchQueue.concurrentPerform(iterations: 9) { thread in
+            if thread == 0 {
+                for v in 1...versions { try? FileSystem.writeJSON(path, ["v": .int(Int64(v))]) }
+                return
+            }
+            var last: Int64 = 0
+            for _ in 0..<2_000 {
+                let v = (try? files.value(path) { try FileSystem.readJSON(path)?["v"]?.int64Value }) ?? nil
+                guard let v = v ?? nil, v >= last, v <= Int64(versions) else {
+                    failures.lock(); wrong.append("thread \(thread) read \(String(describing: v)) after \(last)"); failures.unlock()
+                    return
+                }
+                last = v
+            }
+        }
+        XCTAssertEqual(wrong, [])
+        settle()
+        XCTAssertEqual(try files.value(path) { try FileSystem.readJSON(path)?["v"]?.int64Value } ?? nil, Int64(versions))
+    }
+
     /// Only small record files are kept, and only by a long-lived process.
     func testOnlySmallRecordFilesAreKept() throws {
         let dir = NSTemporaryDirectory() + "ck-stamped-" + UUID().uuidString

@@ -1,6 +1,7 @@
 import CKJSON
 import CKModel
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -33,29 +34,61 @@ final class StampedFiles: @unchecked Sendable {
     /// What was made of each file, by kind of reading: JSON, a listing, a parsed schema, a
     /// record. Each kind has its own bound; past it, that kind starts afresh.
     private enum Kind: Hashable { case json, listing, parsed, record, historyHead, presence }
-    private struct Key: Hashable { let kind: Kind; let path: String }
+    /// A file and the kind of reading, with its hash taken once, outside any lock: a server's
+    /// threads ask for the same few long paths thousands of times a second.
+    private struct Key: Hashable {
+        let kind: Kind, path: String, hash: Int
+        init(kind: Kind, path: String) {
+            self.kind = kind
+            self.path = path
+            var h = Hasher()
+            h.combine(kind)
+            h.combine(path)
+            hash = h.finalize()
+        }
+        func hash(into hasher: inout Hasher) { hasher.combine(hash) }
+        static func == (a: Key, b: Key) -> Bool { a.hash == b.hash && a.kind == b.kind && a.path == b.path }
+    }
     /// What is kept of a file: its stamp (nil: it was absent) and what was made of it, and when
-    /// it was last checked — the write counter before the check, and the monotonic clock.
+    /// it was last checked — the write counter (and where it stood) before the check, and the
+    /// monotonic clock.
     private struct Entry {
         var stamp: Stamp?
         var value: Any
+        var counter: WriteCounter?
         var counted: WriteCounter.Mark?
         var checked: Int64
     }
     private struct Absent {}
 
-    private let lock = NSLock()
-    private var kept: [Key: Entry] = [:]
-    private var counts: [Kind: Int] = [:]
-    /// A store has a handful of such files; records are bounded by count and size below.
+    /// The kept entries, in stripes by their key's hash, each with its own lock, which readers
+    /// share: a server's sixteen threads each ask several times per request, mostly for the
+    /// same few files, and one plain lock for all made them queue (a futex call for most
+    /// requests).
+    private final class Stripe: @unchecked Sendable {
+        let lock = ReadWriteLock()
+        var kept: [Key: Entry] = [:]
+        var counts: [Kind: Int] = [:]
+    }
+    private static let stripeCount = 16
+    private let stripes = (0..<StampedFiles.stripeCount).map { _ in Stripe() }
+    private func stripe(_ key: Key) -> Stripe {
+        stripes[Int(UInt(bitPattern: key.hash) % UInt(Self.stripeCount))]
+    }
+
+    /// A store has a handful of such files; records are bounded by count and size below. The
+    /// bounds are the stripes' together.
     private let most = 4096
     /// Small record files read by lookups: at most `mostRecords` of at most `smallFile` bytes
     /// each (≤ 8 MiB in all), so the cache never costs a server more than that.
     static let smallFile: Int64 = 8192
     private let mostRecords = 1024
 
+    /// What is set once by a long-lived server, and read (but for `keepsRecords`) only on the
+    /// way to a check.
+    private let stateLock = NSLock()
     /// Whether record files are kept (`record`): set, for good, by a long-lived server.
-    private var keepsRecords = false
+    private let keepsRecords = Atomic<Bool>(false)
     /// The write counter whose standing still stands for a check (see above), and the data
     /// directories where it does (each ending in "/"): set, for good, by a long-lived server
     /// for its own data directory. Elsewhere in the process (a test's other stores) every read
@@ -73,17 +106,15 @@ final class StampedFiles: @unchecked Sendable {
     }
 
     package func keepRecords() {
-        lock.lock()
-        keepsRecords = true
-        lock.unlock()
+        keepsRecords.store(true, ordering: .releasing)
     }
 
     package func trustWriteCounter(under root: String, _ counter: WriteCounter? = WriteCounter.shared) {
-        lock.lock()
+        stateLock.lock()
         trusted = counter
         let root = root.hasSuffix("/") ? root : root + "/"
         if !trustedRoots.contains(root) { trustedRoots.append(root) }
-        lock.unlock()
+        stateLock.unlock()
     }
 
     /// How long after its last change a file is still read afresh (see above).
@@ -120,72 +151,78 @@ final class StampedFiles: @unchecked Sendable {
     /// RemoveIPC at logout, a cleaner) or replaced would never move again, so it is trusted no
     /// more, and every read checks its stamp. (Every kept entry is checked again within
     /// `trustNanos` anyway, and only then asks here.)
-    private func counter(_ path: String) -> WriteCounter.Mark? {
-        lock.lock()
+    private func counter(_ path: String) -> Counted? {
+        stateLock.lock()
         var counter = trusted
         let roots = trustedRoots
         if let c = counter, Self.monotonicNanos() - identityChecked >= trustNanos {
             identityChecked = Self.monotonicNanos()
-            if !c.stillShared() { trusted = nil; counter = nil }
+            if !c.stillShared() { c.distrust(); trusted = nil; counter = nil }
         }
-        lock.unlock()
-        guard let counter, roots.contains(where: { path.utf8.starts(with: $0.utf8) }) else { return nil }
-        return counter.mark(slot: WriteCounter.slot(WriteCounter.name(of: path)))
+        stateLock.unlock()
+        guard let counter, counter.isTrusted, roots.contains(where: { path.utf8.starts(with: $0.utf8) }) else { return nil }
+        return Counted(counter: counter, mark: counter.mark(slot: WriteCounter.slot(WriteCounter.name(of: path))))
+    }
+
+    /// A write counter and where it stood before a check.
+    private struct Counted {
+        let counter: WriteCounter
+        let mark: WriteCounter.Mark
     }
 
     /// What is kept of the file, when no write was counted since it was checked (and that was
-    /// less than `trustNanos` ago). The entry knows its counter: nothing is hashed.
+    /// less than `trustNanos` ago, and the counter is still trusted). The entry knows its
+    /// counter: nothing is hashed, and no lock but its stripe's is taken.
     private func vouched(_ key: Key) -> Entry? {
-        lock.lock()
-        guard let counter = trusted, let e = kept[key], let counted = e.counted else {
-            lock.unlock()
-            return nil
-        }
-        lock.unlock()
-        guard Self.monotonicNanos() - e.checked < trustNanos, counter.mark(slot: counted.slot) == counted else { return nil }
+        let s = stripe(key)
+        guard let e = s.lock.reading({ s.kept[key] }), let counter = e.counter, let counted = e.counted, counter.isTrusted,
+              Self.monotonicNanos() - e.checked < trustNanos, counter.mark(slot: counted.slot) == counted else { return nil }
         return e
     }
 
     /// Keeps `entry`, within its kind's bound.
     private func keep(_ key: Key, _ entry: Entry) {
-        lock.lock()
-        if kept[key] == nil {
-            if counts[key.kind, default: 0] >= (key.kind == .record ? mostRecords : most) {
-                kept = kept.filter { $0.key.kind != key.kind }
-                counts[key.kind] = 0
+        let s = stripe(key)
+        let bound = (key.kind == .record ? mostRecords : most) / Self.stripeCount
+        s.lock.writing {
+            if s.kept[key] == nil {
+                if s.counts[key.kind, default: 0] >= bound {
+                    s.kept = s.kept.filter { $0.key.kind != key.kind }
+                    s.counts[key.kind] = 0
+                }
+                s.counts[key.kind, default: 0] += 1
             }
-            counts[key.kind, default: 0] += 1
+            s.kept[key] = entry
         }
-        kept[key] = entry
-        lock.unlock()
     }
 
     /// Keeps that the file is absent, when the counter is trusted (it alone can say that a file
     /// since made is there: an absent file has no stamp).
-    private func keepAbsent(_ key: Key, _ counted: WriteCounter.Mark?) {
+    private func keepAbsent(_ key: Key, _ counted: Counted?) {
         guard let counted else { return }
-        keep(key, Entry(stamp: nil, value: Absent(), counted: counted, checked: Self.monotonicNanos()))
+        keep(key, Entry(stamp: nil, value: Absent(), counter: counted.counter, counted: counted.mark, checked: Self.monotonicNanos()))
     }
 
     /// What `read` made of the file when it had `stamp`, or what it makes now, kept (when `keep`
     /// allows, and the file is not racy). The stamp is taken before the read: a file replaced
     /// in between is read again next time.
-    private func cached<T>(_ key: Key, _ stamp: Stamp, _ counted: WriteCounter.Mark?, keep keeps: (T) -> Bool = { _ in true },
+    private func cached<T>(_ key: Key, _ stamp: Stamp, _ counted: Counted?, keep keeps: (T) -> Bool = { _ in true },
                            _ read: () throws -> T) rethrows -> T {
-        lock.lock()
-        if var e = kept[key], e.stamp == stamp, let t = e.value as? T {
+        let s = stripe(key)
+        let found: T? = s.lock.writing {
+            guard var e = s.kept[key], e.stamp == stamp, let t = e.value as? T else { return nil }
             if let counted {
-                e.counted = counted
+                e.counter = counted.counter
+                e.counted = counted.mark
                 e.checked = Self.monotonicNanos()
-                kept[key] = e
+                s.kept[key] = e
             }
-            lock.unlock()
             return t
         }
-        lock.unlock()
+        if let found { return found }
         let v = try read()
         guard keeps(v), !Self.isRacy(stamp) else { return v }
-        keep(key, Entry(stamp: stamp, value: v, counted: counted, checked: Self.monotonicNanos()))
+        keep(key, Entry(stamp: stamp, value: v, counter: counted?.counter, counted: counted?.mark, checked: Self.monotonicNanos()))
         return v
     }
 
@@ -256,10 +293,7 @@ final class StampedFiles: @unchecked Sendable {
     /// a process that keeps records (`keepRecords`): elsewhere the stamp is an `lstat` a read
     /// pays for nothing — a command reads each record once (a page of a query, 200).
     package func record(_ path: String, _ read: () throws -> Record?) throws -> Record?? {
-        lock.lock()
-        let keeps = keepsRecords
-        lock.unlock()
-        guard keeps else { return nil }
+        guard keepsRecords.load(ordering: .acquiring) else { return nil }
         let key = Key(kind: .record, path: path)
         if let e = vouched(key), let r = e.value as? Record? { return .some(r) }
         let counted = counter(path)

@@ -43,6 +43,9 @@ package final class WriteCounter: @unchecked Sendable {
     private let words: UnsafeMutablePointer<Atomic<UInt64>>
     /// The shared file mapped (nil: this process's own counters).
     private let identity: (path: String, device: UInt64, inode: UInt64)?
+    /// Set once the file mapped was found removed or replaced (`distrust`): its counters may
+    /// never move again, so no reader may take them for a check any more.
+    private let distrusted = Atomic<Bool>(false)
 
     private init(words: UnsafeMutablePointer<Atomic<UInt64>>, identity: (path: String, device: UInt64, inode: UInt64)? = nil) {
         self.words = words
@@ -52,10 +55,18 @@ package final class WriteCounter: @unchecked Sendable {
     /// Whether the file mapped is still the one every new ck process maps (not removed, e.g.
     /// by systemd-logind's RemoveIPC, and not replaced or cut short).
     package func stillShared() -> Bool {
-        guard let identity else { return true }
+        guard isTrusted, let identity else { return isTrusted }
         var st = stat()
         return lstat(identity.path, &st) == 0 && UInt64(st.st_dev) == identity.device && UInt64(st.st_ino) == identity.inode
             && st.st_size >= MemoryLayout<UInt64>.stride * Self.count
+    }
+
+    /// Whether the counters may still stand for a check (not `distrust`ed).
+    package var isTrusted: Bool { !distrusted.load(ordering: .acquiring) }
+
+    /// Takes the counters for a check no more, in every reader of this process.
+    package func distrust() {
+        distrusted.store(true, ordering: .releasing)
     }
 
     /// Counters of this process's own (tests: writes it is told of, and no others).
