@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 
 /// Why the server could not start, naming the address: `cannot listen on 127.0.0.1:8484:
 /// Address already in use`.
@@ -25,15 +26,16 @@ public final class HTTPServer: @unchecked Sendable {
     private enum State { case idle, running, stopping, stopped }
     private let lock = NSCondition()
     private var state = State.idle
+    /// `state == .running`, readable without the lock: every request asks.
+    private let running = Atomic<Bool>(false)
     private var boundPort: UInt16 = 0
     private var listeners: [Int32] = []
-    /// Open connections' sockets, so a stop past its grace can shut them down.
-    private var connections: [Int: Int32] = [:]
-    /// Connections waiting for a request's head (none of it yet, or part), since when: at the
-    /// cap, the one waiting longest is closed to make room, so idle sockets cannot lock others out.
-    private var waitingForHead: [Int: Instant] = [:]
+    /// Open connections' sockets, so a stop past its grace can shut them down, and whether each
+    /// waits for a request's head (none of it yet, or part), since when: at the cap, the one
+    /// waiting longest is closed to make room, so idle sockets cannot lock others out.
+    private var connections: [Int: (fd: Int32, standing: ConnectionStanding)] = [:]
     /// Connections closed to make room, until their threads end (not counted against the cap).
-    private var evicted: Set<Int> = []
+    private var evictedCount = 0
     private var nextConnectionID = 0
     /// A pipe whose read end turns readable, for good, when the server stops: it wakes the
     /// accept loop and every connection waiting idle for its next request.
@@ -65,7 +67,7 @@ public final class HTTPServer: @unchecked Sendable {
     /// displace.
     public var connectionsWaitingForHead: Int {
         lock.lock(); defer { lock.unlock() }
-        return waitingForHead.count
+        return connections.values.filter { $0.standing.waitingSince != nil }.count
     }
 
     /// Binds, listens and starts accepting on a thread of its own. Throws `HTTPServerError`
@@ -87,6 +89,7 @@ public final class HTTPServer: @unchecked Sendable {
         boundPort = port
         stopPipe = (pipeFDs[0], pipeFDs[1])
         state = .running
+        running.store(true, ordering: .releasing)
         let thread = Thread { [self] in acceptLoop() }
         thread.stackSize = 512 * 1024
         thread.name = "http-accept"
@@ -109,6 +112,7 @@ public final class HTTPServer: @unchecked Sendable {
             return
         case .running:
             state = .stopping
+            running.store(false, ordering: .releasing)
             // Refuse new connections now, before idle ones are told to close: shutdown (not
             // close) so the accept loop's descriptors stay its own until it closes them.
             listeners.forEach { _ = shutdown($0, Int32(SHUT_RDWR)) }
@@ -122,7 +126,7 @@ public final class HTTPServer: @unchecked Sendable {
         lock.lock()
         while !connections.isEmpty && lock.wait(until: deadline) {}
         // Past the grace: whatever is still reading, writing or waiting fails at once.
-        for fd in connections.values { shutdown(fd, Int32(SHUT_RDWR)) }
+        for c in connections.values { shutdown(c.fd, Int32(SHUT_RDWR)) }
         state = .stopped
         lock.broadcast()
         lock.unlock()
@@ -134,10 +138,7 @@ public final class HTTPServer: @unchecked Sendable {
         while state == .running || state == .stopping { lock.wait() }
     }
 
-    private var isStopping: Bool {
-        lock.lock(); defer { lock.unlock() }
-        return state != .running
-    }
+    private var isStopping: Bool { !running.load(ordering: .acquiring) }
 
     private func acceptLoop() {
         defer {
@@ -164,13 +165,6 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     /// A connection starts or stops waiting for a request's head.
-    private func markWaiting(_ id: Int, _ waiting: Bool) {
-        lock.lock()
-        defer { lock.unlock() }
-        guard !evicted.contains(id) else { return }
-        if !waiting { waitingForHead[id] = nil } else if waitingForHead[id] == nil { waitingForHead[id] = now() }
-    }
-
     /// Takes every pending connection on one listening socket.
     private func acceptAll(_ listener: Int32) {
         while true {
@@ -202,14 +196,18 @@ public final class HTTPServer: @unchecked Sendable {
 
     private func admit(_ fd: Int32, remoteAddress: String) {
         lock.lock()
-        if connections.count - evicted.count >= configuration.maxConnections, let (oldest, _) = waitingForHead.min(by: { $0.value < $1.value }) {
+        while connections.count - evictedCount >= configuration.maxConnections {
             // An idle connection gives way (HTTP lets a server close one at any time): its
-            // thread sees the socket end and exits.
-            waitingForHead[oldest] = nil
-            evicted.insert(oldest)
-            if let victim = connections[oldest] { shutdown(victim, Int32(SHUT_RDWR)) }
+            // thread sees the socket end and exits. One that began a request meanwhile is not
+            // taken: the next oldest is tried.
+            let waiting = connections.values.compactMap { c in c.standing.waitingSince.map { (c, $0) } }
+            guard let (oldest, since) = waiting.min(by: { $0.1 < $1.1 }) else { break }
+            if oldest.standing.evict(ifWaitingSince: since) {
+                evictedCount += 1
+                shutdown(oldest.fd, Int32(SHUT_RDWR))
+            }
         }
-        guard connections.count - evicted.count < configuration.maxConnections else {
+        guard connections.count - evictedCount < configuration.maxConnections else {
             lock.unlock()
             // Over the cap: a short answer that fits the empty socket buffer, and close at once,
             // so neither this thread nor the peer waits.
@@ -223,21 +221,20 @@ public final class HTTPServer: @unchecked Sendable {
         }
         let id = nextConnectionID
         nextConnectionID += 1
-        connections[id] = fd
-        waitingForHead[id] = now()
+        let standing = ConnectionStanding(waitingSince: now())
+        connections[id] = (fd, standing)
         lock.unlock()
 
         let connection = HTTPConnection(fd: fd, remoteAddress: remoteAddress, configuration: configuration, handler: handler,
                                         stopSignal: stopPipe.read, isStopping: { [unowned self] in isStopping },
-                                        waitingForHead: { [unowned self] waiting in markWaiting(id, waiting) })
+                                        waitingForHead: { waiting in if waiting { standing.markWaiting(since: now()) } else { standing.markBusy() } })
         let thread = Thread { [self] in
             // Counted until closed, draining included, so the cap bounds the threads (beside
             // those closed to make room, which are ending).
             connection.run()
             lock.lock()
             connections[id] = nil
-            waitingForHead[id] = nil
-            evicted.remove(id)
+            if standing.isEvicted { evictedCount -= 1 }
             lock.broadcast()
             lock.unlock()
             connection.close()
