@@ -20,7 +20,7 @@ final class RequestLog: @unchecked Sendable {
     }
 
     struct Entry {
-        let id: Int
+        fileprivate(set) var id: Int
         let time: Int64
         let method: String
         let path: String
@@ -59,17 +59,23 @@ final class RequestLog: @unchecked Sendable {
         let error = response.status >= 400 ? (try? JSONParser.parse(response.body))?["serverErrorCode"]?.stringValue : nil
         let time = Int64(Date().timeIntervalSince1970 * 1000)
         let req = kept(request, binary: binaryBodies), res = kept(response.body, binary: binaryBodies)
-        lock.lock()
-        defer { lock.unlock() }
-        let entry = Entry(id: next, time: time, method: head.method, path: path, caller: caller, status: response.status,
+        var entry = Entry(id: 0, time: time, method: head.method, path: path, caller: caller, status: response.status,
                           milliseconds: milliseconds, error: error, request: req, response: res, bodyLimit: bodyLimit)
+        // The entry a full ring drops is freed after the lock, not under it: every request
+        // passes here, and its bodies' memory going back is the longest part.
+        var dropped: Entry?
+        lock.lock()
+        entry.id = next
         next += 1
         if entries.count < capacity {
             entries.append(entry)
         } else {
+            dropped = entries[oldest]
             entries[oldest] = entry
             oldest = (oldest + 1) % capacity
         }
+        lock.unlock()
+        withExtendedLifetime(dropped) {}
     }
 
     /// Entries after `after`, newest first, at most `limit`.
