@@ -18,17 +18,25 @@ package final class AccountStore {
         package var appleID: String?
     }
 
+    /// Asked for every request `ck serve` answers: kept parsed while the file is the same.
     package func device() throws -> DeviceAccount {
-        guard let j = try StampedFiles.shared.readJSON(paths.deviceFile) else { return DeviceAccount(status: .noAccount, appleID: nil) }
-        guard let s = j["status"]?.stringValue, let st = AccountStatus(rawValue: s) else {
-            throw CloudKitError.internalError("malformed \(paths.deviceFile)")
+        let path = paths.deviceFile
+        let device: DeviceAccount?? = try StampedFiles.shared.value(path) {
+            guard let j = try FileSystem.readJSON(path) else { return nil }
+            guard let s = j["status"]?.stringValue, let st = AccountStatus(rawValue: s) else {
+                throw CloudKitError.internalError("malformed \(path)")
+            }
+            return DeviceAccount(status: st, appleID: j["appleID"]?.stringValue)
         }
-        return DeviceAccount(status: st, appleID: j["appleID"]?.stringValue)
+        return (device ?? nil) ?? DeviceAccount(status: .noAccount, appleID: nil)
     }
 
+    /// Asked for every request `ck serve` answers with a web session: kept parsed while the
+    /// file is the same.
     package func user(appleID: String) throws -> UserAccount? {
-        guard let j = try StampedFiles.shared.readJSON(paths.userFile(appleID: appleID)) else { return nil }
-        return try UserAccount(stored: j)
+        let path = paths.userFile(appleID: appleID)
+        let user: UserAccount?? = try StampedFiles.shared.value(path) { try FileSystem.readJSON(path).map(UserAccount.init(stored:)) }
+        return user ?? nil
     }
 
     /// Every user this device has seen, by Apple ID.
