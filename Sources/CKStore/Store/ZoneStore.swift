@@ -127,8 +127,8 @@ package final class ZoneStore {
             case .absent: return nil
             case .opened(let f, let st):
                 defer { close(f) }
-                let path = recordPath(name)
-                return try StoredRecordDecoder.record(inFile: try FileSystem.readAll(f, status: st, path: path), shownAs: path)
+                // The path only for a message: not built for each record a page reads.
+                return try StoredRecordDecoder.record(inFile: try FileSystem.readAll(f, status: st, path: recordPath(name)), shownAs: recordPath(name))
             case .unsupported: break
             }
         }
