@@ -5,7 +5,7 @@
 #
 # 1. records/lookup of one record, keep-alive, 16 connections: requests/s and p99 (wrk --latency),
 #    against nginx answering the same request (the same POST, path and query) with the same
-#    bytes from a static file.
+#    bytes from a static file, by turns (LOOKUP_ROUNDS pairs, default 3; the median ratio).
 # 2. records/modify creating one new record a request, 16 connections, one zone: commits/s,
 #    against 16 processes each committing one-row transactions to one SQLite file (WAL,
 #    synchronous=FULL; bench/sqlite_writers.c, or the sqlite3 shell when it cannot be built),
@@ -206,17 +206,14 @@ bench_serve() {
     echo "bench: sample records/modify answered: $sample" >&2; stop_pid "$pid"; return 1
   fi
 
-  # 1. Lookups, ck serve then nginx, the same wrk command but for the address.
+  # 1. Lookups, ck serve and nginx by turns (LOOKUP_ROUNDS pairs, the same wrk command but for
+  # the address): on a shared machine one window can run a third faster than the next, so a
+  # ratio of two single windows says more about the moment than about ck. Each pair's ratio
+  # is taken, and their median reported with their range.
   serve_lookup_lua "$lookup_body" > "$dir/lookup.lua"
-  wrk -t "$threads" -c "$c" -d "${secs}s" --latency -s "$dir/lookup.lua" "$url$db/lookup?$query" > "$dir/wrk-lookup.txt"
-  wrk_clean "$dir/wrk-lookup.txt" || { echo "bench: ck serve's lookups had errors:" >&2; cat "$dir/wrk-lookup.txt" >&2; stop_pid "$pid"; return 1; }
-  local ck_rps p99
-  ck_rps=$(wrk_rps "$dir/wrk-lookup.txt")
-  p99=$(wrk_p99_ms "$dir/wrk-lookup.txt")
-  report "serve: records/lookup, one record, $c connections (requests/s)" "$ck_rps"
-  report "serve: records/lookup p99 latency (ms, target <= 10)" "$p99"
+  local rounds=${LOOKUP_ROUNDS:-3} r ck_rps p99 ng_rps="" port="" npid="" ng=$dir/nginx ratios=() cks=() p99s=() ngs=()
   if command -v nginx >/dev/null || [ -x /usr/sbin/nginx ]; then
-    local nginx port npid ng=$dir/nginx
+    local nginx
     nginx=$(command -v nginx || echo /usr/sbin/nginx)
     # Run as root, nginx's workers drop to nobody: they must be able to read the file.
     chmod 755 "$WORK" "$dir" "$ng" "$ng/www"; chmod 644 "$ng/www/lookup.json"
@@ -225,23 +222,37 @@ bench_serve() {
     "$nginx" -p "$ng" -c "$ng/nginx.conf" -e "$ng/error.log" &
     npid=$!
     BENCH_PIDS+=" $npid"
-    if wait_for curl -sf -o /dev/null --data-binary "$lookup_body" "http://127.0.0.1:$port$db/lookup?$query" &&
-       curl -s --data-binary "$lookup_body" "http://127.0.0.1:$port$db/lookup?$query" | cmp -s - "$ng/www/lookup.json"; then
-      wrk -t "$threads" -c "$c" -d "${secs}s" --latency -s "$dir/lookup.lua" "http://127.0.0.1:$port$db/lookup?$query" > "$dir/wrk-nginx.txt"
-      if wrk_clean "$dir/wrk-nginx.txt"; then
-        local ng_rps
-        ng_rps=$(wrk_rps "$dir/wrk-nginx.txt")
-        report "serve: nginx, the same body as a static file (requests/s, p99 ms)" "$ng_rps, $(wrk_p99_ms "$dir/wrk-nginx.txt")"
-        report "serve: lookup ratio ck serve/nginx (target >= 0.5)" "$(ratio "$ck_rps" "$ng_rps")"
-      else
-        echo "bench: nginx's answers had errors; no lookup ratio:" >&2; cat "$dir/wrk-nginx.txt" >&2
-      fi
-    else
+    if ! wait_for curl -sf -o /dev/null --data-binary "$lookup_body" "http://127.0.0.1:$port$db/lookup?$query" ||
+       ! curl -s --data-binary "$lookup_body" "http://127.0.0.1:$port$db/lookup?$query" | cmp -s - "$ng/www/lookup.json"; then
       echo "bench: nginx did not serve the saved body on port $port; no lookup ratio: $(cat "$ng/error.log" 2>/dev/null)" >&2
+      port=""
     fi
-    stop_pid "$npid"
   else
     echo "bench: nginx is missing (Debian: apt-get install nginx-light); no lookup ratio" >&2
+  fi
+  for ((r = 0; r < rounds; r++)); do
+    wrk -t "$threads" -c "$c" -d "${secs}s" --latency -s "$dir/lookup.lua" "$url$db/lookup?$query" > "$dir/wrk-lookup.txt"
+    wrk_clean "$dir/wrk-lookup.txt" || { echo "bench: ck serve's lookups had errors:" >&2; cat "$dir/wrk-lookup.txt" >&2; stop_pid "$pid"; return 1; }
+    cks+=("$(wrk_rps "$dir/wrk-lookup.txt")")
+    p99s+=("$(wrk_p99_ms "$dir/wrk-lookup.txt")")
+    [ -n "$port" ] || continue
+    wrk -t "$threads" -c "$c" -d "${secs}s" --latency -s "$dir/lookup.lua" "http://127.0.0.1:$port$db/lookup?$query" > "$dir/wrk-nginx.txt"
+    if ! wrk_clean "$dir/wrk-nginx.txt"; then
+      echo "bench: nginx's answers had errors; no lookup ratio:" >&2; cat "$dir/wrk-nginx.txt" >&2; port=""; continue
+    fi
+    ngs+=("$(wrk_rps "$dir/wrk-nginx.txt")")
+    ratios+=("$(ratio "${cks[r]}" "${ngs[r]}")")
+  done
+  [ -n "$npid" ] && stop_pid "$npid"
+  ck_rps=$(printf '%s\n' "${cks[@]}" | median)
+  p99=$(printf '%s\n' "${p99s[@]}" | median)
+  report "serve: records/lookup, one record, $c connections (requests/s, median of $rounds)" "$ck_rps"
+  report "serve: records/lookup p99 latency (ms, median of $rounds, target <= 10)" "$p99"
+  if [ -n "$port" ] && [ "${#ratios[@]}" = "$rounds" ]; then
+    ng_rps=$(printf '%s\n' "${ngs[@]}" | median)
+    report "serve: nginx, the same body as a static file (requests/s, median of $rounds)" "$ng_rps"
+    report "serve: lookup ratio ck serve/nginx, median of $rounds pairs (target >= 0.5)" \
+      "$(printf '%s\n' "${ratios[@]}" | median) (pairs: $(printf '%s\n' "${ratios[@]}" | sort -g | paste -sd ' '))"
   fi
 
   # 2. One-record creates, one zone, between two runs of the sqlite3 yardstick (the disk's speed
