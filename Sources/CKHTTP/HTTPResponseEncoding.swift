@@ -8,29 +8,41 @@ extension HTTPResponse {
     ///   - close: the connection closes after this response.
     ///   - keepAlive10: an HTTP/1.0 peer asked to keep the connection.
     func encoded(omitBody: Bool, close: Bool, keepAlive10: Bool = false) -> [UInt8] {
-        var out = "HTTP/1.1 \(status) \(HTTPResponse.reasonPhrase(status))\r\n"
+        // Bytes appended straight into the answer: building it as a String first cost a lookup
+        // about 2% of its instructions.
+        var out: [UInt8] = []
+        out.reserveCapacity(160 + headers.fields.count * 48 + (omitBody ? 0 : body.count))
+        out.append(contentsOf: "HTTP/1.1 ".utf8)
+        appendDecimal(status, to: &out)
+        out.append(UInt8(ascii: " "))
+        out.append(contentsOf: HTTPResponse.reasonPhrase(status).utf8)
+        out.append(contentsOf: crlf)
         var hasDate = false
         for (name, value) in headers where !Self.engineOwned(name) {
-            // Handlers' fields are trusted for meaning but never allowed to split the response.
+            // Handlers' fields are trusted for meaning but never allowed to split the response:
+            // CR, LF and NUL are dropped (in UTF-8 those bytes are those characters only).
             guard !name.isEmpty, name.utf8.allSatisfy(isTokenByte) else { continue }
             if HTTPHeaders.sameName(name, "Date") { hasDate = true }
-            // By scalar: "\r\n" is one Character, equal to neither "\r" nor "\n".
-            if !value.utf8.contains(where: { $0 == 13 || $0 == 10 || $0 == 0 }) {
-                out += "\(name): \(value)\r\n"
-                continue
-            }
-            var clean = String.UnicodeScalarView()
-            clean.append(contentsOf: value.unicodeScalars.filter { $0 != "\r" && $0 != "\n" && $0 != "\0" })
-            out += "\(name): \(String(clean))\r\n"
+            out.append(contentsOf: name.utf8)
+            out.append(contentsOf: ": ".utf8)
+            for b in value.utf8 where b != 13 && b != 10 && b != 0 { out.append(b) }
+            out.append(contentsOf: crlf)
         }
         let handlerCloses = headers.values("Connection").contains { $0.lowercased().contains("close") }
-        if !(100...199).contains(status) && status != 204 { out += "Content-Length: \(body.count)\r\n" }
-        if !hasDate { out += "Date: \(httpDate())\r\n" }
-        if close || handlerCloses { out += "Connection: close\r\n" } else if keepAlive10 { out += "Connection: keep-alive\r\n" }
-        out += "\r\n"
-        var bytes = Array(out.utf8)
-        if !omitBody { bytes += body }
-        return bytes
+        if !(100...199).contains(status) && status != 204 {
+            out.append(contentsOf: "Content-Length: ".utf8)
+            appendDecimal(body.count, to: &out)
+            out.append(contentsOf: crlf)
+        }
+        if !hasDate {
+            out.append(contentsOf: "Date: ".utf8)
+            appendHTTPDate(time(nil), to: &out)
+            out.append(contentsOf: crlf)
+        }
+        if close || handlerCloses { out.append(contentsOf: "Connection: close\r\n".utf8) } else if keepAlive10 { out.append(contentsOf: "Connection: keep-alive\r\n".utf8) }
+        out.append(contentsOf: crlf)
+        if !omitBody { out.append(contentsOf: body) }
+        return out
     }
 
     /// The fields the engine writes itself.
@@ -94,12 +106,53 @@ extension HTTPResponse {
 /// Now as an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), without a formatter: formatters
 /// are not for sharing across threads and this is on every response.
 func httpDate(_ seconds: time_t = time(nil)) -> String {
+    var out: [UInt8] = []
+    appendHTTPDate(seconds, to: &out)
+    return String(decoding: out, as: UTF8.self)
+}
+
+private let crlf: [UInt8] = [13, 10]
+private let weekdays = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"].map { Array($0.utf8) }
+private let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"].map { Array($0.utf8) }
+
+/// `seconds` as an IMF-fixdate, appended.
+func appendHTTPDate(_ seconds: time_t, to out: inout [UInt8]) {
     var t = seconds
     var parts = tm()
     gmtime_r(&t, &parts)
-    let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
-    let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-    func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
-    return "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon)]) \(parts.tm_year + 1900) "
-        + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
+    func two(_ n: Int32) {
+        out.append(UInt8(ascii: "0") + UInt8(n / 10 % 10))
+        out.append(UInt8(ascii: "0") + UInt8(n % 10))
+    }
+    out.append(contentsOf: weekdays[Int(parts.tm_wday)])
+    out.append(contentsOf: ", ".utf8)
+    two(parts.tm_mday)
+    out.append(UInt8(ascii: " "))
+    out.append(contentsOf: months[Int(parts.tm_mon)])
+    out.append(UInt8(ascii: " "))
+    appendDecimal(Int(parts.tm_year) + 1900, to: &out)
+    out.append(UInt8(ascii: " "))
+    two(parts.tm_hour)
+    out.append(UInt8(ascii: ":"))
+    two(parts.tm_min)
+    out.append(UInt8(ascii: ":"))
+    two(parts.tm_sec)
+    out.append(contentsOf: " GMT".utf8)
+}
+
+/// A non-negative integer's decimal digits, appended (a negative one as 0: none is sent).
+func appendDecimal(_ n: Int, to out: inout [UInt8]) {
+    var n = max(n, 0)
+    var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                 UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+        (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+    var count = 0
+    withUnsafeMutableBytes(of: &digits) { buf in
+        repeat {
+            buf[count] = UInt8(ascii: "0") + UInt8(n % 10)
+            n /= 10
+            count += 1
+        } while n > 0
+        for i in stride(from: count - 1, through: 0, by: -1) { out.append(buf[i]) }
+    }
 }
