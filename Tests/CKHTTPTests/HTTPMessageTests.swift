@@ -21,5 +21,10 @@ final class HTTPMessageTests: XCTestCase {
         XCTAssertEqual(head.query, "ckAPIToken=a%2Bb&x=?y")
         XCTAssertNil(HTTPRequestHead(method: "GET", target: "/a/b", headers: HTTPHeaders()).query)
         XCTAssertEqual(HTTPRequestHead(method: "GET", target: "/a?", headers: HTTPHeaders()).query, "")
+        // Split by bytes: characters of several bytes on either side stay whole.
+        let wide = HTTPRequestHead(method: "GET", target: "/zoné/日本?q=ü&é", headers: HTTPHeaders())
+        XCTAssertEqual(wide.path, "/zoné/日本")
+        XCTAssertEqual(wide.query, "q=ü&é")
+        XCTAssertEqual(HTTPRequestHead(method: "GET", target: "?", headers: HTTPHeaders()).path, "")
     }
 }
