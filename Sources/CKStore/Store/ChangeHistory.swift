@@ -35,8 +35,11 @@ package struct ChangeHistory {
         let zones = "/zones".utf8
         guard let cut = directory.utf8.lastIndex(of: UInt8(ascii: "/")), directory[..<cut].utf8.suffix(zones.count).elementsEqual(zones)
         else { return ChangeHistory(directory: directory) }
-        let database = Substring(directory[..<cut].utf8.dropLast(zones.count))
-        return ChangeHistory(directory: directory, lockFile: database + "/locks/" + directory[directory.utf8.index(after: cut)...] + ".lock")
+        // Joined as Strings: `+` on a Substring counted its Characters (grapheme breaking) to
+        // reserve room, a percent of every request.
+        let database = String(Substring(directory[..<cut].utf8.dropLast(zones.count)))
+        let zone = String(directory[directory.utf8.index(after: cut)...])
+        return ChangeHistory(directory: directory, lockFile: database + "/locks/" + zone + ".lock")
     }
 
     var logFile: String { directory + "/" + ChangeHistory.logName }
