@@ -25,14 +25,17 @@ final class ConnectionStanding: Sendable {
 
     var isEvicted: Bool { word.load(ordering: .acquiring) == Self.evicted }
 
-    /// A request's head arrived: busy, unless the connection was evicted meanwhile.
-    func markBusy() {
+    /// A request's head arrived: busy. False when the connection was evicted meanwhile (its
+    /// socket is shut down): the request must not be answered, nor acted on.
+    @discardableResult
+    func markBusy() -> Bool {
         var w = word.load(ordering: .acquiring)
         while w != Self.busy, w != Self.evicted {
             let (done, now) = word.compareExchange(expected: w, desired: Self.busy, ordering: .acquiringAndReleasing)
-            if done { return }
+            if done { return true }
             w = now
         }
+        return w == Self.busy
     }
 
     /// Waiting for the next request's head from `since` (kept when it already waits).

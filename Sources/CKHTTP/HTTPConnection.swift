@@ -10,12 +10,13 @@ final class HTTPConnection {
     private let stopSignal: Int32
     private let isStopping: () -> Bool
     /// Tells the server whether the connection waits for a request's head (it may then be
-    /// closed to make room for another).
-    private let waitingForHead: (Bool) -> Void
+    /// closed to make room for another); false when, told it is busy, the server had closed it
+    /// already.
+    private let waitingForHead: (Bool) -> Bool
     private var buffer = ReadBuffer()
 
     init(fd: Int32, remoteAddress: String, configuration: HTTPServerConfiguration, handler: HTTPHandler,
-         stopSignal: Int32, isStopping: @escaping () -> Bool, waitingForHead: @escaping (Bool) -> Void = { _ in }) {
+         stopSignal: Int32, isStopping: @escaping () -> Bool, waitingForHead: @escaping (Bool) -> Bool = { _ in true }) {
         self.socket = HTTPSocket(fd: fd)
         self.remoteAddress = remoteAddress
         self.configuration = configuration
@@ -52,7 +53,7 @@ final class HTTPConnection {
             first = false
             let next = serveOne()
             if next != .keepAlive { return next }
-            waitingForHead(true)
+            _ = waitingForHead(true)
         }
     }
 
@@ -77,7 +78,9 @@ final class HTTPConnection {
         }
         let (head, length) = parsed!
         buffer.consume(length)
-        waitingForHead(false)
+        // Closed to make room while its head came in: the request is neither admitted nor
+        // acted on (its answer could not be sent; the client sees the connection end).
+        guard waitingForHead(false) else { return .close }
 
         let framing: BodyFraming
         switch BodyFraming.of(head) {

@@ -227,7 +227,10 @@ public final class HTTPServer: @unchecked Sendable {
 
         let connection = HTTPConnection(fd: fd, remoteAddress: remoteAddress, configuration: configuration, handler: handler,
                                         stopSignal: stopPipe.read, isStopping: { [unowned self] in isStopping },
-                                        waitingForHead: { waiting in if waiting { standing.markWaiting(since: now()) } else { standing.markBusy() } })
+                                        waitingForHead: { waiting in
+                                            if waiting { standing.markWaiting(since: now()); return true }
+                                            return standing.markBusy()
+                                        })
         let thread = Thread { [self] in
             // Counted until closed, draining included, so the cap bounds the threads (beside
             // those closed to make room, which are ending).

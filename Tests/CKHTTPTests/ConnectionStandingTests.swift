@@ -10,7 +10,8 @@ final class ConnectionStandingTests: XCTestCase {
         XCTAssertEqual(s.waitingSince, 100)
         // A head arrives: busy, no longer a candidate, and an eviction decided on the old
         // standing fails.
-        s.markBusy()
+        XCTAssertTrue(s.markBusy())
+        XCTAssertTrue(s.markBusy(), "busy already: still its own")
         XCTAssertNil(s.waitingSince)
         XCTAssertFalse(s.evict(ifWaitingSince: 100))
         XCTAssertFalse(s.isEvicted)
@@ -21,23 +22,25 @@ final class ConnectionStandingTests: XCTestCase {
         XCTAssertTrue(s.evict(ifWaitingSince: 200))
         XCTAssertTrue(s.isEvicted)
         XCTAssertNil(s.waitingSince)
-        // Once taken, neither a head nor a wait brings it back.
-        s.markBusy()
+        // Once taken, neither a head nor a wait brings it back, and the head's request is not
+        // to be acted on.
+        XCTAssertFalse(s.markBusy())
         s.markWaiting(since: 300)
         XCTAssertTrue(s.isEvicted)
         XCTAssertFalse(s.evict(ifWaitingSince: 300))
     }
 
-    /// A connection's own thread and an evicting server, racing: each eviction the server wins
-    /// is one the connection sees, and a connection that went busy first is never taken.
+    /// A connection's own thread and an evicting server, racing: exactly one wins — the
+    /// connection goes on with its request, or the server takes it and the connection is told.
     func testABusyConnectionAndAnEvictingServerNeverBothWin() {
         for round in 0..<2_000 {
             let since = UInt64(round + 1)
             let s = ConnectionStanding(waitingSince: since)
-            var evicted = false
+            var evicted = false, busy = false
             DispatchQueue.concurrentPerform(iterations: 2) { i in
-                if i == 0 { s.markBusy() } else { evicted = s.evict(ifWaitingSince: since) }
+                if i == 0 { busy = s.markBusy() } else { evicted = s.evict(ifWaitingSince: since) }
             }
+            XCTAssertNotEqual(busy, evicted)
             XCTAssertEqual(s.isEvicted, evicted)
             XCTAssertNil(s.waitingSince)
         }
