@@ -302,7 +302,8 @@ final class StampedFiles: @unchecked Sendable {
     package func record(_ path: String, _ read: () throws -> Record?) throws -> Record?? {
         guard keepsRecords.load(ordering: .acquiring) else { return nil }
         let key = Key(kind: .record, path: path)
-        if let e = vouched(key), let r = (e.value as? Box<Record?>)?.value { return .some(r) }
+        // A kept absence (nil) is served too: the box is bound, not its value.
+        if let e = vouched(key), let box = e.value as? Box<Record?> { return .some(box.value) }
         let counted = counter(path)
         guard let stamp = Self.stamp(path), stamp.size <= Self.smallFile else { return nil }
         return .some(try cached(key, stamp, counted, read))
