@@ -140,9 +140,10 @@ func appendHTTPDate(_ seconds: time_t, to out: inout [UInt8]) {
     out.append(contentsOf: " GMT".utf8)
 }
 
-/// A non-negative integer's decimal digits, appended (a negative one as 0: none is sent).
+/// An integer's decimal digits, appended.
 func appendDecimal(_ n: Int, to out: inout [UInt8]) {
-    var n = max(n, 0)
+    if n < 0 { out.append(UInt8(ascii: "-")) }
+    var n = n.magnitude
     var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
                  UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
         (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)

@@ -117,6 +117,11 @@ final class HTTPParserTests: XCTestCase {
         XCTAssertTrue(String(decoding: head, as: UTF8.self).contains("Content-Length: 3\r\n"))
         XCTAssertTrue(String(decoding: head, as: UTF8.self).hasSuffix("\r\n\r\n"))
         XCTAssertEqual(httpDate(784111777), "Sun, 06 Nov 1994 08:49:37 GMT")
+        for n in [0, 7, 10, 204, 65_536, Int.max, -1, Int.min] {
+            var out: [UInt8] = []
+            appendDecimal(n, to: &out)
+            XCTAssertEqual(String(decoding: out, as: UTF8.self), String(n))
+        }
     }
 }
 
