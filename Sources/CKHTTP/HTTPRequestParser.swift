@@ -91,9 +91,13 @@ struct HTTPHeadParser {
     /// The head from its lines (request line first, no line ends).
     static func head(_ lines: [ArraySlice<UInt8>]) -> Result<HTTPRequestHead, HTTPRefusal> {
         guard let requestLine = lines.first else { return .failure(bad("the request is empty")) }
-        let parts = requestLine.split(separator: SP, maxSplits: 3, omittingEmptySubsequences: false)
-        guard parts.count == 3 else { return .failure(bad("the request line is not 'METHOD target HTTP/1.1'")) }
-        let (method, target, version) = (parts[0], parts[1], parts[2])
+        // Exactly two spaces, found by one scan (a generic split was 2.5% of a lookup).
+        var first: Int?, second: Int?, more = false
+        for i in requestLine.indices where requestLine[i] == SP {
+            if first == nil { first = i } else if second == nil { second = i } else { more = true; break }
+        }
+        guard let a = first, let b = second, !more else { return .failure(bad("the request line is not 'METHOD target HTTP/1.1'")) }
+        let (method, target, version) = (requestLine[..<a], requestLine[(a + 1)..<b], requestLine[(b + 1)...])
         guard !method.isEmpty, method.allSatisfy(isTokenByte) else { return .failure(bad("the method is not a token")) }
         guard !target.isEmpty, target.allSatisfy({ $0 > SP && $0 < 0x7F }) else {
             return .failure(bad("the request target is empty or holds spaces, controls or non-ASCII bytes"))

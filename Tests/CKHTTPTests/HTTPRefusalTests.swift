@@ -35,6 +35,10 @@ final class HTTPRefusalTests: XCTestCase {
         try assertRefused("GET / HTTP/1.1\r\nHost: h\r\nX-A: a\0b\r\n\r\n", 400, "control")
         try assertRefused("GET / HTTP/1.1\r\nHost: h\r\nX-A: a\rb\r\n\r\n", 400, "control")
         try assertRefused("GET /a b HTTP/1.1\r\nHost: h\r\n\r\n", 400, "request line")
+        // Exactly two spaces: none, one, a doubled one, or one at either end is refused.
+        for line in ["GET", "GET /", "GET  / HTTP/1.1", "GET / HTTP/1.1 ", " GET / HTTP/1.1"] {
+            try assertRefused(line + "\r\nHost: h\r\n\r\n", 400, "request line")
+        }
         try assertRefused("G(T / HTTP/1.1\r\nHost: h\r\n\r\n", 400, "method")
         try assertRefused("GET / HTTX/1.1\r\nHost: h\r\n\r\n", 400, "HTTP version")
         try assertRefused("GET / HTTP/1.1\r\nHost: h\r\n\r\n".replacingOccurrences(of: "/ ", with: "/é "), 400, "target")
