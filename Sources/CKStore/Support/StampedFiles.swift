@@ -41,13 +41,8 @@ final class StampedFiles: @unchecked Sendable {
         init(kind: Kind, path: String) {
             self.kind = kind
             self.path = path
-            // FNV-1a over the path's bytes: a tenth of SipHash's cost over a long path, and
-            // the paths are ck's own (no one chooses them to collide).
-            var h: UInt64 = 0xcbf2_9ce4_8422_2325 ^ kind.rawValue
-            func mix(_ bytes: UnsafeBufferPointer<UInt8>) { for b in bytes { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 } }
-            if path.utf8.withContiguousStorageIfAvailable(mix) == nil {
-                for b in path.utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
-            }
+            // FNV-1a: a tenth of SipHash's cost over a long path.
+            let h = path.fnv1a(seed: 0xcbf2_9ce4_8422_2325 ^ kind.rawValue)
             hash = Int(truncatingIfNeeded: h ^ (h >> 29))
         }
         func hash(into hasher: inout Hasher) { hasher.combine(hash) }
@@ -61,8 +56,7 @@ final class StampedFiles: @unchecked Sendable {
         /// A `Box` of what was made, or `absent`: a class, so that finding it again is a
         /// pointer compare, not the dynamic cast of an `Any` (a few percent of a lookup).
         var value: AnyObject
-        var counter: WriteCounter?
-        var counted: WriteCounter.Mark?
+        var counted: Counted?
         var checked: Int64
     }
     private final class Box<T>: @unchecked Sendable {
@@ -186,8 +180,8 @@ final class StampedFiles: @unchecked Sendable {
     /// counter: nothing is hashed, and no lock but its stripe's is taken.
     private func vouched(_ key: Key) -> Entry? {
         let s = stripe(key)
-        guard let e = s.lock.reading({ s.kept[key] }), let counter = e.counter, let counted = e.counted, counter.isTrusted,
-              Self.monotonicNanos() - e.checked < trustNanos, counter.mark(slot: counted.slot) == counted else { return nil }
+        guard let e = s.lock.reading({ s.kept[key] }), let counted = e.counted, counted.counter.isTrusted,
+              Self.monotonicNanos() - e.checked < trustNanos, counted.counter.mark(slot: counted.mark.slot) == counted.mark else { return nil }
         return e
     }
 
@@ -211,7 +205,7 @@ final class StampedFiles: @unchecked Sendable {
     /// since made is there: an absent file has no stamp).
     private func keepAbsent(_ key: Key, _ counted: Counted?) {
         guard let counted else { return }
-        keep(key, Entry(stamp: nil, value: Self.absent, counter: counted.counter, counted: counted.mark, checked: Self.monotonicNanos()))
+        keep(key, Entry(stamp: nil, value: Self.absent, counted: counted, checked: Self.monotonicNanos()))
     }
 
     /// What `read` made of the file when it had `stamp`, or what it makes now, kept (when `keep`
@@ -223,8 +217,7 @@ final class StampedFiles: @unchecked Sendable {
         let found: T? = s.lock.writing {
             guard var e = s.kept[key], e.stamp == stamp, let t = (e.value as? Box<T>)?.value else { return nil }
             if let counted {
-                e.counter = counted.counter
-                e.counted = counted.mark
+                e.counted = counted
                 e.checked = Self.monotonicNanos()
                 s.kept[key] = e
             }
@@ -233,7 +226,7 @@ final class StampedFiles: @unchecked Sendable {
         if let found { return found }
         let v = try read()
         guard keeps(v), !Self.isRacy(stamp) else { return v }
-        keep(key, Entry(stamp: stamp, value: Box(v), counter: counted?.counter, counted: counted?.mark, checked: Self.monotonicNanos()))
+        keep(key, Entry(stamp: stamp, value: Box(v), counted: counted, checked: Self.monotonicNanos()))
         return v
     }
 
