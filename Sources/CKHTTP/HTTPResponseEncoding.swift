@@ -140,20 +140,7 @@ func appendHTTPDate(_ seconds: time_t, to out: inout [UInt8]) {
     out.append(contentsOf: " GMT".utf8)
 }
 
-/// An integer's decimal digits, appended.
+/// An integer's decimal digits, appended (`String(n)` makes them without the heap).
 func appendDecimal(_ n: Int, to out: inout [UInt8]) {
-    if n < 0 { out.append(UInt8(ascii: "-")) }
-    var n = n.magnitude
-    var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                 UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-        (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-    var count = 0
-    withUnsafeMutableBytes(of: &digits) { buf in
-        repeat {
-            buf[count] = UInt8(ascii: "0") + UInt8(n % 10)
-            n /= 10
-            count += 1
-        } while n > 0
-        for i in stride(from: count - 1, through: 0, by: -1) { out.append(buf[i]) }
-    }
+    out.append(contentsOf: String(n).utf8)
 }
