@@ -37,7 +37,7 @@ package struct ChangeHistory {
         else { return ChangeHistory(directory: directory) }
         // Joined as Strings: `+` on a Substring counted its Characters (grapheme breaking) to
         // reserve room, a percent of every request.
-        let database = String(Substring(directory[..<cut].utf8.dropLast(zones.count)))
+        let database = String(directory[..<directory.utf8.index(cut, offsetBy: -zones.count)])
         let zone = String(directory[directory.utf8.index(after: cut)...])
         return ChangeHistory(directory: directory, lockFile: database + "/locks/" + zone + ".lock")
     }
