@@ -10,7 +10,7 @@ public enum PathEncoding {
     /// a container directory, which has none, keeps up to 255 — every container ID whole).
     public static func component(_ name: String, limit: Int = maxComponent) -> String {
         // The commonest case, asked for every path a request builds: nothing to encode.
-        if name.utf8.count <= limit, name.utf8.first != 0x2E, !name.isEmpty, name.allUTF8(isSafe) { return name }
+        if name.utf8.count <= limit, name.utf8.first != 0x2E, !name.isEmpty, (name.utf8.withContiguousStorageIfAvailable { $0.allSatisfy(isSafe) } ?? name.utf8.allSatisfy(isSafe)) { return name }
         var out = [UInt8]()
         for (i, b) in name.utf8.enumerated() {
             let safe = (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || (b >= 0x30 && b <= 0x39)

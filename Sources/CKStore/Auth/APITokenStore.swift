@@ -38,7 +38,9 @@ package struct APITokenStore {
 
     /// An API token is 64 lowercase hex digits (32 random bytes).
     package static func isToken(_ s: String) -> Bool {
-        s.utf8.count == 64 && s.allUTF8 { (48...57).contains($0) || (97...102).contains($0) }
+        // In the string's own buffer when it has one: every request asks.
+        func hex(_ b: UInt8) -> Bool { (48...57).contains(b) || (97...102).contains(b) }
+        return s.utf8.count == 64 && (s.utf8.withContiguousStorageIfAvailable { $0.allSatisfy(hex) } ?? s.utf8.allSatisfy(hex))
     }
 
     /// What is wrong with the shape of something sent as an API token (it is not one): its

@@ -96,7 +96,9 @@ package final class WriteCounter: @unchecked Sendable {
 
     /// The counter of a name (1 ..< count): FNV-1a of its bytes.
     static func slot<S: StringProtocol>(_ name: S) -> Int {
-        1 + Int(name.fnv1a() % UInt64(count - 1))
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in name.utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
+        return 1 + Int(h % UInt64(count - 1))
     }
 
     /// The last component of a path.
