@@ -41,8 +41,13 @@ final class StampedFiles: @unchecked Sendable {
         init(kind: Kind, path: String) {
             self.kind = kind
             self.path = path
-            // FNV-1a: a tenth of SipHash's cost over a long path.
-            let h = path.fnv1a(seed: 0xcbf2_9ce4_8422_2325 ^ kind.rawValue)
+            // FNV-1a over the path's bytes: a tenth of SipHash's cost over a long path, and
+            // the paths are ck's own (no one chooses them to collide).
+            var h: UInt64 = 0xcbf2_9ce4_8422_2325 ^ kind.rawValue
+            func mix(_ bytes: UnsafeBufferPointer<UInt8>) { for b in bytes { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 } }
+            if path.utf8.withContiguousStorageIfAvailable(mix) == nil {
+                for b in path.utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
+            }
             hash = Int(truncatingIfNeeded: h ^ (h >> 29))
         }
         func hash(into hasher: inout Hasher) { hasher.combine(hash) }
