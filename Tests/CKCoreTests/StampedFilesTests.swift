@@ -297,4 +297,58 @@ final class StampedFilesTests: XCTestCase {
         XCTAssertEqual(pwrite(f, [word[0]], 1, 5 * 8), 1)
         XCTAssertEqual(try h.head(), 6, "the commit bit, set in place, is seen at once")
     }
+
+    /// A server keeps the directories it opens while no directory was made, removed or renamed
+    /// (counter 0): the files in one come and go without a new open; a tree changed, an absent
+    /// directory made, or the trust run out, and it is opened again.
+    func testADirectoryIsKeptOpenUntilATreeChanges() throws {
+        let dir = NSTemporaryDirectory() + "ck-kept-dir-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try FileManager.default.createDirectory(atPath: dir + "/a", withIntermediateDirectories: true)
+        let counter = WriteCounter.unshared()
+        let files = StampedFiles(trustNanos: 60_000_000_000)
+        var opens = 0
+        func open(_ path: String) throws -> Directory? {
+            try files.directory(path) { opens += 1; return try Directory.open(path) }
+        }
+        // Not trusted yet: opened every time.
+        _ = try open(dir + "/a")
+        _ = try open(dir + "/a")
+        XCTAssertEqual(opens, 2)
+        files.trustWriteCounter(under: dir, counter)
+        let a = try XCTUnwrap(try open(dir + "/a"))
+        XCTAssertTrue(try open(dir + "/a") === a, "kept")
+        // A file written in it, and its name's counter moved: the directory is the same one.
+        try a.write("f.json", Array("{}".utf8))
+        counter.advance(slot: WriteCounter.slot("f.json"))
+        counter.advance(slot: WriteCounter.slot("a"))
+        XCTAssertTrue(try open(dir + "/a") === a, "a file's change is no tree's")
+        XCTAssertEqual(opens, 3)
+        // Absent, and kept absent, until a directory is made.
+        XCTAssertNil(try open(dir + "/b"))
+        XCTAssertNil(try open(dir + "/b"))
+        XCTAssertEqual(opens, 4)
+        try FileManager.default.createDirectory(atPath: dir + "/b", withIntermediateDirectories: false)
+        counter.advance(slot: 0)
+        XCTAssertNotNil(try open(dir + "/b"))
+        // A tree moved: `a` replaced by another directory is the one opened now.
+        try FileManager.default.moveItem(atPath: dir + "/a", toPath: dir + "/old")
+        try FileManager.default.createDirectory(atPath: dir + "/a", withIntermediateDirectories: false)
+        counter.advance(slot: 0)
+        let again = try XCTUnwrap(try open(dir + "/a"))
+        XCTAssertFalse(again === a)
+        XCTAssertNil(again.kind(of: "f.json"), "the new directory, not the one moved away")
+        // Outside the trusted root: opened every time.
+        let before = opens
+        _ = try open(NSTemporaryDirectory())
+        _ = try open(NSTemporaryDirectory())
+        XCTAssertEqual(opens, before + 2)
+        // The trust runs out.
+        let brief = StampedFiles(trustNanos: 50_000_000)
+        brief.trustWriteCounter(under: dir, counter)
+        let first = try brief.directory(dir + "/a") { try Directory.open(dir + "/a") }
+        usleep(120_000)
+        XCTAssertFalse(try brief.directory(dir + "/a") { try Directory.open(dir + "/a") } === first)
+    }
 }
+
