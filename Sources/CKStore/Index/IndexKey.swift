@@ -1,5 +1,10 @@
 import CKJSON
 import CKModel
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The lines of an index run, as bytes whose order is the query order, so that a run is sorted
 /// by plain byte comparison and searched by bisection:
@@ -136,3 +141,19 @@ enum IndexKey {
 
     static func isTombstone(_ line: ArraySlice<UInt8>) -> Bool { line.first == tombstone }
 }
+
+/// A line's name in hex (`IndexKey.nameKey`) as a dictionary key, hashed in one call over its
+/// bytes: `ArraySlice<UInt8>`'s own `Hashable` feeds the hasher one byte at a time, and the
+/// upkeep of an index hashes every name of the runs it merges (a few percent of a server's
+/// creates).
+struct NameBytes: Hashable {
+    let bytes: ArraySlice<UInt8>
+    init(_ bytes: ArraySlice<UInt8>) { self.bytes = bytes }
+    func hash(into hasher: inout Hasher) { bytes.withUnsafeBytes { hasher.combine(bytes: $0) } }
+    static func == (a: NameBytes, b: NameBytes) -> Bool {
+        a.bytes.count == b.bytes.count && a.bytes.withUnsafeBytes { x in
+            b.bytes.withUnsafeBytes { y in x.count == 0 || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0 }
+        }
+    }
+}
+

@@ -256,18 +256,18 @@ extension ZoneIndex {
             changes.sort { $0.lexicographicallyPrecedes($1) }
             // Each name's newest source (the changes are newest of all); the base is not read
             // for this, its lines only ever being hidden.
-            var newest: [ArraySlice<UInt8>: Int] = [:]
-            for k in changed.keys { newest[IndexKey.hex(k.string)[...]] = merged.count }
+            var newest: [NameBytes: Int] = [:]
+            for k in changed.keys { newest[NameBytes(IndexKey.hex(k.string)[...])] = merged.count }
             for (i, run) in merged.enumerated().reversed() where !(level == 0 && i == 0) {
                 run.forEachLine { l in
-                    let n = IndexKey.nameKey(ofLine: l, fieldRun: fieldRun)
+                    let n = NameBytes(IndexKey.nameKey(ofLine: l, fieldRun: fieldRun))
                     if newest[n] == nil { newest[n] = i }
                     return true
                 }
             }
             func kept(_ l: ArraySlice<UInt8>, from source: Int) -> Bool {
                 if level == 0 && IndexKey.isTombstone(l) { return false }
-                return (newest[IndexKey.nameKey(ofLine: l, fieldRun: fieldRun)] ?? 0) == source
+                return (newest[NameBytes(IndexKey.nameKey(ofLine: l, fieldRun: fieldRun))] ?? 0) == source
             }
             let w = try IndexRunWriter(in: dir)
             try MergedRuns(runs: merged, overlay: changes, fieldRun: fieldRun).forEachSourced { line, from in

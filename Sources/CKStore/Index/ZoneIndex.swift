@@ -116,17 +116,17 @@ struct TypeRuns {
     /// How many names the runs hold: each name as its newest run has it, a tombstone hiding
     /// it. Reads every run once; memory is that of the deltas' names.
     func liveNames() -> Int64 {
-        var newest: [ArraySlice<UInt8>: Bool] = [:]
+        var newest: [NameBytes: Bool] = [:]
         for d in deltas.reversed() {
             d.forEachLine { l in
-                let n = IndexKey.nameKey(ofLine: l, fieldRun: false)
+                let n = NameBytes(IndexKey.nameKey(ofLine: l, fieldRun: false))
                 if newest[n] == nil { newest[n] = !IndexKey.isTombstone(l) }
                 return true
             }
         }
         var live = Int64(newest.values.filter { $0 }.count)
         base.forEachLine { l in
-            if !IndexKey.isTombstone(l), newest[IndexKey.nameKey(ofLine: l, fieldRun: false)] == nil { live += 1 }
+            if !IndexKey.isTombstone(l), newest[NameBytes(IndexKey.nameKey(ofLine: l, fieldRun: false))] == nil { live += 1 }
             return true
         }
         return live
