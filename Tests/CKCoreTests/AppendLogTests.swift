@@ -249,6 +249,34 @@ extension AppendLogTests {
             XCTAssertEqual(bytes(file), before)
         }
     }
+
+    /// An index word is the entry's end offset, 8 bytes big-endian, the top bit its commit mark;
+    /// the head is the last word carrying the mark, however many unmarked words follow it (a
+    /// commit under way, or one a crash cut short before its last word).
+    func testIndexWordsAreBigEndianAndTheHeadIsTheLastMarkedWord() throws {
+        XCTAssertEqual(AppendLog.indexWord(end: 0x0102_0304_0506_0708, commits: false), [1, 2, 3, 4, 5, 6, 7, 8])
+        XCTAssertEqual(AppendLog.indexWord(end: 0x0102_0304_0506_0708, commits: true), [0x81, 2, 3, 4, 5, 6, 7, 8])
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let log = indexed()
+        for (count, marked) in [(1, 0), (7, 6), (8, 0), (9, 0), (30, 4), (600, 3), (600, 0)] {
+            var words: [UInt8] = []
+            for i in 0..<count { words += AppendLog.indexWord(end: Int64(10 * (i + 1)), commits: i == marked && (i > 0 || marked == 0)) }
+            FileManager.default.createFile(atPath: directory + "/history.idx", contents: Data(words))
+            let f = open(directory + "/history.idx", O_RDONLY)
+            defer { close(f) }
+            XCTAssertEqual(try log.readIndex(f, from: 0, count: Int64(count)).map { $0 & ~AppendLog.commitBit },
+                           (0..<count).map { UInt64(10 * ($0 + 1)) })
+            let head = try log.indexedHead(f, size: Int64(words.count))
+            XCTAssertEqual(head.seq, Int64(marked + 1), "\(count) words, marked at \(marked)")
+            XCTAssertEqual(head.end, Int64(10 * (marked + 1)))
+        }
+        // No word marked: no commit.
+        let none = (0..<20).flatMap { AppendLog.indexWord(end: Int64($0 + 1), commits: false) }
+        FileManager.default.createFile(atPath: directory + "/history.idx", contents: Data(none))
+        let f = open(directory + "/history.idx", O_RDONLY)
+        defer { close(f) }
+        XCTAssertEqual(try log.indexedHead(f, size: Int64(none.count)).seq, 0)
+    }
 }
 
 private extension AppendLog {
@@ -261,4 +289,6 @@ private extension AppendLog {
 
 private extension AppendLog.Commit {
     var isRecorded: Bool { if case .recorded = self { return true } else { return false } }
+
 }
+

@@ -180,14 +180,19 @@ package struct ChangeHistory {
         guard let dir = try Directory.open(directory) else { return 0 }
         // A compaction's switch a crash interrupted first: the tail is judged against the
         // files it left in place.
-        _ = try HistoryCompaction.finishInterrupted(self, dir, repair: true, sweep: false)
+        if !StampedFiles.shared.isAbsent(directory + "/" + HistoryCompaction.markerName) {
+            _ = try HistoryCompaction.finishInterrupted(self, dir, repair: true, sweep: false)
+        }
         return try log.indexTail(dir, repair: true).head.seq
     }
 
     private func appendLines(_ entries: [some JSONEncodable], firstSeq: Int64?, beforeIndexing: (() throws -> Void)? = nil) throws -> Int64 {
         guard !entries.isEmpty else { return try head() }
         let dir = try Directory.open(directory, create: true)!
-        _ = try HistoryCompaction.finishInterrupted(self, dir, repair: true, sweep: false)
+        // (A server knows the marker absent without looking while no ck process wrote one.)
+        if !StampedFiles.shared.isAbsent(directory + "/" + HistoryCompaction.markerName) {
+            _ = try HistoryCompaction.finishInterrupted(self, dir, repair: true, sweep: false)
+        }
         func line(_ i: Int) -> [UInt8] {
             var line = [UInt8]()
             entries[i].encodeJSON(into: &line, indent: 0, pretty: false)

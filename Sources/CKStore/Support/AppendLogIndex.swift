@@ -23,8 +23,8 @@ extension AppendLog {
 
     /// The 8 bytes of an index word: an entry ending at `end`, the last of its commit or not.
     static func indexWord(end: Int64, commits: Bool) -> [UInt8] {
-        let word = UInt64(end) | (commits ? commitBit : 0)
-        return stride(from: 56, through: 0, by: -8).map { UInt8((word >> UInt64($0)) & 0xff) }
+        let word = (UInt64(end) | (commits ? commitBit : 0)).bigEndian
+        return withUnsafeBytes(of: word) { Array($0) }
     }
 
     func indexedHead(_ dir: Directory) throws -> Head {
@@ -36,9 +36,12 @@ extension AppendLog {
     /// The head of the index open as `f`, `size` bytes long.
     func indexedHead(_ f: Int32, size: Int64) throws -> Head {
         var n = size / 8
-        // Look back from the end for the last entry carrying the commit bit.
+        // Look back from the end for the last entry carrying the commit bit: almost always the
+        // last word, so a few words first (every append reads the head), then larger steps.
+        var step: Int64 = 8
         while n > 0 {
-            let count = min(n, 512)
+            let count = min(n, step)
+            step = 512
             let words = try readIndex(f, from: n - count, count: count)
             for i in stride(from: words.count - 1, through: 0, by: -1) where words[i] & AppendLog.commitBit != 0 {
                 return Head(seq: n - count + Int64(i) + 1, end: Int64(words[i] & ~AppendLog.commitBit))
@@ -58,8 +61,9 @@ extension AppendLog {
             if n == 0 { break }
             got += n
         }
-        return stride(from: 0, to: got - got % 8, by: 8).map { i in
-            bytes[i..<i + 8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        // Each word loaded whole (a byte-by-byte fold was most of a head's reading).
+        return bytes.withUnsafeBytes { raw in
+            (0..<got / 8).map { UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: $0 * 8, as: UInt64.self)) }
         }
     }
 
