@@ -1,3 +1,4 @@
+@testable import CKCLI
 import CKTestSupport
 import Foundation
 import Glibc
@@ -31,4 +32,21 @@ final class ServeCommandTests: XCTestCase {
         XCTAssertEqual(json.status, 4)
         XCTAssertTrue(json.stderr.contains("\"serverErrorCode\":\"EXISTS\""), json.stderr)
     }
+
+    /// A server raises its soft limit on open files to the hard one (at most 65,536): it holds
+    /// a descriptor per connection and keeps the directories it writes open, and the shell's
+    /// 1,024 would run out before its 256 connections and kept directories did.
+    func testServeRaisesTheSoftLimitOnOpenFiles() throws {
+        var before = rlimit()
+        XCTAssertEqual(getrlimit(Int32(RLIMIT_NOFILE.rawValue), &before), 0)
+        defer { _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &before) }
+        var low = before
+        low.rlim_cur = min(before.rlim_max, 256)
+        XCTAssertEqual(setrlimit(Int32(RLIMIT_NOFILE.rawValue), &low), 0)
+        ServeCommand.raiseOpenFileLimit()
+        var after = rlimit()
+        XCTAssertEqual(getrlimit(Int32(RLIMIT_NOFILE.rawValue), &after), 0)
+        XCTAssertEqual(after.rlim_cur, min(before.rlim_max, 65_536))
+    }
 }
+

@@ -44,8 +44,21 @@ enum ServeCommand {
 
     /// `ck serve`, and `ck console` (another default port, and the console opened in a
     /// browser unless `--no-browser`).
+    /// A server holds a descriptor per connection and keeps the directories it writes open
+    /// (Docs/storage.md, "Cost"): its soft limit on open files goes up to the hard limit (at
+    /// most 65,536), as servers' do — the common soft limit, 1,024, is a shell's.
+    static func raiseOpenFileLimit() {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
+        let wanted = min(limit.rlim_max, 65_536)
+        guard limit.rlim_cur < wanted else { return }
+        limit.rlim_cur = wanted
+        _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+    }
+
     static func run(_ inv: Invocation, defaultPort: UInt16, browser: Bool) throws -> Int32 {
         _ = try inv.positionals(max: 0, what: "")
+        raiseOpenFileLimit()
         let host = inv.args.value("--host") ?? "127.0.0.1"
         guard !host.isEmpty, host.utf8.count <= 255, !host.contains("/") else { throw inv.usageError("--host must be an address, not '\(host)'") }
         var port = defaultPort

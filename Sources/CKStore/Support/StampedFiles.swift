@@ -93,8 +93,15 @@ final class StampedFiles: @unchecked Sendable {
     /// each (≤ 8 MiB in all), so the cache never costs a server more than that.
     static let smallFile: Int64 = 8192
     private let mostRecords = 1024
-    /// Open directories (`directory`): each holds a descriptor.
-    private let mostDirectories = 1024
+    /// Open directories (`directory`): each holds a descriptor, so at most an eighth of the
+    /// process's limit on them (128 under the common 1,024), and 1,024 at most: taken when a
+    /// server trusts its counter, after `ck serve` raised the limit.
+    private let mostDirectories = Atomic<Int>(128)
+    private static func directoryBound() -> Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 128 }
+        return Int(min(1024, max(16, limit.rlim_cur / 8)))
+    }
 
     /// What is set once by a long-lived server, and read (but for `keepsRecords`) only on the
     /// way to a check.
@@ -124,6 +131,7 @@ final class StampedFiles: @unchecked Sendable {
     }
 
     package func trustWriteCounter(under root: String, _ counter: WriteCounter? = WriteCounter.shared) {
+        mostDirectories.store(Self.directoryBound(), ordering: .relaxed)
         if counter != nil { trustsCounter.store(true, ordering: .releasing) }
         stateLock.lock()
         trusted = counter
@@ -198,7 +206,7 @@ final class StampedFiles: @unchecked Sendable {
     /// Keeps `entry`, within its kind's bound.
     private func keep(_ key: Key, _ entry: Entry) {
         let s = stripe(key)
-        let bound = (key.kind == .record ? mostRecords : key.kind == .directory ? mostDirectories : most) / Self.stripeCount
+        let bound = (key.kind == .record ? mostRecords : key.kind == .directory ? mostDirectories.load(ordering: .relaxed) : most) / Self.stripeCount
         s.lock.writing {
             if s.kept[key] == nil {
                 if s.counts[key.kind, default: 0] >= bound {
