@@ -32,11 +32,6 @@ extension ZoneStore {
             func shard(_ top: String, _ name: String) throws -> Directory {
                 let s = PathEncoding.shard(name)
                 if let d = shards[top + "/" + s] { return d }
-                // A server keeps the shards open between commits (StampedFiles.directory).
-                if StampedFiles.shared.keepsDirectories, let d = try Directory.open(directory + "/" + top + "/" + s) {
-                    shards[top + "/" + s] = d
-                    return d
-                }
                 if tops[top] == nil { tops[top] = try opened(zoneDir, top) }
                 let d = try opened(tops[top]!, s)
                 shards[top + "/" + s] = d

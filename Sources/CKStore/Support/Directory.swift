@@ -35,16 +35,6 @@ package final class Directory {
     /// Opens the directory at an absolute path; nil when it (or a parent) does not exist and
     /// `create` is false. With `create`, missing directories are made (0700).
     package static func open(_ path: String, create: Bool = false) throws -> Directory? {
-        // A server keeps the directories it opens while no directory was made, removed or
-        // renamed (StampedFiles.directory): most of a commit's opens were the same few.
-        if StampedFiles.shared.keepsDirectories {
-            if let d = try StampedFiles.shared.directory(path, { try opened(path, create: false) }) { return d }
-            if !create { return nil }
-        }
-        return try opened(path, create: create)
-    }
-
-    private static func opened(_ path: String, create: Bool) throws -> Directory? {
         guard path.utf8.first == UInt8(ascii: "/") else { throw FileSystem.failure("not an absolute path", path, errno: EINVAL) }
         let shown = path.utf8.count > 1 && path.utf8.last == UInt8(ascii: "/") ? String(path.dropLast()) : path
         // The whole path in one call when the kernel can refuse links at every level itself;

@@ -33,7 +33,7 @@ final class StampedFiles: @unchecked Sendable {
 
     /// What was made of each file, by kind of reading: JSON, a listing, a parsed schema, a
     /// record. Each kind has its own bound; past it, that kind starts afresh.
-    private enum Kind: UInt64 { case json, listing, parsed, record, historyHead, presence, directory }
+    private enum Kind: UInt64 { case json, listing, parsed, record, historyHead, presence }
     /// A file and the kind of reading, with its hash taken once, outside any lock: a server's
     /// threads ask for the same few long paths thousands of times a second.
     private struct Key: Hashable {
@@ -93,23 +93,12 @@ final class StampedFiles: @unchecked Sendable {
     /// each (≤ 8 MiB in all), so the cache never costs a server more than that.
     static let smallFile: Int64 = 8192
     private let mostRecords = 1024
-    /// Open directories (`directory`): each holds a descriptor, so at most an eighth of the
-    /// process's limit on them (128 under the common 1,024), and 1,024 at most: taken when a
-    /// server trusts its counter, after `ck serve` raised the limit.
-    private let mostDirectories = Atomic<Int>(128)
-    private static func directoryBound() -> Int {
-        var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 128 }
-        return Int(min(1024, max(16, limit.rlim_cur / 8)))
-    }
 
     /// What is set once by a long-lived server, and read (but for `keepsRecords`) only on the
     /// way to a check.
     private let stateLock = NSLock()
     /// Whether record files are kept (`record`): set, for good, by a long-lived server.
     private let keepsRecords = Atomic<Bool>(false)
-    /// Whether `trustWriteCounter` was ever called with a counter.
-    private let trustsCounter = Atomic<Bool>(false)
     /// The write counter whose standing still stands for a check (see above), and the data
     /// directories where it does (each ending in "/"): set, for good, by a long-lived server
     /// for its own data directory. Elsewhere in the process (a test's other stores) every read
@@ -131,8 +120,6 @@ final class StampedFiles: @unchecked Sendable {
     }
 
     package func trustWriteCounter(under root: String, _ counter: WriteCounter? = WriteCounter.shared) {
-        mostDirectories.store(Self.directoryBound(), ordering: .relaxed)
-        if counter != nil { trustsCounter.store(true, ordering: .releasing) }
         stateLock.lock()
         trusted = counter
         let root = root.hasSuffix("/") ? root : root + "/"
@@ -206,7 +193,7 @@ final class StampedFiles: @unchecked Sendable {
     /// Keeps `entry`, within its kind's bound.
     private func keep(_ key: Key, _ entry: Entry) {
         let s = stripe(key)
-        let bound = (key.kind == .record ? mostRecords : key.kind == .directory ? mostDirectories.load(ordering: .relaxed) : most) / Self.stripeCount
+        let bound = (key.kind == .record ? mostRecords : most) / Self.stripeCount
         s.lock.writing {
             if s.kept[key] == nil {
                 if s.counts[key.kind, default: 0] >= bound {
@@ -323,29 +310,4 @@ final class StampedFiles: @unchecked Sendable {
         guard let stamp = Self.stamp(path), stamp.size <= Self.smallFile else { return nil }
         return .some(try cached(key, stamp, counted, read))
     }
-
-    /// A directory as `open` opens it (nil: absent), kept open by a server while no ck process
-    /// has made, removed or renamed a directory since (the tree counter, which every such
-    /// change advances: `WriteCounter.changedTree`), for at most `trustNanos`. Files written,
-    /// replaced or removed inside it do not matter: the descriptor still names the directory.
-    /// A commit of a server opened its zone's directory, its database's and each shard a record
-    /// went to, every time (two calls each, with the `close`). Elsewhere (no trusted counter) it
-    /// is opened every time.
-    func directory(_ path: String, _ open: () throws -> Directory?) rethrows -> Directory? {
-        let key = Key(kind: .directory, path: path)
-        let s = stripe(key)
-        if let e = s.lock.reading({ s.kept[key] }), let counted = e.counted, counted.counter.isTrusted,
-           Self.monotonicNanos() - e.checked < trustNanos, counted.counter.mark(slot: 0).trees == counted.mark.trees {
-            return e.value === Self.absent ? nil : e.value as? Directory
-        }
-        // Read before opening: a tree changed after this is a change the mark shows.
-        guard let counted = counter(path) else { return try open() }
-        let d = try open()
-        keep(key, Entry(stamp: nil, value: d ?? Self.absent, counted: counted, checked: Self.monotonicNanos()))
-        return d
-    }
-
-    /// Whether `directory` may keep directories open (a server trusts a write counter): one
-    /// load, for the opens of every other process.
-    var keepsDirectories: Bool { trustsCounter.load(ordering: .acquiring) }
 }
