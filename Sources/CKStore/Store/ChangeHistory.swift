@@ -180,19 +180,17 @@ package struct ChangeHistory {
         guard let dir = try Directory.open(directory) else { return 0 }
         // A compaction's switch a crash interrupted first: the tail is judged against the
         // files it left in place.
-        if !StampedFiles.shared.isAbsent(directory + "/" + HistoryCompaction.markerName) {
-            _ = try HistoryCompaction.finishInterrupted(self, dir, repair: true, sweep: false)
-        }
+        _ = try HistoryCompaction.finishInterrupted(self, dir, repair: true, sweep: false)
         return try log.indexTail(dir, repair: true).head.seq
     }
 
     private func appendLines(_ entries: [some JSONEncodable], firstSeq: Int64?, beforeIndexing: (() throws -> Void)? = nil) throws -> Int64 {
         guard !entries.isEmpty else { return try head() }
         let dir = try Directory.open(directory, create: true)!
-        // (A server knows the marker absent without looking while no ck process wrote one.)
-        if !StampedFiles.shared.isAbsent(directory + "/" + HistoryCompaction.markerName) {
-            _ = try HistoryCompaction.finishInterrupted(self, dir, repair: true, sweep: false)
-        }
+        // Looked at every time, never taken from the write counters: a `ck gc` killed between
+        // writing its marker and counting the write would otherwise let this append go to the
+        // log its switch is about to replace.
+        _ = try HistoryCompaction.finishInterrupted(self, dir, repair: true, sweep: false)
         func line(_ i: Int) -> [UInt8] {
             var line = [UInt8]()
             entries[i].encodeJSON(into: &line, indent: 0, pretty: false)
