@@ -95,4 +95,29 @@ final class HistoryRecoveryTests: XCTestCase {
         let before = try db.databaseHistory.lines(after: 0).count
         XCTAssertEqual(try db.databaseHistory.head(), Int64(before + 1))
     }
+
+    /// An append finishes a compaction's switch it finds under way — a `ck gc` killed after
+    /// writing its marker — even in a server that trusts the write counters and knew the marker
+    /// absent, when the kill came before the write was counted: the append must never go to
+    /// the log the switch is about to replace.
+    func testAnAppendFinishesACompactionSwitchNoWriteCounterSaw() throws {
+        let dir = NSTemporaryDirectory() + "ck-gc-switch-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        StampedFiles.shared.trustWriteCounter(under: dir)
+        let h = ChangeHistory(directory: dir)
+        for i in 1...3 { try h.append([["seq": .int(Int64(i))]]) }
+        let marker = dir + "/" + HistoryCompaction.markerName
+        XCTAssertTrue(StampedFiles.shared.isAbsent(marker), "known absent, as a server would know it")
+        // The switch under way, written by hand (uncounted): the new files beside the old, and the marker.
+        try FileManager.default.copyItem(atPath: h.logFile, toPath: dir + "/" + HistoryCompaction.newLog)
+        try FileManager.default.copyItem(atPath: h.indexFile, toPath: dir + "/" + HistoryCompaction.newIndex)
+        FileManager.default.createFile(atPath: marker, contents: Data(#"{"retainedFrom":1,"schemaVersion":1}"#.utf8))
+        try h.append([["seq": 4]])
+        XCTAssertFalse(FileManager.default.fileExists(atPath: marker), "the switch was finished first")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir + "/" + HistoryCompaction.newLog))
+        XCTAssertEqual(try h.head(), 4)
+        XCTAssertEqual(try h.lines(after: 0).map { $0["seq"]?.int64Value }, [1, 2, 3, 4])
+    }
+
 }
