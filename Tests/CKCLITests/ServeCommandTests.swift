@@ -34,8 +34,8 @@ final class ServeCommandTests: XCTestCase {
     }
 
     /// A server raises its soft limit on open files to the hard one (at most 65,536): it holds
-    /// a descriptor per connection and keeps the directories it writes open, and the shell's
-    /// 1,024 would run out before its 256 connections and kept directories did.
+    /// a descriptor per connection and the directories of the commits it has yet to publish,
+    /// and the shell's 1,024 is close to what 256 connections and 256 such directories take.
     func testServeRaisesTheSoftLimitOnOpenFiles() throws {
         var before = rlimit()
         XCTAssertEqual(getrlimit(Int32(RLIMIT_NOFILE.rawValue), &before), 0)

@@ -44,9 +44,10 @@ enum ServeCommand {
 
     /// `ck serve`, and `ck console` (another default port, and the console opened in a
     /// browser unless `--no-browser`).
-    /// A server holds a descriptor per connection and keeps the directories it writes open
-    /// (Docs/storage.md, "Cost"): its soft limit on open files goes up to the hard limit (at
-    /// most 65,536), as servers' do — the common soft limit, 1,024, is a shell's.
+    /// A server holds a descriptor per connection (256 at most) and the shard directories of
+    /// the commits it has yet to publish (UnpublishedCommits): its soft limit on open files goes
+    /// up to the hard limit (at most 65,536), as servers' do — the common soft limit, 1,024, is
+    /// a shell's.
     static func raiseOpenFileLimit() {
         var limit = rlimit()
         guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
