@@ -49,4 +49,3 @@ final class ServeCommandTests: XCTestCase {
         XCTAssertEqual(after.rlim_cur, min(before.rlim_max, 65_536))
     }
 }
-

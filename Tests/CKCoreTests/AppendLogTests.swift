@@ -260,7 +260,7 @@ extension AppendLogTests {
         let log = indexed()
         for (count, marked) in [(1, 0), (7, 6), (8, 0), (9, 0), (30, 4), (600, 3), (600, 0)] {
             var words: [UInt8] = []
-            for i in 0..<count { words += AppendLog.indexWord(end: Int64(10 * (i + 1)), commits: i == marked && (i > 0 || marked == 0)) }
+            for i in 0..<count { words += AppendLog.indexWord(end: Int64(10 * (i + 1)), commits: i == marked) }
             FileManager.default.createFile(atPath: directory + "/history.idx", contents: Data(words))
             let f = open(directory + "/history.idx", O_RDONLY)
             defer { close(f) }
@@ -289,6 +289,4 @@ private extension AppendLog {
 
 private extension AppendLog.Commit {
     var isRecorded: Bool { if case .recorded = self { return true } else { return false } }
-
 }
-

@@ -42,8 +42,6 @@ enum ServeCommand {
         port in use is exit 4 (EXISTS), one the system refuses this user exit 5 (ACCESS_DENIED).
         """) { inv in try run(inv, defaultPort: 8484, browser: false) }
 
-    /// `ck serve`, and `ck console` (another default port, and the console opened in a
-    /// browser unless `--no-browser`).
     /// A server holds a descriptor per connection (256 at most) and the shard directories of
     /// the commits it has yet to publish (UnpublishedCommits): its soft limit on open files goes
     /// up to the hard limit (at most 65,536), as servers' do — the common soft limit, 1,024, is
@@ -57,6 +55,8 @@ enum ServeCommand {
         _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
     }
 
+    /// `ck serve`, and `ck console` (another default port, and the console opened in a
+    /// browser unless `--no-browser`).
     static func run(_ inv: Invocation, defaultPort: UInt16, browser: Bool) throws -> Int32 {
         _ = try inv.positionals(max: 0, what: "")
         raiseOpenFileLimit()

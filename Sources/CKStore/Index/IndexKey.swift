@@ -156,4 +156,3 @@ struct NameBytes: Hashable {
         }
     }
 }
-
