@@ -8,9 +8,18 @@ import XCTest
 /// replaced (as every writer replaces them, by rename), removed, or swapped for a link is read
 /// afresh.
 final class StampedFilesTests: XCTestCase {
+    /// Each test's own directory, removed after it.
+    private var dir = ""
+
+    override func setUp() {
+        dir = NSTemporaryDirectory() + "ck-stamped-" + UUID().uuidString
+    }
+
+    override func tearDown() {
+        try? FileManager.default.removeItem(atPath: dir)
+    }
+
     func testAReplacedRemovedOrLinkedFileIsReadAfresh() throws {
-        let dir = NSTemporaryDirectory() + "ck-stamped-" + UUID().uuidString
-        defer { try? FileManager.default.removeItem(atPath: dir) }
         let path = dir + "/a.json"
         let files = StampedFiles()
         XCTAssertNil(try files.readJSON(path), "absent")
@@ -43,8 +52,6 @@ final class StampedFilesTests: XCTestCase {
     /// each read gives a whole version, never one older than a version that reader saw, and
     /// once the writes stop, every reader sees the last.
     func testThreadsReadingAKeptFileWhileItIsReplacedSeeWholeVersionsInOrder() throws {
-        let dir = NSTemporaryDirectory() + "ck-stamped-" + UUID().uuidString
-        defer { try? FileManager.default.removeItem(atPath: dir) }
         let path = dir + "/a.json"
         let files = StampedFiles()
         try FileSystem.writeJSON(path, ["v": 0])
@@ -73,8 +80,6 @@ final class StampedFilesTests: XCTestCase {
 
     /// Only small record files are kept, and only by a long-lived process.
     func testOnlySmallRecordFilesAreKept() throws {
-        let dir = NSTemporaryDirectory() + "ck-stamped-" + UUID().uuidString
-        defer { try? FileManager.default.removeItem(atPath: dir) }
         let files = StampedFiles()
         try FileSystem.writeAtomically(dir + "/small.json", Array(repeating: 0x20, count: 100))
         try FileSystem.writeAtomically(dir + "/big.json", Array(repeating: 0x20, count: Int(StampedFiles.smallFile) + 1))
@@ -97,8 +102,6 @@ final class StampedFilesTests: XCTestCase {
     /// included: a file changed behind ck's back (no write counted) is not even looked at until
     /// a write is counted, or until the trust runs out.
     func testAnUnmovedWriteCounterStandsForACheckForAWhile() throws {
-        let dir = NSTemporaryDirectory() + "ck-stamped-" + UUID().uuidString
-        defer { try? FileManager.default.removeItem(atPath: dir) }
         let path = dir + "/a.json", absent = dir + "/b.json"
         let counter = WriteCounter.unshared()
         // Trusted for a minute: every step below is well within it, however slow the machine.
@@ -155,9 +158,8 @@ final class StampedFilesTests: XCTestCase {
     /// user's /dev/shm files at logout; new ck processes then count in a new one) would never
     /// move again: the server finds it out within its trust, and trusts it no more.
     func testACountersFileRemovedIsTrustedNoMore() throws {
-        let dir = NSTemporaryDirectory() + "ck-stamped-" + UUID().uuidString
         let shm = dir + "-counters"
-        defer { try? FileManager.default.removeItem(atPath: dir); unlink(shm) }
+        defer { unlink(shm) }
         let path = dir + "/a.json"
         let counter = try XCTUnwrap(WriteCounter.map(shm))
         XCTAssertTrue(counter.stillShared())
@@ -182,8 +184,6 @@ final class StampedFilesTests: XCTestCase {
     /// more, so this fails only when a primitive does not count.)
     func testEveryWayCkChangesAFileCountsTheWrite() throws {
         guard let counter = WriteCounter.shared else { throw XCTSkip("no shared write counter here (/dev/shm)") }
-        let dir = NSTemporaryDirectory() + "ck-stamped-" + UUID().uuidString
-        defer { try? FileManager.default.removeItem(atPath: dir) }
         let files = StampedFiles()
         files.trustWriteCounter(under: dir, counter)
         let d = try XCTUnwrap(Directory.open(dir, create: true))
@@ -236,8 +236,6 @@ final class StampedFilesTests: XCTestCase {
     /// same tick of the file clock could leave its stamp as it was ("racy git"). Once its change
     /// is safely past, it is kept.
     func testAJustChangedFileIsNotKept() throws {
-        let dir = NSTemporaryDirectory() + "ck-stamped-" + UUID().uuidString
-        defer { try? FileManager.default.removeItem(atPath: dir) }
         let path = dir + "/a.json"
         let files = StampedFiles()
         try FileSystem.writeJSON(path, ["v": 1])
@@ -252,8 +250,6 @@ final class StampedFilesTests: XCTestCase {
     /// A history head is kept only when the index held no word past it: an uncommitted tail
     /// gains its commit bit in place, with no new inode or size to show it.
     func testAHistoryHeadIsKeptOnlyForAWhollyCommittedIndex() throws {
-        let dir = NSTemporaryDirectory() + "ck-stamped-" + UUID().uuidString
-        defer { try? FileManager.default.removeItem(atPath: dir) }
         let index = dir + "/history.idx"
         try FileSystem.writeAtomically(index, [UInt8](repeating: 0, count: 16))
         settle()
@@ -269,8 +265,6 @@ final class StampedFilesTests: XCTestCase {
     /// The head a long-lived reader gets is the history's after every commit, however quick
     /// the commits follow each other, and after an uncommitted tail is committed in place.
     func testAHistoryHeadFollowsCommitsAndAnInPlaceCommitBit() throws {
-        let dir = NSTemporaryDirectory() + "ck-history-" + UUID().uuidString
-        defer { try? FileManager.default.removeItem(atPath: dir) }
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         let h = ChangeHistory(directory: dir)
         XCTAssertEqual(try h.head(), 0)
