@@ -53,7 +53,9 @@ public enum PathEncoding {
     public static func shard(_ name: String) -> String {
         var h: UInt32 = 2166136261
         for b in name.utf8 { h = (h ^ UInt32(b)) &* 16777619 }
-        let v = UInt8((h ^ (h >> 8) ^ (h >> 16) ^ (h >> 24)) & 0xff)
-        return Hex.string([v])
+        return shardNames[Int((h ^ (h >> 8) ^ (h >> 16) ^ (h >> 24)) & 0xff)]
     }
+
+    /// The 256 shard names, made once: every record path a request builds needs one.
+    private static let shardNames = (0..<256).map { Hex.string([UInt8($0)]) }
 }
