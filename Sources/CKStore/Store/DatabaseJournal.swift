@@ -111,14 +111,15 @@ struct DatabaseJournal {
     /// Appends an entry.
     /// `seq`: the entry's number when the caller knows it (it made the intent, under the lock
     /// it still holds: `intent.after + 1`), saving a look at the head.
-    /// `beforeIndexing`: runs once the entry is synced, before readers can see it (a group
-    /// commit's zone entries, synced beside it: `Database.commitDurably`).
+    /// `beforeIndexing`: runs once the entry is synced, before readers can see it (the zone's
+    /// commit the entry announces: `Database.commitDurably`); if it throws, the entry is taken
+    /// back. Once it has returned, the entry stays (`keepsOnceReady`).
     @discardableResult
     func appendDatabaseEntry(_ i: DatabaseIntent, seq known: Int64? = nil, beforeIndexing: (() throws -> Void)? = nil) throws -> Int64 {
         let h = databaseHistory
         let seq = try known ?? (h.recoverHead() + 1)
         let e = DatabaseHistoryEntry(seq: seq, timestamp: db.clock.now(), op: i.op, zoneName: i.zoneName, incarnation: i.incarnation, zoneSeq: i.zoneSeq)
-        try h.append([e.json], beforeIndexing: beforeIndexing)
+        try h.append([e.json], beforeIndexing: beforeIndexing, keepsOnceReady: beforeIndexing != nil)
         return seq
     }
 
