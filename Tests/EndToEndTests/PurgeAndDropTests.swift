@@ -294,7 +294,8 @@ extension PurgeAndDropTests {
     /// finish it first, never hand back the zone that is about to go (a hostile review found
     /// `zone create` returned the old zone, whose next write then failed ZONE_NOT_FOUND).
     func testZoneCreateFinishesAnInterruptedPurgeFirst() {
-        for (verb, op) in [("purge", "4"), ("purge", "5"), ("delete", "4")] {
+        // Ops 1–4 write and sync the intent and rename it into place; 5 makes `trash/`, 6 moves the zone.
+        for (verb, op) in [("purge", "5"), ("purge", "6"), ("delete", "5")] {
             let s = Sandbox()
             s.signIn()
             XCTAssertEqual(s.ck("zone", "create", "Lists").status, 0)

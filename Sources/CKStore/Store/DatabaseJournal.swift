@@ -61,8 +61,12 @@ struct DatabaseJournal {
         DatabaseIntent(op: op, zoneName: zoneName, incarnation: incarnation, zoneSeq: zoneSeq, after: try databaseHistory.recoverHead())
     }
 
+    /// Synced (the file, then `intents/`) before the change it stands for is made: a power loss
+    /// that kept a zone's `zone.json` or its move into the trash, and lost the intent, would
+    /// leave the database history without the zone's creation or deletion. Zones are made and
+    /// deleted rarely; the two syncs cost nothing that matters.
     func writeIntent(_ i: DatabaseIntent) throws {
-        try FileSystem.writeJSON(intentFile(i.zoneName), i.json, durable: false)
+        try FileSystem.writeJSON(intentFile(i.zoneName), i.json)
     }
 
     /// Completes one intent (idempotently) and removes it. The caller holds the database lock
