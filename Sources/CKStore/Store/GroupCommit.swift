@@ -89,8 +89,7 @@ final class GroupCommit: @unchecked Sendable {
         let next = waiting[key]?.first
         if next == nil { busy.remove(key) }
         lock.unlock()
-        // The next leader first: its group commits while this one's requests are answered.
-        next?.wake.signal()
         for j in group where j !== leader { j.wake.signal() }
+        next?.wake.signal()
     }
 }
