@@ -162,8 +162,8 @@ package struct ChangeHistory {
     /// `index` commit): a failure changes nothing readers can see. Returns the new head.
     /// The caller holds the history's lock.
     @discardableResult
-    package func append(_ entries: [JSONValue], beforeIndexing: (() throws -> Void)? = nil, keepsOnceReady: Bool = false) throws -> Int64 {
-        try appendLines(entries, firstSeq: entries.first?["seq"]?.int64Value, beforeIndexing: beforeIndexing, keepsOnceReady: keepsOnceReady)
+    package func append(_ entries: [JSONValue], beforeIndexing: (() throws -> Void)? = nil) throws -> Int64 {
+        try appendLines(entries, firstSeq: entries.first?["seq"]?.int64Value, beforeIndexing: beforeIndexing)
     }
 
     /// `append` of a commit's record entries, each encoded straight to its line.
@@ -184,8 +184,7 @@ package struct ChangeHistory {
         return try log.indexTail(dir, repair: true).head.seq
     }
 
-    private func appendLines(_ entries: [some JSONEncodable], firstSeq: Int64?, beforeIndexing: (() throws -> Void)? = nil,
-                             keepsOnceReady: Bool = false) throws -> Int64 {
+    private func appendLines(_ entries: [some JSONEncodable], firstSeq: Int64?, beforeIndexing: (() throws -> Void)? = nil) throws -> Int64 {
         guard !entries.isEmpty else { return try head() }
         let dir = try Directory.open(directory, create: true)!
         // Looked at every time, never taken from the write counters: a `ck gc` killed between
@@ -199,7 +198,7 @@ package struct ChangeHistory {
         }
         // A large batch's lines (each holds a whole saved record) are encoded on every core.
         let lines = entries.count >= RecordFileWriter.parallelFrom ? Parallel.map(entries.count, chunk: 16, line) : entries.indices.map(line)
-        return try log.append(lines, in: dir, firstSeq: firstSeq, beforeIndexing: beforeIndexing, keepsOnceReady: keepsOnceReady).seq
+        return try log.append(lines, in: dir, firstSeq: firstSeq, beforeIndexing: beforeIndexing).seq
     }
 
     // MARK: expiry

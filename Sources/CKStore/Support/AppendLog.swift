@@ -96,15 +96,9 @@ package struct AppendLog {
     /// is refused before anything is written.
     /// `beforeIndexing` (indexed logs): run once the entries are durable, before readers can
     /// see them; if it throws, the entries are taken back and the append fails.
-    /// `keepsOnceReady`: once `beforeIndexing` has returned, the entries are relied on and never
-    /// taken back; should their index words not be written, the next holder of the lock
-    /// indexes them.
     @discardableResult
-    package func append(_ entries: [[UInt8]], in dir: Directory, firstSeq: Int64? = nil, beforeIndexing: (() throws -> Void)? = nil,
-                        keepsOnceReady: Bool = false) throws -> Head {
-        if case .index = commit {
-            return try appendIndexed(entries, dir, firstSeq: firstSeq, beforeIndexing: beforeIndexing, keepsOnceReady: keepsOnceReady)
-        }
+    package func append(_ entries: [[UInt8]], in dir: Directory, firstSeq: Int64? = nil, beforeIndexing: (() throws -> Void)? = nil) throws -> Head {
+        if case .index = commit { return try appendIndexed(entries, dir, firstSeq: firstSeq, beforeIndexing: beforeIndexing) }
         var bytes = [UInt8]()
         bytes.reserveCapacity(entries.reduce(0) { $0 + $1.count + 1 })
         for e in entries { bytes += e; bytes.append(0x0A) }

@@ -78,8 +78,7 @@ extension AppendLog {
     /// the index) takes the entries back too (cut, then synced), so a failed append is never
     /// found committed later. A crash between 1 and 2 leaves a durable commit the index does not
     /// cover yet: the next writer indexes it (`indexTail`), and readers see it from then on.
-    func appendIndexed(_ entries: [[UInt8]], _ dir: Directory, firstSeq: Int64? = nil, beforeIndexing: (() throws -> Void)? = nil,
-                       keepsOnceReady: Bool = false) throws -> Head {
+    func appendIndexed(_ entries: [[UInt8]], _ dir: Directory, firstSeq: Int64? = nil, beforeIndexing: (() throws -> Void)? = nil) throws -> Head {
         // The index and the log, open for the append; their sizes say whether anything lies
         // beyond the committed head (rarely: a crash's), which is dealt with first.
         let (xf, xst) = try dir.openForWritingWithStatus(indexName)
@@ -111,23 +110,17 @@ extension AppendLog {
             FileSystem.takeBack(lf, to: head.end, path: path)
             throw error
         }
-        let appended = Head(seq: head.seq + Int64(entries.count), end: head.end + Int64(log.count))
-        var ready = false
         do {
             try beforeIndexing?()
-            ready = true
             try FileSystem.writeAt(xf, idx, offset: head.seq * 8, path: indexPath, rollback: false)
         } catch {
+            // Durable but not yet seen by anyone: taken back (cut, and the cut synced).
             _ = ftruncate(xf, off_t(head.seq * 8))
             WriteCounter.changedFile(indexPath)
-            // Relied on once ready (a zone's commit made after its database entry): whole and
-            // durable, they are indexed by the next holder of the lock (indexTail).
-            if ready && keepsOnceReady { return appended }
-            // Durable but not yet seen by anyone: taken back (cut, and the cut synced).
             FileSystem.takeBack(lf, to: head.end, path: path)
             throw error
         }
-        return appended
+        return Head(seq: head.seq + Int64(entries.count), end: head.end + Int64(log.count))
     }
 
     /// What lies beyond the index's committed end, and the head once it is dealt with.
