@@ -290,3 +290,46 @@ private extension AppendLog {
 private extension AppendLog.Commit {
     var isRecorded: Bool { if case .recorded = self { return true } else { return false } }
 }
+
+extension AppendLogTests {
+    /// Entries another log's commit relies on (a database entry, once its zone's commit is
+    /// made: `keepsOnceReady`) are never taken back: an index word that cannot be written
+    /// leaves them whole and synced, and the next holder of the lock indexes them. Without the
+    /// flag, or when `beforeIndexing` fails, the append is taken back as before.
+    func testEntriesReliedOnOnceReadyStayWhenTheirIndexWordCannotBeWritten() throws {
+        for (keeps, readyFails) in [(true, false), (false, false), (true, true)] {
+            try? FileManager.default.removeItem(atPath: directory)
+            let log = indexed()
+            try log.append([entry(1)])
+            // The operations of an append, to find its index write.
+            var ops: [(Int, String)] = []
+            CrashPoints.trace = { ops.append(($0, $1)) }
+            try log.append([entry(2)])
+            CrashPoints.reset()
+            let indexWrite = try XCTUnwrap(ops.first { $0.1 == "write " + directory + "/history.idx" }?.0, "\(ops)")
+            // The same append again, from one entry, failing at its index write.
+            try FileManager.default.removeItem(atPath: directory)
+            try log.append([entry(1)])
+            var ran = false
+            CrashPoints.noSpaceFromOperation = indexWrite
+            let outcome = Result {
+                try log.append([entry(2)], in: try Directory.open(directory)!, beforeIndexing: {
+                    ran = true
+                    if readyFails { throw CloudKitError.internalError("the commit it announces failed") }
+                }, keepsOnceReady: keeps)
+            }
+            CrashPoints.reset()
+            XCTAssertTrue(ran)
+            if keeps && !readyFails {
+                XCTAssertEqual(try outcome.get().seq, 2, "relied on: the append stands")
+                XCTAssertEqual(try log.head().seq, 1, "not indexed yet")
+                XCTAssertEqual(try log.cutTail(repair: true).map(\.problem).count, 1, "the next holder of the lock indexes it")
+                XCTAssertEqual(try read(log), ["{\"seq\":1}", "{\"seq\":2}"])
+            } else {
+                XCTAssertThrowsError(try outcome.get())
+                XCTAssertEqual(try read(log), ["{\"seq\":1}"], "keeps \(keeps), ready fails \(readyFails): taken back")
+                XCTAssertEqual(try log.cutTail(repair: false).count, 0, "nothing left beyond the head")
+            }
+        }
+    }
+}

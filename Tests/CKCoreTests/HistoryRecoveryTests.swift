@@ -134,7 +134,8 @@ extension HistoryRecoveryTests {
 
     /// A zone's creation, deletion or purge syncs its intent before the change it stands for:
     /// a power loss that kept the new `zone.json`, or the zone's move into the trash, must keep
-    /// the intent too, or the database history would never announce the change.
+    /// the intent too, or the database history would never announce the change. A write has
+    /// none: its database entry is synced before the zone's entries.
     func testAnIntentIsSyncedBeforeTheZoneChangeItStandsFor() throws {
         let t = TempStore()
         let client = try t.client()
@@ -147,6 +148,12 @@ extension HistoryRecoveryTests {
         try check(try operations { try client.createZone("A") }, change: { $0.hasPrefix("link ") && $0.hasSuffix("/zones/A/zone.json") }, "creation")
         try check(try operations { try client.deleteZone("A") }, change: { $0.hasPrefix("rename ") && $0.hasSuffix("/zones/A") }, "deletion")
         try client.createZone("B")
+        let db = try t.db()
+        let write = try operations { _ = try db.modify(zone: "B", operations: [op(.create, "b1")]) }
+        XCTAssertFalse(write.contains { $0.contains("/intents/") }, "a write writes no intent: \(write)")
+        let dbSync = try XCTUnwrap(write.firstIndex { $0.hasPrefix("fsync ") && $0.hasSuffix("/history.log") && !$0.contains("/zones/") }, "\(write)")
+        let zoneSync = try XCTUnwrap(write.firstIndex { $0.hasPrefix("fsync ") && $0.hasSuffix("/zones/B/history.log") }, "\(write)")
+        XCTAssertLessThan(dbSync, zoneSync, "the database's entry is synced before the zone's")
         try check(try operations { try client.purgeZone("B") }, change: { $0.hasPrefix("rename ") && $0.hasSuffix("/zones/B") }, "purge")
     }
 }

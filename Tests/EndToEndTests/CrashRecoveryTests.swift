@@ -261,21 +261,28 @@ final class CrashRecoveryTests: XCTestCase {
         }
     }
 
-    /// An intent left after its database-history entry was written, finished by another
-    /// process while a third holds the zone: the entry is recorded once, never twice.
-    func testAZoneChangeIsRecordedOnceWhoeverFinishesIt() throws {
+    /// Saves `name` into `zone` twice, the second time traced: the number (1-based) of the first
+    /// operation that `matches`. A third save of the record makes the same operations.
+    private func op(saving name: String, into zone: String, _ matches: (String) -> Bool) -> Int? {
+        ok(["--zone", zone, "record", "save", "--type", "T", "--name", name, "--force", "n=1"])
+        let trace = s.run(["--zone", zone, "record", "save", "--type", "T", "--name", name, "--force", "n=1"], env: ["CK_DEBUG_TRACE_OPS": "1"])
+        return trace.stderr.split(separator: "\n").filter { $0.hasPrefix("op ") }.firstIndex { matches(String($0)) }.map { $0 + 1 }
+    }
+
+    private func n(_ r: CKResult) -> Int? { ((r.record["fields"] as? [String: Any])?["n"] as? [String: Any])?["value"] as? Int }
+
+    /// A database entry synced, its zone's commit never made (a crash between the two), found
+    /// by another process while a third holds the zone: indexed once, never twice, and the
+    /// zone's next commits go on.
+    func testADatabaseEntryLeftByACrashIsRecordedOnceWhoeverFindsIt() throws {
         XCTAssertEqual(s.run(["zone", "create", "A"]).status, 0)
         XCTAssertEqual(s.run(["zone", "create", "B"]).status, 0)
-        // The operation that removes A's intent, after its history entries are written.
-        let trace = s.run(["--zone", "A", "record", "save", "--type", "T", "--name", "probe", "n=1"], env: ["CK_DEBUG_TRACE_OPS": "1"])
-        let ops = trace.stderr.split(separator: "\n")
-        guard let unlink = ops.firstIndex(where: { $0.contains("unlink") && $0.hasSuffix("/intents/A.json") }) else {
-            return XCTFail("no intent removal in \(ops)")
-        }
-        let crashAt = unlink + 1
-        let crashed = s.run(["--zone", "A", "record", "save", "--type", "T", "--name", "a1", "n=1"], env: ["CK_DEBUG_CRASH_AT_OP": String(crashAt)])
+        // Just after the database's history is synced: the zone's entries not yet written.
+        let dbSync = try XCTUnwrap(op(saving: "a1", into: "A") { $0.contains("fsync ") && $0.hasSuffix("/history.log") && !$0.contains("/zones/") })
+        let crashed = s.run(["--zone", "A", "record", "save", "--type", "T", "--name", "a1", "--force", "n=2"], env: ["CK_DEBUG_CRASH_AT_OP": String(dbSync + 1)])
         XCTAssertEqual(crashed.status, 137)
-        // Another process holds A while a writer of B finishes what it can.
+        XCTAssertEqual(n(s.run(["--zone", "A", "record", "get", "a1"])), 1, "a commit the crash stopped before its zone's entries")
+        // Another process holds A while a writer of B takes the database's lock.
         let lockPath = try FileManager.default.subpathsOfDirectory(atPath: s.dataDir.path).first { $0.hasSuffix("locks/A.lock") }!
         let fd = open(s.dataDir.appendingPathComponent(lockPath).path, O_RDWR)
         XCTAssertEqual(flock(fd, LOCK_EX), 0)
@@ -284,12 +291,79 @@ final class CrashRecoveryTests: XCTestCase {
         close(fd)
         XCTAssertEqual(s.run(["--zone", "A", "record", "save", "--type", "T", "--name", "a2", "n=1"]).status, 0)
         XCTAssertEqual(s.run(["fsck"]).status, 0)
+        let again = s.run(["fsck", "--dry-run"])
+        XCTAssertEqual(json(again)["clean"] as? Bool, true, again.stdout)
         let dbLog = try FileManager.default.subpathsOfDirectory(atPath: s.dataDir.path).first { $0.hasSuffix("/history.log") && !$0.contains("/zones/") }!
         let entries = try String(contentsOf: s.dataDir.appendingPathComponent(dbLog), encoding: .utf8).split(separator: "\n")
             .map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any] }
-            .filter { $0["zoneName"] as? String == "A" && $0["op"] as? String == "change" }
-            .map { "\($0["incarnation"] ?? "")/\($0["zoneSeq"] ?? "")" }
-        XCTAssertEqual(entries.count, Set(entries).count, "a zone change recorded twice in the database history: \(entries)")
+        XCTAssertEqual(entries.map { $0["seq"] as? Int ?? 0 }, Array(1...entries.count), "the database history is not numbered 1…n")
+        XCTAssertEqual(entries.filter { $0["zoneName"] as? String == "B" && $0["op"] as? String == "change" }.count, 1, "B's save")
+        checkPromises("after a database entry without its commit", file: #filePath, line: #line)
+    }
+
+    /// A crash after a zone's commit is synced, before its index words, leaves the commit and
+    /// its database entry both unindexed. Another process's write indexes the database entry:
+    /// it must recover the zone first, or a client could read the announcement, fetch the zone
+    /// without the commit, and never hear of it again. While another process holds the zone's
+    /// lock, that write waits, then fails to be tried again, and readers do without the entry.
+    func testADatabaseEntryIsNeverIndexedBeforeTheZoneCommitItAnnounces() throws {
+        XCTAssertEqual(s.run(["zone", "create", "A"]).status, 0)
+        XCTAssertEqual(s.run(["zone", "create", "B"]).status, 0)
+        let zoneSync = try XCTUnwrap(op(saving: "a1", into: "A") { $0.contains("fsync ") && $0.hasSuffix("/zones/A/history.log") })
+        let fm = FileManager.default
+        let zoneIndex = try XCTUnwrap(fm.subpathsOfDirectory(atPath: s.dataDir.path).first { $0.hasSuffix("/zones/A/history.idx") })
+        func indexedEntries() throws -> Int { try Data(contentsOf: s.dataDir.appendingPathComponent(zoneIndex)).count / 8 }
+        let before = try XCTUnwrap(json(s.run(["database", "changes", "--no-save"]))["syncToken"] as? String)
+        func announcedSinceBefore() -> [String] {
+            (json(s.run(["database", "changes", "--since", before, "--no-save"]))["zones"] as? [[String: Any]] ?? [])
+                .compactMap { ($0["zoneID"] as? [String: Any])?["zoneName"] as? String }
+        }
+        let indexed = try indexedEntries()
+        let crashed = s.run(["--zone", "A", "record", "save", "--type", "T", "--name", "a1", "--force", "n=2"], env: ["CK_DEBUG_CRASH_AT_OP": String(zoneSync + 1)])
+        XCTAssertEqual(crashed.status, 137)
+        XCTAssertEqual(try indexedEntries(), indexed, "the crash came before the zone's index words")
+
+        // Another process holds A: a writer of B waits for it, then is told to try again; a
+        // reader of the database's feed goes on without the entry.
+        let lockPath = try XCTUnwrap(fm.subpathsOfDirectory(atPath: s.dataDir.path).first { $0.hasSuffix("locks/A.lock") })
+        let fd = open(s.dataDir.appendingPathComponent(lockPath).path, O_RDWR)
+        XCTAssertEqual(flock(fd, LOCK_EX), 0)
+        let busy = s.run(["--zone", "B", "record", "save", "--type", "T", "--name", "b1", "n=1"])
+        XCTAssertNotEqual(busy.status, 0, "a write indexed the database entry while its zone could not be recovered")
+        XCTAssertTrue(busy.stderr.contains("TRY_AGAIN_LATER"), busy.stderr)
+        XCTAssertEqual(announcedSinceBefore(), [], "the entry was read before its zone's commit was indexed")
+        flock(fd, LOCK_UN)
+        close(fd)
+
+        // Once A is free, the next writer of B recovers A's commit before the entry announcing it.
+        XCTAssertEqual(s.run(["--zone", "B", "record", "save", "--type", "T", "--name", "b1", "n=1"]).status, 0)
+        XCTAssertEqual(try indexedEntries(), indexed + 1, "the database entry was indexed before its zone's commit")
+        XCTAssertEqual(Set(announcedSinceBefore()), ["A", "B"])
+        XCTAssertEqual(n(s.run(["--zone", "A", "record", "get", "a1"])), 2)
+        XCTAssertEqual(s.run(["fsck"]).status, 0)
+        XCTAssertEqual(json(s.run(["fsck", "--dry-run"]))["clean"] as? Bool, true)
+    }
+
+    /// A power loss just after a zone's commit is synced keeps what was synced and loses what
+    /// was not (an intent, the index words): the database's history must still announce the
+    /// change, or `database changes` would never send a client to that zone's new record.
+    func testAZoneCommitThatSurvivesAPowerLossIsAnnouncedByTheDatabase() throws {
+        XCTAssertEqual(s.run(["zone", "create", "A"]).status, 0)
+        let zoneSync = try XCTUnwrap(op(saving: "a1", into: "A") { $0.contains("fsync ") && $0.hasSuffix("/zones/A/history.log") })
+        let before = try XCTUnwrap(json(s.run(["database", "changes", "--no-save"]))["syncToken"] as? String)
+        let crashed = s.run(["--zone", "A", "record", "save", "--type", "T", "--name", "a1", "--force", "n=2"], env: ["CK_DEBUG_CRASH_AT_OP": String(zoneSync + 1)])
+        XCTAssertEqual(crashed.status, 137)
+        // The power goes: no intent was ever synced.
+        let fm = FileManager.default
+        for p in try fm.subpathsOfDirectory(atPath: s.dataDir.path) where p.contains("/intents/") && p.hasSuffix(".json") {
+            try fm.removeItem(at: s.dataDir.appendingPathComponent(p))
+        }
+        XCTAssertEqual(n(s.run(["--zone", "A", "record", "get", "a1"])), 2, "a commit synced before the power went")
+        let changed = json(s.run(["database", "changes", "--since", before, "--no-save"]))["zones"] as? [[String: Any]] ?? []
+        XCTAssertEqual(changed.compactMap { ($0["zoneID"] as? [String: Any])?["zoneName"] as? String }, ["A"],
+                       "the database's feed does not announce a zone commit that survived the power loss")
+        XCTAssertEqual(s.run(["fsck"]).status, 0)
+        XCTAssertEqual(json(s.run(["fsck", "--dry-run"]))["clean"] as? Bool, true)
     }
 
     /// A container whose identifier is 255 bytes long is checked and repaired like any other.

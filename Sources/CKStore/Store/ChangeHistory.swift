@@ -23,9 +23,13 @@ package struct ChangeHistory {
     static let indexName = "history.idx"
     static let metaName = "history.json"
 
-    package init(directory: String, lockFile: String? = nil) {
+    /// A database's history: its entries announce zone commits (RecoveredAnnouncements).
+    let announcesZones: Bool
+
+    package init(directory: String, lockFile: String? = nil, announcesZones: Bool = false) {
         self.directory = directory
         self.lockFile = lockFile
+        self.announcesZones = announcesZones
     }
 
     /// A zone's history (`<database>/zones/<zone>`), with its zone's lock
@@ -46,8 +50,17 @@ package struct ChangeHistory {
     var indexFile: String { directory + "/" + ChangeHistory.indexName }
     var metaFile: String { directory + "/" + ChangeHistory.metaName }
 
-    package var log: AppendLog {
-        AppendLog(directory: directory, name: ChangeHistory.logName, commit: .index(name: ChangeHistory.indexName, noun: "history index"), noun: "history log")
+    package var log: AppendLog { log(waitingForZones: true) }
+
+    /// The log; a database's recovers the zones its unindexed entries announce before it
+    /// indexes them, waiting for a zone another process holds only when `waitingForZones`.
+    func log(waitingForZones: Bool) -> AppendLog {
+        var l = AppendLog(directory: directory, name: ChangeHistory.logName, commit: .index(name: ChangeHistory.indexName, noun: "history index"), noun: "history log")
+        if announcesZones {
+            let directory = self.directory
+            l.beforeIndexingTail = { try RecoveredAnnouncements.recoverZones(announcedBy: $0, in: directory, waiting: waitingForZones) }
+        }
+        return l
     }
 
     // MARK: reading
@@ -66,7 +79,7 @@ package struct ChangeHistory {
             guard let lockFile, Int64(dir.status(of: ChangeHistory.logName)?.st_size ?? 0) > head.end,
                   let lock = try? FileLock.attempt(lockFile) else { return head.seq }
             defer { lock.unlock() }
-            return (try? recoverHead()) ?? head.seq
+            return (try? recoverHead(waitingForZones: false)) ?? head.seq
         }
         // Every read of a zone asks this; a quiet history's answer is kept (StampedFiles).
         return try StampedFiles.shared.historyHead(indexFile, read) ?? read()
@@ -162,8 +175,8 @@ package struct ChangeHistory {
     /// `index` commit): a failure changes nothing readers can see. Returns the new head.
     /// The caller holds the history's lock.
     @discardableResult
-    package func append(_ entries: [JSONValue], beforeIndexing: (() throws -> Void)? = nil) throws -> Int64 {
-        try appendLines(entries, firstSeq: entries.first?["seq"]?.int64Value, beforeIndexing: beforeIndexing)
+    package func append(_ entries: [JSONValue], beforeIndexing: (() throws -> Void)? = nil, keepsOnceReady: Bool = false) throws -> Int64 {
+        try appendLines(entries, firstSeq: entries.first?["seq"]?.int64Value, beforeIndexing: beforeIndexing, keepsOnceReady: keepsOnceReady)
     }
 
     /// `append` of a commit's record entries, each encoded straight to its line.
@@ -176,15 +189,16 @@ package struct ChangeHistory {
     /// an unfinished one cut (AppendLog.indexTail) — and returns it: what a writer numbers its
     /// entries from. The caller holds the history's lock.
     @discardableResult
-    package func recoverHead() throws -> Int64 {
+    package func recoverHead(waitingForZones: Bool = true) throws -> Int64 {
         guard let dir = try Directory.open(directory) else { return 0 }
         // A compaction's switch a crash interrupted first: the tail is judged against the
         // files it left in place.
         _ = try HistoryCompaction.finishInterrupted(self, dir, repair: true, sweep: false)
-        return try log.indexTail(dir, repair: true).head.seq
+        return try log(waitingForZones: waitingForZones).indexTail(dir, repair: true).head.seq
     }
 
-    private func appendLines(_ entries: [some JSONEncodable], firstSeq: Int64?, beforeIndexing: (() throws -> Void)? = nil) throws -> Int64 {
+    private func appendLines(_ entries: [some JSONEncodable], firstSeq: Int64?, beforeIndexing: (() throws -> Void)? = nil,
+                             keepsOnceReady: Bool = false) throws -> Int64 {
         guard !entries.isEmpty else { return try head() }
         let dir = try Directory.open(directory, create: true)!
         // Looked at every time, never taken from the write counters: a `ck gc` killed between
@@ -198,7 +212,7 @@ package struct ChangeHistory {
         }
         // A large batch's lines (each holds a whole saved record) are encoded on every core.
         let lines = entries.count >= RecordFileWriter.parallelFrom ? Parallel.map(entries.count, chunk: 16, line) : entries.indices.map(line)
-        return try log.append(lines, in: dir, firstSeq: firstSeq, beforeIndexing: beforeIndexing).seq
+        return try log.append(lines, in: dir, firstSeq: firstSeq, beforeIndexing: beforeIndexing, keepsOnceReady: keepsOnceReady).seq
     }
 
     // MARK: expiry

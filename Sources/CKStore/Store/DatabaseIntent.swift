@@ -2,14 +2,13 @@ import CKJSON
 import CKModel
 
 /// What a zone-level change means to its database: a zone created, written, deleted or purged is an
-/// entry of the database's history (`changes/database` reads it). Each such change is first
-/// written down as an intent, `intents/<zone>.json` beside the database's history, and the
-/// intent is removed once the change and its history entry are both done. A crash in between
-/// leaves the intent; whoever next locks that zone (its next writer, creator or deleter), any
-/// writer of the database that can lock it, or `ck fsck` finishes it — so the database history
-/// never misses a change that happened, and never holds one that did not. An intent of a
-/// creation, deletion or purge is synced first; a write's is not (DatabaseJournal.writeIntent),
-/// so after a power loss it is `ck fsck` that adds a write's entry the loss took.
+/// entry of the database's history (`changes/database` reads it). A zone's creation, deletion or
+/// purge is first written down as an intent, `intents/<zone>.json` beside the database's
+/// history, and the intent is removed once the change and its history entry are both done. A
+/// crash in between leaves the intent; whoever next locks that zone (its next writer, creator or
+/// deleter), any writer of the database that can lock it, or `ck fsck` finishes it. A write
+/// needs none: its entry is synced before the zone's commit (`Database.commitDurably`); intents
+/// of writes that a `ck` before that left are still finished.
 struct DatabaseIntent: Equatable {
     /// `purge` is a deletion too (CloudKit's purge): `changes/database` reports it as such.
     package enum Op: String { case create, change, delete, purge }

@@ -61,15 +61,13 @@ struct DatabaseJournal {
         DatabaseIntent(op: op, zoneName: zoneName, incarnation: incarnation, zoneSeq: zoneSeq, after: try databaseHistory.recoverHead())
     }
 
-    /// A zone's creation, deletion or purge: synced (the file, then `intents/`) before the change
-    /// it stands for is made — a power loss that kept a zone's `zone.json` or its move into the
-    /// trash, and lost the intent, would leave the database history without the change. Zones
-    /// are made and deleted rarely; the two syncs cost nothing that matters.
-    /// A write's intent is not synced: two syncs more on every commit. A power loss after a
-    /// write's zone entries are synced and before its database entry is can lose the entry (the
-    /// intent with it); `ck fsck` adds it back ("the database history lacks the changes of zone").
+    /// A zone's creation, deletion or purge (a write has none): synced (the file, then
+    /// `intents/`) before the change it stands for is made — a power loss that kept a zone's
+    /// `zone.json` or its move into the trash, and lost the intent, would leave the database
+    /// history without the change. Zones are made and deleted rarely; the two syncs cost
+    /// nothing that matters.
     func writeIntent(_ i: DatabaseIntent) throws {
-        try FileSystem.writeJSON(intentFile(i.zoneName), i.json, durable: i.op != .change)
+        try FileSystem.writeJSON(intentFile(i.zoneName), i.json)
     }
 
     /// Completes one intent (idempotently) and removes it. The caller holds the database lock
@@ -118,14 +116,15 @@ struct DatabaseJournal {
     /// Appends an entry.
     /// `seq`: the entry's number when the caller knows it (it made the intent, under the lock
     /// it still holds: `intent.after + 1`), saving a look at the head.
-    /// `beforeIndexing`: runs once the entry is synced, before readers can see it (a group
-    /// commit's zone entries, synced beside it: `Database.commitDurably`).
+    /// `beforeIndexing`: runs once the entry is synced, before readers can see it (the zone's
+    /// commit the entry announces: `Database.commitDurably`); if it throws, the entry is taken
+    /// back. Once it has returned, the entry stays (`keepsOnceReady`).
     @discardableResult
     func appendDatabaseEntry(_ i: DatabaseIntent, seq known: Int64? = nil, beforeIndexing: (() throws -> Void)? = nil) throws -> Int64 {
         let h = databaseHistory
         let seq = try known ?? (h.recoverHead() + 1)
         let e = DatabaseHistoryEntry(seq: seq, timestamp: db.clock.now(), op: i.op, zoneName: i.zoneName, incarnation: i.incarnation, zoneSeq: i.zoneSeq)
-        try h.append([e.json], beforeIndexing: beforeIndexing)
+        try h.append([e.json], beforeIndexing: beforeIndexing, keepsOnceReady: beforeIndexing != nil)
         return seq
     }
 
@@ -140,7 +139,7 @@ struct DatabaseJournal {
 }
 
 extension Database {
-    var databaseHistory: ChangeHistory { ChangeHistory(directory: directory, lockFile: directory + "/lock") }
+    var databaseHistory: ChangeHistory { ChangeHistory(directory: directory, lockFile: directory + "/lock", announcesZones: true) }
     /// The database's own changes and their locks (DatabaseJournal).
     var journal: DatabaseJournal { DatabaseJournal(db: self) }
 

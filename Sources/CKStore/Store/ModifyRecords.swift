@@ -157,8 +157,7 @@ extension Database {
                 abandon: { z.discard(PreparedFiles(items: publication.files.items, madeDirectories: [])) }),
                      head: last, afterAnswer: publishesAfterAnswer)
         } catch {
-            // Not committed; a commit whose history is written but whose database entry could not
-            // be recorded is finished from its intent by the next holder of the database's lock.
+            // Not committed (a commit made is never undone by its database entry: commitDurably).
             kept.end(committed: nil, head: try? z.history.head(), afterAnswer: publishesAfterAnswer)
             return zip(outcomes, wrote).map { o, w in w ? .failure(error) : o }
         }
@@ -206,29 +205,16 @@ extension Database {
             if !overlapping { prepared = try z.prepare(records: tx.records, refs: tx.refs, tombstones: tx.deletions) }
             if journal.announces(z.zoneID.zoneName) {
                 try journal.withDatabaseLock(holdingZone: z.zoneID.zoneName) {
+                    // The database's entry is synced first, then the zone's commit, whose append
+                    // runs before the entry's index words: no reader sees the entry before the
+                    // commit, a commit that fails takes it back, and once the commit is made the
+                    // entry stays. So whatever a crash or a power loss interrupts, the database
+                    // history holds every zone commit that survived — at worst the entry of a
+                    // commit that did not (never answered: a database change with no record change
+                    // behind it) — and a change needs no intent. (Its intent, not synced, was
+                    // lost with the power, and the database's entry with it.)
                     let intent = try journal.newIntent(.change, zoneName: z.zoneID.zoneName, incarnation: z.incarnation, zoneSeq: last)
-                    try journal.writeIntent(intent)
-                    // The database lock has been held since the intent was made, so nothing can
-                    // have recorded it meanwhile: its entry follows the intent's head.
-                    // A group's database entry is written and synced on another thread beside the
-                    // zone's entries, so the two syncs overlap; its index words wait until the
-                    // zone's commit is durable and indexed, so no reader sees it first, and it is
-                    // taken back if that commit fails. (A power loss may then keep the entry of a
-                    // commit never answered: a database change with no record change behind it.)
-                    let zoneCommitted = Background<Void>.Gate()
-                    let recording = overlapping ? Background { [journal] in
-                        try journal.appendDatabaseEntry(intent, seq: intent.after + 1, beforeIndexing: { try zoneCommitted.wait() })
-                    } : nil
-                    do { try append() } catch {
-                        zoneCommitted.open(.failure(error))
-                        _ = recording?.wait()
-                        try? FileSystem.remove(journal.intentFile(intent.zoneName))
-                        throw error
-                    }
-                    zoneCommitted.open(.success(()))
-                    // Committed. Should recording it fail, the intent stays and is finished later.
-                    let recorded = recording.map { r in (try? r.wait().get()) != nil } ?? ((try? journal.appendDatabaseEntry(intent, seq: intent.after + 1)) != nil)
-                    if recorded { try? FileSystem.remove(journal.intentFile(intent.zoneName)) }
+                    try journal.appendDatabaseEntry(intent, seq: intent.after + 1, beforeIndexing: append)
                 }
             } else {
                 try append()

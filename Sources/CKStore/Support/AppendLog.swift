@@ -1,3 +1,4 @@
+import CKJSON
 import CKModel
 #if canImport(Glibc)
 import Glibc
@@ -56,6 +57,10 @@ package struct AppendLog {
         }
     }
 
+    /// Run by `indexTail` with the entries a crash left unindexed, before it indexes them (a
+    /// database's history: ChangeHistory.recoverZones); if it throws, they stay unindexed.
+    var beforeIndexingTail: (([JSONValue]) throws -> Void)?
+
     package init(directory: String, name: String, commit: Commit, noun: String) {
         self.directory = directory
         self.name = name
@@ -96,9 +101,15 @@ package struct AppendLog {
     /// is refused before anything is written.
     /// `beforeIndexing` (indexed logs): run once the entries are durable, before readers can
     /// see them; if it throws, the entries are taken back and the append fails.
+    /// `keepsOnceReady`: once `beforeIndexing` has returned, the entries are relied on and never
+    /// taken back; should their index words not be written, the next holder of the lock
+    /// indexes them.
     @discardableResult
-    package func append(_ entries: [[UInt8]], in dir: Directory, firstSeq: Int64? = nil, beforeIndexing: (() throws -> Void)? = nil) throws -> Head {
-        if case .index = commit { return try appendIndexed(entries, dir, firstSeq: firstSeq, beforeIndexing: beforeIndexing) }
+    package func append(_ entries: [[UInt8]], in dir: Directory, firstSeq: Int64? = nil, beforeIndexing: (() throws -> Void)? = nil,
+                        keepsOnceReady: Bool = false) throws -> Head {
+        if case .index = commit {
+            return try appendIndexed(entries, dir, firstSeq: firstSeq, beforeIndexing: beforeIndexing, keepsOnceReady: keepsOnceReady)
+        }
         var bytes = [UInt8]()
         bytes.reserveCapacity(entries.reduce(0) { $0 + $1.count + 1 })
         for e in entries { bytes += e; bytes.append(0x0A) }

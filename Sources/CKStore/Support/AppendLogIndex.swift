@@ -78,7 +78,8 @@ extension AppendLog {
     /// the index) takes the entries back too (cut, then synced), so a failed append is never
     /// found committed later. A crash between 1 and 2 leaves a durable commit the index does not
     /// cover yet: the next writer indexes it (`indexTail`), and readers see it from then on.
-    func appendIndexed(_ entries: [[UInt8]], _ dir: Directory, firstSeq: Int64? = nil, beforeIndexing: (() throws -> Void)? = nil) throws -> Head {
+    func appendIndexed(_ entries: [[UInt8]], _ dir: Directory, firstSeq: Int64? = nil, beforeIndexing: (() throws -> Void)? = nil,
+                       keepsOnceReady: Bool = false) throws -> Head {
         // The index and the log, open for the append; their sizes say whether anything lies
         // beyond the committed head (rarely: a crash's), which is dealt with first.
         let (xf, xst) = try dir.openForWritingWithStatus(indexName)
@@ -110,17 +111,23 @@ extension AppendLog {
             FileSystem.takeBack(lf, to: head.end, path: path)
             throw error
         }
+        let appended = Head(seq: head.seq + Int64(entries.count), end: head.end + Int64(log.count))
+        var ready = false
         do {
             try beforeIndexing?()
+            ready = true
             try FileSystem.writeAt(xf, idx, offset: head.seq * 8, path: indexPath, rollback: false)
         } catch {
-            // Durable but not yet seen by anyone: taken back (cut, and the cut synced).
             _ = ftruncate(xf, off_t(head.seq * 8))
             WriteCounter.changedFile(indexPath)
+            // Relied on once ready (a zone's commit made after its database entry): whole and
+            // durable, they are indexed by the next holder of the lock (indexTail).
+            if ready && keepsOnceReady { return appended }
+            // Durable but not yet seen by anyone: taken back (cut, and the cut synced).
             FileSystem.takeBack(lf, to: head.end, path: path)
             throw error
         }
-        return Head(seq: head.seq + Int64(entries.count), end: head.end + Int64(log.count))
+        return appended
     }
 
     /// What lies beyond the index's committed end, and the head once it is dealt with.
@@ -160,15 +167,19 @@ extension AppendLog {
         // Whole commits first, read a chunk at a time (a stopped machine may leave thousands of
         // entries unindexed, each a whole record): only the words are kept.
         var words = [UInt8](), pending = [UInt8]()
+        var entries: [JSONValue] = [], pendingEntries: [JSONValue] = []
         var seq = head.seq, committedSeq = head.seq, committedEnd = head.end
         try forEachLine(f, from: head.end) { line, lineEnd in
             guard case .whole(let commits) = AppendLogFraming.verdict(line),
-                  (try? JSONParser.parse(Array(line)))?["seq"]?.int64Value == seq + 1 else { return false }
+                  let entry = try? JSONParser.parse(Array(line)), entry["seq"]?.int64Value == seq + 1 else { return false }
             seq += 1
             pending += AppendLog.indexWord(end: lineEnd, commits: commits)
+            if beforeIndexingTail != nil { pendingEntries.append(entry) }
             if commits {
                 words += pending
                 pending = []
+                entries += pendingEntries
+                pendingEntries = []
                 committedEnd = lineEnd
                 committedSeq = seq
             }
@@ -177,6 +188,7 @@ extension AppendLog {
         if committedSeq > head.seq {
             tail.findings.append(.init(problem: "\(noun) holds \(committedSeq - head.seq) committed entries its index does not cover yet (a crash after their commit)", repairable: true))
             if repair {
+                try beforeIndexingTail?(entries)
                 try FileSystem.datasync(f, path: path)
                 let xf = try dir.openForWriting(indexName)
                 defer { close(xf) }
