@@ -20,8 +20,10 @@ enum RecoveredAnnouncements {
 
     /// The caller holds the database's lock. The zone's is only tried: zones are locked before
     /// their database. While another process holds it, this waits (`waiting`) for that process
-    /// to recover the zone, as a writer of it does first, then gives up (TRY_AGAIN_LATER),
-    /// leaving the entries unindexed; a reader gives up at once and reads without them.
+    /// to let it go or recover the zone (a writer of it recovers it first thing), then gives up
+    /// (TRY_AGAIN_LATER), leaving the entries unindexed; a reader gives up at once and reads
+    /// without them. A holder that recovers nothing (`ck fsck --dry-run`) keeps the database's
+    /// writes refused while it holds the zone (storage.md).
     static func recoverZones(announcedBy entries: [JSONValue], in database: String, waiting: Bool) throws {
         var done: [String] = []
         for e in entries where e["op"]?.stringValue == "change" {
@@ -29,14 +31,14 @@ enum RecoveredAnnouncements {
             done.append(name)
             let zone = ChangeHistory.ofZone(DataPaths.zone(database: database, zoneName: name))
             guard let lockFile = zone.lockFile else { continue }
-            let deadline = Date().addingTimeInterval(waiting ? wait : 0)
+            let deadline = DispatchTime.now() + (waiting ? wait : 0)
             while try hasUnindexedTail(zone) {
                 if let lock = try FileLock.attempt(lockFile) {
                     defer { lock.unlock() }
                     try zone.recoverHead()
                     break
                 }
-                guard Date() < deadline else {
+                guard DispatchTime.now() < deadline else {
                     var error = CloudKitError(.tryAgainLater, "zone '\(Names.describe(name))' is being recovered from a crash by another process; try again", retryAfter: 1)
                     error.nativeCode = 23
                     throw error
@@ -47,7 +49,8 @@ enum RecoveredAnnouncements {
     }
 
     /// Whether the zone's log holds more than its index covers: a crash's leftover (the
-    /// database's lock is held, and a zone's entries are only appended under it).
+    /// database's lock is held, and a write appends a zone's entries only under it), or an
+    /// append of `ck fsck`'s, which holds the zone's lock and indexes it itself.
     private static func hasUnindexedTail(_ zone: ChangeHistory) throws -> Bool {
         guard let dir = try Directory.open(zone.directory) else { return false }
         return Int64(dir.status(of: ChangeHistory.logName)?.st_size ?? 0) > (try zone.committedHead(dir).end)
