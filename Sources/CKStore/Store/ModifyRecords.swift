@@ -211,8 +211,8 @@ extension Database {
                     // entry stays. So whatever a crash or a power loss interrupts, the database
                     // history holds every zone commit that survived — at worst the entry of a
                     // commit that did not (never answered: a database change with no record change
-                    // behind it) — and a change needs no intent. (Its intent, not synced, was
-                    // lost with the power, and the database's entry with it.)
+                    // behind it) — and a change needs no intent. After a crash, the entry is
+                    // indexed only once its zone is recovered (RecoveredAnnouncements).
                     let intent = try journal.newIntent(.change, zoneName: z.zoneID.zoneName, incarnation: z.incarnation, zoneSeq: last)
                     try journal.appendDatabaseEntry(intent, seq: intent.after + 1, beforeIndexing: append)
                 }

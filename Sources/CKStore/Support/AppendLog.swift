@@ -58,7 +58,7 @@ package struct AppendLog {
     }
 
     /// Run by `indexTail` with the entries a crash left unindexed, before it indexes them (a
-    /// database's history: ChangeHistory.recoverZones); if it throws, they stay unindexed.
+    /// database's history: RecoveredAnnouncements); if it throws, they stay unindexed.
     var beforeIndexingTail: (([JSONValue]) throws -> Void)?
 
     package init(directory: String, name: String, commit: Commit, noun: String) {

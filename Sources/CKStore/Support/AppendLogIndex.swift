@@ -165,7 +165,8 @@ extension AppendLog {
         }
         defer { close(f) }
         // Whole commits first, read a chunk at a time (a stopped machine may leave thousands of
-        // entries unindexed, each a whole record): only the words are kept.
+        // entries unindexed, each a whole record): only the words are kept, and the entries when
+        // `beforeIndexingTail` asks for them (a database's, each a line).
         var words = [UInt8](), pending = [UInt8]()
         var entries: [JSONValue] = [], pendingEntries: [JSONValue] = []
         var seq = head.seq, committedSeq = head.seq, committedEnd = head.end
