@@ -76,8 +76,7 @@ package struct ChangeHistory {
             // the commit had been answered. The latter is indexed here, under the lock, so that
             // no reader goes on without what a client was told (a read-only data directory, or
             // a lock held, leaves it to the next writer).
-            guard let lockFile, Int64(dir.status(of: ChangeHistory.logName)?.st_size ?? 0) > head.end,
-                  let lock = try? FileLock.attempt(lockFile) else { return head.seq }
+            guard let lockFile, try hasUnindexedTail(dir, head: head), let lock = try? FileLock.attempt(lockFile) else { return head.seq }
             defer { lock.unlock() }
             return (try? recoverHead(waitingForZones: false)) ?? head.seq
         }
@@ -87,6 +86,11 @@ package struct ChangeHistory {
 
     /// The committed head: its last entry's seq, and the log length it covers.
     func committedHead(_ dir: Directory) throws -> AppendLog.Head { try log.head(dir) }
+
+    /// Whether the log holds more than the committed `head` covers (`head` itself by default).
+    func hasUnindexedTail(_ dir: Directory, head: AppendLog.Head? = nil) throws -> Bool {
+        Int64(dir.status(of: ChangeHistory.logName)?.st_size ?? 0) > (try head ?? committedHead(dir)).end
+    }
 
     /// Streams committed entries with seq > `after` (up to `through`, default the head), oldest
     /// first, as the JSON of their lines (typed: `forEachEntry`, `forEachDatabaseEntry`);

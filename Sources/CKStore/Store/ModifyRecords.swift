@@ -304,8 +304,8 @@ struct HistoryReplay {
     }
 }
 
-/// Work done on a thread of its own while the caller goes on (a group's record files prepared,
-/// its database entry recorded, while the history syncs); `wait` gives its result.
+/// Work done on a thread of its own while the caller goes on (a group's record files prepared
+/// while the history syncs); `wait` gives its result.
 final class Background<T>: @unchecked Sendable {
     private let finished = Gate()
 
@@ -319,7 +319,7 @@ final class Background<T>: @unchecked Sendable {
     func wait() -> Result<T, Error> { finished.result() }
 
     /// A result another thread waits for until it is given.
-    final class Gate: @unchecked Sendable {
+    private final class Gate: @unchecked Sendable {
         private var given: Result<T, Error>?
         private let done = DispatchSemaphore(value: 0)
 
@@ -334,8 +334,6 @@ final class Background<T>: @unchecked Sendable {
             done.signal()
             return given!
         }
-
-        func wait() throws -> T { try result().get() }
     }
 }
 

@@ -32,7 +32,10 @@ enum RecoveredAnnouncements {
             let zone = ChangeHistory.ofZone(DataPaths.zone(database: database, zoneName: name))
             guard let lockFile = zone.lockFile else { continue }
             let deadline = DispatchTime.now() + (waiting ? wait : 0)
-            while try hasUnindexedTail(zone) {
+            // A log longer than its index is a crash's leftover (the database's lock is held, and
+            // a write appends a zone's entries only under it), or an append of `ck fsck`'s, which
+            // holds the zone's lock and indexes it itself.
+            while let dir = try Directory.open(zone.directory), try zone.hasUnindexedTail(dir) {
                 if let lock = try FileLock.attempt(lockFile) {
                     defer { lock.unlock() }
                     try zone.recoverHead()
@@ -46,13 +49,5 @@ enum RecoveredAnnouncements {
                 usleep(2_000)
             }
         }
-    }
-
-    /// Whether the zone's log holds more than its index covers: a crash's leftover (the
-    /// database's lock is held, and a write appends a zone's entries only under it), or an
-    /// append of `ck fsck`'s, which holds the zone's lock and indexes it itself.
-    private static func hasUnindexedTail(_ zone: ChangeHistory) throws -> Bool {
-        guard let dir = try Directory.open(zone.directory) else { return false }
-        return Int64(dir.status(of: ChangeHistory.logName)?.st_size ?? 0) > (try zone.committedHead(dir).end)
     }
 }
