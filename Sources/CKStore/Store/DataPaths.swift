@@ -21,16 +21,27 @@ package struct DataPaths: Sendable {
         var comps = path.split(separator: "/").map(String.init)
         var rest: [String] = []
         while true {
-            let prefix = "/" + comps.joined(separator: "/")
-            if let r = realpath(prefix, nil) {
+            if let r = realpath(absolute(comps), nil) {
                 var base = String(cString: r).split(separator: "/").map(String.init)
                 free(r)
                 for c in rest where c != "." { if c == ".." { _ = base.popLast() } else { base.append(c) } }
-                return "/" + base.joined(separator: "/")
+                return absolute(base)
             }
-            guard let last = comps.popLast() else { return "/" + rest.joined(separator: "/") }
+            guard let last = comps.popLast() else { return absolute(rest) }
             rest.insert(last, at: 0)
         }
+    }
+
+    /// `/` and the components, each after a `/`. (Not `joined(separator:)`: unspecialized, the
+    /// standard library's looks up its generic types' witnesses at its first call, a sixth of
+    /// what `ck record get` spent.)
+    private static func absolute(_ comps: [String]) -> String {
+        var out = ""
+        for c in comps {
+            out += "/"
+            out += c
+        }
+        return out.isEmpty ? "/" : out
     }
 
     var markerFile: String { root + "/ck.json" }
