@@ -207,6 +207,25 @@ final class RecordCodecTests: XCTestCase {
         }
     }
 
+    /// A key ck does not write (a file edited by hand) sends the file to the general path,
+    /// which reads the record all the same.
+    func testAKeyCkDoesNotWriteIsReadByTheGeneralPath() throws {
+        let stamp = #"{"timestamp":1,"userRecordName":"u","deviceID":"d"}"#
+        let cases = [
+            #"{"note":"mine","record":{"recordName":"a","recordType":"T","recordChangeTag":"1","fields":{},"created":STAMP,"modified":STAMP,"zoneID":{"zoneName":"Z"}}}"#,
+            #"{"record":{"recordName":"a","recordType":"T","recordChangeTag":"1","fields":{},"created":{"timestamp":1,"userRecordName":"u","deviceID":"d","x":1},"modified":STAMP,"zoneID":{"zoneName":"Z"}}}"#,
+            #"{"record":{"recordName":"a","recordType":"T","recordChangeTag":"1","fields":{},"created":STAMP,"modified":STAMP,"zoneID":{"zoneName":"Z","x":true}}}"#,
+            #"{"record":{"recordName":"a","recordType":"T","recordChangeTag":"1","fields":{"f":{"type":"STRING","value":"x","x":null}},"created":STAMP,"modified":STAMP,"zoneID":{"zoneName":"Z"}}}"#,
+        ]
+        for c in cases {
+            let bytes = Array(c.replacingOccurrences(of: "STAMP", with: stamp).utf8)
+            XCTAssertNil(StoredRecordDecoder.recordFile(bytes), c)
+            let read = try StoredRecordDecoder.record(inFile: bytes, shownAs: "test")
+            XCTAssertEqual(read, try general(bytes), c)
+            XCTAssertEqual(read.recordName, "a")
+        }
+    }
+
     /// Damaged files: whatever the fast path reads, the general path reads the same.
     func testDecoderNeverDiffersOnDamagedFiles() throws {
         var accepted = 0

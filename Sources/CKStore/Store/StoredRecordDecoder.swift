@@ -31,13 +31,21 @@ enum StoredRecordDecoder {
 private struct Declined: Error {}
 
 extension JSONParser {
+    // Each object's members are told apart by a bit each (no array of the keys seen, made per
+    // object); a key ck does not write declines.
+
     fileprivate mutating func decodeRecordFile() throws -> Record {
         var record: Record?
-        var keys: [String] = []
+        var seen: UInt8 = 0
         try forEachMember { key, p in
-            if keys.contains(key) { throw Declined() }
-            keys.append(key)
-            if key == "record" { record = try p.decodeStoredRecord() } else { _ = try p.nextValue() }
+            let bit: UInt8
+            switch key {
+            case "record": bit = 1; record = try p.decodeStoredRecord()
+            case "schemaVersion": bit = 2; _ = try p.nextValue()
+            default: throw Declined()
+            }
+            if seen & bit != 0 { throw Declined() }
+            seen |= bit
         }
         guard isAtEnd(), let record else { throw Declined() }
         return record
@@ -61,7 +69,7 @@ extension JSONParser {
             case "fields": bit = 8; fields = try p.decodeFields()
             case "created": bit = 16; created = try p.decodeStamp()
             case "modified": bit = 32; modified = try p.decodeStamp()
-            case "zoneID": bit = 64; zoneID = try ZoneID(json: try p.nextValue())
+            case "zoneID": bit = 64; zoneID = try p.decodeZoneID()
             case "parent": bit = 128; parent = .some(try p.nextValue()["recordName"]?.stringValue)
             case "share": bit = 256; share = .some(try p.nextValue()["recordName"]?.stringValue)
             case "shortGUID": bit = 512; shortGUID = try p.nextString()
@@ -86,19 +94,40 @@ extension JSONParser {
     /// `{timestamp, userRecordName, deviceID}`, as `ChangeStamp(json:)` reads it.
     private mutating func decodeStamp() throws -> ChangeStamp {
         var t: Int64?, user: String?, device: String?
-        var keys: [String] = []
+        var seen: UInt8 = 0
         try forEachMember { key, p in
-            if keys.contains(key) { throw Declined() }
-            keys.append(key)
+            let bit: UInt8
             switch key {
-            case "timestamp": t = try p.nextValue().int64Value
-            case "userRecordName": user = try p.nextString()
-            case "deviceID": device = try p.nextString()
-            default: _ = try p.nextValue()
+            case "timestamp": bit = 1; t = try p.nextValue().int64Value
+            case "userRecordName": bit = 2; user = try p.nextString()
+            case "deviceID": bit = 4; device = try p.nextString()
+            default: throw Declined()
             }
+            if seen & bit != 0 { throw Declined() }
+            seen |= bit
         }
         guard let t, let user, let device else { throw Declined() }
         return ChangeStamp(timestamp: t, userRecordName: user, deviceID: device)
+    }
+
+    /// `{zoneName, ownerRecordName, zoneType}`, as `ZoneID(json:)` reads it (`zoneType` is the
+    /// server's to fill in, and ignored).
+    private mutating func decodeZoneID() throws -> ZoneID {
+        var name: String?, owner: String?
+        var seen: UInt8 = 0
+        try forEachMember { key, p in
+            let bit: UInt8
+            switch key {
+            case "zoneName": bit = 1; name = try p.nextString()
+            case "ownerRecordName": bit = 2; owner = try p.nextString()
+            case "zoneType": bit = 4; _ = try p.nextString()
+            default: throw Declined()
+            }
+            if seen & bit != 0 { throw Declined() }
+            seen |= bit
+        }
+        guard let name else { throw Declined() }
+        return ZoneID(zoneName: name, ownerRecordName: owner ?? ZoneID.defaultOwner)
     }
 
     /// `{name: {type, value}}`, as `Record(stored:)` reads it.
@@ -106,17 +135,19 @@ extension JSONParser {
         var fields: [String: RecordField] = [:]
         try forEachMember { name, p in
             var type: FieldType?, value: JSONValue?
-            var keys: [String] = []
+            var seen: UInt8 = 0
             try p.forEachMember { key, p in
-                if keys.contains(key) { throw Declined() }
-                keys.append(key)
+                let bit: UInt8
                 switch key {
                 case "type":
+                    bit = 1
                     let t = try p.nextString()
                     type = StoredRecordDecoder.storedTags[t] ?? FieldType(tag: t)
-                case "value": value = try p.nextValue()
-                default: _ = try p.nextValue()
+                case "value": bit = 2; value = try p.nextValue()
+                default: throw Declined()
                 }
+                if seen & bit != 0 { throw Declined() }
+                seen |= bit
             }
             guard let type, let value, fields.updateValue(RecordField(type: type, value: value), forKey: name) == nil else { throw Declined() }
         }
