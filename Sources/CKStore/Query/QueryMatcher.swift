@@ -82,8 +82,9 @@ enum QueryMatcher {
         switch (scalar(a), scalar(b)) {
         case (.number(let x)?, .number(let y)?): return x < y ? -1 : (x > y ? 1 : 0)
         case (.text(let x)?, .text(let y)?):
-            let ax = Array(x.unicodeScalars.map(\.value)), by = Array(y.unicodeScalars.map(\.value))
-            return ax == by ? 0 : (ax.lexicographicallyPrecedes(by) ? -1 : 1)
+            // By code point, which is UTF-8's byte order: compared on the bytes, nothing copied.
+            if x.utf8.elementsEqual(y.utf8) { return 0 }
+            return x.utf8.lexicographicallyPrecedes(y.utf8) ? -1 : 1
         default: return nil
         }
     }
