@@ -300,9 +300,11 @@ final class StampedFiles: @unchecked Sendable {
     /// A record file as `read` decodes it, kept while `lstat` shows the same file, when the file
     /// is small. nil (outer) when the file does not exist or is not kept: read it then. Only in
     /// a process that keeps records (`keepRecords`): elsewhere the stamp is an `lstat` a read
-    /// pays for nothing — a command reads each record once (a page of a query, 200).
-    package func record(_ path: String, _ read: () throws -> Record?) throws -> Record?? {
+    /// pays for nothing — a command reads each record once (a page of a query, 200). The path
+    /// is made only there too (7,000 instructions a record).
+    package func record(_ makePath: @autoclosure () -> String, _ read: () throws -> Record?) throws -> Record?? {
         guard keepsRecords.load(ordering: .acquiring) else { return nil }
+        let path = makePath()
         let key = Key(kind: .record, path: path)
         // A kept absence (nil) is served too: the box is bound, not its value.
         if let e = vouched(key), let box = e.value as? Box<Record?> { return .some(box.value) }
