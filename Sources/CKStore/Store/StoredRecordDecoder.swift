@@ -30,22 +30,30 @@ enum StoredRecordDecoder {
 /// Why the fast path declined; the general path says what, if anything, is wrong.
 private struct Declined: Error {}
 
+/// The keys of one object read so far, a bit each (not an array of them, made per object): a
+/// key seen twice declines.
+private struct SeenKeys {
+    private var bits: UInt16 = 0
+
+    mutating func mark(_ bit: UInt16) throws {
+        if bits & bit != 0 { throw Declined() }
+        bits |= bit
+    }
+}
+
 extension JSONParser {
-    // Each object's members are told apart by a bit each (no array of the keys seen, made per
-    // object); a key ck does not write declines.
+    // A key ck does not write declines, but in the record itself (`Record(stored:)` keeps none
+    // of them there).
 
     fileprivate mutating func decodeRecordFile() throws -> Record {
         var record: Record?
-        var seen: UInt8 = 0
+        var seen = SeenKeys()
         try forEachMember { key, p in
-            let bit: UInt8
             switch key {
-            case "record": bit = 1; record = try p.decodeStoredRecord()
-            case "schemaVersion": bit = 2; _ = try p.nextValue()
+            case "record": try seen.mark(1); record = try p.decodeStoredRecord()
+            case "schemaVersion": try seen.mark(2); _ = try p.nextValue()
             default: throw Declined()
             }
-            if seen & bit != 0 { throw Declined() }
-            seen |= bit
         }
         guard isAtEnd(), let record else { throw Declined() }
         return record
@@ -58,30 +66,28 @@ extension JSONParser {
         var fields: [String: RecordField]?
         var created: ChangeStamp?, modified: ChangeStamp?
         var zoneID: ZoneID?
-        var seen: UInt16 = 0
+        var seen = SeenKeys()
         var others: [String] = []
         try forEachMember { key, p in
-            let bit: UInt16
             switch key {
-            case "recordName": bit = 1; name = try p.nextString()
-            case "recordType": bit = 2; type = try p.nextString()
-            case "recordChangeTag": bit = 4; tag = try p.nextString()
-            case "fields": bit = 8; fields = try p.decodeFields()
-            case "created": bit = 16; created = try p.decodeStamp()
-            case "modified": bit = 32; modified = try p.decodeStamp()
-            case "zoneID": bit = 64; zoneID = try p.decodeZoneID()
-            case "parent": bit = 128; parent = .some(try p.nextValue()["recordName"]?.stringValue)
-            case "share": bit = 256; share = .some(try p.nextValue()["recordName"]?.stringValue)
-            case "shortGUID": bit = 512; shortGUID = try p.nextString()
+            case "recordName": try seen.mark(1); name = try p.nextString()
+            case "recordType": try seen.mark(2); type = try p.nextString()
+            case "recordChangeTag": try seen.mark(4); tag = try p.nextString()
+            case "fields": try seen.mark(8); fields = try p.decodeFields()
+            case "created": try seen.mark(16); created = try p.decodeStamp()
+            case "modified": try seen.mark(32); modified = try p.decodeStamp()
+            case "zoneID": try seen.mark(64); zoneID = try p.decodeZoneID()
+            case "parent": try seen.mark(128); parent = .some(try p.nextValue()["recordName"]?.stringValue)
+            case "share": try seen.mark(256); share = .some(try p.nextValue()["recordName"]?.stringValue)
+            case "shortGUID": try seen.mark(512); shortGUID = try p.nextString()
+            // Written in every file, read by neither path.
+            case "deleted": try seen.mark(1024); _ = try p.nextValue()
             default:
                 // A share record's own keys are kept by the general path.
                 if ShareInfo.keys.contains(key) || others.contains(key) { throw Declined() }
                 others.append(key)
-                bit = 0
                 _ = try p.nextValue()
             }
-            if seen & bit != 0 { throw Declined() }
-            seen |= bit
         }
         guard let name, let type, let tag, let fields, let created, let modified, let zoneID,
               type != ShareInfo.recordType else { throw Declined() }
@@ -94,17 +100,14 @@ extension JSONParser {
     /// `{timestamp, userRecordName, deviceID}`, as `ChangeStamp(json:)` reads it.
     private mutating func decodeStamp() throws -> ChangeStamp {
         var t: Int64?, user: String?, device: String?
-        var seen: UInt8 = 0
+        var seen = SeenKeys()
         try forEachMember { key, p in
-            let bit: UInt8
             switch key {
-            case "timestamp": bit = 1; t = try p.nextValue().int64Value
-            case "userRecordName": bit = 2; user = try p.nextString()
-            case "deviceID": bit = 4; device = try p.nextString()
+            case "timestamp": try seen.mark(1); t = try p.nextValue().int64Value
+            case "userRecordName": try seen.mark(2); user = try p.nextString()
+            case "deviceID": try seen.mark(4); device = try p.nextString()
             default: throw Declined()
             }
-            if seen & bit != 0 { throw Declined() }
-            seen |= bit
         }
         guard let t, let user, let device else { throw Declined() }
         return ChangeStamp(timestamp: t, userRecordName: user, deviceID: device)
@@ -114,17 +117,14 @@ extension JSONParser {
     /// server's to fill in, and ignored).
     private mutating func decodeZoneID() throws -> ZoneID {
         var name: String?, owner: String?
-        var seen: UInt8 = 0
+        var seen = SeenKeys()
         try forEachMember { key, p in
-            let bit: UInt8
             switch key {
-            case "zoneName": bit = 1; name = try p.nextString()
-            case "ownerRecordName": bit = 2; owner = try p.nextString()
-            case "zoneType": bit = 4; _ = try p.nextString()
+            case "zoneName": try seen.mark(1); name = try p.nextString()
+            case "ownerRecordName": try seen.mark(2); owner = try p.nextString()
+            case "zoneType": try seen.mark(4); _ = try p.nextString()
             default: throw Declined()
             }
-            if seen & bit != 0 { throw Declined() }
-            seen |= bit
         }
         guard let name else { throw Declined() }
         return ZoneID(zoneName: name, ownerRecordName: owner ?? ZoneID.defaultOwner)
@@ -135,19 +135,16 @@ extension JSONParser {
         var fields: [String: RecordField] = [:]
         try forEachMember { name, p in
             var type: FieldType?, value: JSONValue?
-            var seen: UInt8 = 0
+            var seen = SeenKeys()
             try p.forEachMember { key, p in
-                let bit: UInt8
                 switch key {
                 case "type":
-                    bit = 1
+                    try seen.mark(1)
                     let t = try p.nextString()
                     type = StoredRecordDecoder.storedTags[t] ?? FieldType(tag: t)
-                case "value": bit = 2; value = try p.nextValue()
+                case "value": try seen.mark(2); value = try p.nextValue()
                 default: throw Declined()
                 }
-                if seen & bit != 0 { throw Declined() }
-                seen |= bit
             }
             guard let type, let value, fields.updateValue(RecordField(type: type, value: value), forKey: name) == nil else { throw Declined() }
         }
