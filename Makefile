@@ -22,6 +22,14 @@ FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
 # static linking means, and ck needs them only to resolve `ck serve --host NAME` (an address or
 # localhost needs nothing).
 STATIC ?= $(if $(filter Linux,$(shell uname -s)),-Xswiftc -static-executable -Xswiftc -use-ld=lld,)
+# Every module reaches the metadata of a concrete generic type (`[String: JSONValue]`, …)
+# through an accessor the compiler emits, not through its mangled name: demangled at its first
+# use, each generic requirement of it made the runtime scan all 5,391 protocol conformances of
+# the executable, once per process — 35–39 % of a short command's instructions
+# (Docs/benchmarks.md, the tenth session). A frontend flag: it changes how metadata is found,
+# nothing else. Set here, not in Package.swift, so that the package's library products carry
+# no unsafe flags (SwiftPM before 6.2 refuses those in a dependency).
+METADATA ?= -Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors
 
 # Where the release build goes (CI builds it beside the tests, in a directory of its own: two
 # SwiftPM builds never share one).
@@ -55,7 +63,7 @@ CK_GEN = env -i CK_DATA_DIR=/nonexistent/ck-generate $(BIN)
 all: build
 
 build:
-	$(SWIFT) build -c $(CONFIG) $(STATIC) --scratch-path $(SCRATCH) --product ck
+	$(SWIFT) build -c $(CONFIG) $(STATIC) $(METADATA) --scratch-path $(SCRATCH) --product ck
 	@$(MAKE) --no-print-directory helper
 	@$(MAKE) --no-print-directory generate
 

@@ -2,14 +2,6 @@
 // ck — CloudKit on the command line. No third-party packages: Foundation, Dispatch, Glibc, XCTest.
 import PackageDescription
 
-// Every target reaches the metadata of concrete generic types (`[String: JSONValue]`, …) through
-// accessors the compiler emits, not through their mangled names: demangling a name at its first
-// use makes the runtime scan every protocol conformance in the executable for each requirement
-// (5,400 of them, Foundation's included), about half of what a short command spent
-// (Docs/benchmarks.md, "the tenth session"). A frontend flag: nothing changes but how metadata
-// is found.
-let metadataAccess: [SwiftSetting] = [.unsafeFlags(["-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors"])]
-
 let package = Package(
     name: "ck",
     products: [
@@ -29,37 +21,36 @@ let package = Package(
     targets: [
         // Leaves: they know nothing of CloudKit.
         // JSON values with integers kept apart from doubles; a parser and a sorted-key writer.
-        .target(name: "CKJSON", swiftSettings: metadataAccess),
+        .target(name: "CKJSON"),
         // SHA-256 (whole and streamed), HMAC, P-256 ECDSA signing and verification, DER and PEM.
-        .target(name: "CKCrypto", swiftSettings: metadataAccess),
+        .target(name: "CKCrypto"),
         // An HTTP/1.1 server on sockets and threads: heads, bodies (read or streamed), keep-alive,
         // limits and timeouts. It calls a handler and knows no route. And a client of one origin.
-        .target(name: "CKHTTP", swiftSettings: metadataAccess),
+        .target(name: "CKHTTP"),
         // The vocabulary every layer shares: records, fields, zone IDs, errors, endpoints,
         // subscriptions, names and their limits. Nothing in it refers to the store.
-        .target(name: "CKModel", dependencies: ["CKJSON", "CKCrypto"], swiftSettings: metadataAccess),
+        .target(name: "CKModel", dependencies: ["CKJSON", "CKCrypto"]),
         // The store: a data directory's files, its histories, indexes, locks and commits. It
         // shows the API above it what it needs through `package` access, and nothing to anyone
         // else.
-        .target(name: "CKStore", dependencies: ["CKModel", "CKJSON", "CKCrypto"], swiftSettings: metadataAccess),
+        .target(name: "CKStore", dependencies: ["CKModel", "CKJSON", "CKCrypto"]),
         // The one API: a typed request and the Web Services body per endpoint and per ck
         // operation, one preflight and one permission gate. Never sees argv, never prints.
-        .target(name: "CKCore", dependencies: ["CKStore", "CKModel", "CKJSON", "CKCrypto"], swiftSettings: metadataAccess),
+        .target(name: "CKCore", dependencies: ["CKStore", "CKModel", "CKJSON", "CKCrypto"]),
         // CloudKit Web Services over HTTP (`ck serve`): the routes that turn a request into an
         // API call and its body back, on the HTTP engine.
         // The console's page, script and style are compiled in (embedInCode): ck stays one file.
         .target(name: "CKServe", dependencies: ["CKCore", "CKModel", "CKHTTP", "CKJSON"],
                 resources: [.embedInCode("Console/Resources/console.html"), .embedInCode("Console/Resources/console.js"),
-                            .embedInCode("Console/Resources/console.css")],
-                swiftSettings: metadataAccess),
+                            .embedInCode("Console/Resources/console.css")]),
         // A client of CloudKit Web Services (`ck remote`, clone, fetch, pull, push): requests
         // with CloudKit's credentials and pacing over the HTTP engine's client; what it brings
         // and sends goes through the API, like any other front end's.
-        .target(name: "CKRemote", dependencies: ["CKCore", "CKModel", "CKHTTP", "CKJSON", "CKCrypto"], swiftSettings: metadataAccess),
+        .target(name: "CKRemote", dependencies: ["CKCore", "CKModel", "CKHTTP", "CKJSON", "CKCrypto"]),
         // The command line: one command table, argument scanner, output formats, exit codes.
-        .target(name: "CKCLI", dependencies: ["CKCore", "CKModel", "CKServe", "CKRemote", "CKJSON"], swiftSettings: metadataAccess),
+        .target(name: "CKCLI", dependencies: ["CKCore", "CKModel", "CKServe", "CKRemote", "CKJSON"]),
         // A thin entry point.
-        .executableTarget(name: "ck", dependencies: ["CKCLI"], swiftSettings: metadataAccess),
+        .executableTarget(name: "ck", dependencies: ["CKCLI"]),
         // The helper ck starts to speak HTTPS, as git has git-remote-https: HTTP/1.1 on its
         // stdin and stdout, URLSession (the system's libcurl and TLS) to the server. Apart from
         // ck, so ck stays one static executable (Docs/remote.md, "HTTPS").

@@ -5,15 +5,13 @@ public enum Hex {
     /// with it: half a million instructions).
     @inlinable
     public static func string<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
-        String(unsafeUninitializedCapacity: bytes.count * 2) { out in
-            var i = 0
-            for b in bytes {
-                out[i] = digit(b >> 4)
-                out[i + 1] = digit(b & 15)
-                i += 2
-            }
-            return i
+        var out = [UInt8]()
+        out.reserveCapacity(bytes.count * 2)
+        for b in bytes {
+            out.append(digit(b >> 4))
+            out.append(digit(b & 15))
         }
+        return String(decoding: out, as: UTF8.self)
     }
 
     @inlinable
