@@ -42,8 +42,8 @@ private struct SeenKeys {
 }
 
 extension JSONParser {
-    // A key ck does not write declines, but in the record itself (`Record(stored:)` keeps none
-    // of them there).
+    // A key ck does not write declines, except in the record object itself, where both paths
+    // skip it (`Record(stored:)` keeps none there).
 
     fileprivate mutating func decodeRecordFile() throws -> Record {
         var record: Record?
