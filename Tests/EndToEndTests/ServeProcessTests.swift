@@ -233,4 +233,33 @@ final class ServeProcessTests: XCTestCase {
         XCTAssertTrue(zones.text.contains("WhileDown"))
         _ = again.stop()
     }
+
+    /// A writer killed after its zone's commit was indexed and before its database entry's index
+    /// words: the server's feed of database changes announces the zone at the next fetch, not
+    /// only after the next write (a kept head hung on the index file, which the crash left as
+    /// it was).
+    func testADatabaseEntryACrashedWriterLeftIsAnnouncedByTheServer() throws {
+        let s = try served()
+        XCTAssertEqual(s.sandbox.ck("zone", "create", "A").status, 0)
+        XCTAssertEqual(s.sandbox.ck("--zone", "A", "record", "save", "--type", "T", "--name", "a1", "n=1").status, 0)
+        let save = ["--zone", "A", "record", "save", "--type", "T", "--name", "a1", "--force"]
+        let trace = s.sandbox.run(save + ["n=2"], env: ["CK_DEBUG_TRACE_OPS": "1"])
+        let ops = trace.stderr.split(separator: "\n").filter { $0.hasPrefix("op ") }
+        let zoneWords = try XCTUnwrap(ops.firstIndex { $0.hasSuffix("/zones/A/history.idx") && $0.contains(" write ") }, trace.stderr)
+        let databaseWords = try XCTUnwrap(ops[(zoneWords + 1)...].firstIndex { $0.hasSuffix("/history.idx") && !$0.contains("/zones/") }, trace.stderr)
+        // The server has read the feed, and keeps its head once the index is past the racy window.
+        let before = try XCTUnwrap(try s.post("private", "changes/database", "{}")["syncToken"] as? String)
+        Thread.sleep(forTimeInterval: 0.1)
+        XCTAssertEqual((try s.post("private", "changes/database", #"{"syncToken":"\#(before)"}"#)["zones"] as? [Any])?.count, 0)
+        let crashed = s.sandbox.run(save + ["n=3"], env: ["CK_DEBUG_CRASH_AT_OP": String(databaseWords + 1)])
+        XCTAssertEqual(crashed.status, 137, crashed.stderr)
+        let after = try s.post("private", "changes/database", #"{"syncToken":"\#(before)"}"#)
+        let zones = (after["zones"] as? [[String: Any]] ?? []).compactMap { ($0["zoneID"] as? [String: Any])?["zoneName"] as? String }
+        XCTAssertEqual(zones, ["A"], "the zone commit the crashed writer made is announced: \(after.text)")
+        // What the crash left besides (the commit's record files) is the next writer's or fsck's.
+        let fix = s.sandbox.ck("fsck")
+        XCTAssertEqual(fix.status, 0, fix.stdout)
+        XCTAssertFalse(fix.stdout.contains("database history"), "the entry was recorded by the server's read: \(fix.stdout)")
+        XCTAssertEqual(s.sandbox.ck("fsck", "--dry-run").object["clean"] as? Bool, true)
+    }
 }

@@ -80,7 +80,12 @@ package struct ChangeHistory {
             defer { lock.unlock() }
             return (try? recoverHead(waitingForZones: false)) ?? head.seq
         }
-        // Every read of a zone asks this; a quiet history's answer is kept (StampedFiles).
+        // A database's is read each time: a writer killed before its entry's index words leaves
+        // the index file as it was, so a head kept on the index's stamp would keep the feed from
+        // announcing a commit its zone shows, until the next write (a zone's commit stopped that
+        // way was never answered, and its zone's next writer indexes it). Every read of a zone
+        // asks this; a quiet zone history's answer is kept (StampedFiles).
+        if announcesZones { return try read() }
         return try StampedFiles.shared.historyHead(indexFile, read) ?? read()
     }
 
