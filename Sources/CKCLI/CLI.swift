@@ -38,12 +38,13 @@ public enum CLI {
     private static func execute(_ tokens: [String], io: IO, table: CommandTable, errorFormat: ErrorFormat) throws -> Int32 {
         do {
             let (command, rest) = try locate(tokens, table: table)
-            let args = try ArgumentScanner.scan(rest, specs: GlobalOptions.specs + command.options, command: command.path)
+            let spec = command.made
+            let args = try ArgumentScanner.scan(rest, specs: GlobalOptions.specs + spec.options, command: command.path)
             if args.helpRequested {
                 io.writeOut(Help.text(for: command, table: table))
                 return ExitCode.success
             }
-            if !command.severalZones && Set(args.values("--zone").map(NameKey.init)).count > 1 {
+            if !spec.severalZones && Set(args.values("--zone").map(NameKey.init)).count > 1 {
                 throw UsageError("option '--zone' given more than once ('ck zone changes' is the command that fetches several zones)", command: command.path)
             }
             let globals = try GlobalOptions.resolve(args, io: io)
@@ -52,7 +53,7 @@ public enum CLI {
             }
             let inv = Invocation(command: command, args: args, globals: globals, io: io)
             do {
-                return try command.run(inv)
+                return try spec.run(inv)
             } catch let e as CloudKitError {
                 return ErrorReporter.report(e, io: io, format: globals.errorFormat, style: inv.api.responseStyle(globals.scope),
                                             hint: NextSteps.hint(for: e, command: command.path, args: args, globals: globals))
