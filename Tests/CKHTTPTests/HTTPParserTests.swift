@@ -53,6 +53,41 @@ final class HTTPParserTests: XCTestCase {
         XCTAssertEqual(empty.status, 414)
     }
 
+    /// The scan that jumps from line end to line end decides every head as reading it a byte at
+    /// a time did (the scan before it, kept here as the reference): the same lines, the same
+    /// refusal at the same limit, at every split of the bytes into arrivals.
+    func testTheScanAgreesWithReadingAByteAtATime() {
+        var rng = SystemRandomNumberGenerator()
+        let pieces = ["GET / HTTP/1.1", "POST /a?b=c HTTP/1.1", "Host: h", "X: y", "", "\r", "\t v ", "Content-Length: 3", "GET /aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa HTTP/1.0"]
+        for _ in 0..<3_000 {
+            var bytes: [UInt8] = []
+            for _ in 0..<Int.random(in: 0...7, using: &rng) {
+                bytes += Array(pieces.randomElement(using: &rng)!.utf8)
+                bytes += Bool.random(using: &rng) ? [0x0D, 0x0A] : [0x0A]
+            }
+            if Bool.random(using: &rng) { bytes += [0x0D, 0x0A] }
+            if Bool.random(using: &rng) { bytes += Array("BODY".utf8) }
+            let limit = Int.random(in: 1...120, using: &rng)
+            var parser = HTTPHeadParser(limit: limit)
+            var reference = ByteAtATimeHead(limit: limit)
+            var end = 0
+            while end < bytes.count {
+                end = min(bytes.count, end + Int.random(in: 1...40, using: &rng))
+                let got = describe(parser.parse(bytes[0..<end])), want = describe(reference.parse(bytes[0..<end]))
+                XCTAssertEqual(got, want, "limit \(limit), \(end) of \(String(decoding: bytes, as: UTF8.self).debugDescription)")
+                if got != "incomplete" || got != want { break }
+            }
+        }
+    }
+
+    private func describe(_ r: HeadParseResult) -> String {
+        switch r {
+        case .incomplete: return "incomplete"
+        case .complete(let head, let length): return "complete \(length): \(head.method) \(head.target) \(head.headers.fields.map { "\($0.name)=\($0.value)" })"
+        case .refused(let refusal): return "refused \(refusal.status) \(refusal.reason)"
+        }
+    }
+
     private func framing(_ fields: [(String, String)], version: String = "HTTP/1.1") -> Result<BodyFraming, HTTPRefusal> {
         BodyFraming.of(HTTPRequestHead(method: "POST", target: "/", headers: HTTPHeaders(fields), version: version))
     }
@@ -131,4 +166,52 @@ private extension Result where Failure == HTTPRefusal {
 
 private extension ChunkedBodyDecoder.Progress {
     var status: Int? { if case .refused(let r) = self { return r.status } else { return nil } }
+}
+
+/// The head scan as it was, a byte at a time: the reference the faster scan must agree with.
+private struct ByteAtATimeHead {
+    let limit: Int
+    private var scanned = 0
+    private var lineStart = 0
+    private var lines: [Range<Int>] = []
+
+    init(limit: Int) { self.limit = limit }
+
+    mutating func parse(_ buffer: ArraySlice<UInt8>) -> HeadParseResult {
+        let base = buffer.startIndex
+        var i = base + scanned
+        while i < buffer.endIndex {
+            if buffer[i] == 0x0A {
+                var end = i
+                if end > base + lineStart && buffer[end - 1] == 0x0D { end -= 1 }
+                let line = (base + lineStart)..<end
+                lineStart = i + 1 - base
+                if line.isEmpty {
+                    if !lines.isEmpty {
+                        scanned = i + 1 - base
+                        if scanned > limit { return .refused(tooLong()) }
+                        switch HTTPHeadParser.head(lines.map { buffer[$0] }) {
+                        case .success(let head): return .complete(head, length: scanned)
+                        case .failure(let refusal): return .refused(refusal)
+                        }
+                    }
+                } else {
+                    lines.append(line)
+                }
+            }
+            i += 1
+            if i - base > limit {
+                scanned = i - base
+                return .refused(tooLong())
+            }
+        }
+        scanned = i - base
+        return .incomplete
+    }
+
+    private func tooLong() -> HTTPRefusal {
+        lines.isEmpty
+            ? HTTPRefusal(status: 414, reason: "the request line is longer than \(limit) bytes")
+            : HTTPRefusal(status: 431, reason: "the request's header fields are longer than \(limit) bytes")
+    }
 }
