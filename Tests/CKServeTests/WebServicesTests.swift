@@ -282,6 +282,25 @@ final class WebServicesTests: XCTestCase {
         XCTAssertNil(ServerErrorCode.networkFailure.httpStatus)
     }
 
+    /// A path splits on its bytes into every segment, empty ones included; a Host field is
+    /// split on its bytes when ASCII and on its Characters when not, to the same names.
+    func testPathSegmentsAndHostNames() throws {
+        XCTAssertEqual(WebServicesRoute.segments("/"), [""])
+        XCTAssertEqual(WebServicesRoute.segments("/a"), ["a"])
+        XCTAssertEqual(WebServicesRoute.segments("/a/"), ["a", ""])
+        XCTAssertEqual(WebServicesRoute.segments("//x//"), ["", "x", "", ""])
+        XCTAssertEqual(WebServicesRoute.segments("/caf\u{e9}/e\u{301}"), ["caf\u{e9}", "e\u{301}"])
+        XCTAssertThrowsError(try WebServicesRoute.parse("/database/1/iCloud.x/development/public/records/query/"), "a trailing slash names no endpoint")
+        XCTAssertEqual(try WebServicesRoute.parse("/database/1/iCloud.x/development/public/records/query"),
+                       .database(container: "iCloud.x", environment: .development, scope: .public, endpoint: .recordsQuery))
+        let names: [(String, String?)] = [
+            ("localhost:8080", "localhost"), ("LocalHost", "localhost"), ("127.0.0.1", "127.0.0.1"), ("h:", "h"), ("", ""),
+            ("[::1]:80", "::1"), ("[::1]", "::1"), ("[::1]x", nil), ("[::1", nil), ("h:123456", nil), ("h:8a", nil),
+            ("localhost:80@evil.example", nil), ("\u{C9}XAMPLE:80", "\u{E9}xample"), ("a:\u{301}80", "a:\u{301}80"),
+        ]
+        for (host, name) in names { XCTAssertEqual(WebServicesHandler.hostName(host), name, host.debugDescription) }
+    }
+
     private func snapshot(_ root: String) throws -> [String: Data] {
         var out: [String: Data] = [:]
         let fm = FileManager.default

@@ -35,7 +35,12 @@ struct QueryString: Sendable {
 
     /// Percent-decoding; nil for a malformed escape or bytes that are not UTF-8.
     static func decode(_ s: UnsafeBufferPointer<UInt8>) -> String? {
-        guard s.contains(UInt8(ascii: "%")) else { return String(validating: s, as: UTF8.self) }
+        guard s.contains(UInt8(ascii: "%")) else {
+            // ASCII (a token, a container) needs no validating: the generic check cost more
+            // than the rest of the query string.
+            if s.allSatisfy({ $0 < 0x80 }) { return String(decoding: s, as: UTF8.self) }
+            return String(validating: s, as: UTF8.self)
+        }
         var out: [UInt8] = []
         out.reserveCapacity(s.count)
         var bytes = s.makeIterator()

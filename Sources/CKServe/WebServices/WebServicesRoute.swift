@@ -32,22 +32,14 @@ enum WebServicesRoute: Equatable, Sendable {
     static func parse(_ path: String) throws -> WebServicesRoute {
         guard path.hasPrefix("/") else { throw notFound(path, "a path starts with '/'") }
         if path == "/console" || path.hasPrefix("/console/") { return .console(rest: String(path.dropFirst(8))) }
-        // Split on the bytes: asked of every request.
-        var parts: [String] = []
-        var start = path.utf8.index(after: path.utf8.startIndex)
-        while true {
-            let end = path.utf8[start...].firstIndex(of: UInt8(ascii: "/")) ?? path.utf8.endIndex
-            parts.append(String(path[start..<end]))
-            if end == path.utf8.endIndex { break }
-            start = path.utf8.index(after: end)
-        }
+        let parts = segments(path)
         let first = parts[0]
         switch first {
         case "database":
             // Apple's reference puts tokens/create and tokens/register here, with or without a
             // database; CloudKit answers 405 there (they are /device/1/…, as CloudKit JS sends them).
             if parts.count >= 6, parts[1] == "1", let e = Environment(rawValue: parts[3]),
-               let endpoint = Endpoint(rawValue: parts[(parts[4] == "tokens" ? 4 : 5)...].joined(separator: "/")), endpoint.module == .device {
+               let endpoint = Endpoint(rawValue: joined(parts[(parts[4] == "tokens" ? 4 : 5)...])), endpoint.module == .device {
                 throw MethodNotAllowed(error: CloudKitError(.notFound, "no such path '\(shown(path))': \(endpoint.rawValue) is an endpoint of the device module, POST /device/1/\(Names.describe(parts[2]))/\(e.rawValue)/\(endpoint.rawValue) (Apple's Web Services reference documents it under /database/1/…, where CloudKit answers 405)"))
             }
             guard parts.count >= 6, parts[1] == "1" else {
@@ -57,14 +49,14 @@ enum WebServicesRoute: Equatable, Sendable {
             guard let scope = DatabaseScope(rawValue: parts[4]) else {
                 throw notFound(path, "the database is public, private or shared, not '\(Names.describe(parts[4]))'")
             }
-            let name = parts[5...].joined(separator: "/")
+            let name = joined(parts[5...])
             guard let endpoint = Endpoint(rawValue: name), endpoint.module == .database else {
                 throw notFound(path, "'\(Names.describe(name))' is not a CloudKit Web Services endpoint of the database module")
             }
             return .database(container: parts[2], environment: env, scope: scope, endpoint: endpoint)
         case "device":
             guard parts.count >= 5, parts[1] == "1" else { throw notFound(path, "a device path is /device/1/{container}/{environment}/tokens/{create|register}") }
-            let name = parts[4...].joined(separator: "/")
+            let name = joined(parts[4...])
             guard let endpoint = Endpoint(rawValue: name), endpoint.module == .device else {
                 throw notFound(path, "'\(Names.describe(name))' is not an endpoint of the device module (tokens/create, tokens/register)")
             }
@@ -82,6 +74,33 @@ enum WebServicesRoute: Equatable, Sendable {
         default:
             throw notFound(path, "ck serve answers /database/1/…, /device/1/…, the upload, asset, web courier and sign-in URLs it hands out, /ck/cloudkit-config.js, and its console at /console/")
         }
+    }
+
+    /// The path's segments after its leading `/`, split on the bytes: asked of every request.
+    /// (A `/` is ASCII, so every piece of a valid string is valid, and decoding repairs nothing.)
+    static func segments(_ path: String) -> [String] {
+        var path = path
+        return path.withUTF8 { u in
+            var parts: [String] = []
+            parts.reserveCapacity(8)
+            var start = 1
+            for k in 1...u.count where k == u.count || u[k] == UInt8(ascii: "/") {
+                parts.append(String(decoding: UnsafeBufferPointer(rebasing: u[start..<k]), as: UTF8.self))
+                start = k + 1
+            }
+            return parts
+        }
+    }
+
+    /// The segments back into an endpoint's name. (Not `joined(separator:)`: unspecialized
+    /// across modules, the standard library's cost more than the rest of the route.)
+    private static func joined(_ parts: ArraySlice<String>) -> String {
+        var out = ""
+        for k in parts.indices {
+            if k != parts.startIndex { out += "/" }
+            out += parts[k]
+        }
+        return out
     }
 
     private static func environment(_ s: String, _ path: String) throws -> Environment {
