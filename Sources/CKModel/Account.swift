@@ -90,13 +90,14 @@ public struct Principal: Sendable {
     }
 
     /// The signed-in user, or AUTHENTICATION_REQUIRED naming the status that blocks it (or, for
-    /// a request of `ck serve` that named no user, what is wrong with its credential).
-    public func requireUser(for what: String) throws -> UserAccount {
+    /// a request of `ck serve` that named no user, what is wrong with its credential). `what` is
+    /// made only for the error (every request asks).
+    public func requireUser(for what: @autoclosure () -> String) throws -> UserAccount {
         if user == nil, let why = nobodyReason {
-            throw CloudKitError(why.code, "\(what) needs a signed-in user: \(why.reason)")
+            throw CloudKitError(why.code, "\(what()) needs a signed-in user: \(why.reason)")
         }
         guard status == .available, let u = user else {
-            var e = CloudKitError(.authenticationRequired, "\(what) needs an available iCloud account: \(status.refusal)")
+            var e = CloudKitError(.authenticationRequired, "\(what()) needs an available iCloud account: \(status.refusal)")
             e.nextStep = .signIn
             e.nativeCode = status.refusalNativeCode
             throw e

@@ -99,18 +99,23 @@ public enum Names {
 
     /// Container identifiers start with `iCloud.` and use letters, digits, `.`, `-` and `_`.
     public static func validateContainerID(_ s: String) throws {
-        // By bytes: String's hasPrefix compares by canonical equivalence (every request asks).
-        guard s.utf8.starts(with: "iCloud.".utf8), s.utf8.count > 7, s.utf8.count <= maxLength else {
-            throw CloudKitError.badRequest("container identifier '\(describe(s))' must start with 'iCloud.' (e.g. iCloud.com.example.app)")
+        // By bytes, in place (every request asks, three times): String's hasPrefix compares by
+        // canonical equivalence, and the generic views cost more than the checks.
+        var bytes = s
+        let (prefixed, ok) = bytes.withUTF8 { u -> (Bool, Bool) in
+            guard u.count > 7, u.count <= maxLength, u.starts(with: "iCloud.".utf8) else { return (false, false) }
+            // Letters, digits, '.', '-', '_', and no two dots in a row.
+            var dot = false
+            for b in u {
+                let isDot = b == 0x2E
+                guard (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || (b >= 0x30 && b <= 0x39) || isDot || b == 0x2D || b == 0x5F,
+                      !(isDot && dot) else { return (true, false) }
+                dot = isDot
+            }
+            return (true, true)
         }
-        // One pass over the bytes (every request asks): letters, digits, '.', '-', '_', and no
-        // two dots in a row.
-        var ok = true, dot = false
-        for b in s.utf8 {
-            let isDot = b == 0x2E
-            guard (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || (b >= 0x30 && b <= 0x39) || isDot || b == 0x2D || b == 0x5F,
-                  !(isDot && dot) else { ok = false; break }
-            dot = isDot
+        guard prefixed else {
+            throw CloudKitError.badRequest("container identifier '\(describe(s))' must start with 'iCloud.' (e.g. iCloud.com.example.app)")
         }
         guard ok else {
             throw CloudKitError.badRequest("container identifier '\(describe(s))' may contain only letters, digits, '.', '-' and '_'")

@@ -33,6 +33,12 @@ final class NamesTests: XCTestCase {
         for bad in ["com.example.app", "iCloud.", "iCloud.a/b", "iCloud.../x", "iCloud.a b", "iCloud.a..b", "iCloud.ab..", "icloud.a", "iCloud.é"] {
             XCTAssertThrowsError(try Names.validateContainerID(bad), bad)
         }
+        // Each refusal names what is wrong: the prefix (and length), or the characters.
+        for (bad, says) in [("com.example.app", "must start with 'iCloud.'"), ("iCloud.", "must start with 'iCloud.'"),
+                            ("iCloud." + String(repeating: "a", count: 300), "must start with 'iCloud.'"),
+                            ("iCloud.a..b", "may contain only"), ("iCloud.é", "may contain only")] {
+            XCTAssertThrowsError(try Names.validateContainerID(bad)) { XCTAssertTrue("\($0)".contains(says), "\(bad.prefix(20)): \($0)") }
+        }
     }
 
     func testPathEncodingNeverEscapesItsDirectory() {

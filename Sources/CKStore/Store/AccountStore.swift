@@ -34,7 +34,11 @@ package final class AccountStore {
     /// Asked for every request `ck serve` answers with a web session: kept parsed while the
     /// file is the same.
     package func user(appleID: String) throws -> UserAccount? {
-        let path = paths.userFile(appleID: appleID)
+        try user(inFile: paths.userFile(appleID: appleID))
+    }
+
+    /// The user a user file holds, kept parsed while the file is the same.
+    private func user(inFile path: String) throws -> UserAccount? {
         let user: UserAccount?? = try StampedFiles.shared.value(path) { try FileSystem.readJSON(path).map(UserAccount.init(stored:)) }
         return user ?? nil
     }
@@ -46,14 +50,15 @@ package final class AccountStore {
         }
     }
 
-    /// Asked for every request `ck serve` answers: found through a map of record names to Apple
-    /// IDs, kept while the users directory is the same (a user written or added renames a file
-    /// into it), so it costs two `lstat`s however many users the device has seen.
+    /// Asked for every request `ck serve` answers: found through a map of record names to the
+    /// files `user(appleID:)` reads, kept while the users directory is the same (a user written
+    /// or added renames a file into it), so it costs two `lstat`s however many users the device
+    /// has seen, and no path made (an Apple ID's file name is encoded, `@` and all).
     package func user(recordName: String) throws -> UserAccount? {
         let byRecordName = try StampedFiles.shared.value(paths.usersDirectory) {
-            Dictionary(try allUsers().map { ($0.userRecordName, $0.appleID) }, uniquingKeysWith: { first, _ in first })
+            Dictionary(try allUsers().map { ($0.userRecordName, paths.userFile(appleID: $0.appleID)) }, uniquingKeysWith: { first, _ in first })
         }
-        guard let appleID = byRecordName?[recordName], let u = try user(appleID: appleID) else { return nil }
+        guard let file = byRecordName?[recordName], let u = try user(inFile: file) else { return nil }
         // A file replaced since the map was made: look at every user.
         return u.userRecordName == recordName ? u : try allUsers().first { $0.userRecordName == recordName }
     }

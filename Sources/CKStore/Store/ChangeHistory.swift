@@ -18,7 +18,21 @@ package struct ChangeHistory {
     package let directory: String
     /// The lock its writers hold (the zone's, the database's): a reader that finds a commit a
     /// crash left unindexed takes it, if free, to index that commit (`head`).
-    let lockFile: String?
+    var lockFile: String? {
+        switch lock {
+        case .none: return nil
+        case .file(let f): return f
+        case .besideZones: return Self.zoneLockFile(directory)
+        }
+    }
+    /// Where `lockFile` comes from. A zone's is made from its directory when asked (seldom), not
+    /// for every request that opens the zone: making it was 2 % of a lookup.
+    private enum Lock {
+        case none
+        case file(String)
+        case besideZones
+    }
+    private let lock: Lock
     static let logName = "history.log"
     static let indexName = "history.idx"
     static let metaName = "history.json"
@@ -28,22 +42,32 @@ package struct ChangeHistory {
 
     package init(directory: String, lockFile: String? = nil, announcesZones: Bool = false) {
         self.directory = directory
-        self.lockFile = lockFile
+        self.lock = lockFile.map(Lock.file) ?? .none
         self.announcesZones = announcesZones
+    }
+
+    private init(zone directory: String) {
+        self.directory = directory
+        self.lock = .besideZones
+        self.announcesZones = false
     }
 
     /// A zone's history (`<database>/zones/<zone>`), with its zone's lock
     /// (`<database>/locks/<zone>.lock`).
-    static func ofZone(_ directory: String) -> ChangeHistory {
-        // By bytes, not by Characters: every request of a server opens its zone.
+    static func ofZone(_ directory: String) -> ChangeHistory { ChangeHistory(zone: directory) }
+
+    /// `<database>/locks/<zone>.lock` for `<database>/zones/<zone>`; nil for a directory that
+    /// is not in a `zones` directory.
+    private static func zoneLockFile(_ directory: String) -> String? {
+        // By bytes, not by Characters.
         let zones = "/zones".utf8
         guard let cut = directory.utf8.lastIndex(of: UInt8(ascii: "/")), directory[..<cut].utf8.suffix(zones.count).elementsEqual(zones)
-        else { return ChangeHistory(directory: directory) }
+        else { return nil }
         // Joined as Strings: `+` on a Substring counted its Characters (grapheme breaking) to
-        // reserve room, a percent of every request.
+        // reserve room.
         let database = String(directory[..<directory.utf8.index(cut, offsetBy: -zones.count)])
         let zone = String(directory[directory.utf8.index(after: cut)...])
-        return ChangeHistory(directory: directory, lockFile: database + "/locks/" + zone + ".lock")
+        return database + "/locks/" + zone + ".lock"
     }
 
     var logFile: String { directory + "/" + ChangeHistory.logName }

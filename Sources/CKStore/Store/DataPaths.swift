@@ -1,4 +1,5 @@
 import CKModel
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -8,11 +9,19 @@ import Darwin
 /// Where everything lives under the data directory (see Docs/storage.md).
 package struct DataPaths: Sendable {
     package let root: String
+    private let environments = EnvironmentDirectories()
 
     /// The root is resolved once (links above it are the user's choice); below it, nothing is
     /// ever reached through a link.
     package init(root: String) {
-        self.root = DataPaths.resolve(root)
+        let root = DataPaths.resolve(root)
+        self.root = root
+        // Made once: `ck serve` asks for these on every request.
+        deviceFile = root + "/device.json"
+        usersDirectory = root + "/users"
+        faultsFile = root + "/faults.json"
+        faultsLock = root + "/faults.lock"
+        webSessionsDirectory = root + "/web-sessions"
     }
 
     /// An absolute path with every link in its existing part resolved, and `.` and `..`
@@ -45,18 +54,24 @@ package struct DataPaths: Sendable {
     }
 
     var markerFile: String { root + "/ck.json" }
-    var deviceFile: String { root + "/device.json" }
-    var usersDirectory: String { root + "/users" }
-    func userFile(appleID: String) -> String { usersDirectory + "/" + PathEncoding.component(appleID.lowercased()) + ".json" }
+    let deviceFile: String
+    let usersDirectory: String
+    func userFile(appleID: String) -> String { usersDirectory + "/" + PathEncoding.component(Self.lowercased(appleID)) + ".json" }
+
+    /// An ASCII name without A–Z is its own lowercase: `lowercased()` only when there is a letter
+    /// to lower (every request `ck serve` answers finds its caller's file).
+    static func lowercased(_ s: String) -> String {
+        s.utf8.allSatisfy { $0 < 0x80 && !($0 >= 0x41 && $0 <= 0x5A) } ? s : s.lowercased()
+    }
     var assetsDirectory: String { root + "/assets" }
     var configFile: String { root + "/config.json" }
     /// The faults `ck fault add` arms (Docs/faults.md), and the lock taken to change them.
-    var faultsFile: String { root + "/faults.json" }
-    var faultsLock: String { root + "/faults.lock" }
+    let faultsFile: String
+    let faultsLock: String
 
     /// The web sessions of `ck serve` (ckWebAuthToken), one file per session named by the
     /// SHA-256 of its token (Docs/serve.md), and the lock taken to create, rotate or revoke them.
-    var webSessionsDirectory: String { root + "/web-sessions" }
+    let webSessionsDirectory: String
     var webSessionsLock: String { root + "/web-sessions.lock" }
     /// The lock taken to change a container's API tokens or server-to-server keys.
     var authLock: String { root + "/auth.lock" }
@@ -68,7 +83,7 @@ package struct DataPaths: Sendable {
     package func container(_ id: String) -> String { root + "/containers/" + PathEncoding.component(id, limit: 255) }
 
     package func environment(_ container: String, _ env: Environment) -> String {
-        self.container(container) + "/" + env.rawValue
+        environments.directory(container, env) { self.container(container) + "/" + env.rawValue }
     }
 
     /// The public database is one per environment; private and shared are one per user.
@@ -88,5 +103,35 @@ package struct DataPaths: Sendable {
 
     package static func zone(database: String, zoneName: String) -> String {
         database + "/zones/" + PathEncoding.component(zoneName)
+    }
+}
+
+/// The directories of the container environments asked for, each made once: every request
+/// `ck serve` answers builds several paths under one (its database, API tokens, reset marker),
+/// and making one cost more than a tenth of a lookup. A few are ever used; the map is emptied
+/// past 256, so requests naming endless containers cannot grow it.
+private final class EnvironmentDirectories: @unchecked Sendable {
+    private struct Key: Hashable {
+        let container: String
+        let environment: Environment
+    }
+
+    private let lock = NSLock()
+    private var made: [Key: String] = [:]
+
+    func directory(_ container: String, _ env: Environment, make: () -> String) -> String {
+        let key = Key(container: container, environment: env)
+        lock.lock()
+        if let d = made[key] {
+            lock.unlock()
+            return d
+        }
+        lock.unlock()
+        let d = make()
+        lock.lock()
+        if made.count >= 256 { made.removeAll(keepingCapacity: true) }
+        made[key] = d
+        lock.unlock()
+        return d
     }
 }
