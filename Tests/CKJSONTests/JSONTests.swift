@@ -23,6 +23,19 @@ final class JSONTests: XCTestCase {
         XCTAssertNoThrow(try JSONParser.parse(String(repeating: "[", count: 100) + String(repeating: "]", count: 100)))
     }
 
+    /// Literals are matched in place, whitespace of every kind is skipped, and a string's run
+    /// of plain bytes is ASCII or validated UTF-8, up to its quote, escape or control byte.
+    func testLiteralsWhitespaceAndStringRuns() throws {
+        XCTAssertEqual(try JSONParser.parse(" \t\r\n[true,false,null]\n\r\t "), .array([.bool(true), .bool(false), .null]))
+        for bad in ["tru", "[nul]", "fals", "t", "True", "nulL", "[tr", "truex"] {
+            XCTAssertThrowsError(try JSONParser.parse(bad), bad)
+        }
+        XCTAssertThrowsError(try JSONParser.parse("[fals]")) { XCTAssertTrue("\($0)".contains("expected 'false'"), "\($0)") }
+        XCTAssertEqual(try JSONParser.parse(#"["caf\u00e9 é", "ascii", "😀x"]"#), .array(["caf\u{e9} \u{e9}", "ascii", "\u{1F600}x"]))
+        XCTAssertThrowsError(try JSONParser.parse([0x22, 0x61, 0xC3, 0x22]), "a UTF-8 sequence cut by the quote")
+        XCTAssertThrowsError(try JSONParser.parse([0x22, 0x61, 0x0A, 0x22]), "a raw line feed in a string")
+    }
+
     func testSurrogatePairsAndEscapes() throws {
         XCTAssertEqual(try JSONParser.parse(#""\ud83d\ude00\n""#), .string("😀\n"))
         XCTAssertThrowsError(try JSONParser.parse(#""\ud83d""#))
