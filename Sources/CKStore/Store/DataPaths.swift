@@ -8,20 +8,17 @@ import Darwin
 
 /// Where everything lives under the data directory (see Docs/storage.md).
 package struct DataPaths: Sendable {
-    package let root: String
-    private let environments = EnvironmentDirectories()
+    /// The root and the paths made once, in one object: the paths are copied into every store
+    /// a request opens, and a copy is one reference counted, not one per path (the counts of
+    /// shared strings are what the threads of `ck serve` contend for).
+    private let made: MadePaths
+
+    package var root: String { made.root }
 
     /// The root is resolved once (links above it are the user's choice); below it, nothing is
     /// ever reached through a link.
     package init(root: String) {
-        let root = DataPaths.resolve(root)
-        self.root = root
-        // Made once: `ck serve` asks for these on every request.
-        deviceFile = root + "/device.json"
-        usersDirectory = root + "/users"
-        faultsFile = root + "/faults.json"
-        faultsLock = root + "/faults.lock"
-        webSessionsDirectory = root + "/web-sessions"
+        made = MadePaths(root: DataPaths.resolve(root))
     }
 
     /// An absolute path with every link in its existing part resolved, and `.` and `..`
@@ -54,8 +51,8 @@ package struct DataPaths: Sendable {
     }
 
     var markerFile: String { root + "/ck.json" }
-    let deviceFile: String
-    let usersDirectory: String
+    var deviceFile: String { made.deviceFile }
+    var usersDirectory: String { made.usersDirectory }
     func userFile(appleID: String) -> String { usersDirectory + "/" + PathEncoding.component(Self.lowercased(appleID)) + ".json" }
 
     /// An ASCII name without A–Z is its own lowercase: `lowercased()` only when there is a letter
@@ -66,12 +63,12 @@ package struct DataPaths: Sendable {
     var assetsDirectory: String { root + "/assets" }
     var configFile: String { root + "/config.json" }
     /// The faults `ck fault add` arms (Docs/faults.md), and the lock taken to change them.
-    let faultsFile: String
-    let faultsLock: String
+    var faultsFile: String { made.faultsFile }
+    var faultsLock: String { made.faultsLock }
 
     /// The web sessions of `ck serve` (ckWebAuthToken), one file per session named by the
     /// SHA-256 of its token (Docs/serve.md), and the lock taken to create, rotate or revoke them.
-    let webSessionsDirectory: String
+    var webSessionsDirectory: String { made.webSessionsDirectory }
     var webSessionsLock: String { root + "/web-sessions.lock" }
     /// The lock taken to change a container's API tokens or server-to-server keys.
     var authLock: String { root + "/auth.lock" }
@@ -83,7 +80,7 @@ package struct DataPaths: Sendable {
     package func container(_ id: String) -> String { root + "/containers/" + PathEncoding.component(id, limit: 255) }
 
     package func environment(_ container: String, _ env: Environment) -> String {
-        environments.directory(container, env) { self.container(container) + "/" + env.rawValue }
+        made.environments.directory(container, env) { self.container(container) + "/" + env.rawValue }
     }
 
     /// The public database is one per environment; private and shared are one per user.
@@ -103,6 +100,27 @@ package struct DataPaths: Sendable {
 
     package static func zone(database: String, zoneName: String) -> String {
         database + "/zones/" + PathEncoding.component(zoneName)
+    }
+}
+
+/// A data directory's root and the paths under it that `ck serve` asks for on every request,
+/// made once.
+private final class MadePaths: Sendable {
+    let root: String
+    let deviceFile: String
+    let usersDirectory: String
+    let faultsFile: String
+    let faultsLock: String
+    let webSessionsDirectory: String
+    let environments = EnvironmentDirectories()
+
+    init(root: String) {
+        self.root = root
+        deviceFile = root + "/device.json"
+        usersDirectory = root + "/users"
+        faultsFile = root + "/faults.json"
+        faultsLock = root + "/faults.lock"
+        webSessionsDirectory = root + "/web-sessions"
     }
 }
 
