@@ -41,6 +41,17 @@ final class DataPathsTests: XCTestCase {
         }
         let copy = paths
         XCTAssertEqual(copy.environment("iCloud.c1", .production), "/nonexistent/ck-paths/containers/iCloud.c1/production")
+        // Names found on disk (fsck, a wrong API token's search) are not always a container's:
+        // two canonically equivalent names are two directories, whichever is asked first, and
+        // a long name a client sends is made each time.
+        for (first, second) in [("iCloud.e\u{301}", "iCloud.\u{E9}"), ("iCloud.\u{E9}", "iCloud.e\u{301}")] {
+            let fresh = DataPaths(root: "/nonexistent/ck-paths")
+            XCTAssertEqual(fresh.environment(first, .production), fresh.container(first) + "/production")
+            XCTAssertEqual(fresh.environment(second, .production), fresh.container(second) + "/production")
+            XCTAssertNotEqual(fresh.environment(first, .production), fresh.environment(second, .production))
+        }
+        let long = "iCloud." + String(repeating: "x", count: 400)
+        XCTAssertEqual(paths.environment(long, .development), paths.container(long) + "/development")
     }
 
     /// A user's file is named by the Apple ID lowercased; an ASCII one without capitals is

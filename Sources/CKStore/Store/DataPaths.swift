@@ -127,7 +127,7 @@ private final class MadePaths: Sendable {
 /// The directories of the container environments asked for, each made once: every request
 /// `ck serve` answers builds several paths under one (its database, API tokens, reset marker),
 /// and making one cost more than a tenth of a lookup. A few are ever used; the map is emptied
-/// past 256, so requests naming endless containers cannot grow it.
+/// past 256, so requests naming endless containers cannot grow it past 256 short names.
 private final class EnvironmentDirectories: @unchecked Sendable {
     private struct Key: Hashable {
         let container: String
@@ -138,6 +138,10 @@ private final class EnvironmentDirectories: @unchecked Sendable {
     private var made: [Key: String] = [:]
 
     func directory(_ container: String, _ env: Environment, make: () -> String) -> String {
+        // Only names a container can have: ASCII (where String's equality, canonical
+        // equivalence, is byte equality, so two names on disk are never one key) and at most
+        // 255 bytes (what a client names unchecked — a long-poll's URL — cannot fill the map).
+        guard container.utf8.count <= Names.maxLength, container.utf8.allSatisfy({ $0 < 0x80 }) else { return make() }
         let key = Key(container: container, environment: env)
         lock.lock()
         if let d = made[key] {
