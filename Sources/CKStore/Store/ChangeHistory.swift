@@ -31,6 +31,11 @@ package struct ChangeHistory {
         case none
         case file(String)
         case besideZones
+
+        var isNone: Bool {
+            if case .none = self { return true }
+            return false
+        }
     }
     private let lock: Lock
     static let logName = "history.log"
@@ -100,7 +105,8 @@ package struct ChangeHistory {
             // the commit had been answered. The latter is indexed here, under the lock, so that
             // no reader goes on without what a client was told (a read-only data directory, or
             // a lock held, leaves it to the next writer).
-            guard let lockFile, try hasUnindexedTail(dir, head: head), let lock = try? FileLock.attempt(lockFile) else { return head.seq }
+            // The lock's path is made only once there is a tail to index.
+            guard !lock.isNone, try hasUnindexedTail(dir, head: head), let lockFile, let lock = try? FileLock.attempt(lockFile) else { return head.seq }
             defer { lock.unlock() }
             return (try? recoverHead(waitingForZones: false)) ?? head.seq
         }
