@@ -72,13 +72,20 @@ public struct HTTPRequestHead: Sendable {
     /// The target before `?`, not percent-decoded.
     public var path: String {
         guard let q = queryMark else { return target }
-        return String(target.utf8.prefix(q))!
+        return targetBytes { String(decoding: UnsafeBufferPointer(rebasing: $0[..<q]), as: UTF8.self) }
     }
 
     /// The raw query after `?`, if any.
     public var query: String? {
         guard let q = queryMark else { return nil }
-        return String(target.utf8.dropFirst(q + 1))!
+        return targetBytes { String(decoding: UnsafeBufferPointer(rebasing: $0[(q + 1)...]), as: UTF8.self) }
+    }
+
+    /// The target's bytes, for cutting at its `?` (ASCII, so both sides are whole UTF-8 and
+    /// decoding repairs nothing; the generic Substring views cost 1,000 instructions a call).
+    private func targetBytes(_ body: (UnsafeBufferPointer<UInt8>) -> String) -> String {
+        var t = target
+        return t.withUTF8(body)
     }
 
     /// Where the `?` is, in bytes: found in the target's buffer (every request asks several

@@ -25,7 +25,12 @@ extension HTTPResponse {
             if HTTPHeaders.sameName(name, "Date") { hasDate = true }
             out.append(contentsOf: name.utf8)
             out.append(contentsOf: ": ".utf8)
-            for b in value.utf8 where b != 13 && b != 10 && b != 0 { out.append(b) }
+            // Whole when clean (nearly always), else a byte at a time without those.
+            if value.utf8.contains(where: { $0 == 13 || $0 == 10 || $0 == 0 }) {
+                for b in value.utf8 where b != 13 && b != 10 && b != 0 { out.append(b) }
+            } else {
+                out.append(contentsOf: value.utf8)
+            }
             out.append(contentsOf: crlf)
         }
         let handlerCloses = headers.values("Connection").contains { $0.lowercased().contains("close") }

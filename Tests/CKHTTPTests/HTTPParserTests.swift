@@ -143,10 +143,10 @@ final class HTTPParserTests: XCTestCase {
     }
 
     func testResponsesCarryLengthDateAndConnection() {
-        var headers = HTTPHeaders([("Content-Type", "application/json"), ("Content-Length", "999"), ("X-Bad", "a\r\nInjected: yes")])
+        var headers = HTTPHeaders([("Content-Type", "application/json"), ("Content-Length", "999"), ("X-Bad", "a\r\nInjected: yes"), ("X-Nul", "a\u{0}b")])
         headers.add("Bad Name", "dropped")
         let text = String(decoding: HTTPResponse(status: 404, headers: headers, body: Array("{}".utf8)).encoded(omitBody: false, close: true), as: UTF8.self)
-        XCTAssertTrue(text.hasPrefix("HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nX-Bad: aInjected: yes\r\nContent-Length: 2\r\nDate: "), text)
+        XCTAssertTrue(text.hasPrefix("HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nX-Bad: aInjected: yes\r\nX-Nul: ab\r\nContent-Length: 2\r\nDate: "), text)
         XCTAssertTrue(text.hasSuffix(" GMT\r\nConnection: close\r\n\r\n{}"), text)
         let head = HTTPResponse(status: 200, body: Array("abc".utf8)).encoded(omitBody: true, close: false)
         XCTAssertTrue(String(decoding: head, as: UTF8.self).contains("Content-Length: 3\r\n"))
