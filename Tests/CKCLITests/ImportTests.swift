@@ -22,6 +22,16 @@ final class ImportTests: XCTestCase {
         s.assertUnchanged("two bad lines in one chunk") {
             assertFailure(s.run(["--zone", "Z", "import"], stdin: lines.joined(separator: "\n")), exit: 6, contains: "import: line 602 must be a record object, got array")
         }
+        // The line is named inside the record's own checks too (a context made only for errors).
+        lines[601] = "{\"recordName\": 5, \"recordType\": \"T\"}"
+        lines[1200] = "{\"recordType\": \"T\"}"
+        s.assertUnchanged("a record's own errors name their line") {
+            assertFailure(s.run(["--zone", "Z", "import"], stdin: lines.joined(separator: "\n")), exit: 6, contains: "import: line 602: recordName must be a string")
+        }
+        lines[601] = lines[0].replacingOccurrences(of: "r0", with: "r601")
+        s.assertUnchanged("a missing name names its line") {
+            assertFailure(s.run(["--zone", "Z", "import"], stdin: lines.joined(separator: "\n")), exit: 6, contains: "import: line 1201: record needs a recordName")
+        }
     }
 
     /// Each chunk is parsed while the one before it is committed, and each batch's results are

@@ -120,37 +120,37 @@ public struct ModifyRequest: Sendable {
     /// `deferringValueErrors`: a field value that does not fit its type (`"43"` as INT64, a
     /// fractional TIMESTAMP, an unknown type tag) becomes the operation's `invalid` error, which
     /// fails it alone when it runs (records/modify); otherwise it is thrown. A malformed record
-    /// is thrown either way.
-    public static func parseRecord(_ j: JSONValue, type: RecordOperationType, context: String = "record",
+    /// is thrown either way. `context` (`operations[3]`) is made only for an error.
+    public static func parseRecord(_ j: JSONValue, type: RecordOperationType, context: @autoclosure () -> String = "record",
                                    deferringValueErrors: Bool = false) throws -> RecordOperation {
-        guard let r = j.objectValue else { throw CloudKitError.badRequest("\(context): record must be an object, got \(j.kindName)") }
+        guard let r = j.objectValue else { throw CloudKitError.badRequest("\(context()): record must be an object, got \(j.kindName)") }
         for k in r.keys where !recordKeys.contains(k) && !serverKeys.contains(k) {
-            throw CloudKitError.badRequest("\(context): unknown record key '\(k)'")
+            throw CloudKitError.badRequest("\(context()): unknown record key '\(k)'")
         }
         var op = RecordOperation(type: type)
         if let n = r["recordName"], !n.isNull {
-            guard let s = n.stringValue else { throw CloudKitError.badRequest("\(context): recordName must be a string") }
+            guard let s = n.stringValue else { throw CloudKitError.badRequest("\(context()): recordName must be a string") }
             try Names.validateRecordName(s)
             op.recordName = s
         }
         // An update, replace or delete names the record it changes (a create or a force
         // save may leave the name to the server).
-        if (type == .update || type == .replace || type.isDelete) && op.recordName == nil { throw CloudKitError.badRequest("\(context): \(type.rawValue) needs a recordName") }
+        if (type == .update || type == .replace || type.isDelete) && op.recordName == nil { throw CloudKitError.badRequest("\(context()): \(type.rawValue) needs a recordName") }
         if let t = r["recordType"], !t.isNull {
-            guard let s = t.stringValue else { throw CloudKitError.badRequest("\(context): recordType must be a string") }
+            guard let s = t.stringValue else { throw CloudKitError.badRequest("\(context()): recordType must be a string") }
             // A share create, as Web Services sends it (Sharing/ShareRequest.swift).
-            if s == ShareInfo.recordType { op.recordType = s; op.share = try parseShare(r, type: type, context: context) } else {
+            if s == ShareInfo.recordType { op.recordType = s; op.share = try parseShare(r, type: type, context: context()) } else {
                 try Names.validateRecordType(s)
                 op.recordType = s
             }
         }
         if let t = r["recordChangeTag"], !t.isNull {
-            guard let s = t.stringValue else { throw CloudKitError.badRequest("\(context): recordChangeTag must be a string") }
+            guard let s = t.stringValue else { throw CloudKitError.badRequest("\(context()): recordChangeTag must be a string") }
             // An empty tag is no tag (refused as missing where one is required).
             if !s.isEmpty { op.recordChangeTag = s }
         }
         if let f = r["fields"], !f.isNull {
-            guard let fo = f.objectValue else { throw CloudKitError.badRequest("\(context): fields must be an object, got \(f.kindName)") }
+            guard let fo = f.objectValue else { throw CloudKitError.badRequest("\(context()): fields must be an object, got \(f.kindName)") }
             var invalidField: String?
             for (k, v) in fo {
                 if op.share != nil && k == ShareInfo.titleField { continue }
@@ -183,14 +183,14 @@ public struct ModifyRequest: Sendable {
             op.zoneName = zid.zoneName
         }
         if let g = r["createShortGUID"], !g.isNull {
-            guard let b = g.boolValue else { throw CloudKitError.badRequest("\(context): createShortGUID must be true or false") }
+            guard let b = g.boolValue else { throw CloudKitError.badRequest("\(context()): createShortGUID must be true or false") }
             op.createShortGUID = b
         }
         if let p = r["parent"], p.isNull {
             // null takes the parent away; a key left out keeps it.
             op.clearsParent = true
         } else if let p = r["parent"] {
-            guard let n = p["recordName"]?.stringValue else { throw CloudKitError.badRequest("\(context): parent must be {\"recordName\": …}") }
+            guard let n = p["recordName"]?.stringValue else { throw CloudKitError.badRequest("\(context()): parent must be {\"recordName\": …}") }
             try Names.validateRecordName(n)
             op.parent = n
         }
