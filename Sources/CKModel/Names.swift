@@ -131,6 +131,13 @@ public struct NameKey: Hashable, Comparable, Sendable {
     public init(_ s: String) { bytes = Array(s.utf8) }
     public var string: String { String(decoding: bytes, as: UTF8.self) }
     public static func < (a: NameKey, b: NameKey) -> Bool { a.bytes.lexicographicallyPrecedes(b.bytes) }
+
+    /// The bytes in one call: an array's own `Hashable` feeds the hasher a byte at a time,
+    /// and every map of names hashes its keys (an import, several maps a record).
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(bytes.count)
+        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
 }
 
 extension String {

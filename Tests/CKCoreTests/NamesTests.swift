@@ -77,4 +77,21 @@ final class NamesTests: XCTestCase {
         XCTAssertEqual(try RecordField.parse(name: "f", json: ["value": ["recordName": "a"]])?.value["action"], "NONE")
         XCTAssertNil(try RecordField.parse(name: "f", json: ["value": nil]), "null clears the field")
     }
+
+    /// Names are keyed by their bytes: equal bytes find each other in a set, canonically
+    /// equivalent spellings and prefixes of each other do not.
+    func testNameKeysHashAndCompareByTheirBytes() {
+        XCTAssertEqual(NameKey("caf\u{e9}").hashValue, NameKey("caf\u{e9}").hashValue)
+        XCTAssertNotEqual(NameKey("caf\u{e9}"), NameKey("cafe\u{301}"))
+        var names = Set<NameKey>()
+        var rng = SystemRandomNumberGenerator()
+        var made: [String] = ["", "a", "ab", "a\u{0}", "cafe\u{301}", "caf\u{e9}"]
+        for _ in 0..<2_000 {
+            made.append(String((0..<Int.random(in: 0...12, using: &rng)).map { _ in "ab\u{e9}\u{301}-".randomElement(using: &rng)! }))
+        }
+        for n in made { names.insert(NameKey(n)) }
+        XCTAssertEqual(names.count, Set(made.map { Array($0.utf8) }).count, "one key a byte string")
+        for n in made { XCTAssertTrue(names.contains(NameKey(n)), n.debugDescription) }
+        XCTAssertFalse(names.contains(NameKey("never-made-\u{1F600}")))
+    }
 }
