@@ -81,8 +81,9 @@ public struct HTTPRequestHead: Sendable {
         return targetBytes { String(decoding: UnsafeBufferPointer(rebasing: $0[(q + 1)...]), as: UTF8.self) }
     }
 
-    /// The target's bytes, for cutting at its `?` (ASCII, so both sides are whole UTF-8 and
-    /// decoding repairs nothing; the generic Substring views cost 1,000 instructions a call).
+    /// The target's bytes, for cutting at its `?`: in UTF-8 that byte is never part of another
+    /// character, so both sides are whole and decoding repairs nothing (the generic Substring
+    /// views cost 1,000 instructions a call).
     private func targetBytes(_ body: (UnsafeBufferPointer<UInt8>) -> String) -> String {
         var t = target
         return t.withUTF8(body)

@@ -107,10 +107,10 @@ public struct JSONParser {
         // Members are gathered first so the dictionary is made once at its size (growing it
         // member by member rehashed it several times per object).
         var members: [(key: String, value: JSONValue, at: Int)] = []
-        // Room for a record's objects at once (grown from one, the array was made four times).
-        members.reserveCapacity(8)
         skipWhitespace()
         if i < bytes.count && bytes[i] == UInt8(ascii: "}") { i += 1; depth -= 1; return .object([:]) }
+        // Room for a record's objects at once (grown from one, the array was made four times).
+        members.reserveCapacity(8)
         while true {
             skipWhitespace()
             guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw fail("expected a string key in object") }
