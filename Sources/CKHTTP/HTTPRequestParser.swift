@@ -38,67 +38,30 @@ enum HeadParseResult {
     case refused(HTTPRefusal)
 }
 
-/// Finds the end of a head incrementally: bytes already scanned are not scanned again, so a
-/// client sending one byte at a time costs linear work.
+/// A request's head, parsed once its lines are found (HeadLines).
 struct HTTPHeadParser {
-    let limit: Int
-    private var scanned = 0
-    private var lineStart = 0
-    private var lines: [Range<Int>] = []  // without their CR LF
+    private var scanner: HeadLines
+    var limit: Int { scanner.limit }
 
-    init(limit: Int) { self.limit = limit }
+    init(limit: Int) { scanner = HeadLines(limit: limit) }
 
     /// `bytes` is the buffer from where the request starts; call again with more of it.
     mutating func parse(_ buffer: ArraySlice<UInt8>) -> HeadParseResult {
-        let base = buffer.startIndex
-        var i = base + scanned
-        while i < buffer.endIndex {
-            // Straight to the next line end: every byte of every request passes here.
-            let lf = buffer.withUnsafeBufferPointer { buf in buf[(i - base)...].firstIndex(of: LF).map { base + $0 } }
-            guard let lf, lf - base <= limit else {
-                // No line end within the limit: the bytes up to it are scanned as they were one
-                // at a time (a byte past the limit refuses the head).
-                i = buffer.endIndex
-                if i - base > limit {
-                    scanned = limit + 1
-                    return .refused(tooLong())
-                }
-                break
-            }
-            i = lf
-            var end = i
-            if end > base + lineStart && buffer[end - 1] == CR { end -= 1 }
-            let line = (base + lineStart)..<end
-            lineStart = i + 1 - base
-            if line.isEmpty {
-                // An empty line before the request line is tolerated (RFC 9112 §2.2); it
-                // counts towards the limit, so endless empty lines are refused too.
-                if !lines.isEmpty {
-                    scanned = i + 1 - base
-                    if scanned > limit { return .refused(tooLong()) }
-                    return build(buffer, length: scanned)
-                }
-            } else {
-                lines.append(line)
-            }
-            i += 1
-            if i - base > limit {
-                scanned = i - base
-                return .refused(tooLong())
-            }
+        switch scanner.scan(buffer) {
+        case .incomplete: return .incomplete
+        case .tooLong: return .refused(tooLong())
+        case .complete(let length): return build(buffer, length: length)
         }
-        scanned = i - base
-        return .incomplete
     }
 
     private func tooLong() -> HTTPRefusal {
-        lines.isEmpty
+        scanner.lines.isEmpty
             ? HTTPRefusal(status: 414, reason: "the request line is longer than \(limit) bytes")
             : HTTPRefusal(status: 431, reason: "the request's header fields are longer than \(limit) bytes")
     }
 
     private func build(_ buffer: ArraySlice<UInt8>, length: Int) -> HeadParseResult {
-        switch Self.head(lines.map { buffer[$0] }) {
+        switch Self.head(scanner.lines.map { buffer[$0] }) {
         case .success(let head): return .complete(head, length: length)
         case .failure(let refusal): return .refused(refusal)
         }

@@ -2,7 +2,7 @@
 /// body is framed. Pure: no streams, so every odd answer can be tried in a unit test. Errors
 /// name what was wrong with the answer, never the request it answers.
 
-private let LF: UInt8 = 0x0A, CR: UInt8 = 0x0D, SP: UInt8 = 0x20
+private let SP: UInt8 = 0x20
 
 /// A response's status line and header fields.
 struct HTTPResponseHead {
@@ -37,55 +37,29 @@ enum ResponseHeadParseResult {
     case failed(HTTPClientError)
 }
 
-/// Finds the end of a response's head incrementally: bytes already scanned are not scanned
-/// again, so a peer sending one byte at a time costs linear work.
+/// A response's head, parsed once its lines are found (HeadLines).
 struct HTTPResponseHeadParser {
-    /// Bytes the head may take, empty lines before it included.
-    let limit: Int
+    private var scanner: HeadLines
     /// The limit an error names: all the heads of one answer share it (interim ones took part).
     let statedLimit: Int
-    private var scanned = 0
-    private var lineStart = 0
-    private var lines: [Range<Int>] = []  // without their CR LF
 
+    /// `limit`: bytes the head may take, empty lines before it included.
     init(limit: Int, statedLimit: Int? = nil) {
-        self.limit = limit
+        scanner = HeadLines(limit: limit)
         self.statedLimit = statedLimit ?? limit
     }
 
     /// `buffer` holds the answer from its first byte; call again with more of it.
     mutating func parse(_ buffer: ArraySlice<UInt8>) -> ResponseHeadParseResult {
-        let base = buffer.startIndex
-        var i = base + scanned
-        while i < buffer.endIndex {
-            if buffer[i] == LF {
-                var end = i
-                if end > base + lineStart && buffer[end - 1] == CR { end -= 1 }
-                let line = (base + lineStart)..<end
-                lineStart = i + 1 - base
-                if line.isEmpty {
-                    // Empty lines before the status line are skipped (some servers end a body
-                    // with one CR LF too many); they count towards the limit.
-                    if !lines.isEmpty {
-                        scanned = i + 1 - base
-                        if scanned > limit { return .failed(tooLong()) }
-                        switch Self.head(lines.map { buffer[$0] }) {
-                        case .success(let head): return .complete(head, length: scanned)
-                        case .failure(let error): return .failed(error)
-                        }
-                    }
-                } else {
-                    lines.append(line)
-                }
-            }
-            i += 1
-            if i - base > limit {
-                scanned = i - base
-                return .failed(tooLong())
+        switch scanner.scan(buffer) {
+        case .incomplete: return .incomplete
+        case .tooLong: return .failed(tooLong())
+        case .complete(let length):
+            switch Self.head(scanner.lines.map { buffer[$0] }) {
+            case .success(let head): return .complete(head, length: length)
+            case .failure(let error): return .failed(error)
             }
         }
-        scanned = i - base
-        return .incomplete
     }
 
     private func tooLong() -> HTTPClientError {

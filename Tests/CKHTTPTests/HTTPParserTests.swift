@@ -58,7 +58,7 @@ final class HTTPParserTests: XCTestCase {
     /// refusal at the same limit, at every split of the bytes into arrivals.
     func testTheScanAgreesWithReadingAByteAtATime() {
         var rng = SystemRandomNumberGenerator()
-        let pieces = ["GET / HTTP/1.1", "POST /a?b=c HTTP/1.1", "Host: h", "X: y", "", "\r", "\t v ", "Content-Length: 3", "GET /aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa HTTP/1.0"]
+        let pieces = ["GET / HTTP/1.1", "POST /a?b=c HTTP/1.1", "Host: h", "X: y", "", "\r", "\t v ", "Content-Length: 3", "GET /aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa HTTP/1.0", "HTTP/1.1 200 OK"]
         for _ in 0..<3_000 {
             var bytes: [UInt8] = []
             for _ in 0..<Int.random(in: 0...7, using: &rng) {
@@ -69,14 +69,39 @@ final class HTTPParserTests: XCTestCase {
             if Bool.random(using: &rng) { bytes += Array("BODY".utf8) }
             let limit = Int.random(in: 1...120, using: &rng)
             var parser = HTTPHeadParser(limit: limit)
+            // A response's head is found by the same scan (HeadLines).
+            var responseParser = HTTPResponseHeadParser(limit: limit)
             var reference = ByteAtATimeHead(limit: limit)
             var end = 0
             while end < bytes.count {
                 end = min(bytes.count, end + Int.random(in: 1...40, using: &rng))
-                let got = describe(parser.parse(bytes[0..<end])), want = describe(reference.parse(bytes[0..<end]))
-                XCTAssertEqual(got, want, "limit \(limit), \(end) of \(String(decoding: bytes, as: UTF8.self).debugDescription)")
+                let expected = reference.parse(bytes[0..<end])
+                let got = describe(parser.parse(bytes[0..<end])), want = describe(expected)
+                let what = "limit \(limit), \(end) of \(String(decoding: bytes, as: UTF8.self).debugDescription)"
+                XCTAssertEqual(got, want, what)
+                // A response head that does not parse ended where the request's did.
+                let response = scanned(responseParser.parse(bytes[0..<end])), reached = scanned(expected, reference.scanned)
+                XCTAssertTrue(response == reached || (response == "ended" && reached.hasPrefix("ended at")), "\(response) / \(reached): \(what)")
                 if got != "incomplete" || got != want { break }
             }
+        }
+    }
+
+    /// Where a scan stopped: the head's end, past the limit, or not yet.
+    private func scanned(_ r: HeadParseResult, _ length: Int) -> String {
+        switch r {
+        case .incomplete: return "incomplete"
+        case .refused(let refusal) where refusal.status == 414 || refusal.status == 431: return "too long"
+        case .complete, .refused: return "ended at \(length)"
+        }
+    }
+
+    private func scanned(_ r: ResponseHeadParseResult) -> String {
+        switch r {
+        case .incomplete: return "incomplete"
+        case .failed(let error) where error.kind == .tooLarge: return "too long"
+        case .complete(_, let length): return "ended at \(length)"
+        case .failed: return "ended"
         }
     }
 
@@ -171,7 +196,7 @@ private extension ChunkedBodyDecoder.Progress {
 /// The head scan as it was, a byte at a time: the reference the faster scan must agree with.
 private struct ByteAtATimeHead {
     let limit: Int
-    private var scanned = 0
+    private(set) var scanned = 0
     private var lineStart = 0
     private var lines: [Range<Int>] = []
 
