@@ -26,8 +26,9 @@ extension HTTPResponse {
             out.append(contentsOf: name.utf8)
             out.append(contentsOf: ": ".utf8)
             // Whole when clean (nearly always), else a byte at a time without those.
-            if value.utf8.contains(where: { $0 == 13 || $0 == 10 || $0 == 0 }) {
-                for b in value.utf8 where b != 13 && b != 10 && b != 0 { out.append(b) }
+            let splits = { (b: UInt8) in b == 13 || b == 10 || b == 0 }
+            if value.utf8.contains(where: splits) {
+                for b in value.utf8 where !splits(b) { out.append(b) }
             } else {
                 out.append(contentsOf: value.utf8)
             }

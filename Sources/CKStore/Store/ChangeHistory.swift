@@ -20,24 +20,18 @@ package struct ChangeHistory {
     /// crash left unindexed takes it, if free, to index that commit (`head`).
     var lockFile: String? {
         switch lock {
-        case .none: return nil
-        case .file(let f): return f
-        case .besideZones: return Self.zoneLockFile(directory)
+        case nil: return nil
+        case .file(let f)?: return f
+        case .besideZones?: return Self.zoneLockFile(directory)
         }
     }
-    /// Where `lockFile` comes from. A zone's is made from its directory when asked (seldom), not
-    /// for every request that opens the zone: making it was 2 % of a lookup.
+    /// Where `lockFile` comes from (nil: it has none). A zone's is made from its directory when
+    /// asked (seldom), not for every request that opens the zone: making it was 2 % of a lookup.
     private enum Lock {
-        case none
         case file(String)
         case besideZones
-
-        var isNone: Bool {
-            if case .none = self { return true }
-            return false
-        }
     }
-    private let lock: Lock
+    private let lock: Lock?
     static let logName = "history.log"
     static let indexName = "history.idx"
     static let metaName = "history.json"
@@ -47,7 +41,7 @@ package struct ChangeHistory {
 
     package init(directory: String, lockFile: String? = nil, announcesZones: Bool = false) {
         self.directory = directory
-        self.lock = lockFile.map(Lock.file) ?? .none
+        self.lock = lockFile.map(Lock.file)
         self.announcesZones = announcesZones
     }
 
@@ -106,7 +100,7 @@ package struct ChangeHistory {
             // no reader goes on without what a client was told (a read-only data directory, or
             // a lock held, leaves it to the next writer).
             // The lock's path is made only once there is a tail to index.
-            guard !lock.isNone, try hasUnindexedTail(dir, head: head), let lockFile, let lock = try? FileLock.attempt(lockFile) else { return head.seq }
+            guard lock != nil, try hasUnindexedTail(dir, head: head), let lockFile, let lock = try? FileLock.attempt(lockFile) else { return head.seq }
             defer { lock.unlock() }
             return (try? recoverHead(waitingForZones: false)) ?? head.seq
         }
