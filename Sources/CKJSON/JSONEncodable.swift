@@ -49,9 +49,28 @@ public struct JSONObjectEmitter {
         if pretty { out.append(0x20) }
     }
 
+    /// Opens the member `key`, a key ck spells out itself: ASCII that needs no escaping, copied
+    /// without the scan a key from data gets.
+    public mutating func key(literal key: StaticString, into out: inout [UInt8]) {
+        out.append(empty ? 0x7B : 0x2C)
+        empty = false
+        if pretty { JSONWriter.newline(indent + 2, into: &out) }
+        out.append(0x22)
+        JSONWriter.literal(key, into: &out)
+        out.append(0x22)
+        out.append(0x3A)
+        if pretty { out.append(0x20) }
+    }
+
     /// A member whose value is a string.
     public mutating func string(_ key: String, _ value: String, into out: inout [UInt8]) {
         self.key(key, into: &out)
+        JSONWriter.emitString(value, into: &out)
+    }
+
+    /// A member with a key ck spells out (see `key(literal:)`) whose value is a string.
+    public mutating func string(literal key: StaticString, _ value: String, into out: inout [UInt8]) {
+        self.key(literal: key, into: &out)
         JSONWriter.emitString(value, into: &out)
     }
 
@@ -59,7 +78,7 @@ public struct JSONObjectEmitter {
     public var valueIndent: Int { indent + 2 }
 
     public func close(into out: inout [UInt8]) {
-        if empty { out.append(contentsOf: "{}".utf8); return }
+        if empty { JSONWriter.literal("{}", into: &out); return }
         if pretty { JSONWriter.newline(indent, into: &out) }
         out.append(0x7D)
     }

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Reading a document a member at a time, for a decoder that builds its value as it reads (a
 /// record file straight into a `Record`, with no dictionary made per object). A shape other
 /// than the one asked for throws `Mismatch`, and the caller takes the general path
@@ -44,6 +50,61 @@ extension JSONParser {
             throw Mismatch()
         }
         depth -= 1
+    }
+
+    /// A member's key where it stands in the document, for comparing with the keys a decoder
+    /// knows without making a String of it (most of what reading a key cost).
+    public struct MemberKey {
+        let start: Int
+        let end: Int
+    }
+
+    /// An object's members in order, as `forEachMember`, each key given as its bytes: a key
+    /// written with an escape is a `Mismatch` (ck writes none in the keys it names).
+    public mutating func forEachMemberKey(_ body: (MemberKey, inout JSONParser) throws -> Void) throws {
+        skipWhitespace()
+        guard i < bytes.count, bytes[i] == UInt8(ascii: "{") else { throw Mismatch() }
+        try enter()
+        i += 1
+        skipWhitespace()
+        if i < bytes.count && bytes[i] == UInt8(ascii: "}") { i += 1; depth -= 1; return }
+        while true {
+            skipWhitespace()
+            guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw Mismatch() }
+            let start = i + 1
+            let end = bytes.withUnsafeBufferPointer { b -> Int in
+                var j = start
+                while j < b.count, b[j] != 0x22, b[j] != 0x5C, b[j] >= 0x20 { j += 1 }
+                return j
+            }
+            guard end < bytes.count, bytes[end] == 0x22 else { throw Mismatch() }
+            i = end + 1
+            skipWhitespace()
+            guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw Mismatch() }
+            i += 1
+            skipWhitespace()
+            try body(MemberKey(start: start, end: end), &self)
+            skipWhitespace()
+            guard i < bytes.count else { throw Mismatch() }
+            if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
+            if bytes[i] == UInt8(ascii: "}") { i += 1; break }
+            throw Mismatch()
+        }
+        depth -= 1
+    }
+
+    /// Whether a key is `name` (ASCII, as a decoder spells it).
+    public func key(_ k: MemberKey, is name: StaticString) -> Bool {
+        let n = name.utf8CodeUnitCount
+        guard k.end - k.start == n else { return false }
+        return bytes.withUnsafeBufferPointer { b in memcmp(b.baseAddress! + k.start, name.utf8Start, n) == 0 }
+    }
+
+    /// A key as text (one a decoder does not know, to name or keep it).
+    public func text(of k: MemberKey) throws -> String {
+        guard let s = bytes.withUnsafeBufferPointer({ b in String(validating: UnsafeBufferPointer(rebasing: b[k.start..<k.end]), as: UTF8.self) })
+        else { throw Mismatch() }
+        return s
     }
 
     /// The next value, which must be a string.

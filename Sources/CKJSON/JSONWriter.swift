@@ -35,13 +35,13 @@ public enum JSONWriter {
 
     public static func emit(_ v: JSONValue, into out: inout [UInt8], indent: Int, pretty: Bool) {
         switch v {
-        case .null: out.append(contentsOf: "null".utf8)
-        case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
+        case .null: literal("null", into: &out)
+        case .bool(let b): literal(b ? "true" : "false", into: &out)
         case .int(let i): emitInt(i, into: &out)
         case .double(let d): out.append(contentsOf: formatDouble(d).utf8)
         case .string(let s): emitString(s, into: &out)
         case .array(let a):
-            if a.isEmpty { out.append(contentsOf: "[]".utf8); return }
+            if a.isEmpty { literal("[]", into: &out); return }
             out.append(0x5B)
             for (n, e) in a.enumerated() {
                 if n > 0 { out.append(0x2C) }
@@ -51,10 +51,10 @@ public enum JSONWriter {
             if pretty { newline(indent, into: &out) }
             out.append(0x5D)
         case .object(let o):
-            if o.isEmpty { out.append(contentsOf: "{}".utf8); return }
+            if o.isEmpty { literal("{}", into: &out); return }
             out.append(0x7B)
             var first = true
-            for (k, e) in o.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
+            for (k, e) in o.sorted(by: { $0.key.byteOrder($1.key) < 0 }) {
                 if !first { out.append(0x2C) }
                 first = false
                 if pretty { newline(indent + 2, into: &out) }
@@ -69,12 +69,23 @@ public enum JSONWriter {
     }
 
     public static func newline(_ indent: Int, into out: inout [UInt8]) {
-        out.append(0x0A)
-        // In one append: a byte at a time, each checked for room, was 3 % of a query page.
-        out.append(contentsOf: repeatElement(UInt8(0x20), count: indent))
+        // Copied in one append from a line feed and a row of spaces: appending `repeatElement`
+        // went a byte at a time through the generic sequence path, 4 % of a query page.
+        guard indent < lineStart.count else {
+            out.append(0x0A)
+            return out.append(contentsOf: repeatElement(UInt8(0x20), count: indent))
+        }
+        lineStart.withUnsafeBufferPointer { out.append(contentsOf: UnsafeBufferPointer(rebasing: $0[...indent])) }
     }
 
-    private static func emitInt(_ i: Int64, into out: inout [UInt8]) {
+    private static let lineStart: [UInt8] = [0x0A] + [UInt8](repeating: 0x20, count: 64)
+
+    /// Appends text ck spells out itself (`false`, a member's key): ASCII that needs no escaping.
+    public static func literal(_ s: StaticString, into out: inout [UInt8]) {
+        s.withUTF8Buffer { out.append(contentsOf: $0) }
+    }
+
+    public static func emitInt(_ i: Int64, into out: inout [UInt8]) {
         if i == Int64.min { out.append(contentsOf: String(i).utf8); return }
         var v = i < 0 ? -i : i
         if i < 0 { out.append(0x2D) }

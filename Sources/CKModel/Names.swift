@@ -130,7 +130,7 @@ public struct NameKey: Hashable, Comparable, Sendable {
     public let bytes: [UInt8]
     public init(_ s: String) { bytes = Array(s.utf8) }
     public var string: String { String(decoding: bytes, as: UTF8.self) }
-    public static func < (a: NameKey, b: NameKey) -> Bool { a.bytes.lexicographicallyPrecedes(b.bytes) }
+    public static func < (a: NameKey, b: NameKey) -> Bool { a.bytes.precedes(b.bytes) }
 
     /// The bytes in one call: an array's own `Hashable` feeds the hasher a byte at a time,
     /// and every map of names hashes its keys (an import, several maps a record).
@@ -140,7 +140,3 @@ public struct NameKey: Hashable, Comparable, Sendable {
     }
 }
 
-extension String {
-    /// Equal bytes: the only equality names have.
-    package func sameBytes(_ other: String) -> Bool { utf8.elementsEqual(other.utf8) }
-}

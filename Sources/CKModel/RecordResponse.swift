@@ -30,34 +30,34 @@ public struct RecordResponse: JSONEncodable {
     package static func layout(_ r: Record, style: ResponseStyle?, desiredKeys: Set<String>?, withZoneID: Bool,
                        into out: inout [UInt8], indent: Int, pretty: Bool) {
         var o = JSONObjectEmitter(indent: indent, pretty: pretty)
-        o.key("created", into: &out)
+        o.key(literal: "created", into: &out)
         Self.stamp(r.created, into: &out, indent: o.valueIndent, pretty: pretty)
-        o.key("deleted", into: &out)
-        out.append(contentsOf: "false".utf8)
-        o.key("fields", into: &out)
+        o.key(literal: "deleted", into: &out)
+        JSONWriter.literal("false", into: &out)
+        o.key(literal: "fields", into: &out)
         fields(r, style, desiredKeys: desiredKeys, into: &out, indent: o.valueIndent, pretty: pretty)
-        o.key("modified", into: &out)
+        o.key(literal: "modified", into: &out)
         Self.stamp(r.modified, into: &out, indent: o.valueIndent, pretty: pretty)
         if let p = r.parent {
-            o.key("parent", into: &out)
+            o.key(literal: "parent", into: &out)
             Self.reference(p, into: &out, indent: o.valueIndent, pretty: pretty)
         }
         if style != nil {
-            o.key("pluginFields", into: &out)
-            out.append(contentsOf: "{}".utf8)
+            o.key(literal: "pluginFields", into: &out)
+            JSONWriter.literal("{}", into: &out)
         }
-        o.string("recordChangeTag", r.recordChangeTag, into: &out)
-        o.string("recordName", r.recordName, into: &out)
-        o.string("recordType", r.recordType, into: &out)
+        o.string(literal: "recordChangeTag", r.recordChangeTag, into: &out)
+        o.string(literal: "recordName", r.recordName, into: &out)
+        o.string(literal: "recordType", r.recordType, into: &out)
         if let s = r.share {
-            o.key("share", into: &out)
+            o.key(literal: "share", into: &out)
             Self.reference(s, into: &out, indent: o.valueIndent, pretty: pretty)
         }
         if let g = r.shortGUID {
-            o.string("shortGUID", g, into: &out)
+            o.string(literal: "shortGUID", g, into: &out)
         }
         if withZoneID {
-            o.key("zoneID", into: &out)
+            o.key(literal: "zoneID", into: &out)
             r.zoneID.encodeJSON(into: &out, indent: o.valueIndent, pretty: pretty)
         }
         o.close(into: &out)
@@ -65,15 +65,17 @@ public struct RecordResponse: JSONEncodable {
 
     /// `style` nil: the values as stored (a record file), else as a response shows them.
     private static func fields(_ record: Record, _ style: ResponseStyle?, desiredKeys: Set<String>?, into out: inout [UInt8], indent: Int, pretty: Bool) {
-        var names = record.fields.keys.filter { desiredKeys?.contains($0) ?? true }
-        names.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        // Sorted with their values: looking each name up again hashed it a second time.
+        var members: [(key: String, value: RecordField)] = []
+        members.reserveCapacity(record.fields.count)
+        for m in record.fields where desiredKeys?.contains(m.key) ?? true { members.append(m) }
+        members.sort { $0.key.byteOrder($1.key) < 0 }
         var o = JSONObjectEmitter(indent: indent, pretty: pretty)
-        for name in names {
-            let field = record.fields[name]!
+        for (name, field) in members {
             o.key(name, into: &out)
             var f = JSONObjectEmitter(indent: o.valueIndent, pretty: pretty)
-            f.string("type", field.type.rawValue, into: &out)
-            f.key("value", into: &out)
+            f.string(literal: "type", field.type.rawValue, into: &out)
+            f.key(literal: "value", into: &out)
             var value = field.type.base == .asset ? style.map { AssetValue.response(field.value, style: $0) } ?? field.value : field.value
             if style?.numbersAsStrings == true, NumbersAsStrings.applies(to: field.type) { value = NumbersAsStrings.shown(field) }
             JSONWriter.emit(value, into: &out, indent: f.valueIndent, pretty: pretty)
@@ -84,16 +86,16 @@ public struct RecordResponse: JSONEncodable {
 
     private static func stamp(_ s: ChangeStamp, into out: inout [UInt8], indent: Int, pretty: Bool) {
         var o = JSONObjectEmitter(indent: indent, pretty: pretty)
-        o.string("deviceID", s.deviceID, into: &out)
-        o.key("timestamp", into: &out)
-        JSONWriter.emit(.int(s.timestamp), into: &out, indent: o.valueIndent, pretty: pretty)
-        o.string("userRecordName", s.userRecordName, into: &out)
+        o.string(literal: "deviceID", s.deviceID, into: &out)
+        o.key(literal: "timestamp", into: &out)
+        JSONWriter.emitInt(s.timestamp, into: &out)
+        o.string(literal: "userRecordName", s.userRecordName, into: &out)
         o.close(into: &out)
     }
 
     private static func reference(_ name: String, into out: inout [UInt8], indent: Int, pretty: Bool) {
         var o = JSONObjectEmitter(indent: indent, pretty: pretty)
-        o.string("recordName", name, into: &out)
+        o.string(literal: "recordName", name, into: &out)
         o.close(into: &out)
     }
 }
@@ -124,10 +126,10 @@ public struct StoredRecordFile: JSONEncodable {
 
     public func encodeJSON(into out: inout [UInt8], indent: Int, pretty: Bool) {
         var o = JSONObjectEmitter(indent: indent, pretty: pretty)
-        o.key("record", into: &out)
+        o.key(literal: "record", into: &out)
         record.encodeStored(into: &out, indent: o.valueIndent, pretty: pretty)
-        o.key("schemaVersion", into: &out)
-        JSONWriter.emit(.int(FileFormat.schemaVersion), into: &out, indent: o.valueIndent, pretty: pretty)
+        o.key(literal: "schemaVersion", into: &out)
+        JSONWriter.emitInt(FileFormat.schemaVersion, into: &out)
         o.close(into: &out)
     }
 

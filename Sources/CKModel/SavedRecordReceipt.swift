@@ -20,9 +20,9 @@ public struct SavedRecordReceipt: JSONEncodable {
 
     public func encodeJSON(into out: inout [UInt8], indent: Int, pretty: Bool) {
         var o = JSONObjectEmitter(indent: indent, pretty: pretty)
-        o.string("recordChangeTag", recordChangeTag, into: &out)
-        o.string("recordName", recordName, into: &out)
-        o.key("zoneID", into: &out)
+        o.string(literal: "recordChangeTag", recordChangeTag, into: &out)
+        o.string(literal: "recordName", recordName, into: &out)
+        o.key(literal: "zoneID", into: &out)
         zoneID.encodeJSON(into: &out, indent: o.valueIndent, pretty: pretty)
         o.close(into: &out)
     }
@@ -32,9 +32,9 @@ extension ZoneID: JSONEncodable {
     /// `json`, written straight to bytes (keys in sorted order).
     public func encodeJSON(into out: inout [UInt8], indent: Int, pretty: Bool) {
         var z = JSONObjectEmitter(indent: indent, pretty: pretty)
-        z.string("ownerRecordName", ownerRecordName, into: &out)
-        z.string("zoneName", zoneName, into: &out)
-        z.string("zoneType", zoneType, into: &out)
+        z.string(literal: "ownerRecordName", ownerRecordName, into: &out)
+        z.string(literal: "zoneName", zoneName, into: &out)
+        z.string(literal: "zoneType", zoneType, into: &out)
         z.close(into: &out)
     }
 

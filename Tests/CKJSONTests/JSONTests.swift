@@ -46,4 +46,46 @@ final class JSONTests: XCTestCase {
         let v: JSONValue = ["b": [1, 2], "a": [:], "c": []]
         XCTAssertEqual(JSONWriter.pretty(v), "{\n  \"a\": {},\n  \"b\": [\n    1,\n    2\n  ],\n  \"c\": []\n}\n")
     }
+
+    /// A decoder's keys read as their bytes: compared with the names it knows, given as text
+    /// when unknown, and a key written with an escape is a shape the reader declines.
+    func testMemberKeysAreReadAsBytes() throws {
+        var p = JSONParser(document: Array(#"{"type": "STRING", "value": [1, {"type": 2}], "café": true}"#.utf8))
+        var seen: [String] = []
+        try p.forEachMemberKey { key, p in
+            if p.key(key, is: "type") { seen.append("type=" + (try p.nextString())) }
+            else if p.key(key, is: "value") { seen.append("value"); _ = try p.nextValue() }
+            else { XCTAssertFalse(p.key(key, is: "caf")); seen.append(try p.text(of: key)); _ = try p.nextValue() }
+        }
+        XCTAssertEqual(seen, ["type=STRING", "value", "café"])
+        XCTAssertTrue(p.isAtEnd())
+        for declined in [#"{"typ\u0065": 1}"#, #"{"a\"b": 1}"#, #"["type"]"#, #"{"type" 1}"#, #"{"type": 1"#, #"{"type": 1,}"#] {
+            var q = JSONParser(document: Array(declined.utf8))
+            XCTAssertThrowsError(try q.forEachMemberKey { _, p in _ = try p.nextValue() }, declined) { XCTAssertTrue($0 is JSONParser.Mismatch, declined) }
+        }
+        var empty = JSONParser(document: Array("{ }".utf8))
+        try empty.forEachMemberKey { _, _ in XCTFail("an empty object has no members") }
+    }
+
+    /// Keys ck spells out are written as a key from data is, and indentation past the row of
+    /// spaces kept for it is written all the same.
+    func testLiteralKeysAndDeepIndentation() {
+        for pretty in [true, false] {
+            var literal: [UInt8] = [], text: [UInt8] = []
+            var a = JSONObjectEmitter(indent: 6, pretty: pretty), b = JSONObjectEmitter(indent: 6, pretty: pretty)
+            a.key(literal: "created", into: &literal); b.key("created", into: &text)
+            a.string(literal: "recordName", "n\"1", into: &literal); b.string("recordName", "n\"1", into: &text)
+            a.close(into: &literal); b.close(into: &text)
+            XCTAssertEqual(literal, text)
+        }
+        var deep: JSONValue = ["leaf": true]
+        for _ in 0..<40 { deep = ["k": deep] }
+        let lines = JSONWriter.pretty(deep).split(separator: "\n")
+        XCTAssertEqual(lines.count, 83)
+        for (n, line) in lines.enumerated() {
+            let depth = n <= 41 ? n : 82 - n
+            XCTAssertEqual(line.prefix { $0 == " " }.count, 2 * depth, "line \(n)")
+        }
+        XCTAssertEqual(lines[41].drop { $0 == " " }, #""leaf": true"#)
+    }
 }

@@ -61,7 +61,7 @@ struct Printer {
             var out: [UInt8] = []
             out.reserveCapacity(chunk + 4096)
             var o = JSONObjectEmitter(indent: 0, pretty: true)
-            for k in (Array(others.keys) + [listKey]).sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
+            for k in (Array(others.keys) + [listKey]).sorted(by: { $0.byteOrder($1) < 0 }) {
                 o.key(k, into: &out)
                 guard k == listKey else { JSONWriter.emit(others[k]!, into: &out, indent: 2, pretty: true); continue }
                 if items.isEmpty { out.append(contentsOf: "[]".utf8); continue }

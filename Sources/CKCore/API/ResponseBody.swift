@@ -30,7 +30,7 @@ extension ResponseBody {
     /// The body's bytes, as JSONWriter lays out the tree: keys sorted, pretty or compact.
     public func encodeJSON(into out: inout [UInt8], indent: Int = 0, pretty: Bool) {
         var o = JSONObjectEmitter(indent: indent, pretty: pretty)
-        let keys = (Array(members.keys) + (listKey.map { [$0] } ?? [])).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        let keys = (Array(members.keys) + (listKey.map { [$0] } ?? [])).sorted { $0.byteOrder($1) < 0 }
         for k in keys {
             o.key(k, into: &out)
             guard k == listKey else { JSONWriter.emit(members[k]!, into: &out, indent: o.valueIndent, pretty: pretty); continue }

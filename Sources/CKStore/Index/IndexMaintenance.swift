@@ -217,7 +217,7 @@ extension ZoneIndex {
         var names: Int64 = 0
         for field in [nil] + fields.map(Optional.some) {
             let dir = try (field == nil ? typeDirectory(type, create: true) : fieldsDirectory(type, create: true))!
-            let sorted = lines(changed, field: field).filter { !IndexKey.isTombstone($0[...]) }.sorted { $0.lexicographicallyPrecedes($1) }
+            let sorted = lines(changed, field: field).filter { !IndexKey.isTombstone($0[...]) }.sorted { $0.precedes($1) }
             let w = try IndexRunWriter(in: dir)
             for l in sorted { try w.add(l[...]) }
             try w.publish(as: ZoneIndex.runName(field: field, level: 0),
@@ -253,7 +253,7 @@ extension ZoneIndex {
             // Oldest first: the runs the new one takes in, then the changes.
             let merged: [IndexRun] = level == 0 ? runs.runs : Array(runs.deltas[(level - 1)...])
             var changes = lines(changed, field: field)
-            changes.sort { $0.lexicographicallyPrecedes($1) }
+            changes.sort { $0.precedes($1) }
             // Each name's newest source (the changes are newest of all); the base is not read
             // for this, its lines only ever being hidden.
             var newest: [NameBytes: Int] = [:]

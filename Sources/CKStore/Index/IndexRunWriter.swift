@@ -34,7 +34,7 @@ final class IndexRunWriter {
     package func add(_ line: ArraySlice<UInt8>) throws {
         if let l = last {
             if l[...] == line { return }
-            precondition(l.lexicographicallyPrecedes(line), "index lines out of order")
+            precondition(l.precedes(line), "index lines out of order")
         }
         last = Array(line)
         buffer.append(contentsOf: line)

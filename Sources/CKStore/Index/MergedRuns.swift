@@ -15,7 +15,7 @@ struct MergedRuns {
     package func forEach(from lower: [UInt8], to upper: [UInt8]?, _ body: (ArraySlice<UInt8>) throws -> Bool) throws {
         var last: [UInt8]?
         try forEachSourced(from: lower) { line, _ in
-            if let u = upper, !line.lexicographicallyPrecedes(u) { return false }
+            if let u = upper, !line.precedes(u) { return false }
             if let l = last, l[...] == line { return true }
             last = Array(line)
             if IndexKey.isTombstone(line) { return true }
@@ -34,9 +34,9 @@ struct MergedRuns {
             var from = -1
             for (i, r) in runs.enumerated() where pos[i] < r.end {
                 let (l, _) = r.line(at: pos[i])
-                if best == nil || l.lexicographicallyPrecedes(best!) { best = l; from = i }
+                if best == nil || l.precedes(best!) { best = l; from = i }
             }
-            if ov < overlay.count, best == nil || overlay[ov].lexicographicallyPrecedes(best!) { best = overlay[ov][...]; from = runs.count }
+            if ov < overlay.count, best == nil || overlay[ov].precedes(best!) { best = overlay[ov][...]; from = runs.count }
             guard let line = best else { return }
             if from == runs.count { ov += 1 } else { pos[from] = runs[from].nextLine(after: pos[from]) }
             if try !body(line, from) { return }
@@ -51,7 +51,7 @@ struct MergedRuns {
             while let p = r.previousLine(before: at) {
                 let (l, _) = r.line(at: p)
                 if !IndexKey.isTombstone(l) {
-                    if best == nil || best!.lexicographicallyPrecedes(l) { best = l }
+                    if best == nil || best!.precedes(l) { best = l }
                     break
                 }
                 at = p
@@ -61,7 +61,7 @@ struct MergedRuns {
         while i > 0 {
             i -= 1
             if !IndexKey.isTombstone(overlay[i][...]) {
-                if best == nil || best!.lexicographicallyPrecedes(overlay[i]) { best = overlay[i][...] }
+                if best == nil || best!.precedes(overlay[i]) { best = overlay[i][...] }
                 break
             }
         }
@@ -79,7 +79,7 @@ struct MergedRuns {
         var lo = 0, hi = a.count
         while lo < hi {
             let mid = (lo + hi) / 2
-            if a[mid].lexicographicallyPrecedes(key) { lo = mid + 1 } else { hi = mid }
+            if a[mid].precedes(key) { lo = mid + 1 } else { hi = mid }
         }
         return lo
     }

@@ -58,7 +58,7 @@ struct IndexedQuery {
         func merged(_ field: String?) -> MergedRuns? {
             guard let r = runs(field) else { return nil }
             let lines = changed.map { rec in field.map { IndexKey.line(key: IndexKey.key(of: rec, field: $0), name: rec.recordName) } ?? IndexKey.hex(rec.recordName) }
-            return MergedRuns(runs: r.runs, overlay: lines.sorted { $0.lexicographicallyPrecedes($1) }, fieldRun: field != nil)
+            return MergedRuns(runs: r.runs, overlay: lines.sorted { $0.precedes($1) }, fieldRun: field != nil)
         }
 
         let total = max(1.0, Double(names.count) + Double(changed.count))
@@ -241,11 +241,11 @@ struct IndexedQuery {
             for r in ranges {
                 try index.forEach(from: r.lower, to: r.upper) { l in
                     let n = hexName(l)
-                    if start.map({ $0.lexicographicallyPrecedes(n) }) ?? true { names.append(Array(n)) }
+                    if start.map({ $0.precedes(n) }) ?? true { names.append(Array(n)) }
                     return true
                 }
             }
-            names.sort { $0.lexicographicallyPrecedes($1) }
+            names.sort { $0.precedes($1) }
             var out: [Hit] = []
             var prefetch = v.prefetch(nil)
             _ = try readInNameOrder(names, through: nil, &prefetch, v, into: &out)
@@ -292,8 +292,8 @@ struct IndexedQuery {
                 try index.forEach(from: lower, to: r.upper) { key = Array(IndexKey.keyPart($0)); return false }
                 guard let k = key else { break }
                 let below = k + [IndexKey.space], past = k + [0x21]
-                out.append(KeyGroup(prefix: below, range: Range(lower: r.lower.lexicographicallyPrecedes(below) ? below : r.lower,
-                                                                upper: r.upper.lexicographicallyPrecedes(past) ? r.upper : past)))
+                out.append(KeyGroup(prefix: below, range: Range(lower: r.lower.precedes(below) ? below : r.lower,
+                                                                upper: r.upper.precedes(past) ? r.upper : past)))
                 if out.count > keyGroupLimit { return nil }
                 lower = past
             }
@@ -318,7 +318,7 @@ struct IndexedQuery {
                 if let s = start {
                     // The group's lines of names after `s` (and not `s` itself).
                     let past = g.prefix + s + [0x00]
-                    if lower.lexicographicallyPrecedes(past) { lower = past }
+                    if lower.precedes(past) { lower = past }
                 }
                 var n = 0
                 try index.forEach(from: lower, to: g.range.upper) { l in
@@ -326,13 +326,13 @@ struct IndexedQuery {
                     names.append(name)
                     n += 1
                     guard n < take else {
-                        if bound == nil || name.lexicographicallyPrecedes(bound!) { bound = name }
+                        if bound == nil || name.precedes(bound!) { bound = name }
                         return false
                     }
                     return true
                 }
             }
-            names.sort { $0.lexicographicallyPrecedes($1) }
+            names.sort { $0.precedes($1) }
             if try readInNameOrder(names, through: bound, &prefetch, v, into: &out) { return out }
             guard let b = bound else { return out }
             start = b
@@ -350,7 +350,7 @@ struct IndexedQuery {
         }
         var previous: [UInt8]?
         for name in names where name != previous {
-            if let b = bound, b.lexicographicallyPrecedes(name) { break }
+            if let b = bound, b.precedes(name) { break }
             previous = name
             // The names run's line for a record is its name in hex.
             if try !prefetch.add(name[...], each) { return true }

@@ -83,8 +83,7 @@ enum QueryMatcher {
         case (.number(let x)?, .number(let y)?): return x < y ? -1 : (x > y ? 1 : 0)
         case (.text(let x)?, .text(let y)?):
             // By code point, which is UTF-8's byte order: compared on the bytes, nothing copied.
-            if x.utf8.elementsEqual(y.utf8) { return 0 }
-            return x.utf8.lexicographicallyPrecedes(y.utf8) ? -1 : 1
+            return x.byteOrder(y)
         default: return nil
         }
     }

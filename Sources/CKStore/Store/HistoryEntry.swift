@@ -66,23 +66,23 @@ package struct HistoryEntry: JSONEncodable, HistoryLine, Sendable {
     package func encodeJSON(into out: inout [UInt8], indent: Int, pretty: Bool) {
         // Keys in the order of their bytes, as JSONWriter sorts them.
         var o = JSONObjectEmitter(indent: indent, pretty: pretty)
-        o.string("deviceID", deviceID, into: &out)
-        o.string("op", op.rawValue, into: &out)
+        o.string(literal: "deviceID", deviceID, into: &out)
+        o.string(literal: "op", op.rawValue, into: &out)
         if let p = prev {
-            o.key("prev", into: &out)
-            JSONWriter.emit(.int(p), into: &out, indent: o.valueIndent, pretty: pretty)
+            o.key(literal: "prev", into: &out)
+            JSONWriter.emitInt(p, into: &out)
         }
         if let r = record {
-            o.key("record", into: &out)
+            o.key(literal: "record", into: &out)
             r.encodeStored(into: &out, indent: o.valueIndent, pretty: pretty)
-            o.string("recordChangeTag", r.recordChangeTag, into: &out)
+            o.string(literal: "recordChangeTag", r.recordChangeTag, into: &out)
         }
-        o.string("recordName", recordName, into: &out)
-        o.key("seq", into: &out)
-        JSONWriter.emit(.int(seq), into: &out, indent: o.valueIndent, pretty: pretty)
-        o.key("timestamp", into: &out)
-        JSONWriter.emit(.int(timestamp), into: &out, indent: o.valueIndent, pretty: pretty)
-        o.string("userRecordName", userRecordName, into: &out)
+        o.string(literal: "recordName", recordName, into: &out)
+        o.key(literal: "seq", into: &out)
+        JSONWriter.emitInt(seq, into: &out)
+        o.key(literal: "timestamp", into: &out)
+        JSONWriter.emitInt(timestamp, into: &out)
+        o.string(literal: "userRecordName", userRecordName, into: &out)
         o.close(into: &out)
     }
 }
