@@ -93,16 +93,17 @@ extension JSONParser {
         depth -= 1
     }
 
-    /// Whether a key is `name` (ASCII, as a decoder spells it).
+    /// Whether a key is `name` (ASCII, as a decoder spells it). A key from another document
+    /// (past this one's end) is no key of this one.
     public func key(_ k: MemberKey, is name: StaticString) -> Bool {
         let n = name.utf8CodeUnitCount
-        guard k.end - k.start == n else { return false }
+        guard k.end - k.start == n, k.end <= bytes.count else { return false }
         return bytes.withUnsafeBufferPointer { b in memcmp(b.baseAddress! + k.start, name.utf8Start, n) == 0 }
     }
 
     /// A key as text (one a decoder does not know, to name or keep it).
     public func text(of k: MemberKey) throws -> String {
-        guard let s = bytes.withUnsafeBufferPointer({ b in String(validating: UnsafeBufferPointer(rebasing: b[k.start..<k.end]), as: UTF8.self) })
+        guard k.end <= bytes.count, let s = bytes.withUnsafeBufferPointer({ b in String(validating: UnsafeBufferPointer(rebasing: b[k.start..<k.end]), as: UTF8.self) })
         else { throw Mismatch() }
         return s
     }

@@ -65,6 +65,15 @@ final class JSONTests: XCTestCase {
         }
         var empty = JSONParser(document: Array("{ }".utf8))
         try empty.forEachMemberKey { _, _ in XCTFail("an empty object has no members") }
+        // A key handed to a shorter document is none of its keys, and no text of it.
+        var long = JSONParser(document: Array(#"{"abcdefghijklmnopqrstuvwxyz": 1}"#.utf8))
+        let short = JSONParser(document: Array("{}".utf8))
+        try long.forEachMemberKey { key, p in
+            _ = try p.nextValue()
+            XCTAssertTrue(p.key(key, is: "abcdefghijklmnopqrstuvwxyz"))
+            XCTAssertFalse(short.key(key, is: "abcdefghijklmnopqrstuvwxyz"))
+            XCTAssertThrowsError(try short.text(of: key))
+        }
     }
 
     /// Keys ck spells out are written as a key from data is, and indentation past the row of

@@ -43,14 +43,16 @@ extension ZoneStore {
                 p.madeDirectories.append((parent, name))
                 return try parent.subdirectory(name, create: true)!
             }
-            let sorted = records.sorted(by: { $0.key < $1.key })
+            // The names alone are sorted: sorting them with their records moved each record
+            // (a dozen references) at every step, 4 % of an import.
+            let names = records.keys.sorted()
             var targets: [(directory: Directory, file: String)] = []
-            for (k, _) in sorted {
+            for k in names {
                 targets.append((try shard("records", k.string), PathEncoding.component(k.string) + ".json"))
             }
             // Encoding and writing each record's temporary file is most of a large commit's
             // work: done on every core (in order, on one, when a fault is armed).
-            let temporaries = try RecordFileWriter.prepare(sorted.map(\.value), in: targets.map(\.directory))
+            let temporaries = try RecordFileWriter.prepare(names.map { records[$0]! }, in: targets.map(\.directory))
             for (i, t) in targets.enumerated() {
                 p.items.append(.init(directory: t.directory, temporary: temporaries[i], name: t.file))
             }
