@@ -237,7 +237,7 @@ public struct JSONParser {
             out.append(b)
             i += 1
         }
-        guard let s = String(validating: out, as: UTF8.self) else {
+        guard let s = UTF8Text.string(out) else {
             throw fail("invalid UTF-8 in string", at: start)
         }
         return s

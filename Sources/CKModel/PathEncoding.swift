@@ -1,4 +1,5 @@
 import CKCrypto
+import CKJSON
 
 /// Turns any name into one safe path component: bytes outside `[A-Za-z0-9_-]` (and a leading
 /// `.`) are percent-encoded, and a name whose encoding is too long for a file name is cut and
@@ -46,7 +47,7 @@ public enum PathEncoding {
                 out.append(b)
             }
         }
-        return String(validating: out, as: UTF8.self)
+        return UTF8Text.string(out)
     }
 
     /// A two-hex-digit shard for a name (FNV-1a), so no directory holds millions of files.

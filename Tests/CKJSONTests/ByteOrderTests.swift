@@ -45,3 +45,16 @@ final class ByteOrderTests: XCTestCase {
         XCTAssertTrue(String(repeating: "x", count: 40).sameBytes(String(repeating: "x", count: 40)))
     }
 }
+
+/// Text from bytes: ASCII taken as it is, anything else validated, never repaired.
+final class UTF8TextTests: XCTestCase {
+    func testASCIIIsTakenAndTheRestValidated() {
+        XCTAssertEqual(UTF8Text.string(Array("todo-1046".utf8)), "todo-1046")
+        XCTAssertEqual(UTF8Text.string([]), "")
+        XCTAssertEqual(UTF8Text.string(Array("café 😀".utf8)), "café 😀")
+        XCTAssertEqual(UTF8Text.string([0x00, 0x7F]), "\u{0}\u{7F}")
+        for bad: [UInt8] in [[0xFF], [0x61, 0xC3], [0xED, 0xA0, 0x80], [0xC0, 0xAF], [0x80]] {
+            XCTAssertNil(UTF8Text.string(bad), "\(bad)")
+        }
+    }
+}

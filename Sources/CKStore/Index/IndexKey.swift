@@ -106,7 +106,7 @@ enum IndexKey {
             guard let sp = body.lastIndex(of: space) else { return nil }
             body = body[(sp + 1)...]
         }
-        return unhex(body).flatMap { String(validating: $0, as: UTF8.self) }
+        return unhex(body).flatMap { UTF8Text.string($0) }
     }
 
     /// The name part of a line, still in hex (after the space in a field run; the whole line in

@@ -10,14 +10,24 @@ package struct ChangeTokens {
     /// Which history a zone token names; each part encoded byte by byte, so the key is
     /// injective and `|` never appears inside a part.
     func zoneScopeKey(_ z: ZoneStore) -> String {
-        [db.address.container, db.address.environment.rawValue, db.scope.rawValue, z.zoneID.ownerRecordName, z.zoneID.zoneName, z.incarnation]
-            .map { PathEncoding.component($0) }.joined(separator: "|")
+        Self.scopeKey([db.address.container, db.address.environment.rawValue, db.scope.rawValue, z.zoneID.ownerRecordName, z.zoneID.zoneName, z.incarnation])
     }
 
     /// Which history a database token names: this database of its owner.
     var databaseScopeKey: String {
-        [db.address.container, db.address.environment.rawValue, db.scope.rawValue, db.ownerRecordName]
-            .map { PathEncoding.component($0) }.joined(separator: "|")
+        Self.scopeKey([db.address.container, db.address.environment.rawValue, db.scope.rawValue, db.ownerRecordName])
+    }
+
+    /// The parts, each encoded, between `|`s. Joined by a loop: the standard library's
+    /// `joined(separator:)` runs unspecialized here, and its first call in a process looked up
+    /// its generic witnesses (240,000 instructions, 1 % of a query page).
+    private static func scopeKey(_ parts: [String]) -> String {
+        var key = ""
+        for (n, part) in parts.enumerated() {
+            if n > 0 { key += "|" }
+            key += PathEncoding.component(part)
+        }
+        return key
     }
 
     /// Checks a zone token: BAD_REQUEST when forged or foreign, CHANGE_TOKEN_EXPIRED when older
