@@ -128,7 +128,9 @@ extension JSONParser {
 
     /// `{name: {type, value}}`, as `Record(stored:)` reads it.
     private mutating func decodeFields() throws -> [String: RecordField] {
-        var fields: [String: RecordField] = [:]
+        // Room for a record's usual fields at once: grown from one, the table was allocated
+        // and every name hashed again at each doubling.
+        var fields = [String: RecordField](minimumCapacity: 8)
         try forEachMember { name, p in
             var type: FieldType?, value: JSONValue?
             var seen = SeenKeys()
