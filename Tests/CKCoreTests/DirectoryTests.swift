@@ -97,4 +97,19 @@ final class DirectoryPathTests: XCTestCase {
             XCTAssertFalse(Directory.isPlain(other), other)
         }
     }
+
+    /// The walk's components, split on the bytes, are those a split by Characters gives, for
+    /// any path: combining marks after a `/`, empty components, no component at all.
+    func testComponentsAreThoseBetweenTheSlashes() {
+        var rng = SystemRandomNumberGenerator()
+        let pieces = ["/", "//", "a", "é", "e\u{301}", "\u{301}", "日本", ".", "..", "x y", "😀", "%2F"]
+        for _ in 0..<3000 {
+            let path = (0..<Int.random(in: 0...8, using: &rng)).map { _ in pieces.randomElement(using: &rng)! }.joined()
+            let expected = path.utf8.split(separator: UInt8(ascii: "/")).map { String(decoding: $0, as: UTF8.self) }
+            XCTAssertEqual(Directory.components(of: path).map { Array($0.utf8) }, expected.map { Array($0.utf8) }, path)
+        }
+        XCTAssertEqual(Directory.components(of: "/a//b/"), ["a", "b"])
+        XCTAssertEqual(Directory.components(of: "/"), [])
+        XCTAssertEqual(Directory.components(of: ""), [])
+    }
 }

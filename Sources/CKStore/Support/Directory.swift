@@ -47,7 +47,10 @@ package final class Directory {
             default: break
             }
         }
-        let parts = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        // Split on the contiguous bytes: split by Characters, each component cost its length in
+        // grapheme breaking, 30,000 instructions a path, and the generic `split` of the bytes
+        // 5,000 (where `openat2` is missing: older kernels, some sandboxes, valgrind).
+        let parts = components(of: path)
         var fd = FileSystem.sysOpen("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if fd < 0 { throw FileSystem.failure("cannot open", "/") }
         var at = ""
@@ -62,10 +65,31 @@ package final class Directory {
         return Directory(path: shown, fd: fd)
     }
 
+    /// A path's components: what lies between its `/`s, empty ones dropped.
+    static func components(of path: String) -> [String] {
+        var parts: [String] = []
+        var whole = path
+        whole.withUTF8 { b in
+            var start = 0
+            for i in 0...b.count where i == b.count || b[i] == UInt8(ascii: "/") {
+                if i > start { parts.append(String(decoding: UnsafeBufferPointer(rebasing: b[start..<i]), as: UTF8.self)) }
+                start = i + 1
+            }
+        }
+        return parts
+    }
+
     /// Whether an absolute path names at least one component and none is `.` or `..`.
     static func isPlain(_ path: String) -> Bool {
+        // On the contiguous bytes: through `utf8`'s iterator each byte cost 20 instructions,
+        // and this runs for every directory a request opens.
+        var path = path
+        return path.withUTF8 { isPlain(bytes: $0) }
+    }
+
+    private static func isPlain(bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         var length = 0, allDots = true, any = false
-        for b in path.utf8 {
+        for b in bytes {
             if b == UInt8(ascii: "/") {
                 if length > 0 {
                     if allDots, length <= 2 { return false }
