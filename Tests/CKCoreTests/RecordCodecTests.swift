@@ -272,4 +272,80 @@ final class RecordCodecTests: XCTestCase {
         XCTAssertEqual(StoredRecordDecoder.recordFile(other), try general(other))
         XCTAssertNotNil(StoredRecordDecoder.recordFile(other))
     }
+
+    // MARK: history lines
+
+    private func randomEntry() -> HistoryEntry {
+        let r = randomRecord()
+        let delete = Int.random(in: 0..<4, using: &rng) == 0
+        return HistoryEntry(seq: Int64.random(in: 1...(1 << 40), using: &rng), timestamp: Int64.random(in: 0...1_900_000_000_000, using: &rng),
+                            op: delete ? .delete : .save, recordName: r.recordName, userRecordName: "_" + randomString(),
+                            deviceID: randomString(), record: delete ? nil : r, prev: Bool.random(using: &rng) ? Int64.random(in: 1...99_999, using: &rng) : nil)
+    }
+
+    /// What a reader keeps of an entry, as bytes (a Record's `==` is canonical equivalence).
+    private func shown(_ e: HistoryEntry) -> [UInt8] { Array(JSONWriter.line(e).utf8) + Array((e.recordChangeTag ?? "-").utf8) }
+
+    private func generalEntry(_ bytes: [UInt8]) throws -> HistoryEntry { try HistoryEntry(line: JSONParser.parse(bytes)) }
+
+    /// An entry's line as a log holds it: framed (AppendLogFraming), or as written before.
+    private func logLine(_ e: HistoryEntry) -> [UInt8] {
+        let json = Array(JSONWriter.line(e).utf8.dropLast())
+        switch Int.random(in: 0..<3, using: &rng) {
+        case 0: return json
+        case 1: return AppendLogFraming.frame(json, commits: false)
+        default: return AppendLogFraming.frame(json, commits: true)
+        }
+    }
+
+    /// A history line as ck writes it is read by the fast path, as the general path reads it.
+    func testHistoryLinesAreReadAsTheGeneralPathReadsThem() throws {
+        for _ in 0..<500 {
+            let e = randomEntry()
+            let line = logLine(e)
+            let fast = HistoryEntry.decoded(line[...])
+            XCTAssertNotNil(fast, "declined a line as ck writes it: \(String(decoding: line, as: UTF8.self))")
+            XCTAssertEqual(fast.map(shown), shown(try generalEntry(line)))
+            XCTAssertEqual(fast.map(shown), shown(e))
+        }
+    }
+
+    /// Damaged, reordered or hand-written lines: whatever the fast path reads, the general path
+    /// reads the same; what the general path refuses, the fast path never reads.
+    func testHistoryLineDecoderNeverDiffers() throws {
+        var accepted = 0
+        let cases = [
+            #"{"deviceID":"d","op":"save","seq":1,"seq":2,"recordName":"a","timestamp":1,"userRecordName":"u"}"#,
+            #"{"deviceID":"d","op":"delete","s\u0065q":1,"recordName":"a","timestamp":1,"userRecordName":"u"}"#,
+            #"{"deviceID":"d","op":"delete","seq":1.0,"recordName":"a","timestamp":1,"userRecordName":"u"}"#,
+            #"{"deviceID":"d","op":"delete","seq":1,"recordName":"a","userRecordName":"u"}"#,
+            #"{"deviceID":"d","op":"nope","seq":1,"recordName":"a","timestamp":1,"userRecordName":"u"}"#,
+            #"{"deviceID":"d","op":"delete","seq":1,"recordName":"a","timestamp":1,"userRecordName":"u","x":1}"#,
+            #"{"deviceID":"d","op":"delete","seq":1,"recordName":"a","timestamp":1,"userRecordName":"u"} x"#,
+            #"{"deviceID":"d","op":"save","seq":1,"recordName":"a","timestamp":1,"userRecordName":"u","record":null}"#,
+            #"{"check":"0","check":"0","deviceID":"d","op":"delete","seq":1,"recordName":"a","timestamp":1,"userRecordName":"u"}"#,
+        ]
+        for c in cases {
+            let bytes = Array(c.utf8)
+            XCTAssertNil(HistoryEntry.decoded(bytes[...]), c)
+        }
+        for _ in 0..<3000 {
+            var bytes = logLine(randomEntry())
+            for _ in 0..<Int.random(in: 1...3, using: &rng) {
+                let at = Int.random(in: 0..<bytes.count, using: &rng)
+                switch Int.random(in: 0..<3, using: &rng) {
+                case 0: bytes.remove(at: at)
+                case 1: bytes[at] = [0x22, 0x2C, 0x7B, 0x7D, 0x5B, 0x5D, 0x3A, 0x30, 0x61, 0x5C, 0xFF, 0x20, 0x2E].randomElement(using: &rng)!
+                default: bytes.insert(bytes[Int.random(in: 0..<bytes.count, using: &rng)], at: at)
+                }
+            }
+            let fast = HistoryEntry.decoded(bytes[...])
+            if let slow = try? generalEntry(bytes) {
+                if let fast { XCTAssertEqual(shown(fast), shown(slow)); accepted += 1 }
+            } else {
+                XCTAssertNil(fast, String(decoding: bytes, as: UTF8.self))
+            }
+        }
+        XCTAssertGreaterThan(accepted, 0, "some damage (inside a string value) leaves a readable line")
+    }
 }

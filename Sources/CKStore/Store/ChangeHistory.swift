@@ -132,6 +132,25 @@ package struct ChangeHistory {
     /// reading from a point inside the compacted part throws CHANGE_TOKEN_EXPIRED, since the
     /// changes after that point can no longer be told.
     func forEachLine(after: Int64, through: Int64? = nil, skipCompacted: Bool = false, _ body: (JSONValue) throws -> Bool) throws {
+        try forEachCommitted(after: after, through: through, skipCompacted: skipCompacted, read: ChangeHistory.parsedLine, body)
+    }
+
+    /// A committed line's JSON, checked to carry its own `seq`; a line that is not JSON, or
+    /// carries another seq, is damage (read again, then reported).
+    static func parsedLine(_ seq: Int64, _ bytes: ArraySlice<UInt8>) throws -> JSONValue {
+        let entry: JSONValue
+        do { entry = try JSONParser.parse(Array(bytes)) } catch {
+            throw AppendLog.Damage(seq: seq, what: "entry is not valid JSON")
+        }
+        guard entry["seq"]?.int64Value == seq else {
+            throw AppendLog.Damage(seq: seq, what: "entry carries seq \(entry["seq"].map(JSONWriter.compact) ?? "none")")
+        }
+        return entry
+    }
+
+    /// `forEachLine`, each committed line read by `read` (given its seq and bytes).
+    func forEachCommitted<T>(after: Int64, through: Int64? = nil, skipCompacted: Bool = false,
+                             read: (Int64, ArraySlice<UInt8>) throws -> T, _ body: (T) throws -> Bool) throws {
         var from = after
         let skipping = skipCompacted || after == 0
         var attempt = 0
@@ -141,13 +160,7 @@ package struct ChangeHistory {
                 let first = try retainedFrom()
                 if !skipping && from < first - 1 { throw HistoryCompaction.compacted(directory, first: first) }
                 try log.forEachIndexed(after: from, through: through, emptyBefore: skipping ? first : 1) { seq, bytes in
-                    let entry: JSONValue
-                    do { entry = try JSONParser.parse(Array(bytes)) } catch {
-                        throw AppendLog.Damage(seq: seq, what: "entry is not valid JSON")
-                    }
-                    guard entry["seq"]?.int64Value == seq else {
-                        throw AppendLog.Damage(seq: seq, what: "entry carries seq \(entry["seq"].map(JSONWriter.compact) ?? "none")")
-                    }
+                    let entry = try read(seq, bytes)
                     from = seq
                     return try body(entry)
                 }

@@ -91,6 +91,9 @@ package struct HistoryEntry: JSONEncodable, HistoryLine, Sendable {
 /// (DatabaseHistoryEntry).
 package protocol HistoryLine {
     init(line: JSONValue) throws
+    /// The line read straight from its bytes, or nil: the reader then parses it and takes
+    /// `init(line:)`, which reads anything this reads, the same.
+    static func decoded(_ bytes: ArraySlice<UInt8>) -> Self?
     var seq: Int64 { get }
     /// What "the latest change per key" (LatestChanges) groups entries by: the name of the
     /// record, or of the zone, the entry changed.
@@ -101,7 +104,10 @@ extension ChangeHistory {
     /// Committed entries with seq > `after` (up to `through`), read as `E`, oldest first;
     /// `body` returns false to stop (see `forEachLine`).
     package func forEach<E: HistoryLine>(_: E.Type, after: Int64, through: Int64? = nil, skipCompacted: Bool = false, _ body: (E) throws -> Bool) throws {
-        try forEachLine(after: after, through: through, skipCompacted: skipCompacted) { try body(try E(line: $0)) }
+        try forEachCommitted(after: after, through: through, skipCompacted: skipCompacted, read: { seq, bytes in
+            if let e = E.decoded(bytes), e.seq == seq { return e }
+            return try E(line: ChangeHistory.parsedLine(seq, bytes))
+        }, body)
     }
 
     /// A zone history's entries (see `forEachLine`).
@@ -111,7 +117,13 @@ extension ChangeHistory {
 
     /// One entry of a zone history by its sequence number (nil: past the head, or dropped by `ck gc`).
     package func entry(_ seq: Int64) throws -> HistoryEntry? {
-        try line(seq).map(HistoryEntry.init(line:))
+        guard seq >= 1 else { return nil }
+        var out: HistoryEntry?
+        try forEach(HistoryEntry.self, after: seq - 1, through: seq, skipCompacted: true) { e in
+            if e.seq == seq { out = e }
+            return false
+        }
+        return out
     }
 
     /// A database history's entries (see `forEachLine`).

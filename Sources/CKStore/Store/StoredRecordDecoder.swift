@@ -27,12 +27,12 @@ enum StoredRecordDecoder {
     }()
 }
 
-/// Why the fast path declined; the general path says what, if anything, is wrong.
-private struct Declined: Error {}
+/// Why a fast path declined; the general path says what, if anything, is wrong.
+struct Declined: Error {}
 
 /// The keys of one object read so far, a bit each (not an array of them, made per object): a
 /// key seen twice declines.
-private struct SeenKeys {
+struct SeenKeys {
     private var bits: UInt16 = 0
 
     mutating func mark(_ bit: UInt16) throws {
@@ -57,8 +57,8 @@ extension JSONParser {
         return record
     }
 
-    /// The record dictionary as `Record(stored:)` reads it.
-    private mutating func decodeStoredRecord() throws -> Record {
+    /// The record dictionary as `Record(stored:)` reads it (a record file's, a history line's).
+    mutating func decodeStoredRecord() throws -> Record {
         var name: String?, type: String?, tag: String?, shortGUID: String?
         var parent: String??, share: String??
         var fields: [String: RecordField]?
