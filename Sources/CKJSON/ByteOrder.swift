@@ -26,10 +26,17 @@ extension String {
         utf8.count == other.utf8.count && byteOrder(other) == 0
     }
 
-    /// The order of two strings' UTF-8 bytes (code-point order): -1, 0 or 1.
+    /// The order of two strings' UTF-8 bytes (code-point order): -1, 0 or 1. Read in place:
+    /// a copy to call `withUTF8` on would count a reference to each string, and the strings a
+    /// server compares (names, keys) are shared by its threads.
     package func byteOrder(_ other: String) -> Int {
-        var a = self, b = other
-        return a.withUTF8 { x in b.withUTF8 { y in ByteOrder.of(x, y) } }
+        if let order = utf8.withContiguousStorageIfAvailable({ x in other.utf8.withContiguousStorageIfAvailable { y in ByteOrder.of(x, y) } }),
+           let order {
+            return order
+        }
+        // Not stored as UTF-8 (bridged text): the views, a byte at a time.
+        if utf8.elementsEqual(other.utf8) { return 0 }
+        return utf8.lexicographicallyPrecedes(other.utf8) ? -1 : 1
     }
 }
 
