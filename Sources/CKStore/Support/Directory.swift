@@ -81,10 +81,10 @@ package final class Directory {
 
     /// Whether an absolute path names at least one component and none is `.` or `..`.
     static func isPlain(_ path: String) -> Bool {
-        // On the contiguous bytes: through `utf8`'s iterator each byte cost 20 instructions,
-        // and this runs for every directory a request opens.
-        var path = path
-        return path.withUTF8 { isPlain(bytes: $0) }
+        // On the contiguous bytes, in place: through `utf8`'s iterator each byte cost 20
+        // instructions, and this runs for every directory a request opens.
+        if let plain = path.utf8.withContiguousStorageIfAvailable(isPlain(bytes:)) { return plain }
+        return Array(path.utf8).withUnsafeBufferPointer { isPlain(bytes: $0) }
     }
 
     private static func isPlain(bytes: UnsafeBufferPointer<UInt8>) -> Bool {
