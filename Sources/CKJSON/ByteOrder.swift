@@ -40,28 +40,22 @@ extension String {
     }
 }
 
-extension Array where Element == UInt8 {
-    /// Whether these bytes sort before `other`'s.
-    @inlinable
-    package func precedes(_ other: [UInt8]) -> Bool {
-        withUnsafeBufferPointer { x in other.withUnsafeBufferPointer { y in ByteOrder.of(x, y) < 0 } }
-    }
-
-    @inlinable
-    package func precedes(_ other: ArraySlice<UInt8>) -> Bool {
-        withUnsafeBufferPointer { x in other.withUnsafeBufferPointer { y in ByteOrder.of(x, y) < 0 } }
-    }
-}
-
 extension ArraySlice where Element == UInt8 {
     /// Whether these bytes sort before `other`'s.
     @inlinable
-    package func precedes(_ other: [UInt8]) -> Bool {
+    package func precedes(_ other: ArraySlice<UInt8>) -> Bool {
         withUnsafeBufferPointer { x in other.withUnsafeBufferPointer { y in ByteOrder.of(x, y) < 0 } }
     }
 
     @inlinable
-    package func precedes(_ other: ArraySlice<UInt8>) -> Bool {
-        withUnsafeBufferPointer { x in other.withUnsafeBufferPointer { y in ByteOrder.of(x, y) < 0 } }
-    }
+    package func precedes(_ other: [UInt8]) -> Bool { precedes(other[...]) }
+}
+
+extension Array where Element == UInt8 {
+    /// Whether these bytes sort before `other`'s.
+    @inlinable
+    package func precedes(_ other: [UInt8]) -> Bool { self[...].precedes(other[...]) }
+
+    @inlinable
+    package func precedes(_ other: ArraySlice<UInt8>) -> Bool { self[...].precedes(other) }
 }

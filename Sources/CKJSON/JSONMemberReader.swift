@@ -26,30 +26,10 @@ extension JSONParser {
         return i == bytes.count
     }
 
-    /// An object's members in order: `body` gets each key and reads its value.
+    /// An object's members in order: `body` gets each key, as text, and reads its value (a key
+    /// written with an escape is a `Mismatch`, as for `forEachMemberKey`).
     public mutating func forEachMember(_ body: (String, inout JSONParser) throws -> Void) throws {
-        skipWhitespace()
-        guard i < bytes.count, bytes[i] == UInt8(ascii: "{") else { throw Mismatch() }
-        try enter()
-        i += 1
-        skipWhitespace()
-        if i < bytes.count && bytes[i] == UInt8(ascii: "}") { i += 1; depth -= 1; return }
-        while true {
-            skipWhitespace()
-            guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw Mismatch() }
-            let key = try parseString()
-            skipWhitespace()
-            guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw Mismatch() }
-            i += 1
-            skipWhitespace()
-            try body(key, &self)
-            skipWhitespace()
-            guard i < bytes.count else { throw Mismatch() }
-            if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
-            if bytes[i] == UInt8(ascii: "}") { i += 1; break }
-            throw Mismatch()
-        }
-        depth -= 1
+        try forEachMemberKey { key, p in try body(try p.text(of: key), &p) }
     }
 
     /// A member's key where it stands in the document, for comparing with the keys a decoder
