@@ -83,7 +83,7 @@ extension JSONParser {
 
     /// A key as text (one a decoder does not know, to name or keep it).
     public func text(of k: MemberKey) throws -> String {
-        guard k.end <= bytes.count, let s = bytes.withUnsafeBufferPointer({ b in String(validating: UnsafeBufferPointer(rebasing: b[k.start..<k.end]), as: UTF8.self) })
+        guard k.end <= bytes.count, let s = bytes.withUnsafeBufferPointer({ b in UTF8Text.string(UnsafeBufferPointer(rebasing: b[k.start..<k.end])) })
         else { throw Mismatch() }
         return s
     }

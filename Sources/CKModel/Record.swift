@@ -147,12 +147,19 @@ public struct Record: Equatable, Sendable {
               let name = o["recordName"]?.stringValue, let type = o["recordType"]?.stringValue,
               let tag = o["recordChangeTag"]?.stringValue, let fj = o["fields"]?.objectValue, let z = o["zoneID"]
         else { throw CloudKitError.internalError("stored record is malformed") }
+        func field(_ v: JSONValue) -> RecordField? {
+            guard let t = v["type"]?.stringValue, let ft = FieldType(tag: t), let val = v["value"] else { return nil }
+            return RecordField(type: ft, value: val)
+        }
         var fields: [String: RecordField] = [:]
         for (k, v) in fj {
-            guard let t = v["type"]?.stringValue, let ft = FieldType(tag: t), let val = v["value"] else {
-                throw CloudKitError.internalError("stored record '\(name)' has a malformed field '\(k)'")
+            guard let f = field(v) else {
+                // The first malformed field in byte order, so that every read of the file names
+                // the same one (a dictionary's order changes from process to process).
+                let named = fj.keys.filter { field(fj[$0]!) == nil }.min { $0.byteOrder($1) < 0 } ?? k
+                throw CloudKitError.internalError("stored record '\(name)' has a malformed field '\(named)'")
             }
-            fields[k] = RecordField(type: ft, value: val)
+            fields[k] = f
         }
         self.init(recordName: name, recordType: type, recordChangeTag: tag, fields: fields,
                   created: try ChangeStamp(json: o["created"]), modified: try ChangeStamp(json: o["modified"]),

@@ -338,4 +338,36 @@ final class RecordCodecTests: XCTestCase {
         }
         XCTAssertGreaterThan(accepted, 0, "some damage (inside a string value) leaves a readable line")
     }
+
+    /// A file with several malformed fields names the same one on every read: the first in
+    /// byte order, whatever order its dictionary holds them in.
+    func testTheMalformedFieldNamedIsTheFirstInByteOrder() {
+        let fields = (0..<12).map { #""f\#($0)":{"type":"NOPE","value":1}"# }.shuffled(using: &rng).joined(separator: ",")
+        let text = #"{"record":{"recordName":"a","recordType":"T","recordChangeTag":"1","fields":{"#
+            + fields + #","ok":{"type":"STRING","value":"x"}},"created":{"timestamp":1,"userRecordName":"u","deviceID":"d"},"modified":{"timestamp":1,"userRecordName":"u","deviceID":"d"},"zoneID":{"zoneName":"Z"}}}"#
+        XCTAssertThrowsError(try StoredRecordDecoder.record(inFile: Array(text.utf8), shownAs: "test")) {
+            XCTAssertTrue("\($0)".contains("malformed field 'f0'"), "\($0)")
+        }
+    }
+
+    /// The read step of a history's readers: a line that carries another seq than its index
+    /// word's is damage whichever path reads it, a line the fast path declines is read by the
+    /// general one, and one that is not JSON is damage.
+    func testAHistoryLineIsReadOnlyUnderItsOwnSeq() throws {
+        let e = randomEntry()
+        let line = logLine(e)[...]
+        XCTAssertEqual(shown(try ChangeHistory.read(HistoryEntry.self, seq: e.seq, line)), shown(e))
+        XCTAssertThrowsError(try ChangeHistory.read(HistoryEntry.self, seq: e.seq + 1, line)) {
+            XCTAssertEqual(($0 as? AppendLog.Damage)?.what, "entry carries seq \(e.seq)")
+        }
+        // Declined (a key ck does not write), then read by the general path.
+        let other = Array(#"{"deviceID":"d","op":"delete","recordName":"a","seq":7,"timestamp":5.0,"userRecordName":"u","x":1}"#.utf8)[...]
+        XCTAssertNil(HistoryEntry.decoded(other))
+        let read = try ChangeHistory.read(HistoryEntry.self, seq: 7, other)
+        XCTAssertEqual(read.timestamp, 5)
+        XCTAssertEqual(read.recordName, "a")
+        XCTAssertThrowsError(try ChangeHistory.read(HistoryEntry.self, seq: 7, Array("{\"seq\":7".utf8)[...])) {
+            XCTAssertEqual(($0 as? AppendLog.Damage)?.what, "entry is not valid JSON")
+        }
+    }
 }

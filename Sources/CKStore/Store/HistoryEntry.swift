@@ -104,10 +104,14 @@ extension ChangeHistory {
     /// Committed entries with seq > `after` (up to `through`), read as `E`, oldest first;
     /// `body` returns false to stop (see `forEachLine`).
     package func forEach<E: HistoryLine>(_: E.Type, after: Int64, through: Int64? = nil, skipCompacted: Bool = false, _ body: (E) throws -> Bool) throws {
-        try forEachCommitted(after: after, through: through, skipCompacted: skipCompacted, read: { seq, bytes in
-            if let e = E.decoded(bytes), e.seq == seq { return e }
-            return try E(line: ChangeHistory.parsedLine(seq, bytes))
-        }, body)
+        try forEachCommitted(after: after, through: through, skipCompacted: skipCompacted, read: { try ChangeHistory.read(E.self, seq: $0, $1) }, body)
+    }
+
+    /// A committed line read as `E`: straight from its bytes when it carries the seq its index
+    /// word gives, else by the general path, which reads it or reports the damage.
+    static func read<E: HistoryLine>(_: E.Type, seq: Int64, _ bytes: ArraySlice<UInt8>) throws -> E {
+        if let e = E.decoded(bytes), e.seq == seq { return e }
+        return try E(line: parsedLine(seq, bytes))
     }
 
     /// A zone history's entries (see `forEachLine`).

@@ -67,16 +67,16 @@ package final class Directory {
 
     /// A path's components: what lies between its `/`s, empty ones dropped.
     static func components(of path: String) -> [String] {
-        var parts: [String] = []
-        var whole = path
-        whole.withUTF8 { b in
+        func split(_ b: UnsafeBufferPointer<UInt8>) -> [String] {
+            var parts: [String] = []
             var start = 0
             for i in 0...b.count where i == b.count || b[i] == UInt8(ascii: "/") {
                 if i > start { parts.append(String(decoding: UnsafeBufferPointer(rebasing: b[start..<i]), as: UTF8.self)) }
                 start = i + 1
             }
+            return parts
         }
-        return parts
+        return path.utf8.withContiguousStorageIfAvailable(split) ?? Array(path.utf8).withUnsafeBufferPointer(split)
     }
 
     /// Whether an absolute path names at least one component and none is `.` or `..`.
