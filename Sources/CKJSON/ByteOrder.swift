@@ -41,11 +41,15 @@ extension String {
 }
 
 extension ArraySlice where Element == UInt8 {
+    /// -1, 0 or 1 as these bytes sort before, with or after `other`'s.
+    @inlinable
+    package func byteOrder(_ other: ArraySlice<UInt8>) -> Int {
+        withUnsafeBufferPointer { x in other.withUnsafeBufferPointer { y in ByteOrder.of(x, y) } }
+    }
+
     /// Whether these bytes sort before `other`'s.
     @inlinable
-    package func precedes(_ other: ArraySlice<UInt8>) -> Bool {
-        withUnsafeBufferPointer { x in other.withUnsafeBufferPointer { y in ByteOrder.of(x, y) < 0 } }
-    }
+    package func precedes(_ other: ArraySlice<UInt8>) -> Bool { byteOrder(other) < 0 }
 
     @inlinable
     package func precedes(_ other: [UInt8]) -> Bool { precedes(other[...]) }

@@ -136,7 +136,7 @@ public struct NameKey: Hashable, Comparable, Sendable {
     /// In one `memcmp`: the synthesized equality compared the arrays a byte at a time, and
     /// every lookup in a map of names ends in it (1 % of an import).
     public static func == (a: NameKey, b: NameKey) -> Bool {
-        a.bytes.count == b.bytes.count && a.bytes.withUnsafeBufferPointer { x in b.bytes.withUnsafeBufferPointer { y in ByteOrder.of(x, y) == 0 } }
+        a.bytes.count == b.bytes.count && a.bytes[...].byteOrder(b.bytes[...]) == 0
     }
 
     /// The bytes in one call: an array's own `Hashable` feeds the hasher a byte at a time,

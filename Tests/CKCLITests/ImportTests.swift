@@ -15,23 +15,21 @@ final class ImportTests: XCTestCase {
         lines[600] = "{bad"
         lines[601] = "[1]"
         lines[1200] = "{bad"
-        s.assertUnchanged("bad lines in several chunks") {
-            assertFailure(s.run(["--zone", "Z", "import"], stdin: lines.joined(separator: "\n")), exit: 6, contains: "import: line 601 is not valid JSON")
+        /// The import of `lines` fails with `message` (exit 6) and writes nothing.
+        func refused(_ what: String, _ message: String, file: StaticString = #filePath, at line: UInt = #line) {
+            s.assertUnchanged(what, file: file, line: line) {
+                assertFailure(s.run(["--zone", "Z", "import"], stdin: lines.joined(separator: "\n")), exit: 6, contains: message, file: file, line: line)
+            }
         }
+        refused("bad lines in several chunks", "import: line 601 is not valid JSON")
         lines[600] = lines[0].replacingOccurrences(of: "r0", with: "r600")
-        s.assertUnchanged("two bad lines in one chunk") {
-            assertFailure(s.run(["--zone", "Z", "import"], stdin: lines.joined(separator: "\n")), exit: 6, contains: "import: line 602 must be a record object, got array")
-        }
+        refused("two bad lines in one chunk", "import: line 602 must be a record object, got array")
         // The line is named inside the record's own checks too (a context made only for errors).
         lines[601] = "{\"recordName\": 5, \"recordType\": \"T\"}"
         lines[1200] = "{\"recordType\": \"T\"}"
-        s.assertUnchanged("a record's own errors name their line") {
-            assertFailure(s.run(["--zone", "Z", "import"], stdin: lines.joined(separator: "\n")), exit: 6, contains: "import: line 602: recordName must be a string")
-        }
+        refused("a record's own errors name their line", "import: line 602: recordName must be a string")
         lines[601] = lines[0].replacingOccurrences(of: "r0", with: "r601")
-        s.assertUnchanged("a missing name names its line") {
-            assertFailure(s.run(["--zone", "Z", "import"], stdin: lines.joined(separator: "\n")), exit: 6, contains: "import: line 1201: record needs a recordName")
-        }
+        refused("a missing name names its line", "import: line 1201: record needs a recordName")
     }
 
     /// Each chunk is parsed while the one before it is committed, and each batch's results are

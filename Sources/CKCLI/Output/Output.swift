@@ -132,9 +132,7 @@ struct Printer {
 
     /// `encode(0..<count)`, on every core when there are enough to be worth it.
     private static func encode(_ count: Int, _ encode: (Int) -> String) -> [String] {
-        let chunk = 64
-        if count < 2 * chunk { return (0..<count).map(encode) }
-        return Parallel.map(count, chunk: chunk, encode)
+        Parallel.map(count, chunk: 64, parallelFrom: 128, encode)
     }
 
     private static func byPath(_ a: (String, JSONValue), _ b: (String, JSONValue)) -> Bool {

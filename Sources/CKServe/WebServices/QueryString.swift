@@ -1,3 +1,5 @@
+import CKJSON
+
 /// A request's query string as CloudKit JS writes it: `name=value` pairs joined by `&`, values
 /// percent-encoded (`encodeURIComponent`). `+` is a plus, not a space: tokens are not form
 /// data.
@@ -35,12 +37,9 @@ struct QueryString: Sendable {
 
     /// Percent-decoding; nil for a malformed escape or bytes that are not UTF-8.
     static func decode(_ s: UnsafeBufferPointer<UInt8>) -> String? {
-        guard s.contains(UInt8(ascii: "%")) else {
-            // ASCII (a token, a container) needs no validating: the generic check cost more
-            // than the rest of the query string.
-            if s.allSatisfy({ $0 < 0x80 }) { return String(decoding: s, as: UTF8.self) }
-            return String(validating: s, as: UTF8.self)
-        }
+        // ASCII (a token, a container) needs no validating (UTF8Text): the generic check cost
+        // more than the rest of the query string.
+        guard s.contains(UInt8(ascii: "%")) else { return UTF8Text.string(s) }
         var out: [UInt8] = []
         out.reserveCapacity(s.count)
         var bytes = s.makeIterator()
@@ -49,7 +48,7 @@ struct QueryString: Sendable {
             guard let h = bytes.next().flatMap(hex), let l = bytes.next().flatMap(hex) else { return nil }
             out.append(h << 4 | l)
         }
-        return String(validating: out, as: UTF8.self)
+        return UTF8Text.string(out)
     }
 
     private static func hex(_ b: UInt8) -> UInt8? {

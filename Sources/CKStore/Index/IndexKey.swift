@@ -1,10 +1,5 @@
 import CKJSON
 import CKModel
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// The lines of an index run, as bytes whose order is the query order, so that a run is sorted
 /// by plain byte comparison and searched by bisection:
@@ -150,9 +145,5 @@ struct NameBytes: Hashable {
     let bytes: ArraySlice<UInt8>
     init(_ bytes: ArraySlice<UInt8>) { self.bytes = bytes }
     func hash(into hasher: inout Hasher) { bytes.withUnsafeBytes { hasher.combine(bytes: $0) } }
-    static func == (a: NameBytes, b: NameBytes) -> Bool {
-        a.bytes.count == b.bytes.count && a.bytes.withUnsafeBytes { x in
-            b.bytes.withUnsafeBytes { y in x.count == 0 || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0 }
-        }
-    }
+    static func == (a: NameBytes, b: NameBytes) -> Bool { a.bytes.count == b.bytes.count && a.bytes.byteOrder(b.bytes) == 0 }
 }

@@ -57,6 +57,6 @@ struct RecordPrefetch {
     private func read(_ names: [String?]) -> [Result<Record?, Error>] {
         let snapshot = self.snapshot
         func file(_ k: Int) -> Result<Record?, Error> { names[k].map { n in Result { try snapshot.file(named: n) } } ?? .success(nil) }
-        return names.count < Self.parallelFrom ? names.indices.map(file) : Parallel.map(names.count, chunk: 8, file)
+        return Parallel.map(names.count, chunk: 8, parallelFrom: Self.parallelFrom, file)
     }
 }

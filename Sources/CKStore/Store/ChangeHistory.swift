@@ -190,18 +190,6 @@ package struct ChangeHistory {
         return out
     }
 
-    /// The line of one committed entry by its sequence number (nil: past the head, or dropped
-    /// by `ck gc`).
-    package func line(_ seq: Int64) throws -> JSONValue? {
-        guard seq >= 1 else { return nil }
-        var out: JSONValue?
-        try forEachLine(after: seq - 1, through: seq, skipCompacted: true) { e in
-            if e["seq"]?.int64Value == seq { out = e }
-            return false
-        }
-        return out
-    }
-
     // MARK: writing (the caller holds the lock)
 
     typealias TailFinding = AppendLog.TailFinding
@@ -257,7 +245,7 @@ package struct ChangeHistory {
             return line
         }
         // A large batch's lines (each holds a whole saved record) are encoded on every core.
-        let lines = entries.count >= RecordFileWriter.parallelFrom ? Parallel.map(entries.count, chunk: 16, line) : entries.indices.map(line)
+        let lines = Parallel.map(entries.count, chunk: 16, parallelFrom: RecordFileWriter.parallelFrom, line)
         return try log.append(lines, in: dir, firstSeq: firstSeq, beforeIndexing: beforeIndexing, keepsOnceReady: keepsOnceReady).seq
     }
 
