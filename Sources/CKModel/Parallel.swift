@@ -17,6 +17,7 @@ public enum Parallel {
 
     /// `map`, on the calling thread alone below `parallelFrom` items: waking the threads costs
     /// more than they give a small batch.
+    @inlinable
     public static func map<T>(_ count: Int, chunk: Int, parallelFrom: Int, _ body: (Int) -> T) -> [T] {
         count < parallelFrom ? (0..<count).map(body) : map(count, chunk: chunk, body)
     }
