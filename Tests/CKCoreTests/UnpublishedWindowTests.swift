@@ -94,27 +94,75 @@ final class UnpublishedWindowTests: XCTestCase {
         XCTAssertFalse(try t.api.fsck(FsckRequest()).problemsRemain, "the files published in commit order")
     }
 
-    func testAPublicationThatFailsIsRedoneByTheNextGroup() throws {
+    func testAServersCommitWritesNothingButItsHistoryBeforeTheAnswer() throws {
         let t = TempStore()
         try t.client().createZone("A")
         let db = try served(t)
-        // The first publication meets a full disk once its files are renamed into place: its
-        // cursor cannot be written.
-        UnpublishedCommits.willPublish = { CrashPoints.noSpaceFromOperation = CrashPoints.operations + 1 }
-        _ = try db.modify(zone: "A", operations: [op(.create, "a1", ["n": 1])])
-        GroupCommit.shared.finishPublishing()
-        CrashPoints.reset()
-        UnpublishedCommits.willPublish = nil
+        _ = try db.modify(zone: "A", operations: [op(.create, "list"), op(.create, "item", ["l": ref("list")])])
+        _ = try db.modify(zone: "A", operations: [op(.forceDelete, "list", type: nil)])
         let z = try t.zoneStore("A")
-        XCTAssertEqual(try z.appliedSeq(), 0, "the failed publication left its cursor")
+        // No record file, reference file or tombstone — not even a temporary one — until the
+        // publisher writes them.
+        let written = try FileManager.default.subpathsOfDirectory(atPath: z.directory)
+            .filter { $0.hasPrefix("records/") || $0.hasPrefix("refs/") || $0.hasPrefix("\(ZoneStore.deletedDirectoryName)/") }
+        XCTAssertEqual(written.filter { $0.hasSuffix(".json") || $0.contains(".tmp-") }, [], "files written on the commit path")
+        XCTAssertEqual(try t.client().lookup(zone: "A", recordNames: ["list", "item"]).compactMap { $0.record?.recordName }, [],
+                       "read from the history: both deleted")
 
-        let next = try db.modify(zone: "A", operations: [op(.create, "a2", ["n": 2])])
-        XCTAssertNotNil(next.first?.record, "\(next)")
-        GroupCommit.shared.finishPublishing()
-        XCTAssertEqual(try z.appliedSeq(), try z.history.head(), "redone from the history")
-        XCTAssertTrue(try FileSystem.exists(z.recordPath("a1")))
-        XCTAssertTrue(try FileSystem.exists(z.recordPath("a2")))
+        publishAll()
+        XCTAssertFalse(try FileSystem.exists(z.recordPath("item")))
+        XCTAssertEqual(try z.appliedSeq(), try z.history.head())
         XCTAssertFalse(try t.api.fsck(FsckRequest()).problemsRemain)
+    }
+
+    func testAnIntentWrittenAfterTheServerListedNoneIsFinishedByItsNextGroup() throws {
+        let t = TempStore()
+        try t.client().createZone("A")
+        let db = try served(t)
+        UnpublishedCommits.willPublish = nil
+        // Groups have listed `intents/` (empty), a server keeping the listing (StampedFiles).
+        for i in 0..<3 {
+            _ = try db.modify(zone: "A", operations: [op(.create, "a\(i)")])
+            usleep(30_000)
+        }
+        // Another process's zone creation, stopped after its intent: a directory and no zone.json.
+        let intent = DatabaseIntent(op: .create, zoneName: "B", incarnation: "x", after: try db.databaseHistory.head())
+        try db.journal.writeIntent(intent)
+        try FileManager.default.createDirectory(atPath: db.directory + "/zones/B", withIntermediateDirectories: true)
+        _ = try db.modify(zone: "A", operations: [op(.create, "a3")])
+        XCTAssertFalse(try FileSystem.exists(db.journal.intentFile("B")), "finished by the next group's database lock")
+        XCTAssertFalse(try FileSystem.exists(db.directory + "/zones/B"), "the zone made part-way is no zone")
+    }
+
+    func testAPublicationThatFailsIsRedoneByTheNextGroup() throws {
+        // The first publication meets a full disk at each of its operations in turn — its
+        // temporary files, their renames, the cursor —, until one publishes whole.
+        var failedAt: [Int] = []
+        for n in 1...64 {
+            let t = TempStore()
+            try t.client().createZone("A")
+            let db = try served(t)
+            UnpublishedCommits.willPublish = { CrashPoints.noSpaceFromOperation = CrashPoints.operations + n }
+            let saved = try db.modify(zone: "A", operations: [op(.create, "a1", ["n": 1]), op(.create, "b1", ["r": ref("a1")])])
+            XCTAssertEqual(saved.compactMap { $0.record?.recordName }, ["a1", "b1"], "answered once the history is synced")
+            GroupCommit.shared.finishPublishing()
+            CrashPoints.reset()
+            UnpublishedCommits.willPublish = nil
+            let z = try t.zoneStore("A")
+            guard try z.appliedSeq() == 0 else { break }
+            failedAt.append(n)
+            // Readers take the commit from the history meanwhile.
+            XCTAssertEqual(try t.client().lookup(zone: "A", recordNames: ["a1", "b1"]).compactMap { $0.record?.recordName }, ["a1", "b1"])
+
+            let next = try db.modify(zone: "A", operations: [op(.create, "a2", ["n": 2])])
+            XCTAssertNotNil(next.first?.record, "\(next)")
+            GroupCommit.shared.finishPublishing()
+            XCTAssertEqual(try z.appliedSeq(), try z.history.head(), "redone from the history (full disk at operation \(n))")
+            for name in ["a1", "b1", "a2"] { XCTAssertTrue(try FileSystem.exists(z.recordPath(name)), "\(name) at operation \(n)") }
+            XCTAssertFalse(try t.api.fsck(FsckRequest()).problemsRemain, "at operation \(n)")
+        }
+        XCTAssertGreaterThanOrEqual(failedAt.count, 4, "a publication's files, renames and cursor: \(failedAt)")
+        XCTAssertEqual(failedAt, Array(1...failedAt.count))
     }
 
     func testSharesMadeWhileEarlierOnesAreUnpublishedAreAllRegistered() throws {

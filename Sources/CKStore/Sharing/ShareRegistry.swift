@@ -32,6 +32,8 @@ struct ShareRegistry {
     static func noteShares(of tx: Transaction, in z: ZoneStore, database directory: String) throws {
         guard !z.zoneID.isDefault else { return }
         let made = tx.records.values.compactMap { $0 }.filter { $0.recordType == ShareInfo.recordType }.map(\.recordName).sorted()
+        // Most commits make no share: the registry is not even looked at.
+        guard !made.isEmpty else { return }
         let registry = ShareRegistry(database: directory, zoneName: z.zoneID.zoneName)
         let before = try registry.shareNames()
         guard made.contains(where: { m in !before.contains { $0.sameBytes(m) } }) else { return }

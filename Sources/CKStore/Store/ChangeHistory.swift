@@ -219,6 +219,21 @@ package struct ChangeHistory {
         try appendLines(entries, firstSeq: entries.first?.seq, beforeIndexing: beforeIndexing)
     }
 
+    /// `append` of one entry, numbered from the head the append finds (`entry` is given its
+    /// seq): a writer that holds the lock need not look at the head first. Returns the new head.
+    @discardableResult
+    package func append(numbered entry: (_ seq: Int64) -> some JSONEncodable, beforeIndexing: (() throws -> Void)? = nil,
+                        keepsOnceReady: Bool = false) throws -> Int64 {
+        let dir = try Directory.open(directory, create: true)!
+        // As appendLines: an interrupted compaction's switch is finished first, looked at every time.
+        _ = try HistoryCompaction.finishInterrupted(self, dir, repair: true, sweep: false)
+        return try log.appendIndexed(dir, beforeIndexing: beforeIndexing, keepsOnceReady: keepsOnceReady) { seq in
+            var line = [UInt8]()
+            entry(seq).encodeJSON(into: &line, indent: 0, pretty: false)
+            return [line]
+        }.seq
+    }
+
     /// Brings the head up to what the log holds — a commit a crash left unindexed is indexed,
     /// an unfinished one cut (AppendLog.indexTail) — and returns it: what a writer numbers its
     /// entries from. The caller holds the history's lock.

@@ -41,7 +41,11 @@ struct DatabaseJournal {
     /// Finishes every intent whose zone this process holds or can lock now; an intent of a zone
     /// another process is writing is left to that process, which finishes it before its own.
     func finishIntents(holdingZone: String?) throws {
-        for file in try FileSystem.list(intentsDirectory) where file.hasSuffix(".json") && !file.hasPrefix(".") {
+        // Listed through the stamped files: a server takes the lock for every group, and its
+        // `intents/` is almost always as it last saw it (empty). An intent is written under this
+        // lock, and the write counter moves before that lock is let go, so no intent written
+        // since is missed (StampedFiles).
+        for file in try StampedFiles.shared.list(intentsDirectory) where file.hasSuffix(".json") && !file.hasPrefix(".") {
             guard let j = try? FileSystem.readJSON(intentsDirectory + "/" + file), let intent = DatabaseIntent(json: j) else {
                 // A torn intent was never acted on: nothing was changed after it.
                 try FileSystem.remove(intentsDirectory + "/" + file)
@@ -115,16 +119,33 @@ struct DatabaseJournal {
 
     /// Appends an entry.
     /// `seq`: the entry's number when the caller knows it (it made the intent, under the lock
-    /// it still holds: `intent.after + 1`), saving a look at the head.
+    /// it still holds: `intent.after + 1`); nil: numbered from the head the append finds.
     /// `beforeIndexing`: runs once the entry is synced, before readers can see it (the zone's
     /// commit the entry announces: `Database.commitDurably`); if it throws, the entry is taken
     /// back. Once it has returned, the entry stays (`keepsOnceReady`).
     @discardableResult
     func appendDatabaseEntry(_ i: DatabaseIntent, seq known: Int64? = nil, beforeIndexing: (() throws -> Void)? = nil) throws -> Int64 {
+        try appendEntry(op: i.op, zoneName: i.zoneName, incarnation: i.incarnation, zoneSeq: i.zoneSeq, seq: known, beforeIndexing: beforeIndexing)
+    }
+
+    /// Appends the entry that announces a commit to zone `zoneName` through its `zoneSeq` (a
+    /// write has no intent), numbered after the head the append finds. The caller holds the
+    /// database's lock; the commit is made in `beforeIndexing` (`Database.commitDurably`).
+    @discardableResult
+    func appendChange(zoneName: String, incarnation: String, zoneSeq: Int64, beforeIndexing: @escaping () throws -> Void) throws -> Int64 {
+        try appendEntry(op: .change, zoneName: zoneName, incarnation: incarnation, zoneSeq: zoneSeq, seq: nil, beforeIndexing: beforeIndexing)
+    }
+
+    /// `seq` nil: numbered by the append, from the head it finds (no look at the head first).
+    private func appendEntry(op: DatabaseIntent.Op, zoneName: String, incarnation: String, zoneSeq: Int64?, seq known: Int64?,
+                             beforeIndexing: (() throws -> Void)?) throws -> Int64 {
         let h = databaseHistory
-        let seq = try known ?? (h.recoverHead() + 1)
-        let e = DatabaseHistoryEntry(seq: seq, timestamp: db.clock.now(), op: i.op, zoneName: i.zoneName, incarnation: i.incarnation, zoneSeq: i.zoneSeq)
-        try h.append([e.json], beforeIndexing: beforeIndexing, keepsOnceReady: beforeIndexing != nil)
+        let now = db.clock.now()
+        func entry(_ seq: Int64) -> JSONValue {
+            DatabaseHistoryEntry(seq: seq, timestamp: now, op: op, zoneName: zoneName, incarnation: incarnation, zoneSeq: zoneSeq).json
+        }
+        guard let seq = known else { return try h.append(numbered: entry, beforeIndexing: beforeIndexing, keepsOnceReady: beforeIndexing != nil) }
+        try h.append([entry(seq)], beforeIndexing: beforeIndexing, keepsOnceReady: beforeIndexing != nil)
         return seq
     }
 

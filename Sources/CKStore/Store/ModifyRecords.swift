@@ -148,7 +148,9 @@ extension Database {
             if scope == .private { try ShareRegistry.noteShares(of: group, in: z, database: directory) }
             // Made before the commit: nothing may fail between a durable commit and its publication.
             let publisher = publishesAfterAnswer ? try detached() : self
-            let publication = try commitDurably(group, in: z, overlapsFiles: true)
+            // A server's record files are written by the publisher, after the answer: the commit
+            // path is the history's appends and syncs alone.
+            let publication = try commitDurably(group, in: z, files: publishesAfterAnswer ? .onPublication : .besideTheSync)
             kept.end(committed: UnpublishedCommits.Publication(
                 changes: UnpublishedCommits.Overlay(records: group.records, refs: group.refs),
                 directories: publication.files.directoryCount,
@@ -174,21 +176,42 @@ extension Database {
     /// What a durable commit leaves to publish (step 5).
     struct CommittedFiles {
         var files: PreparedFiles
+        /// What its files are made from when it prepared none before committing
+        /// (`FileTiming.onPublication`).
+        var unprepared: DerivedFiles?
         let changes: [RecordChange]
         let last: Int64
         let syncsInBackground: Bool
     }
 
-    /// Steps 3–4 of a commit: when this returns, the commit is durable. `overlapsFiles`: the
-    /// record files are prepared on another thread while the history syncs (a group's).
-    func commitDurably(_ tx: Transaction, in z: ZoneStore, syncsInBackground: Bool = false, overlapsFiles: Bool = false) throws -> CommittedFiles {
+    /// A commit's record files, reference-index files and tombstones, as data.
+    struct DerivedFiles {
+        let records: [NameKey: Record?]
+        let refs: [NameKey: [NameKey: [String]]]
+        let tombstones: [NameKey: Int64]
+    }
+
+    /// When a commit writes its derived files as temporary files (step 3).
+    enum FileTiming {
+        /// Before the history: a full disk fails the commit, and nothing is left behind.
+        case beforeTheCommit
+        /// On another thread while the history syncs (the sync leaves the core idle); the
+        /// history's index words wait for them, so a commit whose files could not be made is
+        /// taken back before anyone sees it. A command's group.
+        case besideTheSync
+        /// By the publication, after the answer (a server's groups): nothing but the history on
+        /// the commit path. A full disk then fails the publication, which the zone's next lock
+        /// holder redoes from the history, as after a crash; readers meanwhile take the commit
+        /// from the history.
+        case onPublication
+    }
+
+    /// Steps 3–4 of a commit: when this returns, the commit is durable.
+    func commitDurably(_ tx: Transaction, in z: ZoneStore, syncsInBackground: Bool = false, files timing: FileTiming = .beforeTheCommit) throws -> CommittedFiles {
         guard let last = tx.entries.last?.seq else { return CommittedFiles(files: PreparedFiles(), changes: [], last: 0, syncsInBackground: false) }
         var prepared = PreparedFiles()
-        // A group's record files are prepared on another thread while its history is appended
-        // and synced (the sync leaves the core idle); never when a fault is armed, so that the
-        // crash points stay in order. The history's index words wait for them: a commit whose
-        // files could not be prepared is taken back before anyone sees it.
-        let overlapping = overlapsFiles && !CrashPoints.isArmed && !tx.records.isEmpty
+        // Never beside the sync when a fault is armed, so that the crash points stay in order.
+        let overlapping = timing == .besideTheSync && !CrashPoints.isArmed && !tx.records.isEmpty
         let preparing = overlapping ? prepareInBackground(z, tx) : nil
         func append() throws {
             // Files prepared meanwhile must be ready before the commit is seen: if they could
@@ -202,7 +225,7 @@ extension Database {
             for (sum, bytes) in tx.assets.sorted(by: { $0.key < $1.key }) where !(try assets.contains(checksum: sum)) {
                 _ = try assets.put(bytes)
             }
-            if !overlapping { prepared = try z.prepare(records: tx.records, refs: tx.refs, tombstones: tx.deletions) }
+            if !overlapping && timing != .onPublication { prepared = try z.prepare(records: tx.records, refs: tx.refs, tombstones: tx.deletions) }
             if journal.announces(z.zoneID.zoneName) {
                 try journal.withDatabaseLock(holdingZone: z.zoneID.zoneName) {
                     // The database's entry is synced first, then the zone's commit, whose append
@@ -213,8 +236,7 @@ extension Database {
                     // commit that did not (never answered: a database change with no record change
                     // behind it) — and a change needs no intent. After a crash, the entry is
                     // indexed only once its zone is recovered (RecoveredAnnouncements).
-                    let intent = try journal.newIntent(.change, zoneName: z.zoneID.zoneName, incarnation: z.incarnation, zoneSeq: last)
-                    try journal.appendDatabaseEntry(intent, seq: intent.after + 1, beforeIndexing: append)
+                    _ = try journal.appendChange(zoneName: z.zoneID.zoneName, incarnation: z.incarnation, zoneSeq: last, beforeIndexing: append)
                 }
             } else {
                 try append()
@@ -225,7 +247,8 @@ extension Database {
             throw error
         }
         if let p = preparing?.wait(), case .success(let files) = p { prepared = files }
-        return CommittedFiles(files: prepared, changes: tx.changes, last: last, syncsInBackground: syncsInBackground)
+        let unprepared = timing == .onPublication ? DerivedFiles(records: tx.records, refs: tx.refs, tombstones: tx.deletions) : nil
+        return CommittedFiles(files: prepared, unprepared: unprepared, changes: tx.changes, last: last, syncsInBackground: syncsInBackground)
     }
 
     /// Step 5 of a commit: brings the derived files up to date with it. Readers see the commit
@@ -235,7 +258,12 @@ extension Database {
     @discardableResult
     func publish(_ c: CommittedFiles, in z: ZoneStore) -> Bool {
         guard c.last > 0 else { return true }
-        guard (try? z.publish(c.files)) != nil else { return false }
+        var files = c.files
+        if let u = c.unprepared {
+            guard let made = try? z.prepare(records: u.records, refs: u.refs, tombstones: u.tombstones) else { return false }
+            files = made
+        }
+        guard (try? z.publish(files)) != nil else { return false }
         let durable = z.syncFilesIfDue(through: c.last, background: c.syncsInBackground)
         guard (try? notifications.deliver(zone: z, changes: c.changes, through: c.last)) != nil, (try? z.setApplied(c.last, durable: durable)) != nil else { return false }
         maintainIndexes(z, through: c.last)

@@ -80,6 +80,18 @@ extension AppendLog {
     /// cover yet: the next writer indexes it (`indexTail`), and readers see it from then on.
     func appendIndexed(_ entries: [[UInt8]], _ dir: Directory, firstSeq: Int64? = nil, beforeIndexing: (() throws -> Void)? = nil,
                        keepsOnceReady: Bool = false) throws -> Head {
+        try appendIndexed(dir, beforeIndexing: beforeIndexing, keepsOnceReady: keepsOnceReady) { next in
+            if let first = firstSeq, !entries.isEmpty, first != next {
+                throw CloudKitError.internalError("entries numbered from \(first) cannot follow entry \(next - 1) of '\(path)' (its head moved: take it again under the lock)")
+            }
+            return entries
+        }
+    }
+
+    /// `appendIndexed` of the entries `numbered` makes, numbered from the head the append finds
+    /// (its first entry's seq is given): the head is not looked at separately first.
+    func appendIndexed(_ dir: Directory, beforeIndexing: (() throws -> Void)? = nil, keepsOnceReady: Bool = false,
+                       numbered: (_ firstSeq: Int64) throws -> [[UInt8]]) throws -> Head {
         // The index and the log, open for the append; their sizes say whether anything lies
         // beyond the committed head (rarely: a crash's), which is dealt with first.
         let (xf, xst) = try dir.openForWritingWithStatus(indexName)
@@ -90,10 +102,8 @@ extension AppendLog {
         if Int64(xst.st_size) != head.seq * 8 || Int64(lst.st_size) != head.end {
             head = try indexTail(dir, repair: true).head
         }
+        let entries = try numbered(head.seq + 1)
         guard !entries.isEmpty else { return head }
-        if let first = firstSeq, first != head.seq + 1 {
-            throw CloudKitError.internalError("entries numbered from \(first) cannot follow entry \(head.seq) of '\(path)' (its head moved: take it again under the lock)")
-        }
         var log = [UInt8]()
         log.reserveCapacity(entries.reduce(0) { $0 + $1.count + AppendLogFraming.prefixLength + AppendLogFraming.commitMember.count + 1 })
         var idx = [UInt8]()

@@ -20,18 +20,18 @@ package final class FileLock {
     static func acquire(_ path: String, _ mode: Mode = .exclusive, createDirectory: Bool = true) throws -> FileLock? {
         while true {
             guard let (dir, leaf) = try Directory.parent(of: path, create: createDirectory) else { return nil }
-            let fd = try dir.openForWriting(leaf)
+            let (fd, held) = try dir.openForWritingWithStatus(leaf)
             while flock(fd, mode == .shared ? LOCK_SH : LOCK_EX) != 0 {
                 if errno == EINTR { continue }
                 let e = FileSystem.failure("cannot lock", path)
                 close(fd)
                 throw e
             }
-            // Still the file at `path`? Resolve the path afresh: the directory itself may have moved.
-            var held = stat()
-            fstat(fd, &held)
-            if let (now, _) = try Directory.parent(of: path), let cur = now.status(of: leaf),
-               cur.st_ino == held.st_ino && cur.st_dev == held.st_dev {
+            // Still the file at `path`? Looked up afresh by the whole path: the directory itself
+            // may have moved. Only the identity is compared (nothing is opened or written through
+            // the path), so one `lstat` does: a link on the way can only lead to this same file.
+            var cur = stat()
+            if lstat(path, &cur) == 0, cur.st_ino == held.st_ino && cur.st_dev == held.st_dev {
                 return FileLock(fd: fd)
             }
             close(fd)
