@@ -2,8 +2,9 @@ import CKJSON
 import CKModel
 
 /// The files a commit derives from the history — each changed record's file, each changed
-/// reference-index file and each deleted name's tombstone — written as temporary files before
-/// the history commits (so a full disk fails the commit cleanly) and renamed into place after it.
+/// reference-index file and each deleted name's tombstone — written as temporary files and
+/// renamed into place: a command writes them before the history commits (so a full disk fails
+/// the commit cleanly), a server's publisher after the answer (Database.FileTiming).
 package struct PreparedFiles {
     package struct Item {
         package let directory: Directory
