@@ -33,6 +33,24 @@ final class FileLockTests: XCTestCase {
         XCTAssertNotNil(try FileLock.attempt(path))
     }
 
+    /// Longer than PATH_MAX, which a path walked a component at a time allows: `lstat` cannot
+    /// take it, and the lock is checked as it was opened (it once took the lock again for ever).
+    func testALockWhosePathIsLongerThanPathMaxIsTaken() throws {
+        let t = TempStore()
+        let path = t.root + String(repeating: "/" + String(repeating: "d", count: 250), count: 18) + "/zone.lock"
+        XCTAssertGreaterThan(path.utf8.count, Int(PATH_MAX))
+        nonisolated(unsafe) var outcome: Result<FileLock, Error>?
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            outcome = Result { try FileLock(path: path) }
+            done.signal()
+        }
+        XCTAssertEqual(done.wait(timeout: .now() + 10), .success, "still taking the lock")
+        let held = try XCTUnwrap(outcome).get()
+        XCTAssertNil(try FileLock.attempt(path))
+        held.unlock()
+    }
+
     func testALockWhoseDirectoryMovedWhileWaitingIsLockedAgainAtItsPath() throws {
         let t = TempStore()
         let path = t.root + "/db/lock"

@@ -31,7 +31,18 @@ package final class FileLock {
             // may have moved. Only the identity is compared (nothing is opened or written through
             // the path), so one `lstat` does: a link on the way can only lead to this same file.
             var cur = stat()
-            if lstat(path, &cur) == 0, cur.st_ino == held.st_ino && cur.st_dev == held.st_dev {
+            let current: stat?
+            if lstat(path, &cur) == 0 {
+                current = cur
+            } else if errno == ENOENT {
+                current = nil
+            } else {
+                // A path `lstat` cannot take (longer than PATH_MAX, which the walk a component at a
+                // time allows; a directory without search permission): looked up as it was opened,
+                // which says what is wrong rather than taking the lock again for ever.
+                do { current = try Directory.parent(of: path).flatMap { $0.0.status(of: leaf) } } catch { close(fd); throw error }
+            }
+            if let c = current, c.st_ino == held.st_ino && c.st_dev == held.st_dev {
                 return FileLock(fd: fd)
             }
             close(fd)
