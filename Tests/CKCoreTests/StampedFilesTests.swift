@@ -154,6 +154,37 @@ final class StampedFilesTests: XCTestCase {
         XCTAssertEqual(try files.readJSON(outside), ["v": 2])
     }
 
+    /// A listing kept only by the counters: never trusted past them by the directory's stamp,
+    /// which an entry made in the same tick of a coarse clock leaves as it was.
+    func testAVouchedListingIsListedAgainOnceACountedWriteOrTheTrustEnds() throws {
+        let intents = dir + "/intents"
+        let counter = WriteCounter.unshared()
+        let files = StampedFiles(trustNanos: 200_000_000)
+        files.trustWriteCounter(under: dir, counter)
+        try FileManager.default.createDirectory(atPath: intents, withIntermediateDirectories: true)
+        settle()
+        XCTAssertEqual(try files.listWhileVouched(intents), [])
+        try handWrite(intents + "/B.json", "{}")
+        XCTAssertEqual(try files.listWhileVouched(intents), [], "vouched for: not listed again")
+        counter.advance(slot: WriteCounter.slot("intents"))
+        XCTAssertEqual(try files.listWhileVouched(intents), ["B.json"], "a counted entry of intents/")
+        // An entry the counters never see, the directory's stamp put back as it was (a coarse
+        // clock's same tick): seen once the trust runs out all the same.
+        var before = stat()
+        XCTAssertEqual(stat(intents, &before), 0)
+        try handWrite(intents + "/C.json", "{}")
+        var times = [before.st_atim, before.st_mtim]
+        XCTAssertEqual(utimensat(AT_FDCWD, intents, &times, 0), 0)
+        XCTAssertEqual(try files.listWhileVouched(intents), ["B.json"])
+        usleep(250_000)
+        XCTAssertEqual(try files.listWhileVouched(intents), ["B.json", "C.json"])
+        // Without trusted counters (a command), listed every time.
+        let command = StampedFiles()
+        XCTAssertEqual(try command.listWhileVouched(intents), ["B.json", "C.json"])
+        try handWrite(intents + "/D.json", "{}")
+        XCTAssertEqual(try command.listWhileVouched(intents), ["B.json", "C.json", "D.json"])
+    }
+
     /// A counters' file removed or replaced while a server runs (systemd-logind removes a
     /// user's /dev/shm files at logout; new ck processes then count in a new one) would never
     /// move again: the server finds it out within its trust, and trusts it no more.
@@ -235,6 +266,22 @@ final class StampedFilesTests: XCTestCase {
     /// A file changed within the last moments is read afresh every time: a second change in the
     /// same tick of the file clock could leave its stamp as it was ("racy git"). Once its change
     /// is safely past, it is kept.
+    /// Times in whole seconds (no nanoseconds: ext3, HFS+, FAT) hide a change made in the same
+    /// second, or two: such a stamp is racy that long; one with nanoseconds, 20 ms.
+    func testAStampInWholeSecondsIsRacyForTwoSeconds() {
+        let second: Int64 = 1_000_000_000
+        let now = 1_800_000_000 * second + 700_000_000
+        func stamp(_ changed: Int64, nanos: Int64) -> StampedFiles.Stamp {
+            StampedFiles.Stamp(device: 1, inode: 2, size: 3, modified: changed, modifiedNanos: nanos, changed: changed, changedNanos: nanos)
+        }
+        XCTAssertTrue(StampedFiles.isRacy(stamp(1_800_000_000, nanos: 0), now: now), "changed this second, shown as its start")
+        XCTAssertTrue(StampedFiles.isRacy(stamp(1_799_999_999, nanos: 0), now: now))
+        XCTAssertTrue(StampedFiles.isRacy(stamp(1_799_999_998, nanos: 0), now: 1_800_000_000 * second + 10_000_000), "2.01 s ago at most")
+        XCTAssertFalse(StampedFiles.isRacy(stamp(1_799_999_998, nanos: 0), now: now), "2.7 s ago at least")
+        XCTAssertFalse(StampedFiles.isRacy(stamp(1_800_000_000, nanos: 600_000_000), now: now), "100 ms ago, to the nanosecond")
+        XCTAssertTrue(StampedFiles.isRacy(stamp(1_800_000_000, nanos: 690_000_000), now: now))
+    }
+
     func testAJustChangedFileIsNotKept() throws {
         let path = dir + "/a.json"
         let files = StampedFiles()

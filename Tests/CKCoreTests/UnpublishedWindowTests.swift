@@ -134,6 +134,39 @@ final class UnpublishedWindowTests: XCTestCase {
         XCTAssertFalse(try FileSystem.exists(db.directory + "/zones/B"), "the zone made part-way is no zone")
     }
 
+    func testAZonesOwnIntentIsFinishedBeforeItIsWrittenEvenWhereNoCounterSawIt() throws {
+        let t = TempStore()
+        try t.client().createZone("A")
+        try t.client().createZone("B")
+        let db = try served(t)
+        UnpublishedCommits.willPublish = nil
+        // Groups list intents/ (empty), the server keeping the listing.
+        _ = try db.modify(zone: "A", operations: [op(.create, "a0", ["n": 0])])
+        for i in 1..<4 {
+            usleep(30_000)
+            GroupCommit.shared.finishPublishing()
+            _ = try db.modify(zone: "A", operations: [op(.forceUpdate, "a0", ["n": .int(Int64(i))])])
+        }
+        GroupCommit.shared.finishPublishing()
+        // Another process deleted B — its intent synced, B moved into the trash — and was killed
+        // before its write counted: the server's listing of intents/ is still vouched for.
+        let b = try t.zoneStore("B")
+        let intent = DatabaseIntent(op: .delete, zoneName: "B", incarnation: b.incarnation, after: try db.databaseHistory.head())
+        let tmp = db.directory + "/intents/.tmp-other"
+        XCTAssertTrue(FileManager.default.createFile(atPath: tmp, contents: Data(JSONWriter.compact(intent.json).utf8)))
+        XCTAssertEqual(rename(tmp, db.journal.intentFile("B")), 0)
+        try db.journal.moveToTrash(b, as: intent.trashName)
+        // B is made again at once: the deletion is finished (announced) first, not written over.
+        _ = try ZoneLifecycle(db).create("B")
+        var ops: [String] = []
+        try db.databaseHistory.forEachDatabaseEntry(after: 0) { e in
+            if e.zoneName == "B" { ops.append(e.op.rawValue) }
+            return true
+        }
+        XCTAssertEqual(ops, ["create", "delete", "create"])
+        XCTAssertFalse(try t.api.fsck(FsckRequest()).problemsRemain)
+    }
+
     func testAPublicationThatFailsIsRedoneByTheNextGroup() throws {
         // The first publication meets a full disk at each of its operations in turn — its
         // temporary files, their renames, the cursor —, until one publishes whole.

@@ -24,7 +24,12 @@ struct DatabaseJournal {
     func lockZone(_ name: String) throws -> FileLock {
         let lock = try FileLock(path: zoneLockFile(name))
         if try FileSystem.exists(intentFile(name)) {
-            try withDatabaseLock(holdingZone: name) {}
+            try withDatabaseLock(holdingZone: name) {
+                // This zone's own intent, read by its path: the listing `finishIntents` went by
+                // may be older than it (written where no write counter sees: by hand, from a
+                // process with another /dev/shm), and this zone's must be finished before its write.
+                if let j = try? FileSystem.readJSON(intentFile(name)), let intent = DatabaseIntent(json: j) { try finish(intent) }
+            }
         }
         return lock
     }
@@ -41,11 +46,12 @@ struct DatabaseJournal {
     /// Finishes every intent whose zone this process holds or can lock now; an intent of a zone
     /// another process is writing is left to that process, which finishes it before its own.
     func finishIntents(holdingZone: String?) throws {
-        // Listed through the stamped files: a server takes the lock for every group, and its
-        // `intents/` is almost always as it last saw it (empty). An intent is written under this
-        // lock, and the write counter moves before that lock is let go, so no intent written
-        // since is missed (StampedFiles).
-        for file in try StampedFiles.shared.list(intentsDirectory) where file.hasSuffix(".json") && !file.hasPrefix(".") {
+        // A server takes this lock for every group, and its `intents/` is almost always as it
+        // last listed it (empty): the listing is kept while the write counters vouch for it (an
+        // intent is written under this lock, and its counter moves before the lock is let go),
+        // at most 250 ms, so one written where no counter sees is finished that much later.
+        // A zone's own intent is read by its path before the zone is written (lockZone).
+        for file in try StampedFiles.shared.listWhileVouched(intentsDirectory) where file.hasSuffix(".json") && !file.hasPrefix(".") {
             guard let j = try? FileSystem.readJSON(intentsDirectory + "/" + file), let intent = DatabaseIntent(json: j) else {
                 // A torn intent was never acted on: nothing was changed after it.
                 try FileSystem.remove(intentsDirectory + "/" + file)

@@ -15,7 +15,8 @@ import Glibc
 ///
 /// A file changed within the last `racyWindow` is read but not kept: file times tick coarsely
 /// (a few milliseconds), so a second change in the same tick could leave every part of the
-/// stamp as it was ("racy git"). Kept only once its change time is safely in the past, a file's
+/// stamp as it was ("racy git"); where they keep whole seconds (no nanoseconds in the stamp),
+/// within the last two seconds. Kept only once its change time is safely in the past, a file's
 /// next change always shows in its stamp.
 ///
 /// A server (`trustWriteCounter`) does not even `lstat` a file it kept while no ck process has
@@ -33,7 +34,7 @@ final class StampedFiles: @unchecked Sendable {
 
     /// What was made of each file, by kind of reading: JSON, a listing, a parsed schema, a
     /// record. Each kind has its own bound; past it, that kind starts afresh.
-    private enum Kind: UInt64 { case json, listing, parsed, record, historyHead, presence }
+    private enum Kind: UInt64 { case json, listing, vouchedListing, parsed, record, historyHead, presence }
     /// A file and the kind of reading, with its hash taken once, outside any lock: a server's
     /// threads ask for the same few long paths thousands of times a second.
     private struct Key: Hashable {
@@ -138,12 +139,22 @@ final class StampedFiles: @unchecked Sendable {
                      changed: Int64(st.st_ctim.tv_sec), changedNanos: Int64(st.st_ctim.tv_nsec))
     }
 
+    /// How long a stamp without nanoseconds stays racy: a file system whose times keep whole
+    /// seconds (ext3, ext4 with small inodes, HFS+; FAT's modification time keeps two) shows a
+    /// change as made at the start of its tick, and a second change in that tick — a cursor
+    /// written in place, an entry added to a directory — leaves the stamp as it was.
+    static let coarseRacyWindowNanos: Int64 = 2_000_000_000 + racyWindowNanos
+
     /// Whether a file with `stamp` changed too recently to be kept (see above).
-    static func isRacy(_ stamp: Stamp) -> Bool {
+    static func isRacy(_ stamp: Stamp, now nowNanos: Int64 = realTimeNanos()) -> Bool {
+        let window = stamp.changedNanos == 0 && stamp.modifiedNanos == 0 ? coarseRacyWindowNanos : racyWindowNanos
+        return stamp.changed * 1_000_000_000 + stamp.changedNanos > nowNanos - window
+    }
+
+    static func realTimeNanos() -> Int64 {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
-        let nowNanos = Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
-        return stamp.changed * 1_000_000_000 + stamp.changedNanos > nowNanos - racyWindowNanos
+        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
     }
 
     private static func monotonicNanos() -> Int64 {
@@ -267,6 +278,21 @@ final class StampedFiles: @unchecked Sendable {
         let counted = counter(path)
         guard let stamp = Self.stamp(path) else { return try FileSystem.list(path) }
         return try cached(key, stamp, counted) { try FileSystem.list(path) }
+    }
+
+    /// The names in a directory, kept only while the write counters vouch for it — at most
+    /// `trustNanos` —, never by the directory's stamp: a directory keeps its inode, and often its
+    /// size, when an entry is added, and on a file system whose times tick by the second a
+    /// stamp could hide a new entry for good. Without trusted counters (a command), listed every
+    /// time. A directory where a missed entry must be seen within `trustNanos` (`intents/`).
+    func listWhileVouched(_ path: String) throws -> [String] {
+        let key = Key(kind: .vouchedListing, path: path)
+        if let e = vouched(key), let names = (e.value as? Box<[String]>)?.value { return names }
+        // The mark before the listing: an entry made after it moves the counter past the mark.
+        let counted = counter(path)
+        let names = try FileSystem.list(path)
+        if let counted { keep(key, Entry(stamp: nil, value: Box(names), counted: counted, checked: Self.monotonicNanos())) }
+        return names
     }
 
     /// What `read` makes of the file (a parsed schema), kept while the file is the same one
