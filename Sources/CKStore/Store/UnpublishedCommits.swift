@@ -32,7 +32,8 @@ package final class UnpublishedCommits: @unchecked Sendable {
     /// One committed group's derived files, ready to publish.
     struct Publication {
         let changes: Overlay
-        /// Directories its prepared files hold open until it is published.
+        /// Directories its prepared files hold open until it is published (none for a server's
+        /// groups, whose files are prepared by the publication itself).
         let directories: Int
         /// Publishes the files; false if it could not (the replay redoes it).
         let publish: () -> Bool
