@@ -12,7 +12,8 @@ struct DatabaseJournal {
     var intentsDirectory: String { directory + "/intents" }
     var trashDirectory: String { directory + "/trash" }
 
-    func intentFile(_ zone: String) -> String { intentsDirectory + "/" + PathEncoding.component(zone) + ".json" }
+    func intentFile(_ zone: String) -> String { intentsDirectory + "/" + intentFileName(zone) }
+    private func intentFileName(_ zone: String) -> String { PathEncoding.component(zone) + ".json" }
     func zoneLockFile(_ zone: String) -> String { directory + "/locks/" + PathEncoding.component(zone) + ".lock" }
 
     /// Whether changes to this zone are entries of the database history: custom zones of the
@@ -23,13 +24,12 @@ struct DatabaseJournal {
     /// guarded by the same lock), then finishes a database-level change a crash left for it.
     func lockZone(_ name: String) throws -> FileLock {
         let lock = try FileLock(path: zoneLockFile(name))
-        if try FileSystem.exists(intentFile(name)) {
-            try withDatabaseLock(holdingZone: name) {
-                // This zone's own intent, read by its path: the listing `finishIntents` went by
-                // may be older than it (written where no write counter sees: by hand, from a
-                // process with another /dev/shm), and this zone's must be finished before its write.
-                if let j = try? FileSystem.readJSON(intentFile(name)), let intent = DatabaseIntent(json: j) { try finish(intent) }
-            }
+        let own = intentFileName(name)
+        if try FileSystem.exists(intentsDirectory + "/" + own) {
+            // This zone's own intent, by its path, whatever the listing `finishIntents` went by
+            // says (kept, it may be older than the intent: one written where no write counter
+            // sees — by hand, from a process with another /dev/shm): finished before its write.
+            try withDatabaseLock(holdingZone: name) { try finishIntent(own, holdingZone: name) }
         }
         return lock
     }
@@ -52,17 +52,25 @@ struct DatabaseJournal {
         // at most 250 ms, so one written where no counter sees is finished that much later.
         // A zone's own intent is read by its path before the zone is written (lockZone).
         for file in try StampedFiles.shared.listWhileVouched(intentsDirectory) where file.hasSuffix(".json") && !file.hasPrefix(".") {
-            guard let j = try? FileSystem.readJSON(intentsDirectory + "/" + file), let intent = DatabaseIntent(json: j) else {
-                // A torn intent was never acted on: nothing was changed after it.
-                try FileSystem.remove(intentsDirectory + "/" + file)
-                continue
-            }
-            if let h = holdingZone, intent.zoneName.sameBytes(h) {
-                try finish(intent)
-            } else if let l = try FileLock.attempt(zoneLockFile(intent.zoneName)) {
-                defer { l.unlock() }
-                try finish(intent)
-            }
+            try finishIntent(file, holdingZone: holdingZone)
+        }
+    }
+
+    /// Finishes the intent in `intents/<file>`, if it is there, when its zone is the one held or
+    /// can be locked now.
+    private func finishIntent(_ file: String, holdingZone: String?) throws {
+        let path = intentsDirectory + "/" + file
+        guard try FileSystem.exists(path) else { return }
+        guard let j = try? FileSystem.readJSON(path), let intent = DatabaseIntent(json: j) else {
+            // A torn intent was never acted on: nothing was changed after it.
+            try FileSystem.remove(path)
+            return
+        }
+        if let h = holdingZone, intent.zoneName.sameBytes(h) {
+            try finish(intent)
+        } else if let l = try FileLock.attempt(zoneLockFile(intent.zoneName)) {
+            defer { l.unlock() }
+            try finish(intent)
         }
     }
 
@@ -123,36 +131,17 @@ struct DatabaseJournal {
         return try appendDatabaseEntry(intent)
     }
 
-    /// Appends an entry.
-    /// `seq`: the entry's number when the caller knows it (it made the intent, under the lock
-    /// it still holds: `intent.after + 1`); nil: numbered from the head the append finds.
+    /// Appends the intent's entry, numbered from the head the append finds (the caller holds
+    /// the database's lock). A write's entry has no intent written (`Database.commitDurably`).
     /// `beforeIndexing`: runs once the entry is synced, before readers can see it (the zone's
     /// commit the entry announces: `Database.commitDurably`); if it throws, the entry is taken
     /// back. Once it has returned, the entry stays (`keepsOnceReady`).
     @discardableResult
-    func appendDatabaseEntry(_ i: DatabaseIntent, seq known: Int64? = nil, beforeIndexing: (() throws -> Void)? = nil) throws -> Int64 {
-        try appendEntry(op: i.op, zoneName: i.zoneName, incarnation: i.incarnation, zoneSeq: i.zoneSeq, seq: known, beforeIndexing: beforeIndexing)
-    }
-
-    /// Appends the entry that announces a commit to zone `zoneName` through its `zoneSeq` (a
-    /// write has no intent), numbered after the head the append finds. The caller holds the
-    /// database's lock; the commit is made in `beforeIndexing` (`Database.commitDurably`).
-    @discardableResult
-    func appendChange(zoneName: String, incarnation: String, zoneSeq: Int64, beforeIndexing: @escaping () throws -> Void) throws -> Int64 {
-        try appendEntry(op: .change, zoneName: zoneName, incarnation: incarnation, zoneSeq: zoneSeq, seq: nil, beforeIndexing: beforeIndexing)
-    }
-
-    /// `seq` nil: numbered by the append, from the head it finds (no look at the head first).
-    private func appendEntry(op: DatabaseIntent.Op, zoneName: String, incarnation: String, zoneSeq: Int64?, seq known: Int64?,
-                             beforeIndexing: (() throws -> Void)?) throws -> Int64 {
-        let h = databaseHistory
+    func appendDatabaseEntry(_ i: DatabaseIntent, beforeIndexing: (() throws -> Void)? = nil) throws -> Int64 {
         let now = db.clock.now()
-        func entry(_ seq: Int64) -> JSONValue {
-            DatabaseHistoryEntry(seq: seq, timestamp: now, op: op, zoneName: zoneName, incarnation: incarnation, zoneSeq: zoneSeq).json
-        }
-        guard let seq = known else { return try h.append(numbered: entry, beforeIndexing: beforeIndexing, keepsOnceReady: beforeIndexing != nil) }
-        try h.append([entry(seq)], beforeIndexing: beforeIndexing, keepsOnceReady: beforeIndexing != nil)
-        return seq
+        return try databaseHistory.append(numbered: { seq in
+            DatabaseHistoryEntry(seq: seq, timestamp: now, op: i.op, zoneName: i.zoneName, incarnation: i.incarnation, zoneSeq: i.zoneSeq).json
+        }, beforeIndexing: beforeIndexing, keepsOnceReady: beforeIndexing != nil)
     }
 
     /// A zone leaves `zones/` in one rename: from then on it does not exist. `name`: the
