@@ -153,10 +153,10 @@ extension Database {
             let publication = try commitDurably(group, in: z, files: publishesAfterAnswer ? .onPublication : .besideTheSync)
             kept.end(committed: UnpublishedCommits.Publication(
                 changes: UnpublishedCommits.Overlay(records: group.records, refs: group.refs),
-                directories: publication.files.directoryCount,
+                directories: publication.prepared.directoryCount,
                 publish: { publisher.publish(publication, in: z) },
                 // Its temporary files only: a shard directory it made may be the next group's too.
-                abandon: { z.discard(PreparedFiles(items: publication.files.items, madeDirectories: [])) }),
+                abandon: { z.discard(PreparedFiles(items: publication.prepared.items, madeDirectories: [])) }),
                      head: last, afterAnswer: publishesAfterAnswer)
         } catch {
             // Not committed (a commit made is never undone by its database entry: commitDurably).
@@ -175,20 +175,21 @@ extension Database {
 
     /// What a durable commit leaves to publish (step 5).
     struct CommittedFiles {
-        var files: PreparedFiles
-        /// What its files are made from when it prepared none before committing
-        /// (`FileTiming.onPublication`).
-        var unprepared: DerivedFiles?
+        enum Files {
+            case prepared(PreparedFiles)
+            /// Prepared by the publication (`FileTiming.onPublication`).
+            case toPrepare(DerivedFiles)
+        }
+        let files: Files
         let changes: [RecordChange]
         let last: Int64
         let syncsInBackground: Bool
-    }
 
-    /// A commit's record files, reference-index files and tombstones, as data.
-    struct DerivedFiles {
-        let records: [NameKey: Record?]
-        let refs: [NameKey: [NameKey: [String]]]
-        let tombstones: [NameKey: Int64]
+        /// The temporary files it made before committing (none when the publication makes them).
+        var prepared: PreparedFiles {
+            if case .prepared(let p) = files { return p }
+            return PreparedFiles()
+        }
     }
 
     /// When a commit writes its derived files as temporary files (step 3).
@@ -208,7 +209,7 @@ extension Database {
 
     /// Steps 3–4 of a commit: when this returns, the commit is durable.
     func commitDurably(_ tx: Transaction, in z: ZoneStore, syncsInBackground: Bool = false, files timing: FileTiming = .beforeTheCommit) throws -> CommittedFiles {
-        guard let last = tx.entries.last?.seq else { return CommittedFiles(files: PreparedFiles(), changes: [], last: 0, syncsInBackground: false) }
+        guard let last = tx.entries.last?.seq else { return CommittedFiles(files: .prepared(PreparedFiles()), changes: [], last: 0, syncsInBackground: false) }
         var prepared = PreparedFiles()
         // Never beside the sync when a fault is armed, so that the crash points stay in order.
         let overlapping = timing == .besideTheSync && !CrashPoints.isArmed && !tx.records.isEmpty
@@ -225,7 +226,7 @@ extension Database {
             for (sum, bytes) in tx.assets.sorted(by: { $0.key < $1.key }) where !(try assets.contains(checksum: sum)) {
                 _ = try assets.put(bytes)
             }
-            if !overlapping && timing != .onPublication { prepared = try z.prepare(records: tx.records, refs: tx.refs, tombstones: tx.deletions) }
+            if !overlapping && timing != .onPublication { prepared = try z.prepare(tx.derivedFiles) }
             if journal.announces(z.zoneID.zoneName) {
                 try journal.withDatabaseLock(holdingZone: z.zoneID.zoneName) {
                     // The database's entry is synced first, then the zone's commit, whose append
@@ -236,7 +237,8 @@ extension Database {
                     // commit that did not (never answered: a database change with no record change
                     // behind it) — and a change needs no intent. After a crash, the entry is
                     // indexed only once its zone is recovered (RecoveredAnnouncements).
-                    _ = try journal.appendChange(zoneName: z.zoneID.zoneName, incarnation: z.incarnation, zoneSeq: last, beforeIndexing: append)
+                    try journal.appendDatabaseEntry(DatabaseIntent(op: .change, zoneName: z.zoneID.zoneName, incarnation: z.incarnation, zoneSeq: last),
+                                                    beforeIndexing: append)
                 }
             } else {
                 try append()
@@ -247,8 +249,8 @@ extension Database {
             throw error
         }
         if let p = preparing?.wait(), case .success(let files) = p { prepared = files }
-        let unprepared = timing == .onPublication ? DerivedFiles(records: tx.records, refs: tx.refs, tombstones: tx.deletions) : nil
-        return CommittedFiles(files: prepared, unprepared: unprepared, changes: tx.changes, last: last, syncsInBackground: syncsInBackground)
+        return CommittedFiles(files: timing == .onPublication ? .toPrepare(tx.derivedFiles) : .prepared(prepared),
+                              changes: tx.changes, last: last, syncsInBackground: syncsInBackground)
     }
 
     /// Step 5 of a commit: brings the derived files up to date with it. Readers see the commit
@@ -258,9 +260,11 @@ extension Database {
     @discardableResult
     func publish(_ c: CommittedFiles, in z: ZoneStore) -> Bool {
         guard c.last > 0 else { return true }
-        var files = c.files
-        if let u = c.unprepared {
-            guard let made = try? z.prepare(records: u.records, refs: u.refs, tombstones: u.tombstones) else { return false }
+        let files: PreparedFiles
+        switch c.files {
+        case .prepared(let p): files = p
+        case .toPrepare(let d):
+            guard let made = try? z.prepare(d) else { return false }
             files = made
         }
         guard (try? z.publish(files)) != nil else { return false }
@@ -286,7 +290,7 @@ extension Database {
         let applied = try z.appliedSeq()
         guard applied < head else { return (0, head) }
         let replay = try HistoryReplay(zone: z, after: applied, through: head)
-        let prepared = try z.prepare(records: replay.transaction.records, refs: replay.transaction.refs, tombstones: replay.transaction.deletions)
+        let prepared = try z.prepare(replay.transaction.derivedFiles)
         try z.publish(prepared)
         z.syncFiles()
         try notifications.deliver(zone: z, changes: replay.transaction.changes, through: head)
@@ -367,7 +371,7 @@ final class Background<T>: @unchecked Sendable {
 
 /// A transaction's record files prepared on a thread of their own (`commit`'s `overlapsFiles`).
 private func prepareInBackground(_ z: ZoneStore, _ tx: Transaction) -> Background<PreparedFiles> {
-    let (records, refs, tombstones) = (tx.records, tx.refs, tx.deletions)
+    let files = tx.derivedFiles
     nonisolated(unsafe) let zone = z
-    return Background { try zone.prepare(records: records, refs: refs, tombstones: tombstones) }
+    return Background { try zone.prepare(files) }
 }

@@ -20,7 +20,21 @@ package struct PreparedFiles {
     var directoryCount: Int { Set(items.map { ObjectIdentifier($0.directory) }).count }
 }
 
+/// What a commit's derived files are made from: its records (nil: deleted), reference-index
+/// entries (empty: removed) and tombstones (name → its latest deletion's entry).
+struct DerivedFiles {
+    let records: [NameKey: Record?]
+    let refs: [NameKey: [NameKey: [String]]]
+    let tombstones: [NameKey: Int64]
+}
+
+extension Transaction {
+    var derivedFiles: DerivedFiles { DerivedFiles(records: records, refs: refs, tombstones: deletions) }
+}
+
 extension ZoneStore {
+    func prepare(_ d: DerivedFiles) throws -> PreparedFiles { try prepare(records: d.records, refs: d.refs, tombstones: d.tombstones) }
+
     /// Prepares the files for records (nil: deleted), reference-index entries (empty:
     /// removed) and tombstones (name → its latest deletion's entry). On failure nothing is left
     /// behind.
